@@ -1,0 +1,29 @@
+//! Dispatch a parsed command line to the module that owns the command.
+
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command};
+use crate::exit::{CmdError, CmdResult, to_exit_code};
+
+/// Runs a parsed command line and maps its result to the process exit code.
+pub fn run(cli: Cli) -> ExitCode {
+    to_exit_code(dispatch(cli))
+}
+
+/// Runs a parsed command line; tests call this in-process.
+pub fn dispatch(cli: Cli) -> CmdResult {
+    match cli.command {
+        Some(Command::Run(args)) => crate::run::command(args),
+        None if !cli.run.scenarios.is_empty() => crate::run::command(cli.run),
+        None => Err(CmdError::bad_input(anyhow::anyhow!(
+            "nothing to do: give --scenario NAME or a subcommand (see `rehearse --help`)"
+        ))),
+        Some(Command::List(args)) => crate::scenario::list_command(args),
+        Some(Command::Validate(args)) => crate::scenario::validate_command(args),
+        Some(Command::Upstream(args)) => crate::upstream::command(args),
+        Some(Command::Replay(args)) => crate::replay::replay_command(args),
+        Some(Command::Record(args)) => crate::replay::record_command(args),
+        Some(Command::Schedule(args)) => crate::schedule::command(args),
+        Some(Command::Report(args)) => crate::report::command(args),
+    }
+}

@@ -1,0 +1,53 @@
+//! The exit-code contract shared by every command (DESIGN section 3):
+//! 0 pass · 1 the rehearsal ran and an expectation failed · 2 bad usage or bad input ·
+//! 3 the harness itself failed (port, I/O, upstream crashed, interrupted).
+
+use std::process::ExitCode;
+
+/// What a command that ran to completion concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Everything expected was observed (exit 0).
+    Pass,
+    /// The rehearsal ran and at least one expectation failed (exit 1).
+    Fail,
+    /// The run was stopped early (signal) and wrote an `incomplete` report (exit 3).
+    Incomplete,
+}
+
+/// Why a command could not do its job. Carries the exit code it maps to.
+#[derive(Debug)]
+pub struct CmdError {
+    /// 2 for bad usage or input, 3 for a failure of the harness itself.
+    pub code: u8,
+    /// The error chain, printed with `{:#}`.
+    pub error: anyhow::Error,
+}
+
+impl CmdError {
+    /// Bad usage or bad input (exit 2): the message must name the file, line and column.
+    pub fn bad_input(error: impl Into<anyhow::Error>) -> Self {
+        Self { code: 2, error: error.into() }
+    }
+
+    /// The harness itself failed (exit 3).
+    pub fn harness(error: impl Into<anyhow::Error>) -> Self {
+        Self { code: 3, error: error.into() }
+    }
+}
+
+/// The result every command handler returns.
+pub type CmdResult = Result<Status, CmdError>;
+
+/// Maps a command result to the process exit code, printing errors as `error: {:#}` on stderr.
+pub fn to_exit_code(result: CmdResult) -> ExitCode {
+    match result {
+        Ok(Status::Pass) => ExitCode::from(0),
+        Ok(Status::Fail) => ExitCode::from(1),
+        Ok(Status::Incomplete) => ExitCode::from(3),
+        Err(e) => {
+            eprintln!("error: {:#}", e.error);
+            ExitCode::from(e.code)
+        }
+    }
+}

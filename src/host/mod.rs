@@ -1,0 +1,1 @@
+//! Host and TCP-stack fingerprint (cfg macos / linux). Not built yet.

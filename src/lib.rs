@@ -1,0 +1,37 @@
+//! `rehearse` rehearses an agent gateway's failover and circuit-breaker behaviour before
+//! production does: it replays recorded traffic through an embedded failover and breaker engine
+//! against a fault-injecting mock upstream, scrapes the engine's Prometheus metrics, diffs them
+//! against a scenario's expectations and writes a report. See `../shared/DESIGN.md` for contracts.
+//!
+//! # Layout
+//!
+//! - [`cli`]: clap structs only (raw flags); [`app`]: dispatch a parsed command to its handler.
+//! - [`exit`]: the exit-code contract (0 pass, 1 expectation failed, 2 bad input, 3 harness failed).
+//! - [`engine`]: the failover + breaker engine: pure decisions with `now` passed in, no hyper/clap.
+//! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
+//! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
+//! - [`scenario`]: the scenario file format and its validation.
+//! - [`scrape`]: the `/metrics` scraper, the exposition-format parser and the scraped timeline.
+//! - [`verdict`]: the diff of expected against observed behaviour (pure).
+//! - [`report`]: Markdown, JSON and HTML+SVG report writers.
+//! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.
+//! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
+//! - [`host`]: the host and TCP-stack fingerprint recorded in every report.
+//! - [`util`]: small shared helpers (atomic file writes, secret fingerprints).
+#![forbid(unsafe_op_in_unsafe_fn)]
+#![warn(rust_2018_idioms, missing_debug_implementations)]
+
+pub mod app;
+pub mod cli;
+pub mod engine;
+pub mod exit;
+pub mod host;
+pub mod replay;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod schedule;
+pub mod scrape;
+pub mod upstream;
+pub mod util;
+pub mod verdict;

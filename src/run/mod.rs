@@ -1,0 +1,4 @@
+//! The in-process rehearsal (`rehearse run`). Not built yet.
+
+mod cmd;
+pub use cmd::command;

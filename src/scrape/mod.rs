@@ -1,0 +1,1 @@
+//! The `/metrics` scraper, exposition parser and timeline. Not built yet.

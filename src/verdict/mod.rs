@@ -1,0 +1,1 @@
+//! Diff of expected against observed behaviour (pure). Not built yet.

@@ -1,0 +1,12 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::process::Output;
+
+/// Runs the real `rehearse` binary with `args` and returns its output.
+pub fn rehearse(args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(args)
+        .output()
+        .expect("spawn rehearse binary")
+}

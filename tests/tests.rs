@@ -1,0 +1,6 @@
+//! The integration-test binary: one module per area, sharing `support`.
+
+mod support;
+
+// CLI contract: exit codes and usage errors.
+mod cli;
