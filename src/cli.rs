@@ -8,7 +8,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// `rehearse`: rehearse an agent gateway's failover and circuit-breaker behaviour.
 #[derive(Debug, Parser)]
-#[command(name = "rehearse", version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "rehearse",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     /// A subcommand; without one, `rehearse --scenario NAME` runs like `rehearse run`.
     #[command(subcommand)]

@@ -27,12 +27,18 @@ pub struct CmdError {
 impl CmdError {
     /// Bad usage or bad input (exit 2): the message must name the file, line and column.
     pub fn bad_input(error: impl Into<anyhow::Error>) -> Self {
-        Self { code: 2, error: error.into() }
+        Self {
+            code: 2,
+            error: error.into(),
+        }
     }
 
     /// The harness itself failed (exit 3).
     pub fn harness(error: impl Into<anyhow::Error>) -> Self {
-        Self { code: 3, error: error.into() }
+        Self {
+            code: 3,
+            error: error.into(),
+        }
     }
 }
 

@@ -5,6 +5,8 @@
 //! Vocabulary (classic, not linkerd's reversed one): a breaker is **closed** when traffic flows,
 //! **open** when it rejects at once, **half-open** when it admits paced probes.
 
+pub mod events;
 pub mod outcome;
 
+pub use events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink, OpClass};
 pub use outcome::{AttemptResult, Reason, TimeoutPhase, TransportFailure};

@@ -5,5 +5,7 @@ use crate::exit::{CmdError, CmdResult};
 
 /// Runs `rehearse schedule`.
 pub fn command(_args: ScheduleArgs) -> CmdResult {
-    Err(CmdError::harness(anyhow::anyhow!("`rehearse schedule` is not implemented yet")))
+    Err(CmdError::harness(anyhow::anyhow!(
+        "`rehearse schedule` is not implemented yet"
+    )))
 }

@@ -5,5 +5,7 @@ use crate::exit::{CmdError, CmdResult};
 
 /// Runs `rehearse upstream`.
 pub fn command(_args: UpstreamArgs) -> CmdResult {
-    Err(CmdError::harness(anyhow::anyhow!("`rehearse upstream` is not implemented yet")))
+    Err(CmdError::harness(anyhow::anyhow!(
+        "`rehearse upstream` is not implemented yet"
+    )))
 }

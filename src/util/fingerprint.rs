@@ -17,6 +17,9 @@ mod tests {
     fn six_hex_digits_of_sha256() {
         // sha256("abc") = ba7816bf...
         assert_eq!(fingerprint("abc"), "ba7816");
-        assert_ne!(fingerprint("openai-codex:default"), fingerprint("openai-codex:backup"));
+        assert_ne!(
+            fingerprint("openai-codex:default"),
+            fingerprint("openai-codex:backup")
+        );
     }
 }

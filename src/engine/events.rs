@@ -1,0 +1,341 @@
+//! Structured engine events: every decision the engine takes, with the log line of DESIGN
+//! section 7 where one exists. They land in `events.jsonl` and feed the metrics registry, so this
+//! enum is the one contract between the deciding code (failover, breakers, budgets) and whatever
+//! observes it (metrics, the run harness, the report).
+
+use serde::{Deserialize, Serialize};
+
+use super::outcome::{Reason, TimeoutPhase};
+
+/// A breaker's state (classic vocabulary: closed = traffic flows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakerState {
+    /// Traffic flows.
+    Closed,
+    /// Paced probes are admitted.
+    HalfOpen,
+    /// Calls are rejected at once.
+    Open,
+}
+
+impl BreakerState {
+    /// The label value (`closed`, `half_open`, `open`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Closed => "closed",
+            Self::HalfOpen => "half_open",
+            Self::Open => "open",
+        }
+    }
+
+    /// The `breaker_state` gauge value (0 closed, 1 half_open, 2 open).
+    pub fn gauge(self) -> f64 {
+        match self {
+            Self::Closed => 0.0,
+            Self::HalfOpen => 1.0,
+            Self::Open => 2.0,
+        }
+    }
+}
+
+/// Operation classes (DESIGN section 7, timeouts and `class` labels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpClass {
+    /// A tool call (`POST /tools/NAME`).
+    ToolCall,
+    /// A model call (`POST /v1/chat/completions`).
+    LlmInference,
+    /// A WebSocket session.
+    Session,
+}
+
+impl OpClass {
+    /// The `class` label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ToolCall => "tool_call",
+            Self::LlmInference => "llm_inference",
+            Self::Session => "session",
+        }
+    }
+}
+
+/// The `outcome` label of `requests_total` (DESIGN section 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// Success.
+    Ok,
+    /// One of our deadlines expired.
+    Timeout,
+    /// 429 or a provider rate-limit code.
+    RateLimited,
+    /// 5xx.
+    Http5xx,
+    /// Reset, refused, closed early.
+    Transport,
+    /// Reset after tokens arrived.
+    StreamCut,
+    /// Rejected locally by an open breaker (never reached the upstream).
+    Rejected,
+    /// Content failure (schema, refusal, other 4xx).
+    Content,
+    /// Context window exceeded.
+    Context,
+}
+
+impl AttemptOutcome {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Timeout => "timeout",
+            Self::RateLimited => "rate_limited",
+            Self::Http5xx => "http_5xx",
+            Self::Transport => "transport",
+            Self::StreamCut => "stream_cut",
+            Self::Rejected => "rejected",
+            Self::Content => "content",
+            Self::Context => "context",
+        }
+    }
+}
+
+/// One engine event: when (ms since the engine started, on tokio's clock), what, and the
+/// human log line where DESIGN section 7 defines one (word for word).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Milliseconds since the engine's start instant.
+    pub t_ms: u64,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+    /// The log line, if this event has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+/// What happened. Profile *ids* (e.g. `openai-codex:default`) are not secrets; credentials never
+/// appear here, only their fingerprints inside `dep` names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventKind {
+    /// One attempt at a dependency finished (or was rejected by its breaker).
+    AttemptFinished {
+        /// The dependency (breaker key).
+        dep: String,
+        /// The engine worker that ran it.
+        worker: usize,
+        /// The operation class.
+        class: OpClass,
+        /// The outcome label.
+        outcome: AttemptOutcome,
+        /// The timeout phase, when `outcome` is `timeout`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phase: Option<TimeoutPhase>,
+        /// Latency from sending to the end of the attempt, in ms (0 for rejections).
+        latency_ms: f64,
+        /// True for half-open probes and canaries (they carry `X-Breaker-Probe`).
+        probe: bool,
+        /// The auth profile used, for model calls.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        profile: Option<String>,
+        /// The model, for model calls.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    /// A timeout is retried on the same profile (retry gate). Log: `Profile ID timed out. Retry 1/1 in 847ms...`
+    SameProfileRetry {
+        /// Provider of the profile.
+        provider: String,
+        /// Profile id.
+        profile: String,
+        /// Why (timeout).
+        reason: Reason,
+        /// This retry's number (1-based).
+        retry: u32,
+        /// Retries allowed.
+        of: u32,
+        /// The jittered delay before it.
+        delay_ms: u64,
+    },
+    /// A cooldown was written. Log: `Cooldown applied: 10000ms for timeout reason`
+    CooldownApplied {
+        /// Provider of the profile.
+        provider: String,
+        /// Profile id.
+        profile: String,
+        /// Reason of the cooldown.
+        reason: Reason,
+        /// Its length in ms.
+        cooldown_ms: u64,
+        /// The profile's error count after this failure.
+        error_count: u32,
+    },
+    /// Failover moved to the next profile. Log (retry gate):
+    /// `Profile ID timed out (1 retries exhausted). Trying next account...`; (legacy):
+    /// `Profile ID timed out (possible rate limit). Trying next account...`
+    ProfileRotated {
+        /// Provider.
+        provider: String,
+        /// The profile left.
+        from: String,
+        /// The profile chosen next, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        /// Why.
+        reason: Reason,
+    },
+    /// Every profile of a provider is cooling or its endpoint's breaker is open. Log:
+    /// `No available auth profile for PROVIDER (all in cooldown or unavailable).`
+    NoProfileAvailable {
+        /// Provider.
+        provider: String,
+    },
+    /// The request moved to another model.
+    ModelFallback {
+        /// The model left.
+        from: String,
+        /// The model used instead.
+        to: String,
+        /// Why.
+        reason: Reason,
+    },
+    /// A breaker changed state.
+    BreakerTransition {
+        /// The dependency.
+        dep: String,
+        /// Previous state.
+        from: BreakerState,
+        /// New state.
+        to: BreakerState,
+        /// For transitions to open: how long it stays open, in ms.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        open_for_ms: Option<u64>,
+    },
+    /// A half-open transition was deferred because a Retry-After reached further.
+    RetryAfterSkip {
+        /// The dependency.
+        dep: String,
+        /// Ms (engine clock) until which it stays open.
+        until_ms: u64,
+    },
+    /// A transient or content retry was refused because the request's token budget is spent.
+    RetryBudgetExhausted {
+        /// Operation class.
+        class: OpClass,
+        /// Tokens spent so far.
+        spent: u64,
+        /// The request's budget.
+        budget: u64,
+    },
+    /// A tenant over its tokens-per-minute budget was routed to the cheaper model.
+    Throttled {
+        /// The tenant.
+        tenant: String,
+        /// The model it was routed to, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to_model: Option<String>,
+    },
+    /// A synthetic health check (canary) finished.
+    HealthCheck {
+        /// The dependency.
+        dep: String,
+        /// Whether it succeeded.
+        ok: bool,
+    },
+    /// A user request finished (after all retries, rotations and fallbacks).
+    RequestFinished {
+        /// The request's id (traffic line number or replay sequence).
+        request: u64,
+        /// The dependency first targeted.
+        dep: String,
+        /// Final outcome.
+        outcome: AttemptOutcome,
+        /// Attempts made, rejections included.
+        attempts: u32,
+        /// The model that finally answered, for model calls.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        /// True when a fallback model was used.
+        fallback: bool,
+        /// The error the user saw, if the request failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        user_error: Option<String>,
+    },
+}
+
+/// Receives engine events. Implemented by the metrics registry, the `events.jsonl` writer and
+/// test collectors; must not block (called on the engine's hot path).
+pub trait EventSink: Send + Sync {
+    /// Handles one event.
+    fn emit(&self, event: &Event);
+}
+
+/// Sends every event to several sinks in order.
+#[derive(Default)]
+pub struct FanOut(pub Vec<std::sync::Arc<dyn EventSink>>);
+
+impl std::fmt::Debug for FanOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FanOut({} sinks)", self.0.len())
+    }
+}
+
+impl EventSink for FanOut {
+    fn emit(&self, event: &Event) {
+        for sink in &self.0 {
+            sink.emit(event);
+        }
+    }
+}
+
+/// Collects events in memory (tests, and the report's in-process view).
+#[derive(Debug, Default)]
+pub struct Collector(pub std::sync::Mutex<Vec<Event>>);
+
+impl Collector {
+    /// A copy of every event so far.
+    pub fn events(&self) -> Vec<Event> {
+        match self.0.lock() {
+            Ok(v) => v.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+impl EventSink for Collector {
+    fn emit(&self, event: &Event) {
+        match self.0.lock() {
+            Ok(mut v) => v.push(event.clone()),
+            Err(poisoned) => poisoned.into_inner().push(event.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialise_flat_with_a_tag() {
+        let e = Event {
+            t_ms: 12,
+            kind: EventKind::CooldownApplied {
+                provider: "openai-codex".into(),
+                profile: "openai-codex:default".into(),
+                reason: Reason::Timeout,
+                cooldown_ms: 10_000,
+                error_count: 1,
+            },
+            log: Some("Cooldown applied: 10000ms for timeout reason".into()),
+        };
+        let json = serde_json::to_string(&e).unwrap();
+        assert!(json.contains(r#""event":"cooldown_applied""#), "{json}");
+        assert!(json.contains(r#""reason":"timeout""#), "{json}");
+        let back: Event = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, e);
+    }
+}
