@@ -4,3 +4,6 @@ mod support;
 
 // CLI contract: exit codes and usage errors.
 mod cli;
+
+// The run harness's real transport: typed failures from misbehaving loopback servers.
+mod run_transport;
