@@ -45,12 +45,16 @@ async fn server(m: Misbehave) -> std::net::SocketAddr {
                 let chunk = |t: &str| format!("{:x}\r\n{t}\r\n", t.len());
                 match m {
                     Misbehave::ResetAtOnce => {
-                        socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO)).unwrap();
+                        socket2::SockRef::from(&s)
+                            .set_linger(Some(Duration::ZERO))
+                            .unwrap();
                         drop(s);
                     }
                     Misbehave::CloseAtOnce => drop(s),
                     Misbehave::ShortBody => {
-                        let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{\"a\":").await;
+                        let _ = s
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{\"a\":")
+                            .await;
                         let _ = s.flush().await;
                         drop(s);
                     }
@@ -62,7 +66,9 @@ async fn server(m: Misbehave) -> std::net::SocketAddr {
                         let _ = s.flush().await;
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         if matches!(m, Misbehave::StreamThenReset) {
-                            socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO)).unwrap();
+                            socket2::SockRef::from(&s)
+                                .set_linger(Some(Duration::ZERO))
+                                .unwrap();
                             drop(s);
                         } else {
                             tokio::time::sleep(Duration::from_secs(30)).await;
@@ -90,7 +96,7 @@ fn llm_call() -> Call {
         target: CallTarget::Llm {
             model: "openai-codex/gpt-5.2".into(),
             stream: true,
-            max_tokens: 8,
+            max_tokens: Some(8),
         },
         bearer: Some("openai-codex:default".into()),
         idempotency_key: None,
@@ -121,21 +127,36 @@ fn diag_has(d: &Diagnostics, class: &str) -> bool {
 #[tokio::test]
 async fn rst_before_any_byte_is_a_reset() {
     let (r, d) = send(Misbehave::ResetAtOnce).await;
-    assert_eq!(r, AttemptResult::Transport { failure: TransportFailure::Reset });
+    assert_eq!(
+        r,
+        AttemptResult::Transport {
+            failure: TransportFailure::Reset
+        }
+    );
     assert!(diag_has(&d, "peer_reset"), "{:?}", d.snapshot());
 }
 
 #[tokio::test]
 async fn clean_close_before_the_head_is_closed_early() {
     let (r, d) = send(Misbehave::CloseAtOnce).await;
-    assert_eq!(r, AttemptResult::Transport { failure: TransportFailure::ClosedEarly });
+    assert_eq!(
+        r,
+        AttemptResult::Transport {
+            failure: TransportFailure::ClosedEarly
+        }
+    );
     assert!(diag_has(&d, "headers_never_arrived"));
 }
 
 #[tokio::test]
 async fn short_body_is_body_ended_early() {
     let (r, d) = send(Misbehave::ShortBody).await;
-    assert_eq!(r, AttemptResult::Transport { failure: TransportFailure::BodyEndedEarly });
+    assert_eq!(
+        r,
+        AttemptResult::Transport {
+            failure: TransportFailure::BodyEndedEarly
+        }
+    );
     assert!(diag_has(&d, "body_ended_early"));
 }
 
@@ -151,7 +172,10 @@ async fn silent_stream_is_an_inter_token_timeout() {
     let (r, d) = send(Misbehave::StreamThenStall).await;
     assert_eq!(
         r,
-        AttemptResult::Timeout { phase: TimeoutPhase::InterToken, tokens_received: 2 }
+        AttemptResult::Timeout {
+            phase: TimeoutPhase::InterToken,
+            tokens_received: 2
+        }
     );
     assert!(diag_has(&d, "inter_token_stall"));
 }
@@ -159,7 +183,13 @@ async fn silent_stream_is_an_inter_token_timeout() {
 #[tokio::test]
 async fn no_head_before_ttfb_is_a_ttfb_timeout() {
     let (r, d) = send(Misbehave::NeverAnswer).await;
-    assert_eq!(r, AttemptResult::Timeout { phase: TimeoutPhase::Ttfb, tokens_received: 0 });
+    assert_eq!(
+        r,
+        AttemptResult::Timeout {
+            phase: TimeoutPhase::Ttfb,
+            tokens_received: 0
+        }
+    );
     assert!(diag_has(&d, "headers_never_arrived"));
 }
 

@@ -89,7 +89,10 @@ impl Diagnostics {
         };
         map.iter()
             .map(|(dep, by)| {
-                let by = by.iter().map(|(k, v)| (k.as_str().to_string(), *v)).collect();
+                let by = by
+                    .iter()
+                    .map(|(k, v)| (k.as_str().to_string(), *v))
+                    .collect();
                 (dep.clone(), by)
             })
             .collect()

@@ -33,8 +33,14 @@ pub fn classify(err: &(dyn StdError + 'static), phase: Phase) -> (TransportFailu
     }
     if hyper_incomplete {
         return match phase {
-            Phase::Head => (TransportFailure::ClosedEarly, ReadFailure::HeadersNeverArrived),
-            Phase::Body => (TransportFailure::BodyEndedEarly, ReadFailure::BodyEndedEarly),
+            Phase::Head => (
+                TransportFailure::ClosedEarly,
+                ReadFailure::HeadersNeverArrived,
+            ),
+            Phase::Body => (
+                TransportFailure::BodyEndedEarly,
+                ReadFailure::BodyEndedEarly,
+            ),
         };
     }
     from_io_kind(innermost_io, phase)
@@ -49,8 +55,14 @@ pub fn from_io_kind(kind: Option<io::ErrorKind>, phase: Phase) -> (TransportFail
         }
         Some(K::ConnectionRefused) => (TransportFailure::Refused, ReadFailure::Refused),
         Some(K::UnexpectedEof) => match phase {
-            Phase::Head => (TransportFailure::ClosedEarly, ReadFailure::HeadersNeverArrived),
-            Phase::Body => (TransportFailure::BodyEndedEarly, ReadFailure::BodyEndedEarly),
+            Phase::Head => (
+                TransportFailure::ClosedEarly,
+                ReadFailure::HeadersNeverArrived,
+            ),
+            Phase::Body => (
+                TransportFailure::BodyEndedEarly,
+                ReadFailure::BodyEndedEarly,
+            ),
         },
         _ => (TransportFailure::Other, ReadFailure::Other),
     }
@@ -76,7 +88,10 @@ mod tests {
     #[test]
     fn innermost_io_kind_decides_without_reading_messages() {
         // The message says "refused" but the kind is a reset: the kind wins.
-        let e = Wrap(io::Error::new(io::ErrorKind::ConnectionReset, "connection refused"));
+        let e = Wrap(io::Error::new(
+            io::ErrorKind::ConnectionReset,
+            "connection refused",
+        ));
         assert_eq!(
             classify(&e, Phase::Head),
             (TransportFailure::Reset, ReadFailure::PeerReset)
@@ -84,7 +99,10 @@ mod tests {
         let e = Wrap(io::Error::from(io::ErrorKind::UnexpectedEof));
         assert_eq!(
             classify(&e, Phase::Body),
-            (TransportFailure::BodyEndedEarly, ReadFailure::BodyEndedEarly)
+            (
+                TransportFailure::BodyEndedEarly,
+                ReadFailure::BodyEndedEarly
+            )
         );
         let e = io::Error::from(io::ErrorKind::ConnectionRefused);
         assert_eq!(classify(&e, Phase::Head).0, TransportFailure::Refused);

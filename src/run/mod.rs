@@ -13,7 +13,11 @@
 mod cmd;
 pub mod diagnostics;
 mod errors;
+pub mod progress;
+pub mod rundir;
 pub mod shim;
+pub mod signals;
+pub mod sinks;
 pub mod transport_http;
 mod transport_ws;
 

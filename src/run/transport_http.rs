@@ -67,7 +67,7 @@ impl HttpTransport {
         let tokens = AtomicU32::new(0);
         let mut headers_seen = false;
         let exchange = self.exchange(req, call, started, &tokens, &mut headers_seen);
-        let out = match timeout(call.deadlines.total, exchange).await {
+        match timeout(call.deadlines.total, exchange).await {
             Ok(out) => out,
             Err(_elapsed) => {
                 let failure = if headers_seen {
@@ -79,10 +79,9 @@ impl HttpTransport {
                     phase: TimeoutPhase::Total,
                     tokens_received: tokens.load(Ordering::Relaxed),
                 };
-                return (result, Some(failure));
+                (result, Some(failure))
             }
-        };
-        out
+        }
     }
 
     async fn exchange(
@@ -267,7 +266,10 @@ fn drain_events(buf: &mut Vec<u8>) -> (u32, bool) {
 }
 
 /// Builds the upstream request of a model or tool call.
-fn build_request(addr: SocketAddr, call: &Call) -> Result<hyper::Request<Full<Bytes>>, http::Error> {
+fn build_request(
+    addr: SocketAddr,
+    call: &Call,
+) -> Result<hyper::Request<Full<Bytes>>, http::Error> {
     let (path, body) = match &call.target {
         CallTarget::Llm {
             model,
@@ -283,7 +285,9 @@ fn build_request(addr: SocketAddr, call: &Call) -> Result<hyper::Request<Full<By
             }),
         ),
         CallTarget::Tool { name, body } => (format!("/tools/{name}"), body.clone()),
-        CallTarget::Ws { channel, .. } => (format!("/ws?channel={channel}"), serde_json::Value::Null),
+        CallTarget::Ws { channel, .. } => {
+            (format!("/ws?channel={channel}"), serde_json::Value::Null)
+        }
     };
     let mut b = hyper::Request::post(format!("http://{addr}{path}"))
         .header(http::header::CONTENT_TYPE, "application/json");
@@ -313,7 +317,10 @@ fn provider_code(body: &[u8]) -> Option<String> {
 fn usage_tokens(body: &[u8]) -> u32 {
     serde_json::from_slice::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| v.pointer("/usage/completion_tokens").and_then(|t| t.as_u64()))
+        .and_then(|v| {
+            v.pointer("/usage/completion_tokens")
+                .and_then(|t| t.as_u64())
+        })
         .and_then(|t| u32::try_from(t).ok())
         .unwrap_or(0)
 }

@@ -12,9 +12,9 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use tokio::time::{Instant, timeout, timeout_at};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use super::diagnostics::ReadFailure;
@@ -62,15 +62,15 @@ async fn run(
     let Ok(mut req) = url.into_client_request() else {
         return transport(TransportFailure::Other, ReadFailure::Other);
     };
-    if let Some(token) = &call.bearer {
-        if let Ok(v) = format!("Bearer {token}").parse() {
-            req.headers_mut().insert(http::header::AUTHORIZATION, v);
-        }
+    if let Some(token) = &call.bearer
+        && let Ok(v) = format!("Bearer {token}").parse()
+    {
+        req.headers_mut().insert(http::header::AUTHORIZATION, v);
     }
-    if let Some(dep) = &call.probe {
-        if let Ok(v) = dep.parse() {
-            req.headers_mut().insert("x-breaker-probe", v);
-        }
+    if let Some(dep) = &call.probe
+        && let Ok(v) = dep.parse()
+    {
+        req.headers_mut().insert("x-breaker-probe", v);
     }
     let connect = tokio_tungstenite::connect_async(req);
     let connected = match call.deadlines.ttfb {
@@ -98,17 +98,18 @@ async fn run(
             return ws_error(e, Phase::Body);
         }
         let want_echo = i < messages;
-        if want_echo {
-            if let Err(e) = ws.send(Message::text(text.clone())).await {
-                return ws_error(e, Phase::Body);
-            }
+        if want_echo && let Err(e) = ws.send(Message::text(text.clone())).await {
+            return ws_error(e, Phase::Body);
         }
         let (mut got_pong, mut got_echo) = (false, !want_echo);
         let round_deadline = Instant::now() + pong_deadline;
         while !(got_pong && got_echo) {
             let msg = match timeout_at(round_deadline, ws.next()).await {
                 Err(_elapsed) => {
-                    return (AttemptResult::WsPingTimeout, Some(ReadFailure::WsPingTimeout));
+                    return (
+                        AttemptResult::WsPingTimeout,
+                        Some(ReadFailure::WsPingTimeout),
+                    );
                 }
                 Ok(None) => return transport(TransportFailure::ClosedEarly, ReadFailure::Other),
                 Ok(Some(Err(e))) => return ws_error(e, Phase::Body),
@@ -139,7 +140,10 @@ fn closed(frame: Option<CloseFrame>) -> (AttemptResult, Option<ReadFailure>) {
     if code == u16::from(CloseCode::Normal) {
         return transport(TransportFailure::ClosedEarly, ReadFailure::Other);
     }
-    (AttemptResult::WsClosed { code }, Some(ReadFailure::WsClosed))
+    (
+        AttemptResult::WsClosed { code },
+        Some(ReadFailure::WsClosed),
+    )
 }
 
 fn transport(failure: TransportFailure, diag: ReadFailure) -> (AttemptResult, Option<ReadFailure>) {
