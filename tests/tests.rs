@@ -4,3 +4,6 @@ mod support;
 
 // CLI contract: exit codes and usage errors.
 mod cli;
+
+// The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
+mod engine_failover;
