@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rehearse::engine::transport::{Call, CallTarget, Deadlines, Transport};
 use rehearse::engine::{AttemptResult, OpClass, TimeoutPhase, TransportFailure};
 use rehearse::run::diagnostics::Diagnostics;
-use rehearse::run::shim::{Call, CallTarget, Deadlines, Transport};
 use rehearse::run::transport_http::HttpTransport;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

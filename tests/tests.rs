@@ -7,3 +7,6 @@ mod cli;
 
 // The run harness's real transport: typed failures from misbehaving loopback servers.
 mod run_transport;
+
+// The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
+mod engine_failover;

@@ -12,7 +12,9 @@
 
 mod cmd;
 pub mod diagnostics;
+pub mod dispatch;
 mod errors;
+pub mod plan;
 pub mod progress;
 pub mod rundir;
 pub mod shim;

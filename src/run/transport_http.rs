@@ -22,8 +22,8 @@ use tokio::time::{Instant, timeout};
 
 use super::diagnostics::{Diagnostics, ReadFailure};
 use super::errors::{Phase, classify};
-use super::shim::{Call, CallTarget, Transport};
 use super::transport_ws;
+use crate::engine::transport::{Call, CallTarget, Transport};
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
 
 /// The HTTP (+ WebSocket) transport to one upstream base address.

@@ -19,7 +19,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use super::diagnostics::ReadFailure;
 use super::errors::{Phase, from_io_kind};
-use super::shim::Call;
+use crate::engine::transport::Call;
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
 
 /// The pong deadline when the engine gives none (unscaled; the engine normally passes one).

@@ -4,6 +4,7 @@
 mod cmd;
 pub mod format;
 pub mod resolve;
+pub mod validate;
 
 pub use cmd::{list_command, validate_command};
 pub use format::{ScenarioError, ScenarioFile};
