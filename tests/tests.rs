@@ -4,3 +4,8 @@ mod support;
 
 // CLI contract: exit codes and usage errors.
 mod cli;
+
+// Exposition parser, selectors and the prometheus-parse comparison (verdict helper).
+mod scrape_parse;
+// The pure expectation diff and its mutations (verdict helper).
+mod verdict_diff;
