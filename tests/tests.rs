@@ -9,3 +9,5 @@ mod cli;
 mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
 mod verdict_diff;
+// The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
+mod engine_failover;
