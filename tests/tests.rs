@@ -4,3 +4,9 @@ mod support;
 
 // CLI contract: exit codes and usage errors.
 mod cli;
+
+// Run lock: held / stale takeover (issue 7.4).
+mod lock;
+
+// Host and TCP fingerprint, socket options, contradiction checks (issue 7.5-7.7).
+mod host;
