@@ -10,3 +10,6 @@ mod lock;
 
 // Host and TCP fingerprint, socket options, contradiction checks (issue 7.5-7.7).
 mod host;
+
+// The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
+mod engine_failover;

@@ -10,3 +10,5 @@ pub fn rehearse(args: &[&str]) -> Output {
         .output()
         .expect("spawn rehearse binary")
 }
+
+pub mod engine;
