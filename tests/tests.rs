@@ -8,5 +8,15 @@ mod cli;
 // The run harness's real transport: typed failures from misbehaving loopback servers.
 mod run_transport;
 
+// Exposition parser, selectors and the prometheus-parse comparison (verdict helper).
+mod scrape_parse;
+// The pure expectation diff and its mutations (verdict helper).
+mod verdict_diff;
+// Run lock: held / stale takeover (issue 7.4).
+mod lock;
+
+// Host and TCP fingerprint, socket options, contradiction checks (issue 7.5-7.7).
+mod host;
+
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;

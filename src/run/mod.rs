@@ -3,6 +3,7 @@
 //! the scenario's traffic, scrape, diff against the expectations and write the report.
 //!
 //! # Layout
+//! - `lock`: the run lock (schedule helper).
 //! - `cmd`: the CLI edge (anyhow, exit codes); `plan`: flags + scenario → a validated run plan.
 //! - `harness`: one policy's run; `suite`: several scenarios into one run directory.
 //! - `transport_http` / `transport_ws` / `errors` / `diagnostics`: the real transport.
@@ -14,12 +15,14 @@ mod cmd;
 pub mod diagnostics;
 pub mod dispatch;
 mod errors;
+pub mod lock;
 pub mod plan;
 pub mod progress;
 pub mod rundir;
 pub mod shim;
 pub mod signals;
 pub mod sinks;
+pub mod suite;
 pub mod transport_http;
 mod transport_ws;
 

@@ -108,8 +108,14 @@ mod tests {
 
     #[test]
     fn worst_verdict_wins() {
-        assert_eq!(worst([Verdict::Pass, Verdict::Fail, Verdict::Pass]), Verdict::Fail);
-        assert_eq!(worst([Verdict::Fail, Verdict::Incomplete]), Verdict::Incomplete);
+        assert_eq!(
+            worst([Verdict::Pass, Verdict::Fail, Verdict::Pass]),
+            Verdict::Fail
+        );
+        assert_eq!(
+            worst([Verdict::Fail, Verdict::Incomplete]),
+            Verdict::Incomplete
+        );
         assert_eq!(worst([]), Verdict::Pass);
     }
 
@@ -125,7 +131,10 @@ mod tests {
         };
         write_index(dir.path(), &index).unwrap();
         let md = std::fs::read_to_string(dir.path().join("index.md")).unwrap();
-        assert!(md.contains("| smoke | pass | 1.5 s | [smoke/report.md](smoke/report.md) |"), "{md}");
+        assert!(
+            md.contains("| smoke | pass | 1.5 s | [smoke/report.md](smoke/report.md) |"),
+            "{md}"
+        );
         assert!(md.contains("| weekly | fail |"), "{md}");
         let back: Index =
             serde_json::from_slice(&std::fs::read(dir.path().join("index.json")).unwrap()).unwrap();

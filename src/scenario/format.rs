@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::shim::{EngineConfig, Expectations, FaultSpec, Policy, Profile};
+use crate::engine::{EngineConfig, Policy, Profile};
+use crate::run::shim::FaultSpec;
+use crate::verdict::Expectations;
 
 /// One scenario exactly as written in its file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
