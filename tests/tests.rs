@@ -4,3 +4,12 @@ mod support;
 
 // CLI contract: exit codes and usage errors.
 mod cli;
+
+// Breaker trip/open/half-open/close rules on paused time.
+mod breaker_machine;
+
+// Breaker half-open pacing, probes and closing.
+mod breaker_half_open;
+
+// The engine's /metrics: DESIGN 8 series, promtool, exporter.
+mod metrics;

@@ -5,7 +5,11 @@
 //! Vocabulary (classic, not linkerd's reversed one): a breaker is **closed** when traffic flows,
 //! **open** when it rejects at once, **half-open** when it admits paced probes.
 
+pub mod breaker;
+pub mod breakers;
 pub mod events;
+pub mod health;
+pub mod metrics;
 pub mod outcome;
 
 pub use events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink, OpClass};
