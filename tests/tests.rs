@@ -13,3 +13,6 @@ mod breaker_half_open;
 
 // The engine's /metrics: DESIGN 8 series, promtool, exporter.
 mod metrics;
+
+// The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
+mod engine_failover;

@@ -14,6 +14,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
+use super::admission::{Admission, Admit};
 use super::breaker::{BreakerConfig, Decision, Machine, Note, classify};
 use super::events::{BreakerState, Event, EventKind, EventSink};
 use super::outcome::AttemptResult;
@@ -224,6 +225,23 @@ impl Breakers {
         self.lock()
             .get(dep)
             .map_or(self.cfg.open_for, |d| d.machine.next_open_for(&self.cfg))
+    }
+}
+
+impl Admission for Breakers {
+    fn admit(&self, dep: &str, worker: usize, now: Instant) -> Admit {
+        match self.decide(dep, worker, now) {
+            Decision::Allow { probe, timeout } => Admit::Allow { probe, timeout },
+            Decision::Reject { until } => Admit::Reject { until },
+        }
+    }
+
+    fn record(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Instant) {
+        self.observe(dep, worker, probe, result, now);
+    }
+
+    fn is_open(&self, dep: &str, now: Instant) -> bool {
+        self.open_at(dep, now)
     }
 }
 

@@ -12,4 +12,5 @@ pub fn rehearse(args: &[&str]) -> Output {
 }
 
 pub mod breaker;
+pub mod engine;
 pub mod metrics;

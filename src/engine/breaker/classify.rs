@@ -4,6 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use crate::engine::outcome::{AttemptResult, TimeoutPhase};
+use crate::engine::retry_after::parse_retry_after;
 
 /// One attempt's result, as the breaker sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,17 +91,6 @@ pub fn classify(result: &AttemptResult, wall_now: SystemTime) -> Signal {
     }
 }
 
-/// Parses a Retry-After value: delay-seconds, or an HTTP-date relative to `wall_now` (a date in
-/// the past means zero). Anything else is ignored (`None`).
-pub fn parse_retry_after(value: &str, wall_now: SystemTime) -> Option<Duration> {
-    let v = value.trim();
-    if let Ok(secs) = v.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let at = httpdate::parse_http_date(v).ok()?;
-    Some(at.duration_since(wall_now).unwrap_or(Duration::ZERO))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,23 +175,5 @@ mod tests {
         for (result, want) in cases {
             assert_eq!(classify(&result, now), want, "{result:?}");
         }
-    }
-
-    #[test]
-    fn retry_after_as_seconds_and_as_http_date() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        assert_eq!(
-            parse_retry_after(" 30 ", now),
-            Some(Duration::from_secs(30))
-        );
-        let date = httpdate::fmt_http_date(now + Duration::from_secs(120));
-        assert_eq!(
-            parse_retry_after(&date, now),
-            Some(Duration::from_secs(120))
-        );
-        let past = httpdate::fmt_http_date(now - Duration::from_secs(5));
-        assert_eq!(parse_retry_after(&past, now), Some(Duration::ZERO));
-        assert_eq!(parse_retry_after("soon", now), None);
-        assert_eq!(parse_retry_after("-3", now), None);
     }
 }

@@ -33,6 +33,6 @@ pub mod machine;
 pub mod probe;
 pub mod window;
 
-pub use classify::{Signal, classify, parse_retry_after};
+pub use classify::{Signal, classify};
 pub use config::{BreakerConfig, BreakerConfigError, scale};
 pub use machine::{Decision, Machine, Note, Phase, open_for};
