@@ -14,5 +14,11 @@ mod breaker_half_open;
 // The engine's /metrics: DESIGN 8 series, promtool, exporter.
 mod metrics;
 
+// Run lock: held / stale takeover (issue 7.4).
+mod lock;
+
+// Host and TCP fingerprint, socket options, contradiction checks (issue 7.5-7.7).
+mod host;
+
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;
