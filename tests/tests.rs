@@ -14,6 +14,10 @@ mod breaker_half_open;
 // The engine's /metrics: DESIGN 8 series, promtool, exporter.
 mod metrics;
 
+// Exposition parser, selectors and the prometheus-parse comparison (verdict helper).
+mod scrape_parse;
+// The pure expectation diff and its mutations (verdict helper).
+mod verdict_diff;
 // Run lock: held / stale takeover (issue 7.4).
 mod lock;
 
