@@ -26,3 +26,12 @@ mod host;
 
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;
+
+// The engine executor: admission, probes, context fallback, tools, ws, speed.
+mod engine_executor;
+
+// The cooldown store: OpenClaw shape, restarts, atomic writes.
+mod engine_store;
+
+// Engine configuration errors and the cooldown preset tables.
+mod engine_config;
