@@ -5,6 +5,15 @@ mod support;
 // CLI contract: exit codes and usage errors.
 mod cli;
 
+// Breaker trip/open/half-open/close rules on paused time.
+mod breaker_machine;
+
+// Breaker half-open pacing, probes and closing.
+mod breaker_half_open;
+
+// The engine's /metrics: DESIGN 8 series, promtool, exporter.
+mod metrics;
+
 // Exposition parser, selectors and the prometheus-parse comparison (verdict helper).
 mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
