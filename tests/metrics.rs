@@ -256,7 +256,10 @@ fn metrics_round_trip_through_the_project_scrape_parser_with_escaped_labels() {
     let sel = |s: &str| Selector::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
     let d = r#"dep="we\"ird,dep\\name""#;
     for (series, want) in [
-        (format!("breaker_transitions_total{{{d},from=\"closed\",to=\"open\"}}"), 1.0),
+        (
+            format!("breaker_transitions_total{{{d},from=\"closed\",to=\"open\"}}"),
+            1.0,
+        ),
         (format!("breaker_transitions_total{{{d}}}"), 3.0),
         (format!("breaker_rejections_total{{{d}}}"), 1.0),
         (format!("breaker_retry_after_skips_total{{{d}}}"), 1.0),
