@@ -15,6 +15,7 @@ mod cmd;
 pub mod diagnostics;
 pub mod dispatch;
 mod errors;
+pub mod contradictions;
 pub mod lock;
 pub mod plan;
 pub mod progress;
