@@ -17,3 +17,7 @@ mod host;
 
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;
+// Breaker timeline derived from a committed scrape sequence (verdict helper).
+mod scrape_timeline;
+// The /metrics scraper against a loopback server (verdict helper).
+mod scrape_scraper;
