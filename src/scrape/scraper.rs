@@ -85,7 +85,7 @@ impl ScrapeLog {
     pub fn from_prom(text: &str) -> Result<ScrapeLog, super::ParseError> {
         let mut log = ScrapeLog::default();
         let mut chunk: Option<(u64, usize, String)> = None;
-        let mut finish = |c: Option<(u64, usize, String)>,
+        let finish = |c: Option<(u64, usize, String)>,
                           log: &mut ScrapeLog|
          -> Result<(), super::ParseError> {
             if let Some((t_ms, first_line, text)) = c {
