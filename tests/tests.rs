@@ -21,3 +21,5 @@ mod engine_failover;
 mod scrape_timeline;
 // The /metrics scraper against a loopback server (verdict helper).
 mod scrape_scraper;
+// Report model, writers, `rehearse report`, headless Chromium check (verdict helper).
+mod report;

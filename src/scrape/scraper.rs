@@ -86,7 +86,7 @@ impl ScrapeLog {
         let mut log = ScrapeLog::default();
         let mut chunk: Option<(u64, usize, String)> = None;
         let finish = |c: Option<(u64, usize, String)>,
-                          log: &mut ScrapeLog|
+                      log: &mut ScrapeLog|
          -> Result<(), super::ParseError> {
             if let Some((t_ms, first_line, text)) = c {
                 let e = parse(&text).map_err(|mut e| {
