@@ -5,6 +5,18 @@ mod support;
 // CLI contract: exit codes and usage errors.
 mod cli;
 
+// Breaker trip/open/half-open/close rules on paused time.
+mod breaker_machine;
+
+// Breaker half-open pacing, probes and closing.
+mod breaker_half_open;
+
+// The breaker/timeouts/budget/health/throttle config sub-tables.
+mod breaker_config;
+
+// The engine's /metrics: DESIGN 8 series, promtool, exporter.
+mod metrics;
+
 // Exposition parser, selectors and the prometheus-parse comparison (verdict helper).
 mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
@@ -23,3 +35,12 @@ mod scrape_timeline;
 mod scrape_scraper;
 // Report model, writers, `rehearse report`, headless Chromium check (verdict helper).
 mod report;
+
+// The engine executor: admission, probes, context fallback, tools, ws, speed.
+mod engine_executor;
+
+// The cooldown store: OpenClaw shape, restarts, atomic writes.
+mod engine_store;
+
+// Engine configuration errors and the cooldown preset tables.
+mod engine_config;
