@@ -13,3 +13,6 @@ mod host;
 
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;
+
+// launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
+mod schedule;
