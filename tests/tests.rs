@@ -5,6 +5,9 @@ mod support;
 // CLI contract: exit codes and usage errors.
 mod cli;
 
+// The run harness's real transport: typed failures from misbehaving loopback servers.
+mod run_transport;
+
 // Breaker trip/open/half-open/close rules on paused time.
 mod breaker_machine;
 
@@ -21,6 +24,7 @@ mod metrics;
 mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
 mod verdict_diff;
+
 // Run lock: held / stale takeover (issue 7.4).
 mod lock;
 
@@ -35,6 +39,9 @@ mod scrape_timeline;
 mod scrape_scraper;
 // Report model, writers, `rehearse report`, headless Chromium check (verdict helper).
 mod report;
+
+// launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
+mod schedule;
 
 // The engine executor: admission, probes, context fallback, tools, ws, speed.
 mod engine_executor;
