@@ -4,3 +4,6 @@ mod support;
 
 // CLI contract: exit codes and usage errors.
 mod cli;
+
+// Mock upstream: healthy routes, control API, stats, records, CLI.
+mod upstream;

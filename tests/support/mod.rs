@@ -10,3 +10,6 @@ pub fn rehearse(args: &[&str]) -> Output {
         .output()
         .expect("spawn rehearse binary")
 }
+
+/// The mock-upstream helpers.
+pub mod upstream;
