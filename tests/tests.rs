@@ -5,5 +5,36 @@ mod support;
 // CLI contract: exit codes and usage errors.
 mod cli;
 
+// Breaker trip/open/half-open/close rules on paused time.
+mod breaker_machine;
+
+// Breaker half-open pacing, probes and closing.
+mod breaker_half_open;
+
+// The engine's /metrics: DESIGN 8 series, promtool, exporter.
+mod metrics;
+
+// Exposition parser, selectors and the prometheus-parse comparison (verdict helper).
+mod scrape_parse;
+// The pure expectation diff and its mutations (verdict helper).
+mod verdict_diff;
+// Run lock: held / stale takeover (issue 7.4).
+mod lock;
+
+// Host and TCP fingerprint, socket options, contradiction checks (issue 7.5-7.7).
+mod host;
+
+// The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
+mod engine_failover;
+
+// The engine executor: admission, probes, context fallback, tools, ws, speed.
+mod engine_executor;
+
+// The cooldown store: OpenClaw shape, restarts, atomic writes.
+mod engine_store;
+
+// Engine configuration errors and the cooldown preset tables.
+mod engine_config;
+
 // Mock upstream: healthy routes, control API, stats, records, CLI.
 mod upstream;

@@ -1,4 +1,18 @@
-//! Traffic format, pacer, replayer and recording proxy (DESIGN section 6). Not built yet.
+//! Recorded traffic (DESIGN section 6): the JSONL format, the pure pacer, the open-model
+//! replayer, the HTTP/WebSocket dispatcher of `rehearse replay` and the recording proxy of
+//! `rehearse record`.
+//!
+//! - [`traffic`]: `TrafficLine`, `load_traffic`, `parse_traffic` (errors name line and field).
+//! - [`pacer`]: `send_at(start, at_ms, speed)`, the absolute schedule (pure).
+//! - [`replayer`]: the `Dispatcher` trait and `replay(...)`, open model, bounded in-flight.
+//! - [`summary`]: per-request records, lag and latency percentiles (HDR histograms).
 
 mod cmd;
+pub mod pacer;
+pub mod replayer;
+pub mod summary;
+pub mod traffic;
+
 pub use cmd::{record_command, replay_command};
+pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};
+pub use traffic::{TrafficError, TrafficKind, TrafficLine, load_traffic, parse_traffic};

@@ -11,5 +11,9 @@ pub fn rehearse(args: &[&str]) -> Output {
         .expect("spawn rehearse binary")
 }
 
+pub mod breaker;
+pub mod engine;
+pub mod metrics;
+
 /// The mock-upstream helpers.
 pub mod upstream;

@@ -1,0 +1,86 @@
+//! The pacer: a pure function from a line's recorded offset to its absolute send instant.
+//!
+//! Every send time is computed from the run start, never from the previous send
+//! (`start + at_ms / speed`), so oversleeping one request never shifts the next one: there is no
+//! drift to accumulate (GoReplay sleeps relative gaps and drifts; vegeta and oha schedule from an
+//! absolute start, as we do).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// The offset from the start at which a line recorded at `at_ms` is sent at `speed`.
+///
+/// Computed in nanoseconds and rounded to the nearest one, so integer speeds compress exactly
+/// (`at_ms = 100` at speed 10 is exactly 10 ms). `speed` must be finite and > 0 (checked by
+/// [`check_speed`]); a non-positive or NaN speed yields offset 0 rather than a panic.
+pub fn offset(at_ms: u64, speed: f64) -> Duration {
+    if !(speed.is_finite() && speed > 0.0) {
+        return Duration::ZERO;
+    }
+    let nanos = (at_ms as f64) * 1_000_000.0 / speed;
+    // `as` saturates: an absurd offset becomes u64::MAX ns (584 years), never a panic.
+    Duration::from_nanos(nanos.round() as u64)
+}
+
+/// The absolute instant at which a line recorded at `at_ms` is sent: `start + at_ms / speed`.
+pub fn send_at(start: Instant, at_ms: u64, speed: f64) -> Instant {
+    start + offset(at_ms, speed)
+}
+
+/// Checks a `--speed` value: finite and > 0.
+pub fn check_speed(speed: f64) -> Result<(), String> {
+    if speed.is_finite() && speed > 0.0 {
+        Ok(())
+    } else {
+        Err(format!("speed must be a finite number > 0, got {speed}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ten_rps_for_sixty_seconds_is_exact() {
+        let start = Instant::now();
+        for i in 0..600u64 {
+            let t = send_at(start, i * 100, 1.0);
+            assert_eq!(t - start, Duration::from_millis(i * 100), "line {i}");
+        }
+    }
+
+    #[test]
+    fn speed_ten_compresses_exactly() {
+        let start = Instant::now();
+        for i in 0..600u64 {
+            assert_eq!(
+                send_at(start, i * 100, 10.0) - start,
+                Duration::from_millis(i * 10)
+            );
+        }
+        // Non-integer results are kept to the nanosecond, not truncated to milliseconds.
+        assert_eq!(offset(1, 3.0), Duration::from_nanos(333_333));
+        assert_eq!(offset(7, 0.5), Duration::from_millis(14));
+    }
+
+    #[test]
+    fn schedule_is_absolute_not_relative() {
+        // The send time of line i depends only on its own at_ms, never on earlier lines.
+        let start = Instant::now();
+        assert_eq!(
+            send_at(start, 86_400_000, 1.0) - start,
+            Duration::from_secs(86_400)
+        );
+    }
+
+    #[test]
+    fn bad_speeds_are_rejected_and_never_panic() {
+        for s in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(check_speed(s).is_err(), "{s}");
+            assert_eq!(offset(1000, s), Duration::ZERO);
+        }
+        assert!(check_speed(0.25).is_ok());
+        let _ = offset(u64::MAX, 1e-300);
+    }
+}

@@ -1,0 +1,167 @@
+use super::*;
+
+const GOOD: &str = r#"{"at_ms":0,"kind":"llm","model":"openai-codex/gpt-5.2","stream":true,"max_tokens":64,"tenant":"team-a"}
+{"at_ms":100,"kind":"tool","tool":"crm_search","body":{"q":"acme"},"idempotent":true}
+
+{"at_ms":230,"kind":"tool","tool":"ticket_create","body":{},"idempotent":false,"idempotency_key":"k-17"}
+{"at_ms":250,"kind":"ws","channel":"realtime","messages":5,"session":"s1","budget_tokens":900,"class":"session"}
+"#;
+
+fn err_of(text: &str) -> TrafficError {
+    parse_traffic(text, "t.jsonl").expect_err("should be rejected")
+}
+
+#[test]
+fn design_example_parses() {
+    let lines = parse_traffic(GOOD, "t.jsonl").unwrap();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(
+        lines[0].kind,
+        TrafficKind::Llm {
+            model: "openai-codex/gpt-5.2".into(),
+            stream: true,
+            max_tokens: 64
+        }
+    );
+    assert_eq!(lines[0].tenant.as_deref(), Some("team-a"));
+    assert_eq!(
+        lines[2].kind,
+        TrafficKind::Tool {
+            tool: "ticket_create".into(),
+            body: serde_json::json!({}),
+            idempotent: false,
+            idempotency_key: Some("k-17".into())
+        }
+    );
+    assert_eq!(lines[3].class, Some(OpClass::Session));
+    assert_eq!(lines[3].budget_tokens, Some(900));
+    assert_eq!(lines[3].session.as_deref(), Some("s1"));
+}
+
+#[test]
+fn to_json_round_trips() {
+    let lines = parse_traffic(GOOD, "t.jsonl").unwrap();
+    let text: String = lines.iter().map(|l| l.to_json() + "\n").collect();
+    assert!(text.starts_with(r#"{"at_ms":0,"kind":"llm","model":"#));
+    assert_eq!(parse_traffic(&text, "again").unwrap(), lines);
+}
+
+#[test]
+fn bad_json_names_line_and_column() {
+    let e = err_of("{\"at_ms\":0,\"kind\":\"ws\",\"channel\":\"c\",\"messages\":1}\n{\"at_ms\":1,");
+    let msg = e.to_string();
+    assert_eq!(e.line(), Some(2));
+    assert!(msg.starts_with("t.jsonl:2:"), "{msg}");
+    assert!(msg.contains("invalid JSON"), "{msg}");
+}
+
+#[test]
+fn unsorted_names_the_line_and_at_ms() {
+    let e = err_of(
+        "{\"at_ms\":5,\"kind\":\"ws\",\"channel\":\"c\",\"messages\":1}\n\
+         {\"at_ms\":5,\"kind\":\"ws\",\"channel\":\"c\",\"messages\":1}\n\
+         {\"at_ms\":4,\"kind\":\"ws\",\"channel\":\"c\",\"messages\":1}\n",
+    );
+    let msg = e.to_string();
+    assert!(msg.starts_with("t.jsonl:3: field `at_ms`"), "{msg}");
+    assert!(msg.contains("sorted"), "{msg}");
+}
+
+#[test]
+fn unknown_kind_is_rejected() {
+    let msg = err_of(r#"{"at_ms":0,"kind":"grpc"}"#).to_string();
+    assert!(msg.starts_with("t.jsonl:1: field `kind`"), "{msg}");
+    assert!(msg.contains("grpc"), "{msg}");
+}
+
+#[test]
+fn missing_fields_are_named() {
+    for (text, field) in [
+        (r#"{"kind":"ws","channel":"c","messages":1}"#, "at_ms"),
+        (r#"{"at_ms":0,"channel":"c","messages":1}"#, "kind"),
+        (r#"{"at_ms":0,"kind":"llm","max_tokens":5}"#, "model"),
+        (r#"{"at_ms":0,"kind":"llm","model":"a/b"}"#, "max_tokens"),
+        (
+            r#"{"at_ms":0,"kind":"tool","tool":"x","body":{}}"#,
+            "idempotent",
+        ),
+        (r#"{"at_ms":0,"kind":"tool","idempotent":true}"#, "tool"),
+        (r#"{"at_ms":0,"kind":"ws","messages":1}"#, "channel"),
+        (r#"{"at_ms":0,"kind":"ws","channel":"c"}"#, "messages"),
+    ] {
+        let msg = err_of(text).to_string();
+        assert!(
+            msg.starts_with(&format!("t.jsonl:1: field `{field}`")),
+            "{text} → {msg}"
+        );
+        assert!(msg.contains("missing"), "{msg}");
+    }
+}
+
+#[test]
+fn unknown_and_foreign_keys_are_rejected() {
+    let msg =
+        err_of(r#"{"at_ms":0,"kind":"tool","tool":"x","idempotent":false,"idempotency-key":"k"}"#)
+            .to_string();
+    assert!(
+        msg.starts_with("t.jsonl:1: field `idempotency-key`: unknown field"),
+        "{msg}"
+    );
+    let msg =
+        err_of(r#"{"at_ms":0,"kind":"ws","channel":"c","messages":1,"model":"m"}"#).to_string();
+    assert!(
+        msg.contains("field `model`: not a field of kind `ws`"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn bad_values_are_named() {
+    for (text, field) in [
+        (
+            r#"{"at_ms":-1,"kind":"ws","channel":"c","messages":1}"#,
+            "at_ms",
+        ),
+        (
+            r#"{"at_ms":"0","kind":"ws","channel":"c","messages":1}"#,
+            "at_ms",
+        ),
+        (
+            r#"{"at_ms":0,"kind":"ws","channel":"c","messages":0}"#,
+            "messages",
+        ),
+        (
+            r#"{"at_ms":0,"kind":"ws","channel":"","messages":1}"#,
+            "channel",
+        ),
+        (
+            r#"{"at_ms":0,"kind":"llm","model":"m","max_tokens":1,"stream":"yes"}"#,
+            "stream",
+        ),
+        (
+            r#"{"at_ms":0,"kind":"ws","channel":"c","messages":1,"class":"batch"}"#,
+            "class",
+        ),
+        (
+            r#"{"at_ms":0,"kind":"ws","channel":"c","messages":1,"tenant":3}"#,
+            "tenant",
+        ),
+        (r#"[1,2]"#, "<line>"),
+    ] {
+        let msg = err_of(text).to_string();
+        assert!(
+            msg.starts_with(&format!("t.jsonl:1: field `{field}`")),
+            "{text} → {msg}"
+        );
+    }
+}
+
+#[test]
+fn missing_file_is_an_io_error_naming_the_path() {
+    let e = load_traffic(Path::new("/nonexistent/x.jsonl")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/x.jsonl: cannot read")
+    );
+    assert_eq!(e.line(), None);
+}
