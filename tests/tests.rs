@@ -5,6 +5,9 @@ mod support;
 // CLI contract: exit codes and usage errors.
 mod cli;
 
+// The run harness's real transport: typed failures from misbehaving loopback servers.
+mod run_transport;
+
 // Breaker trip/open/half-open/close rules on paused time.
 mod breaker_machine;
 
