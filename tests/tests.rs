@@ -27,6 +27,7 @@ mod metrics;
 mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
 mod verdict_diff;
+
 // Run lock: held / stale takeover (issue 7.4).
 mod lock;
 
@@ -35,6 +36,9 @@ mod host;
 
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;
+
+// launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
+mod schedule;
 
 // The engine executor: admission, probes, context fallback, tools, ws, speed.
 mod engine_executor;
