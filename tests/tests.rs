@@ -17,6 +17,9 @@ mod breaker_half_open;
 // The breaker/timeouts/budget/health/throttle config sub-tables.
 mod breaker_config;
 
+// Budgets, idempotency, throttle and breakers wired into the executor.
+mod breaker_executor;
+
 // The engine's /metrics: DESIGN 8 series, promtool, exporter.
 mod metrics;
 
@@ -51,3 +54,6 @@ mod engine_store;
 
 // Engine configuration errors and the cooldown preset tables.
 mod engine_config;
+
+// Mock upstream: healthy routes, control API, stats, records, CLI.
+mod upstream;
