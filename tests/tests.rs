@@ -17,6 +17,9 @@ mod breaker_half_open;
 // The breaker/timeouts/budget/health/throttle config sub-tables.
 mod breaker_config;
 
+// Budgets, idempotency, throttle and breakers wired into the executor.
+mod breaker_executor;
+
 // The engine's /metrics: DESIGN 8 series, promtool, exporter.
 mod metrics;
 
@@ -24,6 +27,7 @@ mod metrics;
 mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
 mod verdict_diff;
+
 // Run lock: held / stale takeover (issue 7.4).
 mod lock;
 
@@ -32,6 +36,15 @@ mod host;
 
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;
+// Breaker timeline derived from a committed scrape sequence (verdict helper).
+mod scrape_timeline;
+// The /metrics scraper against a loopback server (verdict helper).
+mod scrape_scraper;
+// Report model, writers, `rehearse report`, headless Chromium check (verdict helper).
+mod report;
+
+// launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
+mod schedule;
 
 // The engine executor: admission, probes, context fallback, tools, ws, speed.
 mod engine_executor;
@@ -41,3 +54,6 @@ mod engine_store;
 
 // Engine configuration errors and the cooldown preset tables.
 mod engine_config;
+
+// Mock upstream: healthy routes, control API, stats, records, CLI.
+mod upstream;
