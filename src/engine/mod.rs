@@ -4,9 +4,43 @@
 //!
 //! Vocabulary (classic, not linkerd's reversed one): a breaker is **closed** when traffic flows,
 //! **open** when it rejects at once, **half-open** when it admits paced probes.
+//!
+//! # Layout
+//!
+//! - [`request`]: what the harness asks (`EngineRequest`) and gets back (`EngineResponse`).
+//! - [`transport`]: the `Transport` seam (`Call`, `CallTarget`, `Deadlines`).
+//! - [`admission`]: the `Admission` seam the breakers implement (`Admit`, `AlwaysAllow`).
+//! - [`dep`]: dependency names (`PROVIDER/REGION/FP`).
+//! - [`outcome`], [`classify`], [`retry_after`]: attempt results → failure reasons.
+//! - [`config`]: `EngineConfig` (OpenClaw key names) and its validation.
+//! - [`profiles`], [`policy`], [`cooldown`], [`store`]: auth profiles, policies, schedules, the
+//!   `auth-profiles.json`-shaped cooldown store.
+//! - [`failover`]: the pure failover decision.
+//! - [`executor`]: `Engine`, the async loop around it.
+//! - [`events`]: the structured events every decision emits.
 
+pub mod admission;
+pub mod classify;
+pub mod config;
+pub mod cooldown;
+pub mod dep;
 pub mod events;
+pub mod executor;
+pub mod failover;
 pub mod outcome;
+pub mod policy;
+pub mod profiles;
+pub mod request;
+pub mod retry_after;
+pub mod store;
+pub mod transport;
 
+pub use admission::{Admission, Admit, AlwaysAllow};
+pub use config::{ConfigError, EngineConfig};
 pub use events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink, OpClass};
+pub use executor::{Engine, EngineOptions};
 pub use outcome::{AttemptResult, Reason, TimeoutPhase, TransportFailure};
+pub use policy::Policy;
+pub use profiles::Profile;
+pub use request::{EngineRequest, EngineResponse, RequestKind};
+pub use transport::{Call, CallTarget, Deadlines, Transport};

@@ -1,4 +1,9 @@
-//! Report writers: Markdown, JSON, HTML+SVG (DESIGN section 9). Not built yet.
+//! The run report (DESIGN 9): the [`model::Report`] behind report.json, builders that derive the
+//! A/B numbers from scrapes, and the Markdown / HTML+SVG writers. `rehearse report RUN_DIR`
+//! re-renders the Markdown and HTML from report.json.
 
 mod cmd;
+pub mod model;
+
 pub use cmd::command;
+pub use model::{PolicyReport, Report, Summary, Verdict};

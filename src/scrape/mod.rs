@@ -1,1 +1,14 @@
-//! The `/metrics` scraper, exposition parser and timeline. Not built yet.
+//! Reading the engine's `/metrics`: a strict text-format 0.0.4 parser ([`parse`]), series
+//! selectors and sums ([`selector`]), the periodic scraper ([`scraper`]) and the breaker timeline
+//! derived from successive scrapes ([`timeline`]).
+
+mod lexer;
+pub mod parse;
+pub mod selector;
+mod validate;
+
+pub use parse::{Exposition, Family, MetricKind, ParseError, Sample, parse};
+pub use selector::Selector;
+pub mod timeline;
+
+pub use timeline::{RatePoint, StatePoint, Timeline, Timing, Transition};

@@ -1,1 +1,77 @@
-//! Diff of expected against observed behaviour (pure). Not built yet.
+//! The diff of expected against observed behaviour (pure, no I/O): expected breaker transitions
+//! per dep in order with tolerances, metric bounds on the final scrape, deps that must never
+//! transition, and half-open probe spacing at the upstream. Every result carries one line that
+//! says what was expected, what was observed and the delta.
+
+pub mod diff;
+pub mod expect;
+pub mod probe_spacing;
+
+use serde::{Deserialize, Serialize};
+
+pub use diff::{ProbeArrival, diff, scaled_tolerance};
+pub use expect::{
+    ExpectError, ExpectMetric, ExpectNoTransition, ExpectProbeSpacing, ExpectTransition,
+    Expectations,
+};
+
+/// Which kind of expectation a result is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectKind {
+    /// `[[expect.transition]]` (and unexpected extra transitions of a dep that has some).
+    Transition,
+    /// `[[expect.metric]]`.
+    Metric,
+    /// `[[expect.no_transition]]`.
+    NoTransition,
+    /// `[[expect.probe_spacing]]`.
+    ProbeSpacing,
+}
+
+impl ExpectKind {
+    /// The snake_case name used in report.json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Transition => "transition",
+            Self::Metric => "metric",
+            Self::NoTransition => "no_transition",
+            Self::ProbeSpacing => "probe_spacing",
+        }
+    }
+}
+
+/// One checked expectation (a row of report.json `expectations[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExpectationResult {
+    /// What kind of expectation.
+    pub kind: ExpectKind,
+    /// The dep it is about (`null` for metrics).
+    pub dep: Option<String>,
+    /// The expectation, short (`closed→open at 22.000s ±3.000s`, `= 0`).
+    pub expected: String,
+    /// What was observed, short (`26.120s`, `missing`, `3`).
+    pub observed: String,
+    /// observed − expected in ms, for timed expectations that matched something.
+    pub delta_ms: Option<i64>,
+    /// Whether it held.
+    pub ok: bool,
+    /// The one-line explanation.
+    pub detail: String,
+}
+
+/// Formats milliseconds as seconds with three decimals (`22.000s`).
+pub fn secs(ms: i64) -> String {
+    let sign = if ms < 0 { "-" } else { "" };
+    let a = ms.unsigned_abs();
+    format!("{sign}{}.{:03}s", a / 1000, a % 1000)
+}
+
+/// Formats a signed delta (`+4.120s`, `-0.300s`).
+pub fn signed_secs(ms: i64) -> String {
+    if ms >= 0 {
+        format!("+{}", secs(ms))
+    } else {
+        secs(ms)
+    }
+}

@@ -13,3 +13,5 @@ pub fn rehearse(args: &[&str]) -> Output {
         .output()
         .expect("spawn rehearse binary")
 }
+
+pub mod engine;

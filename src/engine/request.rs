@@ -1,0 +1,99 @@
+//! What the harness asks the engine to do (`EngineRequest`) and what it gets back
+//! (`EngineResponse`). One request may take several attempts (same-profile retries, rotations,
+//! model fallbacks); the response sums them up.
+
+use serde::{Deserialize, Serialize};
+
+use super::events::{AttemptOutcome, OpClass};
+
+/// The kind of work a request asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RequestKind {
+    /// A model call (`POST /v1/chat/completions`).
+    Llm {
+        /// The model, `PROVIDER/NAME` (e.g. `openai-codex/gpt-5`).
+        model: String,
+        /// Whether the response is streamed (SSE).
+        stream: bool,
+        /// The requested maximum number of tokens.
+        max_tokens: Option<u32>,
+    },
+    /// A tool call (`POST /tools/NAME`).
+    Tool {
+        /// The tool's name (also its dependency name).
+        name: String,
+        /// The JSON body sent to the tool.
+        body: serde_json::Value,
+        /// Whether repeating the call is harmless.
+        idempotent: bool,
+        /// The idempotency key that makes retrying a non-idempotent call safe.
+        idempotency_key: Option<String>,
+    },
+    /// A WebSocket session on a channel.
+    Ws {
+        /// The channel's name (also its dependency name).
+        channel: String,
+        /// How many messages the session exchanges.
+        messages: u32,
+    },
+}
+
+impl RequestKind {
+    /// The operation class of this kind of request.
+    pub fn class(&self) -> OpClass {
+        match self {
+            Self::Llm { .. } => OpClass::LlmInference,
+            Self::Tool { .. } => OpClass::ToolCall,
+            Self::Ws { .. } => OpClass::Session,
+        }
+    }
+}
+
+/// One user request handed to the engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineRequest {
+    /// The request's id (traffic line number or replay sequence); appears in events.
+    pub id: u64,
+    /// What to do.
+    pub kind: RequestKind,
+    /// The tenant, for per-tenant throttles.
+    pub tenant: Option<String>,
+    /// The request's token budget, bounding retries.
+    pub budget_tokens: Option<u64>,
+    /// A session id (sticky routing), if any.
+    pub session: Option<String>,
+    /// An explicit operation class overriding the kind's default.
+    pub class: Option<OpClass>,
+}
+
+impl EngineRequest {
+    /// The operation class: the explicit one, else the kind's.
+    pub fn op_class(&self) -> OpClass {
+        self.class.unwrap_or_else(|| self.kind.class())
+    }
+}
+
+/// What the engine finally did with a request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineResponse {
+    /// The final outcome (of the last attempt, or `rejected`).
+    pub outcome: AttemptOutcome,
+    /// Attempts made, breaker rejections included.
+    pub attempts: u32,
+    /// The model that answered (or was last tried), for model calls.
+    pub model: Option<String>,
+    /// True when a fallback model was used.
+    pub fallback: bool,
+    /// The error the user saw, when the request failed.
+    pub user_error: Option<String>,
+    /// Tokens received by the successful attempt.
+    pub tokens: u64,
+}
+
+impl EngineResponse {
+    /// True when the request succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.outcome == AttemptOutcome::Ok
+    }
+}

@@ -1,0 +1,79 @@
+//! The seam between the engine and the network: the engine builds a `Call` and a `Transport`
+//! turns it into an `AttemptResult`. The real hyper/tungstenite transports live with the run
+//! harness; tests use a scripted one. The transport enforces the deadlines itself (keeping its
+//! own deadline expiry apart from kernel errors) and reports `AttemptResult::Timeout{phase}`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::events::OpClass;
+use super::outcome::AttemptResult;
+
+/// What to call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallTarget {
+    /// `POST /v1/chat/completions`.
+    Llm {
+        /// The model (`PROVIDER/NAME`).
+        model: String,
+        /// Stream the response (SSE).
+        stream: bool,
+        /// `max_tokens` of the request body.
+        max_tokens: Option<u32>,
+    },
+    /// `POST /tools/NAME`.
+    Tool {
+        /// The tool name.
+        name: String,
+        /// The JSON body.
+        body: serde_json::Value,
+    },
+    /// `GET /ws?channel=NAME`, then `messages` exchanges.
+    Ws {
+        /// The channel name.
+        channel: String,
+        /// Messages to exchange.
+        messages: u32,
+    },
+}
+
+/// The deadlines of one attempt, already divided by the run's speed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadlines {
+    /// Response headers (or the first token) must arrive within this.
+    pub ttfb: Option<Duration>,
+    /// A stream may stay silent at most this long between tokens.
+    pub inter_token: Option<Duration>,
+    /// The whole attempt must finish within this.
+    pub total: Duration,
+}
+
+/// One attempt at an upstream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The dependency (breaker key) this call goes to.
+    pub dep: String,
+    /// The operation class.
+    pub class: OpClass,
+    /// What to call.
+    pub target: CallTarget,
+    /// The credential to send as `Authorization: Bearer` (never logged; model calls only).
+    pub bearer: Option<String>,
+    /// The `Idempotency-Key` header value.
+    pub idempotency_key: Option<String>,
+    /// The `X-Breaker-Probe` header value (the dep) when this call is a breaker probe.
+    pub probe: Option<String>,
+    /// The engine worker making the call.
+    pub worker: usize,
+    /// The attempt number within its request (1-based).
+    pub attempt: u32,
+    /// The deadlines to enforce.
+    pub deadlines: Deadlines,
+}
+
+/// Sends calls. Implementations must be cheap to share across workers.
+pub trait Transport: Send + Sync + 'static {
+    /// Performs one attempt and reports what happened (never panics, never errors: every failure
+    /// is an `AttemptResult`).
+    fn send(&self, call: Call) -> impl Future<Output = AttemptResult> + Send;
+}

@@ -1,0 +1,221 @@
+//! The report model: exactly what `report.json` holds (DESIGN 9). The Markdown and HTML
+//! renderers read only this, so `rehearse report RUN_DIR` can re-render them from the JSON.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scrape::{RatePoint, StatePoint, Transition};
+use crate::verdict::ExpectationResult;
+
+/// The report.json schema version; bump on an incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The overall verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every expectation held in every policy run.
+    Pass,
+    /// The rehearsal ran and at least one expectation failed.
+    Fail,
+    /// The run was stopped early (signal); `reason` says why.
+    Incomplete,
+    /// The harness failed; `reason` says how.
+    Error,
+}
+
+impl Verdict {
+    /// `pass`, `fail`, `incomplete` or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::Incomplete => "incomplete",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// report.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario description, if any.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// pass | fail | incomplete | error.
+    pub verdict: Verdict,
+    /// Why the run is incomplete or errored (null otherwise).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Run start, RFC 3339 UTC (`2026-11-29T18:55:00.123Z`).
+    pub started_at: String,
+    /// Planned scenario duration at speed 1, ms.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// The `--speed` divisor.
+    pub speed: f64,
+    /// The seed.
+    pub seed: u64,
+    /// Host and TCP stack facts (from `host::fingerprint`).
+    pub host: serde_json::Value,
+    /// One entry per policy run, in run order.
+    pub policies: Vec<PolicyReport>,
+    /// Replay schedule accuracy over all policy runs.
+    pub replay: ReplayInfo,
+    /// Host facts that contradict the scenario's timing (e.g. a TCP timer above a tolerance).
+    #[serde(default)]
+    pub contradictions: Vec<serde_json::Value>,
+    /// The effective scenario/engine configuration.
+    pub config: serde_json::Value,
+}
+
+/// One policy run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyReport {
+    /// `legacy` or `retry-gate`.
+    pub policy: String,
+    /// True when every expectation of this run held.
+    pub ok: bool,
+    /// The checked expectations.
+    pub expectations: Vec<ExpectationResult>,
+    /// Observed breaker transitions, time-ordered.
+    pub transitions: Vec<Transition>,
+    /// The A/B numbers.
+    pub summary: Summary,
+    /// Per dep, breaker state as a step function from t = 0 (for the timeline).
+    #[serde(default)]
+    pub breaker_states: BTreeMap<String, Vec<StatePoint>>,
+    /// Request and error rate per scrape interval.
+    #[serde(default)]
+    pub rates: Vec<RatePoint>,
+    /// Fault windows (scaled to the run's speed).
+    #[serde(default)]
+    pub fault_windows: Vec<FaultWindow>,
+    /// This run's replay schedule accuracy.
+    #[serde(default)]
+    pub replay: Option<ReplayInfo>,
+    /// Scrape health.
+    #[serde(default)]
+    pub scrapes: ScrapeStats,
+    /// Run length actually observed, ms.
+    #[serde(default)]
+    pub elapsed_ms: u64,
+}
+
+/// The A/B comparison numbers of one policy run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// `profile_cooldowns_total` by reason.
+    pub cooldowns_by_reason: BTreeMap<String, u64>,
+    /// `profile_rotations_total`.
+    pub rotations: u64,
+    /// `profile_retries_total` (same-profile retries).
+    pub retries: u64,
+    /// `model_fallbacks_total`.
+    pub fallbacks: u64,
+    /// Requests the replayer saw fail (from the replay summary; null when not known).
+    pub failed_requests: Option<u64>,
+    /// Requests that returned a user-visible error (from the harness; null when not known).
+    pub user_visible_errors: Option<u64>,
+    /// `requests_total` attempts with an outcome other than ok.
+    pub failed_attempts: u64,
+    /// `breaker_rejections_total`.
+    pub breaker_rejections: u64,
+    /// `breaker_retry_after_skips_total`.
+    pub retry_after_skips: u64,
+    /// `idempotent_duplicates_total`.
+    pub idempotent_duplicates: u64,
+    /// `requests_total` by dep, then outcome.
+    pub outcomes_by_dep: BTreeMap<String, BTreeMap<String, u64>>,
+    /// `request_latency_seconds` p50/p99 by dep (estimated from buckets).
+    pub latency_by_dep: BTreeMap<String, Latency>,
+}
+
+/// Latency quantiles in ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Median, ms.
+    pub p50_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+    /// Observations.
+    pub count: u64,
+}
+
+/// A fault window as run (ms since run start, already divided by speed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FaultWindow {
+    /// The fault's route (`tool:crm_search`, `llm`, `ws`, `*`).
+    pub route: String,
+    /// The fault kind (`status`, `stall`, ...).
+    pub kind: String,
+    /// Start, ms since run start.
+    pub from_ms: u64,
+    /// End, ms since run start (null = until the end of the run).
+    pub until_ms: Option<u64>,
+    /// A short description (`503`, `retry_after 120s`).
+    #[serde(default)]
+    pub detail: String,
+}
+
+/// Replay schedule accuracy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplayInfo {
+    /// Requests sent.
+    pub sent: u64,
+    /// Send time minus intended time.
+    pub lag_ms: Lag,
+}
+
+/// Lag quantiles, ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Lag {
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+/// Scrape health of one policy run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScrapeStats {
+    /// Successful scrapes.
+    pub ok: u64,
+    /// Failed scrapes (connection, status, parse).
+    pub failures: u64,
+    /// The last failure, if any.
+    pub last_error: Option<String>,
+}
+
+impl ReplayInfo {
+    /// Combines several runs: sent summed, lags the worst of the runs.
+    pub fn combine(runs: &[ReplayInfo]) -> ReplayInfo {
+        let mut out = ReplayInfo::default();
+        for r in runs {
+            out.sent += r.sent;
+            out.lag_ms.p50 = out.lag_ms.p50.max(r.lag_ms.p50);
+            out.lag_ms.p99 = out.lag_ms.p99.max(r.lag_ms.p99);
+            out.lag_ms.max = out.lag_ms.max.max(r.lag_ms.max);
+        }
+        out
+    }
+}
+
+impl Report {
+    /// pass when every policy run's expectations held, else fail. (The harness sets
+    /// incomplete/error itself, with a reason.)
+    pub fn verdict_from_policies(policies: &[PolicyReport]) -> Verdict {
+        if policies.iter().all(|p| p.ok) {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        }
+    }
+}

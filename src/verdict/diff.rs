@@ -1,0 +1,263 @@
+//! `diff`: expectations against what a run observed. Pure; all times in ms since the run start.
+//!
+//! Transitions: per dep, expected transitions are matched in order against that dep's observed
+//! transitions (a subsequence match; the first candidate within tolerance wins, else the first
+//! candidate). `at` counts from the run start; `after` from the observed time of the previous
+//! matched transition of that dep (its expected time if it was missing; the run start for the
+//! first). Observed transitions of such a dep that no expectation matched are `unexpected`.
+//! Every time and tolerance is divided by `speed`; tolerances never drop below 20 ms.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
+use super::{ExpectKind, ExpectationResult, probe_spacing, secs, signed_secs};
+use crate::scrape::{Exposition, Transition};
+
+/// Floor of every scaled tolerance.
+pub const MIN_TOLERANCE_MS: i64 = 20;
+
+/// One request the upstream received (from its records), with whether it was a breaker probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeArrival {
+    /// The dep as the upstream names it.
+    pub dep: String,
+    /// Arrival time, ms since the run start.
+    pub t_ms: u64,
+    /// True when it carried `X-Breaker-Probe`.
+    pub probe: bool,
+}
+
+fn speed_or_one(speed: f64) -> f64 {
+    if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
+    }
+}
+
+/// A duration at speed 1 → ms at `speed`.
+pub fn scaled_ms(d: Duration, speed: f64) -> i64 {
+    (d.as_secs_f64() * 1000.0 / speed_or_one(speed)).round() as i64
+}
+
+/// A tolerance at speed 1 → ms at `speed`, never below 20 ms.
+pub fn scaled_tolerance(d: Duration, speed: f64) -> i64 {
+    scaled_ms(d, speed).max(MIN_TOLERANCE_MS)
+}
+
+/// Checks `expect` (already filtered to one policy run, see `Expectations::for_policy`) against
+/// the observed `transitions` (time-ordered), the `final_scrape` and the upstream's `arrivals`.
+pub fn diff(
+    expect: &Expectations,
+    transitions: &[Transition],
+    final_scrape: Option<&Exposition>,
+    arrivals: &[ProbeArrival],
+    speed: f64,
+) -> Vec<ExpectationResult> {
+    let mut out = Vec::new();
+    let mut deps: Vec<&str> = Vec::new();
+    for e in &expect.transition {
+        if !deps.contains(&e.dep.as_str()) {
+            deps.push(&e.dep);
+        }
+    }
+    for dep in deps {
+        let exp: Vec<&ExpectTransition> =
+            expect.transition.iter().filter(|e| e.dep == dep).collect();
+        let obs: Vec<&Transition> = transitions.iter().filter(|t| t.dep == dep).collect();
+        out.extend(diff_dep(dep, &exp, &obs, speed));
+    }
+    for m in &expect.metric {
+        out.push(diff_metric(m, final_scrape));
+    }
+    for n in &expect.no_transition {
+        let seen: Vec<&Transition> = transitions.iter().filter(|t| t.dep == n.dep).collect();
+        let observed = match seen.first() {
+            None => "none".to_string(),
+            Some(t) => format!(
+                "{} (first {} at {})",
+                seen.len(),
+                arrow(t),
+                secs(t.t_ms as i64)
+            ),
+        };
+        let detail = format!("{} expected no transition, observed {observed}", n.dep);
+        out.push(ExpectationResult {
+            kind: ExpectKind::NoTransition,
+            dep: Some(n.dep.clone()),
+            expected: "no transition".into(),
+            observed,
+            delta_ms: None,
+            ok: seen.is_empty(),
+            detail,
+        });
+    }
+    for p in &expect.probe_spacing {
+        out.push(probe_spacing::check(p, arrivals, speed));
+    }
+    out
+}
+
+fn arrow(t: &Transition) -> String {
+    format!("{}→{}", t.from.as_str(), t.to.as_str())
+}
+
+fn diff_dep(
+    dep: &str,
+    exp: &[&ExpectTransition],
+    obs: &[&Transition],
+    speed: f64,
+) -> Vec<ExpectationResult> {
+    let mut out = Vec::new();
+    let mut used = vec![false; obs.len()];
+    let mut cursor = 0;
+    let mut anchor: Option<i64> = Some(0);
+    for e in exp {
+        let tol = scaled_tolerance(e.tolerance.unwrap_or(DEFAULT_TOLERANCE), speed);
+        let want = format!("{}→{}", e.from.as_str(), e.to.as_str());
+        let (exp_t, expected) = match (e.at, e.after) {
+            (Some(at), _) => {
+                let t = scaled_ms(at, speed);
+                (Some(t), format!("{want} at {} ±{}", secs(t), secs(tol)))
+            }
+            (None, Some(after)) => {
+                let t = anchor.map(|a| a + scaled_ms(after, speed));
+                let shown = t.map_or("?".into(), secs);
+                let a = secs(scaled_ms(after, speed));
+                (
+                    t,
+                    format!("{want} at {shown} ({a} after the previous) ±{}", secs(tol)),
+                )
+            }
+            (None, None) => (None, format!("{want} (any time)")),
+        };
+        let candidates: Vec<usize> = (cursor..obs.len())
+            .filter(|&i| obs[i].from == e.from && obs[i].to == e.to)
+            .collect();
+        let within = |i: &&usize| exp_t.is_none_or(|x| (obs[**i].t_ms as i64 - x).abs() <= tol);
+        let pick = candidates
+            .iter()
+            .find(within)
+            .or(candidates.first())
+            .copied();
+        match pick {
+            Some(i) => {
+                used[i] = true;
+                cursor = i + 1;
+                let t = obs[i].t_ms as i64;
+                let delta = exp_t.map(|x| t - x);
+                let ok = delta.is_none_or(|d| d.abs() <= tol);
+                let how = match delta {
+                    Some(d) if ok => format!(" ({}, within tolerance)", signed_secs(d)),
+                    Some(d) => format!(" ({}, outside tolerance)", signed_secs(d)),
+                    None => String::new(),
+                };
+                out.push(ExpectationResult {
+                    kind: ExpectKind::Transition,
+                    dep: Some(dep.to_string()),
+                    detail: format!("{dep} {expected}, observed at {}{how}", secs(t)),
+                    expected,
+                    observed: secs(t),
+                    delta_ms: delta,
+                    ok,
+                });
+                anchor = Some(t);
+            }
+            None => {
+                out.push(ExpectationResult {
+                    kind: ExpectKind::Transition,
+                    dep: Some(dep.to_string()),
+                    detail: format!("{dep} {expected}, missing (no {want} observed in order)"),
+                    expected,
+                    observed: "missing".into(),
+                    delta_ms: None,
+                    ok: false,
+                });
+                anchor = exp_t;
+            }
+        }
+    }
+    for (t, _) in obs.iter().zip(&used).filter(|(_, u)| !**u) {
+        let at = secs(t.t_ms as i64);
+        out.push(ExpectationResult {
+            kind: ExpectKind::Transition,
+            dep: Some(dep.to_string()),
+            expected: "none".into(),
+            observed: format!("{} at {at}", arrow(t)),
+            delta_ms: None,
+            ok: false,
+            detail: format!(
+                "{dep} {} unexpected at {at} (not in the expected sequence)",
+                arrow(t)
+            ),
+        });
+    }
+    out
+}
+
+/// Formats a metric value: integers without a fraction.
+pub fn num(v: f64) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> ExpectationResult {
+    let eps = |x: f64| 1e-9 * x.abs().max(1.0);
+    let mut bounds = Vec::new();
+    if let Some(x) = m.equals {
+        bounds.push(format!("= {}", num(x)));
+    }
+    if let Some(x) = m.at_least {
+        bounds.push(format!("≥ {}", num(x)));
+    }
+    if let Some(x) = m.at_most {
+        bounds.push(format!("≤ {}", num(x)));
+    }
+    let expected = bounds.join(" and ");
+    let series = m.series.to_string();
+    let Some(e) = final_scrape else {
+        return ExpectationResult {
+            kind: ExpectKind::Metric,
+            dep: None,
+            detail: format!("{series} expected {expected}, observed nothing (no final scrape)"),
+            expected,
+            observed: "no final scrape".into(),
+            delta_ms: None,
+            ok: false,
+        };
+    };
+    let v = e.sum(&m.series);
+    let ok = m.equals.is_none_or(|x| (v - x).abs() <= eps(x))
+        && m.at_least.is_none_or(|x| v >= x - eps(x))
+        && m.at_most.is_none_or(|x| v <= x + eps(x));
+    let reference = m.equals.or(if ok {
+        None
+    } else {
+        m.at_least.filter(|x| v < *x).or(m.at_most)
+    });
+    let delta = match reference {
+        Some(x) if !ok => {
+            let d = v - x;
+            format!(" ({}{})", if d >= 0.0 { "+" } else { "" }, num(d))
+        }
+        _ => String::new(),
+    };
+    let verdict = if ok { "ok" } else { "outside the bound" };
+    ExpectationResult {
+        kind: ExpectKind::Metric,
+        dep: None,
+        detail: format!(
+            "{series} expected {expected}, observed {}{delta}, {verdict}",
+            num(v)
+        ),
+        expected,
+        observed: num(v),
+        delta_ms: None,
+        ok,
+    }
+}

@@ -1,0 +1,239 @@
+//! Expectations as written in a scenario's `[expect]` table (DESIGN 4): `[[expect.transition]]`,
+//! `[[expect.metric]]`, `[[expect.no_transition]]` and `[[expect.probe_spacing]]`. Unknown keys
+//! are rejected; durations are humantime strings (`"22s"`, `"300ms"`).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::events::BreakerState;
+use crate::scrape::Selector;
+
+/// Default tolerance of a transition expectation without `tolerance`.
+pub const DEFAULT_TOLERANCE: Duration = Duration::from_secs(1);
+
+/// The whole `[expect]` table of a scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectations {
+    /// `[[expect.transition]]`, in file order (per dep, the expected order).
+    #[serde(default)]
+    pub transition: Vec<ExpectTransition>,
+    /// `[[expect.metric]]`, checked against the final scrape.
+    #[serde(default)]
+    pub metric: Vec<ExpectMetric>,
+    /// `[[expect.no_transition]]`.
+    #[serde(default)]
+    pub no_transition: Vec<ExpectNoTransition>,
+    /// `[[expect.probe_spacing]]`, checked against the upstream's probe arrival times.
+    #[serde(default)]
+    pub probe_spacing: Vec<ExpectProbeSpacing>,
+}
+
+/// One expected breaker transition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectTransition {
+    /// The dep (breaker key).
+    pub dep: String,
+    /// State before.
+    pub from: BreakerState,
+    /// State after.
+    pub to: BreakerState,
+    /// Time from run start (at speed 1).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub at: Option<Duration>,
+    /// Time after the previous expected transition of this dep (anchored on its observed time).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub after: Option<Duration>,
+    /// Allowed |observed − expected| (at speed 1; default 1 s; never below 20 ms after scaling).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tolerance: Option<Duration>,
+    /// Only for this policy run (`legacy`, `retry-gate`); all runs when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// A bound on a metric series (summed by its selector) at the final scrape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectMetric {
+    /// The selector, e.g. `profile_cooldowns_total{reason="timeout"}`.
+    pub series: Selector,
+    /// Exactly this value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<f64>,
+    /// At least this value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<f64>,
+    /// At most this value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<f64>,
+    /// Only for this policy run; all runs when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// A dep whose breaker must never change state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectNoTransition {
+    /// The dep.
+    pub dep: String,
+    /// Only for this policy run; all runs when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// Half-open probes of a dep (requests carrying `X-Breaker-Probe`) must arrive at least `min`
+/// apart at the upstream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectProbeSpacing {
+    /// The dep.
+    pub dep: String,
+    /// Minimum gap between consecutive probe arrivals (at speed 1).
+    #[serde(with = "humantime_serde")]
+    pub min: Duration,
+    /// Slack subtracted from `min` (scaled, floored at 20 ms when given; none by default).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tolerance: Option<Duration>,
+    /// Only for this policy run; all runs when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// A semantic problem in an otherwise well-formed `[expect]` table.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {msg}")]
+pub struct ExpectError {
+    /// The field path, e.g. `expect.transition[2].at`.
+    pub field: String,
+    /// What is wrong.
+    pub msg: String,
+}
+
+fn applies(policy: &Option<String>, run: &str) -> bool {
+    policy.as_deref().is_none_or(|p| p == run)
+}
+
+impl Expectations {
+    /// Checks what serde cannot: `at` xor `after`, `from` ≠ `to`, metric bounds present and
+    /// consistent, policies known. Errors name the field.
+    pub fn validate(&self, known_policies: &[&str]) -> Result<(), ExpectError> {
+        let err = |field: String, msg: &str| {
+            Err(ExpectError {
+                field,
+                msg: msg.to_string(),
+            })
+        };
+        let policy_ok =
+            |p: &Option<String>| p.as_deref().is_none_or(|p| known_policies.contains(&p));
+        for (i, t) in self.transition.iter().enumerate() {
+            let f = format!("expect.transition[{i}]");
+            if t.at.is_some() && t.after.is_some() {
+                return err(
+                    format!("{f}.after"),
+                    "give either `at` or `after`, not both",
+                );
+            }
+            if t.from == t.to {
+                return err(format!("{f}.to"), "`to` must differ from `from`");
+            }
+            if !policy_ok(&t.policy) {
+                return err(format!("{f}.policy"), "not one of the scenario's policies");
+            }
+        }
+        for (i, m) in self.metric.iter().enumerate() {
+            let f = format!("expect.metric[{i}]");
+            if m.equals.is_none() && m.at_least.is_none() && m.at_most.is_none() {
+                return err(f, "give `equals`, `at_least` or `at_most`");
+            }
+            if m.equals.is_some() && (m.at_least.is_some() || m.at_most.is_some()) {
+                return err(
+                    format!("{f}.equals"),
+                    "`equals` excludes `at_least`/`at_most`",
+                );
+            }
+            if let (Some(lo), Some(hi)) = (m.at_least, m.at_most)
+                && lo > hi
+            {
+                return err(format!("{f}.at_most"), "`at_most` is below `at_least`");
+            }
+            if !policy_ok(&m.policy) {
+                return err(format!("{f}.policy"), "not one of the scenario's policies");
+            }
+        }
+        for (i, n) in self.no_transition.iter().enumerate() {
+            if !policy_ok(&n.policy) {
+                return err(
+                    format!("expect.no_transition[{i}].policy"),
+                    "not one of the scenario's policies",
+                );
+            }
+        }
+        for (i, p) in self.probe_spacing.iter().enumerate() {
+            if !policy_ok(&p.policy) {
+                return err(
+                    format!("expect.probe_spacing[{i}].policy"),
+                    "not one of the scenario's policies",
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The expectations that apply to the run of `policy`.
+    pub fn for_policy(&self, policy: &str) -> Expectations {
+        Expectations {
+            transition: self
+                .transition
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+            metric: self
+                .metric
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+            no_transition: self
+                .no_transition
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+            probe_spacing: self
+                .probe_spacing
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// True when there is nothing to check.
+    pub fn is_empty(&self) -> bool {
+        self.transition.is_empty()
+            && self.metric.is_empty()
+            && self.no_transition.is_empty()
+            && self.probe_spacing.is_empty()
+    }
+}

@@ -1,0 +1,80 @@
+//! Half-open probe spacing, measured where it matters: at the upstream, from the arrival times
+//! of requests that carried `X-Breaker-Probe` for the dep.
+
+use super::diff::{ProbeArrival, scaled_ms, scaled_tolerance};
+use super::expect::ExpectProbeSpacing;
+use super::{ExpectKind, ExpectationResult, secs, signed_secs};
+
+/// Checks that consecutive probe arrivals of `e.dep` are at least `e.min` apart (scaled by
+/// `speed`, minus the scaled tolerance when one is given). No probe at all fails; a single
+/// probe passes (there is no gap to measure) and says so.
+pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> ExpectationResult {
+    let min_ms = scaled_ms(e.min, speed);
+    let slack = e.tolerance.map_or(0, |t| scaled_tolerance(t, speed));
+    let bound = min_ms - slack;
+    let mut times: Vec<u64> = arrivals
+        .iter()
+        .filter(|a| a.probe && a.dep == e.dep)
+        .map(|a| a.t_ms)
+        .collect();
+    times.sort_unstable();
+    let expected = if slack > 0 {
+        format!(
+            "probes ≥ {} apart (−{} tolerance)",
+            secs(min_ms),
+            secs(slack)
+        )
+    } else {
+        format!("probes ≥ {} apart", secs(min_ms))
+    };
+    let dep = e.dep.clone();
+    let result = |observed: String, delta_ms, ok, detail| ExpectationResult {
+        kind: ExpectKind::ProbeSpacing,
+        dep: Some(dep.clone()),
+        expected: expected.clone(),
+        observed,
+        delta_ms,
+        ok,
+        detail,
+    };
+    match times.len() {
+        0 => result(
+            "no probes".into(),
+            None,
+            false,
+            format!("{dep} expected {expected}, observed no probes at the upstream"),
+        ),
+        1 => result(
+            "1 probe".into(),
+            None,
+            true,
+            format!(
+                "{dep} expected {expected}, observed a single probe at {} (no gap to measure)",
+                secs(times[0] as i64)
+            ),
+        ),
+        n => {
+            let (i, gap) = times
+                .windows(2)
+                .enumerate()
+                .map(|(i, w)| (i, (w[1] - w[0]) as i64))
+                .min_by_key(|&(_, g)| g)
+                .unwrap_or((0, 0)); // ok: n ≥ 2 so there is at least one window
+            let ok = gap >= bound;
+            let delta = gap - min_ms;
+            let how = if ok { "ok" } else { "too close" };
+            result(
+                format!("min gap {}", secs(gap)),
+                Some(delta),
+                ok,
+                format!(
+                    "{dep} expected {expected}, observed min gap {} over {n} probes (between {} and {}; {}), {how}",
+                    secs(gap),
+                    secs(times[i] as i64),
+                    secs(times[i + 1] as i64),
+                    signed_secs(delta)
+                ),
+            )
+        }
+    }
+}
