@@ -8,6 +8,7 @@
 //! - [`cli`]: clap structs only (raw flags); [`app`]: dispatch a parsed command to its handler.
 //! - [`exit`]: the exit-code contract (0 pass, 1 expectation failed, 2 bad input, 3 harness failed).
 //! - [`engine`]: the failover + breaker engine: pure decisions with `now` passed in, no hyper/clap.
+//! - [`exporter`]: the engine's `/metrics` HTTP endpoint (hyper), Prometheus text format 0.0.4.
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
 //! - [`scenario`]: the scenario file format and its validation.
@@ -25,6 +26,7 @@ pub mod app;
 pub mod cli;
 pub mod engine;
 pub mod exit;
+pub mod exporter;
 pub mod host;
 pub mod replay;
 pub mod report;

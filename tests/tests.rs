@@ -10,6 +10,15 @@ mod replay;
 // Replay: record → replay round trip over loopback, no secrets in recordings.
 mod replay_roundtrip;
 
+// Breaker trip/open/half-open/close rules on paused time.
+mod breaker_machine;
+
+// Breaker half-open pacing, probes and closing.
+mod breaker_half_open;
+
+// The engine's /metrics: DESIGN 8 series, promtool, exporter.
+mod metrics;
+
 // Exposition parser, selectors and the prometheus-parse comparison (verdict helper).
 mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
@@ -22,3 +31,12 @@ mod host;
 
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;
+
+// The engine executor: admission, probes, context fallback, tools, ws, speed.
+mod engine_executor;
+
+// The cooldown store: OpenClaw shape, restarts, atomic writes.
+mod engine_store;
+
+// Engine configuration errors and the cooldown preset tables.
+mod engine_config;

@@ -246,6 +246,12 @@ pub enum EventKind {
         /// Whether it succeeded.
         ok: bool,
     },
+    /// The upstream executed a non-idempotent call twice under one `Idempotency-Key` (reported
+    /// by whoever can see it, e.g. the harness from the mock upstream's records; must stay 0).
+    IdempotentDuplicate {
+        /// The dependency.
+        dep: String,
+    },
     /// A user request finished (after all retries, rotations and fallbacks).
     RequestFinished {
         /// The request's id (traffic line number or replay sequence).

@@ -167,6 +167,15 @@ impl<T: Transport> Engine<T> {
         self.core().store_error.clone()
     }
 
+    /// Writes the store file now (last-used times included; cooldown changes are written as
+    /// they happen). Call it when a run ends.
+    pub fn persist(&self) -> Result<(), super::store::StoreError> {
+        let mut core = self.core();
+        let result = core.store.save();
+        core.store_error = result.as_ref().err().map(|e| e.to_string());
+        result
+    }
+
     fn core(&self) -> MutexGuard<'_, Core> {
         match self.core.lock() {
             Ok(g) => g,

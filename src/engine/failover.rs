@@ -371,3 +371,7 @@ pub fn decide<R: Rng + ?Sized>(
     });
     step
 }
+
+#[cfg(test)]
+#[path = "failover_tests.rs"]
+mod tests;

@@ -18,8 +18,13 @@
 //! - [`failover`]: the pure failover decision.
 //! - [`executor`]: `Engine`, the async loop around it.
 //! - [`events`]: the structured events every decision emits.
+//! - [`breaker`], [`breakers`]: per-dependency circuit breakers (pure machine) and the registry
+//!   implementing `Admission`.
+//! - [`health`]: canaries and the canary/breaker disagreement; [`metrics`]: the Prometheus registry.
 
 pub mod admission;
+pub mod breaker;
+pub mod breakers;
 pub mod classify;
 pub mod config;
 pub mod cooldown;
@@ -27,6 +32,8 @@ pub mod dep;
 pub mod events;
 pub mod executor;
 pub mod failover;
+pub mod health;
+pub mod metrics;
 pub mod outcome;
 pub mod policy;
 pub mod profiles;

@@ -14,4 +14,6 @@ pub fn rehearse(args: &[&str]) -> Output {
         .expect("spawn rehearse binary")
 }
 
+pub mod breaker;
 pub mod engine;
+pub mod metrics;

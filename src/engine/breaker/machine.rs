@@ -1,0 +1,327 @@
+//! One dependency's breaker as a pure state machine: [`Machine::admit`], [`Machine::record`] and
+//! [`Machine::advance`] take `now` and the config, mutate the machine and append what happened
+//! ([`Note`]) to a buffer the caller turns into events. No clock, no lock, no I/O.
+
+use std::time::Duration;
+
+use rand::Rng;
+use tokio::time::Instant;
+
+use super::classify::Signal;
+use super::config::BreakerConfig;
+use super::probe::{HalfOpen, Latencies, probe_timeout};
+use super::window::{Window, ratio_trips};
+use crate::engine::events::BreakerState;
+
+/// Where a breaker is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    /// Traffic flows.
+    Closed,
+    /// Calls are rejected until `until` (then half-open, unless a Retry-After reaches further).
+    Open {
+        /// When it may become half-open.
+        until: Instant,
+    },
+    /// Paced probes are admitted.
+    HalfOpen(HalfOpen),
+}
+
+/// Something the caller should report (as an event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    /// A state change at `at` (which may be earlier than the `now` that noticed it: an open
+    /// breaker becomes half-open exactly when its open time ends).
+    Transition {
+        /// When it happened.
+        at: Instant,
+        /// Previous state.
+        from: BreakerState,
+        /// New state.
+        to: BreakerState,
+        /// For transitions to open: the breaker's own open time (before any Retry-After).
+        open_for: Option<Duration>,
+    },
+    /// At `at` the breaker would have become half-open, but a Retry-After holds it open until
+    /// `until`.
+    RetryAfterSkip {
+        /// When the half-open transition was due.
+        at: Instant,
+        /// Until when it stays open.
+        until: Instant,
+    },
+}
+
+/// An admission decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Go ahead; a half-open probe gets its own timeout.
+    Allow {
+        /// True for a half-open probe (it must carry `X-Breaker-Probe`).
+        probe: bool,
+        /// The probe timeout, for probes.
+        timeout: Option<Duration>,
+    },
+    /// Rejected at once; retrying before `until` is pointless.
+    Reject {
+        /// The earliest instant a call could be admitted.
+        until: Instant,
+    },
+}
+
+/// One dependency's breaker.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    phase: Phase,
+    /// Consecutive connection failures while closed.
+    consecutive: u32,
+    /// Consecutive WebSocket ping timeouts.
+    ping_streak: u32,
+    window: Window,
+    /// Re-opens from half-open since the breaker last closed (open_for doubles per re-open).
+    reopens: u32,
+    /// The furthest Retry-After received from this dependency.
+    retry_after_until: Option<Instant>,
+    latencies: Latencies,
+}
+
+impl Machine {
+    /// A closed breaker.
+    pub fn new(cfg: &BreakerConfig) -> Self {
+        Self {
+            phase: Phase::Closed,
+            consecutive: 0,
+            ping_streak: 0,
+            window: Window::new(cfg.window),
+            reopens: 0,
+            retry_after_until: None,
+            latencies: Latencies::default(),
+        }
+    }
+
+    /// The current phase (as of the last call; see [`Machine::advance`]).
+    pub fn phase(&self) -> &Phase {
+        &self.phase
+    }
+
+    /// The current state (as of the last call).
+    pub fn state(&self) -> BreakerState {
+        match self.phase {
+            Phase::Closed => BreakerState::Closed,
+            Phase::Open { .. } => BreakerState::Open,
+            Phase::HalfOpen(_) => BreakerState::HalfOpen,
+        }
+    }
+
+    /// Consecutive connection failures so far (while closed).
+    pub fn consecutive_failures(&self) -> u32 {
+        self.consecutive
+    }
+
+    /// (calls, 5xx) in the sliding window as of the last record.
+    pub fn window_counts(&self) -> (u32, u32) {
+        (self.window.calls(), self.window.failures())
+    }
+
+    /// The open time the next trip would use: `open_for × 2^reopens`, capped.
+    pub fn next_open_for(&self, cfg: &BreakerConfig) -> Duration {
+        open_for(cfg, self.reopens)
+    }
+
+    /// Moves an open breaker whose time is up to half-open (or defers that to a further
+    /// Retry-After, noting the skip).
+    pub fn advance(&mut self, now: Instant, notes: &mut Vec<Note>) {
+        let Phase::Open { until } = self.phase else {
+            return;
+        };
+        if now < until {
+            return;
+        }
+        if let Some(ra) = self.retry_after_until
+            && ra > until
+        {
+            notes.push(Note::RetryAfterSkip {
+                at: until,
+                until: ra,
+            });
+            self.phase = Phase::Open { until: ra };
+            return self.advance(now, notes);
+        }
+        notes.push(Note::Transition {
+            at: until,
+            from: BreakerState::Open,
+            to: BreakerState::HalfOpen,
+            open_for: None,
+        });
+        self.phase = Phase::HalfOpen(HalfOpen::new(until));
+    }
+
+    /// Decides whether `worker`'s call may go out at `now`.
+    pub fn admit(
+        &mut self,
+        cfg: &BreakerConfig,
+        worker: usize,
+        now: Instant,
+        rng: &mut impl Rng,
+        notes: &mut Vec<Note>,
+    ) -> Decision {
+        self.advance(now, notes);
+        let timeout = probe_timeout(self.latencies.p99(), cfg);
+        match &mut self.phase {
+            Phase::Closed => Decision::Allow {
+                probe: false,
+                timeout: None,
+            },
+            Phase::Open { until } => Decision::Reject { until: *until },
+            Phase::HalfOpen(h) => match h.try_admit(worker, now, timeout, cfg, rng) {
+                Ok(()) => Decision::Allow {
+                    probe: true,
+                    timeout: Some(timeout),
+                },
+                Err(until) => Decision::Reject { until },
+            },
+        }
+    }
+
+    /// Folds one attempt's result into the breaker.
+    pub fn record(
+        &mut self,
+        cfg: &BreakerConfig,
+        worker: usize,
+        probe: bool,
+        signal: Signal,
+        now: Instant,
+        notes: &mut Vec<Note>,
+    ) {
+        self.advance(now, notes);
+        match signal {
+            Signal::Success { latency }
+            | Signal::RateLimited { latency, .. }
+            | Signal::ServerError { latency, .. } => self.latencies.observe(latency),
+            _ => {}
+        }
+        if let Signal::RateLimited {
+            retry_after: Some(ra),
+            ..
+        }
+        | Signal::ServerError {
+            retry_after: Some(ra),
+            ..
+        } = signal
+        {
+            let until = now + ra;
+            self.retry_after_until = Some(self.retry_after_until.map_or(until, |u| u.max(until)));
+        }
+        match &mut self.phase {
+            Phase::Closed => self.record_closed(cfg, signal, now, notes),
+            Phase::Open { .. } => {} // a late answer to a call admitted before the trip
+            Phase::HalfOpen(h) => {
+                if !probe || !h.finish(worker) {
+                    return; // not the probe: it says nothing about recovery
+                }
+                match signal {
+                    Signal::Success { .. } => {
+                        self.ping_streak = 0;
+                        if h.succeed(worker, cfg) {
+                            self.close(now, notes);
+                        }
+                    }
+                    Signal::PingTimeout => {
+                        self.ping_streak += 1;
+                        if self.ping_streak >= cfg.ws_ping_timeouts {
+                            self.reopen(cfg, now, notes);
+                        }
+                    }
+                    s if s.is_probe_failure() => self.reopen(cfg, now, notes),
+                    _ => {} // neutral: the slot is free again, the streak unchanged
+                }
+            }
+        }
+    }
+
+    fn record_closed(
+        &mut self,
+        cfg: &BreakerConfig,
+        signal: Signal,
+        now: Instant,
+        notes: &mut Vec<Note>,
+    ) {
+        match signal {
+            Signal::Success { .. } | Signal::RateLimited { .. } => {
+                self.consecutive = 0;
+                self.ping_streak = 0;
+                self.window.record(now, false);
+            }
+            Signal::ServerError { .. } => {
+                self.consecutive = 0;
+                self.ping_streak = 0;
+                self.window.record(now, true);
+            }
+            Signal::ConnectFailure => {
+                self.consecutive += 1;
+                self.window.record(now, true);
+            }
+            Signal::PingTimeout => self.ping_streak += 1,
+            Signal::Neutral => {}
+        }
+        let trips = self.consecutive >= cfg.consecutive_failures
+            || self.ping_streak >= cfg.ws_ping_timeouts
+            || ratio_trips(
+                self.window.calls(),
+                self.window.failures(),
+                cfg.min_calls,
+                cfg.failure_ratio,
+            );
+        if trips {
+            self.trip(cfg, BreakerState::Closed, now, notes);
+        }
+    }
+
+    fn trip(
+        &mut self,
+        cfg: &BreakerConfig,
+        from: BreakerState,
+        now: Instant,
+        notes: &mut Vec<Note>,
+    ) {
+        let d = open_for(cfg, self.reopens);
+        notes.push(Note::Transition {
+            at: now,
+            from,
+            to: BreakerState::Open,
+            open_for: Some(d),
+        });
+        self.phase = Phase::Open { until: now + d };
+        self.consecutive = 0;
+        self.ping_streak = 0;
+        self.window.clear();
+    }
+
+    fn reopen(&mut self, cfg: &BreakerConfig, now: Instant, notes: &mut Vec<Note>) {
+        self.reopens = self.reopens.saturating_add(1);
+        self.trip(cfg, BreakerState::HalfOpen, now, notes);
+    }
+
+    fn close(&mut self, now: Instant, notes: &mut Vec<Note>) {
+        notes.push(Note::Transition {
+            at: now,
+            from: BreakerState::HalfOpen,
+            to: BreakerState::Closed,
+            open_for: None,
+        });
+        self.phase = Phase::Closed;
+        self.reopens = 0;
+        self.consecutive = 0;
+        self.ping_streak = 0;
+        self.window.clear();
+    }
+}
+
+/// `cfg.open_for × 2^reopens`, capped at `cfg.open_for_cap`.
+pub fn open_for(cfg: &BreakerConfig, reopens: u32) -> Duration {
+    let factor = 2u32.saturating_pow(reopens.min(31));
+    cfg.open_for
+        .checked_mul(factor)
+        .unwrap_or(cfg.open_for_cap)
+        .min(cfg.open_for_cap)
+}

@@ -1,0 +1,253 @@
+//! [`Breakers`]: every dependency's breaker behind one lock, the engine's admission gate.
+//!
+//! It owns the per-dependency [`Machine`]s (created closed on first sight), a seeded RNG per
+//! dependency (so one dependency's probe jitter never depends on another's traffic), and turns
+//! the machines' [`Note`]s into `BreakerTransition` / `RetryAfterSkip` events, stamped with the
+//! instant the change logically happened. Received Retry-After values are wall-clock durations
+//! from the upstream and are not divided by `speed` (a speed-scaled upstream already scales them).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tokio::time::Instant;
+
+use super::admission::{Admission, Admit};
+use super::breaker::{BreakerConfig, Decision, Machine, Note, classify};
+use super::events::{BreakerState, Event, EventKind, EventSink};
+use super::outcome::AttemptResult;
+
+/// One dependency's breaker with its RNG and counters.
+#[derive(Debug)]
+struct Dep {
+    machine: Machine,
+    rng: ChaCha8Rng,
+    rejections: u64,
+}
+
+/// Every dependency's breaker. Share it as `Arc<Breakers>`.
+pub struct Breakers {
+    cfg: BreakerConfig,
+    seed: u64,
+    start: Instant,
+    sink: Arc<dyn EventSink>,
+    deps: Mutex<BTreeMap<String, Dep>>,
+}
+
+impl std::fmt::Debug for Breakers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Breakers")
+            .field("cfg", &self.cfg)
+            .field("seed", &self.seed)
+            .field("deps", &self.states())
+            .finish()
+    }
+}
+
+impl Breakers {
+    /// Breakers with `cfg` (durations divided by `speed`), probe jitter seeded from `seed`,
+    /// events to `sink`, event times relative to `start`.
+    pub fn new(
+        cfg: BreakerConfig,
+        speed: f64,
+        seed: u64,
+        sink: Arc<dyn EventSink>,
+        start: Instant,
+    ) -> Self {
+        Self {
+            cfg: cfg.scaled(speed),
+            seed,
+            start,
+            sink,
+            deps: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The (speed-scaled) configuration in use.
+    pub fn config(&self) -> &BreakerConfig {
+        &self.cfg
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Dep>> {
+        match self.deps.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    fn with_dep<R>(
+        &self,
+        dep: &str,
+        f: impl FnOnce(&BreakerConfig, &mut Dep, &mut Vec<Note>) -> R,
+    ) -> R {
+        let mut notes = Vec::new();
+        let out = {
+            let mut deps = self.lock();
+            let d = match deps.get_mut(dep) {
+                Some(d) => d,
+                None => deps.entry(dep.to_string()).or_insert_with(|| Dep {
+                    machine: Machine::new(&self.cfg),
+                    rng: ChaCha8Rng::seed_from_u64(self.seed ^ fnv1a(dep)),
+                    rejections: 0,
+                }),
+            };
+            f(&self.cfg, d, &mut notes)
+        };
+        self.emit(dep, &notes);
+        out
+    }
+
+    fn emit(&self, dep: &str, notes: &[Note]) {
+        for note in notes {
+            let (at, kind) = match *note {
+                Note::Transition {
+                    at,
+                    from,
+                    to,
+                    open_for,
+                } => (
+                    at,
+                    EventKind::BreakerTransition {
+                        dep: dep.to_string(),
+                        from,
+                        to,
+                        open_for_ms: open_for.map(|d| d.as_millis() as u64),
+                    },
+                ),
+                Note::RetryAfterSkip { at, until } => (
+                    at,
+                    EventKind::RetryAfterSkip {
+                        dep: dep.to_string(),
+                        until_ms: self.ms(until),
+                    },
+                ),
+            };
+            self.sink.emit(&Event {
+                t_ms: self.ms(at),
+                kind,
+                log: None,
+            });
+        }
+    }
+
+    fn ms(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.start).as_millis() as u64
+    }
+
+    /// May `worker` call `dep` at `now`? A rejection is counted here; the caller reports it as
+    /// an `AttemptFinished { outcome: rejected }` event (it knows the class and profile).
+    pub fn decide(&self, dep: &str, worker: usize, now: Instant) -> Decision {
+        self.with_dep(dep, |cfg, d, notes| {
+            let decision = d.machine.admit(cfg, worker, now, &mut d.rng, notes);
+            if matches!(decision, Decision::Reject { .. }) {
+                d.rejections += 1;
+            }
+            decision
+        })
+    }
+
+    /// Folds the result of an attempt admitted by [`Breakers::decide`] into `dep`'s breaker.
+    pub fn observe(
+        &self,
+        dep: &str,
+        worker: usize,
+        probe: bool,
+        result: &AttemptResult,
+        now: Instant,
+    ) {
+        let signal = classify(result, SystemTime::now());
+        self.with_dep(dep, |cfg, d, notes| {
+            d.machine.record(cfg, worker, probe, signal, now, notes)
+        });
+    }
+
+    /// True when `dep`'s breaker is open at `now` (half-open is not open: it admits probes).
+    pub fn open_at(&self, dep: &str, now: Instant) -> bool {
+        if !self.lock().contains_key(dep) {
+            return false;
+        }
+        self.with_dep(dep, |_, d, notes| {
+            d.machine.advance(now, notes);
+            d.machine.state() == BreakerState::Open
+        })
+    }
+
+    /// Moves every breaker whose open time is up to half-open, so the state gauge follows the
+    /// clock even when no call arrives. Call it every few ms of engine time (see [`Breakers::run_ticker`]).
+    pub fn tick(&self, now: Instant) {
+        let names: Vec<String> = self.lock().keys().cloned().collect();
+        for dep in names {
+            self.with_dep(&dep, |_, d, notes| d.machine.advance(now, notes));
+        }
+    }
+
+    /// Calls [`Breakers::tick`] every `every` until `shutdown` completes.
+    pub async fn run_ticker(
+        self: Arc<Self>,
+        every: std::time::Duration,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) {
+        let mut interval = tokio::time::interval(every.max(std::time::Duration::from_millis(1)));
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => return,
+                t = interval.tick() => self.tick(t),
+            }
+        }
+    }
+
+    /// Every known dependency and its state (as of the last call or tick), sorted by name.
+    pub fn states(&self) -> Vec<(String, BreakerState)> {
+        self.lock()
+            .iter()
+            .map(|(k, d)| (k.clone(), d.machine.state()))
+            .collect()
+    }
+
+    /// `dep`'s state (closed when unknown).
+    pub fn state(&self, dep: &str) -> BreakerState {
+        self.lock()
+            .get(dep)
+            .map_or(BreakerState::Closed, |d| d.machine.state())
+    }
+
+    /// Calls to `dep` rejected so far.
+    pub fn rejections(&self, dep: &str) -> u64 {
+        self.lock().get(dep).map_or(0, |d| d.rejections)
+    }
+
+    /// The open time `dep`'s next trip would use (doubles per re-open from half-open).
+    pub fn next_open_for(&self, dep: &str) -> std::time::Duration {
+        self.lock()
+            .get(dep)
+            .map_or(self.cfg.open_for, |d| d.machine.next_open_for(&self.cfg))
+    }
+}
+
+impl Admission for Breakers {
+    fn admit(&self, dep: &str, worker: usize, now: Instant) -> Admit {
+        match self.decide(dep, worker, now) {
+            Decision::Allow { probe, timeout } => Admit::Allow { probe, timeout },
+            Decision::Reject { until } => Admit::Reject { until },
+        }
+    }
+
+    fn record(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Instant) {
+        self.observe(dep, worker, probe, result, now);
+    }
+
+    fn is_open(&self, dep: &str, now: Instant) -> bool {
+        self.open_at(dep, now)
+    }
+}
+
+/// FNV-1a of a dependency name, to derive its RNG seed.
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

@@ -1,0 +1,85 @@
+//! Helpers for the breaker tests: a `Breakers` on paused time and canned attempt results.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rehearse::engine::breaker::{BreakerConfig, Decision};
+use rehearse::engine::breakers::Breakers;
+use rehearse::engine::events::{BreakerState, Collector, EventKind};
+use rehearse::engine::outcome::{AttemptResult, TransportFailure};
+use tokio::time::Instant;
+
+pub const DEP: &str = "crm_search";
+
+/// Test helper.
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Test helper.
+pub fn breakers(seed: u64) -> (Arc<Breakers>, Arc<Collector>, Instant) {
+    let sink = Arc::new(Collector::default());
+    let t0 = Instant::now();
+    let b = Breakers::new(BreakerConfig::default(), 1.0, seed, sink.clone(), t0);
+    (Arc::new(b), sink, t0)
+}
+
+/// Test helper.
+pub fn reset() -> AttemptResult {
+    AttemptResult::Transport {
+        failure: TransportFailure::Reset,
+    }
+}
+
+/// Test helper.
+pub fn ok(latency_ms: u64) -> AttemptResult {
+    AttemptResult::Ok {
+        tokens: 0,
+        latency: ms(latency_ms),
+    }
+}
+
+/// Test helper.
+pub fn http(status: u16, retry_after: Option<&str>) -> AttemptResult {
+    AttemptResult::Http {
+        status,
+        retry_after: retry_after.map(str::to_string),
+        provider_code: None,
+        latency: ms(20),
+    }
+}
+
+/// Admits and records one ordinary call of `dep` at `at`.
+/// Test helper.
+pub fn call(b: &Breakers, dep: &str, at: Instant, result: AttemptResult) -> Decision {
+    let d = b.decide(dep, 0, at);
+    if let Decision::Allow { probe, .. } = d {
+        b.observe(dep, 0, probe, &result, at);
+    }
+    d
+}
+
+/// Trips `dep` at `at` with five resets.
+/// Test helper.
+pub fn trip(b: &Breakers, dep: &str, at: Instant) {
+    for _ in 0..5 {
+        call(b, dep, at, reset());
+    }
+    assert_eq!(b.state(dep), BreakerState::Open);
+}
+
+/// Test helper.
+pub fn transitions(c: &Collector) -> Vec<(u64, BreakerState, BreakerState, Option<u64>)> {
+    c.events()
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::BreakerTransition {
+                from,
+                to,
+                open_for_ms,
+                ..
+            } => Some((e.t_ms, from, to, open_for_ms)),
+            _ => None,
+        })
+        .collect()
+}
