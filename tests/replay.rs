@@ -113,7 +113,7 @@ async fn replay_command_sends_every_route_and_prints_the_summary() {
         stdout.contains("latency ms (from intended send time): p50"),
         "{stdout}"
     );
-    // Every route once (order is the round-trip test's business: this one runs at 5× speed).
+    // Every route once (order is the round-trip test's business: this one runs at speed 2).
     let mut routes: Vec<String> = receiver.sorted().into_iter().map(|a| a.route).collect();
     routes.sort();
     assert_eq!(
