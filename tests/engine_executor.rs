@@ -299,3 +299,61 @@ async fn tool_and_ws_requests_are_admitted_sent_and_recorded_under_their_names()
     );
     assert_eq!(of_kind(&sink, "request_finished").len(), 4);
 }
+
+#[tokio::test(start_paused = true)]
+async fn server_errors_rotate_without_cooling_and_fail_once_every_profile_was_tried() {
+    let t = Scripted::new(|_, _| Reply::Status(503, None));
+    let cfg = EngineConfig::from_toml(
+        "[modelFailover]\nfallbacks = [\"anthropic/claude-opus\"]",
+        "t",
+    )
+    .unwrap();
+    let (e, sink) = build(cfg, Arc::new(AlwaysAllow), t.clone(), 1.0);
+    let r = e.handle(llm(MODEL), 0).await;
+    assert_eq!(
+        (r.outcome, r.attempts, r.fallback),
+        (AttemptOutcome::Http5xx, 2, false),
+        "{r:?}"
+    );
+    assert_eq!(
+        r.user_error.as_deref(),
+        Some("request failed (server_error)")
+    );
+    assert_eq!(t.profiles(), ["openai-codex:p1", "openai-codex:p2"]);
+    assert!(of_kind(&sink, "cooldown_applied").is_empty());
+    assert_eq!(
+        logs(&sink),
+        [
+            "Profile openai-codex:p1 failed (server_error). Trying next account...",
+            "Profile openai-codex:p2 failed (server_error). Trying next account..."
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn workers_share_one_engine_across_spawned_tasks() {
+    let t = Scripted::new(|_, n| {
+        if n % 4 == 0 {
+            Reply::Timeout
+        } else {
+            Reply::Ok
+        }
+    });
+    let (e, sink) = build(
+        EngineConfig::default(),
+        Arc::new(AlwaysAllow),
+        t.clone(),
+        1.0,
+    );
+    let e = Arc::new(e);
+    let tasks: Vec<_> = (0..8)
+        .map(|w| {
+            let e = e.clone();
+            tokio::spawn(async move { e.handle(llm(MODEL), w).await })
+        })
+        .collect();
+    for task in tasks {
+        assert!(task.await.unwrap().is_ok());
+    }
+    assert_eq!(of_kind(&sink, "request_finished").len(), 8);
+}

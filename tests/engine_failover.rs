@@ -380,3 +380,25 @@ async fn legacy_cools_every_profile_logs_no_profile_and_uses_the_fallback() {
         assert!(s.cooldown_until.is_some(), "{id}");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn legacy_cools_a_single_timeout_at_once_and_rotates_without_retrying() {
+    let t = Scripted::new(|c, n| match c.bearer.as_deref() {
+        Some("openai-codex:p1") if n == 1 => Reply::Timeout,
+        _ => Reply::Ok,
+    });
+    let (e, sink) = engine(EngineConfig::default(), 2, Policy::Legacy, t.clone());
+    assert!(e.handle(llm(1), 0).await.is_ok());
+    assert_eq!(t.profiles(), ["openai-codex:p1", "openai-codex:p2"]);
+    assert_eq!(
+        cooldowns(&sink),
+        [("openai-codex:p1".into(), "timeout".into(), 60_000)]
+    );
+    assert_eq!(
+        logs(&sink),
+        [
+            "Cooldown applied: 60000ms for timeout reason",
+            "Profile openai-codex:p1 timed out (possible rate limit). Trying next account...",
+        ]
+    );
+}

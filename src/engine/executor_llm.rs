@@ -151,16 +151,15 @@ impl<T: Transport> Engine<T> {
             };
             let step = {
                 let mut core = self.core();
-                let window = self.config.failure_window();
+                let window_ms = super::ms_of(self.scale(self.config.failure_window()));
                 let counts = core
                     .store
                     .stats(&id)
-                    .map_or((0, 0), |s| s.counts(reason, end_ms, super::ms_of(window)));
+                    .map_or((0, 0), |s| s.counts(reason, end_ms, window_ms));
                 let views = self.views(&core.store, &entries, end);
                 let step = decide(&self.ctx(&views, counts), &state, &c, end, &mut core.rng);
                 if let Some(cd) = &step.cooldown {
                     let until = end_ms.saturating_add(super::ms_of(self.scale(cd.duration)));
-                    let window_ms = super::ms_of(self.scale(window));
                     core.store
                         .mark_failure(&cd.profile, cd.reason, until, end_ms, window_ms);
                     self.save(&mut core);

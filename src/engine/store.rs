@@ -244,3 +244,60 @@ impl CooldownStore {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_count_per_reason_and_a_success_resets_everything() {
+        let mut s = CooldownStore::in_memory();
+        s.mark_used("p", 10);
+        s.mark_failure("p", Reason::Timeout, 1_000, 100, 10_000);
+        s.mark_failure("p", Reason::RateLimit, 500, 200, 10_000);
+        let st = s.stats("p").unwrap();
+        assert_eq!(st.counts(Reason::Timeout, 300, 10_000), (2, 1));
+        assert_eq!(st.counts(Reason::RateLimit, 300, 10_000), (2, 1));
+        assert_eq!(
+            st.cooldown_until,
+            Some(1_000),
+            "an active window is never shortened"
+        );
+        assert_eq!(st.cooldown_reason, Some(Reason::RateLimit));
+        assert!(s.mark_success("p", 400));
+        let st = s.stats("p").unwrap();
+        assert_eq!((st.error_count, st.cooldown_until), (None, None));
+        assert!(st.failure_counts.is_empty());
+        assert_eq!(st.last_used, Some(400));
+        assert!(!s.mark_success("p", 500), "nothing left to reset");
+    }
+
+    #[test]
+    fn counters_restart_after_the_failure_window() {
+        let mut s = CooldownStore::in_memory();
+        s.mark_failure("p", Reason::Timeout, 1_000, 100, 1_000);
+        assert_eq!(
+            s.stats("p").unwrap().counts(Reason::Timeout, 1_100, 1_000),
+            (1, 1)
+        );
+        assert_eq!(
+            s.stats("p").unwrap().counts(Reason::Timeout, 1_101, 1_000),
+            (0, 0)
+        );
+        s.mark_failure("p", Reason::Timeout, 5_000, 2_000, 1_000);
+        assert_eq!(
+            s.stats("p").unwrap().failure_counts.get("timeout"),
+            Some(&1)
+        );
+    }
+
+    #[test]
+    fn billing_goes_to_the_disabled_lane() {
+        let mut s = CooldownStore::in_memory();
+        s.mark_failure("p", Reason::Billing, 9_000, 100, 1_000);
+        let st = s.stats("p").unwrap();
+        assert_eq!((st.cooldown_until, st.disabled_until), (None, Some(9_000)));
+        assert_eq!(st.disabled_reason.as_deref(), Some("billing"));
+        assert_eq!(st.unavailable_until(), Some(9_000));
+    }
+}
