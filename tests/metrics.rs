@@ -222,3 +222,60 @@ async fn exporter_serves_metrics_with_the_0_0_4_content_type_and_404s_elsewhere(
         "server did not stop: {done:?}"
     );
 }
+
+#[test]
+fn metrics_round_trip_through_the_project_scrape_parser_with_escaped_labels() {
+    use rehearse::scrape::parse::{MetricKind, parse};
+    use rehearse::scrape::selector::Selector;
+
+    use crate::support::metrics::WEIRD_DEP;
+
+    let text = populated().render();
+    let exp = parse(&text).unwrap_or_else(|e| panic!("our /metrics does not parse: {e}\n{text}"));
+    for (name, kind, _) in DESIGN_SERIES {
+        let fam = exp
+            .family(name)
+            .unwrap_or_else(|| panic!("family {name} missing"));
+        let want = match kind {
+            "counter" => MetricKind::Counter,
+            "gauge" => MetricKind::Gauge,
+            _ => MetricKind::Histogram,
+        };
+        assert_eq!(fam.kind, want, "{name}");
+        assert!(fam.help.as_deref().is_some_and(|h| !h.is_empty()), "{name}");
+    }
+    // The nasty dep name comes back byte for byte, with a comma, a quote and a backslash.
+    let fam = exp.family("breaker_transitions_total").expect("family");
+    let deps: Vec<&str> = fam
+        .samples
+        .iter()
+        .map(|s| s.labels["dep"].as_str())
+        .collect();
+    assert!(deps.iter().all(|d| *d == WEIRD_DEP), "{deps:?}");
+    assert_eq!(WEIRD_DEP, "we\"ird,dep\\name");
+    let sel = |s: &str| Selector::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+    let d = r#"dep="we\"ird,dep\\name""#;
+    for (series, want) in [
+        (
+            format!("breaker_transitions_total{{{d},from=\"closed\",to=\"open\"}}"),
+            1.0,
+        ),
+        (format!("breaker_transitions_total{{{d}}}"), 3.0),
+        (format!("breaker_rejections_total{{{d}}}"), 1.0),
+        (format!("breaker_retry_after_skips_total{{{d}}}"), 1.0),
+        (format!("breaker_probe_latency_seconds_count{{{d}}}"), 2.0),
+        (format!("requests_total{{{d}}}"), 6.0),
+        ("requests_total".to_string(), 7.0),
+        ("timeouts_total{phase=\"ttfb\"}".to_string(), 1.0),
+        ("retry_budget_exhausted_total".to_string(), 1.0),
+    ] {
+        assert_eq!(exp.sum(&sel(&series)), want, "{series}");
+    }
+    let ts = exp.sum(&sel(&format!(
+        "breaker_last_transition_timestamp_seconds{{{d},from=\"closed\",to=\"open\"}}"
+    )));
+    assert!((ts - (START_UNIX + 1.234)).abs() < 1e-6, "{ts}");
+    // Every sample line of the text is one parsed sample.
+    let lines = text.lines().filter(|l| !l.starts_with('#')).count();
+    assert_eq!(exp.samples().count(), lines);
+}

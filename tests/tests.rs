@@ -16,6 +16,9 @@ mod breaker_machine;
 // Breaker half-open pacing, probes and closing.
 mod breaker_half_open;
 
+// The breaker/timeouts/budget/health/throttle config sub-tables.
+mod breaker_config;
+
 // The engine's /metrics: DESIGN 8 series, promtool, exporter.
 mod metrics;
 

@@ -9,10 +9,15 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::breaker::BreakerConfig;
+use super::budget::BudgetConfig;
 use super::cooldown::{Preset, Schedule, Schedules};
 use super::events::OpClass;
+use super::health::HealthConfig;
 use super::outcome::Reason;
 use super::store::StoreError;
+use super::throttle::ThrottleConfig;
+use super::timeouts::TimeoutConfig;
 use super::transport::Deadlines;
 
 /// A configuration error naming the offending key (or the file, for syntax errors).
@@ -68,6 +73,16 @@ pub struct EngineConfig {
     pub model_failover: ModelFailover,
     /// Cooldown schedules.
     pub cooldowns: CooldownConfig,
+    /// `[engine.breaker]`: per-dependency circuit breakers.
+    pub breaker: BreakerConfig,
+    /// `[engine.timeouts]`: deadlines by operation class.
+    pub timeouts: TimeoutConfig,
+    /// `[engine.budget]`: budget-bounded retries.
+    pub budget: BudgetConfig,
+    /// `[engine.health]`: synthetic canaries.
+    pub health: HealthConfig,
+    /// `[engine.throttle]`: per-tenant tokens-per-minute throttle.
+    pub throttle: ThrottleConfig,
 }
 
 impl Default for EngineConfig {
@@ -76,6 +91,11 @@ impl Default for EngineConfig {
             timeout_seconds: 30.0,
             model_failover: ModelFailover::default(),
             cooldowns: CooldownConfig::default(),
+            breaker: BreakerConfig::default(),
+            timeouts: TimeoutConfig::default(),
+            budget: BudgetConfig::default(),
+            health: HealthConfig::default(),
+            throttle: ThrottleConfig::default(),
         }
     }
 }
@@ -261,6 +281,32 @@ impl EngineConfig {
         let window = self.cooldowns.failure_window_hours;
         positive_seconds("cooldowns.failureWindowHours", window)?;
         self.schedules()?;
+        self.validate_breaker_tables()
+    }
+
+    /// Validates `breaker`, `timeouts`, `budget`, `health`; the error names `table.key`.
+    fn validate_breaker_tables(&self) -> Result<(), ConfigError> {
+        if let Err(e) = self.breaker.validate() {
+            return Err(ConfigError::invalid(
+                format!("breaker.{}", e.key),
+                e.problem,
+            ));
+        }
+        if let Err(e) = self.timeouts.validate() {
+            return Err(ConfigError::invalid(
+                format!("timeouts.{}", e.key),
+                e.problem,
+            ));
+        }
+        if let Err(e) = self.budget.validate() {
+            return Err(ConfigError::invalid(format!("budget.{}", e.key), e.problem));
+        }
+        if self.health.interval.is_zero() {
+            return Err(ConfigError::invalid(
+                "health.interval",
+                "must be longer than 0s",
+            ));
+        }
         Ok(())
     }
 
@@ -308,26 +354,8 @@ impl EngineConfig {
     /// total; llm_inference TTFB `timeoutSeconds` (30 s), inter-token 10 s, total 120 s;
     /// session 1800 s).
     pub fn deadlines(&self, class: OpClass, speed: f64) -> Deadlines {
-        let scale = |secs: f64| {
-            Duration::try_from_secs_f64(secs / speed.max(f64::MIN_POSITIVE))
-                .unwrap_or(Duration::from_secs(secs.max(0.0) as u64))
-        };
-        match class {
-            OpClass::LlmInference => Deadlines {
-                ttfb: Some(scale(self.timeout_seconds)),
-                inter_token: Some(scale(10.0)),
-                total: scale(self.timeout_seconds.max(120.0)),
-            },
-            OpClass::ToolCall => Deadlines {
-                ttfb: None,
-                inter_token: None,
-                total: scale(30.0),
-            },
-            OpClass::Session => Deadlines {
-                ttfb: None,
-                inter_token: None,
-                total: scale(1800.0),
-            },
-        }
+        let ttfb =
+            Duration::try_from_secs_f64(self.timeout_seconds).unwrap_or(Duration::from_secs(30));
+        self.timeouts.deadlines(class, speed, ttfb)
     }
 }

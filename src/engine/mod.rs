@@ -25,6 +25,7 @@
 pub mod admission;
 pub mod breaker;
 pub mod breakers;
+pub mod budget;
 pub mod classify;
 pub mod config;
 pub mod cooldown;
@@ -40,6 +41,8 @@ pub mod profiles;
 pub mod request;
 pub mod retry_after;
 pub mod store;
+pub mod throttle;
+pub mod timeouts;
 pub mod transport;
 
 pub use admission::{Admission, Admit, AlwaysAllow};

@@ -1,0 +1,173 @@
+//! Deadlines by operation class (DESIGN section 7): tool_call 30 s total; llm_inference TTFB
+//! 30 s, inter-token 10 s, total 120 s; session 1800 s — `[engine.timeouts]`, speed-scaled. Each
+//! phase is reported apart (`timeouts_total{class,phase}`): the transport keeps its own deadline
+//! expiry distinct from kernel errors and says which deadline expired.
+//!
+//! The llm_inference TTFB defaults to OpenClaw's `timeoutSeconds` (the engine's top-level key)
+//! unless `llmTtfb` is set here.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::breaker::scale;
+use super::events::OpClass;
+use super::transport::Deadlines;
+
+/// `[engine.timeouts]`: nominal deadlines per operation class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct TimeoutConfig {
+    /// A tool call's whole round trip.
+    #[serde(with = "humantime_serde")]
+    pub tool_call: Duration,
+    /// A model call's time to first byte; `None` = the engine's `timeoutSeconds`.
+    #[serde(with = "humantime_serde", skip_serializing_if = "Option::is_none")]
+    pub llm_ttfb: Option<Duration>,
+    /// Longest silence between two tokens of a model stream.
+    #[serde(with = "humantime_serde")]
+    pub llm_inter_token: Duration,
+    /// A model call's whole duration.
+    #[serde(with = "humantime_serde")]
+    pub llm_total: Duration,
+    /// A WebSocket session's whole duration.
+    #[serde(with = "humantime_serde")]
+    pub session: Duration,
+}
+
+impl Default for TimeoutConfig {
+    fn default() -> Self {
+        Self {
+            tool_call: Duration::from_secs(30),
+            llm_ttfb: None,
+            llm_inter_token: Duration::from_secs(10),
+            llm_total: Duration::from_secs(120),
+            session: Duration::from_secs(1800),
+        }
+    }
+}
+
+/// A timeout setting that cannot work, naming its key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("engine.timeouts.{key}: {problem}")]
+pub struct TimeoutConfigError {
+    /// The key (camelCase).
+    pub key: &'static str,
+    /// What is wrong.
+    pub problem: &'static str,
+}
+
+impl TimeoutConfig {
+    /// Rejects zero deadlines and a TTFB longer than the total.
+    pub fn validate(&self) -> Result<(), TimeoutConfigError> {
+        let zero = |key, d: Duration| {
+            if d.is_zero() {
+                Err(TimeoutConfigError {
+                    key,
+                    problem: "must be longer than 0s",
+                })
+            } else {
+                Ok(())
+            }
+        };
+        zero("toolCall", self.tool_call)?;
+        zero("llmInterToken", self.llm_inter_token)?;
+        zero("llmTotal", self.llm_total)?;
+        zero("session", self.session)?;
+        if let Some(t) = self.llm_ttfb {
+            zero("llmTtfb", t)?;
+            if t > self.llm_total {
+                return Err(TimeoutConfigError {
+                    key: "llmTtfb",
+                    problem: "must not exceed llmTotal",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The deadlines of one attempt of `class`, divided by `speed`. `default_ttfb` is the
+    /// engine's `timeoutSeconds`, used when `llmTtfb` is not set; the total is never shorter
+    /// than the TTFB.
+    pub fn deadlines(&self, class: OpClass, speed: f64, default_ttfb: Duration) -> Deadlines {
+        let s = |d| scale(d, speed);
+        match class {
+            OpClass::ToolCall => Deadlines {
+                ttfb: None,
+                inter_token: None,
+                total: s(self.tool_call),
+            },
+            OpClass::LlmInference => {
+                let ttfb = self.llm_ttfb.unwrap_or(default_ttfb);
+                Deadlines {
+                    ttfb: Some(s(ttfb)),
+                    inter_token: Some(s(self.llm_inter_token)),
+                    total: s(self.llm_total.max(ttfb)),
+                }
+            }
+            OpClass::Session => Deadlines {
+                ttfb: None,
+                inter_token: None,
+                total: s(self.session),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    #[test]
+    fn deadline_table_per_class_and_speed() {
+        let t = TimeoutConfig::default();
+        let ttfb = secs(30);
+        // (class, speed, ttfb, inter_token, total)
+        let table = [
+            (OpClass::ToolCall, 1.0, None, None, secs(30)),
+            (
+                OpClass::LlmInference,
+                1.0,
+                Some(secs(30)),
+                Some(secs(10)),
+                secs(120),
+            ),
+            (OpClass::Session, 1.0, None, None, secs(1800)),
+            (OpClass::ToolCall, 10.0, None, None, secs(3)),
+            (
+                OpClass::LlmInference,
+                10.0,
+                Some(secs(3)),
+                Some(secs(1)),
+                secs(12),
+            ),
+            (OpClass::Session, 100.0, None, None, secs(18)),
+        ];
+        for (class, speed, want_ttfb, want_inter, want_total) in table {
+            let d = t.deadlines(class, speed, ttfb);
+            assert_eq!(
+                (d.ttfb, d.inter_token, d.total),
+                (want_ttfb, want_inter, want_total),
+                "{class:?} at speed {speed}"
+            );
+        }
+    }
+
+    #[test]
+    fn llm_ttfb_override_and_validation() {
+        let t: TimeoutConfig = toml::from_str("llmTtfb = \"5s\"\ntoolCall = \"2s\"").unwrap();
+        let d = t.deadlines(OpClass::LlmInference, 1.0, secs(30));
+        assert_eq!(d.ttfb, Some(secs(5)));
+        assert!(t.validate().is_ok());
+        let bad = TimeoutConfig {
+            llm_ttfb: Some(secs(200)),
+            ..TimeoutConfig::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().key, "llmTtfb");
+        assert!(toml::from_str::<TimeoutConfig>("tool_call = \"1s\"").is_err());
+    }
+}
