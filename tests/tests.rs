@@ -10,6 +10,9 @@ mod replay;
 // Replay: record → replay round trip over loopback, no secrets in recordings.
 mod replay_roundtrip;
 
+// The run harness's real transport: typed failures from misbehaving loopback servers.
+mod run_transport;
+
 // Breaker trip/open/half-open/close rules on paused time.
 mod breaker_machine;
 
@@ -26,6 +29,7 @@ mod metrics;
 mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
 mod verdict_diff;
+
 // Run lock: held / stale takeover (issue 7.4).
 mod lock;
 
@@ -34,6 +38,9 @@ mod host;
 
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;
+
+// launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
+mod schedule;
 
 // The engine executor: admission, probes, context fallback, tools, ws, speed.
 mod engine_executor;

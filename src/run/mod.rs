@@ -1,5 +1,29 @@
-//! The in-process rehearsal (`rehearse run`). Not built yet.
+//! The in-process rehearsal (`rehearse run` / `rehearse --scenario`): start the mock upstream,
+//! the engine (N workers over the real hyper/tungstenite transport) and its `/metrics`, replay
+//! the scenario's traffic, scrape, diff against the expectations and write the report.
+//!
+//! # Layout
+//! - `lock`: the run lock (schedule helper).
+//! - `cmd`: the CLI edge (anyhow, exit codes); `plan`: flags + scenario → a validated run plan.
+//! - `harness`: one policy's run; `suite`: several scenarios into one run directory.
+//! - `transport_http` / `transport_ws` / `errors` / `diagnostics`: the real transport.
+//! - `dispatch`: replayed lines → `Engine::handle` across workers.
+//! - `sinks`: events.jsonl / upstream.jsonl line writers; `rundir`: run directory names.
+//! - `progress`, `signals`: the terminal bar and SIGINT/SIGTERM handling.
 
 mod cmd;
+pub mod diagnostics;
+pub mod dispatch;
+mod errors;
 pub mod lock;
+pub mod plan;
+pub mod progress;
+pub mod rundir;
+pub mod shim;
+pub mod signals;
+pub mod sinks;
+pub mod suite;
+pub mod transport_http;
+mod transport_ws;
+
 pub use cmd::command;

@@ -1,18 +1,130 @@
 //! `rehearse list` and `rehearse validate`.
 
-use crate::cli::{ListArgs, ValidateArgs};
-use crate::exit::{CmdError, CmdResult};
+use std::path::{Path, PathBuf};
 
-/// Runs `rehearse list`.
-pub fn list_command(_args: ListArgs) -> CmdResult {
-    Err(CmdError::harness(anyhow::anyhow!(
-        "`rehearse list` is not implemented yet"
-    )))
+use anyhow::anyhow;
+
+use super::format::ScenarioFile;
+use super::resolve::scenario_dirs;
+use super::validate::check;
+use crate::cli::{ListArgs, ValidateArgs};
+use crate::exit::{CmdError, CmdResult, Status};
+
+/// Runs `rehearse list`: every scenario of the directory with its description.
+pub fn list_command(args: ListArgs) -> CmdResult {
+    let dir = match args.dir {
+        Some(d) => d,
+        None => scenario_dirs()
+            .into_iter()
+            .find(|d| d.is_dir())
+            .ok_or_else(|| CmdError::bad_input(anyhow!("no fixtures/scenarios directory found")))?,
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| CmdError::bad_input(anyhow!("{}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let rows: Vec<(String, String)> = files
+        .iter()
+        .map(|p| {
+            let stem = p
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+            match ScenarioFile::load(p) {
+                Ok(s) => (stem, s.description),
+                Err(e) => (stem, format!("(invalid: {e})")),
+            }
+        })
+        .collect();
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    for (name, desc) in rows {
+        println!("{name:width$}  {desc}");
+    }
+    Ok(Status::Pass)
 }
 
-/// Runs `rehearse validate`.
-pub fn validate_command(_args: ValidateArgs) -> CmdResult {
-    Err(CmdError::harness(anyhow::anyhow!(
-        "`rehearse validate` is not implemented yet"
-    )))
+/// What a file given to `validate` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileKind {
+    Scenario,
+    Traffic,
+    Faults,
+}
+
+fn kind_of(path: &Path, text: &str) -> FileKind {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("jsonl") => FileKind::Traffic,
+        Some("json") => FileKind::Faults,
+        _ => {
+            // A TOML file holding nothing but `[[fault]]` tables is a fault file.
+            let only_faults = toml::from_str::<toml::Table>(text)
+                .is_ok_and(|t| !t.is_empty() && t.keys().all(|k| k == "fault"));
+            if only_faults {
+                FileKind::Faults
+            } else {
+                FileKind::Scenario
+            }
+        }
+    }
+}
+
+/// Checks one file; Ok(summary line) or Err(error line). Warnings are printed as found.
+fn validate_one(path: &Path) -> Result<String, String> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: {e}"))?;
+    match kind_of(path, &text) {
+        FileKind::Traffic => {
+            let lines =
+                crate::replay::traffic::parse_traffic(&text, &origin).map_err(|e| e.to_string())?;
+            Ok(format!("{origin}: traffic, {} requests", lines.len()))
+        }
+        FileKind::Faults => {
+            let faults =
+                crate::run::shim::parse_fault_file(&text, &origin).map_err(|e| e.to_string())?;
+            for (i, f) in faults.iter().enumerate() {
+                f.validate()
+                    .map_err(|e| format!("{origin}: fault[{i}]: {e}"))?;
+            }
+            Ok(format!("{origin}: {} faults", faults.len()))
+        }
+        FileKind::Scenario => {
+            let checked = check(path).map_err(|e| e.to_string())?;
+            for w in &checked.warnings {
+                eprintln!("warning: {origin}: {w}");
+            }
+            Ok(format!(
+                "{origin}: scenario `{}`, {} requests, {} faults, {} expectations",
+                checked.file.name,
+                checked.traffic.len(),
+                checked.file.fault.len(),
+                checked.file.expect.transition.len()
+                    + checked.file.expect.metric.len()
+                    + checked.file.expect.no_transition.len()
+                    + checked.file.expect.probe_spacing.len()
+            ))
+        }
+    }
+}
+
+/// Runs `rehearse validate PATH...`: exit 0 when every file is good, else 2 after reporting
+/// every bad one.
+pub fn validate_command(args: ValidateArgs) -> CmdResult {
+    let mut bad = 0usize;
+    for path in &args.paths {
+        match validate_one(path) {
+            Ok(line) => println!("ok: {line}"),
+            Err(line) => {
+                bad += 1;
+                eprintln!("error: {line}");
+            }
+        }
+    }
+    if bad > 0 {
+        return Err(CmdError::bad_input(anyhow!(
+            "{bad} of {} files failed validation",
+            args.paths.len()
+        )));
+    }
+    Ok(Status::Pass)
 }

@@ -1,4 +1,10 @@
-//! The scenario file format (DESIGN section 4) and `rehearse list` / `rehearse validate`. Not built yet.
+//! The scenario file format (DESIGN section 4), scenario name resolution (DESIGN section 3),
+//! semantic validation and the `rehearse list` / `rehearse validate` commands.
 
 mod cmd;
+pub mod format;
+pub mod resolve;
+pub mod validate;
+
 pub use cmd::{list_command, validate_command};
+pub use format::{ScenarioError, ScenarioFile};

@@ -1,11 +1,231 @@
-//! `rehearse schedule`.
+//! `rehearse schedule print|install|uninstall|status` (the CLI edge).
 
-use crate::cli::ScheduleArgs;
-use crate::exit::{CmdError, CmdResult};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, anyhow};
+
+use super::calendar::{self, CalendarEntry, WeekMinute};
+use super::{Env, launchctl, plist, plist_path, resolve};
+use crate::cli::{ScheduleAction, ScheduleArgs};
+use crate::exit::{CmdError, CmdResult, Status};
 
 /// Runs `rehearse schedule`.
-pub fn command(_args: ScheduleArgs) -> CmdResult {
-    Err(CmdError::harness(anyhow::anyhow!(
-        "`rehearse schedule` is not implemented yet"
-    )))
+pub fn command(args: ScheduleArgs) -> CmdResult {
+    let env = Env::from_process();
+    match args.action {
+        ScheduleAction::Print => print(&args, &env),
+        ScheduleAction::Install => install(&args, &env),
+        ScheduleAction::Uninstall => uninstall(&args, &env),
+        ScheduleAction::Status => status(&args, &env),
+    }
+}
+
+fn render(args: &ScheduleArgs, env: &Env) -> Result<String, CmdError> {
+    let spec = resolve(args, env).map_err(CmdError::bad_input)?;
+    plist::to_xml(&plist::build(&spec))
+        .context("serialising the plist")
+        .map_err(CmdError::harness)
+}
+
+fn print(args: &ScheduleArgs, env: &Env) -> CmdResult {
+    print!("{}", render(args, env)?);
+    Ok(Status::Pass)
+}
+
+/// `launchctl` when the action needs it; `None` with `--no-load`. Exit 2 when it is missing,
+/// unless both `--dir` and `--no-load` are given.
+fn need_launchctl(
+    args: &ScheduleArgs,
+    env: &Env,
+    action: &str,
+) -> Result<Option<PathBuf>, CmdError> {
+    let found = launchctl::find(env.path.as_deref());
+    if found.is_none() && !(args.no_load && args.dir.is_some()) {
+        return Err(CmdError::bad_input(anyhow!(
+            "launchctl not found: `rehearse schedule {action}` manages a macOS LaunchAgent. On this \
+             system use `rehearse schedule print ...` to see the plist, or give `--dir DIR \
+             --no-load` to only write or remove the file"
+        )));
+    }
+    Ok(if args.no_load { None } else { found })
+}
+
+fn install(args: &ScheduleArgs, env: &Env) -> CmdResult {
+    let xml = render(args, env)?;
+    let launchctl = need_launchctl(args, env, "install")?;
+    let path = plist_path(args, env).map_err(CmdError::bad_input)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating {}", dir.display()))
+            .map_err(CmdError::harness)?;
+    }
+    crate::util::write_atomic(&path, xml.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+        .map_err(CmdError::harness)?;
+    println!("wrote {}", path.display());
+    let Some(launchctl) = launchctl else {
+        println!("not loaded (--no-load)");
+        return Ok(Status::Pass);
+    };
+    // launchd opens the log files but does not create their directory.
+    if let Some(home) = &env.home {
+        let logs = plist::log_dir(home);
+        std::fs::create_dir_all(&logs)
+            .with_context(|| format!("creating {}", logs.display()))
+            .map_err(CmdError::harness)?;
+    }
+    let uid = launchctl::current_uid();
+    // Re-installing: unload the old definition first; "not loaded" is fine.
+    let _ = launchctl::run(&launchctl::bootout_argv(&launchctl, uid, &args.label));
+    let out = launchctl::run(&launchctl::bootstrap_argv(&launchctl, uid, &path))
+        .with_context(|| format!("running {}", launchctl.display()))
+        .map_err(CmdError::harness)?;
+    if !out.status.success() {
+        return Err(CmdError::harness(anyhow!(
+            "launchctl bootstrap {} {} failed ({}): {} — the gui/UID domain exists only while \
+             the user is logged in at the GUI (enable auto-login on a headless Mac mini)",
+            launchctl::gui_domain(uid),
+            path.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    println!("loaded {}/{}", launchctl::gui_domain(uid), args.label);
+    Ok(Status::Pass)
+}
+
+fn uninstall(args: &ScheduleArgs, env: &Env) -> CmdResult {
+    let launchctl = need_launchctl(args, env, "uninstall")?;
+    let path = plist_path(args, env).map_err(CmdError::bad_input)?;
+    if let Some(launchctl) = launchctl {
+        let uid = launchctl::current_uid();
+        let out = launchctl::run(&launchctl::bootout_argv(&launchctl, uid, &args.label))
+            .with_context(|| format!("running {}", launchctl.display()))
+            .map_err(CmdError::harness)?;
+        if out.status.success() {
+            println!("unloaded {}/{}", launchctl::gui_domain(uid), args.label);
+        } else {
+            println!(
+                "not loaded ({}/{}: {})",
+                launchctl::gui_domain(uid),
+                args.label,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+    }
+    match std::fs::remove_file(&path) {
+        Ok(()) => println!("removed {}", path.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            println!("no plist at {}", path.display())
+        }
+        Err(e) => {
+            return Err(CmdError::harness(
+                anyhow::Error::new(e).context(format!("removing {}", path.display())),
+            ));
+        }
+    }
+    Ok(Status::Pass)
+}
+
+fn status(args: &ScheduleArgs, env: &Env) -> CmdResult {
+    let launchctl = need_launchctl(args, env, "status")?;
+    let path = plist_path(args, env).map_err(CmdError::bad_input)?;
+    println!("label: {}", args.label);
+    let installed = read_installed(&path);
+    match &installed {
+        Ok(_) => println!("plist: {}", path.display()),
+        Err(why) => println!("plist: {} ({why})", path.display()),
+    }
+    match launchctl {
+        None => println!("loaded: unknown (--no-load)"),
+        Some(launchctl) => {
+            let uid = launchctl::current_uid();
+            let out = launchctl::run(&launchctl::print_argv(&launchctl, uid, &args.label))
+                .with_context(|| format!("running {}", launchctl.display()))
+                .map_err(CmdError::harness)?;
+            if out.status.success() {
+                let s = launchctl::summarise_print(&String::from_utf8_lossy(&out.stdout));
+                let na = || "-".to_string();
+                println!(
+                    "loaded: yes ({}/{})",
+                    launchctl::gui_domain(uid),
+                    args.label
+                );
+                println!("state: {}", s.state.unwrap_or_else(na));
+                if let Some(pid) = s.pid {
+                    println!("pid: {pid}");
+                }
+                println!("runs: {}", s.runs.unwrap_or_else(na));
+                println!("last exit code: {}", s.last_exit_code.unwrap_or_else(na));
+            } else {
+                println!("loaded: no");
+            }
+        }
+    }
+    let entries = match installed {
+        Ok(a) => a.start_calendar_interval.entries(),
+        Err(_) => calendar::entries_from_flags(&args.weekday, &args.hour, &args.minute)
+            .unwrap_or_default(),
+    };
+    if !entries.is_empty() {
+        let when: Vec<String> = entries.iter().map(CalendarEntry::describe).collect();
+        println!("schedule: {}", when.join(", "));
+    }
+    println!("next run: {}", next_run_text(&entries));
+    println!(
+        "(summary of `launchctl print`, informational only; a run's verdict is in its report)"
+    );
+    Ok(Status::Pass)
+}
+
+fn read_installed(path: &Path) -> Result<plist::LaunchAgent, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    plist::from_bytes(&bytes).map_err(|e| format!("unreadable: {e}"))
+}
+
+fn next_run_text(entries: &[CalendarEntry]) -> String {
+    let Some(now) = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs() as i64)
+    else {
+        return "unknown".into();
+    };
+    let Some(tm) = local_tm(now) else {
+        return "unknown (no local time)".into();
+    };
+    let wm = WeekMinute {
+        weekday: tm.tm_wday as u8,
+        hour: tm.tm_hour as u8,
+        minute: tm.tm_min as u8,
+    };
+    let Some(mins) = calendar::minutes_until_next(entries, wm) else {
+        return "unknown (no schedule)".into();
+    };
+    let at = now - now % 60 + i64::from(mins) * 60;
+    let Some(t) = local_tm(at) else {
+        return format!("in {mins} min");
+    };
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    format!(
+        "{} {:04}-{:02}-{:02} {:02}:{:02} local (in {}d {}h {}m; launchd runs a missed time once on wake)",
+        DAYS[(t.tm_wday.rem_euclid(7)) as usize],
+        t.tm_year + 1900,
+        t.tm_mon + 1,
+        t.tm_mday,
+        t.tm_hour,
+        t.tm_min,
+        mins / 1440,
+        (mins % 1440) / 60,
+        mins % 60
+    )
+}
+
+fn local_tm(secs: i64) -> Option<libc::tm> {
+    let t = libc::time_t::try_from(secs).ok()?;
+    // SAFETY: `tm` is plain old data; all-zero is valid and localtime_r fills it.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to a time_t and a writable tm; localtime_r is thread-safe.
+    let r = unsafe { libc::localtime_r(&t, &mut tm) };
+    (!r.is_null()).then_some(tm)
 }

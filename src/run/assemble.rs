@@ -1,0 +1,152 @@
+//! Turning policy runs into the report model: timeline from the scrapes, the diff against the
+//! scenario's expectations (filtered per policy), the A/B numbers, fault windows and replay
+//! accuracy; then the whole `Report` with host facts, contradictions and the verdict.
+
+use std::time::Duration;
+
+use super::harness::PolicyRun;
+use super::plan::ScenarioPlan;
+use super::summary::summarize;
+use crate::report::model::{
+    FaultWindow, Lag, PolicyReport, Report, ReplayInfo, SCHEMA_VERSION, ScrapeStats, Verdict,
+};
+use crate::scrape::timeline::derive;
+use crate::upstream::FaultSpec;
+use crate::verdict::diff;
+
+fn ms(d: Duration, speed: f64) -> u64 {
+    (d.as_secs_f64() * 1000.0 / speed).round() as u64
+}
+
+/// The fault windows of a scenario at `speed`.
+pub fn fault_windows(faults: &[FaultSpec], speed: f64) -> Vec<FaultWindow> {
+    faults
+        .iter()
+        .map(|f| FaultWindow {
+            route: f.route.to_string(),
+            kind: f.kind.name().to_string(),
+            from_ms: f.from.map_or(0, |d| ms(d, speed)),
+            until_ms: f.until.map(|d| ms(d, speed)),
+            detail: serde_json::to_value(&f.kind)
+                .ok()
+                .and_then(|v| v.as_object().cloned())
+                .map(|o| {
+                    o.iter()
+                        .filter(|(k, _)| k.as_str() != "kind")
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// Replay accuracy of one run.
+pub fn replay_info(run: &PolicyRun) -> ReplayInfo {
+    ReplayInfo {
+        sent: run.replay.sent,
+        lag_ms: Lag {
+            p50: run.replay.lag_p50_ms,
+            p99: run.replay.lag_p99_ms,
+            max: run.replay.lag_max_ms,
+        },
+    }
+}
+
+/// The report section of one policy run.
+pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
+    let file = &plan.checked.file;
+    let pairs: Vec<(u64, &crate::scrape::Exposition)> =
+        run.scrapes.scrapes.iter().map(|(t, e)| (*t, e)).collect();
+    let timeline = derive(&pairs, run.start_unix_s);
+    let expect = file.expect.for_policy(run.policy.as_str());
+    let expectations = diff(
+        &expect,
+        &timeline.transitions,
+        run.scrapes.last(),
+        &run.arrivals,
+        plan.speed,
+    );
+    let ok = expectations.iter().all(|e| e.ok) && run.stopped.is_none();
+    PolicyReport {
+        policy: run.policy.as_str().to_string(),
+        ok,
+        expectations,
+        transitions: timeline.transitions,
+        summary: summarize(run),
+        breaker_states: timeline.states,
+        rates: timeline.rates,
+        fault_windows: fault_windows(&file.fault, plan.speed),
+        replay: Some(replay_info(run)),
+        scrapes: ScrapeStats {
+            ok: run.scrapes.ok,
+            failures: run.scrapes.failures,
+            last_error: run.scrapes.last_error.clone(),
+        },
+        elapsed_ms: run.elapsed_ms,
+    }
+}
+
+/// Everything the report needs besides the runs.
+#[derive(Debug, Clone)]
+pub struct ReportContext {
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// `host::fingerprint()` as JSON.
+    pub host: serde_json::Value,
+    /// Contradictions between host facts and the scenario's timing.
+    pub contradictions: Vec<serde_json::Value>,
+    /// A harness error that ended the run, if any (verdict `error`).
+    pub error: Option<String>,
+}
+
+/// The whole report of one scenario.
+pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Report {
+    let file = &plan.checked.file;
+    let policies: Vec<PolicyReport> = runs.iter().map(|r| policy_report(plan, r)).collect();
+    let stopped = runs.iter().find_map(|r| r.stopped.clone());
+    let (verdict, reason) = match (&ctx.error, stopped) {
+        (Some(e), _) => (Verdict::Error, Some(e.clone())),
+        (None, Some(why)) => (Verdict::Incomplete, Some(why)),
+        (None, None) if policies.len() < plan.policies.len() => (
+            Verdict::Incomplete,
+            Some("not every policy run finished".to_string()),
+        ),
+        (None, None) => (Report::verdict_from_policies(&policies), None),
+    };
+    let replay = ReplayInfo::combine(&runs.iter().map(replay_info).collect::<Vec<_>>());
+    let config = serde_json::json!({
+        "scenario_file": plan.checked.path.display().to_string(),
+        "traffic_file": plan.checked.traffic_path.display().to_string(),
+        "duration_ms": file.duration.as_millis() as u64,
+        "scrape_interval_ms": file.scrape_interval.as_millis() as u64,
+        "workers": file.workers,
+        "policies": plan.policies.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "engine": serde_json::to_value(&file.engine).unwrap_or_default(),
+        "profiles": file.profile.iter().map(|p| serde_json::json!({
+            "provider": p.provider, "id": p.id, "region": p.region(),
+            "dep": p.dep(),
+        })).collect::<Vec<_>>(),
+        "faults": serde_json::to_value(&file.fault).unwrap_or_default(),
+        "read_failures": runs.iter().map(|r| (r.policy.as_str().to_string(),
+            serde_json::to_value(r.diagnostics.snapshot()).unwrap_or_default()))
+            .collect::<serde_json::Map<_, _>>(),
+    });
+    Report {
+        schema_version: SCHEMA_VERSION,
+        scenario: file.name.clone(),
+        description: (!file.description.is_empty()).then(|| file.description.clone()),
+        verdict,
+        reason,
+        started_at: ctx.started_at,
+        duration_ms: file.duration.as_millis() as u64,
+        speed: plan.speed,
+        seed: plan.seed,
+        host: ctx.host,
+        policies,
+        replay,
+        contradictions: ctx.contradictions,
+        config,
+    }
+}

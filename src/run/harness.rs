@@ -1,0 +1,306 @@
+//! One policy run of one scenario, in process: a fresh mock upstream and a fresh engine (with
+//! its breakers, metrics registry and `/metrics` endpoint) on ephemeral loopback ports, the
+//! replayer driving the engine over the real transport, the scraper, progress, and — at
+//! `duration` or on a stop request — a final scrape and an orderly shutdown.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::time::{Instant, sleep_until, timeout};
+
+use super::diagnostics::Diagnostics;
+use super::dispatch::{Counters, EngineDispatcher};
+use super::plan::ScenarioPlan;
+use super::progress::{Progress, Snapshot};
+use super::scrape_loop::{self, ScrapeFile, ScrapeLog};
+use super::signals::Stop;
+use super::sinks::{EventsWriter, JsonlFile};
+use super::transport_http::HttpTransport;
+use crate::engine::breakers::Breakers;
+use crate::engine::events::FanOut;
+use crate::engine::metrics::Metrics;
+use crate::engine::{BreakerState, Engine, EngineOptions, EventSink, Policy};
+use crate::replay::replayer::{ReplayOptions, ReplaySummary, replay};
+use crate::upstream::{RecordSink, Stats, Upstream, UpstreamConfig, UpstreamRecord};
+use crate::verdict::ProbeArrival;
+
+/// Most requests in flight at once in a run (the replayer counts overflow beyond it).
+const MAX_IN_FLIGHT: usize = 4096;
+/// How long servers get to shut down after a run.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+
+/// The shared output files of a run directory.
+#[derive(Debug, Clone)]
+pub struct RunFiles {
+    /// events.jsonl
+    pub events: Arc<JsonlFile>,
+    /// upstream.jsonl
+    pub upstream: Arc<JsonlFile>,
+    /// scrapes.prom
+    pub scrapes: Arc<ScrapeFile>,
+}
+
+impl RunFiles {
+    /// Opens the three append-only files of `dir`.
+    pub fn open(dir: &Path) -> std::io::Result<Self> {
+        Ok(Self {
+            events: JsonlFile::open(&dir.join("events.jsonl"))?,
+            upstream: JsonlFile::open(&dir.join("upstream.jsonl"))?,
+            scrapes: Arc::new(ScrapeFile::open(&dir.join("scrapes.prom"))?),
+        })
+    }
+}
+
+/// A harness failure (exit 3).
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// A loopback listener could not be bound.
+    #[error("binding a loopback port for the {what}: {source}")]
+    Bind {
+        /// Which server.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The engine refused its configuration.
+    #[error("starting the engine: {0}")]
+    Engine(String),
+}
+
+/// Everything one policy run observed.
+#[derive(Debug)]
+pub struct PolicyRun {
+    /// The policy.
+    pub policy: Policy,
+    /// Unix seconds of the run start (engine timestamps are relative to it).
+    pub start_unix_s: f64,
+    /// Wall time the run took, ms.
+    pub elapsed_ms: u64,
+    /// Every scrape.
+    pub scrapes: ScrapeLog,
+    /// The replayer's summary.
+    pub replay: ReplaySummary,
+    /// Live counters (user-visible errors, fallbacks).
+    pub counters: Arc<Counters>,
+    /// Upstream arrivals (probe flags) for probe-spacing checks.
+    pub arrivals: Vec<ProbeArrival>,
+    /// The upstream's statistics at the end.
+    pub upstream_stats: Stats,
+    /// Read-failure diagnostics per dep.
+    pub diagnostics: Arc<Diagnostics>,
+    /// Set when a stop request cut the run short.
+    pub stopped: Option<String>,
+}
+
+/// Records upstream requests to upstream.jsonl and keeps probe arrivals.
+struct UpstreamLog {
+    out: EventsWriter,
+    arrivals: Mutex<Vec<ProbeArrival>>,
+}
+
+impl RecordSink for UpstreamLog {
+    fn record(&self, r: &UpstreamRecord) {
+        self.out.append(r);
+        let mut a = match self.arrivals.lock() {
+            Ok(a) => a,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        a.push(ProbeArrival {
+            dep: r.dep.clone(),
+            t_ms: r.t_ms,
+            probe: r.probe,
+        });
+    }
+}
+
+async fn bind(what: &'static str) -> Result<TcpListener, HarnessError> {
+    TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|source| HarnessError::Bind { what, source })
+}
+
+fn scaled(d: Duration, speed: f64) -> Duration {
+    Duration::from_secs_f64(d.as_secs_f64() / speed)
+}
+
+/// Runs `plan` under `policy`, writing into `files`.
+pub async fn run_policy(
+    plan: &ScenarioPlan,
+    policy: Policy,
+    run_dir: &Path,
+    files: &RunFiles,
+    stop: &Stop,
+    plain_progress: bool,
+) -> Result<PolicyRun, HarnessError> {
+    let file = &plan.checked.file;
+    let speed = plan.speed;
+    let pname = policy.as_str();
+    let start = Instant::now();
+    let start_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let shutdown = |rx: watch::Receiver<bool>| async move {
+        let mut rx = rx;
+        let _ = rx.wait_for(|s| *s).await;
+    };
+
+    // The mock upstream.
+    let upstream = Upstream::new(UpstreamConfig {
+        faults: file.fault.clone(),
+        seed: plan.seed,
+        speed,
+        ..UpstreamConfig::default()
+    });
+    upstream.set_run_start(start);
+    let up_log = Arc::new(UpstreamLog {
+        out: EventsWriter::new(files.upstream.clone(), pname),
+        arrivals: Mutex::new(Vec::new()),
+    });
+    upstream.subscribe(up_log.clone());
+    let up_listener = bind("mock upstream").await?;
+    let up_addr = up_listener
+        .local_addr()
+        .map_err(|source| HarnessError::Bind { what: "mock upstream", source })?;
+    let up_task = tokio::spawn(crate::upstream::serve(
+        up_listener,
+        upstream.clone(),
+        shutdown(shutdown_rx.clone()),
+    ));
+
+    // The engine, its breakers, metrics and /metrics.
+    let metrics = Arc::new(Metrics::new(start_unix_s));
+    let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(files.events.clone(), pname));
+    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![metrics.clone(), events]));
+    let breakers = Arc::new(Breakers::new(
+        file.engine.breaker.clone(),
+        speed,
+        plan.seed,
+        sink.clone(),
+        start,
+    ));
+    let diagnostics = Arc::new(Diagnostics::default());
+    let transport = HttpTransport::new(up_addr, diagnostics.clone());
+    let opts = EngineOptions {
+        policy,
+        seed: plan.seed,
+        speed,
+        start,
+        store_path: Some(run_dir.join(format!("auth-profiles-{pname}.json"))),
+    };
+    let engine = Engine::new(
+        file.engine.clone(),
+        file.profile.clone(),
+        opts,
+        transport,
+        breakers.clone(),
+        sink,
+    )
+    .map_err(|e| HarnessError::Engine(e.to_string()))?;
+    let engine = Arc::new(engine);
+    let m_listener = bind("engine /metrics").await?;
+    let m_addr = m_listener
+        .local_addr()
+        .map_err(|source| HarnessError::Bind { what: "engine /metrics", source })?;
+    let m_task = tokio::spawn(crate::exporter::serve_metrics(
+        m_listener,
+        metrics.clone(),
+        shutdown(shutdown_rx.clone()),
+    ));
+
+    // Scraper and progress.
+    let (scrape_stop_tx, scrape_stop_rx) = watch::channel(false);
+    let scrapes = files.scrapes.clone();
+    let scrape_every = scaled(file.scrape_interval, speed);
+    let policy_label = pname.to_string();
+    let scraper = tokio::spawn(async move {
+        scrape_loop::run(m_addr, start, scrape_every, &scrapes, &policy_label, scrape_stop_rx).await
+    });
+    let counters = Arc::new(Counters::default());
+    let run_for = scaled(file.duration, speed);
+    let progress = Arc::new(Progress::new(
+        &format!("{}/{pname}", file.name),
+        run_for,
+        plain_progress,
+    ));
+    let snapshot = {
+        let counters = counters.clone();
+        let breakers = breakers.clone();
+        move || Snapshot {
+            elapsed: start.elapsed().min(run_for),
+            sent: Counters::get(&counters.sent),
+            errors: Counters::get(&counters.failed),
+            open: breakers
+                .states()
+                .into_iter()
+                .filter(|(_, s)| *s != BreakerState::Closed)
+                .map(|(d, _)| d)
+                .collect(),
+        }
+    };
+    let ticker = {
+        let progress = progress.clone();
+        let snapshot = snapshot.clone();
+        tokio::spawn(async move {
+            loop {
+                progress.update(&snapshot());
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        })
+    };
+
+    // Replay until `duration` (or a stop request).
+    let end = start + run_for;
+    let stop_at_end = {
+        let stop = stop.clone();
+        async move {
+            tokio::select! {
+                _ = sleep_until(end) => {}
+                _ = stop.stopped() => {}
+            }
+        }
+    };
+    let dispatcher = Arc::new(EngineDispatcher::new(engine.clone(), file.workers, counters.clone()));
+    let replay_opts = ReplayOptions {
+        speed,
+        max_in_flight: MAX_IN_FLIGHT,
+        start,
+    };
+    let summary = replay(plan.checked.traffic.clone(), dispatcher, replay_opts, stop_at_end).await;
+    // Traffic shorter than `duration`: the breakers still have until `duration` to settle.
+    tokio::select! {
+        _ = sleep_until(end) => {}
+        _ = stop.stopped() => {}
+    }
+    let elapsed_ms = start.elapsed().as_millis() as u64;
+
+    // Final scrape, then shut everything down.
+    let _ = scrape_stop_tx.send(true);
+    let scrape_log = scraper.await.unwrap_or_default();
+    ticker.abort();
+    progress.finish(&snapshot());
+    let _ = shutdown_tx.send(true);
+    let _ = timeout(SHUTDOWN_GRACE, up_task).await;
+    let _ = timeout(SHUTDOWN_GRACE, m_task).await;
+    let arrivals = match up_log.arrivals.lock() {
+        Ok(a) => a.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    };
+    let _ = counters.done.load(Ordering::Relaxed);
+    Ok(PolicyRun {
+        policy,
+        start_unix_s,
+        elapsed_ms,
+        scrapes: scrape_log,
+        replay: summary,
+        counters,
+        arrivals,
+        upstream_stats: upstream.stats(),
+        diagnostics,
+        stopped: stop.reason(),
+    })
+}

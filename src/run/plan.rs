@@ -1,0 +1,117 @@
+//! Raw `run` flags + scenario files → a validated plan: scenarios resolved and checked (traffic
+//! loaded), speed, seed and policies decided, report directory chosen. Every error here is bad
+//! input (exit 2) and names the file, line and column or the field.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, anyhow, bail};
+
+use crate::cli::RunArgs;
+use crate::engine::Policy;
+use crate::scenario::resolve::resolve;
+use crate::scenario::validate::{Checked, check};
+
+/// The default parent of run directories.
+pub const DEFAULT_REPORT_DIR: &str = "reports";
+
+/// One scenario to run.
+#[derive(Debug, Clone)]
+pub struct ScenarioPlan {
+    /// The checked scenario and its traffic.
+    pub checked: Checked,
+    /// The `--speed` divisor (> 0).
+    pub speed: f64,
+    /// The seed (`--seed`, else the scenario's).
+    pub seed: u64,
+    /// The policy runs, in order (`--policy`, else the scenario's `policies`).
+    pub policies: Vec<Policy>,
+}
+
+impl ScenarioPlan {
+    /// The scenario's name.
+    pub fn name(&self) -> &str {
+        &self.checked.file.name
+    }
+}
+
+/// The whole run.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// Scenarios in the order given (more than one = a suite).
+    pub scenarios: Vec<ScenarioPlan>,
+    /// Where run directories are created.
+    pub report_dir: PathBuf,
+    /// Plain progress lines even on a terminal.
+    pub plain_progress: bool,
+}
+
+/// Parses a `--speed` value: finite and > 0.
+pub fn check_speed(speed: f64) -> anyhow::Result<f64> {
+    if speed.is_finite() && speed > 0.0 {
+        Ok(speed)
+    } else {
+        bail!("--speed must be a number above 0, got {speed}")
+    }
+}
+
+/// Builds the plan from the flags.
+pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
+    if args.scenarios.is_empty() {
+        bail!("give at least one --scenario NAME|PATH");
+    }
+    let speed = check_speed(args.speed.unwrap_or(1.0))?;
+    let cli_policies: Vec<Policy> = args
+        .policies
+        .iter()
+        .map(|p| p.parse::<Policy>().map_err(|e| anyhow!("--policy: {e}")))
+        .collect::<anyhow::Result<_>>()?;
+    let mut scenarios = Vec::new();
+    for arg in &args.scenarios {
+        let path = resolve(arg)?;
+        let checked = check(&path).with_context(|| format!("scenario `{arg}`"))?;
+        let policies = if cli_policies.is_empty() {
+            checked.file.policies.clone()
+        } else {
+            cli_policies.clone()
+        };
+        scenarios.push(ScenarioPlan {
+            seed: args.seed.unwrap_or(checked.file.seed),
+            checked,
+            speed,
+            policies,
+        });
+    }
+    Ok(RunPlan {
+        scenarios,
+        report_dir: args
+            .report_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_REPORT_DIR)),
+        plain_progress: args.no_progress,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speed_must_be_positive_and_finite() {
+        assert_eq!(check_speed(4.0).unwrap(), 4.0);
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(check_speed(bad).is_err());
+        }
+    }
+
+    #[test]
+    fn unknown_policy_and_missing_scenario_are_errors() {
+        let args = RunArgs {
+            scenarios: vec!["x".into()],
+            policies: vec!["fastest".into()],
+            ..RunArgs::default()
+        };
+        assert!(build(&args).unwrap_err().to_string().contains("fastest"));
+        let args = RunArgs::default();
+        assert!(build(&args).is_err());
+    }
+}

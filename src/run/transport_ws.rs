@@ -1,0 +1,181 @@
+//! The WebSocket half of the transport: one session = connect to `GET /ws?channel=NAME`, then for
+//! each message send a Ping and the text, and wait for both the Pong and the echo within the
+//! pong deadline. A missing Pong is `WsPingTimeout`; an abnormal close frame is `WsClosed`.
+//!
+//! The read half is always polled while waiting (tungstenite writes queued Pongs and sees ours
+//! only on reads — the "never-read half" false ping timeout of REFERENCE (h) cannot happen here).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use tokio::time::{Instant, timeout, timeout_at};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+
+use super::diagnostics::ReadFailure;
+use super::errors::{Phase, from_io_kind};
+use crate::engine::transport::Call;
+use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
+
+/// The pong deadline when the engine gives none (unscaled; the engine normally passes one).
+const DEFAULT_PONG_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Runs one WebSocket session of `messages` echoes on `channel`.
+pub async fn session(
+    addr: SocketAddr,
+    call: &Call,
+    channel: &str,
+    messages: u32,
+) -> (AttemptResult, Option<ReadFailure>) {
+    let started = Instant::now();
+    let total_deadline = started + call.deadlines.total;
+    match timeout_at(total_deadline, run(addr, call, channel, messages, started)).await {
+        Ok(out) => out,
+        Err(_elapsed) => (
+            AttemptResult::Timeout {
+                phase: TimeoutPhase::Total,
+                tokens_received: 0,
+            },
+            Some(ReadFailure::DeadlineExceeded),
+        ),
+    }
+}
+
+async fn run(
+    addr: SocketAddr,
+    call: &Call,
+    channel: &str,
+    messages: u32,
+    started: Instant,
+) -> (AttemptResult, Option<ReadFailure>) {
+    let pong_deadline = call
+        .deadlines
+        .inter_token
+        .or(call.deadlines.ttfb)
+        .unwrap_or(DEFAULT_PONG_DEADLINE);
+    let url = format!("ws://{addr}/ws?channel={channel}");
+    let Ok(mut req) = url.into_client_request() else {
+        return transport(TransportFailure::Other, ReadFailure::Other);
+    };
+    if let Some(token) = &call.bearer
+        && let Ok(v) = format!("Bearer {token}").parse()
+    {
+        req.headers_mut().insert(http::header::AUTHORIZATION, v);
+    }
+    if let Some(dep) = &call.probe
+        && let Ok(v) = dep.parse()
+    {
+        req.headers_mut().insert("x-breaker-probe", v);
+    }
+    let connect = tokio_tungstenite::connect_async(req);
+    let connected = match call.deadlines.ttfb {
+        Some(d) => match timeout(d, connect).await {
+            Ok(r) => r,
+            Err(_elapsed) => {
+                let result = AttemptResult::Timeout {
+                    phase: TimeoutPhase::Ttfb,
+                    tokens_received: 0,
+                };
+                return (result, Some(ReadFailure::HeadersNeverArrived));
+            }
+        },
+        None => connect.await,
+    };
+    let mut ws = match connected {
+        Ok((ws, _resp)) => ws,
+        Err(e) => return ws_error(e, Phase::Head),
+    };
+    let rounds = messages.max(1);
+    for i in 0..rounds {
+        let payload = Bytes::from(i.to_be_bytes().to_vec());
+        let text = format!("rehearse {i}");
+        if let Err(e) = ws.send(Message::Ping(payload.clone())).await {
+            return ws_error(e, Phase::Body);
+        }
+        let want_echo = i < messages;
+        if want_echo && let Err(e) = ws.send(Message::text(text.clone())).await {
+            return ws_error(e, Phase::Body);
+        }
+        let (mut got_pong, mut got_echo) = (false, !want_echo);
+        let round_deadline = Instant::now() + pong_deadline;
+        while !(got_pong && got_echo) {
+            let msg = match timeout_at(round_deadline, ws.next()).await {
+                Err(_elapsed) => {
+                    return (
+                        AttemptResult::WsPingTimeout,
+                        Some(ReadFailure::WsPingTimeout),
+                    );
+                }
+                Ok(None) => return transport(TransportFailure::ClosedEarly, ReadFailure::Other),
+                Ok(Some(Err(e))) => return ws_error(e, Phase::Body),
+                Ok(Some(Ok(m))) => m,
+            };
+            match msg {
+                Message::Pong(p) if p == payload => got_pong = true,
+                Message::Text(t) if t.as_str() == text => got_echo = true,
+                Message::Close(frame) => return closed(frame),
+                _ => {}
+            }
+        }
+    }
+    // A polite close; the answer is not waited for long.
+    let _ = timeout(Duration::from_millis(200), ws.close(None)).await;
+    let latency = started.elapsed();
+    (
+        AttemptResult::Ok {
+            tokens: messages,
+            latency,
+        },
+        None,
+    )
+}
+
+fn closed(frame: Option<CloseFrame>) -> (AttemptResult, Option<ReadFailure>) {
+    let code = frame.map_or(1005, |f| u16::from(f.code));
+    if code == u16::from(CloseCode::Normal) {
+        return transport(TransportFailure::ClosedEarly, ReadFailure::Other);
+    }
+    (
+        AttemptResult::WsClosed { code },
+        Some(ReadFailure::WsClosed),
+    )
+}
+
+fn transport(failure: TransportFailure, diag: ReadFailure) -> (AttemptResult, Option<ReadFailure>) {
+    (AttemptResult::Transport { failure }, Some(diag))
+}
+
+/// Maps a tungstenite error by type: I/O by its kind, a handshake HTTP error as that status.
+fn ws_error(e: WsError, phase: Phase) -> (AttemptResult, Option<ReadFailure>) {
+    match e {
+        WsError::Io(io) => {
+            let (failure, diag) = from_io_kind(Some(io.kind()), phase);
+            transport(failure, diag)
+        }
+        WsError::Http(resp) => (
+            AttemptResult::Http {
+                status: resp.status().as_u16(),
+                retry_after: resp
+                    .headers()
+                    .get(http::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string),
+                provider_code: None,
+                latency: Duration::ZERO,
+            },
+            None,
+        ),
+        WsError::ConnectionClosed | WsError::AlreadyClosed => {
+            transport(TransportFailure::ClosedEarly, ReadFailure::Other)
+        }
+        WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => {
+            transport(TransportFailure::Reset, ReadFailure::PeerReset)
+        }
+        _ => transport(TransportFailure::Other, ReadFailure::Other),
+    }
+}

@@ -1,0 +1,190 @@
+//! The scenario file (DESIGN section 4): TOML with unknown keys rejected at every level. Parse
+//! errors carry the file, line and column (from the TOML span); semantic errors the field.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{EngineConfig, Policy, Profile};
+use crate::run::shim::FaultSpec;
+use crate::verdict::Expectations;
+
+/// One scenario exactly as written in its file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// The scenario's name (the run directory is named after it).
+    pub name: String,
+    /// One line for `rehearse list` and the report.
+    #[serde(default)]
+    pub description: String,
+    /// How long the replay runs (at speed 1).
+    #[serde(with = "humantime_serde")]
+    pub duration: Duration,
+    /// The traffic file, relative to the scenario file.
+    pub traffic: PathBuf,
+    /// How often `/metrics` is scraped (at speed 1).
+    #[serde(default = "default_scrape_interval", with = "humantime_serde")]
+    pub scrape_interval: Duration,
+    /// Seed of every random choice (engine jitter, fault probabilities).
+    #[serde(default)]
+    pub seed: u64,
+    /// The policies to run, one fresh engine and upstream each (A/B when more than one).
+    #[serde(default = "default_policies")]
+    pub policies: Vec<Policy>,
+    /// Engine workers.
+    #[serde(default = "default_workers")]
+    pub workers: usize,
+    /// Overrides of the engine defaults (DESIGN section 7).
+    #[serde(default)]
+    pub engine: EngineConfig,
+    /// `[[profile]]`: auth profiles.
+    #[serde(default)]
+    pub profile: Vec<Profile>,
+    /// `[[fault]]`: faults the mock upstream injects (DESIGN section 5).
+    #[serde(default)]
+    pub fault: Vec<FaultSpec>,
+    /// `[expect]`: what the run must show.
+    #[serde(default)]
+    pub expect: Expectations,
+}
+
+fn default_scrape_interval() -> Duration {
+    Duration::from_millis(250)
+}
+
+fn default_policies() -> Vec<Policy> {
+    vec![Policy::RetryGate]
+}
+
+fn default_workers() -> usize {
+    4
+}
+
+/// A scenario file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// TOML syntax or shape error (unknown key, wrong type), located.
+    #[error("{path}:{line}:{col}: {msg}")]
+    Syntax {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column (characters).
+        col: usize,
+        /// What is wrong.
+        msg: String,
+    },
+    /// A well-formed file with a wrong value; names the field.
+    #[error("{path}: {field}: {msg}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// The field path (`expect.transition[1].dep`).
+        field: String,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
+impl ScenarioFile {
+    /// Parses scenario text; `origin` names the file in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, ScenarioError> {
+        toml::from_str::<ScenarioFile>(text).map_err(|e| {
+            let (line, col) = e.span().map_or((1, 1), |span| line_col(text, span.start));
+            ScenarioError::Syntax {
+                path: origin.to_string(),
+                line,
+                col,
+                msg: e.message().trim().to_string(),
+            }
+        })
+    }
+
+    /// Reads and parses a scenario file.
+    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            path: origin.clone(),
+            source,
+        })?;
+        Self::parse(&text, &origin)
+    }
+}
+
+/// 1-based line and column (in characters) of byte offset `at` in `text`.
+pub fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let at = at.min(text.len());
+    let before = text.get(..at).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let col = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: &str = "name = \"x\"\nduration = \"10s\"\ntraffic = \"t.jsonl\"\n";
+
+    #[test]
+    fn minimal_scenario_gets_defaults() {
+        let s = ScenarioFile::parse(MIN, "x.toml").unwrap();
+        assert_eq!(s.duration, Duration::from_secs(10));
+        assert_eq!(s.scrape_interval, Duration::from_millis(250));
+        assert_eq!(s.policies, vec![Policy::RetryGate]);
+        assert_eq!(s.workers, 4);
+    }
+
+    #[test]
+    fn unknown_top_level_key_is_located() {
+        let text = format!("{MIN}bogus = 1\n");
+        let err = ScenarioFile::parse(&text, "dir/x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("dir/x.toml:4:1: "), "{err}");
+        assert!(err.contains("bogus"), "{err}");
+    }
+
+    #[test]
+    fn unknown_key_in_an_expectation_table_is_located() {
+        let text = format!("{MIN}[expect]\nsurprise = true\n");
+        let err = ScenarioFile::parse(&text, "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("x.toml:5:1: "), "{err}");
+    }
+
+    #[test]
+    fn bad_duration_and_unknown_policy_are_errors() {
+        let text = MIN.replace("10s", "ten seconds");
+        let err = ScenarioFile::parse(&text, "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("x.toml:2:"), "{err}");
+        let text = format!("{MIN}policies = [\"fast\"]\n");
+        let err = ScenarioFile::parse(&text, "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("x.toml:4:"), "{err}");
+    }
+
+    #[test]
+    fn line_col_counts_characters() {
+        assert_eq!(line_col("ab\ncdé\nx", 0), (1, 1));
+        assert_eq!(line_col("ab\ncdé\nx", 3), (2, 1));
+        assert_eq!(line_col("ab\ncdé\nx", 8), (3, 1));
+        assert_eq!(line_col("ab\ncdé\nx", 5), (2, 3));
+    }
+}
