@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::sockopt::{TcpTuning, rxt_conndroptime_secs};
-use super::tcp::HostInfo;
+use super::tcp::{HostInfo, LINUX_DEFAULT_HZ};
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -185,17 +185,29 @@ pub fn contradictions(
         let mut fine: Vec<Duration> = tolerances.iter().copied().filter(|t| *t < g).collect();
         fine.sort();
         fine.dedup();
+        // Only a warning when kernel dead-peer detection is in play on the harness's sockets;
+        // otherwise transitions follow the harness's own timers and this is background.
+        let (severity, in_play) = match dead.effective() {
+            Some(_) => (Severity::Warning, "in play"),
+            None => (Severity::Info, "not in play on the harness's sockets"),
+        };
+        let hz_note = if host.os == "linux" && host.timers.hz.is_none() {
+            format!("; CONFIG_HZ unreadable, {LINUX_DEFAULT_HZ} assumed")
+        } else {
+            String::new()
+        };
         for t in fine {
             out.push(Contradiction {
                 check: Check::ToleranceVsTimerGranularity,
-                severity: Severity::Warning,
+                severity,
                 detail: format!(
-                    "tolerance ±{} ms is finer than the {} TCP keep-timer granularity {} ms \
-                     ({}): a transition driven by kernel dead-peer detection cannot be timed \
-                     this finely",
+                    "tolerance ±{} ms is finer than the {} TCP keep-timer granularity {} ms at a \
+                     {} ms timer ({}{hz_note}): a transition driven by kernel dead-peer \
+                     detection ({in_play}) cannot be timed this finely",
                     ms(t),
                     host.os,
                     ms(g),
+                    scale.map_or(0, ms),
                     host.timers.source
                 ),
             });
@@ -340,6 +352,14 @@ mod tests {
 
     #[test]
     fn untuned_keepalive_off_is_info_only_and_long_keepalive_warns() {
+        let tol = [Duration::from_millis(100)];
+        let v = contradictions(&macos_defaults(), &TcpTuning::default(), s(3), s(30), &tol);
+        assert_eq!(
+            of(&v, Check::ToleranceVsTimerGranularity).len(),
+            1,
+            "{v:#?}"
+        );
+        assert!(v.iter().all(|c| c.severity == Severity::Info), "{v:#?}");
         let v = contradictions(&linux_defaults(), &TcpTuning::default(), s(3), s(30), &[]);
         assert!(v.iter().all(|c| c.severity == Severity::Info), "{v:#?}");
         let tuning = TcpTuning {
