@@ -250,7 +250,11 @@ async fn tool_and_ws_requests_are_admitted_sent_and_recorded_under_their_names()
             Reply::Ok
         }
     });
-    let (e, sink) = build(EngineConfig::default(), adm.clone(), t.clone(), 1.0);
+    // One attempt per request: this test is about admission and naming; budget-bounded tool
+    // retries are tested in `breaker_executor`.
+    let mut cfg = EngineConfig::default();
+    cfg.budget.max_attempts = 1;
+    let (e, sink) = build(cfg, adm.clone(), t.clone(), 1.0);
     let tool = |name: &str, key: Option<&str>| EngineRequest {
         id: 1,
         kind: RequestKind::Tool {

@@ -22,6 +22,9 @@ mod breaker_half_open;
 // The breaker/timeouts/budget/health/throttle config sub-tables.
 mod breaker_config;
 
+// Budgets, idempotency, throttle and breakers wired into the executor.
+mod breaker_executor;
+
 // The engine's /metrics: DESIGN 8 series, promtool, exporter.
 mod metrics;
 

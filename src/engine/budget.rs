@@ -13,6 +13,8 @@
 //! non-idempotent is never retried without an idempotency key; with one, every attempt carries it.
 //! A request without a budget is bounded by `maxAttempts` alone.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rand::Rng;
@@ -231,6 +233,36 @@ pub fn ladder(lighter: Option<&str>, failed_model: Option<&str>, partial_tokens:
     }
     rungs.push(Rung::Fail);
     rungs
+}
+
+/// Tokens spent per session (an agent session's budget spans its requests). Requests without a
+/// session only count their own attempts.
+#[derive(Debug, Default)]
+pub struct Ledger(Mutex<HashMap<String, u64>>);
+
+impl Ledger {
+    /// Tokens the session spent in earlier requests (0 without a session).
+    pub fn spent(&self, session: Option<&str>) -> u64 {
+        let Some(s) = session else { return 0 };
+        match self.0.lock() {
+            Ok(m) => m.get(s).copied().unwrap_or(0),
+            Err(p) => p.into_inner().get(s).copied().unwrap_or(0),
+        }
+    }
+
+    /// Adds a finished request's tokens to its session.
+    pub fn add(&self, session: Option<&str>, tokens: u64) {
+        let Some(s) = session else { return };
+        if tokens == 0 {
+            return;
+        }
+        let mut m = match self.0.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        let v = m.entry(s.to_string()).or_insert(0);
+        *v = v.saturating_add(tokens);
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
 use super::admission::Admission;
+use super::budget::Ledger;
 use super::classify::Classified;
 use super::config::{ConfigError, EngineConfig};
 use super::cooldown::Schedules;
@@ -27,6 +28,7 @@ use super::policy::Policy;
 use super::profiles::{Profile, ProfileBook, ProfileEntry};
 use super::request::{EngineRequest, EngineResponse, RequestKind};
 use super::store::CooldownStore;
+use super::throttle::Throttle;
 use super::transport::{Deadlines, Transport};
 
 /// Attempts one request may make at most (rotations, retries and fallbacks included).
@@ -78,6 +80,10 @@ pub struct Engine<T: Transport> {
     admission: Arc<dyn Admission>,
     sink: Arc<dyn EventSink>,
     core: Mutex<Core>,
+    /// Tokens spent per session (budget-bounded retries).
+    ledger: Ledger,
+    /// Per-tenant tokens-per-minute throttle and pinned plans.
+    throttle: Throttle,
 }
 
 impl<T: Transport> std::fmt::Debug for Engine<T> {
@@ -133,6 +139,8 @@ impl<T: Transport> Engine<T> {
                 rng: ChaCha8Rng::seed_from_u64(opts.seed),
                 store_error: None,
             }),
+            ledger: Ledger::default(),
+            throttle: Throttle::new(config.throttle.clone(), opts.speed),
             config,
             opts,
             transport,
@@ -317,6 +325,8 @@ impl<T: Transport> Engine<T> {
     }
 }
 
+#[path = "executor_limits.rs"]
+mod limits;
 #[path = "executor_llm.rs"]
 mod llm;
 #[path = "executor_simple.rs"]

@@ -31,6 +31,12 @@ impl<T: Transport> Engine<T> {
             return self.handle_simple(req, worker).await;
         };
         let class = req.class.unwrap_or(OpClass::LlmInference);
+        let model = match self.route_model(req, model) {
+            Ok(m) => m,
+            Err(resp) => return resp,
+        };
+        let model = model.as_str();
+        let mut spent = 0u64;
         let mut state = RequestState::new(model, provider_of(model));
         let mut attempts = 0u32;
         let mut next: Option<String> = None;
@@ -128,8 +134,10 @@ impl<T: Transport> Engine<T> {
             let c = classify(&result, self.wall(end));
             let m = Some((id.as_str(), state.model.as_str()));
             self.attempt_event(end, &dep, worker, class, &c, end - now, probe, m);
+            spent = spent.saturating_add(tokens_of(&result));
             let end_ms = self.unix_ms(end);
             let Some(reason) = c.reason else {
+                self.spend(req, spent, end);
                 let mut core = self.core();
                 if core.store.mark_success(&id, end_ms) {
                     self.save(&mut core);
@@ -176,6 +184,11 @@ impl<T: Transport> Engine<T> {
                 }
                 self.emit(end, kind, log);
             }
+            if !matches!(step.decision, Decision::Done | Decision::Fail)
+                && self.budget_exhausted(req, reason, spent, class, end)
+            {
+                break last;
+            }
             match step.decision {
                 Decision::Done => break last,
                 Decision::RetrySame { delay } => {
@@ -202,6 +215,7 @@ impl<T: Transport> Engine<T> {
                 }
             }
         };
+        self.spend(req, spent, Instant::now());
         let resp = EngineResponse {
             outcome: failure.outcome,
             attempts,

@@ -9,7 +9,8 @@
 //!
 //! # Layout
 //! - [`tcp`]: the fingerprint model ([`HostInfo`], [`TcpStack`], [`TimerFacts`]) and the
-//!   contradiction checks.
+//!   documented timer-granularity constants with their sources.
+//! - `checks`: the pure contradiction checks ([`contradictions`], [`Contradiction`]).
 //! - `linux` / `macos`: readers of `/proc/sys/net/ipv4/` and `sysctlbyname` (cfg by target).
 //! - [`sockopt`]: the socket options ([`sockopt::TcpTuning`]) the harness applies to its client
 //!   sockets, set the same way on both systems.
