@@ -51,3 +51,6 @@ mod engine_config;
 
 // Mock upstream: healthy routes, control API, stats, records, CLI.
 mod upstream;
+
+// Mock upstream: every fault kind from the client side, windows, probability, profiles.
+mod upstream_faults;
