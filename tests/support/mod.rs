@@ -17,3 +17,6 @@ pub fn rehearse(args: &[&str]) -> Output {
 pub mod breaker;
 pub mod engine;
 pub mod metrics;
+
+/// The mock-upstream helpers.
+pub mod upstream;
