@@ -7,11 +7,17 @@
 # sender, the deviation of arrival i is |(t_i − t_0) − i/rate|; the script prints p50/p99/max.
 #
 #   scripts/bench-replay.sh [SECONDS]     (default 10 s per run; needs python3, oha optional)
+#   PROFILE=debug scripts/bench-replay.sh  (use dev-profile binaries; default release)
 set -euo pipefail
 SECS=${1:-10}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
-cargo build --release --bin rehearse --example replay_receiver >&2
-BIN=$CARGO_TARGET_DIR/release
+PROFILE=${PROFILE:-release}
+if [ "$PROFILE" = release ]; then
+  cargo build --release --bin rehearse --example replay_receiver >&2
+else
+  cargo build --bin rehearse --example replay_receiver >&2
+fi
+BIN=$CARGO_TARGET_DIR/$([ "$PROFILE" = release ] && echo release || echo debug)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
