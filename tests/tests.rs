@@ -57,3 +57,5 @@ mod engine_config;
 
 // Mock upstream: healthy routes, control API, stats, records, CLI.
 mod upstream;
+// Timeline from the engine's real /metrics text (verdict helper).
+mod scrape_engine;
