@@ -5,6 +5,11 @@ mod support;
 // CLI contract: exit codes and usage errors.
 mod cli;
 
+// Replay: traffic CLI errors, `rehearse replay`/`record` binaries.
+mod replay;
+// Replay: record → replay round trip over loopback, no secrets in recordings.
+mod replay_roundtrip;
+
 // The run harness's real transport: typed failures from misbehaving loopback servers.
 mod run_transport;
 
@@ -59,3 +64,6 @@ mod engine_config;
 mod upstream;
 // Timeline from the engine's real /metrics text (verdict helper).
 mod scrape_engine;
+
+// Mock upstream: every fault kind from the client side, windows, probability, profiles.
+mod upstream_faults;
