@@ -5,6 +5,11 @@ mod support;
 // CLI contract: exit codes and usage errors.
 mod cli;
 
+// Replay: traffic CLI errors, `rehearse replay`/`record` binaries.
+mod replay;
+// Replay: record → replay round trip over loopback, no secrets in recordings.
+mod replay_roundtrip;
+
 // The run harness's real transport: typed failures from misbehaving loopback servers.
 mod run_transport;
 
@@ -39,6 +44,12 @@ mod host;
 
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;
+// Breaker timeline derived from a committed scrape sequence (verdict helper).
+mod scrape_timeline;
+// The /metrics scraper against a loopback server (verdict helper).
+mod scrape_scraper;
+// Report model, writers, `rehearse report`, headless Chromium check (verdict helper).
+mod report;
 
 // launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
 mod schedule;
@@ -51,3 +62,9 @@ mod engine_store;
 
 // Engine configuration errors and the cooldown preset tables.
 mod engine_config;
+
+// Mock upstream: healthy routes, control API, stats, records, CLI.
+mod upstream;
+
+// Mock upstream: every fault kind from the client side, windows, probability, profiles.
+mod upstream_faults;

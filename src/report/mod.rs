@@ -1,9 +1,17 @@
 //! The run report (DESIGN 9): the [`model::Report`] behind report.json, builders that derive the
-//! A/B numbers from scrapes, and the Markdown / HTML+SVG writers. `rehearse report RUN_DIR`
-//! re-renders the Markdown and HTML from report.json.
+//! A/B numbers and the whole per-policy section from scrapes ([`build`]), and the Markdown
+//! ([`markdown`]) and self-contained HTML + SVG ([`html`], [`svg`]) renderers, written
+//! atomically by [`write_all`]. `rehearse report RUN_DIR` re-renders md/html from report.json.
 
+pub mod build;
 mod cmd;
+pub mod html;
+pub mod markdown;
 pub mod model;
+pub mod svg;
+pub mod write;
 
+pub use build::{PolicyRun, build_policy, rfc3339, summary_from};
 pub use cmd::command;
-pub use model::{PolicyReport, Report, Summary, Verdict};
+pub use model::{FaultWindow, PolicyReport, ReplayInfo, Report, SCHEMA_VERSION, Summary, Verdict};
+pub use write::{write_all, write_rendered};

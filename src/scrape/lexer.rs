@@ -3,8 +3,8 @@
 
 use super::parse::ParseError;
 
-/// Parses a sample value the way Go's `ParseFloat` does for the values Prometheus emits.
-pub(crate) fn parse_value(t: &str) -> Option<f64> {
+/// Parses a sample value (or an `le`/`quantile` label) the way Go's `ParseFloat` does for the values Prometheus emits.
+pub fn parse_value(t: &str) -> Option<f64> {
     match t {
         "" => None,
         "+Inf" | "Inf" | "+inf" | "inf" => Some(f64::INFINITY),

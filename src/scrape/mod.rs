@@ -4,10 +4,12 @@
 
 mod lexer;
 pub mod parse;
+pub mod scraper;
 pub mod selector;
 mod validate;
 
 pub use parse::{Exposition, Family, MetricKind, ParseError, Sample, parse};
+pub use scraper::{Scrape, ScrapeLog, Scraper, ScraperConfig, metrics_url};
 pub use selector::Selector;
 pub mod timeline;
 

@@ -14,8 +14,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+pub(crate) use super::lexer::Cursor;
+pub use super::lexer::parse_value;
 use super::lexer::unescape;
-pub(crate) use super::lexer::{Cursor, parse_value};
 use super::validate::check_family;
 
 /// A parsed exposition: the families in the order they appeared.

@@ -1,4 +1,256 @@
-//! The fault-injecting mock upstream (DESIGN section 5). Not built yet.
+//! The fault-injecting mock upstream (DESIGN section 5): OpenAI-shaped chat completions (JSON or
+//! SSE), tool calls and a WebSocket echo on one listener, with faults scoped by route, profile,
+//! model, time window, probability and count, a control API, stats and per-request records.
+//!
+//! - [`faults`]: the fault specs (one kind per file), scoping and the fault-file parser.
+//! - [`serve`]: the server; takes a bound listener and a shutdown future, so the run harness
+//!   embeds it in-process. `rehearse upstream` ([`command`]) wraps it for the command line.
+//! - [`Upstream`]: the shared state (faults, seeded RNG, stats, record sinks).
+//!
+//! Every timing decision takes `now`; the clock is `tokio::time::Instant`.
 
 mod cmd;
+mod conn;
+mod control;
+pub mod faults;
+mod record;
+mod routes;
+mod server;
+mod stats;
+
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, SystemTime};
+
+use tokio::time::Instant;
+
 pub use cmd::command;
+pub use faults::{Action, FaultSpec, parse_fault_file};
+pub use record::{MemoryRecords, RecordSink, UpstreamRecord};
+pub use server::serve;
+pub use stats::{Arrival, DepStats, ProfileStats, RouteStats, Stats};
+
+use faults::{ActionCtx, FaultTable, RequestScope, RouteKind, scale};
+use stats::{Observation, StatsState};
+
+/// Default gap between streamed tokens (before the speed factor).
+pub const DEFAULT_TOKEN_INTERVAL: Duration = Duration::from_millis(20);
+
+/// How to build an [`Upstream`].
+#[derive(Debug, Clone)]
+pub struct UpstreamConfig {
+    /// Faults in file order (the first match wins).
+    pub faults: Vec<FaultSpec>,
+    /// Seed of the fault RNG (probability, jitter).
+    pub seed: u64,
+    /// Divides fault windows, delays, `Retry-After` and token intervals. Non-positive or
+    /// non-finite values count as 1.
+    pub speed: f64,
+    /// Gap between streamed tokens before the speed factor.
+    pub token_interval: Duration,
+}
+
+impl Default for UpstreamConfig {
+    fn default() -> Self {
+        Self {
+            faults: Vec::new(),
+            seed: 0,
+            speed: 1.0,
+            token_interval: DEFAULT_TOKEN_INTERVAL,
+        }
+    }
+}
+
+/// The upstream's shared state. Cheap to share: wrap in `Arc` (which [`Upstream::new`] does).
+pub struct Upstream {
+    speed: f64,
+    token_interval: Duration,
+    start: Mutex<Instant>,
+    inner: Mutex<Inner>,
+    sinks: RwLock<Vec<Arc<dyn RecordSink>>>,
+}
+
+struct Inner {
+    table: FaultTable,
+    stats: StatsState,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream")
+            .field("speed", &self.speed)
+            .field("token_interval", &self.token_interval)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the server knows about a request when it asks which fault applies.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Incoming<'a> {
+    pub route: RouteKind,
+    pub tool: Option<&'a str>,
+    pub channel: Option<&'a str>,
+    pub bearer: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub probe: Option<&'a str>,
+    pub idempotency_key: Option<&'a str>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Upstream {
+    /// A new upstream whose run start is now.
+    pub fn new(cfg: UpstreamConfig) -> Arc<Self> {
+        let speed = if cfg.speed.is_finite() && cfg.speed > 0.0 {
+            cfg.speed
+        } else {
+            1.0
+        };
+        Arc::new(Self {
+            speed,
+            token_interval: scale(cfg.token_interval, speed),
+            start: Mutex::new(Instant::now()),
+            inner: Mutex::new(Inner {
+                table: FaultTable::new(cfg.faults, cfg.seed),
+                stats: StatsState::default(),
+            }),
+            sinks: RwLock::new(Vec::new()),
+        })
+    }
+
+    /// Sets the instant fault windows and `t_ms` are measured from.
+    pub fn set_run_start(&self, start: Instant) {
+        *lock(&self.start) = start;
+    }
+
+    /// The instant fault windows and `t_ms` are measured from.
+    pub fn run_start(&self) -> Instant {
+        *lock(&self.start)
+    }
+
+    /// The speed factor.
+    pub fn speed(&self) -> f64 {
+        self.speed
+    }
+
+    /// The gap between streamed tokens, after the speed factor.
+    pub fn token_interval(&self) -> Duration {
+        self.token_interval
+    }
+
+    /// A snapshot of the stats.
+    pub fn stats(&self) -> Stats {
+        lock(&self.inner).stats.stats.clone()
+    }
+
+    /// The live faults, in order.
+    pub fn faults(&self) -> Vec<FaultSpec> {
+        lock(&self.inner).table.specs().to_vec()
+    }
+
+    /// Replaces the live faults (their `first` counters restart; the RNG continues).
+    pub fn set_faults(&self, faults: Vec<FaultSpec>) {
+        lock(&self.inner).table.replace(faults);
+    }
+
+    /// Sends every later record to `sink` as well.
+    pub fn subscribe(&self, sink: Arc<dyn RecordSink>) {
+        match self.sinks.write() {
+            Ok(mut g) => g.push(sink),
+            Err(p) => p.into_inner().push(sink),
+        }
+    }
+
+    /// Decides the fault for one request arriving at `now` (`wall` for HTTP dates), counts it
+    /// and records it. Returns the fault kind and what to do, or `None` for a healthy answer.
+    pub(crate) fn admit(
+        &self,
+        inc: &Incoming<'_>,
+        now: Instant,
+        wall: SystemTime,
+    ) -> Option<(&'static str, Action)> {
+        let start = self.run_start();
+        let t_ms =
+            u64::try_from(now.saturating_duration_since(start).as_millis()).unwrap_or(u64::MAX);
+        let route = match inc.route {
+            RouteKind::Llm => "llm".to_string(),
+            RouteKind::Tool => format!("tool:{}", inc.tool.unwrap_or_default()),
+            RouteKind::Ws => "ws".to_string(),
+        };
+        let profile_fp = inc.bearer.map(crate::util::fingerprint);
+        let dep = dep_name(inc, profile_fp.as_deref());
+        let scope = RequestScope {
+            route: inc.route,
+            tool: inc.tool,
+            bearer: inc.bearer,
+            model: inc.model,
+        };
+        let (decision, duplicate) = {
+            let mut g = lock(&self.inner);
+            let inner = &mut *g;
+            let decision = inner
+                .table
+                .select(&scope, start, now, self.speed)
+                .and_then(|i| inner.table.specs().get(i).map(|s| s.kind.clone()))
+                .map(|kind| {
+                    let mut ctx = ActionCtx {
+                        speed: self.speed,
+                        wall_now: wall,
+                        rng: inner.table.rng(),
+                    };
+                    (kind.name(), kind.as_fault().action(&mut ctx))
+                });
+            let duplicate = inner.stats.observe(&Observation {
+                t_ms,
+                route: &route,
+                dep: &dep,
+                profile_fp: profile_fp.as_deref(),
+                probe: inc.probe.is_some(),
+                fault: decision.as_ref().map(|d| d.0),
+                idempotency_key: inc.idempotency_key,
+                executes: decision.as_ref().is_none_or(|d| d.1.executes()),
+            });
+            (decision, duplicate)
+        };
+        let sinks = match self.sinks.read() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if !sinks.is_empty() {
+            let rec = UpstreamRecord {
+                t_ms,
+                route,
+                dep,
+                profile_fp,
+                probe: inc.probe.is_some(),
+                fault: decision.as_ref().map(|d| d.0.to_string()),
+                idempotency_key: inc.idempotency_key.map(str::to_string),
+                duplicate,
+            };
+            for s in sinks.iter() {
+                s.record(&rec);
+            }
+        }
+        decision
+    }
+}
+
+/// The dep a request belongs to (see [`UpstreamRecord::dep`]).
+fn dep_name(inc: &Incoming<'_>, profile_fp: Option<&str>) -> String {
+    if let Some(p) = inc.probe {
+        return p.to_string();
+    }
+    match inc.route {
+        RouteKind::Tool => inc.tool.unwrap_or_default().to_string(),
+        RouteKind::Ws => inc.channel.unwrap_or("default").to_string(),
+        RouteKind::Llm => {
+            let provider = inc
+                .model
+                .and_then(|m| m.split('/').next())
+                .filter(|p| !p.is_empty())
+                .unwrap_or("unknown");
+            format!("{provider}/default/{}", profile_fp.unwrap_or("none"))
+        }
+    }
+}

@@ -3,6 +3,9 @@
 
 use std::process::Output;
 
+/// Replay tests: receiver, recorder, traffic builders.
+pub mod replay;
+
 /// Runs the real `rehearse` binary with `args` and returns its output.
 pub fn rehearse(args: &[&str]) -> Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_rehearse"))
@@ -14,3 +17,6 @@ pub fn rehearse(args: &[&str]) -> Output {
 pub mod breaker;
 pub mod engine;
 pub mod metrics;
+
+/// The mock-upstream helpers.
+pub mod upstream;

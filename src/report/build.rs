@@ -1,0 +1,201 @@
+//! Builders the run harness calls: the A/B [`Summary`] from the final scrape, latency quantiles
+//! from histogram buckets, and a whole [`PolicyReport`] from one policy run's scrapes.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use super::model::{FaultWindow, Latency, PolicyReport, ReplayInfo, ScrapeStats, Summary};
+use crate::scrape::{Exposition, Sample, ScrapeLog, timeline};
+use crate::verdict::{Expectations, ProbeArrival, diff};
+
+fn count(v: f64) -> u64 {
+    if v.is_finite() && v > 0.0 {
+        v.round() as u64
+    } else {
+        0
+    }
+}
+
+fn total(e: &Exposition, name: &str) -> u64 {
+    count(
+        e.samples()
+            .filter(|s| s.name == name)
+            .map(|s| s.value)
+            .sum(),
+    )
+}
+
+fn by_label(e: &Exposition, name: &str, label: &str) -> BTreeMap<String, u64> {
+    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+    for s in e.samples().filter(|s| s.name == name) {
+        let key = s.labels.get(label).cloned().unwrap_or_default();
+        *sums.entry(key).or_default() += s.value;
+    }
+    sums.into_iter().map(|(k, v)| (k, count(v))).collect()
+}
+
+/// The A/B numbers derivable from the final exposition. `failed_requests` and
+/// `user_visible_errors` come from the replayer, so they are left `None` here.
+pub fn summary_from(e: &Exposition) -> Summary {
+    let mut outcomes_by_dep: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut failed = 0.0;
+    for s in e.samples().filter(|s| s.name == "requests_total") {
+        let dep = s.labels.get("dep").cloned().unwrap_or_default();
+        let outcome = s.labels.get("outcome").cloned().unwrap_or_default();
+        if outcome != "ok" {
+            failed += s.value;
+        }
+        *outcomes_by_dep
+            .entry(dep)
+            .or_default()
+            .entry(outcome)
+            .or_default() += count(s.value);
+    }
+    Summary {
+        cooldowns_by_reason: by_label(e, "profile_cooldowns_total", "reason"),
+        rotations: total(e, "profile_rotations_total"),
+        retries: total(e, "profile_retries_total"),
+        fallbacks: total(e, "model_fallbacks_total"),
+        failed_requests: None,
+        user_visible_errors: None,
+        failed_attempts: count(failed),
+        breaker_rejections: total(e, "breaker_rejections_total"),
+        retry_after_skips: total(e, "breaker_retry_after_skips_total"),
+        idempotent_duplicates: total(e, "idempotent_duplicates_total"),
+        outcomes_by_dep,
+        latency_by_dep: latency_by_dep(e, "request_latency_seconds"),
+    }
+}
+
+/// Per dep, p50/p99 (ms) of the histogram family `name` (seconds), estimated from its buckets
+/// the way PromQL's `histogram_quantile` does (linear inside a bucket).
+pub fn latency_by_dep(e: &Exposition, name: &str) -> BTreeMap<String, Latency> {
+    let bucket = format!("{name}_bucket");
+    let mut per: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for s in e.samples().filter(|s: &&Sample| s.name == bucket) {
+        let le = s
+            .labels
+            .get("le")
+            .and_then(|v| crate::scrape::parse::parse_value(v));
+        if let (Some(dep), Some(le)) = (s.labels.get("dep"), le) {
+            per.entry(dep.clone()).or_default().push((le, s.value));
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (dep, mut b) in per {
+        b.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let n = b.last().map_or(0.0, |l| l.1);
+        if n <= 0.0 {
+            continue;
+        }
+        let q = |q| histogram_quantile(q, &b).map_or(0.0, |s| s * 1000.0);
+        out.insert(
+            dep,
+            Latency {
+                p50_ms: q(0.5),
+                p99_ms: q(0.99),
+                count: count(n),
+            },
+        );
+    }
+    out
+}
+
+/// `histogram_quantile(q, buckets)` over cumulative `(le, count)` pairs sorted by `le` (the
+/// last being `+Inf`). A rank in the `+Inf` bucket answers the highest finite bound.
+pub fn histogram_quantile(q: f64, buckets: &[(f64, f64)]) -> Option<f64> {
+    let total = buckets.last()?.1;
+    if total <= 0.0 || !q.is_finite() {
+        return None;
+    }
+    let rank = q.clamp(0.0, 1.0) * total;
+    let mut lower = (0.0, 0.0);
+    for &(le, c) in buckets {
+        if c >= rank {
+            if le.is_infinite() {
+                return Some(lower.0);
+            }
+            let width = c - lower.1;
+            let frac = if width > 0.0 {
+                (rank - lower.1) / width
+            } else {
+                1.0
+            };
+            return Some(lower.0 + (le - lower.0) * frac);
+        }
+        lower = (le, c);
+    }
+    Some(lower.0)
+}
+
+impl From<&ScrapeLog> for ScrapeStats {
+    fn from(l: &ScrapeLog) -> Self {
+        ScrapeStats {
+            ok: l.ok,
+            failures: l.failures,
+            last_error: l.last_error.clone(),
+        }
+    }
+}
+
+/// One policy run's inputs, as the harness has them at the end of the run.
+#[derive(Debug)]
+pub struct PolicyRun<'a> {
+    /// `legacy` or `retry-gate`.
+    pub policy: &'a str,
+    /// The scenario's whole `[expect]` table (filtered to this policy here).
+    pub expect: &'a Expectations,
+    /// The run's scrapes.
+    pub scrapes: &'a ScrapeLog,
+    /// The run start in Unix seconds (what the engine's transition timestamps count from).
+    pub start_unix_s: f64,
+    /// The upstream's request arrivals (probes flagged).
+    pub arrivals: &'a [ProbeArrival],
+    /// The `--speed` divisor.
+    pub speed: f64,
+    /// Fault windows, ms since run start at this speed.
+    pub fault_windows: Vec<FaultWindow>,
+    /// The replayer's schedule accuracy.
+    pub replay: Option<ReplayInfo>,
+    /// Requests the replayer saw fail.
+    pub failed_requests: Option<u64>,
+    /// Requests that returned a user-visible error.
+    pub user_visible_errors: Option<u64>,
+    /// How long the run actually lasted, ms.
+    pub elapsed_ms: u64,
+}
+
+/// Derives the timeline, runs the diff and computes the summary for one policy run.
+pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
+    let scrapes = run.scrapes.parsed();
+    let tl = timeline::derive(&scrapes, run.start_unix_s);
+    let final_scrape = run.scrapes.last_parsed();
+    let expectations = diff(
+        &run.expect.for_policy(run.policy),
+        &tl.transitions,
+        final_scrape,
+        run.arrivals,
+        run.speed,
+    );
+    let mut summary = final_scrape.map(summary_from).unwrap_or_default();
+    summary.failed_requests = run.failed_requests;
+    summary.user_visible_errors = run.user_visible_errors;
+    PolicyReport {
+        policy: run.policy.to_string(),
+        ok: expectations.iter().all(|e| e.ok),
+        expectations,
+        transitions: tl.transitions,
+        summary,
+        breaker_states: tl.states,
+        rates: tl.rates,
+        fault_windows: run.fault_windows,
+        replay: run.replay,
+        scrapes: run.scrapes.into(),
+        elapsed_ms: run.elapsed_ms,
+    }
+}
+
+/// RFC 3339 UTC with milliseconds (`2026-11-29T18:55:00.123Z`), for `started_at`.
+pub fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}

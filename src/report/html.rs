@@ -1,0 +1,221 @@
+//! report.html: one self-contained page (inline CSS, inline SVG, no scripts, no external
+//! resources) with the verdict, expected vs observed, the timeline per policy, the A/B table,
+//! transitions, outcomes, latency, replay lag, host facts and config.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use super::markdown::{ab_rows, flatten};
+use super::model::{Report, Verdict};
+use super::svg::{esc, timeline};
+use crate::verdict::{secs, signed_secs};
+
+const CSS: &str = "body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#111827;background:#fff}\
+h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #e5e7eb}h3{font-size:15px;margin:18px 0 6px}\
+.badge{display:inline-block;padding:2px 10px;border-radius:12px;color:#fff;font-weight:600;text-transform:uppercase}\
+.pass{background:#2e9e44}.fail{background:#d9342b}.incomplete{background:#f0a800}.error{background:#6b21a8}\
+table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #e5e7eb;padding:3px 8px;text-align:left;vertical-align:top}\
+th{background:#f9fafb}tr.bad td{background:#fef2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+pre{background:#f9fafb;padding:10px;overflow:auto;font-size:12px}.muted{color:#6b7280}svg.timeline{max-width:100%;height:auto}";
+
+fn badge(v: Verdict) -> String {
+    format!(r#"<span class="badge {0}">{0}</span>"#, v.as_str())
+}
+
+/// Renders report.html.
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    let title = format!("Rehearsal {}: {}", r.scenario, r.verdict.as_str());
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body>\n",
+        esc(&title)
+    );
+    let _ = writeln!(
+        o,
+        "<h1>Rehearsal <code>{}</code> {}</h1>",
+        esc(&r.scenario),
+        badge(r.verdict)
+    );
+    if let Some(reason) = &r.reason {
+        let _ = writeln!(o, "<p><strong>Reason:</strong> {}</p>", esc(reason));
+    }
+    if let Some(d) = &r.description {
+        let _ = writeln!(o, "<p>{}</p>", esc(d));
+    }
+    let _ = writeln!(
+        o,
+        "<p class=\"muted\">started {} · speed ×{} · seed {} · schema v{}</p>",
+        esc(&r.started_at),
+        r.speed,
+        r.seed,
+        r.schema_version
+    );
+    let bad: Vec<String> = r
+        .policies
+        .iter()
+        .flat_map(|p| {
+            p.expectations
+                .iter()
+                .filter(|e| !e.ok)
+                .map(move |e| format!("[{}] {}", p.policy, e.detail))
+        })
+        .collect();
+    if !bad.is_empty() {
+        o.push_str("<ul class=\"mismatches\">");
+        for b in bad {
+            let _ = write!(o, "<li>✗ {}</li>", esc(&b));
+        }
+        o.push_str("</ul>\n");
+    }
+    o.push_str("<h2>Timeline</h2>\n");
+    for p in &r.policies {
+        let _ = writeln!(
+            o,
+            "<h3>Policy <code>{}</code></h3>\n{}",
+            esc(&p.policy),
+            timeline(p)
+        );
+    }
+    o.push_str("<h2>Expected vs observed</h2>\n");
+    for p in &r.policies {
+        let _ = writeln!(
+            o,
+            "<h3>Policy <code>{}</code> {}</h3>",
+            esc(&p.policy),
+            badge(if p.ok { Verdict::Pass } else { Verdict::Fail })
+        );
+        o.push_str("<table><tr><th>ok</th><th>kind</th><th>dep</th><th>expected</th><th>observed</th><th>delta</th><th>detail</th></tr>\n");
+        for e in &p.expectations {
+            let _ = writeln!(
+                o,
+                "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                if e.ok { "" } else { " class=\"bad\"" },
+                if e.ok { "✓" } else { "✗" },
+                e.kind.as_str(),
+                esc(e.dep.as_deref().unwrap_or("")),
+                esc(&e.expected),
+                esc(&e.observed),
+                e.delta_ms.map_or(String::new(), signed_secs),
+                esc(&e.detail)
+            );
+        }
+        o.push_str("</table>\n");
+    }
+    o.push_str("<h2>Policies side by side</h2>\n<table><tr><th></th>");
+    for p in &r.policies {
+        let _ = write!(o, "<th><code>{}</code></th>", esc(&p.policy));
+    }
+    o.push_str("</tr>\n");
+    for (label, vals) in ab_rows(&r.policies) {
+        let _ = write!(o, "<tr><td>{}</td>", esc(&label));
+        for v in vals {
+            let _ = write!(o, "<td class=\"num\">{}</td>", esc(&v));
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table>\n");
+    if let Some(p) = r.policies.first()
+        && !p.fault_windows.is_empty()
+    {
+        o.push_str("<h2>Fault windows</h2>\n<table><tr><th>route</th><th>kind</th><th>from</th><th>until</th><th>detail</th></tr>\n");
+        for f in &p.fault_windows {
+            let until = f.until_ms.map_or("end".into(), |u| secs(u as i64));
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{until}</td><td>{}</td></tr>",
+                esc(&f.route),
+                esc(&f.kind),
+                secs(f.from_ms as i64),
+                esc(&f.detail)
+            );
+        }
+        o.push_str("</table>\n");
+    }
+    for p in &r.policies {
+        policy_tables(&mut o, p);
+    }
+    let _ = writeln!(
+        o,
+        "<h2>Replay schedule lag</h2><p>{} requests sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.</p>",
+        r.replay.sent, r.replay.lag_ms.p50, r.replay.lag_ms.p99, r.replay.lag_ms.max
+    );
+    o.push_str("<h2>Host and TCP stack</h2>\n<table>");
+    let mut host = Vec::new();
+    flatten("", &r.host, &mut host);
+    for (k, v) in host {
+        let _ = write!(o, "<tr><td>{}</td><td>{}</td></tr>", esc(&k), esc(&v));
+    }
+    o.push_str("</table>\n");
+    if !r.contradictions.is_empty() {
+        o.push_str("<h3>Contradictions</h3><ul>");
+        for c in &r.contradictions {
+            let text = c
+                .get("message")
+                .and_then(|m| m.as_str())
+                .map_or_else(|| c.to_string(), str::to_string);
+            let _ = write!(o, "<li>{}</li>", esc(&text));
+        }
+        o.push_str("</ul>\n");
+    }
+    let _ = writeln!(
+        o,
+        "<h2>Config</h2><pre>{}</pre>",
+        esc(&serde_json::to_string_pretty(&r.config).unwrap_or_default())
+    );
+    o.push_str("</body></html>\n");
+    o
+}
+
+fn policy_tables(o: &mut String, p: &super::model::PolicyReport) {
+    let _ = writeln!(
+        o,
+        "<h2>Policy <code>{}</code>: transitions, outcomes, latency</h2>",
+        esc(&p.policy)
+    );
+    o.push_str("<table><tr><th>t</th><th>dep</th><th>transition</th></tr>\n");
+    for t in &p.transitions {
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"num\">{}</td><td>{}</td><td>{}→{}</td></tr>",
+            secs(t.t_ms as i64),
+            esc(&t.dep),
+            t.from.as_str(),
+            t.to.as_str()
+        );
+    }
+    o.push_str("</table>\n");
+    let outcomes: BTreeSet<&String> = p
+        .summary
+        .outcomes_by_dep
+        .values()
+        .flat_map(|m| m.keys())
+        .collect();
+    o.push_str("<table><tr><th>dep</th>");
+    for k in &outcomes {
+        let _ = write!(o, "<th>{}</th>", esc(k));
+    }
+    o.push_str("<th>p50</th><th>p99</th></tr>\n");
+    for (dep, m) in &p.summary.outcomes_by_dep {
+        let _ = write!(o, "<tr><td>{}</td>", esc(dep));
+        for k in &outcomes {
+            let _ = write!(
+                o,
+                "<td class=\"num\">{}</td>",
+                m.get(*k).copied().unwrap_or(0)
+            );
+        }
+        match p.summary.latency_by_dep.get(dep) {
+            Some(l) => {
+                let _ = write!(
+                    o,
+                    "<td class=\"num\">{:.1} ms</td><td class=\"num\">{:.1} ms</td>",
+                    l.p50_ms, l.p99_ms
+                );
+            }
+            None => o.push_str("<td></td><td></td>"),
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table>\n");
+}

@@ -1,0 +1,291 @@
+//! report.md: the verdict first, then expected vs observed with deltas, the A/B table, fault
+//! windows, transitions, outcomes, latency, replay schedule lag, host and TCP stack, config.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use super::model::{PolicyReport, Report, Summary};
+use crate::verdict::{secs, signed_secs};
+
+/// Escapes a table cell (pipes, newlines).
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or("n/a".into(), |v| v.to_string())
+}
+
+/// The A/B rows: label and a value per policy.
+pub(crate) fn ab_rows(policies: &[PolicyReport]) -> Vec<(String, Vec<String>)> {
+    let reasons: BTreeSet<&String> = policies
+        .iter()
+        .flat_map(|p| p.summary.cooldowns_by_reason.keys())
+        .collect();
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let mut row = |label: String, f: &dyn Fn(&Summary) -> String| {
+        rows.push((label, policies.iter().map(|p| f(&p.summary)).collect()));
+    };
+    if reasons.is_empty() {
+        row("cooldowns written".into(), &|_| "0".into());
+    }
+    for r in reasons {
+        row(format!("cooldowns written ({r})"), &|s| {
+            s.cooldowns_by_reason
+                .get(r)
+                .copied()
+                .unwrap_or(0)
+                .to_string()
+        });
+    }
+    row("profile rotations".into(), &|s| s.rotations.to_string());
+    row("same-profile retries".into(), &|s| s.retries.to_string());
+    row("model fallbacks".into(), &|s| s.fallbacks.to_string());
+    row("failed requests".into(), &|s| opt(s.failed_requests));
+    row(
+        "user-visible errors".into(),
+        &|s| opt(s.user_visible_errors),
+    );
+    row(
+        "failed attempts (requests_total, outcome≠ok)".into(),
+        &|s| s.failed_attempts.to_string(),
+    );
+    row("breaker rejections".into(), &|s| {
+        s.breaker_rejections.to_string()
+    });
+    row("Retry-After skips".into(), &|s| {
+        s.retry_after_skips.to_string()
+    });
+    row("idempotent duplicates".into(), &|s| {
+        s.idempotent_duplicates.to_string()
+    });
+    rows
+}
+
+/// Flattens a JSON value into `a.b.c = value` pairs (for host facts).
+pub(crate) fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, out);
+            }
+        }
+        serde_json::Value::String(s) => out.push((prefix.to_string(), s.clone())),
+        serde_json::Value::Null => {}
+        other => out.push((prefix.to_string(), other.to_string())),
+    }
+}
+
+/// Renders report.md.
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# Rehearsal `{}`: {}\n",
+        r.scenario,
+        r.verdict.as_str().to_uppercase()
+    );
+    if let Some(reason) = &r.reason {
+        let _ = writeln!(o, "**Reason:** {reason}\n");
+    }
+    let failed: usize = r
+        .policies
+        .iter()
+        .map(|p| p.expectations.iter().filter(|e| !e.ok).count())
+        .sum();
+    let total: usize = r.policies.iter().map(|p| p.expectations.len()).sum();
+    let _ = writeln!(
+        o,
+        "- verdict: **{}** ({} of {total} expectations failed)",
+        r.verdict.as_str(),
+        failed
+    );
+    if let Some(d) = &r.description {
+        let _ = writeln!(o, "- scenario: {d}");
+    }
+    let _ = writeln!(
+        o,
+        "- started: {} · speed ×{} · seed {}",
+        r.started_at, r.speed, r.seed
+    );
+    let pols: Vec<&str> = r.policies.iter().map(|p| p.policy.as_str()).collect();
+    let _ = writeln!(o, "- policies: {}\n", pols.join(", "));
+    for p in r
+        .policies
+        .iter()
+        .flat_map(|p| p.expectations.iter().filter(|e| !e.ok).map(move |e| (p, e)))
+    {
+        let _ = writeln!(o, "- ✗ [{}] {}", p.0.policy, p.1.detail);
+    }
+    o.push_str("\n## Expected vs observed\n");
+    for p in &r.policies {
+        let _ = writeln!(
+            o,
+            "\n### Policy `{}`: {}\n",
+            p.policy,
+            if p.ok { "pass" } else { "fail" }
+        );
+        if p.expectations.is_empty() {
+            o.push_str("No expectations.\n");
+            continue;
+        }
+        o.push_str("| ok | kind | dep | expected | observed | delta | detail |\n|---|---|---|---|---|---|---|\n");
+        for e in &p.expectations {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                if e.ok { "✓" } else { "✗" },
+                e.kind.as_str(),
+                cell(e.dep.as_deref().unwrap_or("")),
+                cell(&e.expected),
+                cell(&e.observed),
+                e.delta_ms.map_or(String::new(), signed_secs),
+                cell(&e.detail)
+            );
+        }
+    }
+    o.push_str("\n## Policies side by side\n\n");
+    let _ = writeln!(
+        o,
+        "| | {} |",
+        pols.iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(o, "|---|{}", "---|".repeat(pols.len()));
+    for (label, vals) in ab_rows(&r.policies) {
+        let _ = writeln!(o, "| {label} | {} |", vals.join(" | "));
+    }
+    o.push_str("\n## Fault windows\n\n");
+    match r.policies.first().map(|p| &p.fault_windows) {
+        Some(w) if !w.is_empty() => {
+            o.push_str("| route | kind | from | until | detail |\n|---|---|---|---|---|\n");
+            for f in w {
+                let until = f.until_ms.map_or("end".into(), |u| secs(u as i64));
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {until} | {} |",
+                    cell(&f.route),
+                    f.kind,
+                    secs(f.from_ms as i64),
+                    cell(&f.detail)
+                );
+            }
+        }
+        _ => o.push_str("None.\n"),
+    }
+    for p in &r.policies {
+        policy_details(&mut o, p);
+    }
+    o.push_str("\n## Replay schedule lag\n\n");
+    let _ = writeln!(
+        o,
+        "{} requests sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.",
+        r.replay.sent, r.replay.lag_ms.p50, r.replay.lag_ms.p99, r.replay.lag_ms.max
+    );
+    o.push_str("\n## Host and TCP stack\n\n");
+    let mut host = Vec::new();
+    flatten("", &r.host, &mut host);
+    if host.is_empty() {
+        o.push_str("Not recorded.\n");
+    } else {
+        o.push_str("| fact | value |\n|---|---|\n");
+        for (k, v) in host {
+            let _ = writeln!(o, "| {} | {} |", cell(&k), cell(&v));
+        }
+    }
+    if !r.contradictions.is_empty() {
+        o.push_str("\n### Contradictions\n\n");
+        for c in &r.contradictions {
+            let text = c
+                .get("message")
+                .and_then(|m| m.as_str())
+                .map_or_else(|| c.to_string(), str::to_string);
+            let _ = writeln!(o, "- {}", text.replace('\n', " "));
+        }
+    }
+    o.push_str("\n## Config\n\n```json\n");
+    o.push_str(&serde_json::to_string_pretty(&r.config).unwrap_or_default());
+    o.push_str("\n```\n");
+    o
+}
+
+fn policy_details(o: &mut String, p: &PolicyReport) {
+    let _ = writeln!(o, "\n## Policy `{}`\n\n### Transitions\n", p.policy);
+    if p.transitions.is_empty() {
+        o.push_str("None.\n");
+    } else {
+        o.push_str("| t | dep | transition | timed by |\n|---|---|---|---|\n");
+        for t in &p.transitions {
+            let timing = serde_json::to_value(t.timing)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "| {} | {} | {}→{} | {timing} |",
+                secs(t.t_ms as i64),
+                cell(&t.dep),
+                t.from.as_str(),
+                t.to.as_str()
+            );
+        }
+    }
+    o.push_str("\n### Outcomes by dep\n\n");
+    let outcomes: BTreeSet<&String> = p
+        .summary
+        .outcomes_by_dep
+        .values()
+        .flat_map(|m| m.keys())
+        .collect();
+    if outcomes.is_empty() {
+        o.push_str("None.\n");
+    } else {
+        let head: Vec<&str> = outcomes.iter().map(|s| s.as_str()).collect();
+        let _ = writeln!(
+            o,
+            "| dep | {} |\n|---|{}",
+            head.join(" | "),
+            "---|".repeat(head.len())
+        );
+        for (dep, m) in &p.summary.outcomes_by_dep {
+            let vals: Vec<String> = outcomes
+                .iter()
+                .map(|k| m.get(*k).copied().unwrap_or(0).to_string())
+                .collect();
+            let _ = writeln!(o, "| {} | {} |", cell(dep), vals.join(" | "));
+        }
+    }
+    o.push_str("\n### Latency\n\n");
+    if p.summary.latency_by_dep.is_empty() {
+        o.push_str("None.\n");
+    } else {
+        o.push_str("| dep | p50 | p99 | calls |\n|---|---|---|---|\n");
+        for (dep, l) in &p.summary.latency_by_dep {
+            let _ = writeln!(
+                o,
+                "| {} | {:.1} ms | {:.1} ms | {} |",
+                cell(dep),
+                l.p50_ms,
+                l.p99_ms,
+                l.count
+            );
+        }
+    }
+    let s = &p.scrapes;
+    let _ = writeln!(
+        o,
+        "\nScrapes: {} ok, {} failed{}.",
+        s.ok,
+        s.failures,
+        s.last_error
+            .as_ref()
+            .map_or(String::new(), |e| format!(" (last: {e})"))
+    );
+}

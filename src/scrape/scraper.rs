@@ -1,0 +1,257 @@
+//! The periodic `/metrics` scraper. It GETs the URL every `interval` on tokio's clock (missed
+//! ticks are delayed, never bunched), stamps each scrape with ms since the run start, keeps the
+//! raw text (for `scrapes.prom`) and the parsed form, and takes one final scrape when the stop
+//! future completes. A failed scrape (connection, timeout, status, parse) is recorded and
+//! counted, never fatal: the run goes on and the report says how many scrapes failed.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::parse::{Exposition, parse};
+
+/// Largest body accepted from `/metrics` (a runaway exporter must not exhaust memory).
+const MAX_BODY: usize = 16 << 20;
+
+/// Where and how often to scrape.
+#[derive(Debug, Clone)]
+pub struct ScraperConfig {
+    /// The full URL, e.g. `http://127.0.0.1:9100/metrics` (see [`metrics_url`]).
+    pub url: http::Uri,
+    /// Time between scrapes (already divided by speed, if the caller wants that).
+    pub interval: Duration,
+    /// The run start; `t_ms` counts from here.
+    pub start: Instant,
+    /// Per-scrape timeout.
+    pub timeout: Duration,
+}
+
+/// `http://ADDR/metrics`.
+pub fn metrics_url(addr: SocketAddr) -> http::Uri {
+    // ok: a socket address always forms a valid authority.
+    format!("http://{addr}/metrics")
+        .parse()
+        .unwrap_or_else(|_| http::Uri::from_static("http://127.0.0.1/metrics"))
+}
+
+/// One successful HTTP scrape.
+#[derive(Debug, Clone)]
+pub struct Scrape {
+    /// Ms since the run start when the body was fully read.
+    pub t_ms: u64,
+    /// The raw body.
+    pub text: String,
+    /// The parsed exposition (None when it did not parse; the error is in the log).
+    pub parsed: Option<Arc<Exposition>>,
+}
+
+/// Everything a scraper run produced.
+#[derive(Debug, Clone, Default)]
+pub struct ScrapeLog {
+    /// Scrapes that returned 200, in time order (including ones that failed to parse).
+    pub scrapes: Vec<Scrape>,
+    /// Scrapes that returned 200 and parsed.
+    pub ok: u64,
+    /// Failed scrapes (connection, timeout, status, body or parse errors).
+    pub failures: u64,
+    /// The last failure, prefixed with its `t_ms`.
+    pub last_error: Option<String>,
+}
+
+impl ScrapeLog {
+    /// The `scrapes.prom` text: each raw scrape after a `# scrape t_ms=N` line.
+    pub fn to_prom(&self) -> String {
+        let mut out = String::new();
+        for s in &self.scrapes {
+            out.push_str(&format!("# scrape t_ms={}\n", s.t_ms));
+            out.push_str(&s.text);
+            if !s.text.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// Reads a `scrapes.prom` text back (the inverse of [`ScrapeLog::to_prom`]). Every chunk
+    /// must parse; errors name the line and column in the whole file.
+    pub fn from_prom(text: &str) -> Result<ScrapeLog, super::ParseError> {
+        let mut log = ScrapeLog::default();
+        let mut chunk: Option<(u64, usize, String)> = None;
+        let finish = |c: Option<(u64, usize, String)>,
+                      log: &mut ScrapeLog|
+         -> Result<(), super::ParseError> {
+            if let Some((t_ms, first_line, text)) = c {
+                let e = parse(&text).map_err(|mut e| {
+                    e.line += first_line;
+                    e
+                })?;
+                log.ok += 1;
+                log.scrapes.push(Scrape {
+                    t_ms,
+                    text,
+                    parsed: Some(Arc::new(e)),
+                });
+            }
+            Ok(())
+        };
+        for (i, line) in text.lines().enumerate() {
+            if let Some(t) = line.strip_prefix("# scrape t_ms=") {
+                finish(chunk.take(), &mut log)?;
+                let t_ms = t.trim().parse().map_err(|_| super::ParseError {
+                    line: i + 1,
+                    col: 15,
+                    msg: "t_ms is not an integer".into(),
+                })?;
+                chunk = Some((t_ms, i + 1, String::new()));
+            } else if let Some((_, _, text)) = chunk.as_mut() {
+                text.push_str(line);
+                text.push('\n');
+            } else if !line.trim().is_empty() {
+                return Err(super::ParseError {
+                    line: i + 1,
+                    col: 1,
+                    msg: "expected `# scrape t_ms=N` first".into(),
+                });
+            }
+        }
+        finish(chunk.take(), &mut log)?;
+        Ok(log)
+    }
+
+    /// `(t_ms, exposition)` of every parsed scrape, for [`super::timeline::derive`].
+    pub fn parsed(&self) -> Vec<(u64, &Exposition)> {
+        self.scrapes
+            .iter()
+            .filter_map(|s| s.parsed.as_deref().map(|e| (s.t_ms, e)))
+            .collect()
+    }
+
+    /// The last parsed scrape (the "final scrape" of the diff).
+    pub fn last_parsed(&self) -> Option<&Exposition> {
+        self.scrapes.iter().rev().find_map(|s| s.parsed.as_deref())
+    }
+}
+
+/// The latest parsed scrape, shared with a progress display.
+#[derive(Debug, Clone, Default)]
+pub struct Latest(Arc<Mutex<Option<Arc<Exposition>>>>);
+
+impl Latest {
+    /// The most recent parsed exposition, if any.
+    pub fn get(&self) -> Option<Arc<Exposition>> {
+        self.0.lock().map(|g| g.clone()).unwrap_or(None)
+    }
+
+    fn set(&self, e: Arc<Exposition>) {
+        if let Ok(mut g) = self.0.lock() {
+            *g = Some(e);
+        }
+    }
+}
+
+/// A scraper; see the module docs.
+#[derive(Debug)]
+pub struct Scraper {
+    cfg: ScraperConfig,
+    client: Client<HttpConnector, Empty<Bytes>>,
+    latest: Latest,
+}
+
+impl Scraper {
+    /// A scraper for `cfg` (no I/O until [`Scraper::run`]).
+    pub fn new(cfg: ScraperConfig) -> Self {
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        Self {
+            cfg,
+            client,
+            latest: Latest::default(),
+        }
+    }
+
+    /// A handle on the latest parsed scrape.
+    pub fn latest(&self) -> Latest {
+        self.latest.clone()
+    }
+
+    /// Scrapes every interval until `stop` completes, then once more, and returns the log.
+    pub async fn run(&self, stop: impl Future<Output = ()>) -> ScrapeLog {
+        let mut log = ScrapeLog::default();
+        let mut ticker = tokio::time::interval(self.cfg.interval.max(Duration::from_millis(1)));
+        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                biased;
+                _ = &mut stop => break,
+                _ = ticker.tick() => self.scrape_into(&mut log).await,
+            }
+        }
+        self.scrape_into(&mut log).await;
+        log
+    }
+
+    /// Takes one scrape now and appends it (or the failure) to `log`.
+    pub async fn scrape_into(&self, log: &mut ScrapeLog) {
+        let res = tokio::time::timeout(self.cfg.timeout, self.fetch()).await;
+        let t_ms = Instant::now()
+            .saturating_duration_since(self.cfg.start)
+            .as_millis() as u64;
+        let text = match res {
+            Ok(Ok(text)) => text,
+            Ok(Err(e)) => return fail(log, t_ms, e),
+            Err(_) => return fail(log, t_ms, format!("timed out after {:?}", self.cfg.timeout)),
+        };
+        match parse(&text) {
+            Ok(e) => {
+                let e = Arc::new(e);
+                self.latest.set(e.clone());
+                log.ok += 1;
+                log.scrapes.push(Scrape {
+                    t_ms,
+                    text,
+                    parsed: Some(e),
+                });
+            }
+            Err(e) => {
+                log.scrapes.push(Scrape {
+                    t_ms,
+                    text,
+                    parsed: None,
+                });
+                fail(log, t_ms, format!("exposition parse error at {e}"));
+            }
+        }
+    }
+
+    async fn fetch(&self) -> Result<String, String> {
+        let resp = self
+            .client
+            .get(self.cfg.url.clone())
+            .await
+            .map_err(|e| format!("GET {}: {e}", self.cfg.url))?;
+        let status = resp.status();
+        let body = http_body_util::Limited::new(resp.into_body(), MAX_BODY);
+        let bytes = body
+            .collect()
+            .await
+            .map_err(|e| format!("reading body: {e}"))?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(format!("GET {}: HTTP {status}", self.cfg.url));
+        }
+        String::from_utf8(bytes.to_vec()).map_err(|e| format!("body is not UTF-8: {e}"))
+    }
+}
+
+fn fail(log: &mut ScrapeLog, t_ms: u64, e: String) {
+    log.failures += 1;
+    log.last_error = Some(format!("t_ms={t_ms}: {e}"));
+}

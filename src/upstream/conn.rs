@@ -1,0 +1,77 @@
+//! Per-connection control that faults need below HTTP: a duplicate handle on the accepted TCP
+//! socket so a fault can turn the eventual close into an RST (SO_LINGER 0) and can notice the
+//! client going away while the server holds a stalled request.
+
+use std::io;
+use std::mem::MaybeUninit;
+use std::time::Duration;
+
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+/// How often a held (stalled) request checks whether its client is still there.
+const HOLD_POLL: Duration = Duration::from_millis(100);
+
+/// A handle on one accepted connection's socket.
+#[derive(Debug)]
+pub(crate) struct ConnCtl {
+    /// A dup of the socket's descriptor; socket options set through it apply to the socket.
+    /// `None` if dup failed (then faults degrade: resets become plain closes).
+    sock: Option<socket2::Socket>,
+    /// Fires when the server is shutting down.
+    stop: watch::Receiver<bool>,
+}
+
+/// The error a handler returns to make hyper drop the connection without writing anything.
+#[derive(Debug, thiserror::Error)]
+#[error("connection cut by an injected fault")]
+pub(crate) struct Cut;
+
+impl ConnCtl {
+    /// Wraps `stream`'s socket.
+    pub fn new(stream: &TcpStream, stop: watch::Receiver<bool>) -> Self {
+        let sock = socket2::SockRef::from(stream).try_clone().ok();
+        Self { sock, stop }
+    }
+
+    /// Makes the connection's close an RST: zero linger. The caller then returns [`Cut`] so hyper
+    /// drops the socket; the last close of the descriptor sends the RST.
+    pub fn arm_reset(&self) {
+        if let Some(s) = &self.sock {
+            let _ = s.set_linger(Some(Duration::ZERO));
+        }
+    }
+
+    /// Whether the client closed or reset its end (a non-blocking peek).
+    pub fn peer_gone(&self) -> bool {
+        let Some(s) = &self.sock else { return false };
+        let mut buf = [MaybeUninit::<u8>::uninit(); 1];
+        match s.recv_with_flags(&mut buf, libc::MSG_PEEK | libc::MSG_DONTWAIT) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => !matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ),
+        }
+    }
+
+    /// Waits until the client goes away or the server stops.
+    pub async fn hold(&self) {
+        let mut stop = self.stop.clone();
+        loop {
+            if *stop.borrow() || self.peer_gone() {
+                return;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(HOLD_POLL) => {}
+                r = stop.changed() => if r.is_err() { return },
+            }
+        }
+    }
+
+    /// A receiver that fires when the server stops.
+    pub fn stop(&self) -> watch::Receiver<bool> {
+        self.stop.clone()
+    }
+}

@@ -1,0 +1,228 @@
+//! Fault specs (DESIGN section 5): one envelope of scoping keys shared by every fault
+//! (`route`, `profile`, `model`, `from`, `until`, `probability`, `first`) plus one kind, a
+//! serde-tagged enum (`kind = "status"` ...) whose variants live one per file behind the
+//! [`Fault`] trait. A fault only *describes* what to do; [`Fault::action`] turns it into an
+//! [`Action`] the server executes, and [`FaultTable`] decides which fault (if any) a request hits.
+//!
+//! Unknown keys are rejected; durations are humantime strings (`"250ms"`, `"20s"`).
+
+mod latency;
+mod parse;
+mod rate_limit;
+mod reset;
+mod reset_mid_stream;
+mod scope;
+mod slow_stream;
+mod stall;
+mod stall_stream;
+mod status;
+mod ws_close;
+mod ws_ping_timeout;
+
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+pub use latency::LatencyFault;
+pub use parse::{FaultFileError, parse_fault_file};
+pub use rate_limit::{RateLimitFault, RetryAfterFormat};
+pub use reset::ResetFault;
+pub use reset_mid_stream::ResetMidStreamFault;
+pub use scope::{FaultTable, RequestScope, RouteKind, RouteSel};
+pub use slow_stream::SlowStreamFault;
+pub use stall::StallFault;
+pub use stall_stream::StallStreamFault;
+pub use status::StatusFault;
+pub use ws_close::WsCloseFault;
+pub use ws_ping_timeout::WsPingTimeoutFault;
+
+/// One `[[fault]]` table: where it applies (the envelope) and what it does (`kind`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FaultSpec {
+    /// `llm`, `tool:NAME`, `ws` or `*`.
+    pub route: RouteSel,
+    /// Only requests carrying this bearer token (a profile's token defaults to its id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Only model calls for this model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Window start, from the run start (default: the start).
+    #[serde(with = "humantime_serde", skip_serializing_if = "Option::is_none")]
+    pub from: Option<Duration>,
+    /// Window end, from the run start (default: never).
+    #[serde(with = "humantime_serde", skip_serializing_if = "Option::is_none")]
+    pub until: Option<Duration>,
+    /// Chance that a matching request is hit (seeded RNG), 0..=1.
+    pub probability: f64,
+    /// Only the first N matching requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<u64>,
+    /// What the fault does.
+    #[serde(flatten)]
+    pub kind: FaultKind,
+}
+
+/// The fault kinds of DESIGN section 5, tagged by `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FaultKind {
+    /// That HTTP status.
+    Status(StatusFault),
+    /// 429 with `Retry-After`.
+    RateLimit(RateLimitFault),
+    /// Headers late.
+    Latency(LatencyFault),
+    /// Request read, headers never come.
+    Stall(StallFault),
+    /// RST before any response byte.
+    Reset(ResetFault),
+    /// Headers and a fraction of the body or tokens, then RST.
+    ResetMidStream(ResetMidStreamFault),
+    /// The stream stops after a fraction; the connection stays open.
+    StallStream(StallStreamFault),
+    /// Tokens dribble.
+    SlowStream(SlowStreamFault),
+    /// The WebSocket stays open but pongs and data stop.
+    WsPingTimeout(WsPingTimeoutFault),
+    /// An abnormal close frame.
+    WsClose(WsCloseFault),
+}
+
+impl FaultKind {
+    /// The kind as the trait object that knows how to act it out.
+    pub fn as_fault(&self) -> &dyn Fault {
+        match self {
+            Self::Status(f) => f,
+            Self::RateLimit(f) => f,
+            Self::Latency(f) => f,
+            Self::Stall(f) => f,
+            Self::Reset(f) => f,
+            Self::ResetMidStream(f) => f,
+            Self::StallStream(f) => f,
+            Self::SlowStream(f) => f,
+            Self::WsPingTimeout(f) => f,
+            Self::WsClose(f) => f,
+        }
+    }
+
+    /// The `kind` name (`status`, `rate_limit`, ...).
+    pub fn name(&self) -> &'static str {
+        self.as_fault().name()
+    }
+}
+
+/// What every fault kind provides.
+pub trait Fault {
+    /// The `kind` name.
+    fn name(&self) -> &'static str;
+    /// Whether this kind can act on a request of that route kind.
+    fn applies_to(&self, route: RouteKind) -> bool {
+        let _ = route;
+        true
+    }
+    /// Checks attribute values; the error names the attribute.
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// What the server does for one request this fault hit.
+    fn action(&self, ctx: &mut ActionCtx<'_>) -> Action;
+}
+
+/// Inputs of [`Fault::action`]: the speed factor, the wall clock (for HTTP dates) and the seeded
+/// RNG (for jitter). Passed in so actions are pure functions of their inputs.
+#[derive(Debug)]
+pub struct ActionCtx<'a> {
+    /// Divides every duration.
+    pub speed: f64,
+    /// Wall-clock time of the request (for `Retry-After` HTTP dates).
+    pub wall_now: SystemTime,
+    /// The upstream's seeded RNG.
+    pub rng: &'a mut ChaCha8Rng,
+}
+
+impl ActionCtx<'_> {
+    /// `d` divided by the speed factor.
+    pub fn scale(&self, d: Duration) -> Duration {
+        scale(d, self.speed)
+    }
+}
+
+/// `d` divided by `speed` (a non-positive or non-finite speed counts as 1).
+pub fn scale(d: Duration, speed: f64) -> Duration {
+    if speed.is_finite() && speed > 0.0 {
+        d.div_f64(speed)
+    } else {
+        d
+    }
+}
+
+/// What the server does for one faulted request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Answer with this status, extra headers and body instead of the route's response.
+    Respond {
+        /// HTTP status.
+        status: u16,
+        /// Extra headers (e.g. `Retry-After`).
+        headers: Vec<(&'static str, String)>,
+        /// Response body.
+        body: Bytes,
+    },
+    /// Send the normal response after this delay.
+    Delay(Duration),
+    /// Never send headers (until the client goes away or the server stops).
+    Stall,
+    /// RST before any response byte.
+    Reset,
+    /// Send headers and this fraction of the body or tokens, then cut the connection.
+    Cut {
+        /// Fraction of the body or tokens sent before the cut.
+        after_fraction: f64,
+        /// How the connection is cut.
+        mode: CutMode,
+    },
+    /// Send tokens (or body pieces) at this interval.
+    SlowStream(Duration),
+    /// WebSocket: stop answering pings and echoing data; keep TCP open.
+    WsPingTimeout,
+    /// WebSocket: send a close frame with this code.
+    WsClose(u16),
+}
+
+impl Action {
+    /// Whether the route's handler still runs (the request is "executed"), which matters for
+    /// counting duplicate executions of idempotency keys.
+    pub fn executes(&self) -> bool {
+        !matches!(self, Self::Respond { .. } | Self::Stall | Self::Reset)
+    }
+}
+
+/// How a [`Action::Cut`] ends the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutMode {
+    /// TCP RST (zero linger).
+    Reset,
+    /// Silence with the socket open.
+    Stall,
+}
+
+/// Checks a fraction attribute.
+fn check_fraction(name: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("`{name}` must be between 0 and 1, got {v}"))
+    }
+}
+
+/// Checks a duration attribute is not zero.
+fn check_nonzero(name: &str, d: Duration) -> Result<(), String> {
+    if d.is_zero() {
+        Err(format!("`{name}` must be greater than 0"))
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,287 @@
+//! Reading fault specs: the envelope/kind split behind `FaultSpec`'s `Deserialize`, the checks
+//! that need both halves, and [`parse_fault_file`] for TOML `[[fault]]` files or JSON arrays.
+//! Errors name `origin:line:col` (or the field, where the format has no position).
+
+use std::time::Duration;
+
+use serde::de::{Error as _, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+
+use super::{FaultKind, FaultSpec, RouteSel};
+
+/// The envelope keys; everything else belongs to the kind.
+const ENVELOPE_KEYS: [&str; 7] = [
+    "route",
+    "profile",
+    "model",
+    "from",
+    "until",
+    "probability",
+    "first",
+];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope {
+    route: RouteSel,
+    #[serde(default)]
+    profile: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default, with = "humantime_serde")]
+    from: Option<Duration>,
+    #[serde(default, with = "humantime_serde")]
+    until: Option<Duration>,
+    #[serde(default = "one")]
+    probability: f64,
+    #[serde(default)]
+    first: Option<u64>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl<'de> Deserialize<'de> for FaultSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Errors are raised inside `visit_map`, so formats that track positions (TOML spans,
+        // JSON line:col) attach the position of this fault's table.
+        d.deserialize_map(SpecVisitor)
+    }
+}
+
+struct SpecVisitor;
+
+impl<'de> Visitor<'de> for SpecVisitor {
+    type Value = FaultSpec;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a fault table")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<FaultSpec, A::Error> {
+        let mut attrs = Map::new();
+        while let Some((k, v)) = access.next_entry::<String, Value>()? {
+            attrs.insert(k, v);
+        }
+        build(attrs).map_err(A::Error::custom)
+    }
+}
+
+/// Splits a fault table into envelope and kind, decodes both and validates the whole.
+fn build(mut attrs: Map<String, Value>) -> Result<FaultSpec, String> {
+    let mut env = Map::new();
+    for key in ENVELOPE_KEYS {
+        if let Some(v) = attrs.remove(key) {
+            env.insert(key.to_string(), v);
+        }
+    }
+    let envelope: Envelope =
+        serde_json::from_value(Value::Object(env)).map_err(|e| e.to_string())?;
+    let kind_name = attrs
+        .get("kind")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let kind: FaultKind =
+        serde_json::from_value(Value::Object(attrs)).map_err(|e| match &kind_name {
+            Some(k) => format!("fault kind `{k}`: {e}"),
+            None => e.to_string(),
+        })?;
+    let spec = FaultSpec {
+        route: envelope.route,
+        profile: envelope.profile,
+        model: envelope.model,
+        from: envelope.from,
+        until: envelope.until,
+        probability: envelope.probability,
+        first: envelope.first,
+        kind,
+    };
+    spec.validate()?;
+    Ok(spec)
+}
+
+impl FaultSpec {
+    /// Checks values the types cannot: probability range, window order, attribute ranges and
+    /// that the kind can act on the route. The error names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.probability.is_finite() && (0.0..=1.0).contains(&self.probability)) {
+            return Err(format!(
+                "`probability` must be between 0 and 1, got {}",
+                self.probability
+            ));
+        }
+        if let (Some(from), Some(until)) = (self.from, self.until)
+            && from >= until
+        {
+            return Err(format!(
+                "`from` ({}) must be before `until` ({})",
+                humantime::format_duration(from),
+                humantime::format_duration(until)
+            ));
+        }
+        if self.model.is_some() && !matches!(self.route, RouteSel::Llm | RouteSel::Any) {
+            return Err(format!(
+                "`model` only applies to route `llm`, not `{}`",
+                self.route
+            ));
+        }
+        let fault = self.kind.as_fault();
+        fault
+            .validate()
+            .map_err(|e| format!("fault kind `{}`: {e}", fault.name()))?;
+        if let Some(route) = self.route.kind()
+            && !fault.applies_to(route)
+        {
+            return Err(format!(
+                "fault kind `{}` does not apply to route `{}`",
+                fault.name(),
+                self.route
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A fault file or body that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}{}: {message}", position(*.line, *.col))]
+pub struct FaultFileError {
+    /// The file name (or `PUT /_rehearse/faults`).
+    pub origin: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// 1-based column, when known.
+    pub col: Option<usize>,
+    /// What is wrong, naming the key.
+    pub message: String,
+}
+
+fn position(line: Option<usize>, col: Option<usize>) -> String {
+    match (line, col) {
+        (Some(l), Some(c)) => format!(":{l}:{c}"),
+        (Some(l), None) => format!(":{l}"),
+        _ => String::new(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlFile {
+    #[serde(default)]
+    fault: Vec<FaultSpec>,
+}
+
+/// Parses a fault file: TOML `[[fault]]` tables, or JSON (an array of faults or an object
+/// `{"fault": [...]}`), chosen by the first non-blank character. `origin` names the source in
+/// errors, which carry `origin:line:col`.
+pub fn parse_fault_file(text: &str, origin: &str) -> Result<Vec<FaultSpec>, FaultFileError> {
+    if looks_like_json(text) {
+        return parse_json(text, origin);
+    }
+    match toml::from_str::<TomlFile>(text) {
+        Ok(f) => Ok(f.fault),
+        Err(e) => {
+            let (line, col) = match e.span() {
+                Some(span) => {
+                    let at = key_offset(text, span.start, e.message()).unwrap_or(span.start);
+                    let (l, c) = line_col(text, at);
+                    (Some(l), Some(c))
+                }
+                None => (None, None),
+            };
+            Err(FaultFileError {
+                origin: origin.to_string(),
+                line,
+                col,
+                message: e.message().trim().to_string(),
+            })
+        }
+    }
+}
+
+fn parse_json(text: &str, origin: &str) -> Result<Vec<FaultSpec>, FaultFileError> {
+    let result = if text.trim_start().starts_with('{') {
+        serde_json::from_str::<TomlFile>(text).map(|f| f.fault)
+    } else {
+        serde_json::from_str::<Vec<FaultSpec>>(text)
+    };
+    result.map_err(|e| {
+        let full = e.to_string();
+        let message = full
+            .rsplit_once(" at line ")
+            .map_or(full.as_str(), |(m, _)| m)
+            .to_string();
+        FaultFileError {
+            origin: origin.to_string(),
+            line: (e.line() > 0).then_some(e.line()),
+            col: (e.column() > 0).then_some(e.column()),
+            message,
+        }
+    })
+}
+
+/// Whether `text` is JSON (an object, or an array of objects) rather than TOML.
+fn looks_like_json(text: &str) -> bool {
+    let t = text.trim_start();
+    if t.starts_with('{') {
+        return true;
+    }
+    match t.strip_prefix('[') {
+        Some(rest) => {
+            let rest = rest.trim_start();
+            rest.is_empty() || rest.starts_with('{') || rest.starts_with(']')
+        }
+        None => false,
+    }
+}
+
+/// The offset of the key an error message names (its first `backticked` word that is a key of
+/// the table starting at `table_start`), so errors point at the key rather than the table.
+fn key_offset(text: &str, table_start: usize, message: &str) -> Option<usize> {
+    // The span may point anywhere inside the table: search from its header line.
+    let before = text.get(..table_start)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let table_start = if text[line_start..].trim_start().starts_with('[') {
+        line_start
+    } else {
+        before.rfind("\n[").map_or(0, |i| i + 1)
+    };
+    // "fault kind `status`: ..." names the kind first; look at what follows.
+    let message = match message.strip_prefix("fault kind `") {
+        Some(rest) => rest.split_once("`: ").map_or(rest, |(_, m)| m),
+        None => message,
+    };
+    let mut names = message.split('`').skip(1).step_by(2);
+    let rest = &text[table_start..];
+    names.find_map(|name| {
+        let mut offset = table_start;
+        for (i, line) in rest.split_inclusive('\n').enumerate() {
+            let trimmed = line.trim_start();
+            if i > 0 && trimmed.starts_with('[') {
+                break;
+            }
+            if let Some(after) = trimmed.strip_prefix(name)
+                && after.trim_start().starts_with('=')
+                && !name.is_empty()
+            {
+                return Some(offset + (line.len() - trimmed.len()));
+            }
+            offset += line.len();
+        }
+        None
+    })
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+#[cfg(test)]
+#[path = "parse_tests.rs"]
+mod tests;

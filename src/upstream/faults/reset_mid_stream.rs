@@ -1,0 +1,34 @@
+//! `kind = "reset_mid_stream"`: headers and `after_fraction` of the body or SSE tokens, then RST.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Action, ActionCtx, CutMode, Fault, RouteKind, check_fraction};
+
+/// Attributes of a `reset_mid_stream` fault.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResetMidStreamFault {
+    /// Fraction (0..=1) of the body or tokens sent before the reset.
+    pub after_fraction: f64,
+}
+
+impl Fault for ResetMidStreamFault {
+    fn name(&self) -> &'static str {
+        "reset_mid_stream"
+    }
+
+    fn applies_to(&self, route: RouteKind) -> bool {
+        route != RouteKind::Ws
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        check_fraction("after_fraction", self.after_fraction)
+    }
+
+    fn action(&self, _ctx: &mut ActionCtx<'_>) -> Action {
+        Action::Cut {
+            after_fraction: self.after_fraction,
+            mode: CutMode::Reset,
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! One [`UpstreamRecord`] per request the upstream receives, handed to every subscribed
+//! [`RecordSink`] (the run harness appends them to `upstream.jsonl`). Bearer tokens appear only
+//! as fingerprints.
+
+use serde::{Deserialize, Serialize};
+
+/// One request as the upstream saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpstreamRecord {
+    /// Milliseconds since the run start (or the upstream's start).
+    pub t_ms: u64,
+    /// `llm`, `tool:NAME` or `ws`.
+    pub route: String,
+    /// The dependency: the `X-Breaker-Probe` value when present; else the tool name, the ws
+    /// channel, or `PROVIDER/default/FP` for model calls.
+    pub dep: String,
+    /// Fingerprint of the bearer token, if one was sent.
+    pub profile_fp: Option<String>,
+    /// Whether the request carried `X-Breaker-Probe`.
+    pub probe: bool,
+    /// The fault kind applied, if any.
+    pub fault: Option<String>,
+    /// The `Idempotency-Key` header, if any.
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+    /// Whether this request executed a key that had already been executed.
+    #[serde(default)]
+    pub duplicate: bool,
+}
+
+/// Receives every [`UpstreamRecord`]. Called on the request path: keep it quick.
+pub trait RecordSink: Send + Sync {
+    /// Takes one record.
+    fn record(&self, r: &UpstreamRecord);
+}
+
+/// A sink that keeps records in memory (tests, small runs).
+#[derive(Debug, Default)]
+pub struct MemoryRecords {
+    records: std::sync::Mutex<Vec<UpstreamRecord>>,
+}
+
+impl MemoryRecords {
+    /// Everything recorded so far.
+    pub fn take(&self) -> Vec<UpstreamRecord> {
+        match self.records.lock() {
+            Ok(mut g) => std::mem::take(&mut *g),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        }
+    }
+}
+
+impl RecordSink for MemoryRecords {
+    fn record(&self, r: &UpstreamRecord) {
+        match self.records.lock() {
+            Ok(mut g) => g.push(r.clone()),
+            Err(p) => p.into_inner().push(r.clone()),
+        }
+    }
+}

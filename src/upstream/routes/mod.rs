@@ -1,0 +1,198 @@
+//! Request routing and what the three upstream routes share: header parsing (bearer, probe,
+//! idempotency key), bounded body reads, JSON answers and the pre-response part of faults
+//! (answer instead, delay, stall, reset).
+
+mod chat;
+mod sse;
+mod tools;
+mod ws;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+
+use super::Upstream;
+use super::conn::{ConnCtl, Cut};
+use super::control;
+use super::faults::{Action, CutMode};
+
+/// Errors a handler or body returns; any error makes hyper drop the connection.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// The response body of every route.
+pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
+
+/// Largest request body read.
+const MAX_BODY: usize = 1 << 20;
+
+/// Routes one request.
+pub(crate) async fn handle(
+    req: Request<hyper::body::Incoming>,
+    up: Arc<Upstream>,
+    ctl: Arc<ConnCtl>,
+) -> Result<Response<Body>, BoxError> {
+    let path = req.uri().path();
+    if path == "/v1/chat/completions" {
+        if req.method() != Method::POST {
+            return Ok(method_not_allowed("POST"));
+        }
+        return chat::handle(req, &up, &ctl).await;
+    }
+    if let Some(name) = path.strip_prefix("/tools/") {
+        if req.method() != Method::POST {
+            return Ok(method_not_allowed("POST"));
+        }
+        if name.is_empty() || name.contains('/') {
+            return Ok(error_json(StatusCode::NOT_FOUND, "no such tool route"));
+        }
+        let name = name.to_string();
+        return tools::handle(req, name, &up, &ctl).await;
+    }
+    if path == "/ws" {
+        if req.method() != Method::GET {
+            return Ok(method_not_allowed("GET"));
+        }
+        return ws::handle(req, &up, &ctl).await;
+    }
+    if path.starts_with("/_rehearse/") {
+        return Ok(control::handle(req, &up).await);
+    }
+    Ok(error_json(StatusCode::NOT_FOUND, "no such route"))
+}
+
+/// The headers scoping and stats look at.
+#[derive(Debug, Default)]
+pub(crate) struct Meta {
+    /// `Authorization: Bearer X` (or `x-api-key` / `api-key`).
+    pub bearer: Option<String>,
+    /// `X-Breaker-Probe`.
+    pub probe: Option<String>,
+    /// `Idempotency-Key`.
+    pub idempotency_key: Option<String>,
+}
+
+impl Meta {
+    pub fn from_headers(h: &HeaderMap) -> Self {
+        let text = |name: &str| {
+            h.get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(|s| s.trim().to_string())
+        };
+        let bearer = text(header::AUTHORIZATION.as_str())
+            .and_then(|a| {
+                a.strip_prefix("Bearer ")
+                    .or_else(|| a.strip_prefix("bearer "))
+                    .map(|t| t.trim().to_string())
+            })
+            .or_else(|| text("x-api-key"))
+            .or_else(|| text("api-key"));
+        Self {
+            bearer,
+            probe: text("x-breaker-probe"),
+            idempotency_key: text("idempotency-key"),
+        }
+    }
+}
+
+/// Reads a request body of at most [`MAX_BODY`] bytes; the error is the answer to send.
+pub(crate) async fn read_body(
+    req: Request<hyper::body::Incoming>,
+) -> Result<Bytes, Response<Body>> {
+    match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) => {
+            let msg = format!("could not read the request body: {e}");
+            Err(error_json(StatusCode::BAD_REQUEST, &msg))
+        }
+    }
+}
+
+/// A body of `bytes`.
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+/// A JSON answer.
+pub(crate) fn json_response(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+    let mut r = Response::new(full(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// `{"error": {"message": ...}}` with `status`.
+pub(crate) fn error_json(status: StatusCode, message: &str) -> Response<Body> {
+    let body = serde_json::json!({ "error": { "message": message, "type": "invalid_request" } });
+    json_response(status, body.to_string())
+}
+
+fn method_not_allowed(allow: &'static str) -> Response<Body> {
+    let mut r = error_json(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
+    r.headers_mut()
+        .insert(header::ALLOW, header::HeaderValue::from_static(allow));
+    r
+}
+
+/// How the normal response goes out after the pre-response faults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Proceed {
+    /// As usual.
+    Normal,
+    /// Tokens or body pieces at this interval.
+    Slow(Duration),
+    /// Cut after this fraction of the body or tokens.
+    Cut(f64, CutMode),
+}
+
+/// Acts out the part of a fault that happens before the response: answering instead
+/// (`Ok(Err(response))`), delaying, stalling or resetting (`Err`: hyper drops the connection).
+pub(crate) async fn pre_response(
+    action: Option<Action>,
+    ctl: &ConnCtl,
+) -> Result<Result<Proceed, Response<Body>>, BoxError> {
+    let Some(action) = action else {
+        return Ok(Ok(Proceed::Normal));
+    };
+    match action {
+        Action::Respond {
+            status,
+            headers,
+            body,
+        } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut r = json_response(status, body);
+            for (name, value) in headers {
+                if let Ok(v) = header::HeaderValue::from_str(&value) {
+                    r.headers_mut().insert(name, v);
+                }
+            }
+            Ok(Err(r))
+        }
+        Action::Delay(d) => {
+            tokio::time::sleep(d).await;
+            Ok(Ok(Proceed::Normal))
+        }
+        Action::Stall => {
+            ctl.hold().await;
+            Err(Box::new(Cut))
+        }
+        Action::Reset => {
+            ctl.arm_reset();
+            Err(Box::new(Cut))
+        }
+        Action::Cut {
+            after_fraction,
+            mode,
+        } => Ok(Ok(Proceed::Cut(after_fraction, mode))),
+        Action::SlowStream(d) => Ok(Ok(Proceed::Slow(d))),
+        Action::WsPingTimeout | Action::WsClose(_) => Ok(Ok(Proceed::Normal)),
+    }
+}

@@ -1,0 +1,162 @@
+//! `GET /_rehearse/stats`: per route and profile (fingerprinted) request and fault counts,
+//! idempotency keys seen and duplicate executions, and the arrival times of calls per dep
+//! (with `probe` marking calls that carried `X-Breaker-Probe`).
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+/// Most arrivals kept per dep; later ones are only counted in `truncated`.
+pub const MAX_ARRIVALS_PER_DEP: usize = 100_000;
+
+/// The upstream's counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Every request on the three routes.
+    pub requests: u64,
+    /// Per route (`llm`, `tool:NAME`, `ws`).
+    pub routes: BTreeMap<String, RouteStats>,
+    /// Per dep, in arrival order.
+    pub deps: BTreeMap<String, DepStats>,
+}
+
+/// Counters of one route.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RouteStats {
+    /// Requests on this route.
+    pub requests: u64,
+    /// Faults applied, by kind.
+    pub faults: BTreeMap<String, u64>,
+    /// Distinct `Idempotency-Key` values seen.
+    pub idempotency_keys_seen: u64,
+    /// Requests that executed a key already executed before (should be 0).
+    pub duplicates_executed: u64,
+    /// Per profile: the bearer token's fingerprint, or `none`.
+    pub profiles: BTreeMap<String, ProfileStats>,
+}
+
+/// Counters of one route and profile.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProfileStats {
+    /// Requests.
+    pub requests: u64,
+    /// Faults applied, by kind.
+    pub faults: BTreeMap<String, u64>,
+}
+
+/// Arrivals of one dep.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DepStats {
+    /// Each call's arrival, in order.
+    pub arrivals: Vec<Arrival>,
+    /// Arrivals beyond [`MAX_ARRIVALS_PER_DEP`] (counted, not kept).
+    #[serde(default)]
+    pub truncated: u64,
+}
+
+/// One call's arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arrival {
+    /// Milliseconds since the run start.
+    pub t_ms: u64,
+    /// Whether it carried `X-Breaker-Probe`.
+    pub probe: bool,
+}
+
+/// What one request contributes to the stats.
+#[derive(Debug)]
+pub(crate) struct Observation<'a> {
+    pub t_ms: u64,
+    pub route: &'a str,
+    pub dep: &'a str,
+    pub profile_fp: Option<&'a str>,
+    pub probe: bool,
+    pub fault: Option<&'a str>,
+    pub idempotency_key: Option<&'a str>,
+    /// Whether the handler runs (no status/rate_limit/stall/reset fault).
+    pub executes: bool,
+}
+
+/// The stats plus the idempotency-key sets behind them.
+#[derive(Debug, Default)]
+pub(crate) struct StatsState {
+    pub stats: Stats,
+    seen: HashSet<(String, String)>,
+    executed: HashSet<(String, String)>,
+}
+
+impl StatsState {
+    /// Adds one request; returns whether it was a duplicate execution.
+    pub fn observe(&mut self, o: &Observation<'_>) -> bool {
+        let s = &mut self.stats;
+        s.requests += 1;
+        let route = s.routes.entry(o.route.to_string()).or_default();
+        route.requests += 1;
+        let profile = route
+            .profiles
+            .entry(o.profile_fp.unwrap_or("none").to_string())
+            .or_default();
+        profile.requests += 1;
+        if let Some(kind) = o.fault {
+            *route.faults.entry(kind.to_string()).or_default() += 1;
+            *profile.faults.entry(kind.to_string()).or_default() += 1;
+        }
+        let mut duplicate = false;
+        if let Some(key) = o.idempotency_key {
+            let k = (o.route.to_string(), key.to_string());
+            if !self.seen.contains(&k) {
+                route.idempotency_keys_seen += 1;
+                self.seen.insert(k.clone());
+            }
+            if o.executes && !self.executed.insert(k) {
+                route.duplicates_executed += 1;
+                duplicate = true;
+            }
+        }
+        let dep = s.deps.entry(o.dep.to_string()).or_default();
+        if dep.arrivals.len() < MAX_ARRIVALS_PER_DEP {
+            dep.arrivals.push(Arrival {
+                t_ms: o.t_ms,
+                probe: o.probe,
+            });
+        } else {
+            dep.truncated += 1;
+        }
+        duplicate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs<'a>(key: Option<&'a str>, executes: bool, fault: Option<&'a str>) -> Observation<'a> {
+        Observation {
+            t_ms: 5,
+            route: "tool:ticket_create",
+            dep: "ticket_create",
+            profile_fp: Some("abc123"),
+            probe: false,
+            fault,
+            idempotency_key: key,
+            executes,
+        }
+    }
+
+    #[test]
+    fn duplicates_count_only_repeated_executions() {
+        let mut st = StatsState::default();
+        assert!(!st.observe(&obs(Some("k1"), false, Some("status"))));
+        assert!(!st.observe(&obs(Some("k1"), true, None)));
+        assert!(st.observe(&obs(Some("k1"), true, Some("latency"))));
+        assert!(!st.observe(&obs(Some("k2"), true, None)));
+        assert!(!st.observe(&obs(None, true, None)));
+        let r = &st.stats.routes["tool:ticket_create"];
+        assert_eq!(r.requests, 5);
+        assert_eq!(r.idempotency_keys_seen, 2);
+        assert_eq!(r.duplicates_executed, 1);
+        assert_eq!(r.faults["status"], 1);
+        assert_eq!(r.profiles["abc123"].requests, 5);
+        assert_eq!(st.stats.deps["ticket_create"].arrivals.len(), 5);
+    }
+}
