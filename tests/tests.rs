@@ -25,6 +25,9 @@ mod breaker_config;
 // Budgets, idempotency, throttle and breakers wired into the executor.
 mod breaker_executor;
 
+// Synthetic canaries and the canary/breaker disagreement gauge.
+mod breaker_health;
+
 // The engine's /metrics: DESIGN 8 series, promtool, exporter.
 mod metrics;
 
