@@ -5,6 +5,11 @@ mod support;
 // CLI contract: exit codes and usage errors.
 mod cli;
 
+// Replay: traffic CLI errors, `rehearse replay`/`record` binaries.
+mod replay;
+// Replay: record → replay round trip over loopback, no secrets in recordings.
+mod replay_roundtrip;
+
 // The run harness's real transport: typed failures from misbehaving loopback servers.
 mod run_transport;
 
@@ -19,6 +24,9 @@ mod breaker_config;
 
 // Budgets, idempotency, throttle and breakers wired into the executor.
 mod breaker_executor;
+
+// Synthetic canaries and the canary/breaker disagreement gauge.
+mod breaker_health;
 
 // The engine's /metrics: DESIGN 8 series, promtool, exporter.
 mod metrics;
@@ -57,6 +65,8 @@ mod engine_config;
 
 // Mock upstream: healthy routes, control API, stats, records, CLI.
 mod upstream;
+// Timeline from the engine's real /metrics text (verdict helper).
+mod scrape_engine;
 
 // Mock upstream: every fault kind from the client side, windows, probability, profiles.
 mod upstream_faults;

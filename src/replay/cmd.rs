@@ -1,18 +1,138 @@
-//! `rehearse replay` and `rehearse record`.
+//! `rehearse replay` and `rehearse record` (the CLI edge: flags → plan → runtime → exit code).
 
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use tokio::time::Instant;
+
+use super::http_dispatch::HttpDispatcher;
+use super::pacer::check_speed;
+use super::record::{RecordError, RecordStats, Recorder, serve_recorder};
+use super::replayer::{ReplayOptions, replay};
+use super::traffic::load_traffic;
 use crate::cli::{RecordArgs, ReplayArgs};
-use crate::exit::{CmdError, CmdResult};
+use crate::exit::{CmdError, CmdResult, Status};
+
+/// Per-request deadline of `rehearse replay` (a WebSocket session included).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Delay between reading the file and the first send, so the runtime is warm at `at_ms = 0`.
+const LEAD_IN: Duration = Duration::from_millis(50);
 
 /// Runs `rehearse replay`.
-pub fn replay_command(_args: ReplayArgs) -> CmdResult {
-    Err(CmdError::harness(anyhow::anyhow!(
-        "`rehearse replay` is not implemented yet"
-    )))
+pub fn replay_command(args: ReplayArgs) -> CmdResult {
+    check_speed(args.speed).map_err(|e| CmdError::bad_input(anyhow!("--speed: {e}")))?;
+    if args.max_in_flight == 0 {
+        return Err(CmdError::bad_input(anyhow!(
+            "--max-in-flight must be at least 1"
+        )));
+    }
+    let lines = load_traffic(&args.traffic).map_err(CmdError::bad_input)?;
+    let dispatcher =
+        HttpDispatcher::new(&args.target, REQUEST_TIMEOUT).map_err(CmdError::bad_input)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")
+        .map_err(CmdError::harness)?;
+    let summary = runtime.block_on(async {
+        let opts = ReplayOptions {
+            speed: args.speed,
+            max_in_flight: args.max_in_flight,
+            start: Instant::now() + LEAD_IN,
+        };
+        replay(lines, Arc::new(dispatcher), opts, stop_signal()).await
+    });
+    println!("{}", summary.render());
+    if let Some(out) = &args.out {
+        let mut text = String::new();
+        for r in &summary.records {
+            // ok: a struct of numbers, bools and strings always serialises.
+            text.push_str(&serde_json::to_string(r).unwrap_or_default());
+            text.push('\n');
+        }
+        crate::util::write_atomic(out, text.as_bytes())
+            .with_context(|| format!("writing {}", out.display()))
+            .map_err(CmdError::harness)?;
+        println!("per-request results: {}", out.display());
+    }
+    Ok(if summary.stopped {
+        Status::Incomplete
+    } else {
+        Status::Pass
+    })
 }
 
 /// Runs `rehearse record`.
-pub fn record_command(_args: RecordArgs) -> CmdResult {
-    Err(CmdError::harness(anyhow::anyhow!(
-        "`rehearse record` is not implemented yet"
-    )))
+pub fn record_command(args: RecordArgs) -> CmdResult {
+    check_listen(args.listen, args.allow_non_loopback)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")
+        .map_err(CmdError::harness)?;
+    let stats: RecordStats = runtime.block_on(async {
+        let recorder = Recorder::create(&args.upstream, &args.out).map_err(|e| match e {
+            RecordError::Target(_) => CmdError::bad_input(e),
+            RecordError::Create { .. } => CmdError::harness(e),
+        })?;
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("binding {}", args.listen))
+            .map_err(CmdError::harness)?;
+        let addr = listener
+            .local_addr()
+            .context("reading the bound address")
+            .map_err(CmdError::harness)?;
+        println!("listening on http://{addr}");
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        serve_recorder(listener, Arc::new(recorder), stop_signal())
+            .await
+            .context("recording proxy")
+            .map_err(CmdError::harness)
+    })?;
+    eprintln!(
+        "recorded {} requests to {} ({} not recordable, forwarded only)",
+        stats.recorded,
+        args.out.display(),
+        stats.skipped
+    );
+    Ok(Status::Pass)
+}
+
+/// Servers bind loopback unless told otherwise (DESIGN 3).
+fn check_listen(addr: SocketAddr, allow_non_loopback: bool) -> Result<(), CmdError> {
+    if addr.ip().is_loopback() || allow_non_loopback {
+        Ok(())
+    } else {
+        Err(CmdError::bad_input(anyhow!(
+            "--listen {addr}: not a loopback address (pass --allow-non-loopback to bind it)"
+        )))
+    }
+}
+
+/// Completes on Ctrl-C or SIGTERM (launchd's stop).
+pub async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

@@ -6,13 +6,23 @@
 //! - [`pacer`]: `send_at(start, at_ms, speed)`, the absolute schedule (pure).
 //! - [`replayer`]: the `Dispatcher` trait and `replay(...)`, open model, bounded in-flight.
 //! - [`summary`]: per-request records, lag and latency percentiles (HDR histograms).
+//! - [`http_dispatch`]: the HTTP/WebSocket `Dispatcher` of `rehearse replay`.
+//! - [`record`]: the recording reverse proxy; [`redact`]: request → line without secrets;
+//!   [`journal`]: ordered, line-flushed output.
+//! - [`receiver`]: a loopback receiver that timestamps arrivals (tests, benchmark).
 
 mod cmd;
+pub mod http_dispatch;
+pub mod journal;
 pub mod pacer;
+pub mod receiver;
+pub mod record;
+pub mod redact;
 pub mod replayer;
 pub mod summary;
 pub mod traffic;
+mod traffic_json;
 
-pub use cmd::{record_command, replay_command};
+pub use cmd::{record_command, replay_command, stop_signal};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};
 pub use traffic::{TrafficError, TrafficKind, TrafficLine, load_traffic, parse_traffic};

@@ -3,6 +3,9 @@
 
 use std::process::Output;
 
+/// Replay tests: receiver, recorder, traffic builders.
+pub mod replay;
+
 /// Runs the real `rehearse` binary with `args` and returns its output.
 pub fn rehearse(args: &[&str]) -> Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_rehearse"))

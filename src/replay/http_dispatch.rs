@@ -1,0 +1,359 @@
+//! The dispatcher of `rehearse replay`: traffic lines as HTTP and WebSocket requests on the
+//! routes of DESIGN 5, so a replay works against the mock upstream or any gateway speaking them.
+//!
+//! - `llm` → `POST {target}/v1/chat/completions`, OpenAI-shaped body (`model`, `stream`,
+//!   `max_tokens`, one user message); a streamed body is read to the end.
+//! - `tool` → `POST {target}/tools/NAME` with the line's `body`; `Idempotency-Key` when keyed.
+//! - `ws` → `GET {target}/ws?channel=NAME` upgraded to a WebSocket; N text messages, each
+//!   answered (echoed) before the next, then a close.
+//!
+//! The line's metadata travels as headers the recording proxy reads back, so a record → replay
+//! → record cycle keeps it: `X-Rehearse-Tenant`, `X-Rehearse-Session`, `X-Rehearse-Budget-Tokens`,
+//! `X-Rehearse-Class`, `X-Rehearse-Idempotent` (tool calls).
+//!
+//! Error kinds: `http_NNN` (non-2xx status), `connect` (refused / unreachable), `reset`
+//! (connection reset), `incomplete` (closed before the response ended), `timeout` (our deadline),
+//! `http` (other HTTP errors), `ws_connect`, `ws_closed`, `ws_protocol`.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use http::{Method, Request, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::json;
+use tokio_tungstenite::tungstenite::Message;
+
+use super::replayer::{DispatchOutcome, Dispatcher};
+use super::traffic::{TrafficKind, TrafficLine};
+
+/// Header carrying the line's tenant.
+pub const H_TENANT: &str = "x-rehearse-tenant";
+/// Header carrying the line's session id.
+pub const H_SESSION: &str = "x-rehearse-session";
+/// Header carrying the line's token budget.
+pub const H_BUDGET: &str = "x-rehearse-budget-tokens";
+/// Header carrying the line's operation-class override.
+pub const H_CLASS: &str = "x-rehearse-class";
+/// Header carrying a tool line's `idempotent` flag.
+pub const H_IDEMPOTENT: &str = "x-rehearse-idempotent";
+
+/// The `--target` URL is unusable.
+#[derive(Debug, thiserror::Error)]
+#[error("target `{target}`: {reason}")]
+pub struct TargetError {
+    /// The URL as given.
+    pub target: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Sends traffic lines to an HTTP target over pooled keep-alive connections.
+#[derive(Debug, Clone)]
+pub struct HttpDispatcher {
+    /// `http://host:port` plus an optional path prefix, without a trailing slash.
+    base: String,
+    /// `ws://host:port` plus the same prefix.
+    ws_base: String,
+    /// The target's socket address when its host is an IP literal (WebSocket sessions then
+    /// skip name resolution, which tokio-tungstenite would do on a blocking thread).
+    ws_addr: Option<std::net::SocketAddr>,
+    client: Client<HttpConnector, Full<Bytes>>,
+    timeout: Duration,
+    /// Extra headers sent with every request (e.g. a gateway's `Authorization`).
+    extra: Vec<(http::HeaderName, http::HeaderValue)>,
+}
+
+impl HttpDispatcher {
+    /// A dispatcher for `target` (`http://HOST:PORT[/prefix]`); each request (a whole WebSocket
+    /// session included) is abandoned as `timeout` after `timeout`.
+    pub fn new(target: &str, timeout: Duration) -> Result<Self, TargetError> {
+        let bad = |reason: &str| TargetError {
+            target: target.to_string(),
+            reason: reason.to_string(),
+        };
+        let uri: Uri = target
+            .parse()
+            .map_err(|e| bad(&format!("not a URL ({e})")))?;
+        match uri.scheme_str() {
+            Some("http") => {}
+            Some(other) => return Err(bad(&format!("scheme `{other}` unsupported (use http://)"))),
+            None => return Err(bad("missing scheme (expected http://HOST:PORT)")),
+        }
+        let authority = uri
+            .authority()
+            .ok_or_else(|| bad("missing host (expected http://HOST:PORT)"))?;
+        if uri.query().is_some() {
+            return Err(bad("must not have a query string"));
+        }
+        let prefix = uri.path().trim_end_matches('/');
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(timeout));
+        let ws_addr = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .ok()
+            .map(|ip| std::net::SocketAddr::new(ip, authority.port_u16().unwrap_or(80)));
+        Ok(Self {
+            ws_addr,
+            base: format!("http://{authority}{prefix}"),
+            ws_base: format!("ws://{authority}{prefix}"),
+            client: Client::builder(TokioExecutor::new()).build(connector),
+            timeout,
+            extra: Vec::new(),
+        })
+    }
+
+    /// Adds a header sent with every HTTP request and WebSocket handshake.
+    pub fn with_header(mut self, name: http::HeaderName, value: http::HeaderValue) -> Self {
+        self.extra.push((name, value));
+        self
+    }
+
+    /// The HTTP request a non-WebSocket line turns into (public for tests and the proxy's docs).
+    pub fn http_request(&self, seq: u64, line: &TrafficLine) -> Option<Request<Full<Bytes>>> {
+        let (path, body, key, idempotent) = match &line.kind {
+            TrafficKind::Llm {
+                model,
+                stream,
+                max_tokens,
+            } => {
+                let body = json!({
+                    "model": model,
+                    "stream": stream,
+                    "max_tokens": max_tokens,
+                    "messages": [{"role": "user", "content": format!("rehearse request {seq}")}],
+                });
+                ("/v1/chat/completions".to_string(), body, None, None)
+            }
+            TrafficKind::Tool {
+                tool,
+                body,
+                idempotent,
+                idempotency_key,
+            } => (
+                format!("/tools/{}", encode(tool)),
+                body.clone(),
+                idempotency_key.as_deref(),
+                Some(*idempotent),
+            ),
+            TrafficKind::Ws { .. } => return None,
+        };
+        let mut b = Request::builder()
+            .method(Method::POST)
+            .uri(format!("{}{path}", self.base))
+            .header(http::header::CONTENT_TYPE, "application/json");
+        if let Some(k) = key {
+            b = b.header("idempotency-key", k);
+        }
+        if let Some(i) = idempotent {
+            b = b.header(H_IDEMPOTENT, if i { "true" } else { "false" });
+        }
+        for (name, value) in meta_headers(line) {
+            b = b.header(name, value);
+        }
+        for (name, value) in &self.extra {
+            b = b.header(name, value);
+        }
+        b.body(Full::new(Bytes::from(body.to_string()))).ok()
+    }
+
+    async fn send_http(&self, req: Request<Full<Bytes>>) -> DispatchOutcome {
+        let resp = match self.client.request(req).await {
+            Ok(r) => r,
+            Err(e) => return DispatchOutcome::error(classify_client(&e)),
+        };
+        let status = resp.status();
+        // Read the whole body (SSE streams included): a cut stream is a failure.
+        match resp.into_body().collect().await {
+            Err(e) => DispatchOutcome::error(classify_hyper(&e)),
+            Ok(_) if status.is_success() => DispatchOutcome::ok(),
+            Ok(_) => DispatchOutcome::error(format!("http_{}", status.as_u16())),
+        }
+    }
+
+    async fn send_ws(&self, line: &TrafficLine, channel: &str, messages: u32) -> DispatchOutcome {
+        let url = format!("{}/ws?channel={}", self.ws_base, encode(channel));
+        let mut req =
+            match tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+                url,
+            ) {
+                Ok(r) => r,
+                Err(_) => return DispatchOutcome::error("ws_connect"),
+            };
+        for (name, value) in meta_headers(line) {
+            if let Ok(v) = http::HeaderValue::from_str(&value) {
+                req.headers_mut().insert(name, v);
+            }
+        }
+        for (name, value) in &self.extra {
+            req.headers_mut().insert(name, value.clone());
+        }
+        let connected = match self.ws_addr {
+            Some(addr) => match tokio::net::TcpStream::connect(addr).await {
+                Ok(tcp) => {
+                    let _ = tcp.set_nodelay(true);
+                    tokio_tungstenite::client_async(
+                        req,
+                        tokio_tungstenite::MaybeTlsStream::Plain(tcp),
+                    )
+                    .await
+                }
+                Err(_) => return DispatchOutcome::error("ws_connect"),
+            },
+            None => tokio_tungstenite::connect_async(req).await,
+        };
+        let Ok((mut ws, _)) = connected else {
+            return DispatchOutcome::error("ws_connect");
+        };
+        for i in 0..messages {
+            if ws
+                .send(Message::text(format!("rehearse message {i}")))
+                .await
+                .is_err()
+            {
+                return DispatchOutcome::error("ws_closed");
+            }
+            loop {
+                match ws.next().await {
+                    Some(Ok(Message::Text(_) | Message::Binary(_))) => break,
+                    Some(Ok(Message::Close(_))) | None => {
+                        return DispatchOutcome::error("ws_closed");
+                    }
+                    Some(Ok(_)) => continue, // ping/pong/frame: tungstenite answers pings
+                    Some(Err(_)) => return DispatchOutcome::error("ws_protocol"),
+                }
+            }
+        }
+        let _ = ws.close(None).await;
+        DispatchOutcome::ok()
+    }
+}
+
+impl Dispatcher for HttpDispatcher {
+    async fn dispatch(&self, seq: u64, line: TrafficLine) -> DispatchOutcome {
+        let work = async {
+            match &line.kind {
+                TrafficKind::Ws { channel, messages } => {
+                    self.send_ws(&line, channel, *messages).await
+                }
+                _ => match self.http_request(seq, &line) {
+                    Some(req) => self.send_http(req).await,
+                    None => DispatchOutcome::error("bad_request"),
+                },
+            }
+        };
+        tokio::time::timeout(self.timeout, work)
+            .await
+            .unwrap_or_else(|_elapsed| DispatchOutcome::error("timeout"))
+    }
+}
+
+/// The `X-Rehearse-*` metadata headers of a line.
+fn meta_headers(line: &TrafficLine) -> Vec<(&'static str, String)> {
+    let mut h = Vec::new();
+    if let Some(t) = &line.tenant {
+        h.push((H_TENANT, t.clone()));
+    }
+    if let Some(s) = &line.session {
+        h.push((H_SESSION, s.clone()));
+    }
+    if let Some(b) = line.budget_tokens {
+        h.push((H_BUDGET, b.to_string()));
+    }
+    if let Some(c) = line.class {
+        h.push((H_CLASS, c.as_str().to_string()));
+    }
+    h
+}
+
+/// Percent-encodes everything but unreserved characters (RFC 3986).
+pub fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Classifies a client error by its typed chain (never by message text).
+fn classify_client(e: &hyper_util::client::legacy::Error) -> String {
+    if let Some(kind) = io_kind(e) {
+        return kind.to_string();
+    }
+    if e.is_connect() {
+        return "connect".into();
+    }
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(h) = s.downcast_ref::<hyper::Error>() {
+            return classify_hyper(h);
+        }
+        src = s.source();
+    }
+    "http".into()
+}
+
+fn classify_hyper(e: &hyper::Error) -> String {
+    if let Some(kind) = io_kind(e) {
+        return kind.to_string();
+    }
+    if e.is_incomplete_message() {
+        "incomplete".into()
+    } else {
+        "http".into()
+    }
+}
+
+/// The innermost `io::Error` kind of a chain, mapped to an error kind.
+fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut kind = None;
+    while let Some(s) = src {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            kind = Some(io.kind());
+        }
+        src = s.source();
+    }
+    use std::io::ErrorKind::*;
+    match kind? {
+        ConnectionRefused | AddrNotAvailable | HostUnreachable | NetworkUnreachable => {
+            Some("connect")
+        }
+        ConnectionReset | BrokenPipe | ConnectionAborted => Some("reset"),
+        UnexpectedEof => Some("incomplete"),
+        TimedOut => Some("timeout"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_must_be_plain_http() {
+        assert!(HttpDispatcher::new("https://x:1", Duration::from_secs(1)).is_err());
+        assert!(HttpDispatcher::new("127.0.0.1:80", Duration::from_secs(1)).is_err());
+        assert!(HttpDispatcher::new("http://x:1/?a=b", Duration::from_secs(1)).is_err());
+        let d = HttpDispatcher::new("http://127.0.0.1:9/gw/", Duration::from_secs(1)).unwrap();
+        assert_eq!(d.base, "http://127.0.0.1:9/gw");
+        assert_eq!(d.ws_base, "ws://127.0.0.1:9/gw");
+    }
+
+    #[test]
+    fn encode_keeps_unreserved_only() {
+        assert_eq!(encode("crm_search"), "crm_search");
+        assert_eq!(encode("a b/c"), "a%20b%2Fc");
+    }
+}

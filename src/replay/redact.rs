@@ -1,0 +1,358 @@
+//! Turning a proxied request into a traffic line without letting a secret through (pure).
+//!
+//! The traffic format has no header field, so `Authorization`, `Proxy-Authorization`,
+//! `api-key`, `x-api-key` and `Cookie` values never reach the file by construction. What could
+//! leak is the body: chat `messages` are not recorded at all (the format has no such field), and
+//! a tool body is scrubbed before it is written:
+//! - values under secret-looking keys (`password`, `token`, `api_key`, `authorization`, `cookie`,
+//!   `secret`, ... compared without case, `-` or `_`) become `"[redacted]"`;
+//! - every occurrence of a secret seen in that request's headers (the whole value, the
+//!   credential after `Bearer `/`Basic `, each cookie value) is replaced by `[redacted]`, in
+//!   string values and object keys alike;
+//! - a string that starts with `Bearer ` or `Basic ` becomes `"[redacted]"`.
+
+use http::HeaderMap;
+use serde_json::{Map, Value};
+
+use super::http_dispatch::{H_BUDGET, H_CLASS, H_IDEMPOTENT, H_SESSION, H_TENANT};
+use super::traffic::{TrafficKind, TrafficLine};
+use crate::engine::OpClass;
+
+/// What replaces a removed secret.
+pub const REDACTED: &str = "[redacted]";
+
+/// Headers whose values are secrets.
+pub const SECRET_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "api-key",
+    "x-api-key",
+    "cookie",
+];
+
+/// Body keys (lowercase, without `-`/`_`) whose values are replaced.
+const SECRET_KEYS: &[&str] = &[
+    "authorization",
+    "proxyauthorization",
+    "apikey",
+    "xapikey",
+    "cookie",
+    "setcookie",
+    "password",
+    "passwd",
+    "secret",
+    "clientsecret",
+    "apisecret",
+    "token",
+    "accesstoken",
+    "refreshtoken",
+    "idtoken",
+    "sessiontoken",
+    "bearer",
+    "privatekey",
+    "credentials",
+];
+
+/// Default `max_tokens` recorded when a chat request carries none.
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+
+/// The secret strings carried by a request's headers (values shorter than 4 bytes are ignored:
+/// scrubbing them would mangle ordinary text).
+pub fn header_secrets(headers: &HeaderMap) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in SECRET_HEADERS {
+        for v in headers.get_all(*name) {
+            let v = String::from_utf8_lossy(v.as_bytes()).trim().to_string();
+            if let Some((_, cred)) = v.split_once(' ') {
+                out.push(cred.trim().to_string());
+            }
+            if *name == "cookie" {
+                for pair in v.split(';') {
+                    if let Some((_, val)) = pair.split_once('=') {
+                        out.push(val.trim().to_string());
+                    }
+                }
+            }
+            out.push(v);
+        }
+    }
+    out.retain(|s| s.len() >= 4);
+    // Longest first, so a whole value is replaced before its parts.
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out.dedup();
+    out
+}
+
+/// Scrubs `value` in place (see the module docs).
+pub fn scrub(value: &mut Value, secrets: &[String]) {
+    match value {
+        Value::String(s) => *s = scrub_str(s, secrets),
+        Value::Array(items) => items.iter_mut().for_each(|v| scrub(v, secrets)),
+        Value::Object(map) => {
+            let old = std::mem::take(map);
+            let mut new = Map::new();
+            for (k, mut v) in old {
+                if is_secret_key(&k) {
+                    v = Value::String(REDACTED.to_string());
+                } else {
+                    scrub(&mut v, secrets);
+                }
+                new.insert(scrub_str(&k, secrets), v);
+            }
+            *map = new;
+        }
+        _ => {}
+    }
+}
+
+fn is_secret_key(key: &str) -> bool {
+    let norm: String = key
+        .chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    SECRET_KEYS.contains(&norm.as_str())
+}
+
+fn scrub_str(s: &str, secrets: &[String]) -> String {
+    let lower = s.trim_start().to_ascii_lowercase();
+    if lower.starts_with("bearer ") || lower.starts_with("basic ") {
+        return REDACTED.to_string();
+    }
+    let mut out = s.to_string();
+    for secret in secrets {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), REDACTED);
+        }
+    }
+    out
+}
+
+/// Percent-decodes a path segment or query value (invalid escapes are kept as written).
+pub fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(b) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The `channel` query parameter of a `/ws` request.
+pub fn ws_channel(query: Option<&str>) -> Option<String> {
+    query?
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == "channel")
+        .map(|(_, v)| decode(v))
+        .filter(|c| !c.is_empty())
+}
+
+/// A line with the metadata of the `X-Rehearse-*` headers (invalid values are left out).
+pub fn with_meta(at_ms: u64, kind: TrafficKind, headers: &HeaderMap) -> TrafficLine {
+    let h = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+            .filter(|s| !s.is_empty())
+    };
+    TrafficLine {
+        at_ms,
+        kind,
+        tenant: h(H_TENANT),
+        budget_tokens: h(H_BUDGET).and_then(|b| b.parse().ok()),
+        session: h(H_SESSION),
+        class: h(H_CLASS).and_then(|c| serde_json::from_value::<OpClass>(Value::String(c)).ok()),
+    }
+}
+
+/// The traffic line of a plain HTTP request, or why it is not recordable (unknown route,
+/// unparsable body). The body is scrubbed; headers other than the hints are not recorded.
+pub fn http_line(
+    at_ms: u64,
+    method: &http::Method,
+    path: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<TrafficLine, String> {
+    if method != http::Method::POST {
+        return Err(format!("{method} {path}: not a recorded route"));
+    }
+    let json = || -> Result<Value, String> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Object(Map::new()));
+        }
+        serde_json::from_slice(body).map_err(|e| format!("POST {path}: body is not JSON ({e})"))
+    };
+    let kind = if path == "/v1/chat/completions" {
+        let v = json()?;
+        let model = v
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .ok_or_else(|| format!("POST {path}: body has no `model`"))?;
+        let max_tokens = ["max_tokens", "max_completion_tokens"]
+            .iter()
+            .find_map(|k| v.get(*k).and_then(Value::as_u64))
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n >= 1)
+            .unwrap_or(DEFAULT_MAX_TOKENS);
+        TrafficKind::Llm {
+            model: scrub_str(model, &header_secrets(headers)),
+            stream: v.get("stream").and_then(Value::as_bool).unwrap_or(false),
+            max_tokens,
+        }
+    } else if let Some(name) = path.strip_prefix("/tools/")
+        && !name.is_empty()
+        && !name.contains('/')
+    {
+        let secrets = header_secrets(headers);
+        let mut body = json()?;
+        scrub(&mut body, &secrets);
+        let key = headers
+            .get("idempotency-key")
+            .and_then(|v| v.to_str().ok())
+            .map(|k| scrub_str(k, &secrets));
+        TrafficKind::Tool {
+            tool: scrub_str(&decode(name), &secrets),
+            body,
+            idempotent: headers
+                .get(H_IDEMPOTENT)
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true")),
+            idempotency_key: key,
+        }
+    } else {
+        return Err(format!("{method} {path}: not a recorded route"));
+    };
+    Ok(with_meta(at_ms, kind, headers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn secrets_from_headers_include_credentials_and_cookie_values() {
+        let h = headers(&[
+            ("authorization", "Bearer sk-live-abc123"),
+            ("x-api-key", "xk-999"),
+            ("cookie", "sid=cookie-val-1; theme=dark"),
+        ]);
+        let s = header_secrets(&h);
+        for want in [
+            "sk-live-abc123",
+            "Bearer sk-live-abc123",
+            "xk-999",
+            "cookie-val-1",
+        ] {
+            assert!(s.contains(&want.to_string()), "{want} in {s:?}");
+        }
+        assert!(s.contains(&"dark".to_string()));
+    }
+
+    #[test]
+    fn scrub_removes_secret_keys_header_secrets_and_bearer_strings() {
+        let secrets = vec!["sk-live-abc123".to_string()];
+        let mut v = json!({
+            "q": "find sk-live-abc123 now",
+            "api_key": "anything",
+            "Password": 42,
+            "nested": [{"X-Api-Key": "k"}, "Bearer zzz", {"sk-live-abc123": 1}],
+            "max_tokens": 5
+        });
+        scrub(&mut v, &secrets);
+        let text = v.to_string();
+        assert!(!text.contains("sk-live-abc123"), "{text}");
+        assert!(
+            !text.contains("anything") && !text.contains("zzz"),
+            "{text}"
+        );
+        assert_eq!(v["q"], "find [redacted] now");
+        assert_eq!(v["Password"], REDACTED);
+        assert_eq!(
+            v["max_tokens"], 5,
+            "ordinary keys containing `token` are kept"
+        );
+    }
+
+    #[test]
+    fn chat_request_becomes_llm_line_without_messages() {
+        let h = headers(&[("authorization", "Bearer sk-1234"), (H_TENANT, "team-b")]);
+        let body = br#"{"model":"anthropic/claude-opus","stream":true,"max_tokens":77,"messages":[{"role":"user","content":"sk-1234"}]}"#;
+        let line = http_line(5, &http::Method::POST, "/v1/chat/completions", &h, body).unwrap();
+        assert_eq!(
+            line.kind,
+            TrafficKind::Llm {
+                model: "anthropic/claude-opus".into(),
+                stream: true,
+                max_tokens: 77
+            }
+        );
+        assert_eq!(line.tenant.as_deref(), Some("team-b"));
+        assert!(!line.to_json().contains("sk-1234"));
+    }
+
+    #[test]
+    fn tool_request_keeps_key_and_idempotency_hint() {
+        let h = headers(&[
+            ("idempotency-key", "k-1"),
+            (H_IDEMPOTENT, "false"),
+            (H_CLASS, "tool_call"),
+        ]);
+        let line = http_line(
+            0,
+            &http::Method::POST,
+            "/tools/ticket_create",
+            &h,
+            b"{\"t\":1}",
+        )
+        .unwrap();
+        assert_eq!(
+            line.kind,
+            TrafficKind::Tool {
+                tool: "ticket_create".into(),
+                body: json!({"t": 1}),
+                idempotent: false,
+                idempotency_key: Some("k-1".into())
+            }
+        );
+        assert_eq!(line.class, Some(OpClass::ToolCall));
+        let none = http_line(0, &http::Method::GET, "/tools/x", &h, b"").unwrap_err();
+        assert!(none.contains("not a recorded route"));
+        assert!(http_line(0, &http::Method::POST, "/tools/x", &h, b"not json").is_err());
+    }
+
+    #[test]
+    fn ws_channel_is_decoded() {
+        assert_eq!(
+            ws_channel(Some("a=1&channel=real%20time")).as_deref(),
+            Some("real time")
+        );
+        assert_eq!(ws_channel(Some("a=1")), None);
+        assert_eq!(decode("%zz%41"), "%zzA");
+    }
+}
