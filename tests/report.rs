@@ -364,3 +364,37 @@ fn report_html_renders_in_headless_chromium() {
         std::fs::copy(&png, keep).unwrap();
     }
 }
+
+#[test]
+fn report_histogram_quantile_matches_promql_interpolation() {
+    use rehearse::report::build::histogram_quantile;
+    let b = [(0.1, 10.0), (0.5, 30.0), (1.0, 40.0), (f64::INFINITY, 40.0)];
+    assert_eq!(histogram_quantile(0.5, &b), Some(0.1 + 0.4 * 0.5));
+    assert_eq!(histogram_quantile(0.25, &b), Some(0.1));
+    assert_eq!(histogram_quantile(1.0, &b), Some(1.0));
+    let tail = [(0.1, 1.0), (f64::INFINITY, 3.0)];
+    assert_eq!(
+        histogram_quantile(0.99, &tail),
+        Some(0.1),
+        "rank in +Inf → highest finite bound"
+    );
+    assert_eq!(histogram_quantile(0.5, &[]), None);
+    assert_eq!(histogram_quantile(0.5, &[(f64::INFINITY, 0.0)]), None);
+}
+
+#[test]
+fn report_html_escapes_untrusted_text() {
+    let mut r = sample_report();
+    r.scenario = "<script>alert(1)</script>".into();
+    r.policies[0].transitions[0].dep = "a<b>&\"c".into();
+    r.policies[0]
+        .breaker_states
+        .insert("<img src=x>".into(), vec![]);
+    let html = rehearse::report::html::render(&r);
+    assert!(
+        !html.contains("<script>") && !html.contains("<img"),
+        "unescaped text in HTML"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(html.contains("a&lt;b&gt;&amp;&quot;c"));
+}

@@ -145,6 +145,8 @@ fn parse_never_panics_on_random_or_mutated_input() {
         if let Err(e) = parse(&text) {
             assert!(e.line >= 1 && e.col >= 1);
         }
+        let _ = Selector::parse(&text);
+        let _ = rehearse::scrape::ScrapeLog::from_prom(&format!("# scrape t_ms=1\n{text}"));
     }
 }
 

@@ -81,7 +81,21 @@ fn timeline_scrapes_prom_round_trips() {
     let again = ScrapeLog::from_prom(&log.to_prom()).unwrap();
     assert_eq!(again.scrapes.len(), log.scrapes.len());
     assert_eq!(again.to_prom(), log.to_prom());
+    let tagged = ScrapeLog::from_prom("# scrape t_ms=250 policy=legacy\na 1\n").unwrap();
+    assert_eq!(tagged.scrapes[0].t_ms, 250);
     let bad = "# scrape t_ms=5\na 1\n# scrape t_ms=9\na{ 1\n";
     let err = ScrapeLog::from_prom(bad).unwrap_err();
     assert_eq!((err.line, err.col), (4, 4), "{err}");
+}
+
+#[test]
+fn timeline_includes_deps_first_seen_late_without_transitions() {
+    let a = rehearse::scrape::parse("breaker_state{dep=\"a\"} 0\n").unwrap();
+    let b = rehearse::scrape::parse("breaker_state{dep=\"a\"} 0\nbreaker_state{dep=\"late\"} 0\n")
+        .unwrap();
+    let tl = derive(&[(250, &a), (500, &b)], START_UNIX);
+    assert!(tl.transitions.is_empty());
+    assert_eq!(tl.states.keys().collect::<Vec<_>>(), vec!["a", "late"]);
+    assert_eq!(tl.rates.len(), 2);
+    assert_eq!(tl.rates[1].requests_per_s, 0.0);
 }

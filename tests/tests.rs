@@ -25,6 +25,9 @@ mod breaker_config;
 // Budgets, idempotency, throttle and breakers wired into the executor.
 mod breaker_executor;
 
+// Synthetic canaries and the canary/breaker disagreement gauge.
+mod breaker_health;
+
 // The engine's /metrics: DESIGN 8 series, promtool, exporter.
 mod metrics;
 
@@ -62,6 +65,8 @@ mod engine_config;
 
 // Mock upstream: healthy routes, control API, stats, records, CLI.
 mod upstream;
+// Timeline from the engine's real /metrics text (verdict helper).
+mod scrape_engine;
 
 // Mock upstream: every fault kind from the client side, windows, probability, profiles.
 mod upstream_faults;

@@ -275,3 +275,46 @@ fn expectations_reject_unknown_keys_and_filter_by_policy() {
         toml::from_str::<Expectations>("[[metric]]\nseries = 'x{a=b}'\nequals = 1\n").unwrap_err();
     assert!(sel.to_string().contains("bad series selector"), "{sel}");
 }
+
+#[test]
+fn diff_anchors_after_on_the_expected_time_when_the_previous_is_missing() {
+    let e: Expectations = toml::from_str(
+        r#"
+[[transition]]
+dep = "d"
+from = "closed"
+to = "open"
+at = "10s"
+tolerance = "1s"
+[[transition]]
+dep = "d"
+from = "open"
+to = "half_open"
+after = "30s"
+tolerance = "1s"
+[[transition]]
+dep = "d"
+from = "half_open"
+to = "closed"
+"#,
+    )
+    .unwrap();
+    // closed→open never observed: open→half_open is expected 30 s after its expected 10 s.
+    let r = diff(
+        &e,
+        &[
+            t("d", Open, HalfOpen, 40_300),
+            t("d", HalfOpen, Closed, 99_000),
+        ],
+        None,
+        &[],
+        1.0,
+    );
+    assert_eq!(r[0].observed, "missing");
+    assert!(!r[0].ok);
+    assert_eq!((r[1].ok, r[1].delta_ms), (true, Some(300)));
+    assert_eq!(r[2].expected, "half_open→closed (any time)");
+    assert!(r[2].ok && r[2].delta_ms.is_none());
+    assert_eq!(rehearse::verdict::secs(-1_500), "-1.500s");
+    assert_eq!(rehearse::verdict::signed_secs(4_120), "+4.120s");
+}

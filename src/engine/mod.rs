@@ -20,12 +20,13 @@
 //! - [`events`]: the structured events every decision emits.
 //! - [`breaker`], [`breakers`]: per-dependency circuit breakers (pure machine) and the registry
 //!   implementing `Admission`.
-//! - [`health`]: canaries and the canary/breaker disagreement; [`metrics`]: the Prometheus registry.
+//! - [`health`], [`canary`]: synthetic canaries and the canary/breaker disagreement; [`metrics`]: the Prometheus registry.
 
 pub mod admission;
 pub mod breaker;
 pub mod breakers;
 pub mod budget;
+pub mod canary;
 pub mod classify;
 pub mod config;
 pub mod cooldown;

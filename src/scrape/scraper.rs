@@ -81,7 +81,8 @@ impl ScrapeLog {
     }
 
     /// Reads a `scrapes.prom` text back (the inverse of [`ScrapeLog::to_prom`]). Every chunk
-    /// must parse; errors name the line and column in the whole file.
+    /// must parse; errors name the line and column in the whole file. A header may carry extra
+    /// tokens after the time (`# scrape t_ms=250 policy=legacy`); they are ignored.
     pub fn from_prom(text: &str) -> Result<ScrapeLog, super::ParseError> {
         let mut log = ScrapeLog::default();
         let mut chunk: Option<(u64, usize, String)> = None;
@@ -105,11 +106,17 @@ impl ScrapeLog {
         for (i, line) in text.lines().enumerate() {
             if let Some(t) = line.strip_prefix("# scrape t_ms=") {
                 finish(chunk.take(), &mut log)?;
-                let t_ms = t.trim().parse().map_err(|_| super::ParseError {
-                    line: i + 1,
-                    col: 15,
-                    msg: "t_ms is not an integer".into(),
-                })?;
+                // Extra `key=value` tokens after the time (e.g. `policy=legacy`) are ignored.
+                let t_ms = t
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .parse()
+                    .map_err(|_| super::ParseError {
+                        line: i + 1,
+                        col: 15,
+                        msg: "t_ms is not an integer".into(),
+                    })?;
                 chunk = Some((t_ms, i + 1, String::new()));
             } else if let Some((_, _, text)) = chunk.as_mut() {
                 text.push_str(line);

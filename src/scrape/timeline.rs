@@ -200,7 +200,7 @@ pub fn derive(scrapes: &[(u64, &Exposition)], start_unix_s: f64) -> Timeline {
         prev = Some((t_cur, cur));
     }
     tl.transitions.sort_by_key(|t| t.t_ms); // stable: per-dep causal order is kept on ties
-    tl.states = states(&tl.transitions, scrapes.first().map(|s| s.1));
+    tl.states = states(&tl.transitions, scrapes);
     tl
 }
 
@@ -227,7 +227,7 @@ fn causal_order(mut events: Vec<Transition>, start: Option<BreakerState>) -> Vec
 
 fn states(
     transitions: &[Transition],
-    first: Option<&Exposition>,
+    scrapes: &[(u64, &Exposition)],
 ) -> BTreeMap<String, Vec<StatePoint>> {
     let mut out: BTreeMap<String, Vec<StatePoint>> = BTreeMap::new();
     for t in transitions {
@@ -242,8 +242,10 @@ fn states(
             state: t.to,
         });
     }
-    if let Some(first) = first {
-        for s in first.samples().filter(|s| s.name == "breaker_state") {
+    // Deps that never transitioned: their gauge when first seen (from t = 0: a breaker starts
+    // in that state and did not change, or a transition would have been counted).
+    for (_, e) in scrapes {
+        for s in e.samples().filter(|s| s.name == "breaker_state") {
             if let (Some(dep), Some(state)) = (s.labels.get("dep"), state_from_gauge(s.value)) {
                 out.entry(dep.clone())
                     .or_insert_with(|| vec![StatePoint { t_ms: 0, state }]);

@@ -166,7 +166,11 @@ impl Machine {
         notes: &mut Vec<Note>,
     ) -> Decision {
         self.advance(now, notes);
-        let timeout = probe_timeout(self.latencies.p99(), cfg);
+        // Only a half-open breaker needs the p99 (a sort of the kept latencies).
+        let timeout = match self.phase {
+            Phase::HalfOpen(_) => probe_timeout(self.latencies.p99(), cfg),
+            _ => Duration::ZERO,
+        };
         match &mut self.phase {
             Phase::Closed => Decision::Allow {
                 probe: false,

@@ -1,0 +1,110 @@
+//! Criterion benchmarks of the engine's hot decisions: one breaker decision (admit + record,
+//! through `Breakers` and on the bare pure machine) and one failover decision.
+//! Run: `cargo bench --bench engine -- --quick` (figures in docs/bench/engine.md).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rehearse::engine::admission::Admission;
+use rehearse::engine::breaker::{BreakerConfig, Machine, classify};
+use rehearse::engine::breakers::Breakers;
+use rehearse::engine::classify::classify as classify_reason;
+use rehearse::engine::cooldown::{Preset, Schedules};
+use rehearse::engine::events::{Collector, EventSink};
+use rehearse::engine::failover::{FailoverCtx, ProfileView, RequestState, decide};
+use rehearse::engine::{AttemptResult, Policy, TimeoutPhase};
+use tokio::time::Instant;
+
+fn breaker_decision(c: &mut Criterion) {
+    let sink: Arc<dyn EventSink> = Arc::new(Collector::default());
+    let t0 = Instant::now();
+    let breakers = Breakers::new(BreakerConfig::default(), 1.0, 7, sink, t0);
+    let ok = AttemptResult::Ok {
+        tokens: 12,
+        latency: Duration::from_millis(40),
+    };
+    // A few other deps so the map lookup is not trivially the only entry.
+    for dep in ["calculator", "realtime", "openai-codex/default/ba7816"] {
+        breakers.record(dep, 0, false, &ok, t0);
+    }
+    let mut step = 0u64;
+    c.bench_function("breaker admit+record (Breakers, closed, ok)", |b| {
+        b.iter(|| {
+            step += 1;
+            let now = t0 + Duration::from_micros(step * 100);
+            let d = breakers.admit(black_box("crm_search"), 1, now);
+            breakers.record("crm_search", 1, false, black_box(&ok), now);
+            d
+        })
+    });
+
+    let cfg = BreakerConfig::default();
+    let mut m = Machine::new(&cfg);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut notes = Vec::new();
+    let signal = classify(&ok, SystemTime::now());
+    let mut step = 0u64;
+    c.bench_function("breaker admit+record (pure Machine, closed, ok)", |b| {
+        b.iter(|| {
+            step += 1;
+            let now = t0 + Duration::from_micros(step * 100);
+            let d = m.admit(&cfg, 1, now, &mut rng, &mut notes);
+            m.record(&cfg, 1, false, black_box(signal), now, &mut notes);
+            notes.clear();
+            d
+        })
+    });
+}
+
+fn failover_decision(c: &mut Criterion) {
+    let now = Instant::now();
+    let schedules = Schedules::preset(Preset::Default);
+    let fallbacks = vec!["anthropic/claude-opus".to_string()];
+    let profiles = vec![
+        ProfileView {
+            id: "openai-codex:default".into(),
+            cooling_until: None,
+            cooldown_reason: None,
+            open: false,
+            last_used_ms: 10,
+        },
+        ProfileView {
+            id: "openai-codex:backup".into(),
+            cooling_until: None,
+            cooldown_reason: None,
+            open: false,
+            last_used_ms: 5,
+        },
+    ];
+    let ctx = FailoverCtx {
+        policy: Policy::RetryGate,
+        same_profile_retries: 1,
+        backoff_ms: (300, 1200),
+        schedules: &schedules,
+        fallbacks: &fallbacks,
+        context_fallbacks: &[],
+        profiles: &profiles,
+        counts: (0, 0),
+    };
+    let mut state = RequestState::new("openai-codex/gpt-5.2", "openai-codex");
+    state.profile = "openai-codex:default".into();
+    state.tried = vec![state.profile.clone()];
+    let timeout = classify_reason(
+        &AttemptResult::Timeout {
+            phase: TimeoutPhase::Ttfb,
+            tokens_received: 0,
+        },
+        SystemTime::now(),
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    c.bench_function("failover decide (retry-gate, timeout)", |b| {
+        b.iter(|| decide(black_box(&ctx), black_box(&state), &timeout, now, &mut rng))
+    });
+}
+
+criterion_group!(benches, breaker_decision, failover_decision);
+criterion_main!(benches);

@@ -1,0 +1,131 @@
+//! The synthetic health-check loop: every `[engine.health] interval` (speed-scaled) each
+//! dependency gets one canary call carrying `X-Breaker-Probe: DEP` (`Call::probe`), and a
+//! `HealthCheck { dep, ok }` event. Canaries bypass admission on purpose — they must see the
+//! upstream while the breaker is open — and never feed the breaker, so the two can disagree
+//! (see [`super::health`]).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use super::breaker::{Signal, classify};
+use super::config::EngineConfig;
+use super::events::{Event, EventKind, EventSink, OpClass};
+use super::profiles::Profile;
+use super::transport::{Call, CallTarget, Transport};
+
+/// The worker id canaries carry (no engine worker has it).
+pub const CANARY_WORKER: usize = usize::MAX;
+
+/// One dependency's canary call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Canary {
+    /// The dependency.
+    pub dep: String,
+    /// Its operation class (for the deadlines).
+    pub class: OpClass,
+    /// What to call.
+    pub target: CallTarget,
+    /// The credential, for model endpoints.
+    pub bearer: Option<String>,
+}
+
+impl Canary {
+    /// A canary for a tool (an empty JSON body).
+    pub fn tool(name: &str) -> Self {
+        Self {
+            dep: name.to_string(),
+            class: OpClass::ToolCall,
+            target: CallTarget::Tool {
+                name: name.to_string(),
+                body: serde_json::json!({}),
+            },
+            bearer: None,
+        }
+    }
+
+    /// A canary for a WebSocket channel (one message).
+    pub fn ws(channel: &str) -> Self {
+        Self {
+            dep: channel.to_string(),
+            class: OpClass::Session,
+            target: CallTarget::Ws {
+                channel: channel.to_string(),
+                messages: 1,
+            },
+            bearer: None,
+        }
+    }
+
+    /// A canary for a model endpoint (one profile of `model`'s provider; a 1-token completion).
+    pub fn model(model: &str, profile: &Profile) -> Self {
+        Self {
+            dep: profile.dep(),
+            class: OpClass::LlmInference,
+            target: CallTarget::Llm {
+                model: model.to_string(),
+                stream: false,
+                max_tokens: Some(1),
+            },
+            bearer: Some(profile.credential().to_string()),
+        }
+    }
+}
+
+/// Runs the canaries until `shutdown`: the first round at once, then one every interval.
+pub async fn run_canaries<T: Transport>(
+    transport: Arc<T>,
+    canaries: Vec<Canary>,
+    config: EngineConfig,
+    speed: f64,
+    sink: Arc<dyn EventSink>,
+    start: Instant,
+    shutdown: impl Future<Output = ()>,
+) {
+    if !config.health.enabled || canaries.is_empty() {
+        shutdown.await;
+        return;
+    }
+    let every = super::breaker::scale(config.health.interval, speed);
+    let mut interval = tokio::time::interval(every.max(std::time::Duration::from_millis(1)));
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => return,
+            _ = interval.tick() => {}
+        }
+        let round = canaries.iter().map(|c| {
+            let call = Call {
+                dep: c.dep.clone(),
+                class: c.class,
+                target: c.target.clone(),
+                bearer: c.bearer.clone(),
+                idempotency_key: None,
+                probe: Some(c.dep.clone()),
+                worker: CANARY_WORKER,
+                attempt: 1,
+                deadlines: config.deadlines(c.class, speed),
+            };
+            let transport = transport.clone();
+            async move { (c.dep.clone(), transport.send(call).await) }
+        });
+        let results = tokio::select! {
+            _ = &mut shutdown => return,
+            r = futures_util::future::join_all(round) => r,
+        };
+        let t_ms = Instant::now().saturating_duration_since(start).as_millis() as u64;
+        for (dep, result) in results {
+            let ok = matches!(
+                classify(&result, std::time::SystemTime::now()),
+                Signal::Success { .. } | Signal::Neutral
+            );
+            sink.emit(&Event {
+                t_ms,
+                kind: EventKind::HealthCheck { dep, ok },
+                log: None,
+            });
+        }
+    }
+}
