@@ -4,14 +4,23 @@
 # One loopback receiver (examples/replay_receiver.rs) timestamps every arrival. In the same run,
 # `rehearse replay` sends a uniform 10 RPS and a uniform 1000 RPS traffic file, and `oha -q`
 # sends at the same rates, each to its own route so the arrivals can be told apart. For each
-# sender, the deviation of arrival i is |(t_i − t_0) − i/rate|; the script prints p50/p99/max.
+# sender, arrival i's offset from its schedule is o_i = t_i − i/rate; the deviation is
+# |o_i − median(o)| (aligned on the median rather than the first arrival, so one slow first
+# connection does not shift every other request); the script prints p50/p99/max, plus the
+# 1-minute load average, since on a shared machine that dominates the figures.
 #
 #   scripts/bench-replay.sh [SECONDS]     (default 10 s per run; needs python3, oha optional)
+#   PROFILE=debug scripts/bench-replay.sh  (use dev-profile binaries; default release)
 set -euo pipefail
 SECS=${1:-10}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
-cargo build --release --bin rehearse --example replay_receiver >&2
-BIN=$CARGO_TARGET_DIR/release
+PROFILE=${PROFILE:-release}
+if [ "$PROFILE" = release ]; then
+  cargo build --release --bin rehearse --example replay_receiver >&2
+else
+  cargo build --bin rehearse --example replay_receiver >&2
+fi
+BIN=$CARGO_TARGET_DIR/$([ "$PROFILE" = release ] && echo release || echo debug)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -46,6 +55,7 @@ for rate in 10 1000; do
   sleep 1
 done
 kill -TERM "$RECV"; wait "$RECV"
+echo "load average (1 min) at the end: $(cut -d' ' -f1 /proc/loadavg); CPUs: $(nproc)"
 
 python3 - "$TMP/arrivals.txt" <<'PY'
 import sys, collections
@@ -62,7 +72,9 @@ for sender in ("ours", "oha"):
         t = sorted(by.get(f"/tools/{sender}{rate}", []))
         if not t:
             continue
-        dev = [abs((x - t[0]) - i * 1e9 / rate) / 1e6 for i, x in enumerate(t)]
+        off = [x - i * 1e9 / rate for i, x in enumerate(t)]
+        mid = sorted(off)[len(off) // 2]
+        dev = [abs(o - mid) / 1e6 for o in off]
         name = "rehearse replay" if sender == "ours" else "oha -q"
         print(f"| {name} | {rate} | {len(t)} | {pct(dev, .5):.3f} | {pct(dev, .99):.3f} | {max(dev):.3f} |")
 PY

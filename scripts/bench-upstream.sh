@@ -2,7 +2,7 @@
 # Healthy-route throughput of `rehearse upstream` against a bare hyper hello server
 # (examples/hello_server.rs), both release builds on loopback, measured with wrk.
 # Usage: scripts/bench-upstream.sh [DURATION] [CONNECTIONS]   (defaults: 5s 16)
-# Prints a Markdown table and the ratio (goal >= 0.8). Not part of the test suite.
+# SKIP_BUILD=1 uses the existing release binaries. Prints a Markdown table and the ratio (goal >= 0.8). Not part of the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +12,7 @@ WRK="${WRK:-wrk}"
 TARGET="${CARGO_TARGET_DIR:-target}"
 command -v "$WRK" >/dev/null || { echo "wrk not found (set WRK=...)" >&2; exit 2; }
 
-cargo build --release --quiet --bin rehearse --example hello_server
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet --bin rehearse --example hello_server
 REHEARSE="$TARGET/release/rehearse"
 HELLO="$TARGET/release/examples/hello_server"
 

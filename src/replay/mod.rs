@@ -21,6 +21,7 @@ pub mod redact;
 pub mod replayer;
 pub mod summary;
 pub mod traffic;
+mod traffic_json;
 
 pub use cmd::{record_command, replay_command, stop_signal};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};

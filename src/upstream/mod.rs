@@ -254,3 +254,49 @@ fn dep_name(inc: &Incoming<'_>, profile_fp: Option<&str>) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inc<'a>(route: RouteKind) -> Incoming<'a> {
+        Incoming {
+            route,
+            tool: None,
+            channel: None,
+            bearer: None,
+            model: None,
+            probe: None,
+            idempotency_key: None,
+        }
+    }
+
+    #[test]
+    fn dep_names_follow_the_engine() {
+        let mut i = inc(RouteKind::Llm);
+        i.model = Some("openai-codex/gpt-5.2");
+        assert_eq!(dep_name(&i, Some("abc123")), "openai-codex/default/abc123");
+        i.probe = Some("openai-codex/default/abc123");
+        assert_eq!(dep_name(&i, None), "openai-codex/default/abc123");
+        let mut t = inc(RouteKind::Tool);
+        t.tool = Some("crm_search");
+        assert_eq!(dep_name(&t, None), "crm_search");
+        let mut w = inc(RouteKind::Ws);
+        w.channel = Some("realtime");
+        assert_eq!(dep_name(&w, None), "realtime");
+    }
+
+    #[test]
+    fn bad_speed_counts_as_one_and_token_interval_is_scaled() {
+        let up = Upstream::new(UpstreamConfig {
+            speed: 0.0,
+            ..UpstreamConfig::default()
+        });
+        assert_eq!(up.speed(), 1.0);
+        let up = Upstream::new(UpstreamConfig {
+            speed: 4.0,
+            ..UpstreamConfig::default()
+        });
+        assert_eq!(up.token_interval(), Duration::from_millis(5));
+    }
+}

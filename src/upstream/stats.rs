@@ -90,16 +90,13 @@ impl StatsState {
     pub fn observe(&mut self, o: &Observation<'_>) -> bool {
         let s = &mut self.stats;
         s.requests += 1;
-        let route = s.routes.entry(o.route.to_string()).or_default();
+        let route = entry(&mut s.routes, o.route);
         route.requests += 1;
-        let profile = route
-            .profiles
-            .entry(o.profile_fp.unwrap_or("none").to_string())
-            .or_default();
+        let profile = entry(&mut route.profiles, o.profile_fp.unwrap_or("none"));
         profile.requests += 1;
         if let Some(kind) = o.fault {
-            *route.faults.entry(kind.to_string()).or_default() += 1;
-            *profile.faults.entry(kind.to_string()).or_default() += 1;
+            *entry(&mut route.faults, kind) += 1;
+            *entry(&mut profile.faults, kind) += 1;
         }
         let mut duplicate = false;
         if let Some(key) = o.idempotency_key {
@@ -113,7 +110,7 @@ impl StatsState {
                 duplicate = true;
             }
         }
-        let dep = s.deps.entry(o.dep.to_string()).or_default();
+        let dep = entry(&mut s.deps, o.dep);
         if dep.arrivals.len() < MAX_ARRIVALS_PER_DEP {
             dep.arrivals.push(Arrival {
                 t_ms: o.t_ms,
@@ -124,6 +121,15 @@ impl StatsState {
         }
         duplicate
     }
+}
+
+/// `map[key]`, inserting a default; allocates the key only the first time (hot path).
+fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_string(), V::default());
+    }
+    // ok: present, inserted just above if it was missing
+    map.get_mut(key).expect("key present")
 }
 
 #[cfg(test)]

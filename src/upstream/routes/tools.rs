@@ -28,17 +28,12 @@ pub(crate) async fn handle(
         Ok(b) => b,
         Err(r) => return Ok(r),
     };
-    let args: serde_json::Value = if body.iter().all(u8::is_ascii_whitespace) {
-        serde_json::Value::Null
-    } else {
-        match serde_json::from_slice(&body) {
-            Ok(v) => v,
-            Err(e) => {
-                let msg = format!("tool body is not JSON: {e}");
-                return Ok(error_json(StatusCode::BAD_REQUEST, &msg));
-            }
-        }
-    };
+    // Validate without building a tree; the answer splices the body in as is.
+    let empty = body.iter().all(u8::is_ascii_whitespace);
+    if !empty && let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&body) {
+        let msg = format!("tool body is not JSON: {e}");
+        return Ok(error_json(StatusCode::BAD_REQUEST, &msg));
+    }
     let decision = up.admit(
         &Incoming {
             route: RouteKind::Tool,
@@ -56,9 +51,16 @@ pub(crate) async fn handle(
         Ok(p) => p,
         Err(r) => return Ok(r),
     };
-    let answer = serde_json::json!({ "tool": name, "ok": true, "result": { "echo": args } });
+    let echo: &[u8] = if empty { b"null" } else { &body };
+    let name_json = serde_json::Value::from(name.as_str()).to_string();
+    let mut answer = Vec::with_capacity(48 + name_json.len() + echo.len());
+    answer.extend_from_slice(b"{\"tool\":");
+    answer.extend_from_slice(name_json.as_bytes());
+    answer.extend_from_slice(b",\"ok\":true,\"result\":{\"echo\":");
+    answer.extend_from_slice(echo);
+    answer.extend_from_slice(b"}}");
     Ok(json_body(
-        Bytes::from(answer.to_string()),
+        Bytes::from(answer),
         SLOW_PIECES,
         proceed,
         ctl.clone(),
