@@ -33,11 +33,13 @@ impl Transport for Recorder {
     }
 }
 
-async fn run(speed: f64, for_secs: u64, sink: Arc<dyn EventSink>) -> Vec<(Instant, Call)> {
+/// Runs the canaries for `for_ms` of (paused) time. Stop times sit between ticks: a stop on a
+/// tick's instant races with that tick and made the count flaky.
+async fn run(speed: f64, for_ms: u64, sink: Arc<dyn EventSink>) -> Vec<(Instant, Call)> {
     let t0 = Instant::now();
     let rec = Recorder::default();
     let canaries = vec![Canary::tool("crm_search"), Canary::ws("realtime")];
-    let stop = tokio::time::sleep(Duration::from_secs(for_secs));
+    let stop = tokio::time::sleep(Duration::from_millis(for_ms));
     run_canaries(
         Arc::new(rec.clone()),
         canaries,
@@ -55,7 +57,7 @@ async fn run(speed: f64, for_secs: u64, sink: Arc<dyn EventSink>) -> Vec<(Instan
 async fn a_canary_per_dep_every_10s_marked_with_the_probe_header() {
     let t0 = Instant::now();
     let events = Arc::new(Collector::default());
-    let calls = run(1.0, 35, events.clone()).await;
+    let calls = run(1.0, 35_000, events.clone()).await;
     let crm: Vec<u64> = calls
         .iter()
         .filter(|(_, c)| c.dep == "crm_search")
@@ -82,7 +84,7 @@ async fn a_canary_per_dep_every_10s_marked_with_the_probe_header() {
     assert!(checks.contains(&("crm_search".into(), true)));
     assert!(checks.contains(&("realtime".into(), false)));
 
-    let fast = run(10.0, 4, Arc::new(Collector::default())).await;
+    let fast = run(10.0, 3_500, Arc::new(Collector::default())).await;
     assert_eq!(
         fast.iter().filter(|(_, c)| c.dep == "crm_search").count(),
         4,
@@ -106,7 +108,7 @@ async fn disagreement_gauge_grows_while_breaker_is_open_and_canary_is_ok() {
         log: None,
     });
     let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![metrics.clone()]));
-    run(1.0, 195, sink).await;
+    run(1.0, 195_000, sink).await;
     let text = metrics.render();
     // last canary at 190 s: disagreeing since the first canary at 0 s
     assert!(
