@@ -70,3 +70,9 @@ mod scrape_engine;
 
 // Mock upstream: every fault kind from the client side, windows, probability, profiles.
 mod upstream_faults;
+
+// The run harness: every fixture scenario passes at CI speed; README command; report shape.
+mod run_scenarios;
+
+// The run harness's failure paths: mutations, malformed input, SIGTERM, lock, suites, repeats.
+mod run_failures;

@@ -4,15 +4,14 @@
 
 use std::time::Duration;
 
+use super::dispatch::Counters;
 use super::harness::PolicyRun;
 use super::plan::ScenarioPlan;
-use super::summary::summarize;
+use crate::report::build::{PolicyRun as BuildInput, build_policy};
 use crate::report::model::{
-    FaultWindow, Lag, PolicyReport, Report, ReplayInfo, SCHEMA_VERSION, ScrapeStats, Verdict,
+    FaultWindow, Lag, PolicyReport, ReplayInfo, Report, SCHEMA_VERSION, Verdict,
 };
-use crate::scrape::timeline::derive;
 use crate::upstream::FaultSpec;
-use crate::verdict::diff;
 
 fn ms(d: Duration, speed: f64) -> u64 {
     (d.as_secs_f64() * 1000.0 / speed).round() as u64
@@ -57,35 +56,22 @@ pub fn replay_info(run: &PolicyRun) -> ReplayInfo {
 /// The report section of one policy run.
 pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
     let file = &plan.checked.file;
-    let pairs: Vec<(u64, &crate::scrape::Exposition)> =
-        run.scrapes.scrapes.iter().map(|(t, e)| (*t, e)).collect();
-    let timeline = derive(&pairs, run.start_unix_s);
-    let expect = file.expect.for_policy(run.policy.as_str());
-    let expectations = diff(
-        &expect,
-        &timeline.transitions,
-        run.scrapes.last(),
-        &run.arrivals,
-        plan.speed,
-    );
-    let ok = expectations.iter().all(|e| e.ok) && run.stopped.is_none();
-    PolicyReport {
-        policy: run.policy.as_str().to_string(),
-        ok,
-        expectations,
-        transitions: timeline.transitions,
-        summary: summarize(run),
-        breaker_states: timeline.states,
-        rates: timeline.rates,
+    let mut report = build_policy(BuildInput {
+        policy: run.policy.as_str(),
+        expect: &file.expect,
+        scrapes: &run.scrapes,
+        start_unix_s: run.start_unix_s,
+        arrivals: &run.arrivals,
+        speed: plan.speed,
         fault_windows: fault_windows(&file.fault, plan.speed),
         replay: Some(replay_info(run)),
-        scrapes: ScrapeStats {
-            ok: run.scrapes.ok,
-            failures: run.scrapes.failures,
-            last_error: run.scrapes.last_error.clone(),
-        },
+        failed_requests: Some(run.replay.error_count()),
+        user_visible_errors: Some(Counters::get(&run.counters.user_errors)),
         elapsed_ms: run.elapsed_ms,
-    }
+    });
+    // A run cut short by a signal cannot vouch for its expectations.
+    report.ok &= run.stopped.is_none();
+    report
 }
 
 /// Everything the report needs besides the runs.

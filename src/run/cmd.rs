@@ -1,13 +1,207 @@
-//! `rehearse run` / `rehearse --scenario` — TEMPORARY stub until the breaker, upstream, verdict
-//! and schedule pieces land (the real edge is in `cmd_full.rs`, not yet compiled).
+//! `rehearse run` / `rehearse --scenario`: the CLI edge. Builds the plan (bad input → exit 2),
+//! takes the run lock (held → exit 3 naming the holder), runs every scenario and policy, writes
+//! the reports and prints `report: PATH` as the last stdout line. Exit: 0 pass, 1 an expectation
+//! failed, 3 incomplete (signal) or harness failure; a suite exits with its worst scenario.
 
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, anyhow};
+
+use super::assemble::{ReportContext, report};
+use super::harness::{RunFiles, run_policy};
+use super::plan::{RunPlan, ScenarioPlan, build};
+use super::rundir::{self, safe_name};
+use super::signals::Stop;
+use super::suite::{Index, IndexRow, worst, write_index};
 use crate::cli::RunArgs;
-use crate::exit::{CmdError, CmdResult};
+use crate::exit::{CmdError, CmdResult, Status};
+use crate::report::model::{Report, Verdict};
+use crate::report::rfc3339;
 
 /// Runs `rehearse run`.
 pub fn command(args: RunArgs) -> CmdResult {
-    let _plan = super::plan::build(&args).map_err(CmdError::bad_input)?;
-    Err(CmdError::harness(anyhow::anyhow!(
-        "`rehearse run` is not wired up yet"
-    )))
+    let plan = build(&args).map_err(CmdError::bad_input)?;
+    for sp in &plan.scenarios {
+        for w in &sp.checked.warnings {
+            eprintln!("warning: {}: {w}", sp.checked.path.display());
+        }
+    }
+    std::fs::create_dir_all(&plan.report_dir)
+        .with_context(|| format!("creating {}", plan.report_dir.display()))
+        .map_err(CmdError::harness)?;
+    let names: Vec<String> = plan
+        .scenarios
+        .iter()
+        .map(|s| s.name().to_string())
+        .collect();
+    let _lock = crate::run::lock::RunLock::acquire_for(&plan.report_dir, &names)
+        .map_err(|e| CmdError::harness(anyhow!("{e}")))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+        .map_err(CmdError::harness)?;
+    let result = rt.block_on(execute(&plan));
+    // Stalled upstream connections may still sleep; never wait for them.
+    rt.shutdown_timeout(Duration::from_millis(500));
+    result
+}
+
+fn status_of(v: Verdict, reason: Option<&str>) -> CmdResult {
+    match v {
+        Verdict::Pass => Ok(Status::Pass),
+        Verdict::Fail => Ok(Status::Fail),
+        Verdict::Incomplete => Ok(Status::Incomplete),
+        Verdict::Error => Err(CmdError::harness(anyhow!(
+            "the harness failed: {}",
+            reason.unwrap_or("unknown error")
+        ))),
+    }
+}
+
+async fn execute(plan: &RunPlan) -> CmdResult {
+    let stop = Stop::new();
+    stop.listen_for_signals()
+        .context("installing SIGINT/SIGTERM handlers")
+        .map_err(CmdError::harness)?;
+    let now = SystemTime::now();
+    if let [only] = plan.scenarios.as_slice() {
+        let dir = rundir::create(&plan.report_dir, only.name(), now)
+            .with_context(|| {
+                format!(
+                    "creating a run directory under {}",
+                    plan.report_dir.display()
+                )
+            })
+            .map_err(CmdError::harness)?;
+        let report = run_scenario(only, &dir, &stop, plan.plain_progress).await?;
+        print_outcome(&report);
+        println!("report: {}", dir.join("report.md").display());
+        return status_of(report.verdict, report.reason.as_deref());
+    }
+    let dir = rundir::create(&plan.report_dir, "suite", now)
+        .with_context(|| {
+            format!(
+                "creating a run directory under {}",
+                plan.report_dir.display()
+            )
+        })
+        .map_err(CmdError::harness)?;
+    let mut rows = Vec::new();
+    for sp in &plan.scenarios {
+        let sub = safe_name(sp.name());
+        let sub = unique_subdir(&dir, &sub);
+        let started = tokio::time::Instant::now();
+        let (verdict, reason) = if let Some(why) = stop.reason() {
+            (Verdict::Incomplete, Some(format!("not run: {why}")))
+        } else {
+            std::fs::create_dir_all(dir.join(&sub))
+                .with_context(|| format!("creating {}", dir.join(&sub).display()))
+                .map_err(CmdError::harness)?;
+            match run_scenario(sp, &dir.join(&sub), &stop, plan.plain_progress).await {
+                Ok(r) => {
+                    print_outcome(&r);
+                    println!("report: {}", dir.join(&sub).join("report.md").display());
+                    (r.verdict, r.reason)
+                }
+                Err(e) => (Verdict::Error, Some(format!("{:#}", e.error))),
+            }
+        };
+        rows.push(IndexRow {
+            scenario: sp.name().to_string(),
+            verdict,
+            reason,
+            duration_ms: started.elapsed().as_millis() as u64,
+            report: format!("{sub}/report.md"),
+        });
+    }
+    let index = Index {
+        schema_version: 1,
+        verdict: worst(rows.iter().map(|r| r.verdict)),
+        started_at: rfc3339(now),
+        speed: plan.scenarios.first().map_or(1.0, |s| s.speed),
+        scenarios: rows,
+    };
+    write_index(&dir, &index)
+        .with_context(|| format!("writing the index of {}", dir.display()))
+        .map_err(CmdError::harness)?;
+    println!("suite: {}", index.verdict.as_str());
+    println!("report: {}", dir.join("index.md").display());
+    status_of(index.verdict, Some("a scenario's harness failed"))
+}
+
+fn unique_subdir(dir: &Path, name: &str) -> String {
+    let mut n = 1;
+    let mut candidate = name.to_string();
+    while dir.join(&candidate).exists() {
+        n += 1;
+        candidate = format!("{name}-{n}");
+    }
+    candidate
+}
+
+/// Prints the verdict and every failed expectation (stdout), before the `report:` line.
+fn print_outcome(r: &Report) {
+    let reason = r
+        .reason
+        .as_deref()
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default();
+    println!("{}: {}{reason}", r.scenario, r.verdict.as_str());
+    for p in &r.policies {
+        for e in p.expectations.iter().filter(|e| !e.ok) {
+            println!("  FAIL [{}] {}", p.policy, e.detail);
+        }
+    }
+}
+
+/// Runs every policy of one scenario into `dir` and writes its report.
+async fn run_scenario(
+    sp: &ScenarioPlan,
+    dir: &Path,
+    stop: &Stop,
+    plain: bool,
+) -> Result<Report, CmdError> {
+    let started_at = rfc3339(SystemTime::now());
+    let files = RunFiles::open(dir)
+        .with_context(|| format!("opening the run files in {}", dir.display()))
+        .map_err(CmdError::harness)?;
+    let mut runs = Vec::new();
+    let mut error = None;
+    for &policy in &sp.policies {
+        if stop.reason().is_some() {
+            break;
+        }
+        match run_policy(sp, policy, dir, &files, stop, plain).await {
+            Ok(run) => runs.push(run),
+            Err(e) => {
+                error = Some(format!("{policy}: {e}", policy = policy.as_str()));
+                break;
+            }
+        }
+    }
+    let host = crate::host::fingerprint();
+    let contradictions = super::contradictions::check(sp, &host);
+    let ctx = ReportContext {
+        started_at,
+        host: serde_json::to_value(&host).unwrap_or_default(),
+        contradictions,
+        error,
+    };
+    let report = report(sp, &runs, ctx);
+    let mut prom = String::new();
+    for run in &runs {
+        if runs.len() > 1 {
+            prom.push_str(&format!("# policy {}\n", run.policy.as_str()));
+        }
+        prom.push_str(&run.scrapes.to_prom());
+    }
+    crate::util::write_atomic(&dir.join("scrapes.prom"), prom.as_bytes())
+        .with_context(|| format!("writing scrapes.prom into {}", dir.display()))
+        .map_err(CmdError::harness)?;
+    crate::report::write_all(dir, &report)
+        .with_context(|| format!("writing the report into {}", dir.display()))
+        .map_err(CmdError::harness)?;
+    Ok(report)
 }

@@ -4,7 +4,6 @@
 //! `duration` or on a stop request — a final scrape and an orderly shutdown.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -16,7 +15,6 @@ use super::diagnostics::Diagnostics;
 use super::dispatch::{Counters, EngineDispatcher};
 use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
-use super::scrape_loop::{self, ScrapeFile, ScrapeLog};
 use super::signals::Stop;
 use super::sinks::{EventsWriter, JsonlFile};
 use super::transport_http::HttpTransport;
@@ -25,6 +23,7 @@ use crate::engine::events::FanOut;
 use crate::engine::metrics::Metrics;
 use crate::engine::{BreakerState, Engine, EngineOptions, EventSink, Policy};
 use crate::replay::replayer::{ReplayOptions, ReplaySummary, replay};
+use crate::scrape::{ScrapeLog, Scraper, ScraperConfig, metrics_url};
 use crate::upstream::{RecordSink, Stats, Upstream, UpstreamConfig, UpstreamRecord};
 use crate::verdict::ProbeArrival;
 
@@ -32,6 +31,8 @@ use crate::verdict::ProbeArrival;
 const MAX_IN_FLIGHT: usize = 4096;
 /// How long servers get to shut down after a run.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+/// Longest one scrape may take.
+const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The shared output files of a run directory.
 #[derive(Debug, Clone)]
@@ -40,17 +41,14 @@ pub struct RunFiles {
     pub events: Arc<JsonlFile>,
     /// upstream.jsonl
     pub upstream: Arc<JsonlFile>,
-    /// scrapes.prom
-    pub scrapes: Arc<ScrapeFile>,
 }
 
 impl RunFiles {
-    /// Opens the three append-only files of `dir`.
+    /// Opens the append-only files of `dir`.
     pub fn open(dir: &Path) -> std::io::Result<Self> {
         Ok(Self {
             events: JsonlFile::open(&dir.join("events.jsonl"))?,
             upstream: JsonlFile::open(&dir.join("upstream.jsonl"))?,
-            scrapes: Arc::new(ScrapeFile::open(&dir.join("scrapes.prom"))?),
         })
     }
 }
@@ -165,7 +163,10 @@ pub async fn run_policy(
     let up_listener = bind("mock upstream").await?;
     let up_addr = up_listener
         .local_addr()
-        .map_err(|source| HarnessError::Bind { what: "mock upstream", source })?;
+        .map_err(|source| HarnessError::Bind {
+            what: "mock upstream",
+            source,
+        })?;
     let up_task = tokio::spawn(crate::upstream::serve(
         up_listener,
         upstream.clone(),
@@ -184,7 +185,8 @@ pub async fn run_policy(
         start,
     ));
     let diagnostics = Arc::new(Diagnostics::default());
-    let transport = HttpTransport::new(up_addr, diagnostics.clone());
+    let transport = HttpTransport::new(up_addr, diagnostics.clone())
+        .with_pong_deadline(scaled(super::transport_ws::DEFAULT_PONG_DEADLINE, speed));
     let opts = EngineOptions {
         policy,
         seed: plan.seed,
@@ -205,7 +207,10 @@ pub async fn run_policy(
     let m_listener = bind("engine /metrics").await?;
     let m_addr = m_listener
         .local_addr()
-        .map_err(|source| HarnessError::Bind { what: "engine /metrics", source })?;
+        .map_err(|source| HarnessError::Bind {
+            what: "engine /metrics",
+            source,
+        })?;
     let m_task = tokio::spawn(crate::exporter::serve_metrics(
         m_listener,
         metrics.clone(),
@@ -214,12 +219,13 @@ pub async fn run_policy(
 
     // Scraper and progress.
     let (scrape_stop_tx, scrape_stop_rx) = watch::channel(false);
-    let scrapes = files.scrapes.clone();
-    let scrape_every = scaled(file.scrape_interval, speed);
-    let policy_label = pname.to_string();
-    let scraper = tokio::spawn(async move {
-        scrape_loop::run(m_addr, start, scrape_every, &scrapes, &policy_label, scrape_stop_rx).await
+    let scraper = Scraper::new(ScraperConfig {
+        url: metrics_url(m_addr),
+        interval: scaled(file.scrape_interval, speed),
+        start,
+        timeout: SCRAPE_TIMEOUT,
     });
+    let scraper = tokio::spawn(async move { scraper.run(shutdown(scrape_stop_rx)).await });
     let counters = Arc::new(Counters::default());
     let run_for = scaled(file.duration, speed);
     let progress = Arc::new(Progress::new(
@@ -264,13 +270,24 @@ pub async fn run_policy(
             }
         }
     };
-    let dispatcher = Arc::new(EngineDispatcher::new(engine.clone(), file.workers, counters.clone()));
+    let dispatcher = Arc::new(EngineDispatcher::new(
+        engine.clone(),
+        file.workers,
+        plan.seed,
+        counters.clone(),
+    ));
     let replay_opts = ReplayOptions {
         speed,
         max_in_flight: MAX_IN_FLIGHT,
         start,
     };
-    let summary = replay(plan.checked.traffic.clone(), dispatcher, replay_opts, stop_at_end).await;
+    let summary = replay(
+        plan.checked.traffic.clone(),
+        dispatcher,
+        replay_opts,
+        stop_at_end,
+    )
+    .await;
     // Traffic shorter than `duration`: the breakers still have until `duration` to settle.
     tokio::select! {
         _ = sleep_until(end) => {}
@@ -290,7 +307,6 @@ pub async fn run_policy(
         Ok(a) => a.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),
     };
-    let _ = counters.done.load(Ordering::Relaxed);
     Ok(PolicyRun {
         policy,
         start_unix_s,

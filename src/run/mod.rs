@@ -11,19 +11,21 @@
 //! - `sinks`: events.jsonl / upstream.jsonl line writers; `rundir`: run directory names.
 //! - `progress`, `signals`: the terminal bar and SIGINT/SIGTERM handling.
 
+mod assemble;
 mod cmd;
+pub mod contradictions;
 pub mod diagnostics;
 pub mod dispatch;
 mod errors;
+pub mod harness;
 pub mod lock;
 pub mod plan;
 pub mod progress;
 pub mod rundir;
-pub mod shim;
 pub mod signals;
 pub mod sinks;
 pub mod suite;
 pub mod transport_http;
-mod transport_ws;
+pub mod transport_ws;
 
 pub use cmd::command;

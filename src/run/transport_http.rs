@@ -32,6 +32,7 @@ pub struct HttpTransport {
     addr: SocketAddr,
     client: Client<HttpConnector, Full<Bytes>>,
     diag: Arc<Diagnostics>,
+    pong_deadline: Duration,
 }
 
 impl HttpTransport {
@@ -42,7 +43,19 @@ impl HttpTransport {
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
             .build(connector);
-        Self { addr, client, diag }
+        Self {
+            addr,
+            client,
+            diag,
+            pong_deadline: transport_ws::DEFAULT_PONG_DEADLINE,
+        }
+    }
+
+    /// Sets how long a WebSocket Pong may take when the engine gives no inter-token deadline
+    /// (already divided by the run's speed).
+    pub fn with_pong_deadline(mut self, d: Duration) -> Self {
+        self.pong_deadline = d;
+        self
     }
 
     /// The shared diagnostics counters.
@@ -163,7 +176,8 @@ impl Transport for HttpTransport {
     async fn send(&self, call: Call) -> AttemptResult {
         let (result, failure) = match &call.target {
             CallTarget::Ws { channel, messages } => {
-                transport_ws::session(self.addr, &call, channel, *messages).await
+                transport_ws::session(self.addr, &call, channel, *messages, self.pong_deadline)
+                    .await
             }
             _ => self.http(&call).await,
         };

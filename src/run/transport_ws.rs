@@ -22,8 +22,9 @@ use super::errors::{Phase, from_io_kind};
 use crate::engine::transport::Call;
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
 
-/// The pong deadline when the engine gives none (unscaled; the engine normally passes one).
-const DEFAULT_PONG_DEADLINE: Duration = Duration::from_secs(5);
+/// The pong deadline at speed 1 when the engine gives none (python-websockets uses 20 s; a
+/// rehearsal wants a faster verdict).
+pub const DEFAULT_PONG_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Runs one WebSocket session of `messages` echoes on `channel`.
 pub async fn session(
@@ -31,10 +32,12 @@ pub async fn session(
     call: &Call,
     channel: &str,
     messages: u32,
+    pong_default: Duration,
 ) -> (AttemptResult, Option<ReadFailure>) {
     let started = Instant::now();
     let total_deadline = started + call.deadlines.total;
-    match timeout_at(total_deadline, run(addr, call, channel, messages, started)).await {
+    let session = run(addr, call, channel, messages, started, pong_default);
+    match timeout_at(total_deadline, session).await {
         Ok(out) => out,
         Err(_elapsed) => (
             AttemptResult::Timeout {
@@ -52,12 +55,9 @@ async fn run(
     channel: &str,
     messages: u32,
     started: Instant,
+    pong_default: Duration,
 ) -> (AttemptResult, Option<ReadFailure>) {
-    let pong_deadline = call
-        .deadlines
-        .inter_token
-        .or(call.deadlines.ttfb)
-        .unwrap_or(DEFAULT_PONG_DEADLINE);
+    let pong_deadline = call.deadlines.inter_token.unwrap_or(pong_default);
     let url = format!("ws://{addr}/ws?channel={channel}");
     let Ok(mut req) = url.into_client_request() else {
         return transport(TransportFailure::Other, ReadFailure::Other);

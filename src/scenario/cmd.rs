@@ -81,7 +81,7 @@ fn validate_one(path: &Path) -> Result<String, String> {
         }
         FileKind::Faults => {
             let faults =
-                crate::run::shim::parse_fault_file(&text, &origin).map_err(|e| e.to_string())?;
+                crate::upstream::parse_fault_file(&text, &origin).map_err(|e| e.to_string())?;
             for (i, f) in faults.iter().enumerate() {
                 f.validate()
                     .map_err(|e| format!("{origin}: fault[{i}]: {e}"))?;

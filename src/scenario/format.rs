@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{EngineConfig, Policy, Profile};
-use crate::run::shim::FaultSpec;
+use crate::upstream::FaultSpec;
 use crate::verdict::Expectations;
 
 /// One scenario exactly as written in its file.

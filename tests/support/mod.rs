@@ -17,6 +17,8 @@ pub fn rehearse(args: &[&str]) -> Output {
 pub mod breaker;
 pub mod engine;
 pub mod metrics;
+/// The run-harness helpers.
+pub mod run;
 
 /// The mock-upstream helpers.
 pub mod upstream;

@@ -1,0 +1,39 @@
+//! Host facts against the scenario's timing (issue 7 item 6): the breaker's probe timeout and
+//! `open_for` (at the run's speed) against dead-peer detection, and every expected-transition
+//! tolerance against the TCP timer granularity. The checks themselves are the host module's.
+
+use std::time::Duration;
+
+use super::plan::ScenarioPlan;
+use crate::host::{HostInfo, TcpTuning, contradictions};
+use crate::verdict::expect::DEFAULT_TOLERANCE;
+use crate::verdict::scaled_tolerance;
+
+fn scaled(d: Duration, speed: f64) -> Duration {
+    Duration::from_secs_f64(d.as_secs_f64() / speed)
+}
+
+/// The contradictions of `plan` on `host`, as report JSON values.
+pub fn check(plan: &ScenarioPlan, host: &HostInfo) -> Vec<serde_json::Value> {
+    let file = &plan.checked.file;
+    let breaker = &file.engine.breaker;
+    let tolerances: Vec<Duration> = file
+        .expect
+        .transition
+        .iter()
+        .map(|t| {
+            let tol = t.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+            Duration::from_millis(scaled_tolerance(tol, plan.speed).max(0) as u64)
+        })
+        .collect();
+    contradictions(
+        host,
+        &TcpTuning::default(),
+        scaled(breaker.probe_timeout_cap, plan.speed),
+        scaled(breaker.open_for, plan.speed),
+        &tolerances,
+    )
+    .into_iter()
+    .filter_map(|c| serde_json::to_value(c).ok())
+    .collect()
+}
