@@ -11,10 +11,17 @@
 #
 #   scripts/bench-replay.sh [SECONDS]     (default 10 s per run; needs python3, oha optional)
 #   PROFILE=debug scripts/bench-replay.sh  (use dev-profile binaries; default release)
+#   OHA=/path/to/oha scripts/bench-replay.sh  (oha binary to use; default: `oha` on PATH)
 set -euo pipefail
 SECS=${1:-10}
+LIMIT=$((SECS * 3 + 30)) # hard bound on each sender's run, in seconds
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
 PROFILE=${PROFILE:-release}
+OHA=${OHA:-$(command -v oha || true)}
+if [ -n "$OHA" ] && [ ! -x "$OHA" ]; then
+  echo "OHA=$OHA is not an executable file" >&2
+  exit 2
+fi
 if [ "$PROFILE" = release ]; then
   cargo build --release --bin rehearse --example replay_receiver >&2
 else
@@ -43,14 +50,14 @@ echo "receiver $URL; $SECS s per run" >&2
 
 for rate in 10 1000; do
   echo "== rehearse replay at $rate RPS" >&2
-  "$BIN/rehearse" replay --traffic "$TMP/u$rate.jsonl" --target "$URL" >&2
+  timeout "$LIMIT" "$BIN/rehearse" replay --traffic "$TMP/u$rate.jsonl" --target "$URL" >&2
   sleep 1
-  if command -v oha >/dev/null; then
-    echo "== oha -q $rate" >&2
-    oha --no-tui -q "$rate" -n "$((rate * SECS))" -m POST -d '{}' \
+  if [ -n "$OHA" ]; then
+    echo "== oha -q $rate ($OHA)" >&2
+    timeout "$LIMIT" "$OHA" --no-tui -q "$rate" -n "$((rate * SECS))" -m POST -d '{}' \
       -H 'content-type: application/json' "$URL/tools/oha$rate" >/dev/null
   else
-    echo "== oha not installed: skipped (cargo install oha --locked)" >&2
+    echo "== oha not found (set OHA=/path/to/oha or put it on PATH; cargo install oha --locked): skipped" >&2
   fi
   sleep 1
 done
