@@ -42,12 +42,12 @@ fn mutated_expectations_fail_with_a_line_naming_the_mismatch() {
             "shifted",
             |s| {
                 s.replace(
-                    "at = \"6s\"\ntolerance = \"1s\"",
-                    "at = \"9s\"\ntolerance = \"1s\"",
+                    "at = \"5s\"\ntolerance = \"1s\"",
+                    "at = \"8s\"\ntolerance = \"1s\"",
                 )
             },
-            // 9 s ± 1 s at speed 8.
-            "crm_search closed→open at 1.125s ±0.125s, observed at",
+            // 8 s ± 1 s at speed 8.
+            "crm_search closed→open at 1.000s ±0.125s, observed at",
         ),
         (
             "removed",
