@@ -14,6 +14,7 @@ pub const CI_SPEEDS: &[(&str, f64)] = &[
     ("stream-resets", 4.0),
     ("websocket-ping", 4.0),
     ("budget-idempotency", 4.0),
+    ("weekly", 10.0),
 ];
 
 fn assert_report_files(md: &std::path::Path) {
