@@ -15,6 +15,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .prefix(".rehearse-tmp-")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
+    // The temp file is created 0600; give the result the replaced file's permissions, or the
+    // usual 0644 for a new file, so reports stay readable by whoever attaches them.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let perms = match std::fs::metadata(path) {
+            Ok(m) => m.permissions(),
+            Err(_) => std::fs::Permissions::from_mode(0o644),
+        };
+        tmp.as_file().set_permissions(perms)?;
+    }
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     // Make the rename itself durable. Directories cannot be opened for sync on every OS; a
@@ -37,6 +48,25 @@ mod tests {
         write_atomic(&p, b"two").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_files_are_0644_and_replaced_files_keep_their_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("report.md");
+        write_atomic(&p, b"one").unwrap();
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 
     #[test]
