@@ -10,7 +10,7 @@ use crate::support::run::{fixture, repo_root, report_json, reported_path, run_in
 pub const CI_SPEEDS: &[(&str, f64)] = &[
     ("crm-search-503-storm", 4.0),
     ("retry-after-429", 8.0),
-    ("timeout-storm", 4.0),
+    ("timeout-storm", 2.0),
     ("stream-resets", 4.0),
     ("websocket-ping", 4.0),
     ("budget-idempotency", 4.0),
