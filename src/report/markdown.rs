@@ -203,17 +203,60 @@ pub fn render(r: &Report) -> String {
     if !r.contradictions.is_empty() {
         o.push_str("\n### Contradictions\n\n");
         for c in &r.contradictions {
-            let text = c
-                .get("message")
-                .and_then(|m| m.as_str())
-                .map_or_else(|| c.to_string(), str::to_string);
+            let text = match (c.get("severity"), c.get("check"), c.get("detail")) {
+                (Some(sev), Some(check), Some(detail)) => format!(
+                    "**{}** `{}`: {}",
+                    sev.as_str().unwrap_or_default(),
+                    check.as_str().unwrap_or_default(),
+                    detail.as_str().unwrap_or_default()
+                ),
+                _ => c.to_string(),
+            };
             let _ = writeln!(o, "- {}", text.replace('\n', " "));
         }
     }
+    read_failures(&mut o, &r.config);
     o.push_str("\n## Config\n\n```json\n");
     o.push_str(&serde_json::to_string_pretty(&r.config).unwrap_or_default());
     o.push_str("\n```\n");
     o
+}
+
+/// Read-failure diagnostics per policy and dep (`config.read_failures`: policy → dep → class →
+/// count), as the transports classified them from typed errors.
+fn read_failures(o: &mut String, config: &serde_json::Value) {
+    let Some(by_policy) = config.get("read_failures").and_then(|v| v.as_object()) else {
+        return;
+    };
+    o.push_str("\n## Read failures by dep\n\n");
+    let mut any = false;
+    for (policy, deps) in by_policy {
+        let Some(deps) = deps.as_object() else {
+            continue;
+        };
+        for (dep, classes) in deps {
+            let Some(classes) = classes.as_object() else {
+                continue;
+            };
+            if !any {
+                o.push_str("| policy | dep | class | count |\n|---|---|---|---|\n");
+                any = true;
+            }
+            for (class, n) in classes {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} |",
+                    cell(policy),
+                    cell(dep),
+                    cell(class),
+                    n
+                );
+            }
+        }
+    }
+    if !any {
+        o.push_str("None.\n");
+    }
 }
 
 fn policy_details(o: &mut String, p: &PolicyReport) {
