@@ -240,3 +240,49 @@ fn a_suite_writes_an_index_and_exits_with_its_worst_scenario() {
         assert!(suite.join(row["report"].as_str().unwrap()).is_file());
     }
 }
+
+/// The `idempotent_duplicates_total == 0` expectation of budget-idempotency can fail: with
+/// ticket_create answering after the tool deadline, the engine retries with the same key and the
+/// upstream executes it again — the harness must count that duplicate in the engine's metrics.
+#[test]
+fn duplicate_executions_seen_by_the_upstream_reach_idempotent_duplicates_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = mutated_copy("budget-idempotency", dir.path(), "dup", |t| {
+        let t = t.replace(
+            "series = 'idempotent_duplicates_total'\nequals = 0",
+            "series = 'idempotent_duplicates_total'\nat_least = 1",
+        );
+        assert!(
+            t.contains("at_least = 1"),
+            "the fixture's duplicate expectation moved"
+        );
+        format!(
+            "{t}\n[[fault]]\nroute = \"tool:ticket_create\"\nkind = \"latency\"\ndelay = \"3s\"\n\
+             from = \"0s\"\nuntil = \"8s\"\n\n[engine.timeouts]\ntoolCall = \"1s\"\n"
+        )
+    });
+    let reports = tempfile::tempdir().unwrap();
+    let out = run_in(
+        &repo_root(),
+        &[
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "--speed",
+            "4",
+            "--report-dir",
+            reports.path().to_str().unwrap(),
+        ],
+    );
+    let md = std::fs::read_to_string(reported_path(&out)).unwrap();
+    let line = md
+        .lines()
+        .find(|l| l.contains("idempotent_duplicates_total expected"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        line.contains("✓"),
+        "duplicates were not counted: {line}\n{}",
+        show(&out)
+    );
+}

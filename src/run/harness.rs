@@ -21,7 +21,7 @@ use super::transport_http::HttpTransport;
 use crate::engine::breakers::Breakers;
 use crate::engine::events::FanOut;
 use crate::engine::metrics::Metrics;
-use crate::engine::{BreakerState, Engine, EngineOptions, EventSink, Policy};
+use crate::engine::{BreakerState, Engine, EngineOptions, Event, EventKind, EventSink, Policy};
 use crate::replay::replayer::{ReplayOptions, ReplaySummary, replay};
 use crate::scrape::{ScrapeLog, Scraper, ScraperConfig, metrics_url};
 use crate::upstream::{RecordSink, Stats, Upstream, UpstreamConfig, UpstreamRecord};
@@ -94,15 +94,25 @@ pub struct PolicyRun {
     pub stopped: Option<String>,
 }
 
-/// Records upstream requests to upstream.jsonl and keeps probe arrivals.
+/// Records upstream requests to upstream.jsonl, keeps probe arrivals, and reports duplicate
+/// executions of an idempotency key (which only the upstream can see) to the engine's metrics as
+/// `idempotent_duplicates_total{dep}` — the gateway's SLO series a real upstream would feed.
 struct UpstreamLog {
     out: EventsWriter,
     arrivals: Mutex<Vec<ProbeArrival>>,
+    duplicates: Arc<dyn EventSink>,
 }
 
 impl RecordSink for UpstreamLog {
     fn record(&self, r: &UpstreamRecord) {
         self.out.append(r);
+        if r.duplicate {
+            self.duplicates.emit(&Event {
+                t_ms: r.t_ms,
+                kind: EventKind::IdempotentDuplicate { dep: r.dep.clone() },
+                log: None,
+            });
+        }
         let mut a = match self.arrivals.lock() {
             Ok(a) => a,
             Err(poisoned) => poisoned.into_inner(),
@@ -147,6 +157,9 @@ pub async fn run_policy(
         let _ = rx.wait_for(|s| *s).await;
     };
 
+    // The engine's metrics first: the upstream log feeds duplicate executions into them.
+    let metrics = Arc::new(Metrics::new(start_unix_s));
+
     // The mock upstream.
     let upstream = Upstream::new(UpstreamConfig {
         faults: file.fault.clone(),
@@ -158,6 +171,7 @@ pub async fn run_policy(
     let up_log = Arc::new(UpstreamLog {
         out: EventsWriter::new(files.upstream.clone(), pname),
         arrivals: Mutex::new(Vec::new()),
+        duplicates: metrics.clone(),
     });
     upstream.subscribe(up_log.clone());
     let up_listener = bind("mock upstream").await?;
@@ -173,8 +187,7 @@ pub async fn run_policy(
         shutdown(shutdown_rx.clone()),
     ));
 
-    // The engine, its breakers, metrics and /metrics.
-    let metrics = Arc::new(Metrics::new(start_unix_s));
+    // The engine, its breakers and /metrics.
     let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(files.events.clone(), pname));
     let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![metrics.clone(), events]));
     let breakers = Arc::new(Breakers::new(
