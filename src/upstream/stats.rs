@@ -128,8 +128,7 @@ fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut
     if !map.contains_key(key) {
         map.insert(key.to_string(), V::default());
     }
-    // ok: present, inserted just above if it was missing
-    map.get_mut(key).expect("key present")
+    map.get_mut(key).expect("key present") // ok: inserted just above if it was missing
 }
 
 #[cfg(test)]
