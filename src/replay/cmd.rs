@@ -43,7 +43,13 @@ pub fn replay_command(args: ReplayArgs) -> CmdResult {
             max_in_flight: args.max_in_flight,
             start: Instant::now() + LEAD_IN,
         };
-        replay(lines, Arc::new(dispatcher), opts, stop_signal()).await
+        replay(
+            lines,
+            Arc::new(dispatcher),
+            opts,
+            crate::util::stop_signal(),
+        )
+        .await
     });
     println!("{}", summary.render());
     if let Some(out) = &args.out {
@@ -89,7 +95,7 @@ pub fn record_command(args: RecordArgs) -> CmdResult {
         println!("listening on http://{addr}");
         use std::io::Write;
         let _ = std::io::stdout().flush();
-        serve_recorder(listener, Arc::new(recorder), stop_signal())
+        serve_recorder(listener, Arc::new(recorder), crate::util::stop_signal())
             .await
             .context("recording proxy")
             .map_err(CmdError::harness)
@@ -111,28 +117,5 @@ fn check_listen(addr: SocketAddr, allow_non_loopback: bool) -> Result<(), CmdErr
         Err(CmdError::bad_input(anyhow!(
             "--listen {addr}: not a loopback address (pass --allow-non-loopback to bind it)"
         )))
-    }
-}
-
-/// Completes on Ctrl-C or SIGTERM (launchd's stop).
-pub async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }

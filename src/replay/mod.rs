@@ -23,6 +23,7 @@ pub mod summary;
 pub mod traffic;
 mod traffic_json;
 
-pub use cmd::{record_command, replay_command, stop_signal};
+pub use crate::util::stop_signal;
+pub use cmd::{record_command, replay_command};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};
 pub use traffic::{TrafficError, TrafficKind, TrafficLine, load_traffic, parse_traffic};

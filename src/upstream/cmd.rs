@@ -51,33 +51,10 @@ pub fn command(args: UpstreamArgs) -> CmdResult {
             seed: args.seed,
             ..UpstreamConfig::default()
         });
-        serve(listener, upstream, shutdown_signal())
+        serve(listener, upstream, crate::util::stop_signal())
             .await
             .context("serving")
             .map_err(CmdError::harness)?;
         Ok(Status::Pass)
     })
-}
-
-/// Resolves on Ctrl-C or (on Unix) SIGTERM.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -2,6 +2,8 @@
 
 pub mod atomic;
 pub mod fingerprint;
+pub mod signal;
 
 pub use atomic::write_atomic;
 pub use fingerprint::fingerprint;
+pub use signal::stop_signal;
