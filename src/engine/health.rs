@@ -129,9 +129,21 @@ mod tests {
         d.canary(false, 10_000);
         assert_eq!(d.seconds_at(10_000), 0.0);
         assert_eq!(d.seconds_at(105_000), 95.0);
-        assert_eq!(d.seconds_at(105_000), 95.0, "pure: reading twice changes nothing");
-        assert_eq!(d.seconds_at(9_000), 0.0, "a `now` before the start saturates");
+        assert_eq!(
+            d.seconds_at(105_000),
+            95.0,
+            "pure: reading twice changes nothing"
+        );
+        assert_eq!(
+            d.seconds_at(9_000),
+            0.0,
+            "a `now` before the start saturates"
+        );
         d.breaker(BreakerState::Open, 106_000);
-        assert_eq!(d.seconds_at(200_000), 0.0, "canary failing and breaker open agree");
+        assert_eq!(
+            d.seconds_at(200_000),
+            0.0,
+            "canary failing and breaker open agree"
+        );
     }
 }

@@ -16,10 +16,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use prometheus::core::Collector;
-use tokio::time::Instant;
 use prometheus::{
     Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, Opts, TextEncoder,
 };
+use tokio::time::Instant;
 
 use super::events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink};
 use super::health::Disagreement;
@@ -394,7 +394,8 @@ impl EventSink for Metrics {
             EventKind::IdempotentDuplicate { dep } => {
                 self.duplicates.with_label_values(&[dep]).inc()
             }
-            EventKind::RequestFinished { .. } => {}
+            // No DESIGN 8 series: the ladder's rungs are events only.
+            EventKind::RequestFinished { .. } | EventKind::Degraded { .. } => {}
         }
     }
 }

@@ -48,7 +48,7 @@ pub mod transport;
 
 pub use admission::{Admission, Admit, AlwaysAllow};
 pub use config::{ConfigError, EngineConfig};
-pub use events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink, OpClass};
+pub use events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink, LadderRung, OpClass};
 pub use executor::{Engine, EngineOptions};
 pub use outcome::{AttemptResult, Reason, TimeoutPhase, TransportFailure};
 pub use policy::Policy;
