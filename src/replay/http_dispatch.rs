@@ -22,13 +22,13 @@ use futures_util::{SinkExt, StreamExt};
 use http::{Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
 use super::replayer::{DispatchOutcome, Dispatcher};
 use super::traffic::{TrafficKind, TrafficLine};
+use crate::host::{TcpTuning, TunedConnector};
 
 /// Header carrying the line's tenant.
 pub const H_TENANT: &str = "x-rehearse-tenant";
@@ -61,7 +61,7 @@ pub struct HttpDispatcher {
     /// The target's socket address when its host is an IP literal (WebSocket sessions then
     /// skip name resolution, which tokio-tungstenite would do on a blocking thread).
     ws_addr: Option<std::net::SocketAddr>,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<TunedConnector, Full<Bytes>>,
     timeout: Duration,
     /// Extra headers sent with every request (e.g. a gateway's `Authorization`).
     extra: Vec<(http::HeaderName, http::HeaderValue)>,
@@ -90,9 +90,10 @@ impl HttpDispatcher {
             return Err(bad("must not have a query string"));
         }
         let prefix = uri.path().trim_end_matches('/');
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(timeout));
+        // The harness's connector with no `[tcp]` tuning (a replay has no scenario): the same
+        // connect path and read-back as a run's upstream connections.
+        let connector =
+            TunedConnector::new(TcpTuning::default()).with_connect_timeout(Some(timeout));
         let ws_addr = authority
             .host()
             .trim_start_matches('[')
