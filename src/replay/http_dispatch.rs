@@ -11,6 +11,10 @@
 //! → record cycle keeps it: `X-Rehearse-Tenant`, `X-Rehearse-Session`, `X-Rehearse-Budget-Tokens`,
 //! `X-Rehearse-Class`, `X-Rehearse-Idempotent` (tool calls).
 //!
+//! Connections (HTTP, and WebSocket to an IP-literal target) come from the harness's
+//! [`TunedConnector`] with no `[tcp]` tuning, since a replay has no scenario: the same connect
+//! path as a run's upstream connections, kernel-default socket options.
+//!
 //! Error kinds: `http_NNN` (non-2xx status), `connect` (refused / unreachable), `reset`
 //! (connection reset), `incomplete` (closed before the response ended), `timeout` (our deadline),
 //! `http` (other HTTP errors), `ws_connect`, `ws_closed`, `ws_protocol`.
@@ -62,6 +66,8 @@ pub struct HttpDispatcher {
     /// skip name resolution, which tokio-tungstenite would do on a blocking thread).
     ws_addr: Option<std::net::SocketAddr>,
     client: Client<TunedConnector, Full<Bytes>>,
+    /// The client's connector, for WebSocket sessions to an IP-literal target.
+    connector: TunedConnector,
     timeout: Duration,
     /// Extra headers sent with every request (e.g. a gateway's `Authorization`).
     extra: Vec<(http::HeaderName, http::HeaderValue)>,
@@ -105,7 +111,8 @@ impl HttpDispatcher {
             ws_addr,
             base: format!("http://{authority}{prefix}"),
             ws_base: format!("ws://{authority}{prefix}"),
-            client: Client::builder(TokioExecutor::new()).build(connector),
+            client: Client::builder(TokioExecutor::new()).build(connector.clone()),
+            connector,
             timeout,
             extra: Vec::new(),
         })
@@ -197,9 +204,8 @@ impl HttpDispatcher {
             req.headers_mut().insert(name, value.clone());
         }
         let connected = match self.ws_addr {
-            Some(addr) => match tokio::net::TcpStream::connect(addr).await {
+            Some(addr) => match self.connector.connect_tcp(addr).await {
                 Ok(tcp) => {
-                    let _ = tcp.set_nodelay(true);
                     tokio_tungstenite::client_async(
                         req,
                         tokio_tungstenite::MaybeTlsStream::Plain(tcp),
