@@ -257,3 +257,63 @@ fn a_bad_tcp_value_is_exit_2_naming_file_line_and_column() {
         show(&out)
     );
 }
+
+#[tokio::test]
+async fn a_refused_connect_through_the_tuned_connector_stays_typed() {
+    // A port nothing listens on any more.
+    let addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let diag = Arc::new(Diagnostics::default());
+    let t = HttpTransport::with_tcp(addr, diag.clone(), tuning());
+    let deadlines = Deadlines {
+        ttfb: Some(Duration::from_secs(5)),
+        inter_token: Some(Duration::from_secs(5)),
+        total: Duration::from_secs(10),
+    };
+    let targets = [
+        (
+            OpClass::ToolCall,
+            CallTarget::Tool {
+                name: "calculator".into(),
+                body: serde_json::json!({}),
+            },
+        ),
+        (
+            OpClass::Session,
+            CallTarget::Ws {
+                channel: "events".into(),
+                messages: 1,
+            },
+        ),
+    ];
+    for (class, target) in targets {
+        let call = Call {
+            dep: "dep".into(),
+            class,
+            target,
+            bearer: None,
+            idempotency_key: None,
+            probe: None,
+            worker: 0,
+            attempt: 1,
+            deadlines,
+        };
+        let r = t.send(call).await;
+        assert_eq!(
+            r,
+            AttemptResult::Transport {
+                failure: rehearse::engine::TransportFailure::Refused
+            },
+            "{class:?}"
+        );
+    }
+    assert_eq!(
+        diag.snapshot()["dep"].get("refused"),
+        Some(&2),
+        "{:?}",
+        diag.snapshot()
+    );
+    assert_eq!(t.connector().report().tuned_connections, 0);
+}
