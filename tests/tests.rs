@@ -57,6 +57,9 @@ mod schedule;
 // The engine executor: admission, probes, context fallback, tools, ws, speed.
 mod engine_executor;
 
+// Content self-correction retries and the degradation ladder in the model-call loop.
+mod engine_ladder;
+
 // The cooldown store: OpenClaw shape, restarts, atomic writes.
 mod engine_store;
 

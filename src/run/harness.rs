@@ -161,7 +161,7 @@ pub async fn run_policy(
     };
 
     // The engine's metrics first: the upstream log feeds duplicate executions into them.
-    let metrics = Arc::new(Metrics::new(start_unix_s));
+    let metrics = Arc::new(Metrics::new(start_unix_s).with_clock(start));
 
     // The mock upstream.
     let upstream = Upstream::new(UpstreamConfig {
