@@ -71,6 +71,7 @@ pub fn sample_report() -> Report {
                 failed_requests: Some(4),
                 user_visible_errors: Some(1),
                 elapsed_ms: 6_000,
+                canaries: [("crm_search".to_string(), (3, 2))].into(),
             })
         })
         .collect();

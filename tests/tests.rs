@@ -77,6 +77,9 @@ mod upstream_faults;
 // The run harness: every fixture scenario passes at CI speed; README command; report shape.
 mod run_scenarios;
 
+// Synthetic health checks in a real run: marked canaries, probe spacing, disagreement (issue 3.4).
+mod run_health;
+
 // The run harness's failure paths: mutations, malformed input, SIGTERM, lock, suites, repeats.
 mod run_failures;
 

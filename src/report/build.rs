@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use super::model::{FaultWindow, Latency, PolicyReport, ReplayInfo, ScrapeStats, Summary};
+use super::model::{
+    FaultWindow, HealthRow, Latency, PolicyReport, ReplayInfo, ScrapeStats, Summary,
+};
 use crate::scrape::{Exposition, Sample, ScrapeLog, timeline};
 use crate::verdict::{Expectations, ProbeArrival, diff};
 
@@ -163,12 +165,47 @@ pub struct PolicyRun<'a> {
     pub user_visible_errors: Option<u64>,
     /// How long the run actually lasted, ms.
     pub elapsed_ms: u64,
+    /// Canary calls and failures per dep (from the run's `HealthCheck` events).
+    pub canaries: BTreeMap<String, (u64, u64)>,
+}
+
+/// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
+/// scrape (a dep with a gauge but no canary still gets a row).
+pub fn health_rows(
+    scrapes: &[(u64, &Exposition)],
+    canaries: &BTreeMap<String, (u64, u64)>,
+) -> BTreeMap<String, HealthRow> {
+    let mut rows: BTreeMap<String, HealthRow> = canaries
+        .iter()
+        .map(|(dep, &(calls, failures))| {
+            let row = HealthRow {
+                canary_calls: calls,
+                canary_failures: failures,
+                max_disagreement_s: 0.0,
+            };
+            (dep.clone(), row)
+        })
+        .collect();
+    for (_, e) in scrapes {
+        for s in e
+            .samples()
+            .filter(|s| s.name == "health_breaker_disagreement_seconds")
+        {
+            let dep = s.labels.get("dep").cloned().unwrap_or_default();
+            let row = rows.entry(dep).or_default();
+            if s.value.is_finite() && s.value > row.max_disagreement_s {
+                row.max_disagreement_s = s.value;
+            }
+        }
+    }
+    rows
 }
 
 /// Derives the timeline, runs the diff and computes the summary for one policy run.
 pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
     let scrapes = run.scrapes.parsed();
     let tl = timeline::derive(&scrapes, run.start_unix_s);
+    let health = health_rows(&scrapes, &run.canaries);
     let final_scrape = run.scrapes.last_parsed();
     let expectations = diff(
         &run.expect.for_policy(run.policy),
@@ -192,6 +229,7 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         replay: run.replay,
         scrapes: run.scrapes.into(),
         elapsed_ms: run.elapsed_ms,
+        health,
     }
 }
 

@@ -177,6 +177,7 @@ fn policy_tables(o: &mut String, p: &super::model::PolicyReport) {
         ("Transitions", table::transitions(p)),
         ("Outcomes by dep", table::outcomes(p)),
         ("Latency", table::latency(p)),
+        ("Health checks", table::health(p)),
     ] {
         let _ = writeln!(o, "<h3>{title}</h3>");
         t.html(o);

@@ -267,6 +267,8 @@ fn policy_details(o: &mut String, p: &PolicyReport) {
     table::outcomes(p).markdown(o);
     o.push_str("\n### Latency\n\n");
     table::latency(p).markdown(o);
+    o.push_str("\n### Health checks\n\n");
+    table::health(p).markdown(o);
     let s = &p.scrapes;
     let _ = writeln!(
         o,

@@ -105,6 +105,20 @@ pub struct PolicyReport {
     /// Run length actually observed, ms.
     #[serde(default)]
     pub elapsed_ms: u64,
+    /// Synthetic health checks per dep.
+    #[serde(default)]
+    pub health: BTreeMap<String, HealthRow>,
+}
+
+/// One dep's synthetic health checks (canaries) over a policy run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct HealthRow {
+    /// Canary calls that finished.
+    pub canary_calls: u64,
+    /// Of those, failed ones.
+    pub canary_failures: u64,
+    /// Largest `health_breaker_disagreement_seconds{dep}` seen in any scrape.
+    pub max_disagreement_s: f64,
 }
 
 /// The A/B comparison numbers of one policy run.

@@ -1,4 +1,4 @@
-//! The per-policy tables (transitions, outcomes by dep, latency by dep) as plain rows, built once
+//! The per-policy tables (transitions, outcomes by dep, latency by dep, health checks by dep) as plain rows, built once
 //! from the report model and rendered by both the Markdown and the HTML writer, so the two
 //! reports cannot disagree about what a table holds.
 
@@ -124,6 +124,24 @@ pub fn latency(p: &PolicyReport) -> Table {
             format!("{:.1} ms", l.p50_ms),
             format!("{:.1} ms", l.p99_ms),
             l.count.to_string(),
+        ]);
+    }
+    t
+}
+
+/// Synthetic health checks per dep: canary calls, failures, and the longest canary/breaker
+/// disagreement any scrape saw.
+pub fn health(p: &PolicyReport) -> Table {
+    let mut t = Table::new(
+        &["dep", "canaries", "failed", "max disagreement"],
+        &[false, true, true, true],
+    );
+    for (dep, h) in &p.health {
+        t.rows.push(vec![
+            dep.clone(),
+            h.canary_calls.to_string(),
+            h.canary_failures.to_string(),
+            format!("{:.1} s", h.max_disagreement_s),
         ]);
     }
     t

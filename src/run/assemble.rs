@@ -68,6 +68,11 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         failed_requests: Some(run.replay.error_count()),
         user_visible_errors: Some(Counters::get(&run.counters.user_errors)),
         elapsed_ms: run.elapsed_ms,
+        canaries: run
+            .health
+            .iter()
+            .map(|(dep, c)| (dep.clone(), (c.calls, c.failures)))
+            .collect(),
     });
     // A run cut short by a signal cannot vouch for its expectations.
     report.ok &= run.stopped.is_none();

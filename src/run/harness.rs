@@ -1,8 +1,13 @@
 //! One policy run of one scenario, in process: a fresh mock upstream and a fresh engine (with
 //! its breakers, metrics registry and `/metrics` endpoint) on ephemeral loopback ports, the
 //! replayer driving the engine over the real transport, the scraper, progress, and — at
-//! `duration` or on a stop request — a final scrape and an orderly shutdown.
+//! `duration` or on a stop request — a final scrape and an orderly shutdown. Alongside the
+//! replay, the synthetic health checks ([`super::health`]) call every dep every
+//! `[engine.health] interval` (speed-scaled) over the same transport; their `HealthCheck` events
+//! feed `health_breaker_disagreement_seconds{dep}`, events.jsonl and the report's tally, and the
+//! upstream records them as canaries, which the probe-spacing arrivals leave out.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -13,6 +18,7 @@ use tokio::time::{Instant, sleep_until, timeout};
 
 use super::diagnostics::Diagnostics;
 use super::dispatch::{Counters, EngineDispatcher};
+use super::health::{CanaryCount, HealthTally};
 use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
 use super::signals::Stop;
@@ -85,8 +91,10 @@ pub struct PolicyRun {
     pub replay: ReplaySummary,
     /// Live counters (user-visible errors, fallbacks).
     pub counters: Arc<Counters>,
-    /// Upstream arrivals (probe flags) for probe-spacing checks.
+    /// Upstream arrivals (probe flags) for probe-spacing checks; canaries left out.
     pub arrivals: Vec<ProbeArrival>,
+    /// Canary calls and failures per dep.
+    pub health: BTreeMap<String, CanaryCount>,
     /// The upstream's statistics at the end.
     pub upstream_stats: Stats,
     /// Read-failure diagnostics per dep.
@@ -97,7 +105,8 @@ pub struct PolicyRun {
     pub stopped: Option<String>,
 }
 
-/// Records upstream requests to upstream.jsonl, keeps probe arrivals, and reports duplicate
+/// Records upstream requests to upstream.jsonl, keeps user and probe arrivals (canaries are not
+/// breaker probes: they stay out of the probe-spacing check), and reports duplicate
 /// executions of an idempotency key (which only the upstream can see) to the engine's metrics as
 /// `idempotent_duplicates_total{dep}` — the gateway's SLO series a real upstream would feed.
 struct UpstreamLog {
@@ -115,6 +124,9 @@ impl RecordSink for UpstreamLog {
                 kind: EventKind::IdempotentDuplicate { dep: r.dep.clone() },
                 log: None,
             });
+        }
+        if r.canary {
+            return;
         }
         let mut a = match self.arrivals.lock() {
             Ok(a) => a,
@@ -204,6 +216,18 @@ pub async fn run_policy(
     let transport = HttpTransport::with_tcp(up_addr, diagnostics.clone(), file.tcp.clone())
         .with_pong_deadline(scaled(super::transport_ws::DEFAULT_PONG_DEADLINE, speed));
     let connector = transport.connector().clone();
+
+    // Synthetic health checks: one canary per dep, over the same transport, until shutdown.
+    let tally = Arc::new(HealthTally::default());
+    let canary_task = tokio::spawn(crate::engine::canary::run_canaries(
+        Arc::new(transport.clone()),
+        super::health::canaries(file, &plan.checked.traffic),
+        file.engine.clone(),
+        speed,
+        Arc::new(FanOut(vec![sink.clone(), tally.clone()])),
+        start,
+        shutdown(shutdown_rx.clone()),
+    ));
     let opts = EngineOptions {
         policy,
         seed: plan.seed,
@@ -318,6 +342,7 @@ pub async fn run_policy(
     ticker.abort();
     progress.finish(&snapshot());
     let _ = shutdown_tx.send(true);
+    let _ = timeout(SHUTDOWN_GRACE, canary_task).await;
     let _ = timeout(SHUTDOWN_GRACE, up_task).await;
     let _ = timeout(SHUTDOWN_GRACE, m_task).await;
     let arrivals = match up_log.arrivals.lock() {
@@ -332,6 +357,7 @@ pub async fn run_policy(
         replay: summary,
         counters,
         arrivals,
+        health: tally.counts(),
         upstream_stats: upstream.stats(),
         diagnostics,
         sockets: connector.report(),

@@ -5,7 +5,7 @@
 //! # Layout
 //! - `lock`: the run lock (schedule helper).
 //! - `cmd`: the CLI edge (anyhow, exit codes); `plan`: flags + scenario → a validated run plan.
-//! - `harness`: one policy's run; `suite`: several scenarios into one run directory.
+//! - `harness`: one policy's run; `health`: its canaries and their tally; `suite`: several scenarios into one run directory.
 //! - `transport_http` / `transport_ws` / `errors` / `diagnostics`: the real transport.
 //! - `dispatch`: replayed lines → `Engine::handle` across workers.
 //! - `sinks`: events.jsonl / upstream.jsonl line writers; `rundir`: run directory names.
@@ -18,6 +18,7 @@ pub mod diagnostics;
 pub mod dispatch;
 mod errors;
 pub mod harness;
+pub mod health;
 pub mod lock;
 pub mod plan;
 pub mod progress;

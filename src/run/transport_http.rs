@@ -23,6 +23,7 @@ use tokio::time::{Instant, timeout};
 use super::diagnostics::{Diagnostics, ReadFailure};
 use super::errors::{Phase, classify};
 use super::transport_ws;
+use crate::engine::canary::{CANARY_HEADER, CANARY_WORKER};
 use crate::engine::transport::{Call, CallTarget, Transport};
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
 use crate::host::{TcpTuning, TunedConnector};
@@ -331,6 +332,9 @@ fn build_request(
     }
     if let Some(dep) = &call.probe {
         b = b.header("x-breaker-probe", dep.as_str());
+    }
+    if call.worker == CANARY_WORKER {
+        b = b.header(CANARY_HEADER, "1");
     }
     b.body(Full::new(Bytes::from(body.to_string())))
 }

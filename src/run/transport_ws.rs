@@ -23,6 +23,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use super::diagnostics::ReadFailure;
 use super::errors::{Phase, classify, from_io_kind};
+use crate::engine::canary::{CANARY_HEADER, CANARY_WORKER};
 use crate::engine::transport::Call;
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
 use crate::host::TunedConnector;
@@ -86,6 +87,10 @@ async fn run(
         && let Ok(v) = dep.parse()
     {
         req.headers_mut().insert("x-breaker-probe", v);
+    }
+    if call.worker == CANARY_WORKER {
+        req.headers_mut()
+            .insert(CANARY_HEADER, http::HeaderValue::from_static("1"));
     }
     let connect = async {
         let stream = match target.connector.connect_tcp(target.addr).await {

@@ -7,6 +7,11 @@
 //!   embeds it in-process. `rehearse upstream` ([`command`]) wraps it for the command line.
 //! - [`Upstream`]: the shared state (faults, seeded RNG, stats, record sinks).
 //!
+//! Requests carrying `X-Rehearse-Canary` are the engine's synthetic health checks: faults apply
+//! to them too (their point is to see the upstream's health), but they never count towards a
+//! fault's `first` and draw probabilities from their own RNG stream, and they are recorded with
+//! `canary: true` so the probe-spacing check can leave them out.
+//!
 //! Every timing decision takes `now`; the clock is `tokio::time::Instant`.
 
 mod cmd;
@@ -92,6 +97,8 @@ pub(crate) struct Incoming<'a> {
     pub bearer: Option<&'a str>,
     pub model: Option<&'a str>,
     pub probe: Option<&'a str>,
+    /// Carried `X-Rehearse-Canary` (a synthetic health check, not user traffic).
+    pub canary: bool,
     pub idempotency_key: Option<&'a str>,
 }
 
@@ -191,13 +198,13 @@ impl Upstream {
             let inner = &mut *g;
             let decision = inner
                 .table
-                .select(&scope, start, now, self.speed)
+                .select_for(&scope, start, now, self.speed, inc.canary)
                 .and_then(|i| inner.table.specs().get(i).map(|s| s.kind.clone()))
                 .map(|kind| {
                     let mut ctx = ActionCtx {
                         speed: self.speed,
                         wall_now: wall,
-                        rng: inner.table.rng(),
+                        rng: inner.table.rng_for(inc.canary),
                     };
                     (kind.name(), kind.as_fault().action(&mut ctx))
                 });
@@ -207,6 +214,7 @@ impl Upstream {
                 dep: &dep,
                 profile_fp: profile_fp.as_deref(),
                 probe: inc.probe.is_some(),
+                canary: inc.canary,
                 fault: decision.as_ref().map(|d| d.0),
                 idempotency_key: inc.idempotency_key,
                 executes: decision.as_ref().is_none_or(|d| d.1.executes()),
@@ -224,6 +232,7 @@ impl Upstream {
                 dep,
                 profile_fp,
                 probe: inc.probe.is_some(),
+                canary: inc.canary,
                 fault: decision.as_ref().map(|d| d.0.to_string()),
                 idempotency_key: inc.idempotency_key.map(str::to_string),
                 duplicate,
@@ -267,6 +276,7 @@ mod tests {
             bearer: None,
             model: None,
             probe: None,
+            canary: false,
             idempotency_key: None,
         }
     }
@@ -298,5 +308,59 @@ mod tests {
             ..UpstreamConfig::default()
         });
         assert_eq!(up.token_interval(), Duration::from_millis(5));
+    }
+
+    #[test]
+    fn canaries_are_recorded_apart_from_probes_and_never_eat_a_first_fault() {
+        let up = Upstream::new(UpstreamConfig {
+            faults: faults::parse_fault_file(
+                "[[fault]]\nroute='tool:crm'\nkind='status'\nstatus=503\nfirst=1\n",
+                "f.toml",
+            )
+            .unwrap(),
+            ..UpstreamConfig::default()
+        });
+        let records = Arc::new(MemoryRecords::default());
+        up.subscribe(records.clone());
+        let (now, wall) = (up.run_start(), SystemTime::now());
+        let mut canary = inc(RouteKind::Tool);
+        canary.tool = Some("crm");
+        canary.probe = Some("crm");
+        canary.canary = true;
+        let mut probe = canary;
+        probe.canary = false;
+        let mut user = probe;
+        user.probe = None;
+        let hit = |i: &Incoming<'_>| up.admit(i, now, wall).map(|d| d.0);
+        assert_eq!(
+            hit(&canary),
+            Some("status"),
+            "armed fault applies to a canary"
+        );
+        assert_eq!(
+            hit(&canary),
+            Some("status"),
+            "and the canary did not use it up"
+        );
+        assert_eq!(
+            hit(&user),
+            Some("status"),
+            "the first user call still gets it"
+        );
+        assert_eq!(hit(&canary), None);
+        assert_eq!(hit(&probe), None);
+        let flags: Vec<(bool, bool)> = records.take().iter().map(|r| (r.probe, r.canary)).collect();
+        let want = [
+            (true, true),
+            (true, true),
+            (false, false),
+            (true, true),
+            (true, false),
+        ];
+        assert_eq!(flags, want);
+        let st = up.stats();
+        assert_eq!((st.requests, st.canaries), (5, 3));
+        let canaries = st.deps["crm"].arrivals.iter().filter(|a| a.canary).count();
+        assert_eq!(canaries, 3);
     }
 }

@@ -16,8 +16,12 @@ pub struct UpstreamRecord {
     pub dep: String,
     /// Fingerprint of the bearer token, if one was sent.
     pub profile_fp: Option<String>,
-    /// Whether the request carried `X-Breaker-Probe`.
+    /// Whether the request carried `X-Breaker-Probe` (a half-open probe or a canary).
     pub probe: bool,
+    /// Whether the request carried `X-Rehearse-Canary`: a synthetic health check, not a breaker
+    /// probe and not user traffic.
+    #[serde(default)]
+    pub canary: bool,
     /// The fault kind applied, if any.
     pub fault: Option<String>,
     /// The `Idempotency-Key` header, if any.

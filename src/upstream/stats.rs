@@ -1,6 +1,7 @@
 //! `GET /_rehearse/stats`: per route and profile (fingerprinted) request and fault counts,
 //! idempotency keys seen and duplicate executions, and the arrival times of calls per dep
-//! (with `probe` marking calls that carried `X-Breaker-Probe`).
+//! (with `probe` marking calls that carried `X-Breaker-Probe` and `canary` the synthetic health
+//! checks among them, which also carry `X-Rehearse-Canary`).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -14,6 +15,9 @@ pub const MAX_ARRIVALS_PER_DEP: usize = 100_000;
 pub struct Stats {
     /// Every request on the three routes.
     pub requests: u64,
+    /// Of those, canaries (`X-Rehearse-Canary`).
+    #[serde(default)]
+    pub canaries: u64,
     /// Per route (`llm`, `tool:NAME`, `ws`).
     pub routes: BTreeMap<String, RouteStats>,
     /// Per dep, in arrival order.
@@ -61,6 +65,9 @@ pub struct Arrival {
     pub t_ms: u64,
     /// Whether it carried `X-Breaker-Probe`.
     pub probe: bool,
+    /// Whether it was a canary (`X-Rehearse-Canary`), not a breaker probe.
+    #[serde(default)]
+    pub canary: bool,
 }
 
 /// What one request contributes to the stats.
@@ -71,6 +78,7 @@ pub(crate) struct Observation<'a> {
     pub dep: &'a str,
     pub profile_fp: Option<&'a str>,
     pub probe: bool,
+    pub canary: bool,
     pub fault: Option<&'a str>,
     pub idempotency_key: Option<&'a str>,
     /// Whether the handler runs (no status/rate_limit/stall/reset fault).
@@ -90,6 +98,7 @@ impl StatsState {
     pub fn observe(&mut self, o: &Observation<'_>) -> bool {
         let s = &mut self.stats;
         s.requests += 1;
+        s.canaries += u64::from(o.canary);
         let route = entry(&mut s.routes, o.route);
         route.requests += 1;
         let profile = entry(&mut route.profiles, o.profile_fp.unwrap_or("none"));
@@ -115,6 +124,7 @@ impl StatsState {
             dep.arrivals.push(Arrival {
                 t_ms: o.t_ms,
                 probe: o.probe,
+                canary: o.canary,
             });
         } else {
             dep.truncated += 1;
@@ -142,6 +152,7 @@ mod tests {
             dep: "ticket_create",
             profile_fp: Some("abc123"),
             probe: false,
+            canary: false,
             fault,
             idempotency_key: key,
             executes,

@@ -156,7 +156,13 @@ pub struct FaultTable {
     /// Matching requests seen so far, per fault (for `first`).
     matched: Vec<u64>,
     rng: ChaCha8Rng,
+    /// Canaries draw from their own stream, so user traffic sees the same faults as in a run
+    /// without canaries.
+    canary_rng: ChaCha8Rng,
 }
+
+/// Mixed into the seed of the canaries' RNG stream.
+const CANARY_STREAM: u64 = 0x00ca_7a12_ca7a_12ca;
 
 impl FaultTable {
     /// A table of `specs` whose RNG is seeded with `seed`.
@@ -166,6 +172,7 @@ impl FaultTable {
             specs,
             matched,
             rng: ChaCha8Rng::seed_from_u64(seed),
+            canary_rng: ChaCha8Rng::seed_from_u64(seed ^ CANARY_STREAM),
         }
     }
 
@@ -185,7 +192,16 @@ impl FaultTable {
         &mut self.rng
     }
 
-    /// The index of the fault this request hits, if any. `start` is the run start, `now` the
+    /// The RNG for a user request's action, or the canaries' own stream for a canary.
+    pub fn rng_for(&mut self, canary: bool) -> &mut ChaCha8Rng {
+        if canary {
+            &mut self.canary_rng
+        } else {
+            &mut self.rng
+        }
+    }
+
+    /// The index of the fault this user request hits, if any. `start` is the run start, `now` the
     /// request's arrival. A fault in scope counts towards its `first` whether or not its
     /// probability then hits; the RNG is drawn only for probabilities strictly between 0 and 1.
     pub fn select(
@@ -194,6 +210,22 @@ impl FaultTable {
         start: Instant,
         now: Instant,
         speed: f64,
+    ) -> Option<usize> {
+        self.select_for(req, start, now, speed, false)
+    }
+
+    /// Like [`select`](Self::select), for a user request or a canary (`X-Rehearse-Canary`).
+    /// A canary sees every fault a user request would see at that instant — a `first = N` fault
+    /// while it is still armed — but never counts towards `first` (so it cannot eat a fault
+    /// meant for user traffic) and draws probabilities from its own RNG stream (so user traffic
+    /// gets the same faults as in a run without canaries).
+    pub fn select_for(
+        &mut self,
+        req: &RequestScope<'_>,
+        start: Instant,
+        now: Instant,
+        speed: f64,
+        canary: bool,
     ) -> Option<usize> {
         let elapsed = now.saturating_duration_since(start);
         for (i, spec) in self.specs.iter().enumerate() {
@@ -205,13 +237,20 @@ impl FaultTable {
             {
                 continue;
             }
-            self.matched[i] += 1;
+            if !canary {
+                self.matched[i] += 1;
+            }
+            let rng = if canary {
+                &mut self.canary_rng
+            } else {
+                &mut self.rng
+            };
             let hit = if spec.probability >= 1.0 {
                 true
             } else if spec.probability <= 0.0 {
                 false
             } else {
-                self.rng.gen_bool(spec.probability)
+                rng.gen_bool(spec.probability)
             };
             if hit {
                 return Some(i);
@@ -330,5 +369,60 @@ mod tests {
             model: None,
         };
         assert_eq!(t.select(&ws, s, s, 1.0), Some(0));
+    }
+
+    #[test]
+    fn canaries_see_an_armed_first_n_fault_but_never_use_it_up() {
+        let mut t = table("[[fault]]\nroute='llm'\nkind='stall'\nfirst=1\n", 1);
+        let (s, r) = (Instant::now(), llm(Some("p1"), None));
+        for _ in 0..3 {
+            assert_eq!(
+                t.select_for(&r, s, s, 1.0, true),
+                Some(0),
+                "armed: canary hit"
+            );
+        }
+        assert_eq!(
+            t.select(&r, s, s, 1.0),
+            Some(0),
+            "the user's first call still gets it"
+        );
+        assert_eq!(
+            t.select_for(&r, s, s, 1.0, true),
+            None,
+            "used up by the user"
+        );
+        assert_eq!(t.select(&r, s, s, 1.0), None);
+    }
+
+    #[test]
+    fn canaries_draw_probabilities_from_their_own_stream() {
+        let spec = "[[fault]]\nroute='*'\nkind='status'\nstatus=500\nprobability=0.5\n";
+        let users = |canary_every: Option<usize>| {
+            let mut t = table(spec, 7);
+            let s = Instant::now();
+            let mut got = Vec::new();
+            for i in 0..200 {
+                if canary_every.is_some_and(|n| i % n == 0) {
+                    t.select_for(&tool("x"), s, s, 1.0, true);
+                }
+                got.push(t.select(&tool("x"), s, s, 1.0).is_some());
+            }
+            got
+        };
+        assert_eq!(
+            users(None),
+            users(Some(3)),
+            "canaries leave user faults unchanged"
+        );
+        let mut t = table(spec, 7);
+        let s = Instant::now();
+        let canary_hits = (0..200)
+            .filter(|_| t.select_for(&tool("x"), s, s, 1.0, true).is_some())
+            .count();
+        assert!(
+            (70..=130).contains(&canary_hits),
+            "canaries are hit too: {canary_hits}"
+        );
     }
 }

@@ -19,6 +19,7 @@ use super::conn::{ConnCtl, Cut};
 use super::control;
 use super::faults::{Action, CutMode, RouteKind};
 use super::{Incoming, Upstream};
+use crate::engine::canary::CANARY_HEADER;
 
 /// Errors a handler or body returns; any error makes hyper drop the connection.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -70,6 +71,8 @@ pub(crate) struct Meta {
     pub bearer: Option<String>,
     /// `X-Breaker-Probe`.
     pub probe: Option<String>,
+    /// `X-Rehearse-Canary` present: a synthetic health check.
+    pub canary: bool,
     /// `Idempotency-Key`.
     pub idempotency_key: Option<String>,
 }
@@ -91,6 +94,7 @@ impl Meta {
             bearer: self.bearer.as_deref(),
             model,
             probe: self.probe.as_deref(),
+            canary: self.canary,
             idempotency_key: self.idempotency_key.as_deref(),
         }
     }
@@ -112,6 +116,7 @@ impl Meta {
         Self {
             bearer,
             probe: text("x-breaker-probe"),
+            canary: h.contains_key(CANARY_HEADER),
             idempotency_key: text("idempotency-key"),
         }
     }

@@ -1,0 +1,166 @@
+//! The run's synthetic health checks: one canary per dependency the run will use (every tool and
+//! WebSocket channel of the traffic, and every profile's model endpoint of every provider the
+//! traffic or a configured fallback reaches — the deps of `scenario::validate::exercised_deps`),
+//! and a tally of their `HealthCheck` events for the report.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::canary::Canary;
+use crate::engine::dep::provider_of;
+use crate::engine::profiles::ProfileBook;
+use crate::engine::{Event, EventKind, EventSink};
+use crate::replay::traffic::{TrafficKind, TrafficLine};
+use crate::scenario::ScenarioFile;
+
+/// One canary per dep, in dep order. A model endpoint's canary asks for the first model of its
+/// provider the traffic uses (else the fallback that brought the provider in).
+pub fn canaries(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<Canary> {
+    let mut tools = BTreeSet::new();
+    let mut channels = BTreeSet::new();
+    let mut models: BTreeMap<String, String> = BTreeMap::new();
+    let mut model = |m: &str| {
+        models
+            .entry(provider_of(m).to_string())
+            .or_insert_with(|| m.to_string());
+    };
+    for line in traffic {
+        match &line.kind {
+            TrafficKind::Llm { model: m, .. } => model(m),
+            TrafficKind::Tool { tool, .. } => {
+                tools.insert(tool.clone());
+            }
+            TrafficKind::Ws { channel, .. } => {
+                channels.insert(channel.clone());
+            }
+        }
+    }
+    let mf = &file.engine.model_failover;
+    for m in mf.fallbacks.iter().chain(mf.context_fallbacks.iter()) {
+        model(m);
+    }
+    let book = ProfileBook::new(file.profile.clone()).unwrap_or_default();
+    let mut out: Vec<Canary> = tools.iter().map(|t| Canary::tool(t)).collect();
+    out.extend(channels.iter().map(|c| Canary::ws(c)));
+    for (provider, m) in &models {
+        out.extend(
+            book.for_provider(provider)
+                .iter()
+                .map(|e| Canary::model(m, &e.profile)),
+        );
+    }
+    out.sort_by(|a, b| a.dep.cmp(&b.dep));
+    out.dedup_by(|a, b| a.dep == b.dep);
+    out
+}
+
+/// Canary calls and failures of one dep.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CanaryCount {
+    /// Canary calls that finished.
+    pub calls: u64,
+    /// Of those, failed ones.
+    pub failures: u64,
+}
+
+/// Counts `HealthCheck` events per dep.
+#[derive(Debug, Default)]
+pub struct HealthTally(Mutex<BTreeMap<String, CanaryCount>>);
+
+impl HealthTally {
+    /// The counts so far.
+    pub fn counts(&self) -> BTreeMap<String, CanaryCount> {
+        match self.0.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+}
+
+impl EventSink for HealthTally {
+    fn emit(&self, event: &Event) {
+        if let EventKind::HealthCheck { dep, ok } = &event.kind {
+            let mut g = match self.0.lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            let c = g.entry(dep.clone()).or_default();
+            c.calls += 1;
+            c.failures += u64::from(!ok);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(kind: TrafficKind) -> TrafficLine {
+        TrafficLine {
+            at_ms: 0,
+            kind,
+            tenant: None,
+            budget_tokens: None,
+            session: None,
+            class: None,
+        }
+    }
+
+    #[test]
+    fn one_canary_per_tool_channel_and_profile_endpoint() {
+        let file: ScenarioFile = toml::from_str(
+            "name='t'\nduration='10s'\ntraffic='x.jsonl'\n\
+             [[profile]]\nprovider='openai'\nid='a'\n[[profile]]\nprovider='openai'\nid='b'\n",
+        )
+        .unwrap();
+        let traffic = vec![
+            line(TrafficKind::Llm {
+                model: "openai/gpt".into(),
+                stream: true,
+                max_tokens: 5,
+            }),
+            line(TrafficKind::Ws {
+                channel: "rt".into(),
+                messages: 2,
+            }),
+        ];
+        let mut traffic = traffic;
+        traffic.push(traffic[0].clone());
+        traffic.insert(
+            0,
+            line(TrafficKind::Tool {
+                tool: "crm".into(),
+                body: serde_json::json!({}),
+                idempotent: true,
+                idempotency_key: None,
+            }),
+        );
+        let c = canaries(&file, &traffic);
+        let deps: Vec<&str> = c.iter().map(|c| c.dep.as_str()).collect();
+        let a = crate::engine::profiles::Profile::new("openai", "a").dep();
+        let b = crate::engine::profiles::Profile::new("openai", "b").dep();
+        let mut want = vec!["crm", "rt", a.as_str(), b.as_str()];
+        want.sort();
+        assert_eq!(deps, want);
+        let tally = HealthTally::default();
+        for ok in [true, false, false] {
+            tally.emit(&Event {
+                t_ms: 0,
+                kind: EventKind::HealthCheck {
+                    dep: "crm".into(),
+                    ok,
+                },
+                log: None,
+            });
+        }
+        assert_eq!(
+            tally.counts()["crm"],
+            CanaryCount {
+                calls: 3,
+                failures: 2
+            }
+        );
+    }
+}
