@@ -22,7 +22,7 @@ use crate::engine::breakers::Breakers;
 use crate::engine::events::FanOut;
 use crate::engine::metrics::Metrics;
 use crate::engine::{BreakerState, Engine, EngineOptions, Event, EventKind, EventSink, Policy};
-use crate::replay::replayer::{ReplayOptions, ReplaySummary, replay};
+use crate::replay::replayer::{Pacing, ReplayOptions, ReplaySummary, replay};
 use crate::scrape::{ScrapeLog, Scraper, ScraperConfig, metrics_url};
 use crate::upstream::{RecordSink, Stats, Upstream, UpstreamConfig, UpstreamRecord};
 use crate::verdict::ProbeArrival;
@@ -293,6 +293,7 @@ pub async fn run_policy(
         speed,
         max_in_flight: MAX_IN_FLIGHT,
         start,
+        pacing: Pacing::Precise,
     };
     let summary = replay(
         plan.checked.traffic.clone(),
