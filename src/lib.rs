@@ -7,7 +7,8 @@
 //!
 //! - [`cli`]: clap structs only (raw flags); [`app`]: dispatch a parsed command to its handler.
 //! - [`exit`]: the exit-code contract (0 pass, 1 expectation failed, 2 bad input, 3 harness failed).
-//! - [`engine`]: the failover + breaker engine: pure decisions with `now` passed in, no hyper/clap.
+//! - [`engine`]: the failover + breaker engine: pure decisions with `now` passed in, no hyper/clap;
+//!   budget-bounded retries and the degradation ladder (lighter model → partial result → fail).
 //! - [`exporter`]: the engine's `/metrics` HTTP endpoint (hyper), Prometheus text format 0.0.4.
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
@@ -17,7 +18,8 @@
 //! - [`report`]: Markdown, JSON and HTML+SVG report writers.
 //! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
-//! - [`host`]: the host and TCP-stack fingerprint recorded in every report.
+//! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and the connector that
+//!   applies a scenario's `[tcp]` socket options to the harness's own upstream connections.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints).
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]

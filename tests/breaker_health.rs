@@ -120,3 +120,102 @@ async fn disagreement_gauge_grows_while_breaker_is_open_and_canary_is_ok() {
         "{text}"
     );
 }
+
+fn health(t_ms: u64, dep: &str, ok: bool) -> Event {
+    Event {
+        t_ms,
+        kind: EventKind::HealthCheck {
+            dep: dep.into(),
+            ok,
+        },
+        log: None,
+    }
+}
+
+/// `GET /metrics` over loopback, the body as text.
+async fn scrape(addr: std::net::SocketAddr) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.expect("read");
+    let (head, body) = out.split_once("\r\n\r\n").expect("a response head");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
+}
+
+/// The `health_breaker_disagreement_seconds{dep="DEP"}` sample of `text`.
+fn disagreement(text: &str, dep: &str) -> f64 {
+    let exp = rehearse::scrape::parse::parse(text).expect("parses");
+    let sel = rehearse::scrape::selector::Selector::parse(&format!(
+        "health_breaker_disagreement_seconds{{dep=\"{dep}\"}}"
+    ))
+    .expect("selector");
+    let mut hits = exp.select(&sel).map(|s| s.value);
+    let v = hits
+        .next()
+        .unwrap_or_else(|| panic!("no sample for {dep} in\n{text}"));
+    assert!(hits.next().is_none(), "one sample per dep");
+    v
+}
+
+#[tokio::test(start_paused = true)]
+async fn disagreement_gauge_is_current_at_scrape_time_without_any_event() {
+    let t0 = Instant::now();
+    let metrics = Arc::new(Metrics::new(1_764_442_000.0).with_clock(t0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(rehearse::exporter::serve_metrics(
+        listener,
+        metrics.clone(),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    // The canary fails while the breaker (never transitioned) is closed: they disagree from 0 s.
+    metrics.emit(&health(0, DEP_A, false));
+    tokio::time::advance(Duration::from_secs(95)).await;
+    let v = disagreement(&scrape(addr).await, DEP_A);
+    assert!((v - 95.0).abs() < 0.5, "gauge {v}, want ≈ 95 s");
+    // Rendering directly reads the same clock.
+    tokio::time::advance(Duration::from_secs(5)).await;
+    let v = disagreement(&metrics.render(), DEP_A);
+    assert!((v - 100.0).abs() < 0.5, "gauge {v}, want ≈ 100 s");
+    // Agreement returns (the canary succeeds again): 0, and it stays 0 as time passes.
+    metrics.emit(&health(100_000, DEP_A, true));
+    assert_eq!(disagreement(&scrape(addr).await, DEP_A), 0.0);
+    tokio::time::advance(Duration::from_secs(60)).await;
+    assert_eq!(disagreement(&scrape(addr).await, DEP_A), 0.0);
+    // A breaker that opens while the canary is ok disagrees again, counted from its transition.
+    metrics.emit(&Event {
+        t_ms: 160_000,
+        kind: EventKind::BreakerTransition {
+            dep: DEP_A.into(),
+            from: BreakerState::Closed,
+            to: BreakerState::Open,
+            open_for_ms: Some(30_000),
+        },
+        log: None,
+    });
+    tokio::time::advance(Duration::from_secs(20)).await;
+    let v = disagreement(&scrape(addr).await, DEP_A);
+    assert!((v - 20.0).abs() < 0.5, "gauge {v}, want ≈ 20 s");
+    let _ = stop.send(());
+    let _ = server.await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_clock_the_gauge_keeps_its_value_at_the_last_event() {
+    // The registry-only behaviour the refresh replaces: documents why `with_clock` matters.
+    let metrics = Metrics::new(0.0);
+    metrics.emit(&health(0, DEP_A, false));
+    tokio::time::advance(Duration::from_secs(95)).await;
+    assert_eq!(disagreement(&metrics.render(), DEP_A), 0.0);
+}
+
+const DEP_A: &str = "crm_search";

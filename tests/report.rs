@@ -398,3 +398,35 @@ fn report_html_escapes_untrusted_text() {
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(html.contains("a&lt;b&gt;&amp;&quot;c"));
 }
+
+#[test]
+fn markdown_and_html_show_the_same_per_policy_tables() {
+    let mut r = sample_report();
+    r.policies[0].transitions[0].dep = "crm|search<x>".into();
+    let p = &r.policies[0];
+    let md = rehearse::report::markdown::render(&r);
+    let html = rehearse::report::html::render(&r);
+    let tr = rehearse::report::table::transitions(p);
+    assert!(!tr.rows.is_empty(), "sample report has transitions");
+    assert!(
+        md.contains("| crm\\|search<x> |"),
+        "pipe escaped in markdown"
+    );
+    assert!(html.contains("<td>crm|search&lt;x&gt;</td>"), "{html}");
+    for t in [
+        rehearse::report::table::transitions(p),
+        rehearse::report::table::outcomes(p),
+        rehearse::report::table::latency(p),
+    ] {
+        let head = format!("| {} |", t.head.join(" | "));
+        assert!(md.contains(&head), "markdown lacks header {head}");
+        let hhead: String = t.head.iter().map(|h| format!("<th>{h}</th>")).collect();
+        assert!(html.contains(&hhead), "html lacks header {hhead}");
+        for row in &t.rows {
+            let last = row.last().map(String::as_str).unwrap_or_default();
+            let cells = row.len();
+            assert_eq!(cells, t.head.len(), "row width");
+            assert!(md.contains(last) && html.contains(last), "{last} missing");
+        }
+    }
+}

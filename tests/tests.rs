@@ -57,6 +57,9 @@ mod schedule;
 // The engine executor: admission, probes, context fallback, tools, ws, speed.
 mod engine_executor;
 
+// Content self-correction retries and the degradation ladder in the model-call loop.
+mod engine_ladder;
+
 // The cooldown store: OpenClaw shape, restarts, atomic writes.
 mod engine_store;
 
@@ -76,3 +79,9 @@ mod run_scenarios;
 
 // The run harness's failure paths: mutations, malformed input, SIGTERM, lock, suites, repeats.
 mod run_failures;
+
+// A scenario's [tcp] tuning on the harness's own sockets: read back, contradictions, report (issue 7.7).
+mod tcp_tuning;
+
+// Two real `rehearse run` processes on one report dir: exit 3 naming the holder; killed-run takeover.
+mod run_concurrency;

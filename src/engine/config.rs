@@ -112,6 +112,9 @@ pub struct ModelFailover {
     pub retry_same_profile_on_timeout: i64,
     /// `[min, max]` ms of the uniform jitter before a same-profile retry (default [300, 1200]).
     pub retry_backoff_ms: Vec<i64>,
+    /// The degradation ladder's lighter model (`PROVIDER/NAME`), tried once the failover chain
+    /// and its fallbacks are exhausted (default: none, the ladder goes to partial result / fail).
+    pub lighter_model: Option<String>,
 }
 
 impl Default for ModelFailover {
@@ -121,6 +124,7 @@ impl Default for ModelFailover {
             context_fallbacks: Vec::new(),
             retry_same_profile_on_timeout: 1,
             retry_backoff_ms: vec![300, 1200],
+            lighter_model: None,
         }
     }
 }
@@ -277,6 +281,14 @@ impl EngineConfig {
                     "empty model name",
                 ));
             }
+        }
+        if let Some(m) = &mf.lighter_model
+            && (m.trim().is_empty() || m.trim() != m)
+        {
+            return Err(ConfigError::invalid(
+                "modelFailover.lighterModel",
+                format!("must be a model name without surrounding spaces (got {m:?})"),
+            ));
         }
         let window = self.cooldowns.failure_window_hours;
         positive_seconds("cooldowns.failureWindowHours", window)?;

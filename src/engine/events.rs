@@ -103,6 +103,34 @@ impl AttemptOutcome {
     }
 }
 
+/// A rung of the degradation ladder (DESIGN 7), run once retries, failover and fallbacks are
+/// exhausted: a lighter model, then a partial result, then fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LadderRung {
+    /// Answer with the configured lighter model (`modelFailover.lighterModel`).
+    LighterModel,
+    /// Return the tokens a stream delivered before it was cut.
+    PartialResult,
+    /// Fail with the user-visible error.
+    Fail,
+}
+
+impl LadderRung {
+    /// The `rung` value (`lighter_model`, `partial_result`, `fail`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::LighterModel => "lighter_model",
+            Self::PartialResult => "partial_result",
+            Self::Fail => "fail",
+        }
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// One engine event: when (ms since the engine started, on tokio's clock), what, and the
 /// human log line where DESIGN section 7 defines one (word for word).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -252,6 +280,26 @@ pub enum EventKind {
         /// The dependency.
         dep: String,
     },
+    /// A model request reached the degradation ladder: the rung taken, or (with `skipped`) the
+    /// lighter model passed over. Logs: `Degradation: lighter model M (after REASON on FROM)`,
+    /// `Degradation: lighter model M skipped (WHY)`, `Degradation: partial result of N tokens
+    /// from M`; the `fail` rung has no log line (the request's own lines already tell it).
+    Degraded {
+        /// The request's id.
+        request: u64,
+        /// The rung.
+        rung: LadderRung,
+        /// The lighter model, or the model that delivered the partial result.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        /// Tokens of a partial result.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens: Option<u64>,
+        /// Why the lighter model was passed over (`circuit_open`, `no_available_profile`,
+        /// `pinned_plan`, `context_overflow`, `budget_spent`); absent when the rung was taken.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        skipped: Option<String>,
+    },
     /// A user request finished (after all retries, rotations and fallbacks).
     RequestFinished {
         /// The request's id (traffic line number or replay sequence).
@@ -270,6 +318,9 @@ pub enum EventKind {
         /// The error the user saw, if the request failed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         user_error: Option<String>,
+        /// True when the answer is a partial result (a cut stream's tokens, degradation ladder).
+        #[serde(default, skip_serializing_if = "is_false")]
+        partial: bool,
     },
 }
 

@@ -1,7 +1,9 @@
 //! The async executor around the pure core. For a model call it runs the failover loop: pick a
 //! profile → `Admission::admit` on the model endpoint → `Transport::send` with the configured
 //! deadlines (`X-Breaker-Probe` when admission says probe) → classify → `Admission::record` →
-//! `failover::decide` → apply the cooldown, emit the events, sleep or rotate or fall back. Tool and
+//! `failover::decide` → apply the cooldown, emit the events, sleep or rotate or fall back; a
+//! content failure gets a budget-bounded self-correction retry instead; once the chain is
+//! exhausted, the degradation ladder (lighter model → partial result → fail). Tool and
 //! WebSocket requests are admit → send → record. Every engine duration is divided by
 //! `EngineOptions::speed`; events carry nominal durations (what production would show).
 //!
@@ -319,12 +321,15 @@ impl<T: Transport> Engine<T> {
             model: resp.model.clone(),
             fallback: resp.fallback,
             user_error: resp.user_error.clone(),
+            partial: resp.partial,
         };
         self.emit(Instant::now(), kind, None);
         resp
     }
 }
 
+#[path = "executor_ladder.rs"]
+mod ladder;
 #[path = "executor_limits.rs"]
 mod limits;
 #[path = "executor_llm.rs"]

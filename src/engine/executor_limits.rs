@@ -1,11 +1,16 @@
 //! The breaker helper's hooks into the model-call loop: per-tenant throttle routing and pinned
-//! plans before the first attempt, the token-budget gate before each further attempt, and the
-//! session ledger / tenant usage after the request.
+//! plans before the first attempt, the token-budget gate before each further attempt, the content
+//! self-correction retry, and the session ledger / tenant usage after the request.
+
+use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::Engine;
-use crate::engine::budget::{ErrorClass, error_class, within_budget};
+use super::llm::Progress;
+use crate::engine::budget::{
+    ErrorClass, RetryDecision, RetryState, decide, error_class, within_budget,
+};
 use crate::engine::dep::provider_of;
 use crate::engine::events::{AttemptOutcome, EventKind, OpClass};
 use crate::engine::outcome::Reason;
@@ -51,6 +56,7 @@ impl<T: Transport> Engine<T> {
                     fallback: false,
                     user_error: Some(format!("model {model} is unavailable (circuit open)")),
                     tokens: 0,
+                    partial: false,
                 };
                 Err(self.finish(req, provider_of(&model), resp))
             }
@@ -73,10 +79,7 @@ impl<T: Transport> Engine<T> {
             ErrorClass::Content => self.config.budget.content_ratio,
             ErrorClass::Context | ErrorClass::Permanent => return false,
         };
-        let total = self
-            .ledger
-            .spent(req.session.as_deref())
-            .saturating_add(spent);
+        let total = self.spent_total(req, spent);
         if within_budget(total, req.budget_tokens, ratio) {
             return false;
         }
@@ -87,6 +90,75 @@ impl<T: Transport> Engine<T> {
         };
         self.emit(now, kind, None);
         true
+    }
+
+    /// Tokens the request's session spent earlier plus `spent` (this request's attempts).
+    pub(super) fn spent_total(&self, req: &EngineRequest, spent: u64) -> u64 {
+        self.ledger
+            .spent(req.session.as_deref())
+            .saturating_add(spent)
+    }
+
+    /// The content self-correction retry of a model call (DESIGN 7 "Error classes"): the same
+    /// profile again after a full-jitter backoff (nominal; the caller scales it) while the tokens
+    /// spent stay under `budget.contentRatio` (70 %) of the request's budget and the request has
+    /// made fewer than `budget.maxAttempts` attempts (rotations included). A retry emits
+    /// `SameProfileRetry` (reason `content`, counted in `profile_retries_total`); a refusal for
+    /// budget emits `RetryBudgetExhausted`. Model calls are idempotent (no side effect), so the
+    /// idempotency-key rule does not hold them back. `None`: no retry.
+    pub(super) fn content_retry(
+        &self,
+        req: &EngineRequest,
+        p: &mut Progress,
+        reason: Reason,
+        class: OpClass,
+        now: Instant,
+    ) -> Option<Duration> {
+        let state = RetryState {
+            reason,
+            attempts: p.attempts,
+            spent: self.spent_total(req, p.spent),
+            budget: req.budget_tokens,
+            idempotent: true,
+            has_key: false,
+        };
+        let decision = {
+            let mut core = self.core();
+            decide(&self.config.budget, &state, 1.0, &mut core.rng)
+        };
+        match decision {
+            RetryDecision::Retry { delay } => {
+                p.content_retries += 1;
+                let of = self.config.budget.max_attempts.saturating_sub(1);
+                let (retry, delay_ms) = (p.content_retries, super::ms_of(delay));
+                let profile = p.state.profile.clone();
+                let log = format!(
+                    "Profile {profile} returned a content error. Self-correction retry {retry}/{of} in {delay_ms}ms..."
+                );
+                let kind = EventKind::SameProfileRetry {
+                    provider: p.state.provider.clone(),
+                    profile,
+                    reason,
+                    retry,
+                    of,
+                    delay_ms,
+                };
+                self.emit(now, kind, Some(log));
+                Some(delay)
+            }
+            RetryDecision::BudgetExhausted => {
+                let kind = EventKind::RetryBudgetExhausted {
+                    class,
+                    spent: state.spent,
+                    budget: state.budget.unwrap_or(0),
+                };
+                self.emit(now, kind, None);
+                None
+            }
+            RetryDecision::NotIdempotent
+            | RetryDecision::ContextFallback
+            | RetryDecision::GiveUp => None,
+        }
     }
 
     /// Books a finished request's tokens on its session and its tenant.

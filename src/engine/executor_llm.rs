@@ -1,4 +1,8 @@
-//! The model-call failover loop of [`Engine::handle`](super::Engine::handle).
+//! The model-call failover chain of [`Engine::handle`](super::Engine::handle): pick a profile →
+//! admit → send → classify → record, then either a content self-correction retry (same profile,
+//! budget-bounded, see `executor_limits.rs`) or `failover::decide` (retry gate, cooldown,
+//! rotation, model and context fallbacks), until an answer or nothing is left to try. What
+//! follows a failed chain (the degradation ladder) is in `executor_ladder.rs`.
 
 use std::time::Duration;
 
@@ -6,91 +10,162 @@ use tokio::time::Instant;
 
 use super::{Engine, MAX_ATTEMPTS, user_error};
 use crate::engine::admission::Admit;
-use crate::engine::classify::classify;
-use crate::engine::classify::tokens_of;
+use crate::engine::budget::{ErrorClass, error_class};
+use crate::engine::classify::{classify, tokens_of};
 use crate::engine::dep::provider_of;
-use crate::engine::events::{AttemptOutcome, OpClass};
+use crate::engine::events::{AttemptOutcome, EventKind, OpClass};
 use crate::engine::failover::{Decision, RequestState, decide, pick_profile, when_no_profile};
-use crate::engine::request::{EngineRequest, EngineResponse, RequestKind};
+use crate::engine::outcome::{AttemptResult, Reason};
+use crate::engine::request::EngineRequest;
 use crate::engine::transport::{Call, CallTarget, Transport};
 
-/// How a failed request ends.
-struct Failure {
-    outcome: AttemptOutcome,
-    error: String,
+/// How a failed model request ends: its last failure.
+pub(super) struct Failure {
+    /// The outcome label of the last attempt (`rejected` when none reached the upstream).
+    pub(super) outcome: AttemptOutcome,
+    /// The user-visible error.
+    pub(super) error: String,
+    /// The last failure's reason (none when no attempt reached the upstream).
+    pub(super) reason: Option<Reason>,
+}
+
+/// What a cut stream delivered: the candidate for a partial result.
+pub(super) struct Partial {
+    /// Tokens received before the cut.
+    pub(super) tokens: u64,
+    /// The model that sent them.
+    pub(super) model: String,
+    /// The attempt's outcome (`stream_cut`, or `timeout` for a stalled stream).
+    pub(super) outcome: AttemptOutcome,
+}
+
+/// A model request's progress, shared by the chain and the ladder.
+pub(super) struct Progress {
+    /// Failover state (model, provider, profile, tried profiles and models).
+    pub(super) state: RequestState,
+    /// Attempts made (rejections included).
+    pub(super) attempts: u32,
+    /// Tokens received over every attempt.
+    pub(super) spent: u64,
+    /// The first dependency targeted (the `dep` of `RequestFinished`).
+    pub(super) first_dep: Option<String>,
+    /// The largest partial stream so far.
+    pub(super) partial: Option<Partial>,
+    /// Content self-correction retries made.
+    pub(super) content_retries: u32,
+    /// The last failure.
+    pub(super) last: Failure,
+}
+
+impl Progress {
+    pub(super) fn new(model: &str) -> Self {
+        Self {
+            state: RequestState::new(model, provider_of(model)),
+            attempts: 0,
+            spent: 0,
+            first_dep: None,
+            partial: None,
+            content_retries: 0,
+            last: Failure {
+                outcome: AttemptOutcome::Rejected,
+                error: "no attempt made".to_string(),
+                reason: None,
+            },
+        }
+    }
+
+    /// Moves the request to another model (a fallback or the lighter model).
+    pub(super) fn switch_to(&mut self, model: &str) {
+        let s = &mut self.state;
+        s.provider = provider_of(model).to_string();
+        s.models.push(model.to_string());
+        s.model = model.to_string();
+        s.tried.clear();
+        s.same_profile_retries = 0;
+    }
+
+    /// Keeps `result` as the partial-result candidate if a stream delivered more tokens than any
+    /// earlier cut before failing.
+    fn keep_partial(&mut self, result: &AttemptResult, outcome: AttemptOutcome) {
+        let tokens = match result {
+            AttemptResult::StreamCut { tokens_received }
+            | AttemptResult::Timeout {
+                tokens_received, ..
+            } => u64::from(*tokens_received),
+            _ => 0,
+        };
+        if tokens > 0 && self.partial.as_ref().is_none_or(|p| tokens > p.tokens) {
+            self.partial = Some(Partial {
+                tokens,
+                model: self.state.model.clone(),
+                outcome,
+            });
+        }
+    }
+}
+
+/// The fixed shape of a model request.
+pub(super) struct LlmShape {
+    pub(super) class: OpClass,
+    pub(super) stream: bool,
+    pub(super) max_tokens: Option<u32>,
+}
+
+/// The attempt that answered.
+pub(super) struct Answer {
+    pub(super) dep: String,
+    pub(super) tokens: u64,
 }
 
 impl<T: Transport> Engine<T> {
-    pub(super) async fn handle_llm(&self, req: &EngineRequest, worker: usize) -> EngineResponse {
-        let RequestKind::Llm {
-            model,
-            stream,
-            max_tokens,
-        } = &req.kind
-        else {
-            return self.handle_simple(req, worker).await;
-        };
-        let class = req.class.unwrap_or(OpClass::LlmInference);
-        let model = match self.route_model(req, model) {
-            Ok(m) => m,
-            Err(resp) => return resp,
-        };
-        let model = model.as_str();
-        let mut spent = 0u64;
-        let mut state = RequestState::new(model, provider_of(model));
-        let mut attempts = 0u32;
+    /// Runs the failover chain from `p.state.model` until an answer (`Some`) or until nothing is
+    /// left to try (`None`, with `p.last` set).
+    pub(super) async fn run_chain(
+        &self,
+        req: &EngineRequest,
+        worker: usize,
+        shape: &LlmShape,
+        p: &mut Progress,
+    ) -> Option<Answer> {
+        let class = shape.class;
         let mut next: Option<String> = None;
-        let mut first_dep: Option<String> = None;
-        let mut last = Failure {
-            outcome: AttemptOutcome::Rejected,
-            error: "no attempt made".to_string(),
-        };
-        let failure = loop {
-            if attempts >= MAX_ATTEMPTS {
-                break last;
+        loop {
+            if p.attempts >= MAX_ATTEMPTS {
+                return None;
             }
             let now = Instant::now();
-            let entries = self.book.for_provider(&state.provider);
+            let entries = self.book.for_provider(&p.state.provider);
             let id = match next.take() {
                 Some(id) => id,
                 None => {
                     let core = self.core();
                     let views = self.views(&core.store, &entries, now);
                     drop(core);
-                    match pick_profile(&views, &state.tried, now) {
+                    match pick_profile(&views, &p.state.tried, now) {
                         Some(id) => id,
                         None => {
                             let step =
-                                when_no_profile(&self.ctx(&views, (0, 0)), &state, None, now);
+                                when_no_profile(&self.ctx(&views, (0, 0)), &p.state, None, now);
                             let no_profile = step.events.first().and_then(|(_, log)| log.clone());
                             for (kind, log) in step.events {
                                 self.emit(now, kind, log);
                             }
-                            match step.decision {
-                                Decision::Fallback { model } => {
-                                    state.provider = provider_of(&model).to_string();
-                                    state.models.push(model.clone());
-                                    state.model = model;
-                                    state.tried.clear();
-                                    state.same_profile_retries = 0;
-                                    continue;
-                                }
-                                _ => {
-                                    if let Some(line) = no_profile {
-                                        last.error = line;
-                                    }
-                                    break last;
-                                }
+                            if let Decision::Fallback { model } = step.decision {
+                                p.switch_to(&model);
+                                continue;
                             }
+                            if let Some(line) = no_profile {
+                                p.last.error = line;
+                            }
+                            return None;
                         }
                     }
                 }
             };
-            let Some(entry) = entries.iter().find(|e| e.profile.id == id) else {
-                break last;
-            };
+            let entry = entries.iter().find(|e| e.profile.id == id)?;
             let dep = entry.dep.clone();
-            first_dep.get_or_insert_with(|| dep.clone());
+            p.first_dep.get_or_insert_with(|| dep.clone());
+            let state = &mut p.state;
             if state.profile != id {
                 state.same_profile_retries = 0;
             }
@@ -98,16 +173,17 @@ impl<T: Transport> Engine<T> {
             if !state.tried.contains(&id) {
                 state.tried.push(id.clone());
             }
-            attempts += 1;
+            p.attempts += 1;
             let (probe, timeout) = match self.admission.admit(&dep, worker, now) {
                 Admit::Allow { probe, timeout } => (probe, timeout),
                 Admit::Reject { .. } => {
                     let c = Self::rejected();
-                    let m = Some((id.as_str(), state.model.as_str()));
+                    let m = Some((id.as_str(), p.state.model.as_str()));
                     self.attempt_event(now, &dep, worker, class, &c, Duration::ZERO, false, m);
-                    last = Failure {
+                    p.last = Failure {
                         outcome: AttemptOutcome::Rejected,
                         error: format!("circuit open for {dep}"),
+                        reason: None,
                     };
                     continue;
                 }
@@ -117,46 +193,47 @@ impl<T: Transport> Engine<T> {
                 dep: dep.clone(),
                 class,
                 target: CallTarget::Llm {
-                    model: state.model.clone(),
-                    stream: *stream,
-                    max_tokens: *max_tokens,
+                    model: p.state.model.clone(),
+                    stream: shape.stream,
+                    max_tokens: shape.max_tokens,
                 },
                 bearer: Some(entry.profile.credential().to_string()),
                 idempotency_key: None,
                 probe: probe.then(|| dep.clone()),
                 worker,
-                attempt: attempts,
+                attempt: p.attempts,
                 deadlines: self.deadlines(class, timeout),
             };
             let result = self.transport.send(call).await;
             let end = Instant::now();
             self.admission.record(&dep, worker, probe, &result, end);
             let c = classify(&result, self.wall(end));
-            let m = Some((id.as_str(), state.model.as_str()));
+            let m = Some((id.as_str(), p.state.model.as_str()));
             self.attempt_event(end, &dep, worker, class, &c, end - now, probe, m);
-            spent = spent.saturating_add(tokens_of(&result));
+            p.spent = p.spent.saturating_add(tokens_of(&result));
             let end_ms = self.unix_ms(end);
             let Some(reason) = c.reason else {
-                self.spend(req, spent, end);
                 let mut core = self.core();
                 if core.store.mark_success(&id, end_ms) {
                     self.save(&mut core);
                 }
-                drop(core);
-                let resp = EngineResponse {
-                    outcome: AttemptOutcome::Ok,
-                    attempts,
-                    model: Some(state.model.clone()),
-                    fallback: state.models.len() > 1,
-                    user_error: None,
-                    tokens: tokens_of(&result),
-                };
-                return self.finish(req, &dep, resp);
+                let tokens = tokens_of(&result);
+                return Some(Answer { dep, tokens });
             };
-            last = Failure {
+            p.keep_partial(&result, c.outcome);
+            p.last = Failure {
                 outcome: c.outcome,
                 error: user_error(reason),
+                reason: Some(reason),
             };
+            if error_class(reason) == ErrorClass::Content {
+                // Self-correction: the same profile again, or the chain ends (content failures
+                // neither cool a profile nor move to another model).
+                let delay = self.content_retry(req, p, reason, class, end)?;
+                next = Some(id);
+                tokio::time::sleep(self.scale(delay)).await;
+                continue;
+            }
             let step = {
                 let mut core = self.core();
                 let window_ms = super::ms_of(self.scale(self.config.failure_window()));
@@ -165,7 +242,7 @@ impl<T: Transport> Engine<T> {
                     .stats(&id)
                     .map_or((0, 0), |s| s.counts(reason, end_ms, window_ms));
                 let views = self.views(&core.store, &entries, end);
-                let step = decide(&self.ctx(&views, counts), &state, &c, end, &mut core.rng);
+                let step = decide(&self.ctx(&views, counts), &p.state, &c, end, &mut core.rng);
                 if let Some(cd) = &step.cooldown {
                     let until = end_ms.saturating_add(super::ms_of(self.scale(cd.duration)));
                     core.store
@@ -176,55 +253,35 @@ impl<T: Transport> Engine<T> {
             };
             let mut no_profile = None;
             for (kind, log) in step.events {
-                if matches!(
-                    kind,
-                    crate::engine::events::EventKind::NoProfileAvailable { .. }
-                ) {
+                if matches!(kind, EventKind::NoProfileAvailable { .. }) {
                     no_profile = log.clone();
                 }
                 self.emit(end, kind, log);
             }
             if !matches!(step.decision, Decision::Done | Decision::Fail)
-                && self.budget_exhausted(req, reason, spent, class, end)
+                && self.budget_exhausted(req, reason, p.spent, class, end)
             {
-                break last;
+                return None;
             }
             match step.decision {
-                Decision::Done => break last,
+                Decision::Done => return None,
                 Decision::RetrySame { delay } => {
-                    state.same_profile_retries += 1;
+                    p.state.same_profile_retries += 1;
                     next = Some(id);
                     tokio::time::sleep(self.scale(delay)).await;
                 }
                 Decision::Rotate { to } => {
-                    state.same_profile_retries = 0;
+                    p.state.same_profile_retries = 0;
                     next = Some(to);
                 }
-                Decision::Fallback { model } => {
-                    state.provider = provider_of(&model).to_string();
-                    state.models.push(model.clone());
-                    state.model = model;
-                    state.tried.clear();
-                    state.same_profile_retries = 0;
-                }
+                Decision::Fallback { model } => p.switch_to(&model),
                 Decision::Fail => {
                     if let Some(line) = no_profile {
-                        last.error = line;
+                        p.last.error = line;
                     }
-                    break last;
+                    return None;
                 }
             }
-        };
-        self.spend(req, spent, Instant::now());
-        let resp = EngineResponse {
-            outcome: failure.outcome,
-            attempts,
-            model: Some(state.model.clone()),
-            fallback: state.models.len() > 1,
-            user_error: Some(failure.error),
-            tokens: 0,
-        };
-        let dep = first_dep.unwrap_or_else(|| state.provider.clone());
-        self.finish(req, &dep, resp)
+        }
     }
 }

@@ -98,6 +98,7 @@ impl<T: Transport> Engine<T> {
                     fallback: false,
                     user_error: None,
                     tokens: tokens_of(&result),
+                    partial: false,
                 };
                 return self.finish(req, &dep, resp);
             };
@@ -141,6 +142,7 @@ impl<T: Transport> Engine<T> {
             fallback: false,
             user_error: Some(failure.1),
             tokens: 0,
+            partial: false,
         };
         self.finish(req, &dep, resp)
     }

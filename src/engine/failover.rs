@@ -246,7 +246,8 @@ pub fn when_no_profile(
     step
 }
 
-fn fallback_event(from: &str, to: &str, reason: Reason) -> (EventKind, Option<String>) {
+/// The `ModelFallback` event and its log line `Model Fallback: TO (selected FROM; REASON)`.
+pub fn fallback_event(from: &str, to: &str, reason: Reason) -> (EventKind, Option<String>) {
     (
         EventKind::ModelFallback {
             from: from.to_string(),

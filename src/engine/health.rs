@@ -7,7 +7,9 @@
 //! rejects traffic a healthy upstream could serve), or the last canary failed but the breaker is
 //! closed (it lets users hit a sick upstream). Half-open never disagrees: it is already
 //! re-checking. `health_breaker_disagreement_seconds{dep}` is how long the current disagreement
-//! has lasted (0 while they agree), updated on every canary and every transition. Alert when it
+//! has lasted (0 while they agree), updated on every canary and every transition, and refreshed
+//! from [`Disagreement::seconds_at`] with the scrape's `now` just before each render (so a scrape
+//! between two canaries sees the current length, not the one of the last event). Alert when it
 //! reaches 3 minutes:
 //!
 //! ```text
@@ -84,6 +86,15 @@ impl Disagreement {
         )
     }
 
+    /// How long the current disagreement has lasted at `now_ms` (engine ms), in seconds; 0 while
+    /// canary and breaker agree. Pure: the state is not changed.
+    pub fn seconds_at(&self, now_ms: u64) -> f64 {
+        match self.since_ms {
+            Some(since) if self.disagrees() => now_ms.saturating_sub(since) as f64 / 1000.0,
+            _ => 0.0,
+        }
+    }
+
     fn update(&mut self, t_ms: u64) -> f64 {
         if !self.disagrees() {
             self.since_ms = None;
@@ -109,5 +120,30 @@ mod tests {
         assert_eq!(d.breaker(BreakerState::Closed, 183_000), 0.0);
         assert_eq!(d.canary(false, 190_000), 0.0);
         assert_eq!(d.canary(false, 200_000), 10.0);
+    }
+
+    #[test]
+    fn seconds_at_reads_the_current_length_without_an_event() {
+        let mut d = Disagreement::default();
+        assert_eq!(d.seconds_at(5_000), 0.0, "no canary yet: agree");
+        d.canary(false, 10_000);
+        assert_eq!(d.seconds_at(10_000), 0.0);
+        assert_eq!(d.seconds_at(105_000), 95.0);
+        assert_eq!(
+            d.seconds_at(105_000),
+            95.0,
+            "pure: reading twice changes nothing"
+        );
+        assert_eq!(
+            d.seconds_at(9_000),
+            0.0,
+            "a `now` before the start saturates"
+        );
+        d.breaker(BreakerState::Open, 106_000);
+        assert_eq!(
+            d.seconds_at(200_000),
+            0.0,
+            "canary failing and breaker open agree"
+        );
     }
 }

@@ -7,6 +7,10 @@
 //! `requests_total` and `request_latency_seconds` count attempts (half-open probes included;
 //! canaries are not attempts). Event times are engine ms; the transition timestamp gauge is
 //! `start_unix + t_ms / 1000` (unix seconds, ms precision).
+//!
+//! `health_breaker_disagreement_seconds` is a duration that grows between events: a registry
+//! given its engine clock ([`Metrics::with_clock`]) refreshes it from the live disagreement state
+//! with tokio's `now` just before every [`Metrics::render`] (see [`Metrics::render_at`]).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -15,6 +19,7 @@ use prometheus::core::Collector;
 use prometheus::{
     Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, Opts, TextEncoder,
 };
+use tokio::time::Instant;
 
 use super::events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink};
 use super::health::Disagreement;
@@ -51,6 +56,8 @@ pub struct Metrics {
     disagreement: GaugeVec,
     throttled: IntCounterVec,
     health: Mutex<HashMap<String, Disagreement>>,
+    /// The engine's start instant (engine ms 0), when known: enables the scrape-time refresh.
+    clock: Option<Instant>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -174,7 +181,43 @@ impl Metrics {
                 &["tenant"],
             ),
             health: Mutex::new(HashMap::new()),
+            clock: None,
         }
+    }
+
+    /// Ties the registry to the engine's clock: `start` is the tokio instant of engine ms 0 (the
+    /// `start` the engine, breakers and canaries count event times from). From then on
+    /// [`render`](Self::render) refreshes the disagreement gauge at `Instant::now()`.
+    pub fn with_clock(mut self, start: Instant) -> Self {
+        self.clock = Some(start);
+        self
+    }
+
+    /// Sets every `health_breaker_disagreement_seconds{dep}` to its length at `now_ms` (engine
+    /// ms), from the live canary/breaker state ([`Disagreement::seconds_at`]).
+    pub fn refresh_disagreement(&self, now_ms: u64) {
+        let values: Vec<(String, f64)> = {
+            let map = match self.health.lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            map.iter()
+                .map(|(dep, d)| (dep.clone(), d.seconds_at(now_ms)))
+                .collect()
+        };
+        for (dep, v) in values {
+            self.disagreement.with_label_values(&[dep.as_str()]).set(v);
+        }
+    }
+
+    /// [`render`](Self::render) at `now`: with a clock, the disagreement gauge is refreshed to
+    /// `now` first; without one it shows its value at the last canary or transition.
+    pub fn render_at(&self, now: Instant) -> String {
+        if let Some(start) = self.clock {
+            let ms = now.saturating_duration_since(start).as_millis();
+            self.refresh_disagreement(u64::try_from(ms).unwrap_or(u64::MAX));
+        }
+        self.encode()
     }
 
     /// Every family in DESIGN order, with its help and type (for the header of empty ones).
@@ -200,8 +243,13 @@ impl Metrics {
         ]
     }
 
-    /// The registry in Prometheus text format 0.0.4 ([`CONTENT_TYPE`]).
+    /// The registry in Prometheus text format 0.0.4 ([`CONTENT_TYPE`]), the disagreement gauge
+    /// refreshed to tokio's `now` when the registry has a clock.
     pub fn render(&self) -> String {
+        self.render_at(Instant::now())
+    }
+
+    fn encode(&self) -> String {
         let encoder = TextEncoder::new();
         let mut out = Vec::with_capacity(16 * 1024);
         for (collector, kind) in self.families() {
@@ -346,7 +394,8 @@ impl EventSink for Metrics {
             EventKind::IdempotentDuplicate { dep } => {
                 self.duplicates.with_label_values(&[dep]).inc()
             }
-            EventKind::RequestFinished { .. } => {}
+            // No DESIGN 8 series: the ladder's rungs are events only.
+            EventKind::RequestFinished { .. } | EventKind::Degraded { .. } => {}
         }
     }
 }

@@ -16,7 +16,11 @@
 //! - [`profiles`], [`policy`], [`cooldown`], [`store`]: auth profiles, policies, schedules, the
 //!   `auth-profiles.json`-shaped cooldown store.
 //! - [`failover`]: the pure failover decision.
-//! - [`executor`]: `Engine`, the async loop around it.
+//! - [`executor`]: `Engine`, the async loop around it: the model-call failover chain
+//!   (`executor_llm.rs`), the degradation ladder after it (`executor_ladder.rs`: lighter model →
+//!   partial result → fail), budget gates and content self-correction retries
+//!   (`executor_limits.rs`), tool and WebSocket calls (`executor_simple.rs`).
+//! - [`budget`]: error classes, budget-bounded retry decisions and the ladder's rungs (pure).
 //! - [`events`]: the structured events every decision emits.
 //! - [`breaker`], [`breakers`]: per-dependency circuit breakers (pure machine) and the registry
 //!   implementing `Admission`.
@@ -48,7 +52,7 @@ pub mod transport;
 
 pub use admission::{Admission, Admit, AlwaysAllow};
 pub use config::{ConfigError, EngineConfig};
-pub use events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink, OpClass};
+pub use events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink, LadderRung, OpClass};
 pub use executor::{Engine, EngineOptions};
 pub use outcome::{AttemptResult, Reason, TimeoutPhase, TransportFailure};
 pub use policy::Policy;

@@ -87,8 +87,13 @@ pub struct EngineResponse {
     pub fallback: bool,
     /// The error the user saw, when the request failed.
     pub user_error: Option<String>,
-    /// Tokens received by the successful attempt.
+    /// Tokens received by the successful attempt (or, for a partial result, before the cut).
     pub tokens: u64,
+    /// True when the answer is a partial result: every retry, fallback and the lighter model
+    /// failed, and a stream had delivered `tokens` before it was cut (degradation ladder).
+    /// `outcome` is then that attempt's (`stream_cut` or `timeout`) and `user_error` is `None`.
+    #[serde(default)]
+    pub partial: bool,
 }
 
 impl EngineResponse {

@@ -14,11 +14,15 @@
 //! - `linux` / `macos`: readers of `/proc/sys/net/ipv4/` and `sysctlbyname` (cfg by target).
 //! - [`sockopt`]: the socket options ([`sockopt::TcpTuning`]) the harness applies to its client
 //!   sockets, set the same way on both systems.
+//! - [`connector`]: the hyper-util connector ([`TunedConnector`]) that applies them to every
+//!   upstream connection of the run transports and `rehearse replay`, and reports what the
+//!   kernel read back.
 //!
 //! Every value the host may not expose is an `Option`: a missing sysctl or `/proc` file is
 //! `None`, never a panic.
 
 mod checks;
+pub mod connector;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "macos")]
@@ -26,6 +30,7 @@ mod macos;
 pub mod sockopt;
 pub mod tcp;
 
+pub use connector::{SocketsReport, TunedConnector};
 pub use sockopt::TcpTuning;
 pub use tcp::{
     Check, Contradiction, HostInfo, PortRange, Severity, TcpStack, TimerFacts, contradictions,

@@ -15,6 +15,13 @@ use socket2::{SockRef, TcpKeepalive};
 #[cfg(target_os = "macos")]
 pub const TCP_RXT_CONNDROPTIME: libc::c_int = 0x80;
 
+/// The name of the "give up on unacknowledged data" option [`apply`] sets for `user_timeout`.
+#[cfg(target_os = "macos")]
+pub const USER_TIMEOUT_OPTION: &str = "TCP_RXT_CONNDROPTIME";
+/// The name of the "give up on unacknowledged data" option [`apply`] sets for `user_timeout`.
+#[cfg(not(target_os = "macos"))]
+pub const USER_TIMEOUT_OPTION: &str = "TCP_USER_TIMEOUT";
+
 /// TCP tuning for the harness's client sockets (a scenario's `[tcp]` table; durations as
 /// humantime strings such as `"30s"`). Keepalive values are whole seconds on both systems.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,25 +30,32 @@ pub struct TcpTuning {
     /// Idle time before the first keepalive probe.
     #[serde(
         default,
-        with = "humantime_serde",
+        serialize_with = "humantime_serde::serialize",
+        deserialize_with = "de::whole_secs",
         skip_serializing_if = "Option::is_none"
     )]
     pub keepalive_idle: Option<Duration>,
     /// Interval between keepalive probes.
     #[serde(
         default,
-        with = "humantime_serde",
+        serialize_with = "humantime_serde::serialize",
+        deserialize_with = "de::whole_secs",
         skip_serializing_if = "Option::is_none"
     )]
     pub keepalive_interval: Option<Duration>,
     /// Unanswered keepalive probes before the connection is dropped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "de::at_least_one",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub keepalive_retries: Option<u32>,
     /// Drop a connection whose sent data stays unacknowledged this long
     /// (Linux `TCP_USER_TIMEOUT`; macOS `TCP_RXT_CONNDROPTIME`, rounded up to seconds).
     #[serde(
         default,
-        with = "humantime_serde",
+        serialize_with = "humantime_serde::serialize",
+        deserialize_with = "de::non_zero",
         skip_serializing_if = "Option::is_none"
     )]
     pub user_timeout: Option<Duration>,
@@ -93,6 +107,49 @@ impl TcpTuning {
             });
         }
         Ok(())
+    }
+}
+
+/// Deserializers that reject what [`TcpTuning::validate`] rejects, so a scenario's bad `[tcp]`
+/// value is reported at its own line and column by the TOML parser.
+mod de {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, de::Error};
+
+    fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        humantime_serde::deserialize(d)
+    }
+
+    pub(super) fn whole_secs<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        let v = duration(d)?;
+        if v.is_zero() || v.subsec_nanos() != 0 {
+            return Err(D::Error::custom(format!(
+                "{} is not a whole, non-zero number of seconds (both kernels take seconds)",
+                humantime::format_duration(v)
+            )));
+        }
+        Ok(Some(v))
+    }
+
+    pub(super) fn non_zero<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let v = duration(d)?;
+        if v.is_zero() {
+            return Err(D::Error::custom(
+                "must be greater than 0 (0 means the kernel default: leave the key out)",
+            ));
+        }
+        Ok(Some(v))
+    }
+
+    pub(super) fn at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+        let v = u32::deserialize(d)?;
+        if v == 0 {
+            return Err(D::Error::custom("must be at least 1"));
+        }
+        Ok(Some(v))
     }
 }
 
@@ -243,6 +300,23 @@ mod tests {
         assert_eq!(t.keepalive_idle, Some(Duration::from_secs(30)));
         assert_eq!(t.user_timeout, Some(Duration::from_secs(20)));
         assert!(toml::from_str::<TcpTuning>("keepidle = \"30s\"").is_err());
+    }
+
+    #[test]
+    fn deserializing_rejects_what_validate_rejects() {
+        for bad in [
+            "keepalive_idle = \"1500ms\"",
+            "keepalive_interval = \"0s\"",
+            "keepalive_retries = 0",
+            "user_timeout = \"0s\"",
+        ] {
+            let err = toml::from_str::<TcpTuning>(bad).unwrap_err();
+            assert!(err.span().is_some(), "{bad}: no span in {err}");
+        }
+        let t: TcpTuning = toml::from_str("user_timeout = \"1500ms\"").unwrap();
+        assert_eq!(t.user_timeout, Some(Duration::from_millis(1500)));
+        let back: TcpTuning = toml::from_str(&toml::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
     }
 
     #[test]

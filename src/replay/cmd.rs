@@ -1,6 +1,5 @@
 //! `rehearse replay` and `rehearse record` (the CLI edge: flags → plan → runtime → exit code).
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -68,7 +67,7 @@ pub fn replay_command(args: ReplayArgs) -> CmdResult {
 
 /// Runs `rehearse record`.
 pub fn record_command(args: RecordArgs) -> CmdResult {
-    check_listen(args.listen, args.allow_non_loopback)?;
+    crate::util::listen::check_loopback(args.listen, args.allow_non_loopback, "recording proxy")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -79,17 +78,7 @@ pub fn record_command(args: RecordArgs) -> CmdResult {
             RecordError::Target(_) => CmdError::bad_input(e),
             RecordError::Create { .. } => CmdError::harness(e),
         })?;
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("binding {}", args.listen))
-            .map_err(CmdError::harness)?;
-        let addr = listener
-            .local_addr()
-            .context("reading the bound address")
-            .map_err(CmdError::harness)?;
-        println!("listening on http://{addr}");
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
+        let listener = crate::util::listen::bind_announced(args.listen).await?;
         serve_recorder(listener, Arc::new(recorder), crate::util::stop_signal())
             .await
             .context("recording proxy")
@@ -102,15 +91,4 @@ pub fn record_command(args: RecordArgs) -> CmdResult {
         stats.skipped
     );
     Ok(Status::Pass)
-}
-
-/// Servers bind loopback unless told otherwise (DESIGN 3).
-fn check_listen(addr: SocketAddr, allow_non_loopback: bool) -> Result<(), CmdError> {
-    if addr.ip().is_loopback() || allow_non_loopback {
-        Ok(())
-    } else {
-        Err(CmdError::bad_input(anyhow!(
-            "--listen {addr}: not a loopback address (pass --allow-non-loopback to bind it)"
-        )))
-    }
 }

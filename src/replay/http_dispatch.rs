@@ -11,6 +11,10 @@
 //! → record cycle keeps it: `X-Rehearse-Tenant`, `X-Rehearse-Session`, `X-Rehearse-Budget-Tokens`,
 //! `X-Rehearse-Class`, `X-Rehearse-Idempotent` (tool calls).
 //!
+//! Connections (HTTP, and WebSocket to an IP-literal target) come from the harness's
+//! [`TunedConnector`] with no `[tcp]` tuning, since a replay has no scenario: the same connect
+//! path as a run's upstream connections, kernel-default socket options.
+//!
 //! Error kinds: `http_NNN` (non-2xx status), `connect` (refused / unreachable), `reset`
 //! (connection reset), `incomplete` (closed before the response ended), `timeout` (our deadline),
 //! `http` (other HTTP errors), `ws_connect`, `ws_closed`, `ws_protocol`.
@@ -22,13 +26,13 @@ use futures_util::{SinkExt, StreamExt};
 use http::{Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
 use super::replayer::{DispatchOutcome, Dispatcher};
 use super::traffic::{TrafficKind, TrafficLine};
+use crate::host::{TcpTuning, TunedConnector};
 
 /// Header carrying the line's tenant.
 pub const H_TENANT: &str = "x-rehearse-tenant";
@@ -61,7 +65,9 @@ pub struct HttpDispatcher {
     /// The target's socket address when its host is an IP literal (WebSocket sessions then
     /// skip name resolution, which tokio-tungstenite would do on a blocking thread).
     ws_addr: Option<std::net::SocketAddr>,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<TunedConnector, Full<Bytes>>,
+    /// The client's connector, for WebSocket sessions to an IP-literal target.
+    connector: TunedConnector,
     timeout: Duration,
     /// Extra headers sent with every request (e.g. a gateway's `Authorization`).
     extra: Vec<(http::HeaderName, http::HeaderValue)>,
@@ -90,9 +96,10 @@ impl HttpDispatcher {
             return Err(bad("must not have a query string"));
         }
         let prefix = uri.path().trim_end_matches('/');
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(timeout));
+        // The harness's connector with no `[tcp]` tuning (a replay has no scenario): the same
+        // connect path and read-back as a run's upstream connections.
+        let connector =
+            TunedConnector::new(TcpTuning::default()).with_connect_timeout(Some(timeout));
         let ws_addr = authority
             .host()
             .trim_start_matches('[')
@@ -104,7 +111,8 @@ impl HttpDispatcher {
             ws_addr,
             base: format!("http://{authority}{prefix}"),
             ws_base: format!("ws://{authority}{prefix}"),
-            client: Client::builder(TokioExecutor::new()).build(connector),
+            client: Client::builder(TokioExecutor::new()).build(connector.clone()),
+            connector,
             timeout,
             extra: Vec::new(),
         })
@@ -196,9 +204,8 @@ impl HttpDispatcher {
             req.headers_mut().insert(name, value.clone());
         }
         let connected = match self.ws_addr {
-            Some(addr) => match tokio::net::TcpStream::connect(addr).await {
+            Some(addr) => match self.connector.connect_tcp(addr).await {
                 Ok(tcp) => {
-                    let _ = tcp.set_nodelay(true);
                     tokio_tungstenite::client_async(
                         req,
                         tokio_tungstenite::MaybeTlsStream::Plain(tcp),

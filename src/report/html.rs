@@ -2,12 +2,12 @@
 //! resources) with the verdict, expected vs observed, the timeline per policy, the A/B table,
 //! transitions, outcomes, latency, replay lag, host facts and config.
 
-use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use super::markdown::{ab_rows, flatten};
 use super::model::{Report, Verdict};
 use super::svg::{esc, timeline};
+use super::table;
 use crate::verdict::{secs, signed_secs};
 
 const CSS: &str = "body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#111827;background:#fff}\
@@ -173,49 +173,12 @@ fn policy_tables(o: &mut String, p: &super::model::PolicyReport) {
         "<h2>Policy <code>{}</code>: transitions, outcomes, latency</h2>",
         esc(&p.policy)
     );
-    o.push_str("<table><tr><th>t</th><th>dep</th><th>transition</th></tr>\n");
-    for t in &p.transitions {
-        let _ = writeln!(
-            o,
-            "<tr><td class=\"num\">{}</td><td>{}</td><td>{}→{}</td></tr>",
-            secs(t.t_ms as i64),
-            esc(&t.dep),
-            t.from.as_str(),
-            t.to.as_str()
-        );
+    for (title, t) in [
+        ("Transitions", table::transitions(p)),
+        ("Outcomes by dep", table::outcomes(p)),
+        ("Latency", table::latency(p)),
+    ] {
+        let _ = writeln!(o, "<h3>{title}</h3>");
+        t.html(o);
     }
-    o.push_str("</table>\n");
-    let outcomes: BTreeSet<&String> = p
-        .summary
-        .outcomes_by_dep
-        .values()
-        .flat_map(|m| m.keys())
-        .collect();
-    o.push_str("<table><tr><th>dep</th>");
-    for k in &outcomes {
-        let _ = write!(o, "<th>{}</th>", esc(k));
-    }
-    o.push_str("<th>p50</th><th>p99</th></tr>\n");
-    for (dep, m) in &p.summary.outcomes_by_dep {
-        let _ = write!(o, "<tr><td>{}</td>", esc(dep));
-        for k in &outcomes {
-            let _ = write!(
-                o,
-                "<td class=\"num\">{}</td>",
-                m.get(*k).copied().unwrap_or(0)
-            );
-        }
-        match p.summary.latency_by_dep.get(dep) {
-            Some(l) => {
-                let _ = write!(
-                    o,
-                    "<td class=\"num\">{:.1} ms</td><td class=\"num\">{:.1} ms</td>",
-                    l.p50_ms, l.p99_ms
-                );
-            }
-            None => o.push_str("<td></td><td></td>"),
-        }
-        o.push_str("</tr>\n");
-    }
-    o.push_str("</table>\n");
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use super::model::{PolicyReport, Report, Summary};
+use super::table;
 use crate::verdict::{secs, signed_secs};
 
 /// Escapes a table cell (pipes, newlines).
@@ -261,66 +262,11 @@ fn read_failures(o: &mut String, config: &serde_json::Value) {
 
 fn policy_details(o: &mut String, p: &PolicyReport) {
     let _ = writeln!(o, "\n## Policy `{}`\n\n### Transitions\n", p.policy);
-    if p.transitions.is_empty() {
-        o.push_str("None.\n");
-    } else {
-        o.push_str("| t | dep | transition | timed by |\n|---|---|---|---|\n");
-        for t in &p.transitions {
-            let timing = serde_json::to_value(t.timing)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
-            let _ = writeln!(
-                o,
-                "| {} | {} | {}→{} | {timing} |",
-                secs(t.t_ms as i64),
-                cell(&t.dep),
-                t.from.as_str(),
-                t.to.as_str()
-            );
-        }
-    }
+    table::transitions(p).markdown(o);
     o.push_str("\n### Outcomes by dep\n\n");
-    let outcomes: BTreeSet<&String> = p
-        .summary
-        .outcomes_by_dep
-        .values()
-        .flat_map(|m| m.keys())
-        .collect();
-    if outcomes.is_empty() {
-        o.push_str("None.\n");
-    } else {
-        let head: Vec<&str> = outcomes.iter().map(|s| s.as_str()).collect();
-        let _ = writeln!(
-            o,
-            "| dep | {} |\n|---|{}",
-            head.join(" | "),
-            "---|".repeat(head.len())
-        );
-        for (dep, m) in &p.summary.outcomes_by_dep {
-            let vals: Vec<String> = outcomes
-                .iter()
-                .map(|k| m.get(*k).copied().unwrap_or(0).to_string())
-                .collect();
-            let _ = writeln!(o, "| {} | {} |", cell(dep), vals.join(" | "));
-        }
-    }
+    table::outcomes(p).markdown(o);
     o.push_str("\n### Latency\n\n");
-    if p.summary.latency_by_dep.is_empty() {
-        o.push_str("None.\n");
-    } else {
-        o.push_str("| dep | p50 | p99 | calls |\n|---|---|---|---|\n");
-        for (dep, l) in &p.summary.latency_by_dep {
-            let _ = writeln!(
-                o,
-                "| {} | {:.1} ms | {:.1} ms | {} |",
-                cell(dep),
-                l.p50_ms,
-                l.p99_ms,
-                l.count
-            );
-        }
-    }
+    table::latency(p).markdown(o);
     let s = &p.scrapes;
     let _ = writeln!(
         o,

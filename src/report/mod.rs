@@ -1,6 +1,6 @@
 //! The run report (DESIGN 9): the [`model::Report`] behind report.json, builders that derive the
 //! A/B numbers and the whole per-policy section from scrapes ([`build`]), and the Markdown
-//! ([`markdown`]) and self-contained HTML + SVG ([`html`], [`svg`]) renderers, written
+//! ([`markdown`]) and self-contained HTML + SVG ([`html`], [`svg`]) renderers (the per-policy tables shared via [`table`]), written
 //! atomically by [`write_all`]. `rehearse report RUN_DIR` re-renders md/html from report.json.
 
 pub mod build;
@@ -9,6 +9,7 @@ pub mod html;
 pub mod markdown;
 pub mod model;
 pub mod svg;
+pub mod table;
 pub mod write;
 
 pub use build::{PolicyRun, build_policy, rfc3339, summary_from};

@@ -16,6 +16,7 @@ use super::signals::Stop;
 use super::suite::{Index, IndexRow, worst, write_index};
 use crate::cli::RunArgs;
 use crate::exit::{CmdError, CmdResult, Status};
+use crate::host::SocketsReport;
 use crate::report::model::{Report, Verdict};
 use crate::report::rfc3339;
 
@@ -35,8 +36,17 @@ pub fn command(args: RunArgs) -> CmdResult {
         .iter()
         .map(|s| s.name().to_string())
         .collect();
-    let _lock = crate::run::lock::RunLock::acquire_for(&plan.report_dir, &names)
+    let lock = crate::run::lock::RunLock::acquire_for(&plan.report_dir, &names)
         .map_err(|e| CmdError::harness(anyhow!("{e}")))?;
+    if let Some(stale) = lock.took_over() {
+        eprintln!(
+            "note: took over the stale run lock {} of pid {} on {} since {} (a run that was killed)",
+            lock.path().display(),
+            stale.pid,
+            stale.host,
+            stale.since
+        );
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -183,9 +193,23 @@ async fn run_scenario(
     }
     let host = crate::host::fingerprint();
     let contradictions = super::contradictions::check(sp, &host);
+    let sockets =
+        SocketsReport::merge(runs.iter().map(|r| r.sockets.clone())).unwrap_or_else(|| {
+            SocketsReport {
+                requested: sp.checked.file.tcp.clone(),
+                ..SocketsReport::default()
+            }
+        });
+    let mut host_json = serde_json::to_value(&host).unwrap_or_default();
+    if let Some(obj) = host_json.as_object_mut() {
+        obj.insert(
+            "tcp_tuning".into(),
+            serde_json::to_value(&sockets).unwrap_or_default(),
+        );
+    }
     let ctx = ReportContext {
         started_at,
-        host: serde_json::to_value(&host).unwrap_or_default(),
+        host: host_json,
         contradictions,
         error,
     };

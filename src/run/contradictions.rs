@@ -1,11 +1,12 @@
 //! Host facts against the scenario's timing (issue 7 item 6): the breaker's probe timeout and
 //! `open_for` (at the run's speed) against dead-peer detection, and every expected-transition
-//! tolerance against the TCP timer granularity. The checks themselves are the host module's.
+//! tolerance against the TCP timer granularity, with the scenario's `[tcp]` tuning applied (the
+//! options the harness's connector sets). The checks themselves are the host module's.
 
 use std::time::Duration;
 
 use super::plan::ScenarioPlan;
-use crate::host::{HostInfo, TcpTuning, contradictions};
+use crate::host::{HostInfo, contradictions};
 use crate::verdict::expect::DEFAULT_TOLERANCE;
 use crate::verdict::scaled_tolerance;
 
@@ -28,7 +29,7 @@ pub fn check(plan: &ScenarioPlan, host: &HostInfo) -> Vec<serde_json::Value> {
         .collect();
     contradictions(
         host,
-        &TcpTuning::default(),
+        &file.tcp,
         scaled(breaker.probe_timeout_cap, plan.speed),
         scaled(breaker.open_for, plan.speed),
         &tolerances,

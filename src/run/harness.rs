@@ -22,6 +22,7 @@ use crate::engine::breakers::Breakers;
 use crate::engine::events::FanOut;
 use crate::engine::metrics::Metrics;
 use crate::engine::{BreakerState, Engine, EngineOptions, Event, EventKind, EventSink, Policy};
+use crate::host::SocketsReport;
 use crate::replay::replayer::{Pacing, ReplayOptions, ReplaySummary, replay};
 use crate::scrape::{ScrapeLog, Scraper, ScraperConfig, metrics_url};
 use crate::upstream::{RecordSink, Stats, Upstream, UpstreamConfig, UpstreamRecord};
@@ -90,6 +91,8 @@ pub struct PolicyRun {
     pub upstream_stats: Stats,
     /// Read-failure diagnostics per dep.
     pub diagnostics: Arc<Diagnostics>,
+    /// The `[tcp]` tuning of the upstream connections and what the kernel read back.
+    pub sockets: SocketsReport,
     /// Set when a stop request cut the run short.
     pub stopped: Option<String>,
 }
@@ -158,7 +161,7 @@ pub async fn run_policy(
     };
 
     // The engine's metrics first: the upstream log feeds duplicate executions into them.
-    let metrics = Arc::new(Metrics::new(start_unix_s));
+    let metrics = Arc::new(Metrics::new(start_unix_s).with_clock(start));
 
     // The mock upstream.
     let upstream = Upstream::new(UpstreamConfig {
@@ -198,8 +201,9 @@ pub async fn run_policy(
         start,
     ));
     let diagnostics = Arc::new(Diagnostics::default());
-    let transport = HttpTransport::new(up_addr, diagnostics.clone())
+    let transport = HttpTransport::with_tcp(up_addr, diagnostics.clone(), file.tcp.clone())
         .with_pong_deadline(scaled(super::transport_ws::DEFAULT_PONG_DEADLINE, speed));
+    let connector = transport.connector().clone();
     let opts = EngineOptions {
         policy,
         seed: plan.seed,
@@ -331,6 +335,7 @@ pub async fn run_policy(
         arrivals,
         upstream_stats: upstream.stats(),
         diagnostics,
+        sockets: connector.report(),
         stopped: stop.reason(),
     })
 }

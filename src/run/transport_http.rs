@@ -1,5 +1,6 @@
 //! The real transport the harness gives the engine: a pooled hyper-util HTTP/1 client for model
-//! and tool calls (WebSocket sessions go to [`super::transport_ws`]).
+//! and tool calls (WebSocket sessions go to [`super::transport_ws`]). Every connection, HTTP or
+//! WebSocket, goes through one [`TunedConnector`] carrying the scenario's `[tcp]` tuning.
 //!
 //! Deadlines are enforced here with `tokio::time::timeout`, so our own `Elapsed` never mixes
 //! with a kernel `ETIMEDOUT` (REFERENCE (i)): TTFB covers sending the request until the response
@@ -16,7 +17,6 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use tokio::time::{Instant, timeout};
 
@@ -25,30 +25,44 @@ use super::errors::{Phase, classify};
 use super::transport_ws;
 use crate::engine::transport::{Call, CallTarget, Transport};
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
+use crate::host::{TcpTuning, TunedConnector};
 
 /// The HTTP (+ WebSocket) transport to one upstream base address.
 #[derive(Debug, Clone)]
 pub struct HttpTransport {
     addr: SocketAddr,
-    client: Client<HttpConnector, Full<Bytes>>,
+    connector: TunedConnector,
+    client: Client<TunedConnector, Full<Bytes>>,
     diag: Arc<Diagnostics>,
     pong_deadline: Duration,
 }
 
 impl HttpTransport {
-    /// A transport to the upstream at `addr`, counting read failures into `diag`.
+    /// A transport to the upstream at `addr`, counting read failures into `diag`, on sockets
+    /// with the kernel's default TCP options.
     pub fn new(addr: SocketAddr, diag: Arc<Diagnostics>) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
+        Self::with_tcp(addr, diag, TcpTuning::default())
+    }
+
+    /// A transport whose HTTP and WebSocket connections all get `tuning` (a scenario's
+    /// `[tcp]`, already validated).
+    pub fn with_tcp(addr: SocketAddr, diag: Arc<Diagnostics>, tuning: TcpTuning) -> Self {
+        let connector = TunedConnector::new(tuning);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
-            .build(connector);
+            .build(connector.clone());
         Self {
             addr,
+            connector,
             client,
             diag,
             pong_deadline: transport_ws::DEFAULT_PONG_DEADLINE,
         }
+    }
+
+    /// The connector every connection of this transport goes through (for its report).
+    pub fn connector(&self) -> &TunedConnector {
+        &self.connector
     }
 
     /// Sets how long a WebSocket Pong may take when the engine gives no inter-token deadline
@@ -176,8 +190,12 @@ impl Transport for HttpTransport {
     async fn send(&self, call: Call) -> AttemptResult {
         let (result, failure) = match &call.target {
             CallTarget::Ws { channel, messages } => {
-                transport_ws::session(self.addr, &call, channel, *messages, self.pong_deadline)
-                    .await
+                let ws = transport_ws::WsTarget {
+                    addr: self.addr,
+                    connector: &self.connector,
+                    pong_default: self.pong_deadline,
+                };
+                transport_ws::session(&ws, &call, channel, *messages).await
             }
             _ => self.http(&call).await,
         };

@@ -2,6 +2,10 @@
 //! each message send a Ping and the text, and wait for both the Pong and the echo within the
 //! pong deadline. A missing Pong is `WsPingTimeout`; an abnormal close frame is `WsClosed`.
 //!
+//! The TCP connection comes from the transport's [`TunedConnector`], so a session's socket has
+//! the scenario's `[tcp]` options like every HTTP connection; the handshake runs over it with
+//! `tokio_tungstenite::client_async`.
+//!
 //! The read half is always polled while waiting (tungstenite writes queued Pongs and sees ours
 //! only on reads — the "never-read half" false ping timeout of REFERENCE (h) cannot happen here).
 
@@ -18,25 +22,37 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use super::diagnostics::ReadFailure;
-use super::errors::{Phase, from_io_kind};
+use super::errors::{Phase, classify, from_io_kind};
 use crate::engine::transport::Call;
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
+use crate::host::TunedConnector;
+use crate::host::connector::BoxError;
 
 /// The pong deadline at speed 1 when the engine gives none (python-websockets uses 20 s; a
 /// rehearsal wants a faster verdict).
 pub const DEFAULT_PONG_DEADLINE: Duration = Duration::from_secs(5);
 
+/// Where a session connects, and how.
+#[derive(Debug, Clone, Copy)]
+pub struct WsTarget<'a> {
+    /// The upstream.
+    pub addr: SocketAddr,
+    /// The tuned connector the TCP connection comes from.
+    pub connector: &'a TunedConnector,
+    /// The pong deadline when the engine gives no inter-token deadline.
+    pub pong_default: Duration,
+}
+
 /// Runs one WebSocket session of `messages` echoes on `channel`.
 pub async fn session(
-    addr: SocketAddr,
+    target: &WsTarget<'_>,
     call: &Call,
     channel: &str,
     messages: u32,
-    pong_default: Duration,
 ) -> (AttemptResult, Option<ReadFailure>) {
     let started = Instant::now();
     let total_deadline = started + call.deadlines.total;
-    let session = run(addr, call, channel, messages, started, pong_default);
+    let session = run(target, call, channel, messages, started);
     match timeout_at(total_deadline, session).await {
         Ok(out) => out,
         Err(_elapsed) => (
@@ -50,15 +66,14 @@ pub async fn session(
 }
 
 async fn run(
-    addr: SocketAddr,
+    target: &WsTarget<'_>,
     call: &Call,
     channel: &str,
     messages: u32,
     started: Instant,
-    pong_default: Duration,
 ) -> (AttemptResult, Option<ReadFailure>) {
-    let pong_deadline = call.deadlines.inter_token.unwrap_or(pong_default);
-    let url = format!("ws://{addr}/ws?channel={channel}");
+    let pong_deadline = call.deadlines.inter_token.unwrap_or(target.pong_default);
+    let url = format!("ws://{}/ws?channel={channel}", target.addr);
     let Ok(mut req) = url.into_client_request() else {
         return transport(TransportFailure::Other, ReadFailure::Other);
     };
@@ -72,7 +87,15 @@ async fn run(
     {
         req.headers_mut().insert("x-breaker-probe", v);
     }
-    let connect = tokio_tungstenite::connect_async(req);
+    let connect = async {
+        let stream = match target.connector.connect_tcp(target.addr).await {
+            Ok(s) => s,
+            Err(e) => return Err(Connect::Tcp(e)),
+        };
+        tokio_tungstenite::client_async(req, stream)
+            .await
+            .map_err(Connect::Ws)
+    };
     let connected = match call.deadlines.ttfb {
         Some(d) => match timeout(d, connect).await {
             Ok(r) => r,
@@ -88,7 +111,11 @@ async fn run(
     };
     let mut ws = match connected {
         Ok((ws, _resp)) => ws,
-        Err(e) => return ws_error(e, Phase::Head),
+        Err(Connect::Ws(e)) => return ws_error(e, Phase::Head),
+        Err(Connect::Tcp(e)) => {
+            let (failure, diag) = classify(&*e, Phase::Head);
+            return transport(failure, diag);
+        }
     };
     let rounds = messages.max(1);
     for i in 0..rounds {
@@ -133,6 +160,12 @@ async fn run(
         },
         None,
     )
+}
+
+/// Why a session could not start: the TCP connect (or its tuning), or the handshake.
+enum Connect {
+    Tcp(BoxError),
+    Ws(WsError),
 }
 
 fn closed(frame: Option<CloseFrame>) -> (AttemptResult, Option<ReadFailure>) {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{EngineConfig, Policy, Profile};
+use crate::host::TcpTuning;
 use crate::upstream::FaultSpec;
 use crate::verdict::Expectations;
 
@@ -48,6 +49,10 @@ pub struct ScenarioFile {
     /// `[expect]`: what the run must show.
     #[serde(default)]
     pub expect: Expectations,
+    /// `[tcp]`: socket options of the harness's upstream connections (keepalive, user timeout);
+    /// empty = the kernel defaults.
+    #[serde(default)]
+    pub tcp: TcpTuning,
 }
 
 fn default_scrape_interval() -> Duration {
@@ -178,6 +183,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("x.toml:4:"), "{err}");
+    }
+
+    #[test]
+    fn tcp_table_takes_humantime_and_locates_bad_values() {
+        let text = format!("{MIN}[tcp]\nkeepalive_idle = \"5s\"\nuser_timeout = \"2500ms\"\n");
+        let s = ScenarioFile::parse(&text, "x.toml").unwrap();
+        assert_eq!(s.tcp.keepalive_idle, Some(Duration::from_secs(5)));
+        assert_eq!(s.tcp.user_timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(
+            ScenarioFile::parse(MIN, "x.toml").unwrap().tcp,
+            TcpTuning::default()
+        );
+        for (bad, col) in [
+            ("keepalive_idle = \"1500ms\"", 18),
+            ("keepalive_retries = 0", 21),
+            ("user_timeout = \"soon\"", 16),
+            ("keepidle = \"5s\"", 1),
+        ] {
+            let text = format!("{MIN}[tcp]\n{bad}\n");
+            let err = ScenarioFile::parse(&text, "d/x.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(&format!("d/x.toml:5:{col}: ")),
+                "{bad}: {err}"
+            );
+        }
     }
 
     #[test]

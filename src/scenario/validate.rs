@@ -70,6 +70,9 @@ pub fn check_file(path: &Path, file: ScenarioFile) -> Result<Checked, ScenarioEr
             ));
         }
     }
+    file.tcp
+        .validate()
+        .map_err(|e| invalid(&format!("tcp.{}", e.field), e.reason))?;
     file.engine
         .validate()
         .map_err(|e| invalid("engine", e.to_string()))?;

@@ -1,9 +1,7 @@
 //! `rehearse upstream --listen ADDR [--faults FILE] [--seed N] [--allow-non-loopback]`: serve the
 //! mock upstream until Ctrl-C or SIGTERM. The first stdout line is `listening on http://HOST:PORT`.
 
-use std::io::Write;
-
-use anyhow::{Context, anyhow};
+use anyhow::Context;
 
 use super::{Upstream, UpstreamConfig, parse_fault_file, serve};
 use crate::cli::UpstreamArgs;
@@ -11,13 +9,7 @@ use crate::exit::{CmdError, CmdResult, Status};
 
 /// Runs `rehearse upstream`.
 pub fn command(args: UpstreamArgs) -> CmdResult {
-    if !args.allow_non_loopback && !args.listen.ip().is_loopback() {
-        return Err(CmdError::bad_input(anyhow!(
-            "--listen {} is not a loopback address; pass --allow-non-loopback to expose the mock \
-             upstream beyond this machine",
-            args.listen
-        )));
-    }
+    crate::util::listen::check_loopback(args.listen, args.allow_non_loopback, "mock upstream")?;
     let faults = match &args.faults {
         None => Vec::new(),
         Some(path) => {
@@ -33,19 +25,7 @@ pub fn command(args: UpstreamArgs) -> CmdResult {
         .context("starting the async runtime")
         .map_err(CmdError::harness)?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("binding {}", args.listen))
-            .map_err(CmdError::harness)?;
-        let addr = listener
-            .local_addr()
-            .context("reading the bound address")
-            .map_err(CmdError::harness)?;
-        {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "listening on http://{addr}");
-            let _ = out.flush();
-        }
+        let listener = crate::util::listen::bind_announced(args.listen).await?;
         let upstream = Upstream::new(UpstreamConfig {
             faults,
             seed: args.seed,

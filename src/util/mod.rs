@@ -2,6 +2,7 @@
 
 pub mod atomic;
 pub mod fingerprint;
+pub mod listen;
 pub mod signal;
 
 pub use atomic::write_atomic;

@@ -192,6 +192,7 @@ pub fn events() -> Vec<Event> {
                 model: None,
                 fallback: false,
                 user_error: None,
+                partial: false,
             },
         ),
     ]

@@ -16,6 +16,8 @@ pub fn rehearse(args: &[&str]) -> Output {
 
 pub mod breaker;
 pub mod engine;
+/// The degradation-ladder rig (model calls scripted per model).
+pub mod ladder;
 pub mod metrics;
 /// The run-harness helpers.
 pub mod run;

@@ -12,9 +12,9 @@ use tokio::time::Instant;
 
 use super::sse::{json_body, sse_response};
 use super::{Body, BoxError, Meta, error_json, pre_response, read_body};
+use crate::upstream::Upstream;
 use crate::upstream::conn::ConnCtl;
 use crate::upstream::faults::RouteKind;
-use crate::upstream::{Incoming, Upstream};
 
 /// Tokens when the request names no `max_tokens`.
 const DEFAULT_TOKENS: u64 = 16;
@@ -58,15 +58,7 @@ pub(crate) async fn handle(
         .clamp(1, MAX_TOKENS) as usize;
     let model = chat.model.as_deref().unwrap_or("unknown");
     let decision = up.admit(
-        &Incoming {
-            route: RouteKind::Llm,
-            tool: None,
-            channel: None,
-            bearer: meta.bearer.as_deref(),
-            model: chat.model.as_deref(),
-            probe: meta.probe.as_deref(),
-            idempotency_key: meta.idempotency_key.as_deref(),
-        },
+        &meta.incoming(RouteKind::Llm, None, None, chat.model.as_deref()),
         Instant::now(),
         SystemTime::now(),
     );

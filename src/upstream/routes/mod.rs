@@ -15,10 +15,10 @@ use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 
-use super::Upstream;
 use super::conn::{ConnCtl, Cut};
 use super::control;
-use super::faults::{Action, CutMode};
+use super::faults::{Action, CutMode, RouteKind};
+use super::{Incoming, Upstream};
 
 /// Errors a handler or body returns; any error makes hyper drop the connection.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -75,6 +75,26 @@ pub(crate) struct Meta {
 }
 
 impl Meta {
+    /// The request as fault selection sees it: its route, what names its target, and these
+    /// headers.
+    pub fn incoming<'a>(
+        &'a self,
+        route: RouteKind,
+        tool: Option<&'a str>,
+        channel: Option<&'a str>,
+        model: Option<&'a str>,
+    ) -> Incoming<'a> {
+        Incoming {
+            route,
+            tool,
+            channel,
+            bearer: self.bearer.as_deref(),
+            model,
+            probe: self.probe.as_deref(),
+            idempotency_key: self.idempotency_key.as_deref(),
+        }
+    }
+
     pub fn from_headers(h: &HeaderMap) -> Self {
         let text = |name: &str| {
             h.get(name)

@@ -9,9 +9,9 @@ use tokio::time::Instant;
 
 use super::sse::json_body;
 use super::{Body, BoxError, Meta, error_json, pre_response, read_body};
+use crate::upstream::Upstream;
 use crate::upstream::conn::ConnCtl;
 use crate::upstream::faults::RouteKind;
-use crate::upstream::{Incoming, Upstream};
 
 /// Pieces a dribbled (slow_stream) tool answer is split into.
 const SLOW_PIECES: usize = 8;
@@ -35,15 +35,7 @@ pub(crate) async fn handle(
         return Ok(error_json(StatusCode::BAD_REQUEST, &msg));
     }
     let decision = up.admit(
-        &Incoming {
-            route: RouteKind::Tool,
-            tool: Some(&name),
-            channel: None,
-            bearer: meta.bearer.as_deref(),
-            model: None,
-            probe: meta.probe.as_deref(),
-            idempotency_key: meta.idempotency_key.as_deref(),
-        },
+        &meta.incoming(RouteKind::Tool, Some(&name), None, None),
         Instant::now(),
         SystemTime::now(),
     );

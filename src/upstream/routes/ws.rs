@@ -19,9 +19,9 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 
 use super::{Body, BoxError, Meta, error_json, full, pre_response};
+use crate::upstream::Upstream;
 use crate::upstream::conn::{ConnCtl, Cut};
 use crate::upstream::faults::{Action, RouteKind};
-use crate::upstream::{Incoming, Upstream};
 
 /// How long a faulted close waits for the client's close reply.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
@@ -68,15 +68,7 @@ pub(crate) async fn handle(
             .map(|(_, v)| v.to_string())
     });
     let decision = up.admit(
-        &Incoming {
-            route: RouteKind::Ws,
-            tool: None,
-            channel: channel.as_deref(),
-            bearer: meta.bearer.as_deref(),
-            model: None,
-            probe: meta.probe.as_deref(),
-            idempotency_key: meta.idempotency_key.as_deref(),
-        },
+        &meta.incoming(RouteKind::Ws, None, channel.as_deref(), None),
         Instant::now(),
         SystemTime::now(),
     );

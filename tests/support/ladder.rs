@@ -1,0 +1,188 @@
+//! The degradation-ladder tests' rig: a transport scripted per model on paused time, an engine
+//! with two `openai-codex` profiles, `Breakers` as admission, and event/metric readers.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rehearse::engine::breakers::Breakers;
+use rehearse::engine::events::{Collector, EventKind, EventSink, FanOut, LadderRung};
+use rehearse::engine::metrics::Metrics;
+use rehearse::engine::{
+    AttemptResult, Call, CallTarget, Engine, EngineConfig, EngineOptions, EngineRequest, Profile,
+    RequestKind, Transport,
+};
+use tokio::time::Instant;
+
+pub const PRIMARY: &str = "openai-codex/gpt-5";
+pub const FALLBACK: &str = "anthropic/claude-opus";
+pub const LIGHTER: &str = "google/gemini-flash";
+pub const LONG: &str = "mistral/large-ctx";
+
+pub type Script = dyn Fn(&str, u32) -> AttemptResult + Send + Sync;
+
+/// Answers `script(model, n)` (n: 1-based count of calls to that model) after 10 ms.
+#[derive(Clone)]
+pub struct Fake {
+    script: Arc<Script>,
+    calls: Arc<Mutex<Vec<(Instant, String, String)>>>,
+}
+
+impl Fake {
+    pub fn new(script: impl Fn(&str, u32) -> AttemptResult + Send + Sync + 'static) -> Self {
+        Self {
+            script: Arc::new(script),
+            calls: Arc::default(),
+        }
+    }
+    /// (time, model, profile) of every call.
+    pub fn calls(&self) -> Vec<(Instant, String, String)> {
+        self.calls.lock().unwrap().clone()
+    }
+    pub fn models(&self) -> Vec<String> {
+        self.calls().into_iter().map(|(_, m, _)| m).collect()
+    }
+}
+
+impl Transport for Fake {
+    fn send(&self, call: Call) -> impl std::future::Future<Output = AttemptResult> + Send {
+        let CallTarget::Llm { model, .. } = &call.target else {
+            panic!("model calls only: {call:?}")
+        };
+        let result = {
+            let mut calls = self.calls.lock().unwrap();
+            let n = calls.iter().filter(|(_, m, _)| m == model).count() as u32 + 1;
+            let bearer = call.bearer.clone().unwrap_or_default();
+            calls.push((Instant::now(), model.clone(), bearer));
+            (self.script)(model, n)
+        };
+        async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            result
+        }
+    }
+}
+
+pub struct Rig {
+    pub engine: Engine<Fake>,
+    pub fake: Fake,
+    pub events: Arc<Collector>,
+    pub metrics: Arc<Metrics>,
+    pub breakers: Arc<Breakers>,
+}
+
+pub fn rig(toml: &str, fake: Fake) -> Rig {
+    let config = EngineConfig::from_toml(toml, "test").expect("config");
+    let t0 = Instant::now();
+    let events = Arc::new(Collector::default());
+    let metrics = Arc::new(Metrics::new(1_764_442_000.0));
+    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![events.clone(), metrics.clone()]));
+    let breakers = Arc::new(Breakers::new(
+        config.breaker.clone(),
+        1.0,
+        7,
+        sink.clone(),
+        t0,
+    ));
+    let mut opts = EngineOptions::new(t0);
+    opts.seed = 7;
+    let profiles = vec![
+        Profile::new("openai-codex", "openai-codex:p1"),
+        Profile::new("openai-codex", "openai-codex:p2"),
+    ];
+    let engine =
+        Engine::new(config, profiles, opts, fake.clone(), breakers.clone(), sink).expect("engine");
+    Rig {
+        engine,
+        fake,
+        events,
+        metrics,
+        breakers,
+    }
+}
+
+pub fn llm(id: u64, stream: bool) -> EngineRequest {
+    EngineRequest {
+        id,
+        kind: RequestKind::Llm {
+            model: PRIMARY.into(),
+            stream,
+            max_tokens: Some(256),
+        },
+        tenant: None,
+        budget_tokens: None,
+        session: None,
+        class: None,
+    }
+}
+
+pub fn status(code: u16, provider_code: Option<&str>) -> AttemptResult {
+    AttemptResult::Http {
+        status: code,
+        retry_after: None,
+        provider_code: provider_code.map(str::to_string),
+        latency: Duration::from_millis(10),
+    }
+}
+
+/// A schema violation: a 4xx that is neither rate limit, auth, billing nor context.
+pub fn schema() -> AttemptResult {
+    status(400, Some("invalid_response_schema"))
+}
+
+pub fn ok(tokens: u32) -> AttemptResult {
+    AttemptResult::Ok {
+        tokens,
+        latency: Duration::from_millis(10),
+    }
+}
+
+pub fn cut(tokens_received: u32) -> AttemptResult {
+    AttemptResult::StreamCut { tokens_received }
+}
+
+/// The `Degraded` events: (rung, model, tokens, skipped).
+pub type Rungs = Vec<(LadderRung, Option<String>, Option<u64>, Option<String>)>;
+
+pub fn rungs(events: &Collector) -> Rungs {
+    events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Degraded {
+                rung,
+                model,
+                tokens,
+                skipped,
+                ..
+            } => Some((rung, model, tokens, skipped)),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn taken(rung: LadderRung, model: Option<&str>, tokens: Option<u64>) -> Rungs {
+    vec![(rung, model.map(str::to_string), tokens, None)]
+}
+
+pub fn has(metrics: &Metrics, line: &str) {
+    let text = metrics.render();
+    assert!(text.contains(line), "missing {line:?} in\n{text}");
+}
+
+/// (reason, retry, of, delay_ms) of every `SameProfileRetry`.
+pub fn retries(events: &Collector) -> Vec<(String, u32, u32, u64)> {
+    events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::SameProfileRetry {
+                reason,
+                retry,
+                of,
+                delay_ms,
+                ..
+            } => Some((reason.as_str().to_string(), retry, of, delay_ms)),
+            _ => None,
+        })
+        .collect()
+}
