@@ -154,8 +154,10 @@ async fn record_then_replay_keeps_routes_order_and_offsets_and_drops_secrets() {
 /// 20 requests over ~2 s; offsets are those the proxy and the receiver see, aligned on their
 /// median; the whole round trip is retried up to 3 times and passes if one attempt is within
 /// 5 ms. Still ignored because it is not reliable on a busy machine: on the shared 2-core VM
-/// (2026-11-29, precise pacer) it passed 4 of 6 runs at load ≈ 6.7 and 0 of 10 with two extra
-/// `yes` hogs (load ≈ 8–9), where a probe thread's 1 ms sleeps overslept by 5–80 ms. Run it on
+/// (2026-11-29, precise pacer) it passed 10 of 10 runs at load ≈ 1, 4 of 6 at load ≈ 6.7, 5 of
+/// 10 with two extra `yes` hogs at load ≈ 3, and 0 of 10 with the hogs at load ≈ 8–9, where a
+/// probe thread's 1 ms sleeps overslept by 5–80 ms (most misses are the recording proxy's
+/// timestamps, i.e. the proxy thread's wake-ups, not the pacer). Run it on
 /// a quiet machine with `cargo test --test integration strict_round_trip -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "timing-strict: needs a quiet machine (fails when the OS delays thread wake-ups > 5 ms)"]
