@@ -284,3 +284,37 @@ fn lighter_model_is_a_validated_model_failover_key() {
     let e = EngineConfig::from_toml("[modelFailover]\nlighterModels = [\"x\"]", "t").unwrap_err();
     assert!(e.to_string().contains("lighterModels"), "{e}");
 }
+
+#[test]
+fn partial_and_degraded_serialise_compactly_and_old_records_still_parse() {
+    use rehearse::engine::events::Event;
+    let old = r#"{"t_ms":5,"event":"request_finished","request":1,"dep":"d","outcome":"ok","attempts":1,"fallback":false}"#;
+    let e: Event = serde_json::from_str(old).expect("a record without `partial`");
+    assert!(matches!(
+        e.kind,
+        EventKind::RequestFinished { partial: false, .. }
+    ));
+    assert!(!serde_json::to_string(&e).unwrap().contains("partial"));
+    let resp: EngineResponse = serde_json::from_str(
+        r#"{"outcome":"ok","attempts":1,"model":null,"fallback":false,"user_error":null,"tokens":3}"#,
+    )
+    .expect("a response without `partial`");
+    assert!(!resp.partial);
+    let d = Event {
+        t_ms: 9,
+        kind: EventKind::Degraded {
+            request: 4,
+            rung: LadderRung::PartialResult,
+            model: Some(PRIMARY.into()),
+            tokens: Some(37),
+            skipped: None,
+        },
+        log: None,
+    };
+    let json = serde_json::to_string(&d).unwrap();
+    assert_eq!(
+        json,
+        r#"{"t_ms":9,"event":"degraded","request":4,"rung":"partial_result","model":"openai-codex/gpt-5","tokens":37}"#
+    );
+    assert_eq!(serde_json::from_str::<Event>(&json).unwrap(), d);
+}

@@ -13,11 +13,16 @@ use rehearse::engine::{
 };
 use tokio::time::Instant;
 
+/// The requested model (profiles `openai-codex:p1`, `p2`).
 pub const PRIMARY: &str = "openai-codex/gpt-5";
+/// A `modelFailover.fallbacks` entry.
 pub const FALLBACK: &str = "anthropic/claude-opus";
+/// The `modelFailover.lighterModel` of the tests.
 pub const LIGHTER: &str = "google/gemini-flash";
+/// A `modelFailover.contextFallbacks` entry (a larger window).
 pub const LONG: &str = "mistral/large-ctx";
 
+/// `(model, n-th call to it) -> result`.
 pub type Script = dyn Fn(&str, u32) -> AttemptResult + Send + Sync;
 
 /// Answers `script(model, n)` (n: 1-based count of calls to that model) after 10 ms.
@@ -62,6 +67,7 @@ impl Transport for Fake {
     }
 }
 
+/// An engine and what observes it.
 pub struct Rig {
     pub engine: Engine<Fake>,
     pub fake: Fake,
@@ -70,6 +76,7 @@ pub struct Rig {
     pub breakers: Arc<Breakers>,
 }
 
+/// An engine configured by `toml` (an `[engine]` table) over `fake`.
 pub fn rig(toml: &str, fake: Fake) -> Rig {
     let config = EngineConfig::from_toml(toml, "test").expect("config");
     let t0 = Instant::now();
@@ -100,6 +107,7 @@ pub fn rig(toml: &str, fake: Fake) -> Rig {
     }
 }
 
+/// A request for [`PRIMARY`].
 pub fn llm(id: u64, stream: bool) -> EngineRequest {
     EngineRequest {
         id,
@@ -115,6 +123,7 @@ pub fn llm(id: u64, stream: bool) -> EngineRequest {
     }
 }
 
+/// A complete non-2xx response.
 pub fn status(code: u16, provider_code: Option<&str>) -> AttemptResult {
     AttemptResult::Http {
         status: code,
@@ -129,6 +138,7 @@ pub fn schema() -> AttemptResult {
     status(400, Some("invalid_response_schema"))
 }
 
+/// A complete answer of `tokens` tokens.
 pub fn ok(tokens: u32) -> AttemptResult {
     AttemptResult::Ok {
         tokens,
@@ -136,6 +146,7 @@ pub fn ok(tokens: u32) -> AttemptResult {
     }
 }
 
+/// A stream reset after `tokens_received` tokens.
 pub fn cut(tokens_received: u32) -> AttemptResult {
     AttemptResult::StreamCut { tokens_received }
 }
@@ -143,6 +154,7 @@ pub fn cut(tokens_received: u32) -> AttemptResult {
 /// The `Degraded` events: (rung, model, tokens, skipped).
 pub type Rungs = Vec<(LadderRung, Option<String>, Option<u64>, Option<String>)>;
 
+/// The `Degraded` events in order.
 pub fn rungs(events: &Collector) -> Rungs {
     events
         .events()
@@ -160,10 +172,12 @@ pub fn rungs(events: &Collector) -> Rungs {
         .collect()
 }
 
+/// One rung taken (not skipped).
 pub fn taken(rung: LadderRung, model: Option<&str>, tokens: Option<u64>) -> Rungs {
     vec![(rung, model.map(str::to_string), tokens, None)]
 }
 
+/// Asserts that the rendered `/metrics` contains `line`.
 pub fn has(metrics: &Metrics, line: &str) {
     let text = metrics.render();
     assert!(text.contains(line), "missing {line:?} in\n{text}");
