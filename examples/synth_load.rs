@@ -15,7 +15,7 @@ use clap::Parser;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rehearse::replay::http_dispatch::HttpDispatcher;
-use rehearse::replay::{ReplayOptions, TrafficKind, TrafficLine, replay, stop_signal};
+use rehearse::replay::{Pacing, ReplayOptions, TrafficKind, TrafficLine, replay, stop_signal};
 use serde_json::json;
 
 /// Flags.
@@ -165,6 +165,7 @@ fn main() -> anyhow::Result<()> {
             speed: 1.0,
             max_in_flight: 1024,
             start: tokio::time::Instant::now() + Duration::from_millis(50),
+            pacing: Pacing::Precise,
         };
         replay(lines, Arc::new(dispatcher), opts, stop_signal()).await
     });

@@ -8,8 +8,9 @@ use tokio::time::Instant;
 
 use super::http_dispatch::HttpDispatcher;
 use super::pacer::check_speed;
+use super::precise::{Pacing, replay_on_own_thread};
 use super::record::{RecordError, RecordStats, Recorder, serve_recorder};
-use super::replayer::{ReplayOptions, replay};
+use super::replayer::ReplayOptions;
 use super::traffic::load_traffic;
 use crate::cli::{RecordArgs, ReplayArgs};
 use crate::exit::{CmdError, CmdResult, Status};
@@ -31,25 +32,19 @@ pub fn replay_command(args: ReplayArgs) -> CmdResult {
     let lines = load_traffic(&args.traffic).map_err(CmdError::bad_input)?;
     let dispatcher =
         HttpDispatcher::new(&args.target, REQUEST_TIMEOUT).map_err(CmdError::bad_input)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")
-        .map_err(CmdError::harness)?;
-    let summary = runtime.block_on(async {
-        let opts = ReplayOptions {
-            speed: args.speed,
-            max_in_flight: args.max_in_flight,
-            start: Instant::now() + LEAD_IN,
-        };
-        replay(
-            lines,
-            Arc::new(dispatcher),
-            opts,
-            crate::util::stop_signal(),
-        )
-        .await
-    });
+    // The pacer, the HTTP client and its connections run on one thread of their own, so a send
+    // leaves at its instant without a cross-thread hand-off (see `precise`).
+    let opts = ReplayOptions {
+        speed: args.speed,
+        max_in_flight: args.max_in_flight,
+        start: Instant::now() + LEAD_IN,
+        pacing: Pacing::Precise,
+    };
+    let summary = replay_on_own_thread(lines, Arc::new(dispatcher), opts, crate::util::stop_signal)
+        .context("starting the pacer thread")
+        .map_err(CmdError::harness)?
+        .join()
+        .map_err(|_| CmdError::harness(anyhow!("the pacer thread panicked")))?;
     println!("{}", summary.render());
     if let Some(out) = &args.out {
         let mut text = String::new();

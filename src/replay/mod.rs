@@ -5,6 +5,8 @@
 //! - [`traffic`]: `TrafficLine`, `load_traffic`, `parse_traffic` (errors name line and field).
 //! - [`pacer`]: `send_at(start, at_ms, speed)`, the absolute schedule (pure).
 //! - [`replayer`]: the `Dispatcher` trait and `replay(...)`, open model, bounded in-flight.
+//! - [`precise`]: sub-millisecond waiting (timer, OS naps, bounded spin) and
+//!   `replay_on_own_thread`, the pacer thread of `rehearse replay`.
 //! - [`summary`]: per-request records, lag and latency percentiles (HDR histograms).
 //! - [`http_dispatch`]: the HTTP/WebSocket `Dispatcher` of `rehearse replay`.
 //! - [`record`]: the recording reverse proxy; [`redact`]: request → line without secrets;
@@ -15,6 +17,7 @@ mod cmd;
 pub mod http_dispatch;
 pub mod journal;
 pub mod pacer;
+pub mod precise;
 pub mod receiver;
 pub mod record;
 pub mod redact;
@@ -25,5 +28,6 @@ mod traffic_json;
 
 pub use crate::util::stop_signal;
 pub use cmd::{record_command, replay_command};
+pub use precise::{Pacing, replay_on_own_thread};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};
 pub use traffic::{TrafficError, TrafficKind, TrafficLine, load_traffic, parse_traffic};

@@ -2,10 +2,13 @@
 //! earlier requests are doing.
 //!
 //! ## How it paces
-//! One pacer loop `sleep_until(start + at_ms / speed)` per line ([`super::pacer::send_at`]), then
+//! One pacer loop waits for `start + at_ms / speed` per line ([`super::pacer::send_at`]), then
 //! `tokio::spawn`s the request and moves on, so a slow target never delays later sends. If the
 //! pacer itself falls behind (a stalled runtime), late lines go out at once (catch-up, like
-//! vegeta) and their lag is recorded.
+//! vegeta) and their lag is recorded. The wait is tokio's `sleep_until` ([`Pacing::Timer`], exact
+//! on the paused clock, 0–1 ms late on the real one) or timer + OS naps + a bounded spin
+//! ([`Pacing::Precise`], see [`super::precise`]); `rehearse replay` runs the precise pacer on a
+//! thread of its own ([`super::precise::replay_on_own_thread`]).
 //!
 //! ## In-flight limit and overflow
 //! A semaphore bounds requests in flight (`max_in_flight`). A line whose slot is not free at its
@@ -20,12 +23,15 @@
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
 use super::pacer::send_at;
+pub use super::precise::Pacing;
+use super::precise::{spin_window, wait_precisely};
 use super::traffic::TrafficLine;
 
 pub use super::summary::{ReplaySummary, RequestRecord};
@@ -73,6 +79,8 @@ pub struct ReplayOptions {
     pub max_in_flight: usize,
     /// The instant `at_ms = 0` maps to; records are in ms since it.
     pub start: Instant,
+    /// How to wait for each send instant ([`Pacing::Timer`] on the paused clock).
+    pub pacing: Pacing,
 }
 
 /// Progress of one request, shared between the pacer and its task.
@@ -106,14 +114,26 @@ pub async fn replay<D: Dispatcher>(
     let mut slots: Vec<Shared> = Vec::with_capacity(lines.len());
     let mut stopped = false;
     tokio::pin!(stop);
+    let mut previous: Option<Instant> = None;
 
     for (seq, line) in lines.into_iter().enumerate() {
         let intended = send_at(opts.start, line.at_ms, opts.speed);
+        let wait = async {
+            match opts.pacing {
+                Pacing::Timer => sleep_until(intended).await,
+                Pacing::Precise => {
+                    let gap =
+                        previous.map_or(Duration::MAX, |p| intended.saturating_duration_since(p));
+                    wait_precisely(intended, spin_window(gap)).await;
+                }
+            }
+        };
         tokio::select! {
             biased;
             () = &mut stop => { stopped = true; break; }
-            () = sleep_until(intended) => {}
+            () = wait => {}
         }
+        previous = Some(intended);
         // Reap finished tasks so the JoinSet does not grow with the whole file.
         while tasks.try_join_next().is_some() {}
         let slot = Arc::new(Mutex::new(Slot {

@@ -64,6 +64,7 @@ fn opts(speed: f64, max_in_flight: usize) -> ReplayOptions {
         speed,
         max_in_flight,
         start: Instant::now(),
+        pacing: Pacing::Timer,
     }
 }
 

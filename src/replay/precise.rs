@@ -1,0 +1,264 @@
+//! Precise waiting for the pacer: hit a send instant to well under a millisecond on the real
+//! clock, without burning a core.
+//!
+//! tokio's timer wheel has 1 ms granularity and `sleep_until` rounds up, so a timer-only pacer
+//! sends 0–1 ms late (plus the wake-up delay of a busy machine). [`Pacing::Precise`] waits in
+//! three stages, each chosen by the pure [`wait_step`] from `now`:
+//!
+//! 1. **timer** — `sleep_until(deadline − spin − TIMER_SLOP)` on tokio's timer, which wakes the
+//!    task 0.5–1.5 ms (+ wake-up delay) before the spin window;
+//! 2. **nap** — `std::thread::sleep` in steps of at most [`NAP_MAX`] (the OS timer is
+//!    microsecond-precise; on Linux the pacer thread's timer slack is 1 µs, [`fine_timer_slack`]), yielding to
+//!    the runtime between steps so responses keep flowing;
+//! 3. **spin** — `yield_now` until the instant (each yield also polls the runtime's I/O), for
+//!    at most the spin window: a quarter of the gap to the previous send, clamped to
+//!    [`SPIN_MIN`]..=[`SPIN_MAX`] ([`spin_window`]). So a 10 RPS replay spins ≤ 1 ms per
+//!    100 ms (1 % of a core) and a 1000 RPS replay ≤ 250 µs per ms.
+//!
+//! The spin window absorbs wake-up delays of the nap up to its length. Precise pacing needs the
+//! real clock (it naps the OS thread); tests on tokio's paused clock use [`Pacing::Timer`].
+//!
+//! [`replay_on_own_thread`] runs a whole replay on a dedicated thread with a current-thread
+//! runtime, so the pacer, the HTTP client and its connections share one thread: when the
+//! instant comes the request is written without a cross-thread hand-off, and no other
+//! runtime's tasks can sit in front of the pacer's wake-up. `rehearse replay` uses it.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::{Instant, sleep_until};
+
+use super::replayer::{Dispatcher, ReplayOptions, ReplaySummary, replay};
+use super::traffic::TrafficLine;
+
+/// How the replayer waits for each send instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pacing {
+    /// tokio's `sleep_until` only: exact on the paused clock, 0–1 ms late on the real one.
+    #[default]
+    Timer,
+    /// Timer, then OS naps, then a bounded yield-spin (real clock only; see the module docs).
+    Precise,
+}
+
+/// How late tokio's timer may fire (1 ms granularity, rounded up) plus 0.5 ms headroom.
+pub const TIMER_SLOP: Duration = Duration::from_micros(1_500);
+/// Longest single OS nap, so the runtime's I/O is served at least this often.
+pub const NAP_MAX: Duration = Duration::from_micros(500);
+/// Shortest spin window.
+pub const SPIN_MIN: Duration = Duration::from_micros(50);
+/// Longest spin window.
+pub const SPIN_MAX: Duration = Duration::from_millis(1);
+
+/// What to do next to reach `deadline`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitStep {
+    /// The instant has come: send.
+    Fire,
+    /// Sleep on tokio's timer until this instant.
+    Timer(Instant),
+    /// Sleep the OS thread this long, then yield to the runtime.
+    Nap(Duration),
+    /// Yield to the runtime once and look again.
+    Spin,
+}
+
+/// The spin window for a send that follows the previous one by `gap`: `gap / 4`, clamped to
+/// [`SPIN_MIN`]..=[`SPIN_MAX`].
+pub fn spin_window(gap: Duration) -> Duration {
+    (gap / 4).clamp(SPIN_MIN, SPIN_MAX)
+}
+
+/// The next step towards `deadline` at `now` with spin window `spin` (pure).
+pub fn wait_step(now: Instant, deadline: Instant, spin: Duration) -> WaitStep {
+    let rem = deadline.saturating_duration_since(now);
+    if rem.is_zero() {
+        WaitStep::Fire
+    } else if rem > spin + TIMER_SLOP {
+        WaitStep::Timer(deadline - spin - TIMER_SLOP)
+    } else if rem > spin {
+        WaitStep::Nap((rem - spin).min(NAP_MAX))
+    } else {
+        WaitStep::Spin
+    }
+}
+
+/// Waits until `deadline` as [`wait_step`] says. It first yields once, so a request spawned
+/// just before (the previous send) is written before the thread naps.
+pub async fn wait_precisely(deadline: Instant, spin: Duration) {
+    tokio::task::yield_now().await;
+    loop {
+        match wait_step(Instant::now(), deadline, spin) {
+            WaitStep::Fire => return,
+            WaitStep::Timer(t) => sleep_until(t).await,
+            WaitStep::Nap(d) => {
+                std::thread::sleep(d);
+                tokio::task::yield_now().await;
+            }
+            WaitStep::Spin => {
+                std::hint::spin_loop();
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+}
+
+/// Lowers the calling thread's timer slack to 1 µs (Linux; elsewhere a no-op), so its naps
+/// end when asked rather than up to 50 µs later.
+pub fn fine_timer_slack() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and only affects this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// Runs [`replay`] with [`Pacing::Precise`] on a new thread (`rehearse-pacer`) with its own
+/// current-thread runtime; `stop()` is called on that thread to make the stop future.
+///
+/// `opts.start` should leave a few milliseconds for the thread and runtime to start (the CLI
+/// uses 50 ms). The dispatcher's futures run on the new runtime, so anything they spawn
+/// (hyper's connection tasks) lives there too. (A two-worker multi-thread runtime measured
+/// worse at 1000 RPS on a busy 2-core machine; see `docs/bench/replay.md`.)
+pub fn replay_on_own_thread<D, F, S>(
+    lines: Vec<TrafficLine>,
+    dispatcher: Arc<D>,
+    opts: ReplayOptions,
+    stop: F,
+) -> std::io::Result<std::thread::JoinHandle<ReplaySummary>>
+where
+    D: Dispatcher,
+    F: FnOnce() -> S + Send + 'static,
+    S: Future<Output = ()>,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let opts = ReplayOptions {
+        pacing: Pacing::Precise,
+        ..opts
+    };
+    std::thread::Builder::new()
+        .name("rehearse-pacer".into())
+        .spawn(move || {
+            fine_timer_slack();
+            runtime.block_on(async move { replay(lines, dispatcher, opts, stop()).await })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+    const US: Duration = Duration::from_micros(1);
+
+    #[test]
+    fn spin_window_is_a_quarter_of_the_gap_within_bounds() {
+        assert_eq!(spin_window(100 * MS), SPIN_MAX, "10 RPS: 1 ms");
+        assert_eq!(spin_window(MS), 250 * US, "1000 RPS: 250 µs");
+        assert_eq!(spin_window(Duration::ZERO), SPIN_MIN, "burst");
+        assert_eq!(spin_window(Duration::MAX), SPIN_MAX);
+    }
+
+    #[test]
+    fn far_deadline_uses_the_timer_ahead_of_the_spin_window() {
+        let now = Instant::now();
+        let deadline = now + 100 * MS;
+        assert_eq!(
+            wait_step(now, deadline, MS),
+            WaitStep::Timer(deadline - MS - TIMER_SLOP)
+        );
+        // Even if the timer fires 1 ms late, the thread still has ≥ 0.5 ms before the spin.
+        let woke = deadline - MS - TIMER_SLOP + MS;
+        assert!(matches!(wait_step(woke, deadline, MS), WaitStep::Nap(d) if d == 500 * US));
+    }
+
+    #[test]
+    fn near_deadline_naps_in_bounded_steps_then_spins_then_fires() {
+        let now = Instant::now();
+        let deadline = now + 2 * MS;
+        let spin = 250 * US;
+        assert_eq!(
+            wait_step(now, deadline, spin),
+            WaitStep::Timer(deadline - spin - TIMER_SLOP)
+        );
+        assert_eq!(
+            wait_step(deadline - 1_700 * US, deadline, spin),
+            WaitStep::Nap(NAP_MAX)
+        );
+        assert_eq!(
+            wait_step(deadline - 400 * US, deadline, spin),
+            WaitStep::Nap(150 * US)
+        );
+        assert_eq!(
+            wait_step(deadline - 250 * US, deadline, spin),
+            WaitStep::Spin
+        );
+        assert_eq!(wait_step(deadline - US, deadline, spin), WaitStep::Spin);
+        assert_eq!(wait_step(deadline, deadline, spin), WaitStep::Fire);
+        assert_eq!(wait_step(deadline + MS, deadline, spin), WaitStep::Fire);
+    }
+
+    #[test]
+    fn simulated_wait_spins_no_longer_than_the_window() {
+        // Walk the steps with a simulated clock: naps end on time, timers fire 1 ms late.
+        let start = Instant::now();
+        let deadline = start + 100 * MS;
+        let spin = spin_window(100 * MS);
+        let (mut now, mut spun) = (start, Duration::ZERO);
+        loop {
+            match wait_step(now, deadline, spin) {
+                WaitStep::Fire => break,
+                WaitStep::Timer(t) => now = t + MS,
+                WaitStep::Nap(d) => now += d,
+                WaitStep::Spin => {
+                    now += 10 * US;
+                    spun += 10 * US;
+                }
+            }
+        }
+        assert!(now >= deadline && now - deadline < 10 * US);
+        assert!(spun <= spin, "spun {spun:?}");
+    }
+
+    #[test]
+    fn own_thread_replay_sends_everything_on_time() {
+        // A real-clock smoke test of the thread runner: counts only, generous bounds.
+        struct Count(std::sync::atomic::AtomicU64);
+        impl Dispatcher for Count {
+            async fn dispatch(
+                &self,
+                _seq: u64,
+                _line: TrafficLine,
+            ) -> super::super::DispatchOutcome {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                super::super::DispatchOutcome::ok()
+            }
+        }
+        let text: String = (0..20)
+            .map(|i| {
+                format!(
+                    "{{\"at_ms\":{},\"kind\":\"ws\",\"channel\":\"c\",\"messages\":1}}\n",
+                    i * 5
+                )
+            })
+            .collect();
+        let lines = super::super::parse_traffic(&text, "test").unwrap();
+        let d = Arc::new(Count(Default::default()));
+        let opts = ReplayOptions {
+            speed: 1.0,
+            max_in_flight: 4,
+            start: Instant::now() + 20 * MS,
+            pacing: Pacing::Timer, // replaced by Precise
+        };
+        let s = replay_on_own_thread(lines, d.clone(), opts, std::future::pending::<()>)
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!((s.sent, s.ok, s.overflow), (20, 20, 0));
+        assert_eq!(d.0.load(std::sync::atomic::Ordering::Relaxed), 20);
+        assert!(s.records.iter().all(|r| r.sent_ms >= r.intended_ms));
+    }
+}
