@@ -18,7 +18,8 @@ use crate::scrape::{Exposition, Transition};
 /// Floor of every scaled tolerance.
 pub const MIN_TOLERANCE_MS: i64 = 20;
 
-/// One request the upstream received (from its records), with whether it was a breaker probe.
+/// One request the upstream received (from its records; canaries left out), with whether it
+/// was a breaker probe.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeArrival {
     /// The dep as the upstream names it.

@@ -1,5 +1,6 @@
 //! Half-open probe spacing, measured where it matters: at the upstream, from the arrival times
-//! of requests that carried `X-Breaker-Probe` for the dep.
+//! of requests that carried `X-Breaker-Probe` for the dep. Synthetic health checks carry that
+//! header too; the run harness leaves them (`X-Rehearse-Canary`) out of the arrivals it passes.
 
 use super::diff::{ProbeArrival, scaled_ms, scaled_tolerance};
 use super::expect::ExpectProbeSpacing;

@@ -1,0 +1,165 @@
+//! Tests of fault scoping: windows, `first`, profiles, probability, and the canary rules.
+
+use super::*;
+use crate::upstream::faults::parse_fault_file;
+
+fn table(toml: &str, seed: u64) -> FaultTable {
+    FaultTable::new(parse_fault_file(toml, "t.toml").unwrap(), seed)
+}
+
+fn llm<'a>(bearer: Option<&'a str>, model: Option<&'a str>) -> RequestScope<'a> {
+    RequestScope {
+        route: RouteKind::Llm,
+        tool: None,
+        bearer,
+        model,
+    }
+}
+
+fn tool(name: &str) -> RequestScope<'_> {
+    RequestScope {
+        route: RouteKind::Tool,
+        tool: Some(name),
+        bearer: None,
+        model: None,
+    }
+}
+
+#[test]
+fn window_opens_and_closes_relative_to_start_and_speed() {
+    let mut t = table(
+        "[[fault]]\nroute='tool:a'\nkind='status'\nstatus=503\nfrom='20s'\nuntil='60s'\n",
+        1,
+    );
+    let start = Instant::now();
+    let at = |s: u64| start + Duration::from_secs(s);
+    assert_eq!(t.select(&tool("a"), start, at(19), 1.0), None);
+    assert_eq!(t.select(&tool("a"), start, at(20), 1.0), Some(0));
+    assert_eq!(t.select(&tool("a"), start, at(59), 1.0), Some(0));
+    assert_eq!(t.select(&tool("a"), start, at(60), 1.0), None);
+    assert_eq!(t.select(&tool("b"), start, at(30), 1.0), None);
+    // speed 10: the window is 2 s .. 6 s
+    assert_eq!(t.select(&tool("a"), start, at(1), 10.0), None);
+    assert_eq!(t.select(&tool("a"), start, at(2), 10.0), Some(0));
+    assert_eq!(t.select(&tool("a"), start, at(6), 10.0), None);
+}
+
+#[test]
+fn first_n_then_next_fault_in_file_order() {
+    let mut t = table(
+        "[[fault]]\nroute='llm'\nkind='status'\nstatus=500\nfirst=2\n\
+         [[fault]]\nroute='*'\nkind='status'\nstatus=502\n",
+        1,
+    );
+    let s = Instant::now();
+    let r = llm(None, None);
+    let got: Vec<_> = (0..4).map(|_| t.select(&r, s, s, 1.0)).collect();
+    assert_eq!(got, [Some(0), Some(0), Some(1), Some(1)]);
+    t.replace(t.specs().to_vec());
+    assert_eq!(t.select(&r, s, s, 1.0), Some(0));
+}
+
+#[test]
+fn profile_and_model_scope() {
+    let mut t = table(
+        "[[fault]]\nroute='llm'\nprofile='p1'\nmodel='openai/gpt'\nkind='reset'\n",
+        1,
+    );
+    let s = Instant::now();
+    assert_eq!(
+        t.select(&llm(Some("p1"), Some("openai/gpt")), s, s, 1.0),
+        Some(0)
+    );
+    assert_eq!(
+        t.select(&llm(Some("p2"), Some("openai/gpt")), s, s, 1.0),
+        None
+    );
+    assert_eq!(t.select(&llm(Some("p1"), Some("other")), s, s, 1.0), None);
+    assert_eq!(t.select(&llm(None, Some("openai/gpt")), s, s, 1.0), None);
+}
+
+#[test]
+fn probability_is_a_seeded_sequence() {
+    let spec = "[[fault]]\nroute='*'\nkind='status'\nstatus=500\nprobability=0.5\n";
+    let run = |seed| {
+        let mut t = table(spec, seed);
+        let s = Instant::now();
+        (0..200)
+            .map(|_| t.select(&tool("x"), s, s, 1.0).is_some())
+            .collect::<Vec<_>>()
+    };
+    let a = run(42);
+    assert_eq!(a, run(42));
+    assert_ne!(a, run(43));
+    let hits = a.iter().filter(|h| **h).count();
+    assert!((70..=130).contains(&hits), "hits {hits}");
+}
+
+#[test]
+fn ws_kinds_skip_http_routes_under_star() {
+    let mut t = table("[[fault]]\nroute='*'\nkind='ws_close'\ncode=4000\n", 1);
+    let s = Instant::now();
+    assert_eq!(t.select(&tool("x"), s, s, 1.0), None);
+    let ws = RequestScope {
+        route: RouteKind::Ws,
+        tool: None,
+        bearer: None,
+        model: None,
+    };
+    assert_eq!(t.select(&ws, s, s, 1.0), Some(0));
+}
+
+#[test]
+fn canaries_see_an_armed_first_n_fault_but_never_use_it_up() {
+    let mut t = table("[[fault]]\nroute='llm'\nkind='stall'\nfirst=1\n", 1);
+    let (s, r) = (Instant::now(), llm(Some("p1"), None));
+    for _ in 0..3 {
+        assert_eq!(
+            t.select_for(&r, s, s, 1.0, true),
+            Some(0),
+            "armed: canary hit"
+        );
+    }
+    assert_eq!(
+        t.select(&r, s, s, 1.0),
+        Some(0),
+        "the user's first call still gets it"
+    );
+    assert_eq!(
+        t.select_for(&r, s, s, 1.0, true),
+        None,
+        "used up by the user"
+    );
+    assert_eq!(t.select(&r, s, s, 1.0), None);
+}
+
+#[test]
+fn canaries_draw_probabilities_from_their_own_stream() {
+    let spec = "[[fault]]\nroute='*'\nkind='status'\nstatus=500\nprobability=0.5\n";
+    let users = |canary_every: Option<usize>| {
+        let mut t = table(spec, 7);
+        let s = Instant::now();
+        let mut got = Vec::new();
+        for i in 0..200 {
+            if canary_every.is_some_and(|n| i % n == 0) {
+                t.select_for(&tool("x"), s, s, 1.0, true);
+            }
+            got.push(t.select(&tool("x"), s, s, 1.0).is_some());
+        }
+        got
+    };
+    assert_eq!(
+        users(None),
+        users(Some(3)),
+        "canaries leave user faults unchanged"
+    );
+    let mut t = table(spec, 7);
+    let s = Instant::now();
+    let canary_hits = (0..200)
+        .filter(|_| t.select_for(&tool("x"), s, s, 1.0, true).is_some())
+        .count();
+    assert!(
+        (70..=130).contains(&canary_hits),
+        "canaries are hit too: {canary_hits}"
+    );
+}
