@@ -219,3 +219,59 @@ async fn without_a_clock_the_gauge_keeps_its_value_at_the_last_event() {
 }
 
 const DEP_A: &str = "crm_search";
+
+/// `crm_search` answers at once; `stuck` takes 25 s to fail (a stalled call until its deadline).
+#[derive(Clone, Default)]
+struct OneStuck(Arc<Mutex<Vec<(Instant, String)>>>);
+
+impl Transport for OneStuck {
+    fn send(&self, call: Call) -> impl std::future::Future<Output = AttemptResult> + Send {
+        self.0
+            .lock()
+            .unwrap()
+            .push((Instant::now(), call.dep.clone()));
+        let stuck = call.dep == "stuck";
+        async move {
+            if stuck {
+                tokio::time::sleep(Duration::from_secs(25)).await;
+            }
+            AttemptResult::Ok {
+                tokens: 0,
+                latency: Duration::from_millis(5),
+            }
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stuck_canary_delays_only_its_own_dep() {
+    let t0 = Instant::now();
+    let rec = OneStuck::default();
+    let canaries = vec![Canary::tool("crm_search"), Canary::tool("stuck")];
+    let stop = tokio::time::sleep(Duration::from_millis(45_000));
+    let sink = Arc::new(Collector::default());
+    run_canaries(
+        Arc::new(rec.clone()),
+        canaries,
+        EngineConfig::default(),
+        1.0,
+        sink,
+        t0,
+        stop,
+    )
+    .await;
+    let at = |dep: &str| -> Vec<u64> {
+        let calls = rec.0.lock().unwrap();
+        calls
+            .iter()
+            .filter(|(_, d)| d == dep)
+            .map(|(t, _)| (*t - t0).as_secs())
+            .collect()
+    };
+    assert_eq!(at("crm_search"), [0, 10, 20, 30, 40]);
+    assert_eq!(
+        at("stuck"),
+        [0, 25],
+        "one in flight per dep, the next when it ends"
+    );
+}

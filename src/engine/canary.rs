@@ -78,7 +78,9 @@ impl Canary {
     }
 }
 
-/// Runs the canaries until `shutdown`: the first round at once, then one every interval.
+/// Runs the canaries until `shutdown`: each dep's first canary at once, then one every
+/// interval. Every dep has its own loop with at most one canary in flight, so a canary stalled
+/// on one dep (until its deadline) never delays another dep's.
 pub async fn run_canaries<T: Transport>(
     transport: Arc<T>,
     canaries: Vec<Canary>,
@@ -92,45 +94,43 @@ pub async fn run_canaries<T: Transport>(
         shutdown.await;
         return;
     }
-    let every = super::breaker::scale(config.health.interval, speed);
-    let mut interval = tokio::time::interval(every.max(std::time::Duration::from_millis(1)));
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => return,
-            _ = interval.tick() => {}
+    let every = super::breaker::scale(config.health.interval, speed)
+        .max(std::time::Duration::from_millis(1));
+    let loops = canaries.iter().map(|c| {
+        let (transport, sink, config) = (transport.clone(), sink.clone(), &config);
+        async move {
+            let mut interval = tokio::time::interval(every);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                let call = Call {
+                    dep: c.dep.clone(),
+                    class: c.class,
+                    target: c.target.clone(),
+                    bearer: c.bearer.clone(),
+                    idempotency_key: None,
+                    probe: Some(c.dep.clone()),
+                    worker: CANARY_WORKER,
+                    attempt: 1,
+                    deadlines: config.deadlines(c.class, speed),
+                };
+                let result = transport.send(call).await;
+                let t_ms = Instant::now().saturating_duration_since(start).as_millis() as u64;
+                let ok = matches!(
+                    classify(&result, std::time::SystemTime::now()),
+                    Signal::Success { .. } | Signal::Neutral
+                );
+                let dep = c.dep.clone();
+                sink.emit(&Event {
+                    t_ms,
+                    kind: EventKind::HealthCheck { dep, ok },
+                    log: None,
+                });
+            }
         }
-        let round = canaries.iter().map(|c| {
-            let call = Call {
-                dep: c.dep.clone(),
-                class: c.class,
-                target: c.target.clone(),
-                bearer: c.bearer.clone(),
-                idempotency_key: None,
-                probe: Some(c.dep.clone()),
-                worker: CANARY_WORKER,
-                attempt: 1,
-                deadlines: config.deadlines(c.class, speed),
-            };
-            let transport = transport.clone();
-            async move { (c.dep.clone(), transport.send(call).await) }
-        });
-        let results = tokio::select! {
-            _ = &mut shutdown => return,
-            r = futures_util::future::join_all(round) => r,
-        };
-        let t_ms = Instant::now().saturating_duration_since(start).as_millis() as u64;
-        for (dep, result) in results {
-            let ok = matches!(
-                classify(&result, std::time::SystemTime::now()),
-                Signal::Success { .. } | Signal::Neutral
-            );
-            sink.emit(&Event {
-                t_ms,
-                kind: EventKind::HealthCheck { dep, ok },
-                log: None,
-            });
-        }
+    });
+    tokio::select! {
+        _ = shutdown => {}
+        _ = futures_util::future::join_all(loops) => {}
     }
 }
