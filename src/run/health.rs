@@ -1,5 +1,5 @@
-//! The run's synthetic health checks: one canary per dependency the run will use (every tool and
-//! WebSocket channel of the traffic, and every profile's model endpoint of every provider the
+//! The run's synthetic health checks: one canary per dependency the run will use (every idempotent
+//! tool and WebSocket channel of the traffic, and every profile's model endpoint of every provider the
 //! traffic or a configured fallback reaches — the deps of `scenario::validate::exercised_deps`),
 //! and a tally of their `HealthCheck` events for the report.
 
@@ -15,10 +15,11 @@ use crate::engine::{Event, EventKind, EventSink};
 use crate::replay::traffic::{TrafficKind, TrafficLine};
 use crate::scenario::ScenarioFile;
 
-/// One canary per dep, in dep order. A model endpoint's canary asks for the first model of its
+/// One canary per dep, in dep order, except tools the traffic calls as non-idempotent. A model endpoint's canary asks for the first model of its
 /// provider the traffic uses (else the fallback that brought the provider in).
 pub fn canaries(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<Canary> {
     let mut tools = BTreeSet::new();
+    let mut side_effects = BTreeSet::new();
     let mut channels = BTreeSet::new();
     let mut models: BTreeMap<String, String> = BTreeMap::new();
     let mut model = |m: &str| {
@@ -29,8 +30,14 @@ pub fn canaries(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<Canary> {
     for line in traffic {
         match &line.kind {
             TrafficKind::Llm { model: m, .. } => model(m),
-            TrafficKind::Tool { tool, .. } => {
-                tools.insert(tool.clone());
+            TrafficKind::Tool {
+                tool, idempotent, ..
+            } => {
+                if *idempotent {
+                    tools.insert(tool.clone());
+                } else {
+                    side_effects.insert(tool.clone());
+                }
             }
             TrafficKind::Ws { channel, .. } => {
                 channels.insert(channel.clone());
@@ -40,6 +47,11 @@ pub fn canaries(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<Canary> {
     let mf = &file.engine.model_failover;
     for m in mf.fallbacks.iter().chain(mf.context_fallbacks.iter()) {
         model(m);
+    }
+    // A tool any line calls as non-idempotent has side effects (ticket_create): an empty canary
+    // call every interval would create something each time, so it gets none.
+    for t in &side_effects {
+        tools.remove(t);
     }
     let book = ProfileBook::new(file.profile.clone()).unwrap_or_default();
     let mut out: Vec<Canary> = tools.iter().map(|t| Canary::tool(t)).collect();
@@ -137,6 +149,14 @@ mod tests {
                 idempotency_key: None,
             }),
         );
+        for idempotent in [true, false] {
+            traffic.push(line(TrafficKind::Tool {
+                tool: "ticket_create".into(),
+                body: serde_json::json!({}),
+                idempotent,
+                idempotency_key: Some("k".into()),
+            }));
+        }
         let c = canaries(&file, &traffic);
         let deps: Vec<&str> = c.iter().map(|c| c.dep.as_str()).collect();
         let a = crate::engine::profiles::Profile::new("openai", "a").dep();
