@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rehearse::engine::breakers::Breakers;
-use rehearse::engine::events::{Collector, EventKind, EventSink, FanOut};
+use rehearse::engine::events::{Collector, EventKind};
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{
-    AttemptResult, BreakerState, Call, CallTarget, Engine, EngineConfig, EngineOptions,
-    EngineRequest, RequestKind, Transport, TransportFailure,
+    AttemptResult, BreakerState, Call, CallTarget, Engine, EngineConfig, EngineRequest,
+    RequestKind, Transport, TransportFailure,
 };
 use tokio::time::Instant;
 
@@ -54,27 +54,13 @@ struct Rig {
 }
 
 fn rig(config: EngineConfig, fake: Fake) -> Rig {
-    let t0 = Instant::now();
-    let events = Arc::new(Collector::default());
-    let metrics = Arc::new(Metrics::new(1_764_442_000.0));
-    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![events.clone(), metrics.clone()]));
-    let breakers = Arc::new(Breakers::new(
-        config.breaker.clone(),
-        1.0,
-        7,
-        sink.clone(),
-        t0,
-    ));
-    let mut opts = EngineOptions::new(t0);
-    opts.seed = 7;
-    let engine =
-        Engine::new(config, vec![], opts, fake.clone(), breakers.clone(), sink).expect("engine");
+    let o = crate::support::breaker::observed_engine(config, vec![], fake.clone());
     Rig {
-        engine,
+        engine: o.engine,
         fake,
-        events,
-        metrics,
-        breakers,
+        events: o.events,
+        metrics: o.metrics,
+        breakers: o.breakers,
     }
 }
 

@@ -11,25 +11,14 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::support::run::{
-    fixture, mutated_copy, repo_root, report_json, reported_path, run_in, show,
+    fixture, mutated_copy, repo_root, report_json, reported_path, run_in, run_scenario, show,
 };
 
 /// The speed the short smoke-based checks run at (20 s → 2.5 s).
 const FAST: &str = "8";
 
 fn run_fast(path: &Path, report_dir: &Path) -> std::process::Output {
-    run_in(
-        &repo_root(),
-        &[
-            "run",
-            "--scenario",
-            path.to_str().unwrap(),
-            "--speed",
-            FAST,
-            "--report-dir",
-            report_dir.to_str().unwrap(),
-        ],
-    )
+    run_scenario(path, FAST, report_dir)
 }
 
 #[test]
@@ -262,18 +251,7 @@ fn duplicate_executions_seen_by_the_upstream_reach_idempotent_duplicates_total()
         )
     });
     let reports = tempfile::tempdir().unwrap();
-    let out = run_in(
-        &repo_root(),
-        &[
-            "run",
-            "--scenario",
-            path.to_str().unwrap(),
-            "--speed",
-            "4",
-            "--report-dir",
-            reports.path().to_str().unwrap(),
-        ],
-    );
+    let out = run_scenario(&path, "4", reports.path());
     let md = std::fs::read_to_string(reported_path(&out)).unwrap();
     let line = md
         .lines()

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::support::run::{repo_root, report_json, reported_path, run_in, show};
+use crate::support::run::{repo_root, report_json, reported_path, run_scenario, show};
 
 /// Scenario seconds; at speed 4 the run takes 15 s.
 const SPEED: &str = "4";
@@ -81,18 +81,7 @@ fn canaries_run_marked_stay_out_of_probe_spacing_and_show_the_disagreement() {
     let tmp = tempfile::tempdir().unwrap();
     let path = scenario(tmp.path());
     let reports = tmp.path().join("reports");
-    let out = run_in(
-        &repo_root(),
-        &[
-            "run",
-            "--scenario",
-            path.to_str().unwrap(),
-            "--speed",
-            SPEED,
-            "--report-dir",
-            reports.to_str().unwrap(),
-        ],
-    );
+    let out = run_scenario(&path, SPEED, &reports);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let dir = reported_path(&out).parent().unwrap().to_path_buf();
 

@@ -3,7 +3,9 @@
 
 use std::thread;
 
-use crate::support::run::{fixture, repo_root, report_json, reported_path, run_in, show};
+use crate::support::run::{
+    fixture, repo_root, report_json, reported_path, run_in, run_scenario, show,
+};
 
 /// The fixture scenarios and the `--speed` CI runs them at (wall time = duration / speed).
 /// `smoke` runs exactly as the README says: by name, from the repo root, at speed 1.
@@ -171,18 +173,7 @@ fn every_fixture_scenario_passes_at_ci_speed_and_the_readme_command_works() {
 #[test]
 fn timeout_storm_report_shows_both_policies_side_by_side() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = run_in(
-        &repo_root(),
-        &[
-            "run",
-            "--scenario",
-            fixture("timeout-storm").to_str().unwrap(),
-            "--speed",
-            "6",
-            "--report-dir",
-            tmp.path().to_str().unwrap(),
-        ],
-    );
+    let out = run_scenario(&fixture("timeout-storm"), "6", tmp.path());
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let r = report_json(&out);
     let policies: Vec<&str> = r["policies"]

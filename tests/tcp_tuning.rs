@@ -16,7 +16,7 @@ use rehearse::run::diagnostics::Diagnostics;
 use rehearse::run::transport_http::HttpTransport;
 
 use crate::support::rehearse;
-use crate::support::run::{mutated_copy, repo_root, report_json, run_in, show};
+use crate::support::run::{mutated_copy, repo_root, report_json, run_in, run_scenario, show};
 use crate::support::upstream;
 
 fn tuning() -> TcpTuning {
@@ -171,18 +171,7 @@ fn tcp_shorter_than_the_probe_timeout_is_flagged_and_the_host_section_shows_it()
 
     // The whole run: same contradiction in report.json, tuning applied to its sockets.
     let rd = tmp.path().join("reports");
-    let out = run_in(
-        &repo_root(),
-        &[
-            "run",
-            "--scenario",
-            path.to_str().unwrap(),
-            "--speed",
-            "8",
-            "--report-dir",
-            rd.to_str().unwrap(),
-        ],
-    );
+    let out = run_scenario(&path, "8", &rd);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let r = report_json(&out);
     let cs = r["contradictions"]

@@ -83,3 +83,42 @@ pub fn transitions(c: &Collector) -> Vec<(u64, BreakerState, BreakerState, Optio
         })
         .collect()
 }
+
+/// An engine with real breakers whose events reach a collector and a metrics registry.
+pub struct Observed<T: rehearse::engine::Transport> {
+    pub engine: rehearse::engine::Engine<T>,
+    pub events: Arc<Collector>,
+    pub metrics: Arc<rehearse::engine::metrics::Metrics>,
+    pub breakers: Arc<Breakers>,
+}
+
+/// `config` and `profiles` over `transport` at speed 1 with seed 7, its clock starting now.
+pub fn observed_engine<T: rehearse::engine::Transport>(
+    config: rehearse::engine::EngineConfig,
+    profiles: Vec<rehearse::engine::Profile>,
+    transport: T,
+) -> Observed<T> {
+    use rehearse::engine::events::{EventSink, FanOut};
+    let t0 = Instant::now();
+    let events = Arc::new(Collector::default());
+    let metrics = Arc::new(rehearse::engine::metrics::Metrics::new(1_764_442_000.0));
+    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![events.clone(), metrics.clone()]));
+    let breakers = Arc::new(Breakers::new(
+        config.breaker.clone(),
+        1.0,
+        7,
+        sink.clone(),
+        t0,
+    ));
+    let mut opts = rehearse::engine::EngineOptions::new(t0);
+    opts.seed = 7;
+    let engine =
+        rehearse::engine::Engine::new(config, profiles, opts, transport, breakers.clone(), sink)
+            .expect("engine");
+    Observed {
+        engine,
+        events,
+        metrics,
+        breakers,
+    }
+}

@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rehearse::engine::breakers::Breakers;
-use rehearse::engine::events::{Collector, EventKind, EventSink, FanOut, LadderRung};
+use rehearse::engine::events::{Collector, EventKind, LadderRung};
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{
-    AttemptResult, Call, CallTarget, Engine, EngineConfig, EngineOptions, EngineRequest, Profile,
-    RequestKind, Transport,
+    AttemptResult, Call, CallTarget, Engine, EngineConfig, EngineRequest, Profile, RequestKind,
+    Transport,
 };
 use tokio::time::Instant;
 
@@ -79,31 +79,17 @@ pub struct Rig {
 /// An engine configured by `toml` (an `[engine]` table) over `fake`.
 pub fn rig(toml: &str, fake: Fake) -> Rig {
     let config = EngineConfig::from_toml(toml, "test").expect("config");
-    let t0 = Instant::now();
-    let events = Arc::new(Collector::default());
-    let metrics = Arc::new(Metrics::new(1_764_442_000.0));
-    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![events.clone(), metrics.clone()]));
-    let breakers = Arc::new(Breakers::new(
-        config.breaker.clone(),
-        1.0,
-        7,
-        sink.clone(),
-        t0,
-    ));
-    let mut opts = EngineOptions::new(t0);
-    opts.seed = 7;
     let profiles = vec![
         Profile::new("openai-codex", "openai-codex:p1"),
         Profile::new("openai-codex", "openai-codex:p2"),
     ];
-    let engine =
-        Engine::new(config, profiles, opts, fake.clone(), breakers.clone(), sink).expect("engine");
+    let o = super::breaker::observed_engine(config, profiles, fake.clone());
     Rig {
-        engine,
+        engine: o.engine,
         fake,
-        events,
-        metrics,
-        breakers,
+        events: o.events,
+        metrics: o.metrics,
+        breakers: o.breakers,
     }
 }
 

@@ -77,3 +77,19 @@ pub fn mutated_copy(name: &str, dir: &Path, tag: &str, edit: impl Fn(String) -> 
     std::fs::write(&path, edit(out)).expect("write mutated scenario");
     path
 }
+
+/// `rehearse run --scenario PATH --speed SPEED --report-dir DIR` from the repository root.
+pub fn run_scenario(path: &Path, speed: &str, report_dir: &Path) -> Output {
+    run_in(
+        &repo_root(),
+        &[
+            "run",
+            "--scenario",
+            path.to_str().expect("utf-8 path"),
+            "--speed",
+            speed,
+            "--report-dir",
+            report_dir.to_str().expect("utf-8 path"),
+        ],
+    )
+}
