@@ -4,8 +4,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::breaker::exhausted;
 use rehearse::engine::breakers::Breakers;
-use rehearse::engine::events::{Collector, EventKind};
+use rehearse::engine::events::Collector;
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{
     AttemptResult, BreakerState, Call, CallTarget, Engine, EngineConfig, EngineRequest,
@@ -109,17 +110,6 @@ fn ok(tokens: u32) -> AttemptResult {
         tokens,
         latency: Duration::from_millis(10),
     }
-}
-
-fn exhausted(events: &Collector) -> Vec<(u64, u64)> {
-    events
-        .events()
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            EventKind::RetryBudgetExhausted { spent, budget, .. } => Some((spent, budget)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test(start_paused = true)]

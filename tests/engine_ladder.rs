@@ -10,6 +10,7 @@ use rehearse::engine::{
 };
 use tokio::time::Instant;
 
+use crate::support::breaker::exhausted;
 use crate::support::engine::of_kind;
 use crate::support::ladder::*;
 
@@ -65,17 +66,6 @@ async fn content_after_spending(spent: u32) -> Rig {
     assert_eq!(resp.outcome, AttemptOutcome::Content);
     assert!(resp.user_error.is_some() && !resp.partial);
     r
-}
-
-fn exhausted(events: &Collector) -> Vec<(u64, u64)> {
-    events
-        .events()
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            EventKind::RetryBudgetExhausted { spent, budget, .. } => Some((spent, budget)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test(start_paused = true)]

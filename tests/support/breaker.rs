@@ -122,3 +122,15 @@ pub fn observed_engine<T: rehearse::engine::Transport>(
         breakers,
     }
 }
+
+/// The (spent, budget) of every `RetryBudgetExhausted` event, in order.
+pub fn exhausted(events: &Collector) -> Vec<(u64, u64)> {
+    events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::RetryBudgetExhausted { spent, budget, .. } => Some((spent, budget)),
+            _ => None,
+        })
+        .collect()
+}
