@@ -7,8 +7,6 @@ mod cli;
 
 // Replay: traffic CLI errors, `rehearse replay`/`record` binaries.
 mod replay;
-// Replay: record → replay round trip over loopback, no secrets in recordings.
-mod replay_roundtrip;
 
 // The run harness's real transport: typed failures from misbehaving loopback servers.
 mod run_transport;

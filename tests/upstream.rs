@@ -382,3 +382,47 @@ fn cli_refuses_non_loopback_without_the_flag() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-non-loopback"));
 }
+
+/// The upstream times a request by when it reached the host, not by when its runtime got round
+/// to it: two requests sent 150 ms apart while the server's runtime is blocked are recorded
+/// ≈ 150 ms apart (kernel receive timestamps), not together when the runtime frees up. This is
+/// what keeps probe spacing and replay offsets honest on a busy machine.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "current_thread")]
+async fn arrival_times_are_when_requests_reached_the_host_not_when_the_handler_ran() {
+    use std::io::{Read, Write};
+    let up = start("", 1).await;
+    let log = Arc::new(MemoryRecords::default());
+    up.upstream.subscribe(log.clone());
+    // Lets the server start; the kernel switches receive timestamps on from a work queue.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let addr = up.addr;
+    let req = crate::support::upstream::raw("POST", "/tools/crm_search", &[], "{}");
+    let sender = std::thread::spawn(move || {
+        let mut a = std::net::TcpStream::connect(addr).unwrap();
+        a.write_all(&req).unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+        let mut b = std::net::TcpStream::connect(addr).unwrap();
+        b.write_all(&req).unwrap();
+        let (mut ra, mut rb) = (Vec::new(), Vec::new());
+        a.read_to_end(&mut ra).unwrap();
+        b.read_to_end(&mut rb).unwrap();
+        (ra, rb)
+    });
+    // Blocks the only runtime thread: the upstream can neither accept nor read meanwhile.
+    std::thread::sleep(Duration::from_millis(600));
+    let (ra, rb) = tokio::task::spawn_blocking(move || sender.join().unwrap())
+        .await
+        .unwrap();
+    for r in [ra, rb] {
+        assert!(String::from_utf8_lossy(&r).starts_with("HTTP/1.1 200"));
+    }
+    let recs = log.take();
+    assert_eq!(recs.len(), 2);
+    let gap = recs[1].t_ms.abs_diff(recs[0].t_ms);
+    assert!(
+        gap >= 140,
+        "recorded {gap} ms apart; the handler times would be ≈ 0 ms apart"
+    );
+    up.stop().await;
+}

@@ -1,9 +1,12 @@
 //! The recording's output file: lines written in arrival order, one `write` per line, so a
 //! killed recorder leaves every completed line readable.
 //!
-//! Each request reserves a sequence number and its `at_ms` (offset from the first request,
-//! rounded to the nearest ms) under one lock at arrival, so `at_ms` never decreases along the
-//! file. A line is written once it and every earlier one are complete; a WebSocket session stays
+//! Each request reserves a sequence number and its `at_ms` (offset of its arrival from the first
+//! request's, rounded to the nearest ms) under one lock when its handler starts. Arrivals are the
+//! kernel's receive times (see [`crate::util::arrival`]), so two requests on different
+//! connections can reach their handlers in the opposite order; the later handler's `at_ms` is
+//! then raised to the earlier one's, so `at_ms` never decreases along the file (such a pair
+//! arrived within one scheduler delay of each other). A line is written once it and every earlier one are complete; a WebSocket session stays
 //! pending (its message count is still growing) until it closes. [`Journal::finish`] writes what
 //! is left, counting sessions still open with the messages seen so far.
 
@@ -36,6 +39,7 @@ enum Entry {
 pub struct Journal<W: Write> {
     out: W,
     t0: Option<Instant>,
+    last_at_ms: u64,
     next_seq: u64,
     next_write: u64,
     pending: BTreeMap<u64, Entry>,
@@ -49,6 +53,7 @@ impl<W: Write> Journal<W> {
         Self {
             out,
             t0: None,
+            last_at_ms: 0,
             next_seq: 0,
             next_write: 0,
             pending: BTreeMap::new(),
@@ -62,7 +67,10 @@ impl<W: Write> Journal<W> {
     pub fn reserve(&mut self, now: Instant) -> (u64, u64) {
         let t0 = *self.t0.get_or_insert(now);
         let nanos = now.saturating_duration_since(t0).as_nanos();
-        let at_ms = u64::try_from((nanos + 500_000) / 1_000_000).unwrap_or(u64::MAX);
+        let at_ms = u64::try_from((nanos + 500_000) / 1_000_000)
+            .unwrap_or(u64::MAX)
+            .max(self.last_at_ms);
+        self.last_at_ms = at_ms;
         let seq = self.next_seq;
         self.next_seq += 1;
         (seq, at_ms)
@@ -193,6 +201,18 @@ mod tests {
         j.complete(a, tool(at_a));
         assert_eq!(text(&j).lines().count(), 2);
         assert!(text(&j).starts_with("{\"at_ms\":0,"));
+    }
+
+    #[test]
+    fn an_arrival_reserved_after_a_later_one_never_goes_back_in_time() {
+        let t0 = Instant::now();
+        let mut j = Journal::new(Vec::new());
+        let (_, a) = j.reserve(t0 + Duration::from_millis(10));
+        let (_, b) = j.reserve(t0 + Duration::from_millis(50));
+        let (_, c) = j.reserve(t0 + Duration::from_millis(48));
+        let (_, d) = j.reserve(t0 + Duration::from_millis(5));
+        let (_, e) = j.reserve(t0 + Duration::from_millis(60));
+        assert_eq!((a, b, c, d, e), (0, 40, 40, 40, 50));
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! - [`pacer`]: `send_at(start, at_ms, speed)`, the absolute schedule (pure).
 //! - [`replayer`]: the `Dispatcher` trait and `replay(...)`, open model, bounded in-flight.
 //! - [`precise`]: sub-millisecond waiting (timer, OS naps, bounded spin) and
-//!   `replay_on_own_thread`, the pacer thread of `rehearse replay`.
+//!   `replay_on_own_thread`, the pacer thread of `rehearse replay`; [`pacer_thread`]: that
+//!   thread's OS settings (timer slack, priority).
 //! - [`summary`]: per-request records, lag and latency percentiles (HDR histograms).
 //! - [`http_dispatch`]: the HTTP/WebSocket `Dispatcher` of `rehearse replay`.
 //! - [`record`]: the recording reverse proxy; [`redact`]: request → line without secrets;
@@ -17,6 +18,7 @@ mod cmd;
 pub mod http_dispatch;
 pub mod journal;
 pub mod pacer;
+pub mod pacer_thread;
 pub mod precise;
 pub mod receiver;
 pub mod record;

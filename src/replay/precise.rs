@@ -8,8 +8,8 @@
 //! 1. **timer** — `sleep_until(deadline − spin − TIMER_SLOP)` on tokio's timer, which wakes the
 //!    task 0.5–1.5 ms (+ wake-up delay) before the spin window;
 //! 2. **nap** — `std::thread::sleep` in steps of at most [`NAP_MAX`] (the OS timer is
-//!    microsecond-precise; on Linux the pacer thread's timer slack is 1 µs, [`fine_timer_slack`]), yielding to
-//!    the runtime between steps so responses keep flowing;
+//!    microsecond-precise; on Linux the pacer thread's timer slack is 1 µs, see
+//!    [`super::pacer_thread`]), yielding to the runtime between steps so responses keep flowing;
 //! 3. **spin** — `yield_now` until the instant (each yield also polls the runtime's I/O), for
 //!    at most the spin window: a quarter of the gap to the previous send, clamped to
 //!    [`SPIN_MIN`]..=[`SPIN_MAX`] ([`spin_window`]). So a 10 RPS replay spins ≤ 1 ms per
@@ -104,18 +104,9 @@ pub async fn wait_precisely(deadline: Instant, spin: Duration) {
     }
 }
 
-/// Lowers the calling thread's timer slack to 1 µs (Linux; elsewhere a no-op), so its naps
-/// end when asked rather than up to 50 µs later.
-pub fn fine_timer_slack() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and only affects this thread.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-    }
-}
-
 /// Runs [`replay`] with [`Pacing::Precise`] on a new thread (`rehearse-pacer`) with its own
-/// current-thread runtime; `stop()` is called on that thread to make the stop future.
+/// current-thread runtime, tuned as [`super::pacer_thread`] says (what was granted is in the
+/// summary's `pacer_thread`); `stop()` is called on that thread to make the stop future.
 ///
 /// `opts.start` should leave a few milliseconds for the thread and runtime to start (the CLI
 /// uses 50 ms). The dispatcher's futures run on the new runtime, so anything they spawn
@@ -142,8 +133,11 @@ where
     std::thread::Builder::new()
         .name("rehearse-pacer".into())
         .spawn(move || {
-            fine_timer_slack();
-            runtime.block_on(async move { replay(lines, dispatcher, opts, stop()).await })
+            let tuned = super::pacer_thread::tune_current_thread();
+            let mut summary =
+                runtime.block_on(async move { replay(lines, dispatcher, opts, stop()).await });
+            summary.pacer_thread = Some(tuned.describe());
+            summary
         })
 }
 

@@ -5,7 +5,8 @@
 //! It answers the DESIGN 5 routes healthily and without delay: `POST /v1/chat/completions`
 //! (JSON, or 3 SSE chunks and `data: [DONE]` when the body says `"stream": true`),
 //! `POST /tools/NAME` (`{"ok":true}`), `GET /ws` (a WebSocket echo), anything else `200 ok`.
-//! The arrival instant is taken when the request head has been parsed, before the body is read.
+//! The arrival instant is when the request's first bytes reached the host (the kernel's receive
+//! timestamp on Linux, see [`crate::util::arrival`]), not when the handler ran.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -24,6 +25,8 @@ use tokio::time::Instant;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::Role;
+
+use crate::util::arrival::{ArrivalMark, Stamped};
 
 /// One request as the receiver saw it.
 #[derive(Debug, Clone)]
@@ -65,6 +68,7 @@ pub async fn serve_receiver(
     arrivals: Arc<Arrivals>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
+    crate::util::arrival::stamp_listener(&listener);
     tokio::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -72,9 +76,10 @@ pub async fn serve_receiver(
             r = listener.accept() => r?,
         };
         let _ = stream.set_nodelay(true);
+        let (stream, mark) = Stamped::new(stream);
         let arrivals = arrivals.clone();
         tokio::spawn(async move {
-            let svc = service_fn(move |req| handle(req, arrivals.clone()));
+            let svc = service_fn(move |req| handle(req, arrivals.clone(), mark.clone()));
             let _ = auto::Builder::new(TokioExecutor::new())
                 .serve_connection_with_upgrades(TokioIo::new(stream), svc)
                 .await;
@@ -85,8 +90,9 @@ pub async fn serve_receiver(
 async fn handle(
     mut req: Request<Incoming>,
     arrivals: Arc<Arrivals>,
+    mark: Arc<ArrivalMark>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    let at = Instant::now();
+    let at = mark.take_or(Instant::now());
     let route = format!(
         "{} {}",
         req.method(),

@@ -37,6 +37,7 @@ use super::journal::Journal;
 pub use super::journal::RecordStats;
 use super::redact::{http_line, with_meta, ws_channel};
 use super::traffic::TrafficKind;
+use crate::util::arrival::{ArrivalMark, Stamped};
 
 /// The recorder could not start.
 #[derive(Debug, thiserror::Error)]
@@ -115,6 +116,7 @@ pub async fn serve_recorder(
     recorder: Arc<Recorder>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<RecordStats> {
+    crate::util::arrival::stamp_listener(&listener);
     tokio::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -125,9 +127,10 @@ pub async fn serve_recorder(
             },
         };
         let _ = stream.set_nodelay(true);
+        let (stream, mark) = Stamped::new(stream);
         let rec = recorder.clone();
         tokio::spawn(async move {
-            let svc = service_fn(move |req| handle(req, rec.clone()));
+            let svc = service_fn(move |req| handle(req, rec.clone(), mark.clone()));
             let _ = auto::Builder::new(TokioExecutor::new())
                 .serve_connection_with_upgrades(TokioIo::new(stream), svc)
                 .await;
@@ -153,8 +156,10 @@ fn forwardable(
 async fn handle(
     mut req: Request<Incoming>,
     rec: Arc<Recorder>,
+    mark: Arc<ArrivalMark>,
 ) -> Result<Response<ProxyBody>, Infallible> {
-    let (seq, at_ms) = rec.journal().reserve(Instant::now());
+    // When the request reached this host, not when this task got to run (see `util::arrival`).
+    let (seq, at_ms) = rec.journal().reserve(mark.take_or(Instant::now()));
     let path_q = req
         .uri()
         .path_and_query()

@@ -62,6 +62,9 @@ pub struct ReplaySummary {
     pub latency_max_ms: f64,
     /// One record per sent request, in `seq` order.
     pub records: Vec<RequestRecord>,
+    /// The pacer thread's OS settings when it ran on one of its own (`rehearse replay`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacer_thread: Option<String>,
 }
 
 /// Microsecond HDR histogram, 1 µs to 1 h, three significant digits (values above saturate),
@@ -136,6 +139,7 @@ impl ReplaySummary {
             latency_p99_ms: latency.quantile_ms(0.99),
             latency_max_ms: latency.max_ms(),
             records,
+            pacer_thread: None,
         }
     }
 
@@ -177,6 +181,9 @@ impl ReplaySummary {
             "latency ms (from intended send time): p50 {:.3} p99 {:.3} max {:.3}",
             self.latency_p50_ms, self.latency_p99_ms, self.latency_max_ms
         ));
+        if let Some(p) = &self.pacer_thread {
+            s.push_str(&format!("\npacer thread: {p}"));
+        }
         s
     }
 }

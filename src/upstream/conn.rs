@@ -4,10 +4,14 @@
 
 use std::io;
 use std::mem::MaybeUninit;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpStream;
 use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::util::arrival::ArrivalMark;
 
 /// How often a held (stalled) request checks whether its client is still there.
 const HOLD_POLL: Duration = Duration::from_millis(100);
@@ -20,6 +24,8 @@ pub(crate) struct ConnCtl {
     sock: Option<socket2::Socket>,
     /// Fires when the server is shutting down.
     stop: watch::Receiver<bool>,
+    /// When the current request's first bytes arrived.
+    arrival: Arc<ArrivalMark>,
 }
 
 /// The error a handler returns to make hyper drop the connection without writing anything.
@@ -29,9 +35,19 @@ pub(crate) struct Cut;
 
 impl ConnCtl {
     /// Wraps `stream`'s socket.
-    pub fn new(stream: &TcpStream, stop: watch::Receiver<bool>) -> Self {
+    pub fn new(stream: &TcpStream, stop: watch::Receiver<bool>, arrival: Arc<ArrivalMark>) -> Self {
         let sock = socket2::SockRef::from(stream).try_clone().ok();
-        Self { sock, stop }
+        Self {
+            sock,
+            stop,
+            arrival,
+        }
+    }
+
+    /// When the current request's first bytes reached the host (see [`ArrivalMark`]); the
+    /// instant fault windows and arrival times are measured at.
+    pub fn arrived(&self) -> Instant {
+        self.arrival.take_or(Instant::now())
     }
 
     /// Makes the connection's close an RST: zero linger. The caller then returns [`Cut`] so hyper

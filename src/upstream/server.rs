@@ -17,6 +17,7 @@ use tokio::task::JoinSet;
 use super::Upstream;
 use super::conn::ConnCtl;
 use super::routes;
+use crate::util::arrival::Stamped;
 
 /// How long open connections may finish after shutdown before they are dropped.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
@@ -28,6 +29,7 @@ pub async fn serve(
     upstream: Arc<Upstream>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> io::Result<()> {
+    crate::util::arrival::stamp_listener(&listener);
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut conns = JoinSet::new();
     tokio::pin!(shutdown);
@@ -57,7 +59,8 @@ pub async fn serve(
 /// Serves one connection.
 async fn connection(stream: TcpStream, upstream: Arc<Upstream>, stop: watch::Receiver<bool>) {
     let _ = stream.set_nodelay(true);
-    let ctl = Arc::new(ConnCtl::new(&stream, stop.clone()));
+    let (stream, arrival) = Stamped::new(stream);
+    let ctl = Arc::new(ConnCtl::new(stream.get_ref(), stop.clone(), arrival));
     let svc = service_fn(move |req| routes::handle(req, upstream.clone(), ctl.clone()));
     let conn = http1::Builder::new()
         .serve_connection(TokioIo::new(stream), svc)

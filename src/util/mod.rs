@@ -1,5 +1,6 @@
 //! Small helpers shared by several modules.
 
+pub mod arrival;
 pub mod atomic;
 pub mod fingerprint;
 pub mod listen;

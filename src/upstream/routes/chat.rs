@@ -8,7 +8,6 @@ use std::time::SystemTime;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use serde::Deserialize;
-use tokio::time::Instant;
 
 use super::sse::{json_body, sse_response};
 use super::{Body, BoxError, Meta, error_json, pre_response, read_body};
@@ -59,7 +58,7 @@ pub(crate) async fn handle(
     let model = chat.model.as_deref().unwrap_or("unknown");
     let decision = up.admit(
         &meta.incoming(RouteKind::Llm, None, None, chat.model.as_deref()),
-        Instant::now(),
+        ctl.arrived(),
         SystemTime::now(),
     );
     let proceed = match pre_response(decision.map(|d| d.1), ctl).await? {

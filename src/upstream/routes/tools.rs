@@ -5,7 +5,6 @@ use std::time::SystemTime;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use tokio::time::Instant;
 
 use super::sse::json_body;
 use super::{Body, BoxError, Meta, error_json, pre_response, read_body};
@@ -36,7 +35,7 @@ pub(crate) async fn handle(
     }
     let decision = up.admit(
         &meta.incoming(RouteKind::Tool, Some(&name), None, None),
-        Instant::now(),
+        ctl.arrived(),
         SystemTime::now(),
     );
     let proceed = match pre_response(decision.map(|d| d.1), ctl).await? {

@@ -11,7 +11,6 @@ use http::{Request, Response, StatusCode, header};
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
 use tokio::io::AsyncReadExt;
-use tokio::time::Instant;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
@@ -69,7 +68,7 @@ pub(crate) async fn handle(
     });
     let decision = up.admit(
         &meta.incoming(RouteKind::Ws, None, channel.as_deref(), None),
-        Instant::now(),
+        ctl.arrived(),
         SystemTime::now(),
     );
     let action = decision.map(|d| d.1);

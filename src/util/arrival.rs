@@ -1,0 +1,342 @@
+//! When a request reached this host, independent of when our thread got round to reading it.
+//!
+//! Servers that timestamp arrivals (the recording proxy, the replay receiver, the mock upstream)
+//! wrap each accepted stream in [`Stamped`]. It notes the arrival of the first bytes read since
+//! the connection last wrote, so a handler's [`ArrivalMark::take`] gives the arrival of its
+//! request's first bytes (HTTP/1.1: a request is read after the previous response is written).
+//!
+//! On Linux the arrival is the kernel's receive timestamp (`SO_TIMESTAMPNS`, delivered with each
+//! `recvmsg`). On loopback it is taken when the sender's write enters the stack, so a receiver
+//! whose thread wakes 20 ms late on a busy machine still reports when the request was sent.
+//! Elsewhere, or when the kernel gives no timestamp, it is the instant the read returned.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, SystemTime};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::Instant;
+
+/// Kernel timestamps older than this are not trusted (the wall clock was stepped).
+const MAX_KERNEL_AGE: Duration = Duration::from_secs(60);
+
+/// The arrival of a connection's current request, shared between its stream and its handler.
+#[derive(Debug, Default)]
+pub struct ArrivalMark(Mutex<Option<Instant>>);
+
+impl ArrivalMark {
+    /// The arrival of the first bytes read since the connection last wrote (and since the last
+    /// `take`), if any.
+    pub fn take(&self) -> Option<Instant> {
+        self.lock().take()
+    }
+
+    /// [`Self::take`], or `now` when nothing was noted (e.g. an HTTP/2 connection).
+    pub fn take_or(&self, now: Instant) -> Instant {
+        self.take().unwrap_or(now)
+    }
+
+    fn note(&self, at: Instant) {
+        self.lock().get_or_insert(at);
+    }
+
+    fn clear(&self) {
+        *self.lock() = None;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Converts a kernel receive timestamp (wall clock) into an [`Instant`], given the instant and
+/// wall time read just now. Without a timestamp, or one in the future or older than a minute
+/// (the wall clock moved), the arrival is `now`.
+pub fn arrival_instant(kernel: Option<SystemTime>, now: Instant, wall_now: SystemTime) -> Instant {
+    kernel
+        .and_then(|k| wall_now.duration_since(k).ok())
+        .filter(|age| *age <= MAX_KERNEL_AGE)
+        .and_then(|age| now.checked_sub(age))
+        .unwrap_or(now)
+}
+
+/// Asks the kernel to timestamp what `listener`'s connections receive, from the moment they are
+/// established: accepted sockets inherit it, so a request that arrives before the server gets
+/// round to `accept` is still stamped. Returns whether the kernel agreed (false off Linux).
+///
+/// The first such socket on a host switches stamping on from a kernel work queue, so bytes
+/// received within moments of that call may carry no stamp; their arrival is then the read time.
+pub fn stamp_listener(listener: &TcpListener) -> bool {
+    #[cfg(target_os = "linux")]
+    return nix::sys::socket::setsockopt(
+        listener,
+        nix::sys::socket::sockopt::ReceiveTimestampns,
+        &true,
+    )
+    .is_ok();
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = listener;
+        false
+    }
+}
+
+/// An accepted TCP stream that notes arrivals into its [`ArrivalMark`].
+#[derive(Debug)]
+pub struct Stamped {
+    inner: TcpStream,
+    mark: Arc<ArrivalMark>,
+    /// Whether the kernel was asked for receive timestamps (Linux).
+    #[cfg(target_os = "linux")]
+    kernel: Option<Vec<u8>>,
+}
+
+impl Stamped {
+    /// Wraps `inner`, asking the kernel for receive timestamps where it can give them.
+    pub fn new(inner: TcpStream) -> (Self, Arc<ArrivalMark>) {
+        let mark = Arc::new(ArrivalMark::default());
+        #[cfg(target_os = "linux")]
+        let kernel = linux::enable(&inner).then(linux::control_buffer);
+        let s = Self {
+            inner,
+            mark: mark.clone(),
+            #[cfg(target_os = "linux")]
+            kernel,
+        };
+        (s, mark)
+    }
+
+    /// Whether arrivals come from kernel timestamps.
+    pub fn kernel_timestamps(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.kernel.is_some();
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
+    /// The wrapped stream.
+    pub fn get_ref(&self) -> &TcpStream {
+        &self.inner
+    }
+}
+
+impl AsyncRead for Stamped {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        #[cfg(target_os = "linux")]
+        if let Some(control) = this.kernel.as_mut() {
+            return linux::poll_read(&this.inner, control, &this.mark, cx, buf);
+        }
+        let before = buf.filled().len();
+        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
+        if buf.filled().len() > before {
+            this.mark.note(Instant::now());
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for Stamped {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let n = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
+        this.mark.clear();
+        Poll::Ready(Ok(n))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let n = ready!(Pin::new(&mut this.inner).poll_write_vectored(cx, bufs))?;
+        this.mark.clear();
+        Poll::Ready(Ok(n))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::io::{self, IoSliceMut};
+    use std::os::fd::AsRawFd;
+    use std::task::{Context, Poll, ready};
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg, setsockopt, sockopt};
+    use nix::sys::time::TimeSpec;
+    use tokio::io::{Interest, ReadBuf};
+    use tokio::net::TcpStream;
+    use tokio::time::Instant;
+
+    use super::{ArrivalMark, arrival_instant};
+
+    /// Asks for `SO_TIMESTAMPNS`; false if the kernel refuses.
+    pub(super) fn enable(s: &TcpStream) -> bool {
+        setsockopt(s, sockopt::ReceiveTimestampns, &true).is_ok()
+    }
+
+    /// Room for one `SCM_TIMESTAMPNS` control message.
+    pub(super) fn control_buffer() -> Vec<u8> {
+        nix::cmsg_space!(TimeSpec)
+    }
+
+    pub(super) fn poll_read(
+        s: &TcpStream,
+        control: &mut [u8],
+        mark: &ArrivalMark,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        loop {
+            ready!(s.poll_read_ready(cx))?;
+            let dst = buf.initialize_unfilled();
+            match s.try_io(Interest::READABLE, || recv(s, dst, control)) {
+                Ok((n, kernel)) => {
+                    if n > 0 {
+                        mark.note(arrival_instant(kernel, Instant::now(), SystemTime::now()));
+                    }
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+
+    /// One `recvmsg`: bytes read and the kernel's receive timestamp, if it gave one.
+    fn recv(
+        s: &TcpStream,
+        dst: &mut [u8],
+        control: &mut [u8],
+    ) -> io::Result<(usize, Option<SystemTime>)> {
+        let mut iov = [IoSliceMut::new(dst)];
+        let msg = recvmsg::<()>(
+            s.as_raw_fd(),
+            &mut iov,
+            Some(control),
+            MsgFlags::MSG_DONTWAIT,
+        )?;
+        let mut at = None;
+        if let Ok(cmsgs) = msg.cmsgs() {
+            for c in cmsgs {
+                if let ControlMessageOwned::ScmTimestampns(ts) = c
+                    && let (Ok(secs), Ok(nanos)) =
+                        (u64::try_from(ts.tv_sec()), u32::try_from(ts.tv_nsec()))
+                {
+                    at = UNIX_EPOCH.checked_add(Duration::new(secs, nanos));
+                }
+            }
+        }
+        Ok((msg.bytes, at))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn a_kernel_timestamp_becomes_the_instant_that_long_ago() {
+        let now = Instant::now();
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let k = wall - Duration::from_micros(2_500);
+        assert_eq!(
+            arrival_instant(Some(k), now, wall),
+            now - Duration::from_micros(2_500)
+        );
+    }
+
+    #[test]
+    fn no_future_or_stale_kernel_timestamp_is_trusted() {
+        let now = Instant::now();
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        assert_eq!(arrival_instant(None, now, wall), now);
+        let future = wall + Duration::from_millis(3);
+        assert_eq!(arrival_instant(Some(future), now, wall), now);
+        let stale = wall - Duration::from_secs(61);
+        assert_eq!(arrival_instant(Some(stale), now, wall), now);
+        let old_but_fine = wall - Duration::from_secs(59);
+        assert_eq!(
+            arrival_instant(Some(old_but_fine), now, wall),
+            now - Duration::from_secs(59)
+        );
+    }
+
+    #[test]
+    fn the_mark_keeps_the_first_read_until_taken() {
+        let m = ArrivalMark::default();
+        let t = Instant::now();
+        assert_eq!(m.take(), None);
+        m.note(t);
+        m.note(t + Duration::from_millis(1));
+        assert_eq!(m.take(), Some(t));
+        assert_eq!(m.take(), None);
+        m.note(t + Duration::from_millis(2));
+        m.clear();
+        assert_eq!(m.take_or(t), t);
+    }
+
+    /// A server that reads 300 ms late still learns when the bytes arrived; after it writes,
+    /// the next read is a new arrival.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_late_read_reports_when_the_bytes_arrived() {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        assert!(stamp_listener(&l));
+        // The kernel switches receive timestamps on host-wide from a work queue.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut c = TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+        let sent = Instant::now();
+        c.write_all(b"first").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (s, _) = l.accept().await.unwrap();
+        let (mut s, mark) = Stamped::new(s);
+        assert!(s.kernel_timestamps());
+        let mut b = [0u8; 16];
+        assert_eq!(s.read(&mut b).await.unwrap(), 5);
+        let read_at = Instant::now();
+        let at = mark.take().unwrap();
+        assert!(read_at >= sent + Duration::from_millis(300));
+        let slack = Duration::from_millis(1);
+        assert!(
+            at + slack >= sent && at < sent + Duration::from_millis(100),
+            "arrival {:?} after the send, read {:?} after it",
+            at.saturating_duration_since(sent),
+            read_at - sent
+        );
+
+        s.write_all(b"answer").await.unwrap();
+        let sent2 = Instant::now();
+        c.write_all(b"second").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(s.read(&mut b).await.unwrap(), 6);
+        let at2 = mark.take().unwrap();
+        assert!(at2 + slack >= sent2 && at2 < sent2 + Duration::from_millis(40));
+    }
+}
