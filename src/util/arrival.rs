@@ -194,6 +194,9 @@ mod linux {
 
     use super::{ArrivalMark, arrival_instant};
 
+    /// Most bytes one read asks for (hyper offers its whole spare buffer).
+    const MAX_READ: usize = 64 * 1024;
+
     /// Asks for `SO_TIMESTAMPNS`; false if the kernel refuses.
     pub(super) fn enable(s: &TcpStream) -> bool {
         setsockopt(s, sockopt::ReceiveTimestampns, &true).is_ok()
@@ -213,7 +216,9 @@ mod linux {
     ) -> Poll<io::Result<()>> {
         loop {
             ready!(s.poll_read_ready(cx))?;
-            let dst = buf.initialize_unfilled();
+            // recvmsg needs initialised memory: zero at most MAX_READ of it per call.
+            let n = buf.remaining().min(MAX_READ);
+            let dst = buf.initialize_unfilled_to(n);
             match s.try_io(Interest::READABLE, || recv(s, dst, control)) {
                 Ok((n, kernel)) => {
                     if n > 0 {
