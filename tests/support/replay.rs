@@ -118,8 +118,8 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 /// Measures how late this machine wakes a sleeping thread: a thread sleeps 1 ms in a loop and
-/// keeps the worst oversleep. Real-clock tests add it to their tolerances, so a machine busy
-/// with other work (2 cores, several compilers) does not fail a timing claim about our code.
+/// keeps the worst oversleep. Real-clock tests print it with each attempt, so a miss on a
+/// machine busy with other work (2 cores, several compilers) says so.
 pub struct NoiseProbe {
     stop: Arc<std::sync::atomic::AtomicBool>,
     /// Worst oversleep so far, in µs.
