@@ -89,9 +89,9 @@ pub fn stamp_listener(listener: &TcpListener) -> bool {
 pub struct Stamped {
     inner: TcpStream,
     mark: Arc<ArrivalMark>,
-    /// Whether the kernel was asked for receive timestamps (Linux).
+    /// Buffers for `recvmsg`, when the kernel agreed to timestamp (Linux).
     #[cfg(target_os = "linux")]
-    kernel: Option<Vec<u8>>,
+    kernel: Option<linux::Buffers>,
 }
 
 impl Stamped {
@@ -99,7 +99,7 @@ impl Stamped {
     pub fn new(inner: TcpStream) -> (Self, Arc<ArrivalMark>) {
         let mark = Arc::new(ArrivalMark::default());
         #[cfg(target_os = "linux")]
-        let kernel = linux::enable(&inner).then(linux::control_buffer);
+        let kernel = linux::enable(&inner).then(linux::Buffers::new);
         let s = Self {
             inner,
             mark: mark.clone(),
@@ -131,8 +131,8 @@ impl AsyncRead for Stamped {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         #[cfg(target_os = "linux")]
-        if let Some(control) = this.kernel.as_mut() {
-            return linux::poll_read(&this.inner, control, &this.mark, cx, buf);
+        if let Some(bufs) = this.kernel.as_mut() {
+            return linux::poll_read(&this.inner, bufs, &this.mark, cx, buf);
         }
         let before = buf.filled().len();
         ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
@@ -194,41 +194,69 @@ mod linux {
 
     use super::{ArrivalMark, arrival_instant};
 
-    /// Most bytes one read asks for (hyper offers its whole spare buffer).
-    const MAX_READ: usize = 64 * 1024;
+    /// Bytes one read takes at most (hyper asks for 8 KiB at first).
+    const SCRATCH: usize = 16 * 1024;
+
+    /// `recvmsg` writes into initialised memory only, and hyper's read buffer is not: reading
+    /// into a scratch buffer zeroed once and copying the bytes read costs less than zeroing
+    /// hyper's buffer on every read.
+    #[derive(Debug)]
+    pub(super) struct Buffers {
+        scratch: Vec<u8>,
+        /// Room for one `SCM_TIMESTAMPNS` control message.
+        control: Vec<u8>,
+    }
+
+    impl Buffers {
+        pub(super) fn new() -> Self {
+            Self {
+                scratch: vec![0; SCRATCH],
+                control: nix::cmsg_space!(TimeSpec),
+            }
+        }
+    }
 
     /// Asks for `SO_TIMESTAMPNS`; false if the kernel refuses.
     pub(super) fn enable(s: &TcpStream) -> bool {
         setsockopt(s, sockopt::ReceiveTimestampns, &true).is_ok()
     }
 
-    /// Room for one `SCM_TIMESTAMPNS` control message.
-    pub(super) fn control_buffer() -> Vec<u8> {
-        nix::cmsg_space!(TimeSpec)
-    }
-
     pub(super) fn poll_read(
         s: &TcpStream,
-        control: &mut [u8],
+        bufs: &mut Buffers,
         mark: &ArrivalMark,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         loop {
             ready!(s.poll_read_ready(cx))?;
-            // recvmsg needs initialised memory: zero at most MAX_READ of it per call.
-            let n = buf.remaining().min(MAX_READ);
-            let dst = buf.initialize_unfilled_to(n);
-            match s.try_io(Interest::READABLE, || recv(s, dst, control)) {
-                Ok((n, kernel)) => {
+            let want = buf.remaining().min(bufs.scratch.len());
+            let Buffers { scratch, control } = &mut *bufs;
+            let dst = &mut scratch[..want];
+            // As tokio's own `poll_read` does: a short read drained the socket, so readiness is
+            // cleared (by answering `WouldBlock` to `try_io`, whose readiness tick makes that
+            // race-free) and the next read waits for epoll instead of paying an EAGAIN.
+            let mut got = None;
+            let r = s.try_io(Interest::READABLE, || {
+                let (n, kernel) = recv(s, dst, control)?;
+                got = Some((n, kernel));
+                if n > 0 && n < want {
+                    Err(io::ErrorKind::WouldBlock.into())
+                } else {
+                    Ok(())
+                }
+            });
+            match (got, r) {
+                (Some((n, kernel)), _) => {
                     if n > 0 {
                         mark.note(arrival_instant(kernel, Instant::now(), SystemTime::now()));
                     }
-                    buf.advance(n);
+                    buf.put_slice(&scratch[..n]);
                     return Poll::Ready(Ok(()));
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Poll::Ready(Err(e)),
+                (None, Ok(())) => continue,
+                (None, Err(e)) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                (None, Err(e)) => return Poll::Ready(Err(e)),
             }
         }
     }
@@ -343,5 +371,48 @@ mod tests {
         assert_eq!(s.read(&mut b).await.unwrap(), 6);
         let at2 = mark.take().unwrap();
         assert!(at2 + slack >= sent2 && at2 < sent2 + Duration::from_millis(40));
+    }
+
+    /// Short reads clear readiness (one `recvmsg` per request, like tokio's own reads); no
+    /// wake-up may be lost by it, and reads that fill the buffer keep going until drained.
+    #[tokio::test]
+    async fn many_exchanges_and_a_large_payload_lose_no_wake_up() {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        stamp_listener(&l);
+        let mut c = TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+        let (s, _) = l.accept().await.unwrap();
+        let (mut s, mark) = Stamped::new(s);
+        let bounded = |what: &'static str| {
+            move |r: Result<std::io::Result<usize>, tokio::time::error::Elapsed>| match r {
+                Ok(r) => r.unwrap(),
+                Err(_) => panic!("{what}: no wake-up within 5 s"),
+            }
+        };
+        let mut b = [0u8; 64];
+        for i in 0..300u32 {
+            c.write_all(&i.to_be_bytes()).await.unwrap();
+            let read = tokio::time::timeout(Duration::from_secs(5), s.read(&mut b)).await;
+            assert_eq!(bounded("small exchange")(read), 4);
+            assert_eq!(b[..4], i.to_be_bytes());
+            assert!(mark.take().is_some());
+            s.write_all(b"ok").await.unwrap();
+            let mut two = [0u8; 2];
+            c.read_exact(&mut two).await.unwrap();
+        }
+        let big: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
+        let writer = {
+            let big = big.clone();
+            tokio::spawn(async move {
+                c.write_all(&big).await.unwrap();
+                c
+            })
+        };
+        let mut got = vec![0u8; big.len()];
+        let read = tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut got)).await;
+        assert_eq!(bounded("large payload")(read), big.len());
+        assert_eq!(got, big);
+        drop(writer.await.unwrap());
+        let eof = tokio::time::timeout(Duration::from_secs(5), s.read(&mut b)).await;
+        assert_eq!(bounded("end of stream")(eof), 0);
     }
 }
