@@ -404,6 +404,14 @@ fn report_html_escapes_untrusted_text() {
 fn markdown_and_html_show_the_same_per_policy_tables() {
     let mut r = sample_report();
     r.policies[0].transitions[0].dep = "crm|search<x>".into();
+    r.policies[0].health.insert(
+        "crm_search".into(),
+        rehearse::report::model::HealthRow {
+            canary_calls: 31,
+            canary_failures: 6,
+            max_disagreement_s: 4.6,
+        },
+    );
     let p = &r.policies[0];
     let md = rehearse::report::markdown::render(&r);
     let html = rehearse::report::html::render(&r);
@@ -418,6 +426,7 @@ fn markdown_and_html_show_the_same_per_policy_tables() {
         rehearse::report::table::transitions(p),
         rehearse::report::table::outcomes(p),
         rehearse::report::table::latency(p),
+        rehearse::report::table::health(p),
     ] {
         let head = format!("| {} |", t.head.join(" | "));
         assert!(md.contains(&head), "markdown lacks header {head}");
@@ -430,4 +439,7 @@ fn markdown_and_html_show_the_same_per_policy_tables() {
             assert!(md.contains(last) && html.contains(last), "{last} missing");
         }
     }
+    // The disagreement gauge counts wall seconds, whatever the speed: the header says so.
+    assert!(md.contains("| crm_search | 31 | 6 | 4.6 s |"), "{md}");
+    assert!(md.contains("max disagreement (wall clock)"));
 }

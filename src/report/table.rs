@@ -130,10 +130,11 @@ pub fn latency(p: &PolicyReport) -> Table {
 }
 
 /// Synthetic health checks per dep: canary calls, failures, and the longest canary/breaker
-/// disagreement any scrape saw.
+/// disagreement any scrape saw, in wall-clock seconds (the gauge's unit; at `--speed N` the
+/// same disagreement lasts N times as long in scenario time).
 pub fn health(p: &PolicyReport) -> Table {
     let mut t = Table::new(
-        &["dep", "canaries", "failed", "max disagreement"],
+        &["dep", "canaries", "failed", "max disagreement (wall clock)"],
         &[false, true, true, true],
     );
     for (dep, h) in &p.health {
