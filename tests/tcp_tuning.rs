@@ -28,6 +28,25 @@ fn tuning() -> TcpTuning {
     }
 }
 
+/// A first attempt of `class` at `target` for `dep`, with 5 s / 5 s / 10 s deadlines.
+fn call(dep: &str, class: OpClass, target: CallTarget) -> Call {
+    Call {
+        dep: dep.into(),
+        class,
+        target,
+        bearer: None,
+        idempotency_key: None,
+        probe: None,
+        worker: 0,
+        attempt: 1,
+        deadlines: Deadlines {
+            ttfb: Some(Duration::from_secs(5)),
+            inter_token: Some(Duration::from_secs(5)),
+            total: Duration::from_secs(10),
+        },
+    }
+}
+
 /// The options as the kernel should report them (macOS holds the user timeout in seconds).
 fn assert_tuned(o: &sockopt::SocketTcpOptions) {
     assert!(o.keepalive, "{o:?}");
@@ -87,22 +106,6 @@ async fn hyper_client_http_and_websocket_sessions_all_use_the_tuned_connector() 
     // The run transport: a tool call over HTTP and a WebSocket session.
     let diag = Arc::new(Diagnostics::default());
     let t = HttpTransport::with_tcp(up.addr, diag, tuning());
-    let deadlines = Deadlines {
-        ttfb: Some(Duration::from_secs(5)),
-        inter_token: Some(Duration::from_secs(5)),
-        total: Duration::from_secs(10),
-    };
-    let call = |dep: &str, class, target| Call {
-        dep: dep.into(),
-        class,
-        target,
-        bearer: None,
-        idempotency_key: None,
-        probe: None,
-        worker: 0,
-        attempt: 1,
-        deadlines,
-    };
     let tool = CallTarget::Tool {
         name: "calculator".into(),
         body: serde_json::json!({"expr": "1+1"}),
@@ -256,11 +259,6 @@ async fn a_refused_connect_through_the_tuned_connector_stays_typed() {
     };
     let diag = Arc::new(Diagnostics::default());
     let t = HttpTransport::with_tcp(addr, diag.clone(), tuning());
-    let deadlines = Deadlines {
-        ttfb: Some(Duration::from_secs(5)),
-        inter_token: Some(Duration::from_secs(5)),
-        total: Duration::from_secs(10),
-    };
     let targets = [
         (
             OpClass::ToolCall,
@@ -278,18 +276,7 @@ async fn a_refused_connect_through_the_tuned_connector_stays_typed() {
         ),
     ];
     for (class, target) in targets {
-        let call = Call {
-            dep: "dep".into(),
-            class,
-            target,
-            bearer: None,
-            idempotency_key: None,
-            probe: None,
-            worker: 0,
-            attempt: 1,
-            deadlines,
-        };
-        let r = t.send(call).await;
+        let r = t.send(call("dep", class, target)).await;
         assert_eq!(
             r,
             AttemptResult::Transport {
