@@ -78,6 +78,9 @@ mod run_scenarios;
 // Synthetic health checks in a real run: marked canaries, probe spacing, disagreement (issue 3.4).
 mod run_health;
 
+// No vacuous pass: misspelt series/labels, unproducible deps, empty or late traffic are exit 2.
+mod scenario_validate;
+
 // The run harness's failure paths: mutations, malformed input, SIGTERM, lock, suites, repeats.
 mod run_failures;
 

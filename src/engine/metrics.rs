@@ -22,18 +22,13 @@ use prometheus::{
 use tokio::time::Instant;
 
 use super::events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink};
+use super::families::{self as fam, Family, FamilyType};
 use super::health::Disagreement;
 
 /// Content-Type of [`Metrics::render`]'s output.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// Buckets of `breaker_probe_latency_seconds` (DESIGN section 8).
-pub const PROBE_BUCKETS: [f64; 7] = [0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0];
-
-/// Buckets of `request_latency_seconds` (up to the 120 s llm_inference total deadline).
-pub const REQUEST_BUCKETS: [f64; 14] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
-];
+pub use super::families::{PROBE_BUCKETS, REQUEST_BUCKETS};
 
 /// The engine's metrics registry.
 pub struct Metrics {
@@ -68,21 +63,25 @@ impl std::fmt::Debug for Metrics {
     }
 }
 
-// The names, labels and buckets below are fixed at compile time and valid, so building the
-// vectors cannot fail; a failure would be a programming error caught by every test.
-fn counter(name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
-    IntCounterVec::new(Opts::new(name, help), labels).expect("static metric definition") // ok: static
+// The definitions in `families` are fixed at compile time and valid, so building the vectors
+// cannot fail; a failure would be a programming error caught by every test.
+fn counter(f: &Family) -> IntCounterVec {
+    IntCounterVec::new(Opts::new(f.name, f.help), f.labels).expect("static metric definition") // ok: static
 }
 
-fn gauge(name: &str, help: &str, labels: &[&str]) -> GaugeVec {
-    GaugeVec::new(Opts::new(name, help), labels).expect("static metric definition") // ok: static
+fn gauge(f: &Family) -> GaugeVec {
+    GaugeVec::new(Opts::new(f.name, f.help), f.labels).expect("static metric definition") // ok: static
 }
 
-fn histogram(name: &str, help: &str, labels: &[&str], buckets: &[f64]) -> HistogramVec {
+fn histogram(f: &Family) -> HistogramVec {
+    let buckets = match f.kind {
+        FamilyType::Histogram(b) => b.to_vec(),
+        _ => Vec::new(),
+    };
     // ok: static, valid definition
     HistogramVec::new(
-        HistogramOpts::new(name, help).buckets(buckets.to_vec()),
-        labels,
+        HistogramOpts::new(f.name, f.help).buckets(buckets),
+        f.labels,
     )
     .expect("static metric definition") // ok: static
 }
@@ -90,96 +89,25 @@ fn histogram(name: &str, help: &str, labels: &[&str], buckets: &[f64]) -> Histog
 impl Metrics {
     /// An empty registry; `start_unix_secs` is the wall-clock time of engine ms 0.
     pub fn new(start_unix_secs: f64) -> Self {
-        let dft = ["dep", "from", "to"];
         Self {
             start_unix: start_unix_secs,
-            breaker_state: gauge(
-                "breaker_state",
-                "Breaker state per dependency: 0 closed, 1 half_open, 2 open.",
-                &["dep"],
-            ),
-            transitions: counter(
-                "breaker_transitions_total",
-                "Breaker state transitions.",
-                &dft,
-            ),
-            last_transition: gauge(
-                "breaker_last_transition_timestamp_seconds",
-                "Unix time (ms precision) of the latest transition of each kind.",
-                &dft,
-            ),
-            rejections: counter(
-                "breaker_rejections_total",
-                "Calls rejected at once by an open or pacing half-open breaker.",
-                &["dep"],
-            ),
-            probe_latency: histogram(
-                "breaker_probe_latency_seconds",
-                "Latency of half-open probes.",
-                &["dep"],
-                &PROBE_BUCKETS,
-            ),
-            retry_after_skips: counter(
-                "breaker_retry_after_skips_total",
-                "Half-open transitions deferred because a Retry-After reached further.",
-                &["dep"],
-            ),
-            requests: counter(
-                "requests_total",
-                "Attempts at a dependency by outcome (probes included, canaries not).",
-                &["dep", "outcome"],
-            ),
-            request_latency: histogram(
-                "request_latency_seconds",
-                "Latency of attempts that reached the dependency.",
-                &["dep"],
-                &REQUEST_BUCKETS,
-            ),
-            cooldowns: counter(
-                "profile_cooldowns_total",
-                "Cooldowns written to auth profiles.",
-                &["provider", "profile", "reason"],
-            ),
-            retries: counter(
-                "profile_retries_total",
-                "Same-profile retries (retry gate).",
-                &["provider", "reason"],
-            ),
-            rotations: counter(
-                "profile_rotations_total",
-                "Rotations to the next auth profile.",
-                &["provider", "reason"],
-            ),
-            fallbacks: counter(
-                "model_fallbacks_total",
-                "Requests moved to a fallback model.",
-                &["from", "to", "reason"],
-            ),
-            budget_exhausted: counter(
-                "retry_budget_exhausted_total",
-                "Retries refused because the request's token budget was spent.",
-                &["class"],
-            ),
-            timeouts: counter(
-                "timeouts_total",
-                "Deadlines that expired, by operation class and phase.",
-                &["class", "phase"],
-            ),
-            duplicates: counter(
-                "idempotent_duplicates_total",
-                "Non-idempotent calls executed twice under one Idempotency-Key (must be 0).",
-                &["dep"],
-            ),
-            disagreement: gauge(
-                "health_breaker_disagreement_seconds",
-                "How long canary and breaker have disagreed (0 while they agree); alert at 180.",
-                &["dep"],
-            ),
-            throttled: counter(
-                "throttled_total",
-                "Requests of a tenant over its tokens-per-minute budget routed to the cheaper model.",
-                &["tenant"],
-            ),
+            breaker_state: gauge(&fam::BREAKER_STATE),
+            transitions: counter(&fam::TRANSITIONS),
+            last_transition: gauge(&fam::LAST_TRANSITION),
+            rejections: counter(&fam::REJECTIONS),
+            probe_latency: histogram(&fam::PROBE_LATENCY),
+            retry_after_skips: counter(&fam::RETRY_AFTER_SKIPS),
+            requests: counter(&fam::REQUESTS),
+            request_latency: histogram(&fam::REQUEST_LATENCY),
+            cooldowns: counter(&fam::COOLDOWNS),
+            retries: counter(&fam::RETRIES),
+            rotations: counter(&fam::ROTATIONS),
+            fallbacks: counter(&fam::FALLBACKS),
+            budget_exhausted: counter(&fam::BUDGET_EXHAUSTED),
+            timeouts: counter(&fam::TIMEOUTS),
+            duplicates: counter(&fam::DUPLICATES),
+            disagreement: gauge(&fam::DISAGREEMENT),
+            throttled: counter(&fam::THROTTLED),
             health: Mutex::new(HashMap::new()),
             clock: None,
         }
@@ -220,26 +148,26 @@ impl Metrics {
         self.encode()
     }
 
-    /// Every family in DESIGN order, with its help and type (for the header of empty ones).
-    fn families(&self) -> [(&dyn Collector, &'static str); 17] {
+    /// Every collector with its definition, in [`fam::FAMILIES`] order (DESIGN order).
+    fn families(&self) -> [(&dyn Collector, &'static Family); 17] {
         [
-            (&self.breaker_state, "gauge"),
-            (&self.transitions, "counter"),
-            (&self.last_transition, "gauge"),
-            (&self.rejections, "counter"),
-            (&self.probe_latency, "histogram"),
-            (&self.retry_after_skips, "counter"),
-            (&self.requests, "counter"),
-            (&self.request_latency, "histogram"),
-            (&self.cooldowns, "counter"),
-            (&self.retries, "counter"),
-            (&self.rotations, "counter"),
-            (&self.fallbacks, "counter"),
-            (&self.budget_exhausted, "counter"),
-            (&self.timeouts, "counter"),
-            (&self.duplicates, "counter"),
-            (&self.disagreement, "gauge"),
-            (&self.throttled, "counter"),
+            (&self.breaker_state, &fam::BREAKER_STATE),
+            (&self.transitions, &fam::TRANSITIONS),
+            (&self.last_transition, &fam::LAST_TRANSITION),
+            (&self.rejections, &fam::REJECTIONS),
+            (&self.probe_latency, &fam::PROBE_LATENCY),
+            (&self.retry_after_skips, &fam::RETRY_AFTER_SKIPS),
+            (&self.requests, &fam::REQUESTS),
+            (&self.request_latency, &fam::REQUEST_LATENCY),
+            (&self.cooldowns, &fam::COOLDOWNS),
+            (&self.retries, &fam::RETRIES),
+            (&self.rotations, &fam::ROTATIONS),
+            (&self.fallbacks, &fam::FALLBACKS),
+            (&self.budget_exhausted, &fam::BUDGET_EXHAUSTED),
+            (&self.timeouts, &fam::TIMEOUTS),
+            (&self.duplicates, &fam::DUPLICATES),
+            (&self.disagreement, &fam::DISAGREEMENT),
+            (&self.throttled, &fam::THROTTLED),
         ]
     }
 
@@ -252,7 +180,8 @@ impl Metrics {
     fn encode(&self) -> String {
         let encoder = TextEncoder::new();
         let mut out = Vec::with_capacity(16 * 1024);
-        for (collector, kind) in self.families() {
+        for (collector, def) in self.families() {
+            let kind = def.kind.as_str();
             let mut mfs: Vec<_> = collector
                 .collect()
                 .into_iter()
@@ -397,5 +326,34 @@ impl EventSink for Metrics {
             // No DESIGN 8 series: the ladder's rungs are events only.
             EventKind::RequestFinished { .. } | EventKind::Degraded { .. } => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry is the catalogue: same families, same order, same label names, so what
+    /// scenario validation accepts is exactly what a scrape can hold.
+    #[test]
+    fn registry_families_are_the_catalogue_in_order() {
+        let m = Metrics::new(0.0);
+        let pairs = m.families();
+        assert_eq!(pairs.len(), fam::FAMILIES.len());
+        for ((collector, def), want) in pairs.iter().zip(fam::FAMILIES.iter()) {
+            assert_eq!(*def, want);
+            let desc = collector.desc();
+            assert_eq!(desc.len(), 1);
+            assert_eq!(desc[0].fq_name, want.name);
+            assert_eq!(desc[0].variable_labels, want.labels);
+        }
+        let text = m.render();
+        let names: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# TYPE "))
+            .filter_map(|l| l.split(' ').next())
+            .collect();
+        let want: Vec<&str> = fam::FAMILIES.iter().map(|f| f.name).collect();
+        assert_eq!(names, want);
     }
 }
