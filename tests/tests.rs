@@ -81,6 +81,9 @@ mod run_health;
 // No vacuous pass: misspelt series/labels, unproducible deps, empty or late traffic are exit 2.
 mod scenario_validate;
 
+// SIGTERM early in weekly: the stop line, not_reached checks, not_run for an A/B's second policy.
+mod run_interrupted;
+
 // The run harness's failure paths: mutations, malformed input, SIGTERM, lock, suites, repeats.
 mod run_failures;
 

@@ -8,7 +8,7 @@ use super::model::{
     FaultWindow, HealthRow, Latency, PolicyReport, PolicyStatus, ReplayInfo, ScrapeStats, Summary,
 };
 use crate::scrape::{Exposition, Sample, ScrapeLog, timeline};
-use crate::verdict::{Expectations, ProbeArrival, diff};
+use crate::verdict::{Expectations, ProbeArrival, diff_until};
 
 fn count(v: f64) -> u64 {
     if v.is_finite() && v > 0.0 {
@@ -167,6 +167,9 @@ pub struct PolicyRun<'a> {
     pub elapsed_ms: u64,
     /// Canary calls and failures per dep (from the run's `HealthCheck` events).
     pub canaries: BTreeMap<String, (u64, u64)>,
+    /// When a stop request cut the run short: run ms of the stop (`None`: it reached
+    /// `duration`). Expectations the stop came before are `not_reached`.
+    pub stopped_at_ms: Option<u64>,
 }
 
 /// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
@@ -207,25 +210,22 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
     let tl = timeline::derive(&scrapes, run.start_unix_s);
     let health = health_rows(&scrapes, &run.canaries);
     let final_scrape = run.scrapes.last_parsed();
-    let expectations = diff(
+    let expectations = diff_until(
         &run.expect.for_policy(run.policy),
         &tl.transitions,
         final_scrape,
         run.arrivals,
         run.speed,
+        run.stopped_at_ms,
     );
     let mut summary = final_scrape.map(summary_from).unwrap_or_default();
     summary.failed_requests = run.failed_requests;
     summary.user_visible_errors = run.user_visible_errors;
-    let ok = expectations.iter().all(|e| e.ok);
+    let status = PolicyStatus::of(&expectations, run.stopped_at_ms.is_some());
     PolicyReport {
         policy: run.policy.to_string(),
-        ok,
-        status: if ok {
-            PolicyStatus::Pass
-        } else {
-            PolicyStatus::Fail
-        },
+        ok: status == PolicyStatus::Pass,
+        status,
         expectations,
         transitions: tl.transitions,
         summary,
@@ -235,7 +235,7 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         replay: run.replay,
         scrapes: run.scrapes.into(),
         elapsed_ms: run.elapsed_ms,
-        stopped_at_ms: None,
+        stopped_at_ms: run.stopped_at_ms,
         health,
     }
 }

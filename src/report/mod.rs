@@ -1,11 +1,13 @@
 //! The run report (DESIGN 9): the [`model::Report`] behind report.json, builders that derive the
 //! A/B numbers and the whole per-policy section from scrapes ([`build`]), and the Markdown
-//! ([`markdown`]) and self-contained HTML + SVG ([`html`], [`svg`]) renderers (the per-policy tables shared via [`table`]), written
+//! ([`markdown`]) and self-contained HTML + SVG ([`html`], [`svg`]) renderers (the per-policy tables shared via [`table`],
+//! the opening lines — stop, tally, traffic cut — via [`lead`]), written
 //! atomically by [`write_all`]. `rehearse report RUN_DIR` re-renders md/html from report.json.
 
 pub mod build;
 mod cmd;
 pub mod html;
+pub mod lead;
 pub mod markdown;
 pub mod model;
 pub mod svg;
@@ -14,5 +16,8 @@ pub mod write;
 
 pub use build::{PolicyRun, build_policy, rfc3339, summary_from};
 pub use cmd::command;
-pub use model::{FaultWindow, PolicyReport, ReplayInfo, Report, SCHEMA_VERSION, Summary, Verdict};
+pub use model::{
+    FaultWindow, PolicyReport, PolicyStatus, ReplayInfo, Report, SCHEMA_VERSION, Stopped, Summary,
+    Verdict,
+};
 pub use write::{write_all, write_rendered};

@@ -1,15 +1,17 @@
 //! The diff of expected against observed behaviour (pure, no I/O): expected breaker transitions
 //! per dep in order with tolerances, metric bounds on the final scrape, deps that must never
 //! transition, and half-open probe spacing at the upstream. Every result carries one line that
-//! says what was expected, what was observed and the delta.
+//! says what was expected, what was observed and the delta, and a status: pass, fail, or — in a
+//! run stopped early — not_reached ([`reach`]).
 
 pub mod diff;
 pub mod expect;
 pub mod probe_spacing;
+pub mod reach;
 
 use serde::{Deserialize, Serialize};
 
-pub use diff::{ProbeArrival, diff, scaled_tolerance};
+pub use diff::{ProbeArrival, diff, diff_until, scaled_tolerance};
 pub use expect::{
     ExpectError, ExpectMetric, ExpectNoTransition, ExpectProbeSpacing, ExpectTransition,
     Expectations,
