@@ -2,7 +2,8 @@
 //! (at speed 1, as launchd runs it) is exit 3 with an `incomplete` verdict, a first line saying
 //! where it stopped, every transition due later and every end-of-run check `not_reached` (none
 //! failed), a timeline that ends at the stop — and in an A/B run the policy that never started
-//! is listed as `not_run` instead of vanishing.
+//! is listed as `not_run` instead of vanishing. The renderers are also checked on a stopped copy
+//! of the report fixture (no state, fault window or rate drawn after the stop).
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -200,4 +201,74 @@ fn sigterm_early_in_weekly_leaves_late_checks_not_reached_and_an_ab_policy_not_r
         1,
         "a timeline was drawn for the policy not run"
     );
+}
+
+/// A stopped run's report opens with the stop line, shows `not_reached` rows as neither ✓ nor ✗,
+/// and its timeline ends at the stop: no state, fault window or rate drawn after it.
+#[test]
+fn a_stopped_report_opens_with_the_stop_and_its_timeline_ends_there() {
+    use rehearse::report::model::{ExpectStatus, Stopped, Verdict};
+    let mut r = crate::report::sample_report();
+    r.verdict = Verdict::Incomplete;
+    r.stopped = Some(Stopped {
+        reason: "SIGTERM".into(),
+        at_ms: 2_000,
+        of_ms: 6_000,
+        policy: "legacy".into(),
+    });
+    for p in &mut r.policies {
+        p.stopped_at_ms = Some(2_000);
+    }
+    let e = &mut r.policies[0].expectations[0];
+    e.status = ExpectStatus::NotReached;
+    e.ok = false;
+    e.observed = "not reached".into();
+    let md = rehearse::report::markdown::render(&r);
+    let third = md.lines().nth(2).unwrap();
+    assert!(
+        third.starts_with("**stopped by SIGTERM at 2.0 s of 6 s** (in policy `legacy`. Nothing"),
+        "{md}"
+    );
+    assert!(md.contains("| ○ | transition | ws_realtime |"), "{md}");
+    assert!(
+        md.contains("1 failed, 4 passed, 1 not reached of 6 expectations"),
+        "{md}"
+    );
+    let html = rehearse::report::html::render(&r);
+    assert!(
+        html.contains("<tr class=\"not-reached\"><td>○</td>"),
+        "{html}"
+    );
+    assert!(html.contains("<p class=\"stopped\">stopped by SIGTERM at 2.0 s of 6 s"));
+
+    let svg = rehearse::report::svg::timeline(&r.policies[0]);
+    assert!(svg.contains("<g class=\"stop\">") && svg.contains("stopped at 2.000s"));
+    let full = rehearse::report::svg::timeline(&crate::report::sample_report().policies[0]);
+    let drawn = |s: &str| s.matches("class=\"state state-").count();
+    assert!(
+        drawn(&svg) < drawn(&full),
+        "states after the stop were drawn"
+    );
+    for title in svg.split("<title>").skip(1) {
+        let title = &title[..title.find("</title>").unwrap()];
+        if let Some((_, until)) = title.rsplit_once('–')
+            && until != "end"
+        {
+            let s: f64 = until.trim_end_matches('s').parse().unwrap();
+            assert!(s <= 2.0, "`{title}` is drawn past the stop");
+        }
+    }
+    // The 1.2–3.0 s fault window is cut at the stop.
+    assert!(
+        svg.contains("<title>fault tool:crm_search status 1.200s–end</title>"),
+        "{svg}"
+    );
+    // The rate chart has no point past the stop either (at x = 1076, the right edge).
+    let points = svg.split("points=\"").nth(1).unwrap();
+    let points = &points[..points.find('"').unwrap()];
+    let xs: Vec<f64> = points
+        .split(' ')
+        .map(|p| p.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(xs.iter().filter(|x| **x >= 1075.9).count() <= 1, "{points}");
 }

@@ -10,6 +10,7 @@ pub mod html;
 pub mod lead;
 pub mod markdown;
 pub mod model;
+pub mod status;
 pub mod svg;
 pub mod table;
 pub mod write;
