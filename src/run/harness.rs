@@ -364,6 +364,8 @@ pub async fn run_policy(
         upstream_stats: upstream.stats(),
         diagnostics,
         sockets: connector.report(),
-        stopped: stop.reason(),
+        // A stop that came once `duration` was reached (during the final scrape or shutdown)
+        // cut nothing: the run is complete.
+        stopped: stop.reason().filter(|_| elapsed_ms < run_for.as_millis() as u64),
     })
 }
