@@ -366,6 +366,8 @@ pub async fn run_policy(
         sockets: connector.report(),
         // A stop that came once `duration` was reached (during the final scrape or shutdown)
         // cut nothing: the run is complete.
-        stopped: stop.reason().filter(|_| elapsed_ms < run_for.as_millis() as u64),
+        stopped: stop
+            .reason()
+            .filter(|_| elapsed_ms < run_for.as_millis() as u64),
     })
 }
