@@ -26,7 +26,7 @@ use super::sinks::{EventsWriter, JsonlFile};
 use super::transport_http::HttpTransport;
 use crate::engine::breakers::Breakers;
 use crate::engine::events::FanOut;
-use crate::engine::metrics::Metrics;
+use crate::engine::metrics::{AtScrape, Metrics};
 use crate::engine::{BreakerState, Engine, EngineOptions, Event, EventKind, EventSink, Policy};
 use crate::host::SocketsReport;
 use crate::replay::replayer::{Pacing, ReplayOptions, ReplaySummary, replay};
@@ -212,6 +212,10 @@ pub async fn run_policy(
         sink.clone(),
         start,
     ));
+    // Every scrape reads the breakers' state at scrape time (an open breaker whose open time
+    // ran out is half-open in the next scrape, call or no call).
+    let at_scrape: std::sync::Weak<dyn AtScrape> = Arc::<Breakers>::downgrade(&breakers);
+    metrics.advance_at_scrape(at_scrape);
     let diagnostics = Arc::new(Diagnostics::default());
     let transport = HttpTransport::with_tcp(up_addr, diagnostics.clone(), file.tcp.clone())
         .with_pong_deadline(scaled(super::transport_ws::DEFAULT_PONG_DEADLINE, speed));
