@@ -14,7 +14,7 @@ use crate::report::model::{
 use crate::upstream::FaultSpec;
 
 fn ms(d: Duration, speed: f64) -> u64 {
-    (d.as_secs_f64() * 1000.0 / speed).round() as u64
+    crate::util::speed::scale_ms(d, speed).max(0) as u64
 }
 
 /// The fault windows of a scenario at `speed`.

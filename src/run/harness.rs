@@ -146,9 +146,7 @@ async fn bind(what: &'static str) -> Result<TcpListener, HarnessError> {
         .map_err(|source| HarnessError::Bind { what, source })
 }
 
-fn scaled(d: Duration, speed: f64) -> Duration {
-    Duration::from_secs_f64(d.as_secs_f64() / speed)
-}
+use crate::util::speed::scale as scaled;
 
 /// Runs `plan` under `policy`, writing into `files`.
 pub async fn run_policy(
@@ -305,7 +303,7 @@ pub async fn run_policy(
     };
 
     // Replay until `duration` (or a stop request).
-    let end = start + run_for;
+    let end = crate::util::speed::after(start, run_for);
     let stop_at_end = {
         let stop = stop.clone();
         async move {

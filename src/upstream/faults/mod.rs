@@ -157,14 +157,9 @@ impl ActionCtx<'_> {
     }
 }
 
-/// `d` divided by `speed` (a non-positive or non-finite speed counts as 1).
-pub fn scale(d: Duration, speed: f64) -> Duration {
-    if speed.is_finite() && speed > 0.0 {
-        d.div_f64(speed)
-    } else {
-        d
-    }
-}
+/// `d` divided by `speed`, saturating (a non-positive or non-finite speed counts as 1): the
+/// crate's one scale, [`crate::util::speed::scale`].
+pub use crate::util::speed::scale;
 
 /// What the server does for one faulted request.
 #[derive(Debug, Clone, PartialEq)]
