@@ -11,6 +11,7 @@ use crate::report::build::{PolicyRun as BuildInput, build_policy};
 use crate::report::model::{
     FaultWindow, Lag, PolicyReport, ReplayInfo, Report, SCHEMA_VERSION, Verdict,
 };
+use crate::scrape::{Disagreement, DisagreementKind};
 use crate::upstream::FaultSpec;
 
 fn ms(d: Duration, speed: f64) -> u64 {
@@ -60,6 +61,8 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         policy: run.policy.as_str(),
         expect: &file.expect,
         scrapes: &run.scrapes,
+        events: Some(&run.transitions),
+        scrape_interval_ms: run.scrape_interval_ms,
         start_unix_s: run.start_unix_s,
         arrivals: &run.arrivals,
         speed: plan.speed,
@@ -74,6 +77,18 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
             .map(|(dep, c)| (dep.clone(), (c.calls, c.failures)))
             .collect(),
     });
+    if run.transitions_dropped > 0 {
+        report.disagreements.push(Disagreement {
+            kind: DisagreementKind::Truncated,
+            dep: String::new(),
+            t_ms: run.transitions.last().map_or(0, |t| t.t_ms),
+            detail: format!(
+                "events.jsonl holds {} more transitions than the report kept ({} kept)",
+                run.transitions_dropped,
+                run.transitions.len()
+            ),
+        });
+    }
     // A run cut short by a signal cannot vouch for its expectations.
     report.ok &= run.stopped.is_none();
     report

@@ -22,7 +22,7 @@ use super::health::{CanaryCount, HealthTally};
 use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
 use super::signals::Stop;
-use super::sinks::{EventsWriter, JsonlFile};
+use super::sinks::{EventsWriter, JsonlFile, TransitionLog};
 use super::transport_http::HttpTransport;
 use crate::engine::breakers::Breakers;
 use crate::engine::events::FanOut;
@@ -87,6 +87,12 @@ pub struct PolicyRun {
     pub elapsed_ms: u64,
     /// Every scrape.
     pub scrapes: ScrapeLog,
+    /// The scrape interval at the run's speed, ms.
+    pub scrape_interval_ms: u64,
+    /// Every breaker transition from the engine's events (as in events.jsonl), time-ordered.
+    pub transitions: Vec<crate::scrape::Transition>,
+    /// Transitions left out of `transitions` beyond its cap.
+    pub transitions_dropped: u64,
     /// The replayer's summary.
     pub replay: ReplaySummary,
     /// Live counters (user-visible errors, fallbacks).
@@ -202,7 +208,12 @@ pub async fn run_policy(
 
     // The engine, its breakers and /metrics.
     let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(files.events.clone(), pname));
-    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![metrics.clone(), events]));
+    let transition_log = Arc::new(TransitionLog::default());
+    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![
+        metrics.clone(),
+        events,
+        transition_log.clone(),
+    ]));
     let breakers = Arc::new(Breakers::new(
         file.engine.breaker.clone(),
         speed,
@@ -219,7 +230,9 @@ pub async fn run_policy(
         .with_pong_deadline(scaled(super::transport_ws::DEFAULT_PONG_DEADLINE, speed));
     let connector = transport.connector().clone();
 
-    // Synthetic health checks: one canary per dep, over the same transport, until shutdown.
+    // Synthetic health checks: one canary per dep, over the same transport, until they are
+    // stopped — before the upstream, so none is failed by the upstream going away.
+    let (canary_stop_tx, canary_stop_rx) = watch::channel(false);
     let tally = Arc::new(HealthTally::default());
     let canary_task = tokio::spawn(crate::engine::canary::run_canaries(
         Arc::new(transport.clone()),
@@ -228,7 +241,7 @@ pub async fn run_policy(
         speed,
         Arc::new(FanOut(vec![sink.clone(), tally.clone()])),
         start,
-        shutdown(shutdown_rx.clone()),
+        shutdown(canary_stop_rx),
     ));
     let opts = EngineOptions {
         policy,
@@ -346,19 +359,25 @@ pub async fn run_policy(
     let scrape_log = scraper.await.unwrap_or_default();
     ticker.abort();
     progress.finish(&snapshot());
-    let _ = shutdown_tx.send(true);
+    let _ = canary_stop_tx.send(true);
     let _ = timeout(SHUTDOWN_GRACE, canary_task).await;
+    let _ = shutdown_tx.send(true);
     let _ = timeout(SHUTDOWN_GRACE, up_task).await;
     let _ = timeout(SHUTDOWN_GRACE, m_task).await;
     let arrivals = match up_log.arrivals.lock() {
         Ok(a) => a.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),
     };
+    let (transitions, transitions_dropped) = transition_log.sorted();
     Ok(PolicyRun {
         policy,
         start_unix_s,
         elapsed_ms,
         scrapes: scrape_log,
+        scrape_interval_ms: u64::try_from(scaled(file.scrape_interval, speed).as_millis())
+            .unwrap_or(u64::MAX),
+        transitions,
+        transitions_dropped,
         replay: summary,
         counters,
         arrivals,
