@@ -20,7 +20,7 @@ use support::run::{
 fn weekly_scenario_passes_at_speed_1_with_every_expectation_ok() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_str().unwrap();
-    let started = std::time::Instant::now();
+    let started = tokio::time::Instant::now();
     let out = run_in(&repo_root(), &["--scenario", "weekly", "--report-dir", dir]);
     let took = started.elapsed();
     let r = report_json(&out);
@@ -57,6 +57,14 @@ fn weekly_scenario_passes_at_speed_1_with_every_expectation_ok() {
         p["disagreements"]
     );
     assert!(r["replay"]["sent"].as_u64().unwrap() > 2_500);
-    let (calls, _) = assert_canaries_reconcile(&md);
+    let (calls, failures) = assert_canaries_reconcile(&md);
     assert!(calls >= 150, "{calls} canaries in five minutes");
+    // The figures, for the record (`cargo test --test weekly -- --nocapture`).
+    for e in p["expectations"].as_array().unwrap() {
+        println!("{}", e["detail"].as_str().unwrap_or_default());
+    }
+    println!(
+        "took {took:?}; sent {}; lag p99 {} ms; canaries {calls}, failed {failures}",
+        r["replay"]["sent"], r["replay"]["lag_ms"]["p99"]
+    );
 }
