@@ -24,7 +24,9 @@
 //! - [`events`]: the structured events every decision emits.
 //! - [`breaker`], [`breakers`]: per-dependency circuit breakers (pure machine) and the registry
 //!   implementing `Admission`.
-//! - [`health`], [`canary`]: synthetic canaries and the canary/breaker disagreement; [`metrics`]: the Prometheus registry.
+//! - [`health`], [`canary`]: synthetic canaries and the canary/breaker disagreement.
+//! - [`metrics`]: the Prometheus registry (every render first advances the breakers, so a scrape
+//!   reads the state at scrape time).
 
 pub mod admission;
 pub mod breaker;

@@ -293,15 +293,19 @@ pub async fn run_policy(
         let counters = counters.clone();
         let breakers = breakers.clone();
         move || Snapshot {
+            // The state now, as a scrape would read it (observing changes no decision).
+            open: {
+                breakers.tick(Instant::now());
+                breakers
+                    .states()
+                    .into_iter()
+                    .filter(|(_, s)| *s != BreakerState::Closed)
+                    .map(|(d, _)| d)
+                    .collect()
+            },
             elapsed: start.elapsed().min(run_for),
             sent: Counters::get(&counters.sent),
             errors: Counters::get(&counters.failed),
-            open: breakers
-                .states()
-                .into_iter()
-                .filter(|(_, s)| *s != BreakerState::Closed)
-                .map(|(d, _)| d)
-                .collect(),
         }
     };
     let ticker = {
