@@ -4,7 +4,8 @@
 use std::thread;
 
 use crate::support::run::{
-    fixture, repo_root, report_json, reported_path, run_in, run_scenario, show,
+    assert_canaries_reconcile, fixture, repo_root, report_json, reported_path, run_in,
+    run_scenario, show,
 };
 
 /// The fixture scenarios and the `--speed` CI runs them at (wall time = duration / speed).
@@ -158,6 +159,7 @@ fn every_fixture_scenario_passes_at_ci_speed_and_the_readme_command_works() {
         assert!(md.ends_with("report.md"), "{}", md.display());
         assert_report_files(&md);
         assert_design9_keys(&r);
+        assert_canaries_reconcile(&md);
         if name == "smoke" {
             assert_eq!(r["speed"], 1.0);
             assert!(
@@ -197,6 +199,11 @@ fn timeout_storm_report_shows_both_policies_side_by_side() {
     assert_eq!(gate["fallbacks"], 0);
     let md = std::fs::read_to_string(reported_path(&out)).unwrap();
     assert!(md.contains("| `legacy` | `retry-gate` |"), "{md}");
+    // Issue 12 item 6: the `first = 1` stalls are aimed at user calls; canaries never see them
+    // (they used to be stalled by them), and none is failed by the end of the run.
+    let (calls, failures) = assert_canaries_reconcile(&reported_path(&out));
+    assert!(calls >= 10, "{calls} canaries");
+    assert_eq!(failures, 0, "a canary failed in timeout-storm");
 }
 
 #[test]

@@ -17,6 +17,9 @@ mod breaker_machine;
 // Breaker half-open pacing, probes and closing.
 mod breaker_half_open;
 
+// Exported breaker state at scrape time; observing a breaker changes none of its decisions.
+mod breaker_scrape_time;
+
 // The breaker/timeouts/budget/health/throttle config sub-tables.
 mod breaker_config;
 

@@ -25,8 +25,9 @@
 //! - [`breaker`], [`breakers`]: per-dependency circuit breakers (pure machine) and the registry
 //!   implementing `Admission`.
 //! - [`health`], [`canary`]: synthetic canaries and the canary/breaker disagreement; [`families`]: the metric families'
-//!   names, labels and buckets (one catalogue for the registry and scenario validation);
-//!   [`metrics`]: the Prometheus registry.
+//!   names, labels and buckets (one catalogue for the registry and scenario validation).
+//! - [`metrics`]: the Prometheus registry (every render first advances the breakers, so a scrape
+//!   reads the state at scrape time).
 
 pub mod admission;
 pub mod breaker;

@@ -23,7 +23,7 @@ const LEAD_IN: Duration = Duration::from_millis(50);
 
 /// Runs `rehearse replay`.
 pub fn replay_command(args: ReplayArgs) -> CmdResult {
-    check_speed(args.speed).map_err(|e| CmdError::bad_input(anyhow!("--speed: {e}")))?;
+    check_speed(args.speed).map_err(|e| CmdError::bad_input(anyhow!("{e}")))?;
     if args.max_in_flight == 0 {
         return Err(CmdError::bad_input(anyhow!(
             "--max-in-flight must be at least 1"

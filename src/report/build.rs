@@ -6,8 +6,9 @@ use std::time::SystemTime;
 
 use super::model::{
     FaultWindow, HealthRow, Latency, PolicyReport, PolicyStatus, ReplayInfo, ScrapeStats, Summary,
+    TransitionTimes,
 };
-use crate::scrape::{Exposition, Sample, ScrapeLog, timeline};
+use crate::scrape::{Exposition, Sample, ScrapeLog, Transition, crosscheck, timeline};
 use crate::verdict::{Expectations, ProbeArrival, diff_until};
 
 fn count(v: f64) -> u64 {
@@ -149,6 +150,12 @@ pub struct PolicyRun<'a> {
     pub expect: &'a Expectations,
     /// The run's scrapes.
     pub scrapes: &'a ScrapeLog,
+    /// The engine's breaker transitions from its event log (events.jsonl), time-ordered: when
+    /// given, they time every transition and the scrapes are checked against them; `None`
+    /// derives the transitions from the scrapes.
+    pub events: Option<&'a [Transition]>,
+    /// The scrape interval at the run's speed, ms (for the disagreement rows).
+    pub scrape_interval_ms: u64,
     /// The run start in Unix seconds (what the engine's transition timestamps count from).
     pub start_unix_s: f64,
     /// The upstream's request arrivals (probes flagged).
@@ -204,10 +211,22 @@ pub fn health_rows(
     rows
 }
 
-/// Derives the timeline, runs the diff and computes the summary for one policy run.
+/// Derives the timeline, runs the diff and computes the summary for one policy run. With an
+/// event log, its transitions are the one source of transition times for the timeline and the
+/// diff alike, and every disagreement of the scrapes with it is listed; without one, both use
+/// the transitions derived from the scrapes.
 pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
     let scrapes = run.scrapes.parsed();
-    let tl = timeline::derive(&scrapes, run.start_unix_s);
+    let mut tl = timeline::derive(&scrapes, run.start_unix_s);
+    let (transition_times, disagreements) = match run.events {
+        Some(events) => {
+            tl.transitions = events.to_vec();
+            tl.states = timeline::states(&tl.transitions, &scrapes);
+            let rows = crosscheck(events, &scrapes, run.scrape_interval_ms);
+            (TransitionTimes::EventLog, rows)
+        }
+        None => (TransitionTimes::Scrape, Vec::new()),
+    };
     let health = health_rows(&scrapes, &run.canaries);
     let final_scrape = run.scrapes.last_parsed();
     let expectations = diff_until(
@@ -228,6 +247,8 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         status,
         expectations,
         transitions: tl.transitions,
+        transition_times,
+        disagreements,
         summary,
         breaker_states: tl.states,
         rates: tl.rates,

@@ -204,8 +204,10 @@ fn policy_tables(o: &mut String, p: &super::model::PolicyReport) {
         "<h2>Policy <code>{}</code>: transitions, outcomes, latency</h2>",
         esc(&p.policy)
     );
+    let _ = writeln!(o, "<p>{}</p>", esc(&table::timing_note(p)));
     for (title, t) in [
         ("Transitions", table::transitions(p)),
+        ("Event log vs scrapes", table::agreement(p)),
         ("Outcomes by dep", table::outcomes(p)),
         ("Latency", table::latency(p)),
         ("Health checks", table::health(p)),

@@ -126,6 +126,9 @@ pub fn render(r: &Report) -> String {
     }) {
         let _ = writeln!(o, "- ✗ [{}] {}", p.policy, e.detail);
     }
+    for p in &r.policies {
+        let _ = writeln!(o, "- [{}] {}", p.policy, table::timing_note(p));
+    }
     o.push_str("\n## Expected vs observed\n");
     for p in &r.policies {
         let _ = writeln!(o, "\n### Policy `{}`: {}\n", p.policy, p.status.as_str());
@@ -264,7 +267,10 @@ fn policy_details(o: &mut String, p: &PolicyReport) {
         return;
     }
     let _ = writeln!(o, "\n## Policy `{}`\n\n### Transitions\n", p.policy);
+    let _ = writeln!(o, "{}\n", table::timing_note(p));
     table::transitions(p).markdown(o);
+    o.push_str("\n### Event log vs scrapes\n\n");
+    table::agreement(p).markdown(o);
     o.push_str("\n### Outcomes by dep\n\n");
     table::outcomes(p).markdown(o);
     o.push_str("\n### Latency\n\n");

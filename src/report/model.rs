@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use super::status::{PolicyStatus, Stopped, Tally, TrafficInfo};
-use crate::scrape::{RatePoint, StatePoint, Transition};
+use crate::scrape::{Disagreement, RatePoint, StatePoint, Transition};
 pub use crate::verdict::ExpectStatus;
 use crate::verdict::ExpectationResult;
 
@@ -94,8 +94,15 @@ pub struct PolicyReport {
     pub status: PolicyStatus,
     /// The checked expectations.
     pub expectations: Vec<ExpectationResult>,
-    /// Observed breaker transitions, time-ordered.
+    /// Observed breaker transitions, time-ordered (timed by [`PolicyReport::transition_times`]).
     pub transitions: Vec<Transition>,
+    /// The one source of the transitions' times, used by the timeline and the diff alike.
+    #[serde(default)]
+    pub transition_times: TransitionTimes,
+    /// Where events.jsonl and the scrapes disagree (empty when they agree, or when there was no
+    /// event log to compare).
+    #[serde(default)]
+    pub disagreements: Vec<Disagreement>,
     /// The A/B numbers.
     pub summary: Summary,
     /// Per dep, breaker state as a step function from t = 0 (for the timeline).
@@ -122,6 +129,30 @@ pub struct PolicyReport {
     /// Synthetic health checks per dep.
     #[serde(default)]
     pub health: BTreeMap<String, HealthRow>,
+}
+
+/// Where a policy run's transition times come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TransitionTimes {
+    /// The engine's events (events.jsonl): the exact instant of each change. What runs use; the
+    /// scrapes are then checked against it ([`PolicyReport::disagreements`]).
+    #[serde(rename = "events.jsonl")]
+    EventLog,
+    /// Derived from the scrapes (counter deltas, timestamp gauges): only when there is no event
+    /// log (reports built from scrapes alone, and report.json files older than this field).
+    #[default]
+    #[serde(rename = "scrape")]
+    Scrape,
+}
+
+impl TransitionTimes {
+    /// `events.jsonl` or `scrape`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EventLog => "events.jsonl",
+            Self::Scrape => "scrape",
+        }
+    }
 }
 
 /// One dep's synthetic health checks (canaries) over a policy run.

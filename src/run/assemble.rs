@@ -15,11 +15,12 @@ use crate::report::model::{
     FaultWindow, Lag, PolicyReport, PolicyStatus, ReplayInfo, Report, SCHEMA_VERSION, Stopped,
     Summary, TrafficInfo, Verdict,
 };
+use crate::scrape::{Disagreement, DisagreementKind};
 use crate::upstream::FaultSpec;
 use crate::verdict::diff_until;
 
 fn ms(d: Duration, speed: f64) -> u64 {
-    (d.as_secs_f64() * 1000.0 / speed).round() as u64
+    crate::util::speed::scale_ms(d, speed).max(0) as u64
 }
 
 /// The fault windows of a scenario at `speed`.
@@ -61,10 +62,12 @@ pub fn replay_info(run: &PolicyRun) -> ReplayInfo {
 /// The report section of one policy run.
 pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
     let file = &plan.checked.file;
-    build_policy(BuildInput {
+    let mut report = build_policy(BuildInput {
         policy: run.policy.as_str(),
         expect: &file.expect,
         scrapes: &run.scrapes,
+        events: Some(&run.transitions),
+        scrape_interval_ms: run.scrape_interval_ms,
         start_unix_s: run.start_unix_s,
         arrivals: &run.arrivals,
         speed: plan.speed,
@@ -80,7 +83,20 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
             .collect(),
         // A run cut short by a signal vouches only for what came before the stop.
         stopped_at_ms: run.stopped.as_ref().map(|_| run.elapsed_ms),
-    })
+    });
+    if run.transitions_dropped > 0 {
+        report.disagreements.push(Disagreement {
+            kind: DisagreementKind::Truncated,
+            dep: String::new(),
+            t_ms: run.transitions.last().map_or(0, |t| t.t_ms),
+            detail: format!(
+                "events.jsonl holds {} more transitions than the report kept ({} kept)",
+                run.transitions_dropped,
+                run.transitions.len()
+            ),
+        });
+    }
+    report
 }
 
 /// The report section of a policy that never started (`why`): listed with status `not_run`,
@@ -109,6 +125,8 @@ pub fn not_run_report(plan: &ScenarioPlan, policy: Policy, why: &str) -> PolicyR
         status: PolicyStatus::NotRun,
         expectations,
         transitions: Vec::new(),
+        transition_times: Default::default(),
+        disagreements: Vec::new(),
         summary: Summary::default(),
         breaker_states: Default::default(),
         rates: Vec::new(),

@@ -22,11 +22,11 @@ use super::health::{CanaryCount, HealthTally};
 use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
 use super::signals::Stop;
-use super::sinks::{EventsWriter, JsonlFile};
+use super::sinks::{EventsWriter, JsonlFile, TransitionLog};
 use super::transport_http::HttpTransport;
 use crate::engine::breakers::Breakers;
 use crate::engine::events::FanOut;
-use crate::engine::metrics::Metrics;
+use crate::engine::metrics::{AtScrape, Metrics};
 use crate::engine::{BreakerState, Engine, EngineOptions, Event, EventKind, EventSink, Policy};
 use crate::host::SocketsReport;
 use crate::replay::replayer::{Pacing, ReplayOptions, ReplaySummary, replay};
@@ -87,6 +87,12 @@ pub struct PolicyRun {
     pub elapsed_ms: u64,
     /// Every scrape.
     pub scrapes: ScrapeLog,
+    /// The scrape interval at the run's speed, ms.
+    pub scrape_interval_ms: u64,
+    /// Every breaker transition from the engine's events (as in events.jsonl), time-ordered.
+    pub transitions: Vec<crate::scrape::Transition>,
+    /// Transitions left out of `transitions` beyond its cap.
+    pub transitions_dropped: u64,
     /// The replayer's summary.
     pub replay: ReplaySummary,
     /// Live counters (user-visible errors, fallbacks).
@@ -146,9 +152,7 @@ async fn bind(what: &'static str) -> Result<TcpListener, HarnessError> {
         .map_err(|source| HarnessError::Bind { what, source })
 }
 
-fn scaled(d: Duration, speed: f64) -> Duration {
-    Duration::from_secs_f64(d.as_secs_f64() / speed)
-}
+use crate::util::speed::scale as scaled;
 
 /// Runs `plan` under `policy`, writing into `files`.
 pub async fn run_policy(
@@ -204,7 +208,12 @@ pub async fn run_policy(
 
     // The engine, its breakers and /metrics.
     let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(files.events.clone(), pname));
-    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![metrics.clone(), events]));
+    let transition_log = Arc::new(TransitionLog::default());
+    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![
+        metrics.clone(),
+        events,
+        transition_log.clone(),
+    ]));
     let breakers = Arc::new(Breakers::new(
         file.engine.breaker.clone(),
         speed,
@@ -212,12 +221,18 @@ pub async fn run_policy(
         sink.clone(),
         start,
     ));
+    // Every scrape reads the breakers' state at scrape time (an open breaker whose open time
+    // ran out is half-open in the next scrape, call or no call).
+    let at_scrape: std::sync::Weak<dyn AtScrape> = Arc::<Breakers>::downgrade(&breakers);
+    metrics.advance_at_scrape(at_scrape);
     let diagnostics = Arc::new(Diagnostics::default());
     let transport = HttpTransport::with_tcp(up_addr, diagnostics.clone(), file.tcp.clone())
         .with_pong_deadline(scaled(super::transport_ws::DEFAULT_PONG_DEADLINE, speed));
     let connector = transport.connector().clone();
 
-    // Synthetic health checks: one canary per dep, over the same transport, until shutdown.
+    // Synthetic health checks: one canary per dep, over the same transport, until they are
+    // stopped — before the upstream, so none is failed by the upstream going away.
+    let (canary_stop_tx, canary_stop_rx) = watch::channel(false);
     let tally = Arc::new(HealthTally::default());
     let canary_task = tokio::spawn(crate::engine::canary::run_canaries(
         Arc::new(transport.clone()),
@@ -226,7 +241,7 @@ pub async fn run_policy(
         speed,
         Arc::new(FanOut(vec![sink.clone(), tally.clone()])),
         start,
-        shutdown(shutdown_rx.clone()),
+        shutdown(canary_stop_rx),
     ));
     let opts = EngineOptions {
         policy,
@@ -278,15 +293,19 @@ pub async fn run_policy(
         let counters = counters.clone();
         let breakers = breakers.clone();
         move || Snapshot {
+            // The state now, as a scrape would read it (observing changes no decision).
+            open: {
+                breakers.tick(Instant::now());
+                breakers
+                    .states()
+                    .into_iter()
+                    .filter(|(_, s)| *s != BreakerState::Closed)
+                    .map(|(d, _)| d)
+                    .collect()
+            },
             elapsed: start.elapsed().min(run_for),
             sent: Counters::get(&counters.sent),
             errors: Counters::get(&counters.failed),
-            open: breakers
-                .states()
-                .into_iter()
-                .filter(|(_, s)| *s != BreakerState::Closed)
-                .map(|(d, _)| d)
-                .collect(),
         }
     };
     let ticker = {
@@ -301,7 +320,7 @@ pub async fn run_policy(
     };
 
     // Replay until `duration` (or a stop request).
-    let end = start + run_for;
+    let end = crate::util::speed::after(start, run_for);
     let stop_at_end = {
         let stop = stop.clone();
         async move {
@@ -344,19 +363,25 @@ pub async fn run_policy(
     let scrape_log = scraper.await.unwrap_or_default();
     ticker.abort();
     progress.finish(&snapshot());
-    let _ = shutdown_tx.send(true);
+    let _ = canary_stop_tx.send(true);
     let _ = timeout(SHUTDOWN_GRACE, canary_task).await;
+    let _ = shutdown_tx.send(true);
     let _ = timeout(SHUTDOWN_GRACE, up_task).await;
     let _ = timeout(SHUTDOWN_GRACE, m_task).await;
     let arrivals = match up_log.arrivals.lock() {
         Ok(a) => a.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),
     };
+    let (transitions, transitions_dropped) = transition_log.sorted();
     Ok(PolicyRun {
         policy,
         start_unix_s,
         elapsed_ms,
         scrapes: scrape_log,
+        scrape_interval_ms: u64::try_from(scaled(file.scrape_interval, speed).as_millis())
+            .unwrap_or(u64::MAX),
+        transitions,
+        transitions_dropped,
         replay: summary,
         counters,
         arrivals,

@@ -146,3 +146,51 @@ mod tests {
         assert_eq!(file.errors(), 0);
     }
 }
+
+/// Most transitions kept in memory per policy run (a breaker flapping every probe for hours
+/// stays bounded; the report says how many were left out).
+const MAX_TRANSITIONS: usize = 20_000;
+
+/// Keeps the `BreakerTransition` events of one policy run — the same events events.jsonl gets,
+/// with their exact instants — as the run's one source of transition times.
+#[derive(Debug, Default)]
+pub struct TransitionLog {
+    kept: Mutex<Vec<crate::scrape::Transition>>,
+    dropped: AtomicU64,
+}
+
+impl TransitionLog {
+    /// The transitions so far, ordered by time (stable: one dep's causal order is kept on ties),
+    /// and how many were left out beyond the cap.
+    pub fn sorted(&self) -> (Vec<crate::scrape::Transition>, u64) {
+        let mut v = match self.kept.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        v.sort_by_key(|t| t.t_ms);
+        (v, self.dropped.load(Ordering::Relaxed))
+    }
+}
+
+impl EventSink for TransitionLog {
+    fn emit(&self, event: &Event) {
+        let crate::engine::EventKind::BreakerTransition { dep, from, to, .. } = &event.kind else {
+            return;
+        };
+        let mut g = match self.kept.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if g.len() >= MAX_TRANSITIONS {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        g.push(crate::scrape::Transition {
+            dep: dep.clone(),
+            from: *from,
+            to: *to,
+            t_ms: event.t_ms,
+            timing: crate::scrape::Timing::Event,
+        });
+    }
+}

@@ -1,6 +1,7 @@
 //! Reading the engine's `/metrics`: a strict text-format 0.0.4 parser ([`parse`]), series
 //! selectors and sums ([`selector`]), the periodic scraper ([`scraper`]) and the breaker timeline
-//! derived from successive scrapes ([`timeline`]).
+//! derived from successive scrapes ([`timeline`]), and the event log checked against the
+//! scrapes ([`agreement`]).
 
 mod lexer;
 pub mod parse;
@@ -14,3 +15,6 @@ pub use selector::Selector;
 pub mod timeline;
 
 pub use timeline::{RatePoint, StatePoint, Timeline, Timing, Transition};
+pub mod agreement;
+
+pub use agreement::{Disagreement, DisagreementKind, crosscheck};

@@ -19,6 +19,8 @@ const MAX_PER_INTERVAL: u64 = 10_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Timing {
+    /// The engine's own event (events.jsonl): the exact instant of the change.
+    Event,
     /// From `breaker_last_transition_timestamp_seconds` (ms precision).
     Timestamp,
     /// The time of the scrape that first showed it (late by up to one scrape interval).
@@ -225,7 +227,9 @@ fn causal_order(mut events: Vec<Transition>, start: Option<BreakerState>) -> Vec
     out
 }
 
-fn states(
+/// Per dep, the state as a step function from t = 0 through `transitions` (time-ordered); deps
+/// that never transitioned get their gauge from the first scrape that shows them.
+pub fn states(
     transitions: &[Transition],
     scrapes: &[(u64, &Exposition)],
 ) -> BTreeMap<String, Vec<StatePoint>> {

@@ -33,17 +33,9 @@ pub struct ProbeArrival {
     pub probe: bool,
 }
 
-fn speed_or_one(speed: f64) -> f64 {
-    if speed.is_finite() && speed > 0.0 {
-        speed
-    } else {
-        1.0
-    }
-}
-
-/// A duration at speed 1 → ms at `speed`.
+/// A duration at speed 1 → ms at `speed` (saturating; see [`crate::util::speed::scale_ms`]).
 pub fn scaled_ms(d: Duration, speed: f64) -> i64 {
-    (d.as_secs_f64() * 1000.0 / speed_or_one(speed)).round() as i64
+    crate::util::speed::scale_ms(d, speed)
 }
 
 /// A tolerance at speed 1 → ms at `speed`, never below 20 ms.

@@ -11,9 +11,19 @@
 //! `health_breaker_disagreement_seconds` is a duration that grows between events: a registry
 //! given its engine clock ([`Metrics::with_clock`]) refreshes it from the live disagreement state
 //! with tokio's `now` just before every [`Metrics::render`] (see [`Metrics::render_at`]).
+//!
+//! Exported state is the state at scrape time: before encoding, [`Metrics::render_at`] brings
+//! every registered [`AtScrape`] source (the breakers) up to `now`, so an open breaker whose open
+//! time ran out reads half-open in the next scrape whether or not a call arrived. Such a source
+//! must only apply what is already due (it may emit events stamped with their exact instant) and
+//! never change what a later call sees.
+//!
+//! The [`EventSink`](super::events::EventSink) side, folding events into series, is in `fold.rs`.
+
+mod fold;
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, Weak};
 
 use prometheus::core::Collector;
 use prometheus::{
@@ -21,7 +31,7 @@ use prometheus::{
 };
 use tokio::time::Instant;
 
-use super::events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink};
+use super::events::BreakerState;
 use super::families::{self as fam, Family, FamilyType};
 use super::health::Disagreement;
 
@@ -53,6 +63,17 @@ pub struct Metrics {
     health: Mutex<HashMap<String, Disagreement>>,
     /// The engine's start instant (engine ms 0), when known: enables the scrape-time refresh.
     clock: Option<Instant>,
+    /// State brought up to `now` before every render (weak: the breakers hold this registry as
+    /// their event sink, so a strong reference would be a cycle).
+    at_scrape: Mutex<Vec<Weak<dyn AtScrape>>>,
+}
+
+/// A source of exported state that can lag the clock (a breaker whose open time ran out is
+/// still open until something looks). [`Metrics::render_at`] calls it first.
+pub trait AtScrape: Send + Sync {
+    /// Applies every state change due at or before `now` (and nothing else: observing must not
+    /// change what a later call sees).
+    fn advance_to(&self, now: Instant);
 }
 
 impl std::fmt::Debug for Metrics {
@@ -110,6 +131,7 @@ impl Metrics {
             throttled: counter(&fam::THROTTLED),
             health: Mutex::new(HashMap::new()),
             clock: None,
+            at_scrape: Mutex::new(Vec::new()),
         }
     }
 
@@ -138,9 +160,28 @@ impl Metrics {
         }
     }
 
-    /// [`render`](Self::render) at `now`: with a clock, the disagreement gauge is refreshed to
-    /// `now` first; without one it shows its value at the last canary or transition.
+    /// Brings `source` up to the render time before every [`render_at`](Self::render_at)
+    /// (dropped sources are skipped).
+    pub fn advance_at_scrape(&self, source: Weak<dyn AtScrape>) {
+        match self.at_scrape.lock() {
+            Ok(mut g) => g.push(source),
+            Err(p) => p.into_inner().push(source),
+        }
+    }
+
+    /// [`render`](Self::render) at `now`: every [`AtScrape`] source is advanced to `now` first
+    /// (its due transitions land in the series before encoding); with a clock, the disagreement
+    /// gauge is refreshed to `now` too, without one it shows its value at the last canary or
+    /// transition.
     pub fn render_at(&self, now: Instant) -> String {
+        let sources: Vec<_> = match self.at_scrape.lock() {
+            Ok(g) => g.iter().filter_map(Weak::upgrade).collect(),
+            Err(p) => p.into_inner().iter().filter_map(Weak::upgrade).collect(),
+        };
+        // No lock of ours is held here: a source's events come back through `emit`.
+        for s in sources {
+            s.advance_to(now);
+        }
         if let Some(start) = self.clock {
             let ms = now.saturating_duration_since(start).as_millis();
             self.refresh_disagreement(u64::try_from(ms).unwrap_or(u64::MAX));
@@ -242,118 +283,5 @@ impl Metrics {
             .with_label_values(&labels)
             .set(self.unix(t_ms));
         self.set_disagreement(dep, |d| d.breaker(to, t_ms));
-    }
-}
-
-impl EventSink for Metrics {
-    fn emit(&self, event: &Event) {
-        match &event.kind {
-            EventKind::AttemptFinished {
-                dep,
-                class,
-                outcome,
-                phase,
-                latency_ms,
-                probe,
-                ..
-            } => {
-                self.touch(dep);
-                self.requests
-                    .with_label_values(&[dep.as_str(), outcome.as_str()])
-                    .inc();
-                let secs = latency_ms / 1000.0;
-                if *outcome == AttemptOutcome::Rejected {
-                    self.rejections.with_label_values(&[dep]).inc();
-                } else {
-                    self.request_latency.with_label_values(&[dep]).observe(secs);
-                    if *probe {
-                        self.probe_latency.with_label_values(&[dep]).observe(secs);
-                    }
-                }
-                if let (AttemptOutcome::Timeout, Some(phase)) = (outcome, phase) {
-                    self.timeouts
-                        .with_label_values(&[class.as_str(), phase.as_str()])
-                        .inc();
-                }
-            }
-            EventKind::SameProfileRetry {
-                provider, reason, ..
-            } => self
-                .retries
-                .with_label_values(&[provider.as_str(), reason.as_str()])
-                .inc(),
-            EventKind::CooldownApplied {
-                provider,
-                profile,
-                reason,
-                ..
-            } => self
-                .cooldowns
-                .with_label_values(&[provider.as_str(), profile.as_str(), reason.as_str()])
-                .inc(),
-            EventKind::ProfileRotated {
-                provider, reason, ..
-            } => self
-                .rotations
-                .with_label_values(&[provider.as_str(), reason.as_str()])
-                .inc(),
-            EventKind::NoProfileAvailable { .. } => {}
-            EventKind::ModelFallback { from, to, reason } => self
-                .fallbacks
-                .with_label_values(&[from.as_str(), to.as_str(), reason.as_str()])
-                .inc(),
-            EventKind::BreakerTransition { dep, from, to, .. } => {
-                self.transition(dep, *from, *to, event.t_ms)
-            }
-            EventKind::RetryAfterSkip { dep, .. } => {
-                self.touch(dep);
-                self.retry_after_skips.with_label_values(&[dep]).inc();
-            }
-            EventKind::RetryBudgetExhausted { class, .. } => self
-                .budget_exhausted
-                .with_label_values(&[class.as_str()])
-                .inc(),
-            EventKind::Throttled { tenant, .. } => {
-                self.throttled.with_label_values(&[tenant]).inc()
-            }
-            EventKind::HealthCheck { dep, ok } => {
-                self.touch(dep);
-                self.set_disagreement(dep, |d| d.canary(*ok, event.t_ms));
-            }
-            EventKind::IdempotentDuplicate { dep } => {
-                self.duplicates.with_label_values(&[dep]).inc()
-            }
-            // No DESIGN 8 series: the ladder's rungs are events only.
-            EventKind::RequestFinished { .. } | EventKind::Degraded { .. } => {}
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The registry is the catalogue: same families, same order, same label names, so what
-    /// scenario validation accepts is exactly what a scrape can hold.
-    #[test]
-    fn registry_families_are_the_catalogue_in_order() {
-        let m = Metrics::new(0.0);
-        let pairs = m.families();
-        assert_eq!(pairs.len(), fam::FAMILIES.len());
-        for ((collector, def), want) in pairs.iter().zip(fam::FAMILIES.iter()) {
-            assert_eq!(*def, want);
-            let desc = collector.desc();
-            assert_eq!(desc.len(), 1);
-            assert_eq!(desc[0].fq_name, want.name);
-            assert_eq!(desc[0].variable_labels, want.labels);
-        }
-        let text = m.render();
-        let names: Vec<&str> = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("# TYPE "))
-            .filter_map(|l| l.split(' ').next())
-            .collect();
-        let want: Vec<&str> = fam::FAMILIES.iter().map(|f| f.name).collect();
-        assert_eq!(names, want);
     }
 }
