@@ -8,7 +8,7 @@ use std::path::Path;
 use rehearse::report::build::{PolicyRun, build_policy, summary_from};
 use rehearse::report::model::{FaultWindow, Lag, ReplayInfo, Report, SCHEMA_VERSION, Verdict};
 use rehearse::report::write_all;
-use rehearse::scrape::ScrapeLog;
+use rehearse::scrape::{CompactScrapes, ScrapeLog};
 use rehearse::verdict::{Expectations, ProbeArrival};
 
 const EXPECT: &str = r#"
@@ -36,6 +36,7 @@ pub fn sample_report() -> Report {
         "../fixtures/metrics/breaker-flap.scrapes.prom"
     ))
     .unwrap();
+    let log = CompactScrapes::from_log(&log, 1_790_000_000.0);
     let expect: Expectations = toml::from_str(EXPECT).unwrap();
     let arrivals = vec![ProbeArrival {
         dep: "crm_search".into(),
@@ -57,7 +58,6 @@ pub fn sample_report() -> Report {
                 policy,
                 expect: &expect,
                 scrapes: &log,
-                start_unix_s: 1_790_000_000.0,
                 arrivals: &arrivals,
                 speed: 1.0,
                 fault_windows: vec![FaultWindow {

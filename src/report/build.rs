@@ -1,5 +1,6 @@
 //! Builders the run harness calls: the A/B [`Summary`] from the final scrape, latency quantiles
-//! from histogram buckets, and a whole [`PolicyReport`] from one policy run's scrapes.
+//! from histogram buckets, and a whole [`PolicyReport`] from what one policy run kept of its
+//! scrapes ([`CompactScrapes`]).
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -7,7 +8,7 @@ use std::time::SystemTime;
 use super::model::{
     FaultWindow, HealthRow, Latency, PolicyReport, ReplayInfo, ScrapeStats, Summary,
 };
-use crate::scrape::{Exposition, Sample, ScrapeLog, timeline};
+use crate::scrape::{CompactScrapes, Exposition, Sample};
 use crate::verdict::{Expectations, ProbeArrival, diff};
 
 fn count(v: f64) -> u64 {
@@ -130,8 +131,8 @@ pub fn histogram_quantile(q: f64, buckets: &[(f64, f64)]) -> Option<f64> {
     Some(lower.0)
 }
 
-impl From<&ScrapeLog> for ScrapeStats {
-    fn from(l: &ScrapeLog) -> Self {
+impl From<&CompactScrapes> for ScrapeStats {
+    fn from(l: &CompactScrapes) -> Self {
         ScrapeStats {
             ok: l.ok,
             failures: l.failures,
@@ -147,11 +148,9 @@ pub struct PolicyRun<'a> {
     pub policy: &'a str,
     /// The scenario's whole `[expect]` table (filtered to this policy here).
     pub expect: &'a Expectations,
-    /// The run's scrapes.
-    pub scrapes: &'a ScrapeLog,
-    /// The run start in Unix seconds (what the engine's transition timestamps count from).
-    pub start_unix_s: f64,
-    /// The upstream's request arrivals (probes flagged).
+    /// What the run kept of its scrapes (timeline, final scrape, counts).
+    pub scrapes: &'a CompactScrapes,
+    /// The upstream's breaker-probe arrivals (other arrivals may be left out).
     pub arrivals: &'a [ProbeArrival],
     /// The `--speed` divisor.
     pub speed: f64,
@@ -170,9 +169,10 @@ pub struct PolicyRun<'a> {
 }
 
 /// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
-/// scrape (a dep with a gauge but no canary still gets a row).
+/// scrape (`max_disagreement`, see [`CompactScrapes::max_disagreement`]; a dep with a gauge but
+/// no canary still gets a row).
 pub fn health_rows(
-    scrapes: &[(u64, &Exposition)],
+    max_disagreement: &BTreeMap<String, f64>,
     canaries: &BTreeMap<String, (u64, u64)>,
 ) -> BTreeMap<String, HealthRow> {
     let mut rows: BTreeMap<String, HealthRow> = canaries
@@ -186,16 +186,10 @@ pub fn health_rows(
             (dep.clone(), row)
         })
         .collect();
-    for (_, e) in scrapes {
-        for s in e
-            .samples()
-            .filter(|s| s.name == "health_breaker_disagreement_seconds")
-        {
-            let dep = s.labels.get("dep").cloned().unwrap_or_default();
-            let row = rows.entry(dep).or_default();
-            if s.value.is_finite() && s.value > row.max_disagreement_s {
-                row.max_disagreement_s = s.value;
-            }
+    for (dep, &max) in max_disagreement {
+        let row = rows.entry(dep.clone()).or_default();
+        if max.is_finite() && max > row.max_disagreement_s {
+            row.max_disagreement_s = max;
         }
     }
     rows
@@ -203,9 +197,8 @@ pub fn health_rows(
 
 /// Derives the timeline, runs the diff and computes the summary for one policy run.
 pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
-    let scrapes = run.scrapes.parsed();
-    let tl = timeline::derive(&scrapes, run.start_unix_s);
-    let health = health_rows(&scrapes, &run.canaries);
+    let tl = run.scrapes.timeline();
+    let health = health_rows(run.scrapes.max_disagreement(), &run.canaries);
     let final_scrape = run.scrapes.last_parsed();
     let expectations = diff(
         &run.expect.for_policy(run.policy),

@@ -60,7 +60,6 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         policy: run.policy.as_str(),
         expect: &file.expect,
         scrapes: &run.scrapes,
-        start_unix_s: run.start_unix_s,
         arrivals: &run.arrivals,
         speed: plan.speed,
         fault_windows: fault_windows(&file.fault, plan.speed),
