@@ -336,6 +336,8 @@ pub async fn run_policy(
         // tokio's timer, as before: the precise pacer naps and spins on a worker of the
         // engine's runtime, which the scenario timing tests did not tolerate under load.
         pacing: Pacing::Timer,
+        // The report needs only the lag percentiles and counts: no per-request records.
+        keep_records: false,
     };
     let summary = replay(
         plan.checked.traffic.clone(),
