@@ -14,6 +14,9 @@
 #   OUT=/tmp/mem.csv scripts/bench-memory.sh   (CSV path; default: a temp file, printed)
 #   INTERVAL=10 scripts/bench-memory.sh        (seconds between samples; default 10)
 #   KEEP=1 scripts/bench-memory.sh             (keep the temp dir with the run directory)
+#   REPEAT_FAULTS=1 scripts/bench-memory.sh    (repeat weekly's faults and expected transitions
+#                                               in every 5-minute copy, so the breakers trip and
+#                                               recover all run long; default: first copy only)
 set -euo pipefail
 MINUTES=${1:-30}
 INTERVAL=${INTERVAL:-10}
@@ -34,9 +37,9 @@ else
 fi
 OUT=${OUT:-$TMP/memory.csv}
 
-python3 - "$ROOT" "$TMP" "$MINUTES" <<'PY'
+python3 - "$ROOT" "$TMP" "$MINUTES" "${REPEAT_FAULTS:-0}" <<'PY'
 import json, re, sys
-root, tmp, minutes = sys.argv[1], sys.argv[2], int(sys.argv[3])
+root, tmp, minutes, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 period_ms = 300_000
 src = [json.loads(l) for l in open(f"{root}/fixtures/traffic/weekday-10rps.jsonl") if l.strip()]
 with open(f"{tmp}/traffic.jsonl", "w") as out:
@@ -54,6 +57,16 @@ text, n1 = re.subn(r'(?m)^duration = ".*"$', f'duration = "{minutes * 60}s"', te
 text, n2 = re.subn(r'(?m)^traffic = ".*"$', f'traffic = "{tmp}/traffic.jsonl"', text, count=1)
 text, n3 = re.subn(r'(?m)^name = ".*"$', f'name = "weekly-{minutes}min"', text, count=1)
 assert n1 == n2 == n3 == 1, "weekly.toml no longer has name/duration/traffic lines"
+if repeat:
+    # Every [[fault]] and [[expect.transition]] block again per 5-minute copy, its `from`,
+    # `until` and `at` shifted by the copy's offset (relative `after` times need no shift).
+    blocks = re.split(r"(?m)^(?=\[)", text)
+    def shifted(block, s):
+        return re.sub(r'(?m)^(from|until|at) = "(\d+)s"$',
+                      lambda m: f'{m[1]} = "{int(m[2]) + s}s"', block)
+    copies = [b for b in blocks if b.startswith(("[[fault]]", "[[expect.transition]]"))]
+    for rep in range(1, -(-minutes * 60_000 // period_ms)):
+        text += "\n" + "".join(shifted(b, rep * period_ms // 1000) for b in copies)
 open(f"{tmp}/scenario.toml", "w").write(text)
 PY
 echo "scenario $TMP/scenario.toml: $(wc -l <"$TMP/traffic.jsonl") requests over $MINUTES min" >&2

@@ -142,14 +142,21 @@ fn lock(book: &Shared) -> std::sync::MutexGuard<'_, Book> {
 }
 
 /// Replays `lines` through `dispatcher` on the absolute schedule of `opts` until every request
-/// is answered or `stop` completes; returns what was done. Each request joins the summary's
-/// tally when it finishes; only unfinished ones are held meanwhile.
-pub async fn replay<D: Dispatcher>(
-    lines: Vec<TrafficLine>,
+/// is answered or `stop` completes; returns what was done. Lines are taken from the iterator one
+/// at a time (a run passes clones of its plan's lines, never a second copy of the file), and each
+/// request joins the summary's tally when it finishes; only unfinished ones are held meanwhile.
+pub async fn replay<D, L>(
+    lines: L,
     dispatcher: Arc<D>,
     opts: ReplayOptions,
     stop: impl Future<Output = ()>,
-) -> ReplaySummary {
+) -> ReplaySummary
+where
+    D: Dispatcher,
+    L: IntoIterator<Item = TrafficLine>,
+    L::IntoIter: ExactSizeIterator,
+{
+    let lines = lines.into_iter();
     let total = lines.len() as u64;
     let semaphore = Arc::new(Semaphore::new(opts.max_in_flight.max(1)));
     let mut tasks = JoinSet::new();
@@ -162,7 +169,7 @@ pub async fn replay<D: Dispatcher>(
     tokio::pin!(stop);
     let mut previous: Option<Instant> = None;
 
-    for (seq, line) in lines.into_iter().enumerate() {
+    for (seq, line) in lines.enumerate() {
         let seq = seq as u64;
         let intended = send_at(opts.start, line.at_ms, opts.speed);
         let wait = async {

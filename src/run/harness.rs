@@ -340,7 +340,7 @@ pub async fn run_policy(
         keep_records: false,
     };
     let summary = replay(
-        plan.checked.traffic.clone(),
+        plan.checked.traffic.iter().cloned(),
         dispatcher,
         replay_opts,
         stop_at_end,
