@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
-use super::{ExpectKind, ExpectationResult, probe_spacing, secs, signed_secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, probe_spacing, secs, signed_secs};
 use crate::scrape::{Exposition, Transition};
 
 /// Floor of every scaled tolerance.
@@ -92,6 +92,7 @@ pub fn diff(
             observed,
             delta_ms: None,
             ok: seen.is_empty(),
+            status: ExpectStatus::from_ok(seen.is_empty()),
             detail,
         });
     }
@@ -163,6 +164,7 @@ fn diff_dep(
                     observed: secs(t),
                     delta_ms: delta,
                     ok,
+                    status: ExpectStatus::from_ok(ok),
                 });
                 anchor = Some(t);
             }
@@ -175,6 +177,7 @@ fn diff_dep(
                     observed: "missing".into(),
                     delta_ms: None,
                     ok: false,
+                    status: ExpectStatus::Fail,
                 });
                 anchor = exp_t;
             }
@@ -189,6 +192,7 @@ fn diff_dep(
             observed: format!("{} at {at}", arrow(t)),
             delta_ms: None,
             ok: false,
+            status: ExpectStatus::Fail,
             detail: format!(
                 "{dep} {} unexpected at {at} (not in the expected sequence)",
                 arrow(t)
@@ -230,6 +234,7 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
             observed: "no final scrape".into(),
             delta_ms: None,
             ok: false,
+            status: ExpectStatus::Fail,
         };
     };
     let v = e.sum(&m.series);
@@ -260,5 +265,6 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         observed: num(v),
         delta_ms: None,
         ok,
+        status: ExpectStatus::from_ok(ok),
     }
 }
