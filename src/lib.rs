@@ -13,7 +13,8 @@
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
 //! - [`scenario`]: the scenario file format and its validation.
-//! - [`scrape`]: the `/metrics` scraper, the exposition-format parser and the scraped timeline.
+//! - [`scrape`]: the `/metrics` scraper, the exposition-format parser and the scraped timeline
+//!   (built one scrape at a time: what a run keeps of its scrapes is bounded).
 //! - [`verdict`]: the diff of expected against observed behaviour (pure).
 //! - [`report`]: Markdown, JSON and HTML+SVG report writers.
 //! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.
