@@ -7,7 +7,8 @@
 # into a temp traffic file, runs `rehearse run --scenario THAT` at speed 1, and every INTERVAL
 # seconds samples VmRSS from /proc/PID/status and the count of /proc/PID/fd into a CSV. Prints a
 # summary: RSS and fds at 1, 5, 10, 20 and 30 min (those within the run), the least-squares
-# slope of RSS after the first minute in KB/min, max RSS, max fds, the 1-minute load average at
+# slope of RSS after the first minute (and after the fifth, once weekly's faults are over) in
+# KB/min, max RSS, max fds, the 1-minute load average at
 # start and end, the run's exit code and the size of scrapes.prom. Linux only (/proc).
 #
 #   scripts/bench-memory.sh [MINUTES]          (default 30)
@@ -110,13 +111,14 @@ for m in (0, 1, 5, 10, 20, 30):
     r = rows[0] if m == 0 else at(m)
     if r:
         print(f"{m:>6}  {r[0]:>6.0f}  {r[1] / 1024:>6.1f}  {r[2]:>3}")
-late = [r for r in rows if r[0] >= 60]
-if len(late) >= 2:
-    n = len(late)
-    mt = sum(r[0] for r in late) / n
-    mr = sum(r[1] for r in late) / n
-    den = sum((r[0] - mt) ** 2 for r in late)
-    slope = sum((r[0] - mt) * (r[1] - mr) for r in late) / den * 60 if den else 0.0
-    print(f"slope after 1 min: {slope:.1f} KB/min ({n} samples)")
+for after in (1, 5):
+    late = [r for r in rows if r[0] >= after * 60]
+    if len(late) >= 2:
+        n = len(late)
+        mt = sum(r[0] for r in late) / n
+        mr = sum(r[1] for r in late) / n
+        den = sum((r[0] - mt) ** 2 for r in late)
+        slope = sum((r[0] - mt) * (r[1] - mr) for r in late) / den * 60 if den else 0.0
+        print(f"slope after {after} min: {slope:.1f} KB/min ({n} samples)")
 print(f"max rss: {max(r[1] for r in rows) / 1024:.1f} MB; max fds: {max(r[2] for r in rows)}; samples: {len(rows)}")
 PY
