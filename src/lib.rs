@@ -13,8 +13,9 @@
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
 //! - [`scenario`]: the scenario file format and its validation.
-//! - [`scrape`]: the `/metrics` scraper, the exposition-format parser, the scraped timeline and
-//!   the event log checked against the scrapes.
+//! - [`scrape`]: the `/metrics` scraper, the exposition-format parser, the scraped timeline
+//!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
+//!   checked against the scrapes.
 //! - [`verdict`]: the diff of expected against observed behaviour (pure).
 //! - [`report`]: Markdown, JSON and HTML+SVG report writers.
 //! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.

@@ -8,7 +8,7 @@ use std::path::Path;
 use rehearse::report::build::{PolicyRun, build_policy, summary_from};
 use rehearse::report::model::{FaultWindow, Lag, ReplayInfo, Report, SCHEMA_VERSION, Verdict};
 use rehearse::report::write_all;
-use rehearse::scrape::ScrapeLog;
+use rehearse::scrape::{CompactScrapes, ScrapeLog};
 use rehearse::verdict::{Expectations, ProbeArrival};
 
 const EXPECT: &str = r#"
@@ -36,6 +36,7 @@ pub fn sample_report() -> Report {
         "../fixtures/metrics/breaker-flap.scrapes.prom"
     ))
     .unwrap();
+    let log = CompactScrapes::from_log(&log, 1_790_000_000.0);
     let expect: Expectations = toml::from_str(EXPECT).unwrap();
     let arrivals = vec![ProbeArrival {
         dep: "crm_search".into(),
@@ -59,7 +60,6 @@ pub fn sample_report() -> Report {
                 scrapes: &log,
                 events: None,
                 scrape_interval_ms: 250,
-                start_unix_s: 1_790_000_000.0,
                 arrivals: &arrivals,
                 speed: 1.0,
                 fault_windows: vec![FaultWindow {
@@ -483,6 +483,7 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
         "../fixtures/metrics/breaker-flap.scrapes.prom"
     ))
     .unwrap();
+    let log = CompactScrapes::from_log(&log, 1_790_000_000.0);
     let expect: Expectations = toml::from_str(EXPECT).unwrap();
     // The engine says ws_realtime tripped at 5.900 s; the fixture's scrapes show it open (and
     // counted) at 5.000 s and hold crm_search transitions the log lacks.
@@ -500,7 +501,6 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
             scrapes: &log,
             events,
             scrape_interval_ms: 1_000,
-            start_unix_s: 1_790_000_000.0,
             arrivals: &[],
             speed: 1.0,
             fault_windows: vec![],

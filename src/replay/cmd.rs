@@ -39,6 +39,7 @@ pub fn replay_command(args: ReplayArgs) -> CmdResult {
         max_in_flight: args.max_in_flight,
         start: Instant::now() + LEAD_IN,
         pacing: Pacing::Precise,
+        keep_records: args.out.is_some(),
     };
     let summary = replay_on_own_thread(lines, Arc::new(dispatcher), opts, crate::util::stop_signal)
         .context("starting the pacer thread")

@@ -1,5 +1,6 @@
 //! Builders the run harness calls: the A/B [`Summary`] from the final scrape, latency quantiles
-//! from histogram buckets, and a whole [`PolicyReport`] from one policy run's scrapes.
+//! from histogram buckets, and a whole [`PolicyReport`] from what one policy run kept of its
+//! scrapes ([`CompactScrapes`]).
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -8,7 +9,7 @@ use super::model::{
     FaultWindow, HealthRow, Latency, PolicyReport, PolicyStatus, ReplayInfo, ScrapeStats, Summary,
     TransitionTimes,
 };
-use crate::scrape::{Exposition, Sample, ScrapeLog, Transition, crosscheck, timeline};
+use crate::scrape::{CompactScrapes, Exposition, Sample, Transition, crosscheck, timeline};
 use crate::verdict::{Expectations, ProbeArrival, diff_until};
 
 fn count(v: f64) -> u64 {
@@ -131,8 +132,8 @@ pub fn histogram_quantile(q: f64, buckets: &[(f64, f64)]) -> Option<f64> {
     Some(lower.0)
 }
 
-impl From<&ScrapeLog> for ScrapeStats {
-    fn from(l: &ScrapeLog) -> Self {
+impl From<&CompactScrapes> for ScrapeStats {
+    fn from(l: &CompactScrapes) -> Self {
         ScrapeStats {
             ok: l.ok,
             failures: l.failures,
@@ -148,17 +149,15 @@ pub struct PolicyRun<'a> {
     pub policy: &'a str,
     /// The scenario's whole `[expect]` table (filtered to this policy here).
     pub expect: &'a Expectations,
-    /// The run's scrapes.
-    pub scrapes: &'a ScrapeLog,
+    /// What the run kept of its scrapes (timeline, final scrape, breaker series, counts).
+    pub scrapes: &'a CompactScrapes,
     /// The engine's breaker transitions from its event log (events.jsonl), time-ordered: when
     /// given, they time every transition and the scrapes are checked against them; `None`
     /// derives the transitions from the scrapes.
     pub events: Option<&'a [Transition]>,
     /// The scrape interval at the run's speed, ms (for the disagreement rows).
     pub scrape_interval_ms: u64,
-    /// The run start in Unix seconds (what the engine's transition timestamps count from).
-    pub start_unix_s: f64,
-    /// The upstream's request arrivals (probes flagged).
+    /// The upstream's breaker-probe arrivals (other arrivals may be left out).
     pub arrivals: &'a [ProbeArrival],
     /// The `--speed` divisor.
     pub speed: f64,
@@ -180,9 +179,10 @@ pub struct PolicyRun<'a> {
 }
 
 /// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
-/// scrape (a dep with a gauge but no canary still gets a row).
+/// scrape (`max_disagreement`, see [`CompactScrapes::max_disagreement`]; a dep with a gauge but
+/// no canary still gets a row).
 pub fn health_rows(
-    scrapes: &[(u64, &Exposition)],
+    max_disagreement: &BTreeMap<String, f64>,
     canaries: &BTreeMap<String, (u64, u64)>,
 ) -> BTreeMap<String, HealthRow> {
     let mut rows: BTreeMap<String, HealthRow> = canaries
@@ -196,16 +196,10 @@ pub fn health_rows(
             (dep.clone(), row)
         })
         .collect();
-    for (_, e) in scrapes {
-        for s in e
-            .samples()
-            .filter(|s| s.name == "health_breaker_disagreement_seconds")
-        {
-            let dep = s.labels.get("dep").cloned().unwrap_or_default();
-            let row = rows.entry(dep).or_default();
-            if s.value.is_finite() && s.value > row.max_disagreement_s {
-                row.max_disagreement_s = s.value;
-            }
+    for (dep, &max) in max_disagreement {
+        let row = rows.entry(dep.clone()).or_default();
+        if max.is_finite() && max > row.max_disagreement_s {
+            row.max_disagreement_s = max;
         }
     }
     rows
@@ -216,18 +210,17 @@ pub fn health_rows(
 /// diff alike, and every disagreement of the scrapes with it is listed; without one, both use
 /// the transitions derived from the scrapes.
 pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
-    let scrapes = run.scrapes.parsed();
-    let mut tl = timeline::derive(&scrapes, run.start_unix_s);
+    let mut tl = run.scrapes.timeline();
     let (transition_times, disagreements) = match run.events {
         Some(events) => {
             tl.transitions = events.to_vec();
-            tl.states = timeline::states(&tl.transitions, &scrapes);
-            let rows = crosscheck(events, &scrapes, run.scrape_interval_ms);
+            tl.states = timeline::states(&tl.transitions, run.scrapes.first_states());
+            let rows = crosscheck(events, &run.scrapes.breaker_scrapes(), run.scrape_interval_ms);
             (TransitionTimes::EventLog, rows)
         }
         None => (TransitionTimes::Scrape, Vec::new()),
     };
-    let health = health_rows(&scrapes, &run.canaries);
+    let health = health_rows(run.scrapes.max_disagreement(), &run.canaries);
     let final_scrape = run.scrapes.last_parsed();
     let expectations = diff_until(
         &run.expect.for_policy(run.policy),

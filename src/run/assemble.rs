@@ -68,7 +68,6 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         scrapes: &run.scrapes,
         events: Some(&run.transitions),
         scrape_interval_ms: run.scrape_interval_ms,
-        start_unix_s: run.start_unix_s,
         arrivals: &run.arrivals,
         speed: plan.speed,
         fault_windows: fault_windows(&file.fault, plan.speed),

@@ -229,16 +229,13 @@ async fn run_scenario(
         error,
     };
     let report = report(sp, &runs, ctx);
-    let mut prom = String::new();
-    for run in &runs {
-        if runs.len() > 1 {
-            prom.push_str(&format!("# policy {}\n", run.policy.as_str()));
-        }
-        prom.push_str(&run.scrapes.to_prom());
+    // scrapes.prom was written scrape by scrape during the runs.
+    if let Some(e) = files.scrapes.last_error() {
+        return Err(CmdError::harness(anyhow!(
+            "{e} (scrapes.prom in {} is incomplete)",
+            dir.display()
+        )));
     }
-    crate::util::write_atomic(&dir.join("scrapes.prom"), prom.as_bytes())
-        .with_context(|| format!("writing scrapes.prom into {}", dir.display()))
-        .map_err(CmdError::harness)?;
     crate::report::write_all(dir, &report)
         .with_context(|| format!("writing the report into {}", dir.display()))
         .map_err(CmdError::harness)?;

@@ -22,7 +22,7 @@ use super::health::{CanaryCount, HealthTally};
 use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
 use super::signals::Stop;
-use super::sinks::{EventsWriter, JsonlFile, TransitionLog};
+use super::sinks::{EventsWriter, JsonlFile, PromFile, TransitionLog};
 use super::transport_http::HttpTransport;
 use crate::engine::breakers::Breakers;
 use crate::engine::events::FanOut;
@@ -30,7 +30,7 @@ use crate::engine::metrics::{AtScrape, Metrics};
 use crate::engine::{BreakerState, Engine, EngineOptions, Event, EventKind, EventSink, Policy};
 use crate::host::SocketsReport;
 use crate::replay::replayer::{Pacing, ReplayOptions, ReplaySummary, replay};
-use crate::scrape::{ScrapeLog, Scraper, ScraperConfig, metrics_url};
+use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
 use crate::upstream::{RecordSink, Stats, Upstream, UpstreamConfig, UpstreamRecord};
 use crate::verdict::ProbeArrival;
 
@@ -48,6 +48,8 @@ pub struct RunFiles {
     pub events: Arc<JsonlFile>,
     /// upstream.jsonl
     pub upstream: Arc<JsonlFile>,
+    /// scrapes.prom (every raw scrape, appended as it comes)
+    pub scrapes: Arc<PromFile>,
 }
 
 impl RunFiles {
@@ -56,6 +58,7 @@ impl RunFiles {
         Ok(Self {
             events: JsonlFile::open(&dir.join("events.jsonl"))?,
             upstream: JsonlFile::open(&dir.join("upstream.jsonl"))?,
+            scrapes: PromFile::open(&dir.join("scrapes.prom"))?,
         })
     }
 }
@@ -85,8 +88,8 @@ pub struct PolicyRun {
     pub start_unix_s: f64,
     /// Wall time the run took, ms.
     pub elapsed_ms: u64,
-    /// Every scrape.
-    pub scrapes: ScrapeLog,
+    /// What the run kept of its scrapes (they went to scrapes.prom as they came).
+    pub scrapes: CompactScrapes,
     /// The scrape interval at the run's speed, ms.
     pub scrape_interval_ms: u64,
     /// Every breaker transition from the engine's events (as in events.jsonl), time-ordered.
@@ -97,7 +100,8 @@ pub struct PolicyRun {
     pub replay: ReplaySummary,
     /// Live counters (user-visible errors, fallbacks).
     pub counters: Arc<Counters>,
-    /// Upstream arrivals (probe flags) for probe-spacing checks; canaries left out.
+    /// Upstream arrivals of breaker probes, for probe-spacing checks (canaries left out; other
+    /// calls are in upstream.jsonl only, so this grows with half-open periods, not traffic).
     pub arrivals: Vec<ProbeArrival>,
     /// Canary calls and failures per dep.
     pub health: BTreeMap<String, CanaryCount>,
@@ -111,8 +115,8 @@ pub struct PolicyRun {
     pub stopped: Option<String>,
 }
 
-/// Records upstream requests to upstream.jsonl, keeps user and probe arrivals (canaries are not
-/// breaker probes: they stay out of the probe-spacing check), and reports duplicate
+/// Records upstream requests to upstream.jsonl, keeps the arrivals of breaker probes (canaries
+/// are not breaker probes: they stay out of the probe-spacing check), and reports duplicate
 /// executions of an idempotency key (which only the upstream can see) to the engine's metrics as
 /// `idempotent_duplicates_total{dep}` — the gateway's SLO series a real upstream would feed.
 struct UpstreamLog {
@@ -131,7 +135,7 @@ impl RecordSink for UpstreamLog {
                 log: None,
             });
         }
-        if r.canary {
+        if r.canary || !r.probe {
             return;
         }
         let mut a = match self.arrivals.lock() {
@@ -184,6 +188,8 @@ pub async fn run_policy(
         faults: file.fault.clone(),
         seed: plan.seed,
         speed,
+        // Every request is in upstream.jsonl and the probe arrivals in `UpstreamLog`.
+        max_arrivals_per_dep: 0,
         ..UpstreamConfig::default()
     });
     upstream.set_run_start(start);
@@ -281,7 +287,13 @@ pub async fn run_policy(
         start,
         timeout: SCRAPE_TIMEOUT,
     });
-    let scraper = tokio::spawn(async move { scraper.run(shutdown(scrape_stop_rx)).await });
+    if plan.policies.len() > 1 {
+        files.scrapes.line(&format!("# policy {pname}"));
+    }
+    // Raw scrapes stream to scrapes.prom; only the compact timeline stays in memory.
+    let sink = (files.scrapes.clone(), CompactScrapes::new(start_unix_s));
+    let scraper =
+        tokio::spawn(async move { scraper.run_into(sink, shutdown(scrape_stop_rx)).await });
     let counters = Arc::new(Counters::default());
     let run_for = scaled(file.duration, speed);
     let progress = Arc::new(Progress::new(
@@ -343,9 +355,11 @@ pub async fn run_policy(
         // tokio's timer, as before: the precise pacer naps and spins on a worker of the
         // engine's runtime, which the scenario timing tests did not tolerate under load.
         pacing: Pacing::Timer,
+        // The report needs only the lag percentiles and counts: no per-request records.
+        keep_records: false,
     };
     let summary = replay(
-        plan.checked.traffic.clone(),
+        plan.checked.traffic.iter().cloned(),
         dispatcher,
         replay_opts,
         stop_at_end,
@@ -360,7 +374,15 @@ pub async fn run_policy(
 
     // Final scrape, then shut everything down.
     let _ = scrape_stop_tx.send(true);
-    let scrape_log = scraper.await.unwrap_or_default();
+    let scrape_log = match scraper.await {
+        Ok((_, compact)) => compact,
+        Err(e) => {
+            let mut compact = CompactScrapes::new(start_unix_s);
+            compact.failures += 1;
+            compact.last_error = Some(format!("the scraper task failed: {e}"));
+            compact
+        }
+    };
     ticker.abort();
     progress.finish(&snapshot());
     let _ = canary_stop_tx.send(true);

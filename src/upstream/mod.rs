@@ -52,6 +52,9 @@ pub struct UpstreamConfig {
     pub speed: f64,
     /// Gap between streamed tokens before the speed factor.
     pub token_interval: Duration,
+    /// Most arrivals `GET /_rehearse/stats` keeps per dep (later ones are only counted). The
+    /// run harness keeps none: its records go to upstream.jsonl, and a long run must not grow.
+    pub max_arrivals_per_dep: usize,
 }
 
 impl Default for UpstreamConfig {
@@ -61,6 +64,7 @@ impl Default for UpstreamConfig {
             seed: 0,
             speed: 1.0,
             token_interval: DEFAULT_TOKEN_INTERVAL,
+            max_arrivals_per_dep: stats::MAX_ARRIVALS_PER_DEP,
         }
     }
 }
@@ -120,7 +124,7 @@ impl Upstream {
             start: Mutex::new(Instant::now()),
             inner: Mutex::new(Inner {
                 table: FaultTable::new(cfg.faults, cfg.seed),
-                stats: StatsState::default(),
+                stats: StatsState::with_arrival_cap(cfg.max_arrivals_per_dep),
             }),
             sinks: RwLock::new(Vec::new()),
         })
