@@ -276,8 +276,8 @@ fn report_command_rerenders_and_rejects_bad_json_with_line_and_column() {
     let out = crate::support::rehearse(&["report", d]);
     assert_eq!(
         out.status.code(),
-        Some(0),
-        "{}",
+        Some(1),
+        "re-rendering a failed report exits 1\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::exit::{CmdError, CmdResult, Status};
 use crate::scrape::{RatePoint, StatePoint, Transition};
 use crate::verdict::ExpectationResult;
 
@@ -33,6 +34,20 @@ impl Verdict {
             Self::Fail => "fail",
             Self::Incomplete => "incomplete",
             Self::Error => "error",
+        }
+    }
+
+    /// The command result this verdict exits with (DESIGN 3): pass 0, fail 1, incomplete 3, and
+    /// error 3 as a harness failure naming `reason`. `rehearse run` and `rehearse report` share it.
+    pub fn into_result(self, reason: Option<&str>) -> CmdResult {
+        match self {
+            Self::Pass => Ok(Status::Pass),
+            Self::Fail => Ok(Status::Fail),
+            Self::Incomplete => Ok(Status::Incomplete),
+            Self::Error => Err(CmdError::harness(anyhow::anyhow!(
+                "the harness failed: {}",
+                reason.unwrap_or("unknown error")
+            ))),
         }
     }
 }
