@@ -4,8 +4,10 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use super::counts::Counts;
 use super::model::{PolicyReport, Report, Summary};
 use super::table;
+use crate::util::text::count;
 use crate::verdict::{secs, signed_secs};
 
 /// Escapes a table cell (pipes, newlines).
@@ -94,17 +96,11 @@ pub fn render(r: &Report) -> String {
     if let Some(reason) = &r.reason {
         let _ = writeln!(o, "**Reason:** {reason}\n");
     }
-    let failed: usize = r
-        .policies
-        .iter()
-        .map(|p| p.expectations.iter().filter(|e| !e.ok).count())
-        .sum();
-    let total: usize = r.policies.iter().map(|p| p.expectations.len()).sum();
     let _ = writeln!(
         o,
-        "- verdict: **{}** ({} of {total} expectations failed)",
+        "- verdict: **{}**: {}",
         r.verdict.as_str(),
-        failed
+        Counts::of(r).sentence()
     );
     if let Some(d) = &r.description {
         let _ = writeln!(o, "- scenario: {d}");
@@ -187,8 +183,11 @@ pub fn render(r: &Report) -> String {
     o.push_str("\n## Replay schedule lag\n\n");
     let _ = writeln!(
         o,
-        "{} requests sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.",
-        r.replay.sent, r.replay.lag_ms.p50, r.replay.lag_ms.p99, r.replay.lag_ms.max
+        "{} sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.",
+        count(r.replay.sent as usize, "request"),
+        r.replay.lag_ms.p50,
+        r.replay.lag_ms.p99,
+        r.replay.lag_ms.max
     );
     o.push_str("\n## Host and TCP stack\n\n");
     let mut host = Vec::new();

@@ -1,10 +1,12 @@
-//! Small helpers shared by several modules.
+//! Small helpers shared by several modules (atomic writes, fingerprints, arrival stamps, listen
+//! addresses, signals, counted nouns).
 
 pub mod arrival;
 pub mod atomic;
 pub mod fingerprint;
 pub mod listen;
 pub mod signal;
+pub mod text;
 
 pub use atomic::write_atomic;
 pub use fingerprint::fingerprint;

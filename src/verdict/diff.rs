@@ -185,7 +185,7 @@ fn diff_dep(
         out.push(ExpectationResult {
             kind: ExpectKind::Transition,
             dep: Some(dep.to_string()),
-            expected: "none".into(),
+            expected: super::UNEXPECTED.into(),
             observed: format!("{} at {at}", arrow(t)),
             delta_ms: None,
             ok: false,

@@ -60,6 +60,17 @@ pub struct ExpectationResult {
     pub detail: String,
 }
 
+/// `expected` of a row for an observed transition no expectation matched.
+pub const UNEXPECTED: &str = "none";
+
+impl ExpectationResult {
+    /// True for a row that reports an unexpected observed transition rather than checking an
+    /// expectation of the scenario (such rows always fail).
+    pub fn is_unexpected(&self) -> bool {
+        self.kind == ExpectKind::Transition && self.expected == UNEXPECTED
+    }
+}
+
 /// Formats milliseconds as seconds with three decimals (`22.000s`).
 pub fn secs(ms: i64) -> String {
     let sign = if ms < 0 { "-" } else { "" };
