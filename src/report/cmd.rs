@@ -1,4 +1,5 @@
-//! `rehearse report RUN_DIR`: re-render report.md and report.html from the run's report.json.
+//! `rehearse report RUN_DIR`: re-render report.md, report.html and report.junit.xml from the run's
+//! report.json.
 //! A missing or malformed report.json is bad input (exit 2) naming the file (and line:col).
 //! Otherwise it exits with the report's own verdict (0 pass, 1 fail, 3 incomplete or error), so
 //! a CI step that re-renders a report still fails on a failed run.

@@ -1,5 +1,6 @@
-//! The report model: exactly what `report.json` holds (DESIGN 9). The Markdown and HTML
-//! renderers read only this, so `rehearse report RUN_DIR` can re-render them from the JSON.
+//! The report model: exactly what `report.json` holds (DESIGN 9; `docs/report.schema.json` is its
+//! JSON Schema). The Markdown and HTML renderers read only this, so `rehearse report RUN_DIR` can
+//! re-render them from the JSON. Measured floats are written rounded to 3 decimals.
 
 use std::collections::BTreeMap;
 
@@ -7,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exit::{CmdError, CmdResult, Status};
 use crate::scrape::{RatePoint, StatePoint, Transition};
+use crate::util::round::ser3;
 use crate::verdict::ExpectationResult;
 
 /// The report.json schema version; bump on an incompatible change.
@@ -133,6 +135,7 @@ pub struct HealthRow {
     /// Of those, failed ones.
     pub canary_failures: u64,
     /// Largest `health_breaker_disagreement_seconds{dep}` seen in any scrape.
+    #[serde(serialize_with = "ser3")]
     pub max_disagreement_s: f64,
 }
 
@@ -169,8 +172,10 @@ pub struct Summary {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Median, ms.
+    #[serde(serialize_with = "ser3")]
     pub p50_ms: f64,
     /// 99th percentile, ms.
+    #[serde(serialize_with = "ser3")]
     pub p99_ms: f64,
     /// Observations.
     pub count: u64,
@@ -205,10 +210,13 @@ pub struct ReplayInfo {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Lag {
     /// Median.
+    #[serde(serialize_with = "ser3")]
     pub p50: f64,
     /// 99th percentile.
+    #[serde(serialize_with = "ser3")]
     pub p99: f64,
     /// Maximum.
+    #[serde(serialize_with = "ser3")]
     pub max: f64,
 }
 

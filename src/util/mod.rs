@@ -1,10 +1,11 @@
 //! Small helpers shared by several modules (atomic writes, fingerprints, arrival stamps, listen
-//! addresses, signals, counted nouns).
+//! addresses, signals, counted nouns, rounding of measured floats).
 
 pub mod arrival;
 pub mod atomic;
 pub mod fingerprint;
 pub mod listen;
+pub mod round;
 pub mod signal;
 pub mod text;
 

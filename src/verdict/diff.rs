@@ -88,9 +88,13 @@ pub fn diff(
         out.push(ExpectationResult {
             kind: ExpectKind::NoTransition,
             dep: Some(n.dep.clone()),
+            series: None,
             expected: "no transition".into(),
             observed,
+            expected_ms: None,
+            observed_ms: seen.first().map(|t| t.t_ms as i64),
             delta_ms: None,
+            tolerance_ms: None,
             ok: seen.is_empty(),
             detail,
         });
@@ -134,6 +138,7 @@ fn diff_dep(
             }
             (None, None) => (None, format!("{want} (any time)")),
         };
+        let tolerance_ms = exp_t.map(|_| tol);
         let candidates: Vec<usize> = (cursor..obs.len())
             .filter(|&i| obs[i].from == e.from && obs[i].to == e.to)
             .collect();
@@ -158,10 +163,14 @@ fn diff_dep(
                 out.push(ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
+                    series: None,
                     detail: format!("{dep} {expected}, observed at {}{how}", secs(t)),
                     expected,
                     observed: secs(t),
+                    expected_ms: exp_t,
+                    observed_ms: Some(t),
                     delta_ms: delta,
+                    tolerance_ms,
                     ok,
                 });
                 anchor = Some(t);
@@ -170,10 +179,14 @@ fn diff_dep(
                 out.push(ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
+                    series: None,
                     detail: format!("{dep} {expected}, missing (no {want} observed in order)"),
                     expected,
                     observed: "missing".into(),
+                    expected_ms: exp_t,
+                    observed_ms: None,
                     delta_ms: None,
+                    tolerance_ms,
                     ok: false,
                 });
                 anchor = exp_t;
@@ -185,9 +198,13 @@ fn diff_dep(
         out.push(ExpectationResult {
             kind: ExpectKind::Transition,
             dep: Some(dep.to_string()),
+            series: None,
             expected: super::UNEXPECTED.into(),
             observed: format!("{} at {at}", arrow(t)),
+            expected_ms: None,
+            observed_ms: Some(t.t_ms as i64),
             delta_ms: None,
+            tolerance_ms: None,
             ok: false,
             detail: format!(
                 "{dep} {} unexpected at {at} (not in the expected sequence)",
@@ -225,10 +242,14 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         return ExpectationResult {
             kind: ExpectKind::Metric,
             dep: None,
+            series: Some(series.clone()),
             detail: format!("{series} expected {expected}, observed nothing (no final scrape)"),
             expected,
             observed: "no final scrape".into(),
+            expected_ms: None,
+            observed_ms: None,
             delta_ms: None,
+            tolerance_ms: None,
             ok: false,
         };
     };
@@ -252,13 +273,17 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
     ExpectationResult {
         kind: ExpectKind::Metric,
         dep: None,
+        series: Some(series.clone()),
         detail: format!(
             "{series} expected {expected}, observed {}{delta}, {verdict}",
             num(v)
         ),
         expected,
         observed: num(v),
+        expected_ms: None,
+        observed_ms: None,
         delta_ms: None,
+        tolerance_ms: None,
         ok,
     }
 }

@@ -48,12 +48,27 @@ pub struct ExpectationResult {
     pub kind: ExpectKind,
     /// The dep it is about (`null` for metrics).
     pub dep: Option<String>,
+    /// The metric selector a metric expectation sums (`null` for the other kinds).
+    #[serde(default)]
+    pub series: Option<String>,
     /// The expectation, short (`closed→open at 22.000s ±3.000s`, `= 0`).
     pub expected: String,
     /// What was observed, short (`26.120s`, `missing`, `3`).
     pub observed: String,
+    /// The expected time in ms, for kinds with times: a transition's due time since the run
+    /// start, a probe spacing's minimum gap (null otherwise, and for a transition at any time).
+    #[serde(default)]
+    pub expected_ms: Option<i64>,
+    /// The observed time in ms: a matched or unexpected transition's time since the run start,
+    /// the first transition of a `no_transition` dep, the smallest probe gap (null otherwise).
+    #[serde(default)]
+    pub observed_ms: Option<i64>,
     /// observed − expected in ms, for timed expectations that matched something.
     pub delta_ms: Option<i64>,
+    /// The allowed deviation in ms: ± around a transition's due time, the slack below a probe
+    /// spacing's minimum (null when there is none).
+    #[serde(default)]
+    pub tolerance_ms: Option<i64>,
     /// Whether it held.
     pub ok: bool,
     /// The one-line explanation.
