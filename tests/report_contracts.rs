@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rehearse::report::model::{Report, Verdict};
+use rehearse::report::model::{ExpectStatus, PolicyStatus, Report, Verdict};
 use rehearse::report::write_all;
 
 use crate::report::sample_report;
@@ -129,9 +129,17 @@ pub fn assert_junit_matches_report(dir: &Path) {
         let failed: Vec<String> = p
             .expectations
             .iter()
-            .filter(|e| !e.ok)
+            .filter(|e| e.status == ExpectStatus::Fail)
             .map(|e| xml_text(&e.detail))
             .collect();
+        let not_reached = p
+            .expectations
+            .iter()
+            .filter(|e| e.status == ExpectStatus::NotReached)
+            .count();
+        if !p.expectations.is_empty() {
+            assert_eq!(s["skipped"], not_reached, "{}", s["name"]);
+        }
         let failures: Vec<&str> = s["cases"]
             .as_array()
             .unwrap()
@@ -141,6 +149,7 @@ pub fn assert_junit_matches_report(dir: &Path) {
             .collect();
         assert_eq!(failures, failed, "{}", s["name"]);
         assert_eq!(s["props"]["verdict"], report.verdict.as_str());
+        assert_eq!(s["props"]["status"], p.status.as_str());
     }
 }
 
@@ -150,6 +159,7 @@ fn junit_has_a_suite_per_policy_and_a_case_per_expectation() {
     let mut r = sample_report();
     // Text an XML writer must escape, in a mismatch line.
     r.policies[1].expectations[0].ok = false;
+    r.policies[1].expectations[0].status = ExpectStatus::Fail;
     r.policies[1].expectations[0].detail =
         "ws <realtime> & \"quotes\" 'apos' \u{1}bell\ttab\nline".into();
     r.policies[1].ok = false;
@@ -403,5 +413,56 @@ fn report_md_and_html_count_checks_and_unexpected_transitions_apart() {
     assert!(
         md.contains("1 of 6 checks failed, plus 1 unexpected transition (a check"),
         "{md}"
+    );
+}
+
+/// Issue 12/14: an interrupted run's checks that were never due are `not_reached`, skipped in
+/// JUnit (neither passed nor failed), and a policy listed `not_run` is a suite of skipped cases.
+#[test]
+fn junit_skips_not_reached_checks_and_not_run_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = sample_report();
+    r.verdict = Verdict::Incomplete;
+    r.reason = Some("stopped by SIGTERM".into());
+    r.policies[0].status = PolicyStatus::Incomplete;
+    r.policies[0].ok = false;
+    for e in &mut r.policies[0].expectations[1..] {
+        e.ok = false;
+        e.status = ExpectStatus::NotReached;
+    }
+    r.policies[1].status = PolicyStatus::NotRun;
+    r.policies[1].ok = false;
+    for e in &mut r.policies[1].expectations {
+        e.ok = false;
+        e.status = ExpectStatus::NotReached;
+    }
+    write_all(dir.path(), &r).unwrap();
+    assert_report_contracts(dir.path());
+    let suites = read_junit(dir.path());
+    let s = suites.as_array().unwrap();
+    assert_eq!(
+        (
+            s[0]["tests"].as_u64(),
+            s[0]["failures"].as_u64(),
+            s[0]["skipped"].as_u64()
+        ),
+        (Some(3), Some(0), Some(2))
+    );
+    assert!(
+        s[0]["cases"][1]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("not reached: "),
+        "{suites:#}"
+    );
+    assert_eq!(
+        (s[1]["tests"].as_u64(), s[1]["skipped"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(s[1]["props"]["status"], "not_run");
+    let md = rehearse::report::markdown::render(&r);
+    assert!(
+        md.contains("0 of 6 checks failed, 5 not reached (a check"),
+        "not_reached counts as neither: {md}"
     );
 }

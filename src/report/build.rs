@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::model::{
-    FaultWindow, HealthRow, Latency, PolicyReport, ReplayInfo, ScrapeStats, Summary,
+    FaultWindow, HealthRow, Latency, PolicyReport, PolicyStatus, ReplayInfo, ScrapeStats, Summary,
 };
 use crate::scrape::{Exposition, Sample, ScrapeLog, timeline};
 use crate::verdict::{Expectations, ProbeArrival, diff};
@@ -217,9 +217,15 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
     let mut summary = final_scrape.map(summary_from).unwrap_or_default();
     summary.failed_requests = run.failed_requests;
     summary.user_visible_errors = run.user_visible_errors;
+    let ok = expectations.iter().all(|e| e.ok);
     PolicyReport {
         policy: run.policy.to_string(),
-        ok: expectations.iter().all(|e| e.ok),
+        ok,
+        status: if ok {
+            PolicyStatus::Pass
+        } else {
+            PolicyStatus::Fail
+        },
         expectations,
         transitions: tl.transitions,
         summary,
@@ -229,6 +235,7 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         replay: run.replay,
         scrapes: run.scrapes.into(),
         elapsed_ms: run.elapsed_ms,
+        stopped_at_ms: None,
         health,
     }
 }

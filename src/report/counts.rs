@@ -3,7 +3,7 @@
 //! in one policy run (what `rehearse validate` counts); rows for unexpected observed transitions
 //! are counted apart, since no expectation stands behind them.
 
-use super::model::Report;
+use super::model::{ExpectStatus, Report};
 use crate::util::text::count;
 
 /// The tally of a report.
@@ -11,8 +11,11 @@ use crate::util::text::count;
 pub struct Counts {
     /// Expectation checks (one expectation in one policy run).
     pub checks: usize,
-    /// Of those, failed ones.
+    /// Of those, failed ones (status `fail`).
     pub failed: usize,
+    /// Of those, ones an interrupted run never reached (status `not_reached`: neither passed
+    /// nor failed).
+    pub not_reached: usize,
     /// Unexpected observed transitions (each a failure).
     pub unexpected: usize,
 }
@@ -26,16 +29,20 @@ impl Counts {
                 c.unexpected += 1;
             } else {
                 c.checks += 1;
-                c.failed += usize::from(!e.ok);
+                c.failed += usize::from(e.status == ExpectStatus::Fail);
+                c.not_reached += usize::from(e.status == ExpectStatus::NotReached);
             }
         }
         c
     }
 
-    /// `1 of 8 checks failed, plus 2 unexpected transitions (a check is one expectation in one
-    /// policy run)`.
+    /// `1 of 8 checks failed, 3 not reached, plus 2 unexpected transitions (a check is one
+    /// expectation in one policy run)`.
     pub fn sentence(&self) -> String {
         let mut s = format!("{} of {} failed", self.failed, count(self.checks, "check"));
+        if self.not_reached > 0 {
+            s.push_str(&format!(", {} not reached", self.not_reached));
+        }
         if self.unexpected > 0 {
             s.push_str(&format!(
                 ", plus {}",

@@ -11,7 +11,7 @@
 use std::fmt::Write;
 
 use super::counts::Counts;
-use super::model::{PolicyReport, Report, Verdict};
+use super::model::{ExpectStatus, PolicyReport, PolicyStatus, Report, Verdict};
 use crate::verdict::{ExpectKind, ExpectationResult};
 
 /// Escapes text for an XML attribute or element (`&<>"'`, and tab, newline and carriage return
@@ -103,17 +103,17 @@ fn case_name(e: &ExpectationResult) -> String {
     }
 }
 
-/// The case outcome of a checked expectation.
+/// The case outcome of a checked expectation: its `status`.
 fn outcome(e: &ExpectationResult) -> Outcome {
-    if e.ok {
-        Outcome::Pass
-    } else {
-        Outcome::Failure(e.detail.clone())
+    match e.status {
+        ExpectStatus::Pass => Outcome::Pass,
+        ExpectStatus::Fail => Outcome::Failure(e.detail.clone()),
+        ExpectStatus::NotReached => Outcome::Skipped(format!("not reached: {}", e.detail)),
     }
 }
 
-fn policy_suite(scenario: &str, p: &PolicyReport) -> Suite {
-    let cases = p
+fn policy_suite(scenario: &str, p: &PolicyReport, why: &str) -> Suite {
+    let mut cases: Vec<Case> = p
         .expectations
         .iter()
         .map(|e| Case {
@@ -123,15 +123,32 @@ fn policy_suite(scenario: &str, p: &PolicyReport) -> Suite {
             outcome: outcome(e),
         })
         .collect();
+    if p.status == PolicyStatus::NotRun && cases.is_empty() {
+        cases.push(not_run_case(scenario, &p.policy, why));
+    }
     Suite {
         name: format!("{scenario}/{}", p.policy),
         time_s: p.elapsed_ms as f64 / 1000.0,
         cases,
-        properties: vec![("policy".into(), p.policy.clone())],
+        properties: vec![
+            ("policy".into(), p.policy.clone()),
+            ("status".into(), p.status.as_str().into()),
+        ],
     }
 }
 
-/// Policies the scenario planned (`config.policies`) that have no run in the report.
+/// The one skipped case of a policy run that never started.
+fn not_run_case(scenario: &str, policy: &str, why: &str) -> Case {
+    Case {
+        name: format!("{policy} policy run"),
+        classname: format!("{scenario}.{policy}"),
+        kind: "policy",
+        outcome: Outcome::Skipped(format!("not run: {why}")),
+    }
+}
+
+/// Policies the scenario planned (`config.policies`) that have no entry in the report (a
+/// report.json from before `not_run` entries existed).
 fn not_run(r: &Report) -> Vec<String> {
     let planned = r.config.get("policies").and_then(|v| v.as_array());
     planned
@@ -145,26 +162,21 @@ fn not_run(r: &Report) -> Vec<String> {
 
 fn suites(r: &Report) -> Vec<Suite> {
     let scenario = r.scenario.as_str();
-    let mut out: Vec<Suite> = r
-        .policies
-        .iter()
-        .map(|p| policy_suite(scenario, p))
-        .collect();
     let why = r
         .reason
         .clone()
         .unwrap_or_else(|| r.verdict.as_str().into());
+    let mut out: Vec<Suite> = r
+        .policies
+        .iter()
+        .map(|p| policy_suite(scenario, p, &why))
+        .collect();
     for p in not_run(r) {
         out.push(Suite {
             name: format!("{scenario}/{p}"),
             time_s: 0.0,
-            cases: vec![Case {
-                name: format!("{p} policy run"),
-                classname: format!("{scenario}.{p}"),
-                kind: "policy",
-                outcome: Outcome::Skipped(format!("not run: {why}")),
-            }],
-            properties: vec![("policy".into(), p)],
+            cases: vec![not_run_case(scenario, &p, &why)],
+            properties: vec![("policy".into(), p), ("status".into(), "not_run".into())],
         });
     }
     if matches!(r.verdict, Verdict::Incomplete | Verdict::Error) {

@@ -9,7 +9,7 @@ use super::harness::PolicyRun;
 use super::plan::ScenarioPlan;
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
 use crate::report::model::{
-    FaultWindow, Lag, PolicyReport, ReplayInfo, Report, SCHEMA_VERSION, Verdict,
+    FaultWindow, Lag, PolicyReport, PolicyStatus, ReplayInfo, Report, SCHEMA_VERSION, Verdict,
 };
 use crate::upstream::FaultSpec;
 
@@ -75,7 +75,12 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
             .collect(),
     });
     // A run cut short by a signal cannot vouch for its expectations.
-    report.ok &= run.stopped.is_none();
+    if run.stopped.is_some() {
+        report.ok = false;
+        if report.status == PolicyStatus::Pass {
+            report.status = PolicyStatus::Incomplete;
+        }
+    }
     report
 }
 
@@ -130,6 +135,7 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
         description: (!file.description.is_empty()).then(|| file.description.clone()),
         verdict,
         reason,
+        stopped: None,
         started_at: ctx.started_at,
         duration_ms: file.duration.as_millis() as u64,
         speed: plan.speed,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
-use super::{ExpectKind, ExpectationResult, probe_spacing, secs, signed_secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, probe_spacing, secs, signed_secs};
 use crate::scrape::{Exposition, Transition};
 
 /// Floor of every scaled tolerance.
@@ -96,6 +96,7 @@ pub fn diff(
             delta_ms: None,
             tolerance_ms: None,
             ok: seen.is_empty(),
+            status: ExpectStatus::from_ok(seen.is_empty()),
             detail,
         });
     }
@@ -172,6 +173,7 @@ fn diff_dep(
                     delta_ms: delta,
                     tolerance_ms,
                     ok,
+                    status: ExpectStatus::from_ok(ok),
                 });
                 anchor = Some(t);
             }
@@ -188,6 +190,7 @@ fn diff_dep(
                     delta_ms: None,
                     tolerance_ms,
                     ok: false,
+                    status: ExpectStatus::Fail,
                 });
                 anchor = exp_t;
             }
@@ -206,6 +209,7 @@ fn diff_dep(
             delta_ms: None,
             tolerance_ms: None,
             ok: false,
+            status: ExpectStatus::Fail,
             detail: format!(
                 "{dep} {} unexpected at {at} (not in the expected sequence)",
                 arrow(t)
@@ -251,6 +255,7 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
             delta_ms: None,
             tolerance_ms: None,
             ok: false,
+            status: ExpectStatus::Fail,
         };
     };
     let v = e.sum(&m.series);
@@ -285,5 +290,6 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         delta_ms: None,
         tolerance_ms: None,
         ok,
+        status: ExpectStatus::from_ok(ok),
     }
 }

@@ -4,7 +4,7 @@
 
 use super::diff::{ProbeArrival, scaled_ms, scaled_tolerance};
 use super::expect::ExpectProbeSpacing;
-use super::{ExpectKind, ExpectationResult, secs, signed_secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, secs, signed_secs};
 
 /// Checks that consecutive probe arrivals of `e.dep` are at least `e.min` apart (scaled by
 /// `speed`, minus the scaled tolerance when one is given). No probe at all fails; a single
@@ -40,6 +40,7 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
         delta_ms: gap_ms.map(|g| g - min_ms),
         tolerance_ms: (slack > 0).then_some(slack),
         ok,
+        status: ExpectStatus::from_ok(ok),
         detail,
     };
     match times.len() {
