@@ -335,7 +335,8 @@ fn report_json_matches_its_schema_with_rounded_floats_and_numeric_times() {
 fn the_schema_rejects_what_report_json_must_not_be() {
     let v = serde_json::to_value(sample_report()).unwrap();
     assert_eq!(violations(&v), Vec::<String>::new());
-    let mutations: [(&str, fn(&mut serde_json::Value)); 7] = [
+    type Mutation = (&'static str, fn(&mut serde_json::Value));
+    let mutations: [Mutation; 7] = [
         ("verdict missing", |v| {
             v.as_object_mut().unwrap().remove("verdict");
         }),
