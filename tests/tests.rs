@@ -51,6 +51,8 @@ mod scrape_timeline;
 mod scrape_scraper;
 // Report model, writers, `rehearse report`, headless Chromium check (verdict helper).
 mod report;
+// Report contracts for machines: `rehearse report` exit codes, JUnit XML, the JSON Schema.
+mod report_contracts;
 
 // launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
 mod schedule;

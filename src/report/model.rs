@@ -1,12 +1,15 @@
-//! The report model: exactly what `report.json` holds (DESIGN 9). The Markdown and HTML
-//! renderers read only this, so `rehearse report RUN_DIR` can re-render them from the JSON.
+//! The report model: exactly what `report.json` holds (DESIGN 9; `docs/report.schema.json` is its
+//! JSON Schema). The Markdown and HTML renderers read only this, so `rehearse report RUN_DIR` can
+//! re-render them from the JSON. Measured floats are written rounded to 3 decimals.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::status::{PolicyStatus, Stopped, Tally, TrafficInfo};
+pub use super::status::{PolicyStatus, Stopped, TrafficInfo};
+use crate::exit::{CmdError, CmdResult, Status};
 use crate::scrape::{Disagreement, RatePoint, StatePoint, Transition};
+use crate::util::round::ser3;
 pub use crate::verdict::ExpectStatus;
 use crate::verdict::ExpectationResult;
 
@@ -35,6 +38,20 @@ impl Verdict {
             Self::Fail => "fail",
             Self::Incomplete => "incomplete",
             Self::Error => "error",
+        }
+    }
+
+    /// The command result this verdict exits with (DESIGN 3): pass 0, fail 1, incomplete 3, and
+    /// error 3 as a harness failure naming `reason`. `rehearse run` and `rehearse report` share it.
+    pub fn into_result(self, reason: Option<&str>) -> CmdResult {
+        match self {
+            Self::Pass => Ok(Status::Pass),
+            Self::Fail => Ok(Status::Fail),
+            Self::Incomplete => Ok(Status::Incomplete),
+            Self::Error => Err(CmdError::harness(anyhow::anyhow!(
+                "the harness failed: {}",
+                reason.unwrap_or("unknown error")
+            ))),
         }
     }
 }
@@ -163,6 +180,7 @@ pub struct HealthRow {
     /// Of those, failed ones.
     pub canary_failures: u64,
     /// Largest `health_breaker_disagreement_seconds{dep}` seen in any scrape.
+    #[serde(serialize_with = "ser3")]
     pub max_disagreement_s: f64,
 }
 
@@ -199,8 +217,10 @@ pub struct Summary {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Median, ms.
+    #[serde(serialize_with = "ser3")]
     pub p50_ms: f64,
     /// 99th percentile, ms.
+    #[serde(serialize_with = "ser3")]
     pub p99_ms: f64,
     /// Observations.
     pub count: u64,
@@ -235,10 +255,13 @@ pub struct ReplayInfo {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Lag {
     /// Median.
+    #[serde(serialize_with = "ser3")]
     pub p50: f64,
     /// 99th percentile.
+    #[serde(serialize_with = "ser3")]
     pub p99: f64,
     /// Maximum.
+    #[serde(serialize_with = "ser3")]
     pub max: f64,
 }
 

@@ -99,9 +99,13 @@ pub fn diff_until(
         let mut r = ExpectationResult {
             kind: ExpectKind::NoTransition,
             dep: Some(n.dep.clone()),
+            series: None,
             expected: "no transition".into(),
             observed,
+            expected_ms: None,
+            observed_ms: seen.first().map(|t| t.t_ms as i64),
             delta_ms: None,
+            tolerance_ms: None,
             ok: seen.is_empty(),
             status: ExpectStatus::from_ok(seen.is_empty()),
             detail,
@@ -164,6 +168,7 @@ fn diff_dep(
             }
             (None, None) => (None, format!("{want} (any time)")),
         };
+        let tolerance_ms = exp_t.map(|_| tol);
         let candidates: Vec<usize> = (cursor..obs.len())
             .filter(|&i| obs[i].from == e.from && obs[i].to == e.to)
             .collect();
@@ -188,10 +193,14 @@ fn diff_dep(
                 let mut r = ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
+                    series: None,
                     detail: format!("{dep} {expected}, observed at {}{how}", secs(t)),
                     expected,
                     observed: secs(t),
+                    expected_ms: exp_t,
+                    observed_ms: Some(t),
                     delta_ms: delta,
+                    tolerance_ms,
                     ok,
                     status: ExpectStatus::from_ok(ok),
                 };
@@ -203,10 +212,14 @@ fn diff_dep(
                 let mut r = ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
+                    series: None,
                     detail: format!("{dep} {expected}, missing (no {want} observed in order)"),
                     expected,
                     observed: "missing".into(),
+                    expected_ms: exp_t,
+                    observed_ms: None,
                     delta_ms: None,
+                    tolerance_ms,
                     ok: false,
                     status: ExpectStatus::Fail,
                 };
@@ -221,9 +234,13 @@ fn diff_dep(
         out.push(ExpectationResult {
             kind: ExpectKind::Transition,
             dep: Some(dep.to_string()),
-            expected: "none".into(),
+            series: None,
+            expected: super::UNEXPECTED.into(),
             observed: format!("{} at {at}", arrow(t)),
+            expected_ms: None,
+            observed_ms: Some(t.t_ms as i64),
             delta_ms: None,
+            tolerance_ms: None,
             ok: false,
             status: ExpectStatus::Fail,
             detail: format!(
@@ -268,10 +285,14 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         return ExpectationResult {
             kind: ExpectKind::Metric,
             dep: None,
+            series: Some(series.clone()),
             detail: format!("{series} expected {expected}, observed nothing (no final scrape)"),
             expected,
             observed: "no final scrape".into(),
+            expected_ms: None,
+            observed_ms: None,
             delta_ms: None,
+            tolerance_ms: None,
             ok: false,
             status: ExpectStatus::Fail,
         };
@@ -296,13 +317,17 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
     ExpectationResult {
         kind: ExpectKind::Metric,
         dep: None,
+        series: Some(series.clone()),
         detail: format!(
             "{series} expected {expected}, observed {}{delta}, {verdict}",
             num(v)
         ),
         expected,
         observed: num(v),
+        expected_ms: None,
+        observed_ms: None,
         delta_ms: None,
+        tolerance_ms: None,
         ok,
         status: ExpectStatus::from_ok(ok),
     }

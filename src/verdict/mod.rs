@@ -79,18 +79,44 @@ pub struct ExpectationResult {
     pub kind: ExpectKind,
     /// The dep it is about (`null` for metrics).
     pub dep: Option<String>,
+    /// The metric selector a metric expectation sums (`null` for the other kinds).
+    #[serde(default)]
+    pub series: Option<String>,
     /// The expectation, short (`closed→open at 22.000s ±3.000s`, `= 0`).
     pub expected: String,
     /// What was observed, short (`26.120s`, `missing`, `3`).
     pub observed: String,
+    /// The expected time in ms, for kinds with times: a transition's due time since the run
+    /// start, a probe spacing's minimum gap (null otherwise, and for a transition at any time).
+    #[serde(default)]
+    pub expected_ms: Option<i64>,
+    /// The observed time in ms: a matched or unexpected transition's time since the run start,
+    /// the first transition of a `no_transition` dep, the smallest probe gap (null otherwise).
+    #[serde(default)]
+    pub observed_ms: Option<i64>,
     /// observed − expected in ms, for timed expectations that matched something.
     pub delta_ms: Option<i64>,
+    /// The allowed deviation in ms: ± around a transition's due time, the slack below a probe
+    /// spacing's minimum (null when there is none).
+    #[serde(default)]
+    pub tolerance_ms: Option<i64>,
     /// Whether it held (false for `not_reached`: it was not shown to hold).
     pub ok: bool,
     /// pass | fail | not_reached (an interrupted run never reached its due time).
     pub status: ExpectStatus,
     /// The one-line explanation.
     pub detail: String,
+}
+
+/// `expected` of a row for an observed transition no expectation matched.
+pub const UNEXPECTED: &str = "none";
+
+impl ExpectationResult {
+    /// True for a row that reports an unexpected observed transition rather than checking an
+    /// expectation of the scenario (such rows always fail).
+    pub fn is_unexpected(&self) -> bool {
+        self.kind == ExpectKind::Transition && self.expected == UNEXPECTED
+    }
 }
 
 /// Formats milliseconds as seconds with three decimals (`22.000s`).

@@ -29,12 +29,16 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
         format!("probes ≥ {} apart", secs(min_ms))
     };
     let dep = e.dep.clone();
-    let result = |observed: String, delta_ms, ok, detail| ExpectationResult {
+    let result = |observed: String, gap_ms: Option<i64>, ok, detail| ExpectationResult {
         kind: ExpectKind::ProbeSpacing,
         dep: Some(dep.clone()),
+        series: None,
         expected: expected.clone(),
         observed,
-        delta_ms,
+        expected_ms: Some(min_ms),
+        observed_ms: gap_ms,
+        delta_ms: gap_ms.map(|g| g - min_ms),
+        tolerance_ms: (slack > 0).then_some(slack),
         ok,
         status: ExpectStatus::from_ok(ok),
         detail,
@@ -67,7 +71,7 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
             let how = if ok { "ok" } else { "too close" };
             result(
                 format!("min gap {}", secs(gap)),
-                Some(delta),
+                Some(gap),
                 ok,
                 format!(
                     "{dep} expected {expected}, observed min gap {} over {n} probes (between {} and {}; {}), {how}",
