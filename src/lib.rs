@@ -20,7 +20,8 @@
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and the connector that
 //!   applies a scenario's `[tcp]` socket options to the harness's own upstream connections.
-//! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, arrival timestamps).
+//! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, arrival timestamps,
+//!   error positions in characters).
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 

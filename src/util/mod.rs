@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod fingerprint;
 pub mod listen;
 pub mod signal;
+pub mod textpos;
 
 pub use atomic::write_atomic;
 pub use fingerprint::fingerprint;

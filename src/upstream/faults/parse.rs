@@ -208,16 +208,12 @@ fn parse_json(text: &str, origin: &str) -> Result<Vec<FaultSpec>, FaultFileError
         serde_json::from_str::<Vec<FaultSpec>>(text)
     };
     result.map_err(|e| {
-        let full = e.to_string();
-        let message = full
-            .rsplit_once(" at line ")
-            .map_or(full.as_str(), |(m, _)| m)
-            .to_string();
+        let (line, col) = crate::util::textpos::json_position(text, &e);
         FaultFileError {
             origin: origin.to_string(),
-            line: (e.line() > 0).then_some(e.line()),
-            col: (e.column() > 0).then_some(e.column()),
-            message,
+            line: Some(line),
+            col: Some(col),
+            message: crate::util::textpos::json_message(&e),
         }
     })
 }
