@@ -14,3 +14,7 @@ mod scenario;
 // Traffic JSONL: parse, and the writer's output parses back identical.
 #[path = "props/traffic.rs"]
 mod traffic;
+
+// Fault files, the control API body, fault actions and Retry-After.
+#[path = "props/faults.rs"]
+mod faults;
