@@ -18,3 +18,7 @@ mod traffic;
 // Fault files, the control API body, fault actions and Retry-After.
 #[path = "props/faults.rs"]
 mod faults;
+
+// The Prometheus exposition parser against the engine's writer; series selectors.
+#[path = "props/exposition.rs"]
+mod exposition;
