@@ -22,3 +22,7 @@ mod faults;
 // The Prometheus exposition parser against the engine's writer; series selectors.
 #[path = "props/exposition.rs"]
 mod exposition;
+
+// The recording proxy's request handling and redaction.
+#[path = "props/record.rs"]
+mod record;
