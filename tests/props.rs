@@ -26,3 +26,7 @@ mod exposition;
 // The recording proxy's request handling and redaction.
 #[path = "props/record.rs"]
 mod record;
+
+// The cooldown store file.
+#[path = "props/store.rs"]
+mod store;

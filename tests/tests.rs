@@ -69,6 +69,9 @@ mod upstream;
 // Timeline from the engine's real /metrics text (verdict helper).
 mod scrape_engine;
 
+// The control API over a socket: PUT /_rehearse/faults with arbitrary bodies (proptest).
+mod upstream_control_fuzz;
+
 // Mock upstream: every fault kind from the client side, windows, probability, profiles.
 mod upstream_faults;
 
