@@ -103,6 +103,8 @@ pub struct PolicyRun {
     pub sockets: SocketsReport,
     /// Set when a stop request cut the run short.
     pub stopped: Option<String>,
+    /// Set when the harness failed mid-run (the mock upstream stopped): the run ended there.
+    pub failed: Option<String>,
 }
 
 /// Records upstream requests to upstream.jsonl, keeps user and probe arrivals (canaries are not
@@ -201,6 +203,24 @@ pub async fn run_policy(
         upstream.clone(),
         shutdown(shutdown_rx.clone()),
     ));
+    // The upstream stopping before the run does (halted through its control API, an error, a
+    // panic) is a harness failure: the run ends there and exits 3.
+    let (died_tx, mut died) = watch::channel(None::<String>);
+    let up_task = {
+        let running = shutdown_rx.clone();
+        tokio::spawn(async move {
+            let why = match up_task.await {
+                _ if *running.borrow() => return,
+                Ok(Ok(())) => "stopped serving (POST /_rehearse/shutdown)".to_string(),
+                Ok(Err(e)) => format!("failed: {e}"),
+                Err(e) => format!("crashed: {e}"),
+            };
+            let at = start.elapsed().as_secs_f64() * speed;
+            died_tx.send_replace(Some(format!(
+                "the mock upstream {why} at {at:.3}s of the run"
+            )));
+        })
+    };
 
     // The engine, its breakers and /metrics.
     let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(files.events.clone(), pname));
@@ -258,6 +278,9 @@ pub async fn run_policy(
         shutdown(shutdown_rx.clone()),
     ));
 
+    // Where to look while it runs (curl the upstream's /_rehearse/stats, the engine's /metrics).
+    eprintln!("{}/{pname}: mock upstream http://{up_addr}, engine metrics {}", file.name, metrics_url(m_addr));
+
     // Scraper and progress.
     let (scrape_stop_tx, scrape_stop_rx) = watch::channel(false);
     let scraper = Scraper::new(ScraperConfig {
@@ -300,14 +323,16 @@ pub async fn run_policy(
         })
     };
 
-    // Replay until `duration` (or a stop request).
+    // Replay until `duration` (or a stop request, or the upstream dying).
     let end = start + run_for;
     let stop_at_end = {
         let stop = stop.clone();
+        let mut died = died.clone();
         async move {
             tokio::select! {
                 _ = sleep_until(end) => {}
                 _ = stop.stopped() => {}
+                _ = died.wait_for(Option::is_some) => {}
             }
         }
     };
@@ -336,6 +361,7 @@ pub async fn run_policy(
     tokio::select! {
         _ = sleep_until(end) => {}
         _ = stop.stopped() => {}
+        _ = died.wait_for(Option::is_some) => {}
     }
     let elapsed_ms = start.elapsed().as_millis() as u64;
 
@@ -365,5 +391,6 @@ pub async fn run_policy(
         diagnostics,
         sockets: connector.report(),
         stopped: stop.reason(),
+        failed: died.borrow().clone(),
     })
 }

@@ -168,12 +168,3 @@ pub fn assert_inside(text: &str, line: usize, col: usize, what: &str) {
         lines[line - 1]
     );
 }
-
-/// The `(line, col)` at the start of an error message `origin:LINE:COL: ...`, if it has one.
-pub fn located(msg: &str, origin: &str) -> Option<(usize, usize)> {
-    let rest = msg.strip_prefix(origin)?.strip_prefix(':')?;
-    let mut parts = rest.splitn(3, ':');
-    let line = parts.next()?.parse().ok()?;
-    let col = parts.next()?.trim().parse().ok()?;
-    Some((line, col))
-}
