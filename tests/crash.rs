@@ -14,11 +14,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rehearse::engine::store::CooldownStore;
 use sha2::{Digest, Sha256};
+use tokio::time::Instant;
 
 /// Kills, as the issue asks.
 const KILLS: usize = 200;
@@ -85,7 +86,12 @@ fn hashes(dir: &Path, out: &mut BTreeMap<PathBuf, [u8; 32]>) {
 
 fn run_dirs(reports: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(reports)
-        .map(|r| r.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -116,7 +122,11 @@ fn check_run_dir(dir: &Path, tally: &mut Tally) {
             has_store = true;
             tally.store_files_checked += 1;
             serde_json::from_slice::<serde_json::Value>(&bytes).unwrap_or_else(|err| {
-                panic!("{}: torn store ({err}):\n{}", p.display(), String::from_utf8_lossy(&bytes))
+                panic!(
+                    "{}: torn store ({err}):\n{}",
+                    p.display(),
+                    String::from_utf8_lossy(&bytes)
+                )
             });
             CooldownStore::load(&p).unwrap_or_else(|err| panic!("{err}"));
         } else if name.ends_with(".jsonl") || name == "scrapes.prom" {
@@ -131,7 +141,11 @@ fn check_run_dir(dir: &Path, tally: &mut Tally) {
             if name.ends_with(".jsonl") {
                 for (i, line) in text.lines().enumerate() {
                     serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|err| {
-                        panic!("{}:{}: not a whole JSON line ({err}): {line}", p.display(), i + 1)
+                        panic!(
+                            "{}:{}: not a whole JSON line ({err}): {line}",
+                            p.display(),
+                            i + 1
+                        )
                     });
                     tally.lines_checked += 1;
                 }
@@ -141,7 +155,11 @@ fn check_run_dir(dir: &Path, tally: &mut Tally) {
                 .unwrap_or_else(|err| panic!("{}: torn report ({err})", p.display()));
         } else if name == "report.html" {
             let text = String::from_utf8_lossy(&bytes);
-            assert!(text.trim_end().ends_with("</html>"), "{}: torn", p.display());
+            assert!(
+                text.trim_end().ends_with("</html>"),
+                "{}: torn",
+                p.display()
+            );
         } else if name.ends_with(".md") || name.ends_with(".xml") {
             assert!(!bytes.is_empty(), "{}: empty", p.display());
         }
@@ -186,8 +204,14 @@ fn kill_9_at_200_random_moments_never_tears_a_file() {
         child.wait().expect("reap the run");
 
         let after_dirs = run_dirs(&reports);
-        let new: Vec<&PathBuf> = after_dirs.iter().filter(|d| !before_dirs.contains(d)).collect();
-        assert!(new.len() <= 1, "kill {i}: more than one new run dir: {new:?}");
+        let new: Vec<&PathBuf> = after_dirs
+            .iter()
+            .filter(|d| !before_dirs.contains(d))
+            .collect();
+        assert!(
+            new.len() <= 1,
+            "kill {i}: more than one new run dir: {new:?}"
+        );
         match new.first() {
             None => tally.no_dir += 1,
             Some(d) => check_run_dir(d, &mut tally),
@@ -204,11 +228,21 @@ fn kill_9_at_200_random_moments_never_tears_a_file() {
                 path.display()
             );
         }
-        assert_eq!(after.len(), before.len(), "kill {i}: files appeared in earlier runs");
+        assert_eq!(
+            after.len(),
+            before.len(),
+            "kill {i}: files appeared in earlier runs"
+        );
     }
     eprintln!("{KILLS} kills in {:?}: {tally:?}", began.elapsed());
     // The kills landed where they should: mid-run while the store was being rewritten, and
     // after the report (the run finished inside the window).
-    assert!(tally.mid_run_with_store >= 20, "too few kills mid-run with a store: {tally:?}");
-    assert!(tally.reported >= 5, "too few runs reached their report: {tally:?}");
+    assert!(
+        tally.mid_run_with_store >= 20,
+        "too few kills mid-run with a store: {tally:?}"
+    );
+    assert!(
+        tally.reported >= 5,
+        "too few runs reached their report: {tally:?}"
+    );
 }

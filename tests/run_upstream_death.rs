@@ -8,7 +8,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use crate::support::run::{repo_root, show};
 
@@ -27,15 +29,23 @@ fn scenario(dir: &std::path::Path) -> std::path::PathBuf {
 
 /// `http://HOST:PORT` after `label` in a line, as an address.
 fn addr_after(line: &str, label: &str) -> Option<SocketAddr> {
-    let rest = line.split(label).nth(1)?.trim_start().strip_prefix("http://")?;
+    let rest = line
+        .split(label)
+        .nth(1)?
+        .trim_start()
+        .strip_prefix("http://")?;
     rest.split(['/', ',', ' ']).next()?.parse().ok()
 }
 
 fn post(addr: SocketAddr, path: &str) -> String {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
-    write!(s, "POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
-        .expect("write");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    )
+    .expect("write");
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
     out
@@ -82,7 +92,10 @@ fn upstream_shutdown_mid_run_is_exit_3_with_a_report_that_says_so() {
     let (Some(upstream), Some(metrics)) = (upstream, metrics) else {
         let _ = child.kill();
         let out = child.wait_with_output().expect("wait");
-        panic!("no `mock upstream http://...` line on stderr\n{}", show(&out));
+        panic!(
+            "no `mock upstream http://...` line on stderr\n{}",
+            show(&out)
+        );
     };
     // Let traffic flow for a moment, then stop the upstream as a crash would.
     thread::sleep(Duration::from_millis(1500));
@@ -101,16 +114,31 @@ fn upstream_shutdown_mid_run_is_exit_3_with_a_report_that_says_so() {
     };
     let ended_after = killed_at.elapsed();
     let mut stdout = String::new();
-    child.stdout.take().expect("stdout").read_to_string(&mut stdout).expect("stdout");
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("stdout");
     let stderr = reader.join().expect("stderr reader");
-    assert_eq!(status.code(), Some(3), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        status.code(),
+        Some(3),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     assert!(
         ended_after < Duration::from_secs(10),
         "the run ended {ended_after:?} after its upstream stopped, not at once"
     );
     // Nothing left listening: the upstream and the engine's /metrics are gone with the process.
-    assert!(refused(upstream), "the mock upstream still accepts connections");
-    assert!(refused(metrics), "the engine's /metrics still accepts connections");
+    assert!(
+        refused(upstream),
+        "the mock upstream still accepts connections"
+    );
+    assert!(
+        refused(metrics),
+        "the engine's /metrics still accepts connections"
+    );
     // The report says what happened.
     let md_path = stdout
         .lines()
@@ -118,9 +146,10 @@ fn upstream_shutdown_mid_run_is_exit_3_with_a_report_that_says_so() {
         .and_then(|l| l.strip_prefix("report: "))
         .unwrap_or_else(|| panic!("no `report:` line:\n{stdout}"));
     let run_dir = std::path::Path::new(md_path).parent().expect("run dir");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run_dir.join("report.json")).expect("report.json"))
-            .expect("report.json parses");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run_dir.join("report.json")).expect("report.json"),
+    )
+    .expect("report.json parses");
     assert_eq!(json["verdict"], "error", "{json:#}");
     let reason = json["reason"].as_str().unwrap_or_default();
     assert!(

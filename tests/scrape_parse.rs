@@ -241,7 +241,11 @@ fn label_values_and_help_may_hold_cr_and_nul() {
     let e = parse(text).unwrap();
     assert_eq!(e.families[0].help.as_deref(), Some("a\rb\0c"));
     assert_eq!(e.families[0].samples[0].labels["dep"], "a\rb\0c");
-    for (bad, col) in [("g{dep=\"x\"} 1\r\n", 13), ("g\r 1\n", 2), ("# TYPE g gauge\r\n", 15)] {
+    for (bad, col) in [
+        ("g{dep=\"x\"} 1\r\n", 13),
+        ("g\r 1\n", 2),
+        ("# TYPE g gauge\r\n", 15),
+    ] {
         let err = parse(bad).expect_err(bad);
         assert!(err.msg.contains("control character"), "{bad:?} → {err}");
         assert_eq!((err.line, err.col), (1, col), "{bad:?} → {err}");

@@ -64,10 +64,17 @@ fn leaks_in_dir(dir: &std::path::Path) -> Vec<String> {
             }
             files += 1;
             let bytes = std::fs::read(&p).expect("read file");
-            out.extend(leaks(&String::from_utf8_lossy(&bytes), &p.display().to_string()));
+            out.extend(leaks(
+                &String::from_utf8_lossy(&bytes),
+                &p.display().to_string(),
+            ));
         }
     }
-    assert!(files >= 5, "expected a whole run directory in {}, found {files} files", dir.display());
+    assert!(
+        files >= 5,
+        "expected a whole run directory in {}, found {files} files",
+        dir.display()
+    );
     out
 }
 
@@ -80,8 +87,12 @@ fn leaks(text: &str, origin: &str) -> Vec<String> {
 
 fn request(addr: &str, method: &str, path: &str, headers: &[(&str, String)], body: &str) -> String {
     let mut s = TcpStream::connect(addr).expect("connect to the recorder");
-    s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -101,7 +112,14 @@ async fn fake_keys_reach_no_recording_run_file_or_log() {
     let upstream = start("", 1).await;
     let recording = dir.path().join("recorded.jsonl");
     let mut rec = Command::new(env!("CARGO_BIN_EXE_rehearse"))
-        .args(["record", "--listen", "127.0.0.1:0", "--upstream", &upstream.url(), "--out"])
+        .args([
+            "record",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &upstream.url(),
+            "--out",
+        ])
         .arg(&recording)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -110,7 +128,11 @@ async fn fake_keys_reach_no_recording_run_file_or_log() {
     let mut first = String::new();
     let mut rec_out = BufReader::new(rec.stdout.take().expect("stdout"));
     rec_out.read_line(&mut first).expect("first line");
-    let addr = first.trim().strip_prefix("listening on http://").expect(&first).to_string();
+    let addr = first
+        .trim()
+        .strip_prefix("listening on http://")
+        .expect(&first)
+        .to_string();
     let headers = vec![
         ("Authorization", format!("Bearer {BEARER}")),
         ("api-key", API_KEY.to_string()),
@@ -127,7 +149,10 @@ async fn fake_keys_reach_no_recording_run_file_or_log() {
     let body = tool_body();
     let addr2 = addr.clone();
     tokio::task::spawn_blocking(move || {
-        for (path, body) in [("/tools/crm_search", body.as_str()), ("/v1/chat/completions", chat.as_str())] {
+        for (path, body) in [
+            ("/tools/crm_search", body.as_str()),
+            ("/v1/chat/completions", chat.as_str()),
+        ] {
             let got = request(&addr2, "POST", path, &headers, body);
             assert!(got.starts_with("HTTP/1.1 200"), "{path}: {got}");
         }
@@ -140,12 +165,19 @@ async fn fake_keys_reach_no_recording_run_file_or_log() {
     .await
     .expect("requests");
     unsafe { libc::kill(rec.id() as i32, libc::SIGTERM) };
-    let status = tokio::task::spawn_blocking(move || rec.wait()).await.expect("join").expect("wait");
+    let status = tokio::task::spawn_blocking(move || rec.wait())
+        .await
+        .expect("join")
+        .expect("wait");
     assert_eq!(status.code(), Some(0));
     let mut rec_logs = String::new();
     let _ = rec_out.read_to_string(&mut rec_logs);
     let recorded = std::fs::read_to_string(&recording).expect("recording");
-    assert_eq!(recorded.lines().count(), 3, "every request recorded:\n{recorded}");
+    assert_eq!(
+        recorded.lines().count(),
+        3,
+        "every request recorded:\n{recorded}"
+    );
     let mut found = leaks(&recorded, "recording");
     found.extend(leaks(&rec_logs, "record stdout"));
     upstream.stop().await;
@@ -216,7 +248,11 @@ until = "2s"
     })
     .await
     .expect("join");
-    assert!(matches!(out.status.code(), Some(0 | 1)), "the run completed:\n{}", show(&out));
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "the run completed:\n{}",
+        show(&out)
+    );
     found.extend(leaks(&String::from_utf8_lossy(&out.stdout), "run stdout"));
     found.extend(leaks(&String::from_utf8_lossy(&out.stderr), "run stderr"));
     let reports = dir.path().join("reports");
@@ -229,8 +265,12 @@ until = "2s"
     found.extend(leaks_in_dir(&run_dir));
     // The profile tokens did reach the upstream (as bearer tokens): the report knows them by
     // fingerprint.
-    let upstream_log = std::fs::read_to_string(run_dir.join("upstream.jsonl")).expect("upstream.jsonl");
+    let upstream_log =
+        std::fs::read_to_string(run_dir.join("upstream.jsonl")).expect("upstream.jsonl");
     let fp = rehearse::util::fingerprint(PROFILE_TOKEN_1);
-    assert!(upstream_log.contains(&fp), "profile 1's fingerprint {fp} in upstream.jsonl");
+    assert!(
+        upstream_log.contains(&fp),
+        "profile 1's fingerprint {fp} in upstream.jsonl"
+    );
     assert!(found.is_empty(), "fake keys found:\n{}", found.join("\n"));
 }

@@ -62,19 +62,36 @@ fn put_faults_survives_any_body_and_get_round_trips() {
         rt.block_on(async {
             let got = exchange(up.addr, &put_raw(&body), Duration::from_secs(10)).await;
             let status = got.status();
-            prop_assert!(matches!(status, Some(200 | 400)), "PUT answered {:?}: {}", status, got.text());
+            prop_assert!(
+                matches!(status, Some(200 | 400)),
+                "PUT answered {:?}: {}",
+                status,
+                got.text()
+            );
             if status == Some(400) {
                 let v: serde_json::Value = serde_json::from_str(&got.body()).expect("a JSON error");
                 let err = &v["error"];
                 prop_assert!(err["message"].is_string(), "{}", got.body());
-                if let (Some(line), Some(col), Ok(text)) =
-                    (err["line"].as_u64(), err["col"].as_u64(), std::str::from_utf8(&body))
-                {
+                if let (Some(line), Some(col), Ok(text)) = (
+                    err["line"].as_u64(),
+                    err["col"].as_u64(),
+                    std::str::from_utf8(&body),
+                ) {
                     let lines: Vec<&str> = text.split('\n').collect();
                     let line = line as usize;
-                    prop_assert!(line >= 1 && line <= lines.len(), "line {} of {:?}", line, text);
+                    prop_assert!(
+                        line >= 1 && line <= lines.len(),
+                        "line {} of {:?}",
+                        line,
+                        text
+                    );
                     let chars = lines[line - 1].chars().count() as u64;
-                    prop_assert!(col >= 1 && col <= chars + 1, "col {} of {:?}", col, lines[line - 1]);
+                    prop_assert!(
+                        col >= 1 && col <= chars + 1,
+                        "col {} of {:?}",
+                        col,
+                        lines[line - 1]
+                    );
                 }
             } else {
                 // What GET lists, PUT takes back unchanged.

@@ -170,7 +170,13 @@ fn missing_file_is_an_io_error_naming_the_path() {
 /// `6.690651195367989e-115` in a tool body came back one ULP off after write → parse.
 #[test]
 fn tool_body_floats_round_trip_bit_for_bit() {
-    for x in [6.690651195367989e-115_f64, 0.1, 1e308, 5e-324, -2.2250738585072014e-308] {
+    for x in [
+        6.690651195367989e-115_f64,
+        0.1,
+        1e308,
+        5e-324,
+        -2.2250738585072014e-308,
+    ] {
         let line = TrafficLine {
             at_ms: 0,
             kind: TrafficKind::Tool {

@@ -172,7 +172,10 @@ mod tests {
         .unwrap();
         let v = faults_without_tokens(&faults);
         assert!(!v.to_string().contains("sk-secret-token-1"), "{v}");
-        assert_eq!(v[0]["profile_fp"], crate::util::fingerprint("sk-secret-token-1"));
+        assert_eq!(
+            v[0]["profile_fp"],
+            crate::util::fingerprint("sk-secret-token-1")
+        );
         assert_eq!(v[0]["kind"], "reset");
         assert!(v[1].get("profile_fp").is_none());
     }

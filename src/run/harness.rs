@@ -279,7 +279,11 @@ pub async fn run_policy(
     ));
 
     // Where to look while it runs (curl the upstream's /_rehearse/stats, the engine's /metrics).
-    eprintln!("{}/{pname}: mock upstream http://{up_addr}, engine metrics {}", file.name, metrics_url(m_addr));
+    eprintln!(
+        "{}/{pname}: mock upstream http://{up_addr}, engine metrics {}",
+        file.name,
+        metrics_url(m_addr)
+    );
 
     // Scraper and progress.
     let (scrape_stop_tx, scrape_stop_rx) = watch::channel(false);

@@ -135,10 +135,10 @@ impl Parser {
         if line.trim_matches([' ', '\t']).is_empty() {
             return Ok(());
         }
-        if line.starts_with('#') {
+        if let Some(comment) = line.strip_prefix('#') {
             // HELP text, like a label value, may hold any character but `\n`.
             if let Some(b) = control_char(line)
-                && !line[1..].trim_start_matches([' ', '\t']).starts_with("HELP")
+                && !comment.trim_start_matches([' ', '\t']).starts_with("HELP")
             {
                 return Err(c.err_at(b, "control character (\\r or NUL) in line"));
             }

@@ -45,7 +45,8 @@ fn spec() -> impl Strategy<Value = Spec> {
         // Any text, and the characters the format escapes or forbids on a line, more often.
         let value = prop_oneof![any::<String>(), "[\\r\\n\\t\\x00\\\\\"{},=a-z ]{0,6}"];
         let values = prop::collection::vec(value, n);
-        let gauge = prop::collection::vec((values.clone(), any::<f64>()), 1..4).prop_map(Fam::Gauge);
+        let gauge =
+            prop::collection::vec((values.clone(), any::<f64>()), 1..4).prop_map(Fam::Gauge);
         let buckets = prop::collection::btree_set(-1_000_000i64..1_000_000, 1..6)
             .prop_map(|s| s.into_iter().map(|b| b as f64 / 1000.0).collect::<Vec<_>>());
         let obs = prop::collection::vec(-2000.0..2000.0f64, 0..8);
@@ -90,7 +91,9 @@ fn render(specs: &[Spec]) -> (String, Registry) {
         }
     }
     let mut buf = Vec::new();
-    TextEncoder::new().encode(&reg.gather(), &mut buf).expect("encodes");
+    TextEncoder::new()
+        .encode(&reg.gather(), &mut buf)
+        .expect("encodes");
     (String::from_utf8(buf).expect("UTF-8"), reg)
 }
 

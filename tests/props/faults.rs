@@ -34,7 +34,14 @@ fn parse_located(text: &str) -> Option<Vec<FaultSpec>> {
 /// Every `[[fault]]` table of the fixture scenarios, as one fault file.
 fn fixture_faults() -> String {
     let mut out = String::new();
-    for name in ["crm-search-503-storm", "retry-after-429", "stream-resets", "timeout-storm", "websocket-ping", "weekly"] {
+    for name in [
+        "crm-search-503-storm",
+        "retry-after-429",
+        "stream-resets",
+        "timeout-storm",
+        "websocket-ping",
+        "weekly",
+    ] {
         let text = fixture(&format!("fixtures/scenarios/{name}.toml"));
         let mut inside = false;
         for line in text.lines() {
@@ -81,9 +88,9 @@ fn kind(max: Duration) -> impl Strategy<Value = FaultKind> {
             .prop_map(|(delay, jitter)| FaultKind::Latency(LatencyFault { delay, jitter })),
         Just(FaultKind::Stall(StallFault {})),
         Just(FaultKind::Reset(ResetFault {})),
-        frac.clone().prop_map(|after_fraction| FaultKind::ResetMidStream(ResetMidStreamFault {
-            after_fraction
-        })),
+        frac.clone().prop_map(
+            |after_fraction| FaultKind::ResetMidStream(ResetMidStreamFault { after_fraction })
+        ),
         frac.prop_map(|after_fraction| FaultKind::StallStream(StallStreamFault { after_fraction })),
         duration(max)
             .prop_filter("token_interval > 0", |d| !d.is_zero())
@@ -116,11 +123,23 @@ fn spec(max: Duration) -> impl Strategy<Value = FaultSpec> {
         proptest::option::of(any::<u64>()),
         kind(max),
     )
-        .prop_filter_map("valid specs", |(route, profile, model, from, until, probability, first, kind)| {
-            let model = model.filter(|_| matches!(route, RouteSel::Llm | RouteSel::Any));
-            let spec = FaultSpec { route, profile, model, from, until, probability, first, kind };
-            spec.validate().is_ok().then_some(spec)
-        })
+        .prop_filter_map(
+            "valid specs",
+            |(route, profile, model, from, until, probability, first, kind)| {
+                let model = model.filter(|_| matches!(route, RouteSel::Llm | RouteSel::Any));
+                let spec = FaultSpec {
+                    route,
+                    profile,
+                    model,
+                    from,
+                    until,
+                    probability,
+                    first,
+                    kind,
+                };
+                spec.validate().is_ok().then_some(spec)
+            },
+        )
 }
 
 /// The largest duration a fault may carry (`FaultSpec::validate`).
@@ -133,7 +152,11 @@ fn wall_now() -> impl Strategy<Value = SystemTime> {
 
 fn act(spec: &FaultSpec, speed: f64, now: SystemTime, seed: u64) -> Action {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut ctx = ActionCtx { speed, wall_now: now, rng: &mut rng };
+    let mut ctx = ActionCtx {
+        speed,
+        wall_now: now,
+        rng: &mut rng,
+    };
     spec.kind.as_fault().action(&mut ctx)
 }
 

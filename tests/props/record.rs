@@ -29,21 +29,31 @@ fn path() -> impl Strategy<Value = String> {
 }
 
 const HEADER_NAMES: &[&str] = &[
-    "authorization", "proxy-authorization", "api-key", "x-api-key", "cookie", "idempotency-key",
-    "x-rehearse-tenant", "x-rehearse-session", "x-rehearse-budget", "x-rehearse-class",
-    "x-rehearse-idempotent", "content-type",
+    "authorization",
+    "proxy-authorization",
+    "api-key",
+    "x-api-key",
+    "cookie",
+    "idempotency-key",
+    "x-rehearse-tenant",
+    "x-rehearse-session",
+    "x-rehearse-budget",
+    "x-rehearse-class",
+    "x-rehearse-idempotent",
+    "content-type",
 ];
 
 fn headers() -> impl Strategy<Value = HeaderMap> {
     let name = prop_oneof![
-        4 => prop::sample::select(HEADER_NAMES).prop_map(|n| HeaderName::from_static(n)),
+        4 => prop::sample::select(HEADER_NAMES).prop_map(HeaderName::from_static),
         1 => "[a-z][a-z0-9-]{0,10}".prop_filter_map("a header name", |n| HeaderName::from_bytes(n.as_bytes()).ok()),
     ];
     let value = prop_oneof![
         "[ -~]{0,40}",
         "(Bearer|Basic) [A-Za-z0-9._-]{0,30}",
         "[a-z]{1,6}=[A-Za-z0-9]{0,12}(; [a-z]{1,6}=[A-Za-z0-9]{0,12}){0,3}",
-        prop::collection::vec(any::<u8>(), 0..20).prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+        prop::collection::vec(any::<u8>(), 0..20)
+            .prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
     ]
     .prop_filter_map("a header value", |v| HeaderValue::from_str(&v).ok());
     prop::collection::vec((name, value), 0..8).prop_map(|pairs| {
@@ -60,7 +70,9 @@ fn json() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
         any::<String>().prop_map(Value::String),
         "(model|max_tokens|stream|q|token|api_key|password|note)".prop_map(Value::String),
     ];
@@ -68,7 +80,10 @@ fn json() -> impl Strategy<Value = Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
             prop::collection::btree_map(
-                prop_oneof![any::<String>(), "(model|max_tokens|stream|q|token|api_key|Password|x-api-key|note)"],
+                prop_oneof![
+                    any::<String>(),
+                    "(model|max_tokens|stream|q|token|api_key|Password|x-api-key|note)"
+                ],
                 inner,
                 0..5
             )
@@ -99,7 +114,8 @@ fn replays_as_itself(line: &TrafficLine) {
 
 /// A fake secret as a credential looks: a prefix and 16-32 key characters.
 fn secret() -> impl Strategy<Value = String> {
-    ("(sk-live-|sk-ant-|xk-|rk_|ghp_|tok)", "[A-Za-z0-9]{16,32}").prop_map(|(p, k)| format!("{p}{k}"))
+    ("(sk-live-|sk-ant-|xk-|rk_|ghp_|tok)", "[A-Za-z0-9]{16,32}")
+        .prop_map(|(p, k)| format!("{p}{k}"))
 }
 
 /// Puts `s` somewhere in `v`: a string value, a key, or inside a longer string.
@@ -113,7 +129,10 @@ fn plant(v: &mut Value, s: &str, where_: u8) {
             m.insert("note".into(), Value::String(sentence));
         }
         (Value::Object(m), _) => {
-            m.insert("nested".into(), serde_json::json!([{ "deep": s }, "Bearer ".to_string() + s]));
+            m.insert(
+                "nested".into(),
+                serde_json::json!([{ "deep": s }, "Bearer ".to_string() + s]),
+            );
         }
         (v, _) => *v = serde_json::json!({ "q": sentence, "k": s }),
     }

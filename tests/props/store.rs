@@ -2,8 +2,8 @@
 //! any content, errors located inside it, and what the engine writes loads back the same.
 
 use proptest::prelude::*;
-use rehearse::engine::store::{CooldownStore, StoreError};
 use rehearse::engine::Reason;
+use rehearse::engine::store::{CooldownStore, StoreError};
 
 use super::common::{apply, assert_inside, config, edits, noise};
 
@@ -48,7 +48,8 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         (0..4usize, any::<u64>()).prop_map(|(i, t)| Op::Used(i, t)),
         (0..4usize, any::<u64>()).prop_map(|(i, t)| Op::Success(i, t)),
-        (0..4usize, reason, any::<u64>(), any::<u64>()).prop_map(|(i, r, u, t)| Op::Failure(i, r, u, t)),
+        (0..4usize, reason, any::<u64>(), any::<u64>())
+            .prop_map(|(i, r, u, t)| Op::Failure(i, r, u, t)),
     ]
 }
 

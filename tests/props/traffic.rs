@@ -74,12 +74,14 @@ fn kind() -> impl Strategy<Value = TrafficKind> {
             any::<bool>(),
             proptest::option::of(any::<String>()),
         )
-            .prop_map(|(tool, body, idempotent, idempotency_key)| TrafficKind::Tool {
-                tool,
-                body,
-                idempotent,
-                idempotency_key,
-            }),
+            .prop_map(
+                |(tool, body, idempotent, idempotency_key)| TrafficKind::Tool {
+                    tool,
+                    body,
+                    idempotent,
+                    idempotency_key,
+                }
+            ),
         (non_empty(), 1u32..).prop_map(|(channel, messages)| TrafficKind::Ws { channel, messages }),
     ]
 }
