@@ -160,3 +160,33 @@ fn upstream_shutdown_mid_run_is_exit_3_with_a_report_that_says_so() {
     assert!(md.contains("the mock upstream stopped serving"), "{md}");
     assert!(stdout.contains("error"), "{stdout}");
 }
+
+#[test]
+fn a_standalone_upstream_stops_on_post_shutdown_and_exits_0() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["upstream", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rehearse upstream");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("first line");
+    let addr = addr_after(first.trim(), "listening on").expect(&first);
+    let answer = post(addr, "/_rehearse/shutdown");
+    assert!(answer.contains("\"stopping\":true"), "{answer}");
+    let began = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            break s;
+        }
+        if began.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("rehearse upstream still running 10 s after POST /_rehearse/shutdown");
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    assert!(refused(addr), "still listening");
+}

@@ -101,7 +101,7 @@ pub struct PolicyRun {
     pub diagnostics: Arc<Diagnostics>,
     /// The `[tcp]` tuning of the upstream connections and what the kernel read back.
     pub sockets: SocketsReport,
-    /// Set when a stop request cut the run short.
+    /// Set when a stop request (or the harness failure below) cut the run short.
     pub stopped: Option<String>,
     /// Set when the harness failed mid-run (the mock upstream stopped): the run ended there.
     pub failed: Option<String>,
@@ -203,24 +203,9 @@ pub async fn run_policy(
         upstream.clone(),
         shutdown(shutdown_rx.clone()),
     ));
-    // The upstream stopping before the run does (halted through its control API, an error, a
-    // panic) is a harness failure: the run ends there and exits 3.
-    let (died_tx, mut died) = watch::channel(None::<String>);
-    let up_task = {
-        let running = shutdown_rx.clone();
-        tokio::spawn(async move {
-            let why = match up_task.await {
-                _ if *running.borrow() => return,
-                Ok(Ok(())) => "stopped serving (POST /_rehearse/shutdown)".to_string(),
-                Ok(Err(e)) => format!("failed: {e}"),
-                Err(e) => format!("crashed: {e}"),
-            };
-            let at = start.elapsed().as_secs_f64() * speed;
-            died_tx.send_replace(Some(format!(
-                "the mock upstream {why} at {at:.3}s of the run"
-            )));
-        })
-    };
+    // The upstream stopping before the run does is a harness failure: the run ends there.
+    let (up_task, mut died) =
+        super::supervise::watch_upstream(up_task, shutdown_rx.clone(), start, speed);
 
     // The engine, its breakers and /metrics.
     let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(files.events.clone(), pname));
@@ -394,7 +379,9 @@ pub async fn run_policy(
         upstream_stats: upstream.stats(),
         diagnostics,
         sockets: connector.report(),
-        stopped: stop.reason(),
+        // A dead upstream cut the run short as a stop request does (expectations due later were
+        // never reached), and is a harness failure besides.
+        stopped: stop.reason().or_else(|| died.borrow().clone()),
         failed: died.borrow().clone(),
     })
 }
