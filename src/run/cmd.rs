@@ -189,7 +189,14 @@ async fn run_scenario(
             break;
         }
         match run_policy(sp, policy, dir, &files, stop, plain).await {
-            Ok(run) => runs.push(run),
+            Ok(run) => {
+                let failed = run.failed.clone();
+                runs.push(run);
+                if let Some(why) = failed {
+                    error = Some(format!("{policy}: {why}", policy = policy.as_str()));
+                    break;
+                }
+            }
             Err(e) => {
                 error = Some(format!("{policy}: {e}", policy = policy.as_str()));
                 break;

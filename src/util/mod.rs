@@ -11,6 +11,7 @@ pub mod signal;
 pub mod speed;
 pub mod suggest;
 pub mod text;
+pub mod textpos;
 
 pub use atomic::write_atomic;
 pub use fingerprint::fingerprint;
