@@ -72,6 +72,9 @@ mod scrape_engine;
 // Mock upstream: every fault kind from the client side, windows, probability, profiles.
 mod upstream_faults;
 
+// Mock upstream: OpenAI's exact stream shape, cut points, Retry-After dates, request log, Python SDK.
+mod upstream_openai;
+
 // The run harness: every fixture scenario passes at CI speed; README command; report shape.
 mod run_scenarios;
 
