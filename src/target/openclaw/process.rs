@@ -18,8 +18,7 @@ use super::config::{GatewayConfig, GatewaySettings, restore_order, write_config}
 use super::install::Install;
 use super::log::{LoggedDecision, last_messages, read_log};
 use super::sandbox::{
-    GatewayDirs, Sandbox, TmpIsolation, TmpRecord, descendants, group_alive, pid_alive,
-    signal_group, signal_pid,
+    GatewayDirs, Sandbox, TmpIsolation, TmpRecord, descendants, pid_alive, signal_group, signal_pid,
 };
 use super::state::{AuthState, StateError, database_path, read_auth_state};
 
@@ -441,29 +440,23 @@ impl Gateway {
         }
     }
 
-    /// SIGKILLs what is left of its tree (workers in groups of their own); returns what still
-    /// lives a second later.
+    /// SIGKILLs what is left of its tree (workers in groups of their own, anything still in
+    /// its group); returns what still runs five seconds later. The spawned process itself was
+    /// reaped by [`Gateway::stop`].
     async fn kill_tree_leftovers(&mut self) -> Vec<u32> {
         let alive =
             |seen: &[u32]| -> Vec<u32> { seen.iter().copied().filter(|p| pid_alive(*p)).collect() };
+        signal_group(self.pid, libc::SIGKILL);
         for p in alive(&self.seen) {
             signal_pid(p, libc::SIGKILL);
         }
-        if group_alive(self.pid) {
-            signal_group(self.pid, libc::SIGKILL);
-        }
-        for _ in 0..10 {
-            let left = alive(&self.seen);
-            if left.is_empty() && !group_alive(self.pid) {
+        for _ in 0..50 {
+            if alive(&self.seen).is_empty() {
                 return Vec::new();
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let mut left = alive(&self.seen);
-        if group_alive(self.pid) {
-            left.push(self.pid);
-        }
-        left
+        alive(&self.seen)
     }
 
     fn kill_now(&mut self) {

@@ -305,9 +305,34 @@ pub fn group_alive(pgid: u32) -> bool {
     signal_group(pgid, 0)
 }
 
-/// Whether a process exists (a zombie counts until reaped).
+/// Whether a process is still running (a zombie — dead, not yet reaped by whoever inherited
+/// it — does not count).
 pub fn pid_alive(pid: u32) -> bool {
-    signal_pid(pid, 0)
+    signal_pid(pid, 0) && !zombie(pid)
+}
+
+#[cfg(target_os = "linux")]
+fn zombie(pid: u32) -> bool {
+    // `/proc/PID/stat`: `PID (COMM) STATE …`; COMM may hold spaces and parentheses.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn zombie(pid: u32) -> bool {
+    Command::new("ps")
+        .args(["-o", "stat=", "-p", &pid.to_string()])
+        .output()
+        .is_ok_and(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim_start()
+                .starts_with('Z')
+        })
 }
 
 #[cfg(test)]
