@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rehearse::target::openclaw::sandbox::{openclaw_tmp_entries, pid_alive};
+use rehearse::target::openclaw::sandbox::{SeenProcess, openclaw_tmp_entries};
 use rehearse::target::openclaw::{
     Gateway, GatewayConfig, GatewayError, GatewayOptions, Install, ModelSpec, ProfileSpec,
     ProviderSpec, TmpIsolation,
@@ -173,7 +173,11 @@ async fn a_bad_config_is_bad_input_and_starts_nothing() {
 async fn serve_and_stop(
     fake: &Fake,
     isolate_tmp: bool,
-) -> (rehearse::target::openclaw::Stopped, Vec<u32>, PathBuf) {
+) -> (
+    rehearse::target::openclaw::Stopped,
+    Vec<SeenProcess>,
+    PathBuf,
+) {
     let run = tempfile::tempdir().unwrap();
     let mut gw = Gateway::start(&fake.install(), &config(), run.path(), options(isolate_tmp))
         .await
@@ -204,7 +208,7 @@ async fn a_stubborn_gateway_is_killed_after_the_grace_with_its_workers_and_tmp_s
         stopped.took
     );
     assert!(stopped.survivors.is_empty(), "{:?}", stopped.survivors);
-    let alive: Vec<u32> = procs.iter().copied().filter(|p| pid_alive(*p)).collect();
+    let alive: Vec<&SeenProcess> = procs.iter().filter(|p| p.alive()).collect();
     assert!(alive.is_empty(), "still running: {alive:?}");
     if stopped.isolation == TmpIsolation::Namespace {
         assert!(
@@ -230,11 +234,12 @@ async fn without_a_namespace_workers_in_their_own_group_are_killed_and_tmp_lefto
         .trim()
         .parse()
         .unwrap();
+    let w = procs.iter().find(|p| p.pid == worker);
+    assert!(w.is_some(), "the tree saw the worker {worker}: {procs:?}");
     assert!(
-        procs.contains(&worker),
-        "the tree saw the worker: {procs:?}"
+        !w.unwrap().alive(),
+        "the worker in its own group was killed"
     );
-    assert!(!pid_alive(worker), "the worker in its own group was killed");
     let marker = PathBuf::from("/tmp/openclaw-fake-nons");
     if !before.contains(&marker) {
         assert!(
@@ -257,7 +262,7 @@ async fn dropping_a_running_gateway_kills_it() {
     let procs = gw.processes();
     drop(gw);
     for _ in 0..30 {
-        if procs.iter().all(|p| !pid_alive(*p)) {
+        if procs.iter().all(|p| !p.alive()) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -6,9 +6,11 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rehearse::target::openclaw::sandbox::{openclaw_tmp_entries, pid_alive};
+use tokio::time::Instant;
+
+use rehearse::target::openclaw::sandbox::{SeenProcess, openclaw_tmp_entries};
 use rehearse::target::openclaw::{
     Decision, Gateway, GatewayConfig, GatewayOptions, Install, ModelSpec, ProfileSpec,
     ProviderSpec, TmpIsolation, Turn,
@@ -135,7 +137,7 @@ async fn a_real_gateway_reaches_the_upstream_with_the_seeded_key_retries_a_503_a
         stopped.status
     );
     assert!(stopped.survivors.is_empty(), "{:?}", stopped.survivors);
-    let alive: Vec<u32> = procs.iter().copied().filter(|p| pid_alive(*p)).collect();
+    let alive: Vec<&SeenProcess> = procs.iter().filter(|p| p.alive()).collect();
     assert!(alive.is_empty(), "left running: {alive:?}");
 
     // Its own log says what it did about the 503.

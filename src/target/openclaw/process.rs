@@ -18,7 +18,7 @@ use super::config::{GatewayConfig, GatewaySettings, restore_order, write_config}
 use super::install::Install;
 use super::log::{LoggedDecision, last_messages, read_log};
 use super::sandbox::{
-    GatewayDirs, Sandbox, TmpIsolation, TmpRecord, descendants, pid_alive, signal_group, signal_pid,
+    GatewayDirs, Sandbox, SeenProcess, TmpIsolation, TmpRecord, descendants, signal_group,
 };
 use super::state::{AuthState, StateError, database_path, read_auth_state};
 
@@ -137,7 +137,7 @@ pub struct Gateway {
     tmp_before: Option<TmpRecord>,
     options: GatewayOptions,
     /// Every process seen in its tree while it ran (to check nothing is left).
-    seen: Vec<u32>,
+    seen: Vec<SeenProcess>,
 }
 
 /// How a stop went, and what the gateway left.
@@ -342,8 +342,10 @@ impl Gateway {
     /// Records the processes of its tree now (for [`Stopped::survivors`]).
     fn note_tree(&mut self) {
         for p in descendants(self.pid) {
-            if !self.seen.contains(&p) {
-                self.seen.push(p);
+            if let Some(sp) = SeenProcess::now(p)
+                && !self.seen.contains(&sp)
+            {
+                self.seen.push(sp);
             }
         }
     }
@@ -384,12 +386,14 @@ impl Gateway {
         &self.version
     }
 
-    /// Every process of its tree seen so far.
-    pub fn processes(&mut self) -> Vec<u32> {
+    /// Every process of its tree seen so far, itself first (check them with
+    /// [`SeenProcess::alive`], which a recycled pid does not fool).
+    pub fn processes(&mut self) -> Vec<SeenProcess> {
         self.note_tree();
-        let mut all = vec![self.pid];
-        all.extend(&self.seen);
-        all
+        SeenProcess::now(self.pid)
+            .into_iter()
+            .chain(self.seen.iter().cloned())
+            .collect()
     }
 
     /// Whether it is still running.
@@ -444,11 +448,12 @@ impl Gateway {
     /// its group); returns what still runs five seconds later. The spawned process itself was
     /// reaped by [`Gateway::stop`].
     async fn kill_tree_leftovers(&mut self) -> Vec<u32> {
-        let alive =
-            |seen: &[u32]| -> Vec<u32> { seen.iter().copied().filter(|p| pid_alive(*p)).collect() };
+        let alive = |seen: &[SeenProcess]| -> Vec<u32> {
+            seen.iter().filter(|p| p.alive()).map(|p| p.pid).collect()
+        };
         signal_group(self.pid, libc::SIGKILL);
-        for p in alive(&self.seen) {
-            signal_pid(p, libc::SIGKILL);
+        for p in &self.seen {
+            p.kill();
         }
         for _ in 0..50 {
             if alive(&self.seen).is_empty() {
@@ -463,7 +468,7 @@ impl Gateway {
         self.note_tree();
         signal_group(self.pid, libc::SIGKILL);
         for p in &self.seen {
-            signal_pid(*p, libc::SIGKILL);
+            p.kill();
         }
         if let Some(mut c) = self.child.take() {
             let _ = c.wait();

@@ -276,6 +276,55 @@ pub fn descendants(root: u32) -> Vec<u32> {
     found
 }
 
+/// One process as seen at one moment: its pid and its start time, so a pid the system has
+/// since handed to another process is never taken for it (or signalled).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenProcess {
+    /// The pid.
+    pub pid: u32,
+    start: Option<String>,
+}
+
+impl SeenProcess {
+    /// `pid` as it is now (`None` if it does not run).
+    pub fn now(pid: u32) -> Option<Self> {
+        let start = start_time(pid);
+        (start.is_some() && pid_alive(pid)).then_some(Self { pid, start })
+    }
+
+    /// Whether this very process still runs (same pid, same start, not a zombie).
+    pub fn alive(&self) -> bool {
+        pid_alive(self.pid) && start_time(self.pid) == self.start
+    }
+
+    /// SIGKILL, if it is still this process.
+    pub fn kill(&self) {
+        if self.alive() {
+            signal_pid(self.pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// A process's start time: `/proc/PID/stat` field 22 (clock ticks since boot) on Linux,
+/// `ps -o lstart=` elsewhere.
+#[cfg(target_os = "linux")]
+fn start_time(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after `(COMM)`: state is field 3, so starttime (22) is the 20th after it.
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(19).map(str::to_string)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_time(pid: u32) -> Option<String> {
+    let out = Command::new("ps")
+        .args(["-o", "lstart=", "-p", &pid.to_string()])
+        .output()
+        .ok()?;
+    let t = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (!t.is_empty()).then_some(t)
+}
+
 /// Sends `sig` to the process group `pgid`; false if there is no such group.
 pub fn signal_group(pgid: u32, sig: libc::c_int) -> bool {
     let Ok(id) = libc::pid_t::try_from(pgid) else {
@@ -412,10 +461,14 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         assert!(found.len() >= 2, "{found:?}");
-        for p in &found {
-            signal_pid(*p, libc::SIGKILL);
+        let seen: Vec<SeenProcess> = found.iter().filter_map(|p| SeenProcess::now(*p)).collect();
+        assert!(seen.iter().all(SeenProcess::alive));
+        for p in &seen {
+            p.kill();
         }
         let _ = child.kill();
         let _ = child.wait();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(seen.iter().all(|p| !p.alive()), "{seen:?}");
     }
 }
