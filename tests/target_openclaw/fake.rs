@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rehearse::target::openclaw::sandbox::{SeenProcess, openclaw_tmp_entries};
+use rehearse::target::openclaw::procs::SeenProcess;
+use rehearse::target::openclaw::sandbox::openclaw_tmp_entries;
 use rehearse::target::openclaw::{
     Gateway, GatewayConfig, GatewayError, GatewayOptions, Install, ModelSpec, ProfileSpec,
     ProviderSpec, TmpIsolation,

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use rehearse::target::openclaw::sandbox::{SeenProcess, openclaw_tmp_entries};
+use rehearse::target::openclaw::procs::SeenProcess;
+use rehearse::target::openclaw::sandbox::openclaw_tmp_entries;
 use rehearse::target::openclaw::{
     Decision, Gateway, GatewayConfig, GatewayOptions, Install, ModelSpec, ProfileSpec,
     ProviderSpec, TmpIsolation, Turn,

@@ -43,9 +43,11 @@
 //! - [`config`]: `openclaw.json` ([`GatewayConfig`]): providers, models, profiles, order.
 //! - [`sandbox`]: the per-run directory layout and environment (HOME, OPENCLAW_HOME,
 //!   OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH, TMPDIR, OPENCLAW_NO_AUTO_UPDATE=1, NO_PROXY=*),
-//!   the private `/tmp` (and PID) namespace on Linux as root, process-tree signals.
-//! - [`process`]: [`Gateway`]: seed keys, spawn, wait for `/health`, stop; [`GatewayError`]
-//!   carries the gateway's last log lines.
+//!   the private `/tmp` (and PID) namespace on Linux as root.
+//! - [`process`]: [`Gateway`]: seed keys (`seed.rs`), spawn, wait for `/health`, stop;
+//!   [`GatewayOptions`] (timeouts) and [`GatewayError`] (which carries the gateway's last log
+//!   lines) live in `errors.rs`.
+//! - [`procs`]: the process tree, start-time-checked [`procs::SeenProcess`], signals.
 //! - [`client`]: [`TurnClient`]: `/health` and turns over the replay dispatcher's HTTP client.
 //! - [`log`]: its JSON-lines log as typed [`Decision`]s (failover, fallback, retries, the
 //!   idle-timeout breaker); [`log::profile_hash`] maps profile ids to the hashes it logs.
@@ -58,16 +60,20 @@
 
 pub mod client;
 pub mod config;
+mod errors;
 pub mod install;
 pub mod log;
 pub mod process;
+pub mod procs;
 pub mod sandbox;
+mod seed;
 pub mod state;
 
 pub use client::{Turn, TurnClient, TurnOutcome};
 pub use config::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
+pub use errors::{GatewayError, GatewayOptions};
 pub use install::{Install, InstallError};
 pub use log::{Decision, LoggedDecision};
-pub use process::{Gateway, GatewayError, GatewayOptions, Stopped};
+pub use process::{Gateway, Stopped};
 pub use sandbox::TmpIsolation;
 pub use state::{AuthState, ProfileState};

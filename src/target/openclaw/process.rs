@@ -5,7 +5,6 @@
 //! bounded grace, SIGKILL (its drain otherwise waits up to 315 s for connected clients — the
 //! [`TurnClient`] keeps none idle). Dropping a [`Gateway`] that was not stopped kills it.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::Duration;
@@ -15,114 +14,13 @@ use tokio::time::Instant;
 
 use super::client::TurnClient;
 use super::config::{GatewayConfig, GatewaySettings, restore_order, write_config};
+use super::errors::{GatewayError, GatewayOptions, io};
 use super::install::Install;
 use super::log::{LoggedDecision, last_messages, read_log};
-use super::sandbox::{
-    GatewayDirs, Sandbox, SeenProcess, TmpIsolation, TmpRecord, descendants, signal_group,
-};
+use super::procs::{SeenProcess, descendants, signal_group};
+use super::sandbox::{GatewayDirs, Sandbox, TmpIsolation, TmpRecord};
+use super::seed::{scrub, seed, tail};
 use super::state::{AuthState, StateError, database_path, read_auth_state};
-
-/// How long things may take.
-#[derive(Debug, Clone)]
-pub struct GatewayOptions {
-    /// Loopback port; 0 picks a free one.
-    pub port: u16,
-    /// Until `/health` says ok (6–14 s on an idle 2-core machine, a minute on a busy one).
-    pub ready_timeout: Duration,
-    /// Each `paste-api-key` (15–40 s each on a busy 2-core machine).
-    pub seed_timeout: Duration,
-    /// Between SIGTERM and SIGKILL.
-    pub stop_grace: Duration,
-    /// One turn, the whole answer (OpenClaw's own retries can take minutes).
-    pub turn_timeout: Duration,
-    /// Contain `/tmp` in a private namespace when possible (Linux, root).
-    pub isolate_tmp: bool,
-    /// Log lines quoted in errors.
-    pub error_lines: usize,
-}
-
-impl Default for GatewayOptions {
-    fn default() -> Self {
-        Self {
-            port: 0,
-            ready_timeout: Duration::from_secs(120),
-            seed_timeout: Duration::from_secs(180),
-            stop_grace: Duration::from_secs(10),
-            turn_timeout: Duration::from_secs(600),
-            isolate_tmp: true,
-            error_lines: 20,
-        }
-    }
-}
-
-/// Why a gateway could not be had.
-#[derive(Debug, thiserror::Error)]
-pub enum GatewayError {
-    /// The configuration is unusable (bad input).
-    #[error("OpenClaw target configuration: {0}")]
-    Config(String),
-    /// A file in the run directory.
-    #[error("{what} {}: {source}", .path.display())]
-    Io {
-        /// What was being done.
-        what: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// A process could not be started.
-    #[error("starting `{what}`: {source}")]
-    Spawn {
-        /// The command.
-        what: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// Seeding a profile's key failed.
-    #[error("seeding the key of profile `{profile}`: {problem}; last output:\n{}", .last_lines.join("\n"))]
-    Seed {
-        /// The profile id.
-        profile: String,
-        /// Exit status or timeout.
-        problem: String,
-        /// The command's last output lines (keys scrubbed).
-        last_lines: Vec<String>,
-    },
-    /// The gateway exited before it was healthy.
-    #[error("the OpenClaw gateway exited ({status}) before it was healthy; last log lines:\n{}", .last_lines.join("\n"))]
-    Exited {
-        /// Its exit status.
-        status: String,
-        /// Its last log lines.
-        last_lines: Vec<String>,
-    },
-    /// `/health` never said ok.
-    #[error("the OpenClaw gateway was not healthy within {waited:?}; last log lines:\n{}", .last_lines.join("\n"))]
-    NeverHealthy {
-        /// How long it was given.
-        waited: Duration,
-        /// Its last log lines.
-        last_lines: Vec<String>,
-    },
-}
-
-impl GatewayError {
-    /// Bad input (exit 2) rather than a harness failure (exit 3).
-    pub fn is_bad_input(&self) -> bool {
-        matches!(self, Self::Config(_))
-    }
-
-    /// The gateway's last log lines, when the error has them.
-    pub fn last_lines(&self) -> &[String] {
-        match self {
-            Self::Seed { last_lines, .. }
-            | Self::Exited { last_lines, .. }
-            | Self::NeverHealthy { last_lines, .. } => last_lines,
-            _ => &[],
-        }
-    }
-}
 
 /// A running OpenClaw gateway.
 #[derive(Debug)]
@@ -172,11 +70,6 @@ impl Stopped {
     }
 }
 
-fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> GatewayError {
-    let path = path.to_path_buf();
-    move |source| GatewayError::Io { what, path, source }
-}
-
 /// A free loopback port (bound and released; the gateway binds it moments later).
 fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
@@ -188,44 +81,6 @@ fn random_token() -> String {
     let mut b = [0u8; 24];
     rand::thread_rng().fill_bytes(&mut b);
     format!("rehearse-{}", hex::encode(b))
-}
-
-/// The last `n` lines of a text file, ANSI colours removed, `secrets` replaced by fingerprints.
-fn tail(path: &Path, n: usize, secrets: &[&str]) -> Vec<String> {
-    let text = std::fs::read(path).unwrap_or_default();
-    let text = String::from_utf8_lossy(&text);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..]
-        .iter()
-        .map(|l| scrub(&strip_ansi(l), secrets))
-        .collect()
-}
-
-fn scrub(text: &str, secrets: &[&str]) -> String {
-    secrets
-        .iter()
-        .filter(|s| !s.is_empty())
-        .fold(text.to_string(), |t, s| {
-            t.replace(s, &format!("<secret {}>", crate::util::fingerprint(s)))
-        })
-}
-
-fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' && chars.peek() == Some(&'[') {
-            chars.next();
-            for d in chars.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 impl Gateway {
@@ -481,85 +336,5 @@ impl Drop for Gateway {
         if self.child.is_some() {
             self.kill_now();
         }
-    }
-}
-
-/// `printf 'KEY\n' | openclaw models auth paste-api-key --provider P --profile-id ID`.
-async fn seed(
-    sandbox: &Sandbox,
-    provider: &str,
-    profile: &str,
-    key: &str,
-    options: &GatewayOptions,
-    secrets: &[&str],
-) -> Result<(), GatewayError> {
-    let log_path = &sandbox.dirs.seed_log;
-    let open = || {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log_path)
-    };
-    let out = open().map_err(io("opening", log_path))?;
-    let err = open().map_err(io("opening", log_path))?;
-    let mut cmd = sandbox.command(&[
-        "models",
-        "auth",
-        "paste-api-key",
-        "--provider",
-        provider,
-        "--profile-id",
-        profile,
-    ]);
-    cmd.stdin(Stdio::piped()).stdout(out).stderr(err);
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd.spawn().map_err(|source| GatewayError::Spawn {
-        what: "openclaw models auth paste-api-key".into(),
-        source,
-    })?;
-    let failed = |problem: String| GatewayError::Seed {
-        profile: profile.to_string(),
-        problem,
-        last_lines: tail(log_path, options.error_lines, secrets),
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        let written = stdin
-            .write_all(key.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"));
-        drop(stdin);
-        if let Err(e) = written {
-            signal_group(child.id(), libc::SIGKILL);
-            let _ = child.wait();
-            return Err(failed(format!("writing the key to its stdin: {e}")));
-        }
-    }
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) if s.success() => return Ok(()),
-            Ok(Some(s)) => return Err(failed(format!("exited with {s}"))),
-            Ok(None) if started.elapsed() >= options.seed_timeout => {
-                signal_group(child.id(), libc::SIGKILL);
-                let _ = child.wait();
-                return Err(failed(format!("no exit within {:?}", options.seed_timeout)));
-            }
-            Ok(None) => tokio::time::sleep(Duration::from_millis(100)).await,
-            Err(e) => return Err(failed(format!("waiting for it: {e}"))),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ansi_colours_and_secrets_are_removed_from_quoted_lines() {
-        let l = "\u{1b}[90m2026-12-01T09:06:53\u{1b}[39m \u{1b}[36m[gateway]\u{1b}[39m key-A ok";
-        assert_eq!(strip_ansi(l), "2026-12-01T09:06:53 [gateway] key-A ok");
-        let s = scrub(&strip_ansi(l), &["key-A", ""]);
-        assert!(!s.contains("key-A"), "{s}");
-        assert!(s.contains(&crate::util::fingerprint("key-A")));
     }
 }
