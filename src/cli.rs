@@ -125,6 +125,13 @@ pub struct UpstreamArgs {
     /// Allow binding an address other than loopback.
     #[arg(long)]
     pub allow_non_loopback: bool,
+    /// Append every request to FILE as JSONL: wall time, route, model, profile fingerprint
+    /// (never the token) and the fault applied.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Print one line per request on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// Flags of `rehearse replay`.

@@ -20,6 +20,8 @@
 //! - [`report`]: Markdown, JSON and HTML+SVG report writers.
 //! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
+//! - [`target`]: systems under test other than the embedded engine: the supervisor of a real
+//!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state).
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and the connector that
 //!   applies a scenario's `[tcp]` socket options to the harness's own upstream connections.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, arrival timestamps,
@@ -39,6 +41,7 @@ pub mod run;
 pub mod scenario;
 pub mod schedule;
 pub mod scrape;
+pub mod target;
 pub mod upstream;
 pub mod util;
 pub mod verdict;

@@ -80,6 +80,9 @@ mod upstream_control_fuzz;
 // Mock upstream: every fault kind from the client side, windows, probability, profiles.
 mod upstream_faults;
 
+// Mock upstream: OpenAI's exact stream shape, cut points, Retry-After dates, request log, Python SDK.
+mod upstream_openai;
+
 // The run harness: every fixture scenario passes at CI speed; README command; report shape.
 mod run_scenarios;
 

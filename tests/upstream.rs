@@ -53,9 +53,9 @@ async fn chat_completion_stream_sends_max_tokens_events_then_done() {
     assert_eq!(got.sse_tokens(), 7, "{}", got.text());
     let body = got.body();
     assert!(body.contains("\"object\":\"chat.completion.chunk\""));
-    assert!(body.contains("\"content\":\"t7 \""));
+    assert!(body.contains("\"content\":\" t7\""));
     let done = body.find("data: [DONE]").expect("[DONE]");
-    assert!(done > body.find("t7 ").unwrap(), "[DONE] comes last");
+    assert!(done > body.find(" t7").unwrap(), "[DONE] comes last");
     up.stop().await;
 }
 

@@ -118,6 +118,56 @@ impl HttpDispatcher {
         })
     }
 
+    /// Keeps no idle connection: each request gets a fresh connection that closes when its
+    /// response ends, so a gateway being stopped has no idle client holding its drain open.
+    pub fn without_keep_alive(mut self) -> Self {
+        self.client = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(0)
+            .build(self.connector.clone());
+        self
+    }
+
+    /// One HTTP exchange with the target outside the traffic routes (a gateway's `/health`, an
+    /// OpenAI-compatible turn): `method` on `path` (from the target's base) with an optional
+    /// JSON body and the extra headers, the whole body read, bounded by the dispatcher's
+    /// timeout. Errors are the kinds of the module doc.
+    pub async fn exchange(
+        &self,
+        method: Method,
+        path: &str,
+        json_body: Option<Bytes>,
+    ) -> Result<(http::StatusCode, Bytes), String> {
+        let mut b = Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base));
+        if json_body.is_some() {
+            b = b.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        for (name, value) in &self.extra {
+            b = b.header(name, value);
+        }
+        let req = b
+            .body(Full::new(json_body.unwrap_or_default()))
+            .map_err(|_| "bad_request".to_string())?;
+        let work = async {
+            let resp = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| classify_client(&e))?;
+            let status = resp.status();
+            let body = resp
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| classify_hyper(&e))?;
+            Ok((status, body.to_bytes()))
+        };
+        tokio::time::timeout(self.timeout, work)
+            .await
+            .unwrap_or_else(|_elapsed| Err("timeout".to_string()))
+    }
+
     /// Adds a header sent with every HTTP request and WebSocket handshake.
     pub fn with_header(mut self, name: http::HeaderName, value: http::HeaderValue) -> Self {
         self.extra.push((name, value));

@@ -291,11 +291,27 @@ fn drain_events(buf: &mut Vec<u8>) -> (u32, bool) {
         };
         if data.trim() == "[DONE]" {
             done = true;
-        } else {
+        } else if carries_content(data) {
             tokens += 1;
         }
     }
     (tokens, done)
+}
+
+/// Whether an SSE event's data is a token: any event but an OpenAI chunk whose choices carry no
+/// content (the role delta, the `finish_reason` chunk, the usage chunk with empty `choices`).
+fn carries_content(data: &str) -> bool {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
+        return true;
+    };
+    match v.get("choices").and_then(|c| c.as_array()) {
+        None => true,
+        Some(choices) => choices.iter().any(|c| {
+            c.pointer("/delta/content")
+                .and_then(|t| t.as_str())
+                .is_some_and(|t| !t.is_empty())
+        }),
+    }
 }
 
 /// Builds the upstream request of a model or tool call.
@@ -372,6 +388,21 @@ mod tests {
         buf.extend_from_slice(b":2}\n\ndata: [DONE]\n\n");
         assert_eq!(drain_events(&mut buf), (1, true));
         assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn openai_chunks_without_content_are_not_tokens() {
+        let mut buf = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t1\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" t2\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"completion_tokens\":2}}\n\n",
+            "data: [DONE]\n\n",
+        )
+        .as_bytes()
+        .to_vec();
+        assert_eq!(drain_events(&mut buf), (2, true));
     }
 
     #[test]

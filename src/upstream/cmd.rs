@@ -1,11 +1,18 @@
-//! `rehearse upstream --listen ADDR [--faults FILE] [--seed N] [--allow-non-loopback]`: serve the
-//! mock upstream until Ctrl-C or SIGTERM. The first stdout line is `listening on http://HOST:PORT`.
+//! `rehearse upstream --listen ADDR [--faults FILE] [--seed N] [--allow-non-loopback]
+//! [--log FILE] [-v]`: serve the mock upstream until Ctrl-C or SIGTERM. The first stdout line is
+//! `listening on http://HOST:PORT`. `--log` appends every request to FILE as one JSON line (an
+//! [`UpstreamRecord`]: `wall_ms`, `route`, `model`, `profile_fp`, `fault`, …; tokens only as
+//! fingerprints); `-v` prints one line per request on stderr.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 
-use super::{Upstream, UpstreamConfig, parse_fault_file, serve};
+use super::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord, parse_fault_file, serve};
 use crate::cli::UpstreamArgs;
 use crate::exit::{CmdError, CmdResult, Status};
+use crate::run::sinks::JsonlFile;
 
 /// Runs `rehearse upstream`.
 pub fn command(args: UpstreamArgs) -> CmdResult {
@@ -19,6 +26,14 @@ pub fn command(args: UpstreamArgs) -> CmdResult {
             parse_fault_file(&text, &path.display().to_string()).map_err(CmdError::bad_input)?
         }
     };
+    let log = match &args.log {
+        None => None,
+        Some(path) => Some(
+            JsonlFile::open(path)
+                .with_context(|| format!("opening the request log {}", path.display()))
+                .map_err(CmdError::bad_input)?,
+        ),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -31,10 +46,94 @@ pub fn command(args: UpstreamArgs) -> CmdResult {
             seed: args.seed,
             ..UpstreamConfig::default()
         });
+        if let Some(log) = &log {
+            upstream.subscribe(Arc::new(JsonlLog(log.clone())));
+        }
+        if args.verbose {
+            upstream.subscribe(Arc::new(Verbose));
+        }
         serve(listener, upstream, crate::util::stop_signal())
             .await
             .context("serving")
             .map_err(CmdError::harness)?;
+        if let Some(log) = log
+            && log.errors() > 0
+        {
+            eprintln!(
+                "warning: {} request log lines could not be written to {}",
+                log.errors(),
+                log.path().display()
+            );
+        }
         Ok(Status::Pass)
     })
+}
+
+/// `--log FILE`: one JSON line per request.
+struct JsonlLog(Arc<JsonlFile>);
+
+impl RecordSink for JsonlLog {
+    fn record(&self, r: &UpstreamRecord) {
+        self.0.append(r);
+    }
+}
+
+/// `-v`: one human line per request on stderr.
+struct Verbose;
+
+impl RecordSink for Verbose {
+    fn record(&self, r: &UpstreamRecord) {
+        eprintln!("{}", verbose_line(r));
+    }
+}
+
+/// `2026-09-06T10:00:00.123Z llm model=mockai/m1 profile=1a2b3c fault=status`.
+pub(crate) fn verbose_line(r: &UpstreamRecord) -> String {
+    let wall = SystemTime::UNIX_EPOCH + Duration::from_millis(r.wall_ms);
+    let mut line = format!("{} {}", humantime::format_rfc3339_millis(wall), r.route);
+    if let Some(m) = &r.model {
+        line.push_str(&format!(" model={m}"));
+    }
+    line.push_str(&format!(
+        " profile={}",
+        r.profile_fp.as_deref().unwrap_or("none")
+    ));
+    line.push_str(&format!(" fault={}", r.fault.as_deref().unwrap_or("none")));
+    if r.canary {
+        line.push_str(" canary");
+    } else if r.probe {
+        line.push_str(" probe");
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verbose_line_names_time_route_model_profile_and_fault() {
+        let r = UpstreamRecord {
+            t_ms: 5,
+            wall_ms: 1_788_000_000_123,
+            route: "llm".into(),
+            dep: "mockai/default/1a2b3c".into(),
+            model: Some("mockai/m1".into()),
+            profile_fp: Some("1a2b3c".into()),
+            probe: false,
+            canary: false,
+            fault: Some("status".into()),
+            idempotency_key: None,
+            duplicate: false,
+        };
+        let line = verbose_line(&r);
+        assert!(line.ends_with(".123Z llm model=mockai/m1 profile=1a2b3c fault=status"));
+        let healthy = UpstreamRecord {
+            model: None,
+            profile_fp: None,
+            fault: None,
+            ..r
+        };
+        assert!(verbose_line(&healthy).ends_with(" llm profile=none fault=none"));
+    }
 }

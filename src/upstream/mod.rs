@@ -252,8 +252,12 @@ impl Upstream {
         if !sinks.is_empty() {
             let rec = UpstreamRecord {
                 t_ms,
+                wall_ms: wall
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
                 route,
                 dep,
+                model: inc.model.map(str::to_string),
                 profile_fp,
                 probe: inc.probe.is_some(),
                 canary: inc.canary,

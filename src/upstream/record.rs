@@ -9,11 +9,18 @@ use serde::{Deserialize, Serialize};
 pub struct UpstreamRecord {
     /// Milliseconds since the run start (or the upstream's start).
     pub t_ms: u64,
+    /// Wall-clock time of the request, milliseconds since the Unix epoch (to line records up
+    /// with an external gateway's own log).
+    #[serde(default)]
+    pub wall_ms: u64,
     /// `llm`, `tool:NAME` or `ws`.
     pub route: String,
     /// The dependency: the `X-Breaker-Probe` value when present; else the tool name, the ws
     /// channel, or `PROVIDER/default/FP` for model calls.
     pub dep: String,
+    /// The request's `model`, for model calls that named one.
+    #[serde(default)]
+    pub model: Option<String>,
     /// Fingerprint of the bearer token, if one was sent.
     pub profile_fp: Option<String>,
     /// Whether the request carried `X-Breaker-Probe` (a half-open probe or a canary).

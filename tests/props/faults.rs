@@ -10,9 +10,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rehearse::engine::retry_after::{MAX_RETRY_AFTER, parse_retry_after};
 use rehearse::upstream::faults::{
-    Action, ActionCtx, FaultKind, LatencyFault, RateLimitFault, ResetFault, ResetMidStreamFault,
-    RetryAfterFormat, RouteSel, SlowStreamFault, StallFault, StallStreamFault, StatusFault,
-    WsCloseFault, WsPingTimeoutFault,
+    Action, ActionCtx, CutAt, FaultKind, LatencyFault, RateLimitFault, ResetFault,
+    ResetMidStreamFault, RetryAfterFormat, RouteSel, SlowStreamFault, StallFault, StallStreamFault,
+    StatusFault, WsCloseFault, WsPingTimeoutFault,
 };
 use rehearse::upstream::{FaultSpec, parse_fault_file};
 
@@ -88,10 +88,18 @@ fn kind(max: Duration) -> impl Strategy<Value = FaultKind> {
             .prop_map(|(delay, jitter)| FaultKind::Latency(LatencyFault { delay, jitter })),
         Just(FaultKind::Stall(StallFault {})),
         Just(FaultKind::Reset(ResetFault {})),
-        frac.clone().prop_map(
-            |after_fraction| FaultKind::ResetMidStream(ResetMidStreamFault { after_fraction })
+        (frac.clone(), cut()).prop_map(|(after_fraction, cut)| FaultKind::ResetMidStream(
+            ResetMidStreamFault {
+                after_fraction,
+                cut
+            }
+        )),
+        (frac, cut()).prop_map(
+            |(after_fraction, cut)| FaultKind::StallStream(StallStreamFault {
+                after_fraction,
+                cut
+            })
         ),
-        frac.prop_map(|after_fraction| FaultKind::StallStream(StallStreamFault { after_fraction })),
         duration(max)
             .prop_filter("token_interval > 0", |d| !d.is_zero())
             .prop_map(|token_interval| FaultKind::SlowStream(SlowStreamFault { token_interval })),
@@ -246,4 +254,9 @@ proptest! {
             prop_assert!(d <= MAX_RETRY_AFTER);
         }
     }
+}
+
+/// Every stream cut point.
+fn cut() -> impl Strategy<Value = CutAt> {
+    prop::sample::select(vec![CutAt::Frame, CutAt::MidFrame, CutAt::NoTerminal])
 }

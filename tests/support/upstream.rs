@@ -135,10 +135,44 @@ impl Got {
             .map(|(_, b)| b.to_string())
             .unwrap_or_default()
     }
-    /// Number of SSE token events (`data: {`).
+    /// Number of SSE token events (chunks with a content delta).
     pub fn sse_tokens(&self) -> usize {
-        self.body().matches("data: {").count()
+        self.body().matches("\"delta\":{\"content\":").count()
     }
+
+    /// The SSE `data:` payloads of a chunked SSE body, in order (a cut-off last event is left
+    /// out: an event counts once its blank line arrived).
+    pub fn sse_events(&self) -> Vec<String> {
+        let body = dechunk(&self.body());
+        let complete = match body.rfind("\n\n") {
+            Some(i) => &body[..i + 2],
+            None => "",
+        };
+        complete
+            .split("\n\n")
+            .filter_map(|e| e.strip_prefix("data: "))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// The payload of a `Transfer-Encoding: chunked` body (as far as it arrived; a body that is not
+/// chunked comes back as it is).
+pub fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            return body.to_string();
+        };
+        if n == 0 {
+            break;
+        }
+        let take = n.min(after.len());
+        out.push_str(&after[..take]);
+        rest = after.get(take..).unwrap_or("").trim_start_matches("\r\n");
+    }
+    out
 }
 
 /// Sends `request` to `addr` and reads until EOF, error or `deadline`.
@@ -206,4 +240,68 @@ pub async fn call(
 pub fn still_open(s: &TcpStream) -> bool {
     let mut buf = [0u8; 1];
     matches!(s.try_read(&mut buf), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+}
+
+/// A `rehearse upstream` process, killed when dropped.
+pub struct UpstreamProcess {
+    pub child: std::process::Child,
+    pub addr: SocketAddr,
+}
+
+impl UpstreamProcess {
+    /// Starts `rehearse upstream --listen 127.0.0.1:0 ARGS…` and waits for its listening line.
+    pub fn start(args: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rehearse"))
+            .args(["upstream", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn rehearse upstream");
+        let out = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(out)
+            .read_line(&mut line)
+            .expect("listening line");
+        let addr = line
+            .trim_end()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("first line was {line:?}"))
+            .parse()
+            .expect("listening address");
+        Self { child, addr }
+    }
+
+    /// SIGTERM, then waits (bounded) and returns what it wrote on stderr.
+    pub fn stop(mut self) -> String {
+        use std::io::Read;
+        let pid = i32::try_from(self.child.id()).expect("pid");
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let mut exited = false;
+        for _ in 0..200 {
+            if self.child.try_wait().ok().flatten().is_some() {
+                exited = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if !exited {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        err
+    }
+}
+
+impl Drop for UpstreamProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -190,6 +190,8 @@ pub enum Action {
         after_fraction: f64,
         /// How the connection is cut.
         mode: CutMode,
+        /// Where in the stream the cut falls.
+        at: CutAt,
     },
     /// Send tokens (or body pieces) at this interval.
     SlowStream(Duration),
@@ -214,6 +216,33 @@ pub enum CutMode {
     Reset,
     /// Silence with the socket open.
     Stall,
+}
+
+/// Where a stream cut falls: the `cut` attribute of `reset_mid_stream` and `stall_stream`.
+///
+/// On an SSE stream the fraction counts content chunks (the role chunk before them always goes
+/// out). On a JSON body the fraction counts bytes, so `frame` and `mid_frame` cut the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutAt {
+    /// After whole SSE events, then the kind's ending (RST or silence). The default.
+    #[default]
+    Frame,
+    /// After whole SSE events plus the first half of the next one's bytes, then the kind's
+    /// ending.
+    MidFrame,
+    /// After whole SSE events the body ends cleanly (a proper end of the chunked body, the
+    /// connection intact): no `finish_reason` chunk, no usage chunk, no `data: [DONE]`. On a JSON
+    /// body: the first bytes of the document with a `Content-Length` that matches them. The
+    /// kind's ending does not happen.
+    NoTerminal,
+}
+
+impl CutAt {
+    /// Whether this is the default (left out when a fault is serialized).
+    pub fn is_frame(&self) -> bool {
+        *self == Self::Frame
+    }
 }
 
 /// Checks a fraction attribute.

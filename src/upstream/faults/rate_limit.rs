@@ -1,6 +1,6 @@
 //! `kind = "rate_limit"`: 429 with a `Retry-After` header in seconds or as an HTTP date.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -39,18 +39,7 @@ impl Fault for RateLimitFault {
         let wait = ctx.scale(self.retry_after);
         let value = match self.retry_after_format {
             RetryAfterFormat::Seconds => retry_after_seconds(wait).to_string(),
-            RetryAfterFormat::HttpDate => {
-                // HTTP dates have whole-second resolution: round the wait up so a client never
-                // retries earlier than asked.
-                // `FaultSpec::validate` caps the wait at a year; past year 9999 (which httpdate
-                // cannot write) or an overflowing clock, the latest date it can write.
-                let latest = std::time::UNIX_EPOCH + Duration::from_secs(LATEST_HTTP_DATE);
-                let at = ctx
-                    .wall_now
-                    .checked_add(Duration::from_secs(retry_after_seconds(wait)))
-                    .map_or(latest, |at| at.min(latest));
-                httpdate::fmt_http_date(at)
-            }
+            RetryAfterFormat::HttpDate => httpdate::fmt_http_date(retry_at(ctx.wall_now, wait)),
         };
         Action::Respond {
             status: 429,
@@ -62,8 +51,24 @@ impl Fault for RateLimitFault {
     }
 }
 
-/// 9999-12-31T23:59:59Z, the last instant an HTTP date can name.
-const LATEST_HTTP_DATE: u64 = 253_402_300_799;
+/// The instant a client may retry at, as an HTTP date can say it: `now + wait` rounded up to
+/// the next whole second. HTTP dates have one-second resolution and a client subtracts its own
+/// clock's `now` (with its fraction), so rounding the wait instead of the instant would let the
+/// client compute up to a second less than configured (OpenClaw computed 1.18–1.88 s for 2 s).
+/// A wait past the last HTTP date (the end of year 9999) saturates there.
+fn retry_at(now: SystemTime, wait: Duration) -> SystemTime {
+    let secs = match now.checked_add(wait) {
+        None => LAST_HTTP_DATE_SECS,
+        Some(at) => match at.duration_since(SystemTime::UNIX_EPOCH) {
+            Ok(d) => d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0)),
+            Err(_) => 0,
+        },
+    };
+    SystemTime::UNIX_EPOCH + Duration::from_secs(secs.min(LAST_HTTP_DATE_SECS))
+}
+
+/// 9999-12-31T23:59:59Z, the last instant an IMF-fixdate can name.
+const LAST_HTTP_DATE_SECS: u64 = 253_402_300_799;
 
 /// Whole seconds, rounded up (a zero wait stays 0).
 fn retry_after_seconds(d: Duration) -> u64 {
@@ -134,5 +139,38 @@ mod tests {
             ..f
         };
         assert_eq!(header(&secs, 1.0, UNIX_EPOCH), (1u64 << 40).to_string());
+    }
+
+    #[test]
+    fn http_date_rounds_the_instant_up_so_the_wait_is_never_shorter() {
+        let f = RateLimitFault {
+            retry_after: Duration::from_secs(2),
+            retry_after_format: RetryAfterFormat::HttpDate,
+        };
+        let base = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        for ms in [1, 180, 500, 880, 999] {
+            let now = base + Duration::from_millis(ms);
+            let at = httpdate::parse_http_date(&header(&f, 1.0, now)).unwrap();
+            // What a client computes from its own clock: never below the configured 2 s.
+            let wait = at.duration_since(now).unwrap();
+            assert!(wait >= Duration::from_secs(2), "{ms} ms: {wait:?}");
+            assert!(wait < Duration::from_secs(3), "{ms} ms: {wait:?}");
+            assert_eq!(at, base + Duration::from_secs(3), "{ms} ms");
+        }
+        // A sped-up wait of 0.25 s is still at least 0.25 s away.
+        let now = base + Duration::from_millis(900);
+        let at = httpdate::parse_http_date(&header(&f, 8.0, now)).unwrap();
+        assert!(at.duration_since(now).unwrap() >= Duration::from_millis(250));
+        assert_eq!(at, base + Duration::from_secs(2));
+    }
+
+    #[test]
+    fn an_enormous_wait_does_not_panic() {
+        let f = RateLimitFault {
+            retry_after: Duration::MAX,
+            retry_after_format: RetryAfterFormat::HttpDate,
+        };
+        let v = header(&f, 1.0, UNIX_EPOCH + Duration::from_millis(1_500));
+        assert!(httpdate::parse_http_date(&v).is_ok(), "{v}");
     }
 }

@@ -1,8 +1,11 @@
 //! `kind = "reset_mid_stream"`: headers and `after_fraction` of the body or SSE tokens, then RST.
+//! `cut` says where the cut falls: on an event boundary (`frame`, the default), inside an event
+//! (`mid_frame`), or as a clean end with the terminal chunk and `[DONE]` left out
+//! (`no_terminal`, no RST).
 
 use serde::{Deserialize, Serialize};
 
-use super::{Action, ActionCtx, CutMode, Fault, RouteKind, check_fraction};
+use super::{Action, ActionCtx, CutAt, CutMode, Fault, RouteKind, check_fraction};
 
 /// Attributes of a `reset_mid_stream` fault.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -10,6 +13,9 @@ use super::{Action, ActionCtx, CutMode, Fault, RouteKind, check_fraction};
 pub struct ResetMidStreamFault {
     /// Fraction (0..=1) of the body or tokens sent before the reset.
     pub after_fraction: f64,
+    /// Where the cut falls: `frame` (default), `mid_frame` or `no_terminal` (see [`CutAt`]).
+    #[serde(default, skip_serializing_if = "CutAt::is_frame")]
+    pub cut: CutAt,
 }
 
 impl Fault for ResetMidStreamFault {
@@ -29,6 +35,7 @@ impl Fault for ResetMidStreamFault {
         Action::Cut {
             after_fraction: self.after_fraction,
             mode: CutMode::Reset,
+            at: self.cut,
         }
     }
 }

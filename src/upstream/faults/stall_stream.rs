@@ -1,9 +1,10 @@
 //! `kind = "stall_stream"`: the body or token stream stops after `after_fraction` and the
-//! connection stays open (the client's inter-token timeout must fire).
+//! connection stays open (the client's inter-token timeout must fire). `cut` as for
+//! `reset_mid_stream`: `frame` (default), `mid_frame`, or `no_terminal` (a clean end, no silence).
 
 use serde::{Deserialize, Serialize};
 
-use super::{Action, ActionCtx, CutMode, Fault, RouteKind, check_fraction};
+use super::{Action, ActionCtx, CutAt, CutMode, Fault, RouteKind, check_fraction};
 
 /// Attributes of a `stall_stream` fault.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11,6 +12,9 @@ use super::{Action, ActionCtx, CutMode, Fault, RouteKind, check_fraction};
 pub struct StallStreamFault {
     /// Fraction (0..=1) of the body or tokens sent before the silence.
     pub after_fraction: f64,
+    /// Where the cut falls: `frame` (default), `mid_frame` or `no_terminal` (see [`CutAt`]).
+    #[serde(default, skip_serializing_if = "CutAt::is_frame")]
+    pub cut: CutAt,
 }
 
 impl Fault for StallStreamFault {
@@ -30,6 +34,7 @@ impl Fault for StallStreamFault {
         Action::Cut {
             after_fraction: self.after_fraction,
             mode: CutMode::Stall,
+            at: self.cut,
         }
     }
 }

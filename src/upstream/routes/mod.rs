@@ -17,7 +17,7 @@ use http_body_util::{BodyExt, Full, Limited};
 
 use super::conn::{ConnCtl, Cut};
 use super::control;
-use super::faults::{Action, CutMode, RouteKind};
+use super::faults::{Action, CutAt, CutMode, RouteKind};
 use super::{Incoming, Upstream};
 use crate::engine::canary::CANARY_HEADER;
 
@@ -173,8 +173,8 @@ pub(crate) enum Proceed {
     Normal,
     /// Tokens or body pieces at this interval.
     Slow(Duration),
-    /// Cut after this fraction of the body or tokens.
-    Cut(f64, CutMode),
+    /// Cut after this fraction of the body or tokens, this way, there.
+    Cut(f64, CutMode, CutAt),
 }
 
 /// Acts out the part of a fault that happens before the response: answering instead
@@ -216,7 +216,8 @@ pub(crate) async fn pre_response(
         Action::Cut {
             after_fraction,
             mode,
-        } => Ok(Ok(Proceed::Cut(after_fraction, mode))),
+            at,
+        } => Ok(Ok(Proceed::Cut(after_fraction, mode, at))),
         Action::SlowStream(d) => Ok(Ok(Proceed::Slow(d))),
         Action::WsPingTimeout | Action::WsClose(_) => Ok(Ok(Proceed::Normal)),
     }

@@ -1,0 +1,236 @@
+//! The client that drives a gateway: `GET /health` and turns as `POST /v1/chat/completions`
+//! with the gateway's bearer token, a stable `user` per session (`conv:ID`) and
+//! `model: "openclaw/default"`. It is the replay dispatcher's HTTP client
+//! ([`HttpDispatcher::exchange`]), without keep-alive so a gateway being stopped has no idle
+//! connection holding its drain open (its SIGTERM otherwise waits up to 315 s for clients).
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, header};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::replay::http_dispatch::{HttpDispatcher, TargetError};
+
+/// The model a turn names: the gateway's default agent.
+pub const GATEWAY_MODEL: &str = "openclaw/default";
+
+/// One turn of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// The session; sent as `user: "conv:SESSION"`, so OpenClaw keeps one session per id.
+    pub session: String,
+    /// Ask for an SSE answer.
+    pub stream: bool,
+    /// The user message.
+    pub message: String,
+}
+
+/// What came back for a turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnOutcome {
+    /// The HTTP status, when a response head arrived.
+    pub status: Option<u16>,
+    /// The assistant text (streamed deltas joined).
+    pub text: String,
+    /// The last `finish_reason` seen.
+    pub finish_reason: Option<String>,
+    /// An error: the transport's kind (`timeout`, `reset`, …), an error body's or error
+    /// event's message.
+    pub error: Option<String>,
+    /// Whether a streamed answer ended with `data: [DONE]`.
+    pub done: bool,
+    /// From sending to the end of the body, in ms.
+    pub elapsed_ms: u64,
+}
+
+impl TurnOutcome {
+    /// A 2xx with text, a `finish_reason` and no error.
+    pub fn is_ok(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+            && self.error.is_none()
+            && self.finish_reason.is_some()
+    }
+}
+
+/// Sends health checks and turns to one gateway.
+#[derive(Debug, Clone)]
+pub struct TurnClient {
+    http: HttpDispatcher,
+}
+
+impl TurnClient {
+    /// A client for the gateway at `base_url` (`http://127.0.0.1:PORT`) with bearer `token`;
+    /// every exchange is abandoned as `timeout` after `timeout`.
+    pub fn new(base_url: &str, token: &str, timeout: Duration) -> Result<Self, TargetError> {
+        let bad = |reason: &str| TargetError {
+            target: base_url.to_string(),
+            reason: reason.to_string(),
+        };
+        let auth = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| bad("the gateway token is not a valid header value"))?;
+        let http = HttpDispatcher::new(base_url, timeout)?
+            .without_keep_alive()
+            .with_header(header::AUTHORIZATION, auth);
+        Ok(Self { http })
+    }
+
+    /// `GET /health` answered `"ok": true`.
+    pub async fn healthy(&self) -> bool {
+        match self.http.exchange(Method::GET, "/health", None).await {
+            Ok((status, body)) if status.is_success() => serde_json::from_slice::<Value>(&body)
+                .is_ok_and(|v| v.get("ok") == Some(&Value::Bool(true))),
+            _ => false,
+        }
+    }
+
+    /// Sends one turn and reads the whole answer.
+    pub async fn send(&self, turn: &Turn) -> TurnOutcome {
+        let body = json!({
+            "model": GATEWAY_MODEL,
+            "user": format!("conv:{}", turn.session),
+            "stream": turn.stream,
+            "messages": [{"role": "user", "content": turn.message}],
+        });
+        let started = Instant::now();
+        let got = self
+            .http
+            .exchange(
+                Method::POST,
+                "/v1/chat/completions",
+                Some(Bytes::from(body.to_string())),
+            )
+            .await;
+        let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut out = match got {
+            Ok((status, body)) => read_answer(status.as_u16(), &body, turn.stream),
+            Err(kind) => TurnOutcome {
+                status: None,
+                text: String::new(),
+                finish_reason: None,
+                error: Some(kind),
+                done: false,
+                elapsed_ms: 0,
+            },
+        };
+        out.elapsed_ms = elapsed_ms;
+        out
+    }
+}
+
+/// The outcome a response body says (streamed as SSE or one JSON document).
+pub fn read_answer(status: u16, body: &[u8], stream: bool) -> TurnOutcome {
+    let mut out = TurnOutcome {
+        status: Some(status),
+        text: String::new(),
+        finish_reason: None,
+        error: None,
+        done: false,
+        elapsed_ms: 0,
+    };
+    let text = String::from_utf8_lossy(body);
+    let is_sse = stream && text.trim_start().starts_with("data:");
+    if !is_sse {
+        match serde_json::from_str::<Value>(&text) {
+            Ok(v) => {
+                if let Some(m) = error_message(&v) {
+                    out.error = Some(m);
+                }
+                let choice = v.pointer("/choices/0");
+                if let Some(c) = choice.and_then(|c| c.pointer("/message/content")) {
+                    out.text = c.as_str().unwrap_or_default().to_string();
+                }
+                out.finish_reason = choice
+                    .and_then(|c| c.get("finish_reason"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+            }
+            Err(e) => out.error = Some(format!("unreadable answer: {e}")),
+        }
+        if out.error.is_none() && !(200..300).contains(&status) {
+            out.error = Some(format!("http_{status}"));
+        }
+        return out;
+    }
+    for line in text.lines() {
+        let Some(data) = line.strip_prefix("data:").map(str::trim) else {
+            continue;
+        };
+        if data == "[DONE]" {
+            out.done = true;
+            continue;
+        }
+        let Ok(v) = serde_json::from_str::<Value>(data) else {
+            continue;
+        };
+        if let Some(m) = error_message(&v) {
+            out.error = Some(m);
+        }
+        for c in v
+            .get("choices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(t) = c.pointer("/delta/content").and_then(Value::as_str) {
+                out.text.push_str(t);
+            }
+            if let Some(f) = c.get("finish_reason").and_then(Value::as_str) {
+                out.finish_reason = Some(f.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// `error.message` (or a string `error`) of an OpenAI-shaped error.
+fn error_message(v: &Value) -> Option<String> {
+    match v.get("error")? {
+        Value::String(s) => Some(s.clone()),
+        e => Some(
+            e.get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| e.to_string(), str::to_string),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streamed_answer_joins_deltas_and_keeps_the_finish_reason() {
+        let body = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t1\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" t2\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: [DONE]\n\n"
+        );
+        let o = read_answer(200, body.as_bytes(), true);
+        assert_eq!(o.text, "t1 t2");
+        assert_eq!(o.finish_reason.as_deref(), Some("stop"));
+        assert!(o.done && o.is_ok());
+    }
+
+    #[test]
+    fn an_error_event_or_body_is_the_error() {
+        let body = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t1\"}}]}\n\n",
+            "data: {\"error\":{\"message\":\"internal error\",\"type\":\"api_error\"}}\n\n",
+        );
+        let o = read_answer(200, body.as_bytes(), true);
+        assert_eq!(o.error.as_deref(), Some("internal error"));
+        assert!(!o.is_ok());
+        let o = read_answer(500, br#"{"error":{"message":"internal error"}}"#, false);
+        assert_eq!(o.error.as_deref(), Some("internal error"));
+        let o = read_answer(502, b"", false);
+        assert!(o.error.is_some());
+        let ok = br#"{"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#;
+        let o = read_answer(200, ok, false);
+        assert!(o.is_ok() && o.text == "hi", "{o:?}");
+    }
+}

@@ -1,0 +1,331 @@
+//! Finding an OpenClaw install and the Node it runs on: an explicit path (`[target] command`),
+//! else `$REHEARSE_OPENCLAW`, else `openclaw` on `PATH`. The Node is the `node` next to the
+//! executable (the npm layout `scripts/install-openclaw.sh` makes: `node_modules/.bin/node`
+//! beside `node_modules/.bin/openclaw`), else `node` on `PATH`, and must satisfy OpenClaw
+//! 2026.9.6's `engines`: `>=24.16.0 <25 || >=26.1.0`. The OpenClaw version comes from the
+//! package's `package.json` (no process started), else from `openclaw --version`.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The environment variable naming the `openclaw` executable.
+pub const ENV_VAR: &str = "REHEARSE_OPENCLAW";
+
+/// How to get the pinned install (named in every "not found" error).
+pub const HOW_TO_INSTALL: &str = "install the pinned version with `scripts/install-openclaw.sh` \
+     (OpenClaw 2026.9.6 and Node 24.22.3 into ~/.cache/rehearse/) and set REHEARSE_OPENCLAW to \
+     the path it prints, or name the executable in `[target] command`";
+
+/// An OpenClaw install the supervisor can run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Install {
+    /// The `openclaw` executable, as found (not canonicalized: its directory holds `node`).
+    pub openclaw: PathBuf,
+    /// The `node` that runs it.
+    pub node: PathBuf,
+    /// `node --version` without the `v`.
+    pub node_version: String,
+    /// OpenClaw's version (`2026.9.6`), or `unknown` when neither source said.
+    pub openclaw_version: String,
+}
+
+impl Install {
+    /// The directory whose `node` must come first on the gateway's `PATH` (the executable's
+    /// `#!/usr/bin/env node` picks it up there).
+    pub fn node_dir(&self) -> Option<&Path> {
+        self.node.parent()
+    }
+}
+
+/// Why no usable install was found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InstallError {
+    /// Nothing at any place looked at.
+    #[error("no OpenClaw executable found (looked at {}); {HOW_TO_INSTALL}", .looked.join(", "))]
+    NotFound {
+        /// Where it looked, in order.
+        looked: Vec<String>,
+    },
+    /// A named path that is not an executable file.
+    #[error("{path} is not an executable file; {HOW_TO_INSTALL}")]
+    NotExecutable {
+        /// The path as named.
+        path: String,
+    },
+    /// No `node` next to it or on `PATH`.
+    #[error(
+        "no `node` next to {openclaw} or on PATH (OpenClaw needs Node >= 24.16); {HOW_TO_INSTALL}"
+    )]
+    NoNode {
+        /// The executable found.
+        openclaw: String,
+    },
+    /// `node --version` failed or printed something else.
+    #[error("could not read the version of {node}: {reason}")]
+    NodeVersionUnreadable {
+        /// The node binary.
+        node: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A Node OpenClaw refuses.
+    #[error(
+        "{node} is Node {version}; OpenClaw 2026.9.6 needs >=24.16.0 <25 or >=26.1.0; {HOW_TO_INSTALL}"
+    )]
+    NodeTooOld {
+        /// The node binary.
+        node: String,
+        /// Its version.
+        version: String,
+    },
+}
+
+impl Install {
+    /// Finds the install from `explicit`, else `$REHEARSE_OPENCLAW`, else `PATH`.
+    pub fn find(explicit: Option<&Path>) -> Result<Self, InstallError> {
+        Self::find_in(
+            explicit,
+            std::env::var_os(ENV_VAR),
+            std::env::var_os("PATH"),
+        )
+    }
+
+    /// [`Install::find`] with the environment passed in (tests).
+    pub fn find_in(
+        explicit: Option<&Path>,
+        env_value: Option<OsString>,
+        path_var: Option<OsString>,
+    ) -> Result<Self, InstallError> {
+        let named = explicit
+            .map(Path::to_path_buf)
+            .or_else(|| env_value.filter(|v| !v.is_empty()).map(PathBuf::from));
+        let openclaw = match named {
+            Some(p) => {
+                if !is_executable(&p) {
+                    return Err(InstallError::NotExecutable {
+                        path: p.display().to_string(),
+                    });
+                }
+                p
+            }
+            None => {
+                let mut looked = vec![format!("${ENV_VAR} (unset)")];
+                match search_path("openclaw", path_var.as_ref()) {
+                    Some(p) => p,
+                    None => {
+                        looked.push("`openclaw` on PATH".into());
+                        return Err(InstallError::NotFound { looked });
+                    }
+                }
+            }
+        };
+        let beside = openclaw.parent().map(|d| d.join("node"));
+        let node = match beside.filter(|n| is_executable(n)) {
+            Some(n) => n,
+            None => search_path("node", path_var.as_ref()).ok_or_else(|| InstallError::NoNode {
+                openclaw: openclaw.display().to_string(),
+            })?,
+        };
+        let node_version = node_version(&node)?;
+        if !node_supported(&node_version) {
+            return Err(InstallError::NodeTooOld {
+                node: node.display().to_string(),
+                version: node_version,
+            });
+        }
+        let openclaw_version = package_version(&openclaw)
+            .or_else(|| version_from_cli(&openclaw, &node))
+            .unwrap_or_else(|| "unknown".into());
+        Ok(Self {
+            openclaw,
+            node,
+            node_version,
+            openclaw_version,
+        })
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        p.is_file()
+    }
+}
+
+fn search_path(name: &str, path_var: Option<&OsString>) -> Option<PathBuf> {
+    std::env::split_paths(path_var?)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn node_version(node: &Path) -> Result<String, InstallError> {
+    let unreadable = |reason: String| InstallError::NodeVersionUnreadable {
+        node: node.display().to_string(),
+        reason,
+    };
+    let out = Command::new(node)
+        .arg("--version")
+        .output()
+        .map_err(|e| unreadable(e.to_string()))?;
+    if !out.status.success() {
+        return Err(unreadable(format!(
+            "`node --version` exited with {}",
+            out.status
+        )));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = text.trim().trim_start_matches('v');
+    if parse_version(v).is_none() {
+        return Err(unreadable(format!("unexpected output {:?}", text.trim())));
+    }
+    Ok(v.to_string())
+}
+
+/// `MAJOR.MINOR.PATCH` (anything after a `-` or `+` ignored).
+pub fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
+    let core = v.split(['-', '+']).next()?;
+    let mut it = core.split('.').map(|p| p.parse::<u64>().ok());
+    let (a, b, c) = (it.next()??, it.next()??, it.next()??);
+    it.next().is_none().then_some((a, b, c))
+}
+
+/// OpenClaw 2026.9.6's `engines.node`: `>=24.16.0 <25 || >=26.1.0`.
+pub fn node_supported(version: &str) -> bool {
+    match parse_version(version) {
+        Some((24, minor, _)) => minor >= 16,
+        Some((25, _, _)) => false,
+        Some((26, minor, _)) => minor >= 1,
+        Some((major, _, _)) => major > 26,
+        None => false,
+    }
+}
+
+/// The `version` of the npm package the executable belongs to: its real path is
+/// `…/node_modules/openclaw/openclaw.mjs`, beside `package.json`.
+fn package_version(openclaw: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(openclaw).ok()?;
+    let manifest = real.parent()?.join("package.json");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(manifest).ok()?).ok()?;
+    (v.get("name")?.as_str()? == "openclaw")
+        .then(|| v.get("version")?.as_str().map(str::to_string))
+        .flatten()
+}
+
+/// `OpenClaw 2026.9.6 (eb377ac)` → `2026.9.6`, from `openclaw --version` run with the node
+/// found first on `PATH`.
+fn version_from_cli(openclaw: &Path, node: &Path) -> Option<String> {
+    let mut path = node
+        .parent()
+        .map(|d| vec![d.to_path_buf()])
+        .unwrap_or_default();
+    if let Some(p) = std::env::var_os("PATH") {
+        path.extend(std::env::split_paths(&p));
+    }
+    let out = Command::new(openclaw)
+        .arg("--version")
+        .env("PATH", std::env::join_paths(path).ok()?)
+        .env("OPENCLAW_NO_AUTO_UPDATE", "1")
+        .output()
+        .ok()?;
+    version_from_banner(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The version in `OpenClaw 2026.9.6 (eb377ac)`.
+pub fn version_from_banner(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("OpenClaw ")?;
+        let v = rest.split_whitespace().next()?;
+        v.chars()
+            .all(|c| c.is_ascii_digit() || c == '.')
+            .then(|| v.to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_versions_follow_openclaws_engines_range() {
+        for ok in ["24.16.0", "24.22.3", "26.1.0", "27.0.0"] {
+            assert!(node_supported(ok), "{ok}");
+        }
+        for bad in [
+            "24.15.9", "22.12.0", "20.20.2", "25.2.0", "26.0.5", "garbage", "24.16",
+        ] {
+            assert!(!node_supported(bad), "{bad}");
+        }
+        assert_eq!(parse_version("24.22.3-pre"), Some((24, 22, 3)));
+    }
+
+    #[test]
+    fn the_banner_gives_the_version() {
+        assert_eq!(
+            version_from_banner("OpenClaw 2026.9.6 (eb377ac)\n").as_deref(),
+            Some("2026.9.6")
+        );
+        assert_eq!(version_from_banner("something else"), None);
+    }
+
+    #[test]
+    fn nothing_found_says_how_to_install() {
+        let empty = tempfile::tempdir().unwrap();
+        let err = Install::find_in(None, None, Some(empty.path().into())).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, InstallError::NotFound { .. }), "{msg}");
+        assert!(msg.contains("scripts/install-openclaw.sh"), "{msg}");
+        assert!(msg.contains("REHEARSE_OPENCLAW"), "{msg}");
+        let err = Install::find_in(Some(Path::new("/nonexistent/openclaw")), None, None);
+        let msg = err.unwrap_err().to_string();
+        assert!(
+            msg.contains("/nonexistent/openclaw is not an executable"),
+            "{msg}"
+        );
+        assert!(msg.contains("scripts/install-openclaw.sh"), "{msg}");
+    }
+
+    /// A directory holding a fake `openclaw` and a `node` that prints `version`.
+    fn fake_install(version: &str) -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        for (name, body) in [
+            (
+                "openclaw",
+                "#!/bin/sh\necho 'OpenClaw 2026.9.6 (test)'\n".to_string(),
+            ),
+            ("node", format!("#!/bin/sh\necho v{version}\n")),
+        ] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, body).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn the_node_beside_the_executable_is_used_and_checked() {
+        let dir = fake_install("24.22.3");
+        let exe = dir.path().join("openclaw");
+        let found = Install::find_in(None, Some(exe.clone().into()), None).unwrap();
+        assert_eq!(found.openclaw, exe);
+        assert_eq!(found.node, dir.path().join("node"));
+        assert_eq!(found.node_version, "24.22.3");
+        assert_eq!(found.openclaw_version, "2026.9.6", "from --version");
+        // On PATH only.
+        let found = Install::find_in(None, None, Some(dir.path().into())).unwrap();
+        assert_eq!(found.openclaw, exe);
+        let old = fake_install("22.12.0");
+        let err = Install::find_in(Some(&old.path().join("openclaw")), None, None).unwrap_err();
+        assert!(
+            matches!(&err, InstallError::NodeTooOld { version, .. } if version == "22.12.0"),
+            "{err}"
+        );
+        assert!(err.to_string().contains(">=24.16.0"));
+    }
+}

@@ -1,0 +1,79 @@
+//! A supervisor for a real OpenClaw gateway (pinned: 2026.9.6) as the system under test.
+//!
+//! # Using it
+//!
+//! ```no_run
+//! # async fn demo(upstream_url: &str) -> Result<(), Box<dyn std::error::Error>> {
+//! use rehearse::target::openclaw::*;
+//! // 1. The install: `[target] command`, else $REHEARSE_OPENCLAW, else PATH; Node checked.
+//! let install = Install::find(None)?;
+//! // 2. One provider per scenario provider, pointing at the mock upstream; profiles and keys.
+//! let config = GatewayConfig {
+//!     providers: vec![ProviderSpec {
+//!         id: "mockai".into(),
+//!         base_url: format!("{upstream_url}/v1"),
+//!         timeout_seconds: 5,
+//!         models: vec![ModelSpec::new("m1")],
+//!     }],
+//!     profiles: vec![
+//!         ProfileSpec { id: "mockai:a".into(), provider: "mockai".into(), key: "key-A".into() },
+//!         ProfileSpec { id: "mockai:b".into(), provider: "mockai".into(), key: "key-B".into() },
+//!     ],
+//!     primary: "mockai/m1".into(),
+//!     fallbacks: vec![],
+//!     agent_timeout_seconds: 600,
+//! };
+//! // 3. Fresh state in RUN/openclaw/, keys seeded, gateway started, healthy.
+//! let gateway = Gateway::start(&install, &config, "run".as_ref(), GatewayOptions::default()).await?;
+//! // 4. Turns (a stable `user` per session).
+//! let client = gateway.client()?;
+//! let outcome = client.send(&Turn { session: "s1".into(), stream: true, message: "hi".into() }).await;
+//! drop(client);
+//! // 5. Stop (SIGTERM, grace, SIGKILL), then read what it decided and what it remembers.
+//! let stopped = gateway.stop().await;
+//! let decisions = stopped.decisions()?;
+//! let auth = stopped.auth_state()?;
+//! # let _ = (outcome, decisions, auth); Ok(()) }
+//! ```
+//!
+//! # Modules
+//!
+//! - [`install`]: find the executable and its Node (≥ 24.16), the version; a missing install
+//!   is [`InstallError`], whose message says how to install it (`scripts/install-openclaw.sh`).
+//! - [`config`]: `openclaw.json` ([`GatewayConfig`]): providers, models, profiles, order.
+//! - [`sandbox`]: the per-run directory layout and environment (HOME, OPENCLAW_HOME,
+//!   OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH, TMPDIR, OPENCLAW_NO_AUTO_UPDATE=1, NO_PROXY=*),
+//!   the private `/tmp` (and PID) namespace on Linux as root.
+//! - [`process`]: [`Gateway`]: seed keys (`seed.rs`), spawn, wait for `/health`, stop;
+//!   [`GatewayOptions`] (timeouts) and [`GatewayError`] (which carries the gateway's last log
+//!   lines) live in `errors.rs`.
+//! - [`procs`]: the process tree, start-time-checked [`procs::SeenProcess`], signals.
+//! - [`client`]: [`TurnClient`]: `/health` and turns over the replay dispatcher's HTTP client.
+//! - [`log`]: its JSON-lines log as typed [`Decision`]s (failover, fallback, retries, the
+//!   idle-timeout breaker); [`log::profile_hash`] maps profile ids to the hashes it logs.
+//! - [`state`]: its `authProfiles.state` row as typed cooldowns ([`AuthState`]).
+//!
+//! Secrets: profile keys go to OpenClaw only through `paste-api-key`'s stdin; they are never in
+//! `openclaw.json`, in errors or in `Debug` output (fingerprints instead). OpenClaw's own
+//! database in the run directory does hold them (its auth store); the auth-state snapshot read
+//! here does not.
+
+pub mod client;
+pub mod config;
+mod errors;
+pub mod install;
+pub mod log;
+pub mod process;
+pub mod procs;
+pub mod sandbox;
+mod seed;
+pub mod state;
+
+pub use client::{Turn, TurnClient, TurnOutcome};
+pub use config::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
+pub use errors::{GatewayError, GatewayOptions};
+pub use install::{Install, InstallError};
+pub use log::{Decision, LoggedDecision};
+pub use process::{Gateway, Stopped};
+pub use sandbox::TmpIsolation;
+pub use state::{AuthState, ProfileState};

@@ -1,0 +1,133 @@
+//! Seeding profile keys: `printf 'KEY\n' | openclaw models auth paste-api-key --provider P
+//! --profile-id ID` in the sandbox, one profile after another (each rewrites `openclaw.json`),
+//! with a timeout; and the text helpers that quote a command's output with ANSI colours removed
+//! and keys replaced by fingerprints.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::errors::{GatewayError, GatewayOptions, io};
+use super::procs::signal_group;
+use super::sandbox::Sandbox;
+
+/// `printf 'KEY\n' | openclaw models auth paste-api-key --provider P --profile-id ID`.
+pub(super) async fn seed(
+    sandbox: &Sandbox,
+    provider: &str,
+    profile: &str,
+    key: &str,
+    options: &GatewayOptions,
+    secrets: &[&str],
+) -> Result<(), GatewayError> {
+    let log_path = &sandbox.dirs.seed_log;
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log_path)
+    };
+    let out = open().map_err(io("opening", log_path))?;
+    let err = open().map_err(io("opening", log_path))?;
+    let mut cmd = sandbox.command(&[
+        "models",
+        "auth",
+        "paste-api-key",
+        "--provider",
+        provider,
+        "--profile-id",
+        profile,
+    ]);
+    cmd.stdin(Stdio::piped()).stdout(out).stderr(err);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd.spawn().map_err(|source| GatewayError::Spawn {
+        what: "openclaw models auth paste-api-key".into(),
+        source,
+    })?;
+    let failed = |problem: String| GatewayError::Seed {
+        profile: profile.to_string(),
+        problem,
+        last_lines: tail(log_path, options.error_lines, secrets),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let written = stdin
+            .write_all(key.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"));
+        drop(stdin);
+        if let Err(e) = written {
+            signal_group(child.id(), libc::SIGKILL);
+            let _ = child.wait();
+            return Err(failed(format!("writing the key to its stdin: {e}")));
+        }
+    }
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) if s.success() => return Ok(()),
+            Ok(Some(s)) => return Err(failed(format!("exited with {s}"))),
+            Ok(None) if started.elapsed() >= options.seed_timeout => {
+                signal_group(child.id(), libc::SIGKILL);
+                let _ = child.wait();
+                return Err(failed(format!("no exit within {:?}", options.seed_timeout)));
+            }
+            Ok(None) => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(e) => return Err(failed(format!("waiting for it: {e}"))),
+        }
+    }
+}
+
+/// The last `n` lines of a text file, ANSI colours removed, `secrets` replaced by fingerprints.
+pub(super) fn tail(path: &Path, n: usize, secrets: &[&str]) -> Vec<String> {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| scrub(&strip_ansi(l), secrets))
+        .collect()
+}
+
+pub(super) fn scrub(text: &str, secrets: &[&str]) -> String {
+    secrets
+        .iter()
+        .filter(|s| !s.is_empty())
+        .fold(text.to_string(), |t, s| {
+            t.replace(s, &format!("<secret {}>", crate::util::fingerprint(s)))
+        })
+}
+
+pub(super) fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ansi_colours_and_secrets_are_removed_from_quoted_lines() {
+        let l = "\u{1b}[90m2026-12-01T09:06:53\u{1b}[39m \u{1b}[36m[gateway]\u{1b}[39m key-A ok";
+        assert_eq!(strip_ansi(l), "2026-12-01T09:06:53 [gateway] key-A ok");
+        let s = scrub(&strip_ansi(l), &["key-A", ""]);
+        assert!(!s.contains("key-A"), "{s}");
+        assert!(s.contains(&crate::util::fingerprint("key-A")));
+    }
+}

@@ -1,0 +1,272 @@
+//! The supervisor's lifecycle with a stand-in `openclaw` (tests/target_openclaw/fake_openclaw.py):
+//! key seeding through stdin, a gateway that exits or never gets healthy (typed errors quoting
+//! its output, nothing left running), stopping a gateway that ignores SIGTERM and leaves a worker
+//! in a process group of its own, Drop, and where its hard-coded `/tmp` writes go.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rehearse::target::openclaw::procs::SeenProcess;
+use rehearse::target::openclaw::sandbox::openclaw_tmp_entries;
+use rehearse::target::openclaw::{
+    Gateway, GatewayConfig, GatewayError, GatewayOptions, Install, ModelSpec, ProfileSpec,
+    ProviderSpec, TmpIsolation,
+};
+
+/// A directory with the fake `openclaw`, a `node` that prints a good version, and `mode`.
+struct Fake {
+    dir: tempfile::TempDir,
+}
+
+impl Fake {
+    fn new(mode: &str) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let src = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/target_openclaw/fake_openclaw.py"
+        );
+        let exe = dir.path().join("openclaw");
+        std::fs::copy(src, &exe).unwrap();
+        let node = dir.path().join("node");
+        std::fs::write(&node, "#!/bin/sh\necho v24.22.3\n").unwrap();
+        for p in [&exe, &node] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::write(dir.path().join("mode"), mode).unwrap();
+        Self { dir }
+    }
+
+    fn stubborn(self) -> Self {
+        std::fs::write(self.dir.path().join("stubborn"), "").unwrap();
+        self
+    }
+
+    fn install(&self) -> Install {
+        let found = Install::find_in(Some(&self.dir.path().join("openclaw")), None, None)
+            .expect("the fake install is found");
+        assert_eq!(found.node, self.dir.path().join("node"));
+        found
+    }
+}
+
+fn config() -> GatewayConfig {
+    GatewayConfig {
+        providers: vec![ProviderSpec {
+            id: "mockai".into(),
+            base_url: "http://127.0.0.1:9/v1".into(),
+            timeout_seconds: 5,
+            models: vec![ModelSpec::new("m1")],
+        }],
+        profiles: vec![
+            ProfileSpec {
+                id: "mockai:a".into(),
+                provider: "mockai".into(),
+                key: "fake-key-AAAA".into(),
+            },
+            ProfileSpec {
+                id: "mockai:b".into(),
+                provider: "mockai".into(),
+                key: "fake-key-B".into(),
+            },
+        ],
+        primary: "mockai/m1".into(),
+        fallbacks: vec![],
+        agent_timeout_seconds: 60,
+    }
+}
+
+fn options(isolate_tmp: bool) -> GatewayOptions {
+    GatewayOptions {
+        ready_timeout: Duration::from_secs(20),
+        stop_grace: Duration::from_millis(1500),
+        seed_timeout: Duration::from_secs(20),
+        isolate_tmp,
+        ..GatewayOptions::default()
+    }
+}
+
+/// Every file under `dir`, recursively, as text (for "no key written" checks).
+fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push_str(&String::from_utf8_lossy(
+                    &std::fs::read(&p).unwrap_or_default(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_gateway_that_exits_is_an_error_quoting_its_output_after_the_keys_were_seeded() {
+    let fake = Fake::new("exit");
+    let run = tempfile::tempdir().unwrap();
+    let err = Gateway::start(&fake.install(), &config(), run.path(), options(true))
+        .await
+        .expect_err("the fake exits");
+    let msg = err.to_string();
+    assert!(matches!(err, GatewayError::Exited { .. }), "{msg}");
+    assert!(!err.is_bad_input());
+    assert!(
+        err.last_lines()
+            .iter()
+            .any(|l| l.contains("fatal: the fake was told to exit")),
+        "{msg}"
+    );
+    let root = run.path().canonicalize().unwrap().join("openclaw");
+    let pasted = std::fs::read_to_string(root.join("state/pasted.txt")).unwrap();
+    assert_eq!(
+        pasted, "mockai:a 13\nmockai:b 10\n",
+        "each key through stdin, in order"
+    );
+    let cfg: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("openclaw.json")).unwrap()).unwrap();
+    assert_eq!(
+        cfg["auth"]["order"]["mockai"],
+        serde_json::json!(["mockai:a", "mockai:b"])
+    );
+    let everything = all_text(run.path());
+    assert!(!everything.contains("fake-key-AAAA") && !everything.contains("fake-key-B"));
+}
+
+#[tokio::test]
+async fn a_gateway_that_never_gets_healthy_is_killed_and_its_output_quoted() {
+    let fake = Fake::new("hang");
+    let run = tempfile::tempdir().unwrap();
+    let opts = GatewayOptions {
+        ready_timeout: Duration::from_secs(3),
+        ..options(true)
+    };
+    let err = Gateway::start(&fake.install(), &config(), run.path(), opts)
+        .await
+        .expect_err("never healthy");
+    let msg = err.to_string();
+    assert!(matches!(err, GatewayError::NeverHealthy { .. }), "{msg}");
+    assert!(msg.contains("fake gateway starting on port"), "{msg}");
+    assert!(
+        !msg.contains("rehearse-"),
+        "the gateway token is scrubbed: {msg}"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_config_is_bad_input_and_starts_nothing() {
+    let fake = Fake::new("serve:never");
+    let run = tempfile::tempdir().unwrap();
+    let mut c = config();
+    c.primary = "nope/m9".into();
+    let err = Gateway::start(&fake.install(), &c, run.path(), options(true))
+        .await
+        .expect_err("bad model");
+    assert!(err.is_bad_input(), "{err}");
+    assert!(!run.path().join("openclaw").exists());
+}
+
+/// Starts a serving fake, checks it, stops it; returns what the stop said.
+async fn serve_and_stop(
+    fake: &Fake,
+    isolate_tmp: bool,
+) -> (
+    rehearse::target::openclaw::Stopped,
+    Vec<SeenProcess>,
+    PathBuf,
+) {
+    let run = tempfile::tempdir().unwrap();
+    let mut gw = Gateway::start(&fake.install(), &config(), run.path(), options(isolate_tmp))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(gw.client().unwrap().healthy().await);
+    // The worker is in a process group of its own: wait until the tree shows it.
+    let mut procs = gw.processes();
+    for _ in 0..50 {
+        if procs.len() >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        procs = gw.processes();
+    }
+    assert!(procs.len() >= 2, "gateway and worker: {procs:?}");
+    let stopped = gw.stop().await;
+    (stopped, procs, run.keep())
+}
+
+#[tokio::test]
+async fn a_stubborn_gateway_is_killed_after_the_grace_with_its_workers_and_tmp_stays_private() {
+    let fake = Fake::new("serve:ns").stubborn();
+    let (stopped, procs, run) = serve_and_stop(&fake, true).await;
+    assert!(!stopped.graceful, "SIGTERM was ignored");
+    assert!(
+        stopped.took >= Duration::from_millis(1400),
+        "{:?}",
+        stopped.took
+    );
+    assert!(stopped.survivors.is_empty(), "{:?}", stopped.survivors);
+    let alive: Vec<&SeenProcess> = procs.iter().filter(|p| p.alive()).collect();
+    assert!(alive.is_empty(), "still running: {alive:?}");
+    if stopped.isolation == TmpIsolation::Namespace {
+        assert!(
+            !Path::new("/tmp/openclaw-fake-ns").exists(),
+            "hard-coded /tmp write escaped"
+        );
+        assert!(stopped.dirs.tmp.join("openclaw-fake-ns").exists());
+        assert!(stopped.left_in_tmp.is_empty());
+    }
+    let _ = std::fs::remove_dir_all(run);
+}
+
+#[tokio::test]
+async fn without_a_namespace_workers_in_their_own_group_are_killed_and_tmp_leftovers_reported() {
+    let before = openclaw_tmp_entries();
+    let fake = Fake::new("serve:nons");
+    let (stopped, procs, run) = serve_and_stop(&fake, false).await;
+    assert_eq!(stopped.isolation, TmpIsolation::None);
+    assert!(stopped.graceful, "the fake exits on SIGTERM: {stopped:?}");
+    assert!(stopped.survivors.is_empty(), "{:?}", stopped.survivors);
+    let worker: u32 = std::fs::read_to_string(stopped.dirs.state.join("worker.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let w = procs.iter().find(|p| p.pid == worker);
+    assert!(w.is_some(), "the tree saw the worker {worker}: {procs:?}");
+    assert!(
+        !w.unwrap().alive(),
+        "the worker in its own group was killed"
+    );
+    let marker = PathBuf::from("/tmp/openclaw-fake-nons");
+    if !before.contains(&marker) {
+        assert!(
+            stopped.left_in_tmp.contains(&marker),
+            "{:?}",
+            stopped.left_in_tmp
+        );
+        let _ = std::fs::remove_file(&marker);
+    }
+    let _ = std::fs::remove_dir_all(run);
+}
+
+#[tokio::test]
+async fn dropping_a_running_gateway_kills_it() {
+    let fake = Fake::new("serve:drop").stubborn();
+    let run = tempfile::tempdir().unwrap();
+    let mut gw = Gateway::start(&fake.install(), &config(), run.path(), options(true))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let procs = gw.processes();
+    drop(gw);
+    for _ in 0..30 {
+        if procs.iter().all(|p| !p.alive()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("still running after drop: {procs:?}");
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""A stand-in `openclaw` for the supervisor's own tests (no real gateway needed).
+
+`models auth paste-api-key --provider P --profile-id ID`: reads the key from stdin and records
+its length in $OPENCLAW_STATE_DIR/pasted.txt (never the key). `gateway run --port P ...`:
+behaves as the file `mode` beside this script says:
+  exit      print two lines and exit 3
+  hang      print a line and never answer /health
+  serve     answer GET /health with {"ok":true}; ignore SIGTERM if the file `stubborn` exists;
+            start a worker in a process group of its own (like OpenClaw's spawn broker);
+            with `serve:NAME`, write /tmp/openclaw-fake-NAME (hard-coded /tmp, like OpenClaw)
+"""
+import http.server
+import os
+import signal
+import subprocess
+import sys
+import time
+
+here = os.path.dirname(os.path.realpath(__file__))
+args = sys.argv[1:]
+state = os.environ.get("OPENCLAW_STATE_DIR", "")
+
+if args[:3] == ["models", "auth", "paste-api-key"]:
+    key = sys.stdin.readline().rstrip("\n")
+    with open(os.path.join(state, "pasted.txt"), "a") as f:
+        f.write("%s %d\n" % (args[args.index("--profile-id") + 1], len(key)))
+    print("Auth profile: pasted")
+    sys.exit(0)
+
+if args[:2] != ["gateway", "run"]:
+    sys.exit(64)
+
+mode = open(os.path.join(here, "mode")).read().strip()
+port = int(args[args.index("--port") + 1])
+print("fake gateway starting on port %d" % port, flush=True)
+if mode == "exit":
+    print("fatal: the fake was told to exit", flush=True)
+    sys.exit(3)
+if mode == "hang":
+    while True:
+        time.sleep(1)
+
+with open("/tmp/openclaw-fake-" + mode.partition(":")[2], "w") as f:
+    f.write(str(os.getpid()))
+worker = subprocess.Popen(["sleep", "300"], start_new_session=True)
+with open(os.path.join(state, "worker.pid"), "w") as f:
+    f.write(str(worker.pid))
+if os.path.exists(os.path.join(here, "stubborn")):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+else:
+    def bye(*_):
+        worker.kill()
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, bye)
+
+
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b'{"ok":true,"status":"live"}'
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+http.server.HTTPServer(("127.0.0.1", port), Health).serve_forever()
