@@ -17,6 +17,9 @@ mod breaker_machine;
 // Breaker half-open pacing, probes and closing.
 mod breaker_half_open;
 
+// The fleet coordinator: one behavioural suite against the in-process room and a real redis-server.
+mod coordinator;
+
 // The breaker/timeouts/budget/health/throttle config sub-tables.
 mod breaker_config;
 

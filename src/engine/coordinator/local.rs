@@ -225,9 +225,10 @@ impl Coordinator for InProcess {
                 Some((_, u)) if *u > now + write.cool_for => *u,
                 _ => now + write.cool_for,
             };
+            let last_failure_at = unix_ms(room, now); // anchors the room's clock first
             let stats = UsageStats {
                 cooldown_until: Some(unix_ms(room, until)),
-                last_failure_at: Some(unix_ms(room, now)),
+                last_failure_at: Some(last_failure_at),
                 error_count: Some(write.error_count),
                 failure_counts: write.failure_counts.clone(),
                 cooldown_reason: write.reason,
