@@ -17,6 +17,9 @@ mod breaker_machine;
 // Breaker half-open pacing, probes and closing.
 mod breaker_half_open;
 
+// Exported breaker state at scrape time; observing a breaker changes none of its decisions.
+mod breaker_scrape_time;
+
 // The fleet coordinator: one behavioural suite against the in-process room and a real redis-server.
 mod coordinator;
 
@@ -51,6 +54,8 @@ mod scrape_timeline;
 mod scrape_scraper;
 // Report model, writers, `rehearse report`, headless Chromium check (verdict helper).
 mod report;
+// Report contracts for machines: `rehearse report` exit codes, JUnit XML, the JSON Schema.
+mod report_contracts;
 
 // launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
 mod schedule;
@@ -72,6 +77,9 @@ mod upstream;
 // Timeline from the engine's real /metrics text (verdict helper).
 mod scrape_engine;
 
+// The control API over a socket: PUT /_rehearse/faults with arbitrary bodies (proptest).
+mod upstream_control_fuzz;
+
 // Mock upstream: every fault kind from the client side, windows, probability, profiles.
 mod upstream_faults;
 
@@ -81,11 +89,23 @@ mod run_scenarios;
 // Synthetic health checks in a real run: marked canaries, probe spacing, disagreement (issue 3.4).
 mod run_health;
 
+// No vacuous pass: misspelt series/labels, unproducible deps, empty or late traffic are exit 2.
+mod scenario_validate;
+
+// SIGTERM early in weekly: the stop line, not_reached checks, not_run for an A/B's second policy.
+mod run_interrupted;
+
 // The run harness's failure paths: mutations, malformed input, SIGTERM, lock, suites, repeats.
 mod run_failures;
 
 // A scenario's [tcp] tuning on the harness's own sockets: read back, contradictions, report (issue 7.7).
 mod tcp_tuning;
+
+// The mock upstream dying mid-run: exit 3, a report that says so, nothing left listening.
+mod run_upstream_death;
+
+// Fake keys through `rehearse record` and `rehearse run`: none in any file or log (issue 17.3).
+mod secrets;
 
 // Two real `rehearse run` processes on one report dir: exit 3 naming the holder; killed-run takeover.
 mod run_concurrency;

@@ -52,6 +52,9 @@ pub struct UpstreamConfig {
     pub speed: f64,
     /// Gap between streamed tokens before the speed factor.
     pub token_interval: Duration,
+    /// Most arrivals `GET /_rehearse/stats` keeps per dep (later ones are only counted). The
+    /// run harness keeps none: its records go to upstream.jsonl, and a long run must not grow.
+    pub max_arrivals_per_dep: usize,
 }
 
 impl Default for UpstreamConfig {
@@ -61,6 +64,7 @@ impl Default for UpstreamConfig {
             seed: 0,
             speed: 1.0,
             token_interval: DEFAULT_TOKEN_INTERVAL,
+            max_arrivals_per_dep: stats::MAX_ARRIVALS_PER_DEP,
         }
     }
 }
@@ -72,6 +76,8 @@ pub struct Upstream {
     start: Mutex<Instant>,
     inner: Mutex<Inner>,
     sinks: RwLock<Vec<Arc<dyn RecordSink>>>,
+    /// Set by `POST /_rehearse/shutdown`: the server stops as if its process had died.
+    halted: tokio::sync::watch::Sender<bool>,
 }
 
 struct Inner {
@@ -120,10 +126,28 @@ impl Upstream {
             start: Mutex::new(Instant::now()),
             inner: Mutex::new(Inner {
                 table: FaultTable::new(cfg.faults, cfg.seed),
-                stats: StatsState::default(),
+                stats: StatsState::with_arrival_cap(cfg.max_arrivals_per_dep),
             }),
             sinks: RwLock::new(Vec::new()),
+            halted: tokio::sync::watch::Sender::new(false),
         })
+    }
+
+    /// Asks the server to stop (`POST /_rehearse/shutdown`): its listener closes and its
+    /// connections are dropped after a short grace, as when the process dies.
+    pub fn halt(&self) {
+        self.halted.send_replace(true);
+    }
+
+    /// Whether [`Upstream::halt`] was called.
+    pub fn is_halted(&self) -> bool {
+        *self.halted.borrow()
+    }
+
+    /// Resolves once [`Upstream::halt`] was called.
+    pub async fn halted(&self) {
+        let mut rx = self.halted.subscribe();
+        let _ = rx.wait_for(|h| *h).await;
     }
 
     /// Sets the instant fault windows and `t_ms` are measured from.
@@ -311,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn canaries_are_recorded_apart_from_probes_and_never_eat_a_first_fault() {
+    fn canaries_are_recorded_apart_from_probes_and_never_see_a_first_fault() {
         let up = Upstream::new(UpstreamConfig {
             faults: faults::parse_fault_file(
                 "[[fault]]\nroute='tool:crm'\nkind='status'\nstatus=503\nfirst=1\n",
@@ -332,16 +356,8 @@ mod tests {
         let mut user = probe;
         user.probe = None;
         let hit = |i: &Incoming<'_>| up.admit(i, now, wall).map(|d| d.0);
-        assert_eq!(
-            hit(&canary),
-            Some("status"),
-            "armed fault applies to a canary"
-        );
-        assert_eq!(
-            hit(&canary),
-            Some("status"),
-            "and the canary did not use it up"
-        );
+        assert_eq!(hit(&canary), None, "a first=N fault spares canaries");
+        assert_eq!(hit(&canary), None, "and they do not use it up");
         assert_eq!(
             hit(&user),
             Some("status"),
