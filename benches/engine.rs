@@ -1,5 +1,6 @@
 //! Criterion benchmarks of the engine's hot decisions: one breaker decision (admit + record,
-//! through `Breakers` and on the bare pure machine) and one failover decision.
+//! through `Breakers` and on the bare pure machine; through the async admission a coordinated
+//! host uses, without and with a fleet coordinator on a closed breaker) and one failover decision.
 //! Run: `cargo bench --bench engine -- --quick` (figures in docs/bench/engine.md).
 
 use std::hint::black_box;
@@ -60,6 +61,75 @@ fn breaker_decision(c: &mut Criterion) {
     });
 }
 
+/// A closed breaker through `admit_async` + `record_async` (what the engine calls): alone, with
+/// the in-process coordinator and with the Redis one. A closed breaker makes no coordinator call,
+/// so the Redis coordinator points at a port nothing listens on: a call would fail the check.
+fn coordinated_decision(c: &mut Criterion) {
+    use futures_util::FutureExt;
+    use rehearse::engine::breakers::HostClock;
+    use rehearse::engine::coordinator::{
+        Coordinator, HostId, InProcess, RedisCoordinator, RedisOptions,
+    };
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let _guard = rt.enter();
+    let ok = AttemptResult::Ok {
+        tokens: 12,
+        latency: Duration::from_millis(40),
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let redis = RedisCoordinator::new(RedisOptions {
+        url: format!("redis://127.0.0.1:{port}"),
+        ..RedisOptions::default()
+    })
+    .expect("lazy redis coordinator");
+    let coordinators: [(&str, Option<Arc<dyn Coordinator>>); 3] = [
+        ("alone", None),
+        ("in-process coordinator", Some(Arc::new(InProcess::new()))),
+        ("redis coordinator", Some(Arc::new(redis))),
+    ];
+    for (name, coordinator) in coordinators {
+        let sink: Arc<dyn EventSink> = Arc::new(Collector::default());
+        let t0 = Instant::now();
+        let mut breakers = Breakers::new(BreakerConfig::default(), 1.0, 7, sink, t0);
+        if let Some(co) = coordinator {
+            let host = HostId::new("h0").expect("host id");
+            breakers = breakers.with_coordinator(co, host, HostClock::default());
+        }
+        for dep in ["calculator", "realtime", "openai-codex/default/ba7816"] {
+            breakers.record(dep, 0, false, &ok, t0);
+        }
+        let mut step = 0u64;
+        let label = format!("breaker admit_async+record_async (closed, ok, {name})");
+        c.bench_function(&label, |b| {
+            b.iter(|| {
+                step += 1;
+                let now = t0 + Duration::from_micros(step * 100);
+                let d = breakers
+                    .admit_async(black_box("crm_search"), 1, now)
+                    .now_or_never();
+                let r = breakers
+                    .record_async("crm_search", 1, false, black_box(&ok), now)
+                    .now_or_never();
+                assert!(d.is_some() && r.is_some(), "a closed breaker waited");
+                d
+            })
+        });
+        // A coordinator call would have failed (nothing listens) and switched the host to local.
+        assert_ne!(
+            breakers.coordinator_mode(),
+            Some("local"),
+            "{name}: a call was made"
+        );
+    }
+}
+
 fn failover_decision(c: &mut Criterion) {
     let now = Instant::now();
     let schedules = Schedules::preset(Preset::Default);
@@ -106,5 +176,10 @@ fn failover_decision(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, breaker_decision, failover_decision);
+criterion_group!(
+    benches,
+    breaker_decision,
+    coordinated_decision,
+    failover_decision
+);
 criterion_main!(benches);

@@ -279,3 +279,56 @@ fn metrics_round_trip_through_the_project_scrape_parser_with_escaped_labels() {
     let lines = text.lines().filter(|l| !l.starts_with('#')).count();
     assert_eq!(exp.samples().count(), lines);
 }
+
+#[test]
+fn coordinator_series_follow_mode_and_error_events() {
+    use rehearse::engine::events::{Event, EventKind, EventSink};
+
+    let m = rehearse::engine::metrics::Metrics::new(START_UNIX);
+    let empty = m.render();
+    assert!(
+        empty.contains("# TYPE coordinator_errors_total counter\n"),
+        "{empty}"
+    );
+    assert!(empty.contains("# TYPE coordinator_mode gauge\n"), "{empty}");
+    let emit = |t_ms, kind| {
+        m.emit(&Event {
+            t_ms,
+            kind,
+            log: None,
+        })
+    };
+    let mode = |m: &str| EventKind::CoordinatorMode { mode: m.into() };
+    emit(0, mode("redis"));
+    emit(
+        5,
+        EventKind::CoordinatorError {
+            op: "lease".into(),
+            error: "timeout".into(),
+        },
+    );
+    emit(5, mode("local"));
+    let text = m.render();
+    for line in [
+        "coordinator_mode{mode=\"local\"} 1\n",
+        "coordinator_mode{mode=\"redis\"} 0\n",
+        "coordinator_errors_total{op=\"lease\"} 1\n",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+    let (ok, report) = promtool_check(&text);
+    assert!(
+        ok,
+        "promtool check metrics failed:\n{report}\n--- input ---\n{text}"
+    );
+    emit(9, mode("redis"));
+    let text = m.render();
+    assert!(
+        text.contains("coordinator_mode{mode=\"local\"} 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("coordinator_mode{mode=\"redis\"} 1\n"),
+        "{text}"
+    );
+}

@@ -20,6 +20,9 @@ mod breaker_half_open;
 // Exported breaker state at scrape time; observing a breaker changes none of its decisions.
 mod breaker_scrape_time;
 
+// The fleet coordinator: one behavioural suite against the in-process room and a real redis-server.
+mod coordinator;
+
 // The breaker/timeouts/budget/health/throttle config sub-tables.
 mod breaker_config;
 

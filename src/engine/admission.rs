@@ -1,9 +1,13 @@
 //! The seam between failover and the breakers: before each attempt the engine asks an
 //! `Admission` whether the dependency may be called, and afterwards tells it what happened.
-//! The breaker registry implements it; `AlwaysAllow` is the no-breaker default.
+//! The breaker registry implements it; `AlwaysAllow` is the no-breaker default. The engine calls
+//! the `*_async` forms: they are the sync ones unless a coordinated breaker has to ask the fleet
+//! (a half-open probe lease, a trip, a probe result), and stay allocation-free otherwise.
 
+use std::future::{Ready, ready};
 use std::time::Duration;
 
+use futures_util::future::{BoxFuture, Either};
 use tokio::time::Instant;
 
 use super::outcome::AttemptResult;
@@ -25,6 +29,14 @@ pub enum Admit {
     },
 }
 
+/// A decision that is either ready or waits for the fleet coordinator.
+pub type Pending<'a, T> = Either<Ready<T>, BoxFuture<'a, T>>;
+
+/// A ready [`Pending`].
+pub fn settled<'a, T>(value: T) -> Pending<'a, T> {
+    Either::Left(ready(value))
+}
+
 /// Admission control per dependency (breakers). `now` is always passed in.
 pub trait Admission: Send + Sync {
     /// Decides whether `worker` may call `dep` now.
@@ -33,6 +45,22 @@ pub trait Admission: Send + Sync {
     fn record(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Instant);
     /// True while `dep` rejects every call (failover skips such model endpoints).
     fn is_open(&self, dep: &str, now: Instant) -> bool;
+    /// [`Admission::admit`], waiting for the fleet coordinator where a coordinated breaker must.
+    fn admit_async<'a>(&'a self, dep: &'a str, worker: usize, now: Instant) -> Pending<'a, Admit> {
+        settled(self.admit(dep, worker, now))
+    }
+    /// [`Admission::record`], telling the fleet coordinator where a coordinated breaker must.
+    fn record_async<'a>(
+        &'a self,
+        dep: &'a str,
+        worker: usize,
+        probe: bool,
+        result: &'a AttemptResult,
+        now: Instant,
+    ) -> Pending<'a, ()> {
+        self.record(dep, worker, probe, result, now);
+        settled(())
+    }
 }
 
 /// Admits everything: the engine without breakers.

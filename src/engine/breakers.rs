@@ -10,6 +10,8 @@
 //! so a breaker observed at any instants makes the same decisions, transitions and RNG draws as
 //! one never observed. Received Retry-After values are wall-clock durations
 //! from the upstream and are not divided by `speed` (a speed-scaled upstream already scales them).
+//! With a fleet coordinator attached (`breakers_coordinated.rs`) the same registry follows and
+//! changes the dependencies' shared state; without one (the default) it decides alone.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -19,12 +21,16 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
-use super::admission::{Admission, Admit};
+use super::admission::{Admission, Admit, Pending};
 use super::breaker::Phase;
 use super::breaker::{BreakerConfig, Decision, Machine, Note, classify};
 use super::events::{BreakerState, Event, EventKind, EventSink};
 use super::metrics::AtScrape;
 use super::outcome::AttemptResult;
+
+#[path = "breakers_coordinated.rs"]
+mod coordinated;
+pub use coordinated::HostClock;
 
 /// One dependency's breaker with its RNG and counters.
 #[derive(Debug)]
@@ -32,6 +38,8 @@ struct Dep {
     machine: Machine,
     rng: ChaCha8Rng,
     rejections: u64,
+    /// What it follows of the fleet's shared state (unused alone).
+    sync: coordinated::DepSync,
 }
 
 /// Every dependency's breaker. Share it as `Arc<Breakers>`.
@@ -41,6 +49,7 @@ pub struct Breakers {
     start: Instant,
     sink: Arc<dyn EventSink>,
     deps: Mutex<BTreeMap<String, Dep>>,
+    coord: Option<coordinated::Coordination>,
 }
 
 impl std::fmt::Debug for Breakers {
@@ -69,6 +78,7 @@ impl Breakers {
             start,
             sink,
             deps: Mutex::new(BTreeMap::new()),
+            coord: None,
         }
     }
 
@@ -98,9 +108,10 @@ impl Breakers {
                     machine: Machine::new(&self.cfg),
                     rng: ChaCha8Rng::seed_from_u64(self.seed ^ fnv1a(dep)),
                     rejections: 0,
+                    sync: Default::default(),
                 }),
             };
-            f(&self.cfg, d, &mut notes)
+            f(self.machine_cfg(), d, &mut notes)
         };
         self.emit(dep, &notes);
         out
@@ -262,6 +273,21 @@ impl Admission for Breakers {
 
     fn is_open(&self, dep: &str, now: Instant) -> bool {
         self.open_at(dep, now)
+    }
+
+    fn admit_async<'a>(&'a self, dep: &'a str, worker: usize, now: Instant) -> Pending<'a, Admit> {
+        self.admit_coordinated(dep, worker, now)
+    }
+
+    fn record_async<'a>(
+        &'a self,
+        dep: &'a str,
+        worker: usize,
+        probe: bool,
+        result: &'a AttemptResult,
+        now: Instant,
+    ) -> Pending<'a, ()> {
+        self.record_coordinated(dep, worker, probe, result, now)
     }
 }
 

@@ -300,6 +300,19 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         skipped: Option<String>,
     },
+    /// A call to the fleet coordinator failed; the host decides locally meanwhile.
+    CoordinatorError {
+        /// The call (`read`, `change`, `lease`, `probe_ok`, `seed`, `cooldown`).
+        op: String,
+        /// What went wrong (`redis: …`, `no answer within 100ms`, …).
+        error: String,
+    },
+    /// The host's coordination mode changed: the coordinator's (`redis`, `in_process`) when it
+    /// answers, `local` while the host falls back to its own breakers.
+    CoordinatorMode {
+        /// The new mode.
+        mode: String,
+    },
     /// A user request finished (after all retries, rotations and fallbacks).
     RequestFinished {
         /// The request's id (traffic line number or replay sequence).

@@ -174,7 +174,7 @@ impl<T: Transport> Engine<T> {
                 state.tried.push(id.clone());
             }
             p.attempts += 1;
-            let (probe, timeout) = match self.admission.admit(&dep, worker, now) {
+            let (probe, timeout) = match self.admission.admit_async(&dep, worker, now).await {
                 Admit::Allow { probe, timeout } => (probe, timeout),
                 Admit::Reject { .. } => {
                     let c = Self::rejected();
@@ -206,7 +206,9 @@ impl<T: Transport> Engine<T> {
             };
             let result = self.transport.send(call).await;
             let end = Instant::now();
-            self.admission.record(&dep, worker, probe, &result, end);
+            self.admission
+                .record_async(&dep, worker, probe, &result, end)
+                .await;
             let c = classify(&result, self.wall(end));
             let m = Some((id.as_str(), p.state.model.as_str()));
             self.attempt_event(end, &dep, worker, class, &c, end - now, probe, m);

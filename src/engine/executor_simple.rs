@@ -64,7 +64,7 @@ impl<T: Transport> Engine<T> {
         let failure = loop {
             attempts += 1;
             let now = Instant::now();
-            let (probe, timeout) = match self.admission.admit(&dep, worker, now) {
+            let (probe, timeout) = match self.admission.admit_async(&dep, worker, now).await {
                 Admit::Allow { probe, timeout } => (probe, timeout),
                 Admit::Reject { .. } => {
                     let c = Self::rejected();
@@ -85,7 +85,9 @@ impl<T: Transport> Engine<T> {
             };
             let result = self.transport.send(call).await;
             let end = Instant::now();
-            self.admission.record(&dep, worker, probe, &result, end);
+            self.admission
+                .record_async(&dep, worker, probe, &result, end)
+                .await;
             let c = classify(&result, self.wall(end));
             self.attempt_event(end, &dep, worker, class, &c, end - now, probe, None);
             spent = spent.saturating_add(tokens_of(&result));

@@ -172,8 +172,23 @@ pub const THROTTLED: Family = Family {
     labels: &["tenant"],
 };
 
-/// Every family, in DESIGN (and `/metrics`) order.
-pub const FAMILIES: [Family; 17] = [
+/// `coordinator_errors_total` (a coordinated host only).
+pub const COORDINATOR_ERRORS: Family = Family {
+    name: "coordinator_errors_total",
+    help: "Failed calls to the fleet coordinator (the host decided locally meanwhile).",
+    kind: FamilyType::Counter,
+    labels: &["op"],
+};
+/// `coordinator_mode` (a coordinated host only).
+pub const COORDINATOR_MODE: Family = Family {
+    name: "coordinator_mode",
+    help: "1 for the host's current coordination mode (redis, in_process, local), 0 for others.",
+    kind: FamilyType::Gauge,
+    labels: &["mode"],
+};
+
+/// Every family, in DESIGN (and `/metrics`) order; the fleet coordinator's two last.
+pub const FAMILIES: [Family; 19] = [
     BREAKER_STATE,
     TRANSITIONS,
     LAST_TRANSITION,
@@ -191,6 +206,8 @@ pub const FAMILIES: [Family; 17] = [
     DUPLICATES,
     DISAGREEMENT,
     THROTTLED,
+    COORDINATOR_ERRORS,
+    COORDINATOR_MODE,
 ];
 
 const HISTOGRAM_SUFFIXES: [&str; 3] = ["_bucket", "_sum", "_count"];

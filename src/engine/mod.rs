@@ -23,7 +23,8 @@
 //! - [`budget`]: error classes, budget-bounded retry decisions and the ladder's rungs (pure).
 //! - [`events`]: the structured events every decision emits.
 //! - [`breaker`], [`breakers`]: per-dependency circuit breakers (pure machine) and the registry
-//!   implementing `Admission`.
+//!   implementing `Admission`; [`coordinator`]: what a fleet of hosts shares about them (the
+//!   `Coordinator` trait, in-process and Redis), attached with `Breakers::with_coordinator`.
 //! - [`health`], [`canary`]: synthetic canaries and the canary/breaker disagreement; [`families`]: the metric families'
 //!   names, labels and buckets (one catalogue for the registry and scenario validation).
 //! - [`metrics`]: the Prometheus registry (every render first advances the breakers, so a scrape
@@ -37,6 +38,7 @@ pub mod canary;
 pub mod classify;
 pub mod config;
 pub mod cooldown;
+pub mod coordinator;
 pub mod dep;
 pub mod events;
 pub mod executor;

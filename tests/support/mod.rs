@@ -16,9 +16,13 @@ pub fn rehearse(args: &[&str]) -> Output {
 
 pub mod breaker;
 pub mod engine;
+/// A simulated fleet of hosts sharing one coordinator backend.
+pub mod fleet;
 /// The degradation-ladder rig (model calls scripted per model).
 pub mod ladder;
 pub mod metrics;
+/// A real redis-server per test (free port, killed on drop).
+pub mod redis;
 /// The run-harness helpers.
 pub mod run;
 

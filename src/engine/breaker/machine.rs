@@ -1,6 +1,8 @@
 //! One dependency's breaker as a pure state machine: [`Machine::admit`], [`Machine::record`] and
 //! [`Machine::advance`] take `now` and the config, mutate the machine and append what happened
 //! ([`Note`]) to a buffer the caller turns into events. No clock, no lock, no I/O.
+//! A coordinated breaker (fleet mode) also [`Machine::adopt`]s the shared state of its
+//! dependency and gives back a probe slot the fleet-wide lease refused ([`Machine::probe_denied`]).
 
 use std::time::Duration;
 
@@ -69,6 +71,22 @@ pub enum Decision {
     },
 }
 
+/// The shared state of a dependency that a coordinated breaker follows, in this host's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shared {
+    /// Closed for the whole fleet.
+    Closed,
+    /// Open until `until` (half-open from then on).
+    Open {
+        /// When the fleet's open time ends.
+        until: Instant,
+        /// The open time of the trip (for the transition note).
+        open_for: Duration,
+        /// Re-opens from half-open since the dependency last closed.
+        reopens: u32,
+    },
+}
+
 /// One dependency's breaker.
 #[derive(Debug, Clone)]
 pub struct Machine {
@@ -123,9 +141,78 @@ impl Machine {
         (self.window.calls(), self.window.failures())
     }
 
+    /// Re-opens from half-open since the breaker last closed.
+    pub fn reopens(&self) -> u32 {
+        self.reopens
+    }
+
     /// The open time the next trip would use: `open_for × 2^reopens`, capped.
     pub fn next_open_for(&self, cfg: &BreakerConfig) -> Duration {
         open_for(cfg, self.reopens)
+    }
+
+    /// The worker whose half-open probe is in flight, if any.
+    pub fn probe_in_flight(&self) -> Option<usize> {
+        match &self.phase {
+            Phase::HalfOpen(h) => h.in_flight.map(|p| p.worker),
+            _ => None,
+        }
+    }
+
+    /// Takes back the probe just admitted for `worker` (the fleet-wide lease is held by another
+    /// host): no probe is in flight, and the next may start at `retry_at`.
+    pub fn probe_denied(&mut self, worker: usize, retry_at: Instant) {
+        if let Phase::HalfOpen(h) = &mut self.phase
+            && h.finish(worker)
+        {
+            h.next_probe_at = retry_at;
+        }
+    }
+
+    /// Follows the fleet's `shared` state at `now`, noting the transition it makes here. An
+    /// open-until that has passed leaves a half-open breaker as it is (its probe pacing kept).
+    pub fn adopt(&mut self, shared: Shared, now: Instant, notes: &mut Vec<Note>) {
+        let from = self.state();
+        match shared {
+            Shared::Closed => {
+                if from != BreakerState::Closed {
+                    notes.push(Note::Transition {
+                        at: now,
+                        from,
+                        to: BreakerState::Closed,
+                        open_for: None,
+                    });
+                }
+                self.phase = Phase::Closed;
+                self.reopens = 0;
+            }
+            Shared::Open {
+                until,
+                open_for,
+                reopens,
+            } => {
+                self.reopens = reopens;
+                match self.phase {
+                    Phase::HalfOpen(_) if until <= now => return,
+                    Phase::Open { .. } => self.phase = Phase::Open { until },
+                    _ => {
+                        notes.push(Note::Transition {
+                            at: now,
+                            from,
+                            to: BreakerState::Open,
+                            open_for: Some(open_for),
+                        });
+                        self.phase = Phase::Open { until };
+                    }
+                }
+                self.advance(now, notes);
+            }
+        }
+        if from != self.state() {
+            self.consecutive = 0;
+            self.ping_streak = 0;
+            self.window.clear();
+        }
     }
 
     /// Moves an open breaker whose time is up to half-open (or defers that to a further

@@ -35,4 +35,4 @@ pub mod window;
 
 pub use classify::{Signal, classify};
 pub use config::{BreakerConfig, BreakerConfigError, scale};
-pub use machine::{Decision, Machine, Note, Phase, open_for};
+pub use machine::{Decision, Machine, Note, Phase, Shared, open_for};

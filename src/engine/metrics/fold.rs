@@ -82,7 +82,30 @@ impl EventSink for Metrics {
                 self.duplicates.with_label_values(&[dep]).inc()
             }
             // No DESIGN 8 series: the ladder's rungs are events only.
+            EventKind::CoordinatorError { op, .. } => {
+                self.coordinator_errors.with_label_values(&[op]).inc()
+            }
+            EventKind::CoordinatorMode { mode } => self.coordinator_mode(mode),
             EventKind::RequestFinished { .. } | EventKind::Degraded { .. } => {}
         }
+    }
+}
+
+impl Metrics {
+    /// `coordinator_mode{mode}` := 1, every other mode seen (and `local`) := 0.
+    fn coordinator_mode(&self, mode: &str) {
+        use prometheus::core::Collector;
+        let mut seen = vec!["local".to_string()];
+        for mf in self.coordinator_mode.collect() {
+            for m in mf.get_metric() {
+                seen.extend(m.get_label().first().map(|l| l.value().to_string()));
+            }
+        }
+        for m in seen {
+            self.coordinator_mode
+                .with_label_values(&[m.as_str()])
+                .set(0.0);
+        }
+        self.coordinator_mode.with_label_values(&[mode]).set(1.0);
     }
 }

@@ -18,6 +18,9 @@
 //! must only apply what is already due (it may emit events stamped with their exact instant) and
 //! never change what a later call sees.
 //!
+//! `coordinator_errors_total{op}` and `coordinator_mode{mode}` (1 for the current mode, 0 for
+//! the others seen) follow a coordinated host (fleet mode); they stay header-only otherwise.
+//!
 //! The [`EventSink`](super::events::EventSink) side, folding events into series, is in `fold.rs`.
 
 mod fold;
@@ -60,6 +63,8 @@ pub struct Metrics {
     duplicates: IntCounterVec,
     disagreement: GaugeVec,
     throttled: IntCounterVec,
+    coordinator_errors: IntCounterVec,
+    coordinator_mode: GaugeVec,
     health: Mutex<HashMap<String, Disagreement>>,
     /// The engine's start instant (engine ms 0), when known: enables the scrape-time refresh.
     clock: Option<Instant>,
@@ -129,6 +134,8 @@ impl Metrics {
             duplicates: counter(&fam::DUPLICATES),
             disagreement: gauge(&fam::DISAGREEMENT),
             throttled: counter(&fam::THROTTLED),
+            coordinator_errors: counter(&fam::COORDINATOR_ERRORS),
+            coordinator_mode: gauge(&fam::COORDINATOR_MODE),
             health: Mutex::new(HashMap::new()),
             clock: None,
             at_scrape: Mutex::new(Vec::new()),
@@ -190,7 +197,7 @@ impl Metrics {
     }
 
     /// Every collector with its definition, in [`fam::FAMILIES`] order (DESIGN order).
-    fn families(&self) -> [(&dyn Collector, &'static Family); 17] {
+    fn families(&self) -> [(&dyn Collector, &'static Family); 19] {
         [
             (&self.breaker_state, &fam::BREAKER_STATE),
             (&self.transitions, &fam::TRANSITIONS),
@@ -209,6 +216,8 @@ impl Metrics {
             (&self.duplicates, &fam::DUPLICATES),
             (&self.disagreement, &fam::DISAGREEMENT),
             (&self.throttled, &fam::THROTTLED),
+            (&self.coordinator_errors, &fam::COORDINATOR_ERRORS),
+            (&self.coordinator_mode, &fam::COORDINATOR_MODE),
         ]
     }
 
