@@ -7,6 +7,7 @@ pub mod build;
 mod cmd;
 pub mod html;
 pub mod markdown;
+pub mod marks;
 pub mod model;
 pub mod svg;
 pub mod table;
@@ -14,5 +15,8 @@ pub mod write;
 
 pub use build::{PolicyRun, build_policy, rfc3339, summary_from};
 pub use cmd::command;
-pub use model::{FaultWindow, PolicyReport, ReplayInfo, Report, SCHEMA_VERSION, Summary, Verdict};
+pub use model::{
+    FaultWindow, PolicyReport, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION, Summary, TimeBase,
+    Verdict,
+};
 pub use write::{write_all, write_rendered};

@@ -1,10 +1,15 @@
 //! The report model: exactly what `report.json` holds (DESIGN 9). The Markdown and HTML
 //! renderers read only this, so `rehearse report RUN_DIR` can re-render them from the JSON.
+//!
+//! Time base: every time and duration here is scenario time (ms since the run start as the
+//! scenario file counts it, i.e. wall clock × speed) unless its name says `wall`; a report
+//! written before that rule has no `time_base` and is read as wall clock.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::marks::Marks;
 use crate::scrape::{RatePoint, StatePoint, Transition};
 use crate::verdict::ExpectationResult;
 
@@ -37,6 +42,38 @@ impl Verdict {
     }
 }
 
+/// The clock a report's times are in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeBase {
+    /// Scenario time: what the scenario file says (wall clock × speed).
+    Scenario,
+    /// Wall clock since the run start (reports written before the scenario-time rule).
+    Wall,
+}
+
+impl TimeBase {
+    /// What a report without a `time_base` key was written in.
+    pub fn legacy() -> Self {
+        Self::Wall
+    }
+}
+
+/// One auth profile: its id, the dep its model endpoint is (`PROVIDER/REGION/FP`, the breaker
+/// key and lane name) and its provider. The credential itself is never here, only its
+/// fingerprint inside `dep`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileInfo {
+    /// The profile id (`openai-codex:default`).
+    pub id: String,
+    /// The dep (`openai-codex/default/06bfb5`).
+    pub dep: String,
+    /// The provider (`openai-codex`).
+    pub provider: String,
+    /// The endpoint region.
+    pub region: String,
+}
+
 /// report.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -54,9 +91,15 @@ pub struct Report {
     pub reason: Option<String>,
     /// Run start, RFC 3339 UTC (`2026-11-29T18:55:00.123Z`).
     pub started_at: String,
-    /// Planned scenario duration at speed 1, ms.
+    /// Planned scenario duration, ms (scenario time).
     #[serde(default)]
     pub duration_ms: u64,
+    /// The clock every time in this report is in.
+    #[serde(default = "TimeBase::legacy")]
+    pub time_base: TimeBase,
+    /// The scenario's auth profiles: id → dep → provider.
+    #[serde(default)]
+    pub profiles: Vec<ProfileInfo>,
     /// The `--speed` divisor.
     pub speed: f64,
     /// The seed.
@@ -90,10 +133,10 @@ pub struct PolicyReport {
     /// Per dep, breaker state as a step function from t = 0 (for the timeline).
     #[serde(default)]
     pub breaker_states: BTreeMap<String, Vec<StatePoint>>,
-    /// Request and error rate per scrape interval.
+    /// Request and error rate per scrape interval (per second of scenario time).
     #[serde(default)]
     pub rates: Vec<RatePoint>,
-    /// Fault windows (scaled to the run's speed).
+    /// Fault windows with their scope and where they applied.
     #[serde(default)]
     pub fault_windows: Vec<FaultWindow>,
     /// This run's replay schedule accuracy.
@@ -102,9 +145,15 @@ pub struct PolicyReport {
     /// Scrape health.
     #[serde(default)]
     pub scrapes: ScrapeStats,
-    /// Run length actually observed, ms.
+    /// Run length actually observed, ms (scenario time).
     #[serde(default)]
     pub elapsed_ms: u64,
+    /// The same run length on the wall clock, ms.
+    #[serde(default)]
+    pub wall_elapsed_ms: u64,
+    /// Retry-After deadlines, cooldowns, rotations, retries and fallbacks (from the events).
+    #[serde(default)]
+    pub marks: Marks,
     /// Synthetic health checks per dep.
     #[serde(default)]
     pub health: BTreeMap<String, HealthRow>,
@@ -117,7 +166,8 @@ pub struct HealthRow {
     pub canary_calls: u64,
     /// Of those, failed ones.
     pub canary_failures: u64,
-    /// Largest `health_breaker_disagreement_seconds{dep}` seen in any scrape.
+    /// Largest `health_breaker_disagreement_seconds{dep}` seen in any scrape, in seconds of
+    /// scenario time (the gauge counts wall seconds; × speed).
     pub max_disagreement_s: f64,
 }
 
@@ -146,24 +196,48 @@ pub struct Summary {
     pub idempotent_duplicates: u64,
     /// `requests_total` by dep, then outcome.
     pub outcomes_by_dep: BTreeMap<String, BTreeMap<String, u64>>,
-    /// `request_latency_seconds` p50/p99 by dep (estimated from buckets).
+    /// Attempt latency by dep, from every attempt's exact latency (the engine's
+    /// `attempt_finished` events into an HDR histogram; rejections left out).
     pub latency_by_dep: BTreeMap<String, Latency>,
 }
 
-/// Latency quantiles in ms.
+/// Latency quantiles in ms (scenario time).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Median, ms.
     pub p50_ms: f64,
     /// 99th percentile, ms.
     pub p99_ms: f64,
-    /// Observations.
+    /// Largest, ms.
+    #[serde(default)]
+    pub max_ms: f64,
+    /// Samples (attempts measured).
     pub count: u64,
+    /// True when computed from exact per-attempt samples (false: older reports, whose numbers
+    /// were estimated from the Prometheus histogram's buckets).
+    #[serde(default)]
+    pub exact: bool,
 }
 
-/// A fault window as run (ms since run start, already divided by speed).
+/// One request a fault applied to (from the upstream's records).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultHit {
+    /// Arrival, ms since the run start.
+    pub t_ms: u64,
+    /// The dep of the request.
+    pub dep: String,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A fault window with its whole scope (ms since the run start).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FaultWindow {
+    /// Position of its `[[fault]]` table in the scenario, 0-based.
+    #[serde(default)]
+    pub index: usize,
     /// The fault's route (`tool:crm_search`, `llm`, `ws`, `*`).
     pub route: String,
     /// The fault kind (`status`, `stall`, ...).
@@ -172,9 +246,50 @@ pub struct FaultWindow {
     pub from_ms: u64,
     /// End, ms since run start (null = until the end of the run).
     pub until_ms: Option<u64>,
-    /// A short description (`503`, `retry_after 120s`).
+    /// A short description (`status=503`, `retry_after="120s"`).
     #[serde(default)]
     pub detail: String,
+    /// Only requests with this profile's token.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Only model calls for this model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Only the first N matching user requests.
+    #[serde(default)]
+    pub first: Option<u64>,
+    /// Chance a matching request is hit.
+    #[serde(default = "one")]
+    pub probability: f64,
+    /// The deps (timeline lanes) the fault can touch.
+    #[serde(default)]
+    pub lanes: Vec<String>,
+    /// User requests it applied to, in arrival order (capped; `applied_count` is exact).
+    #[serde(default)]
+    pub applied: Vec<FaultHit>,
+    /// How many user requests it applied to.
+    #[serde(default)]
+    pub applied_count: u64,
+}
+
+impl FaultWindow {
+    /// The scope beyond route and window, as `profile=… model=… first=N p=0.5` (empty when none).
+    pub fn scope(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(p) = &self.profile {
+            parts.push(format!("profile={p}"));
+        }
+        if let Some(m) = &self.model {
+            parts.push(format!("model={m}"));
+        }
+        if let Some(n) = self.first {
+            parts.push(format!("first={n}"));
+        }
+        if self.probability < 1.0 {
+            parts.push(format!("p={}", self.probability));
+        }
+        parts.join(" ")
+    }
 }
 
 /// Replay schedule accuracy.

@@ -2,44 +2,17 @@
 //! scenario's expectations (filtered per policy), the A/B numbers, fault windows and replay
 //! accuracy; then the whole `Report` with host facts, contradictions and the verdict.
 
-use std::time::Duration;
+use std::collections::BTreeSet;
 
 use super::dispatch::Counters;
+use super::fault_scope::{assign_lanes, fault_windows};
 use super::harness::PolicyRun;
 use super::plan::ScenarioPlan;
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
+use crate::replay::traffic::TrafficKind;
 use crate::report::model::{
-    FaultWindow, Lag, PolicyReport, ReplayInfo, Report, SCHEMA_VERSION, Verdict,
+    Lag, PolicyReport, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION, TimeBase, Verdict,
 };
-use crate::upstream::FaultSpec;
-
-fn ms(d: Duration, speed: f64) -> u64 {
-    (d.as_secs_f64() * 1000.0 / speed).round() as u64
-}
-
-/// The fault windows of a scenario at `speed`.
-pub fn fault_windows(faults: &[FaultSpec], speed: f64) -> Vec<FaultWindow> {
-    faults
-        .iter()
-        .map(|f| FaultWindow {
-            route: f.route.to_string(),
-            kind: f.kind.name().to_string(),
-            from_ms: f.from.map_or(0, |d| ms(d, speed)),
-            until_ms: f.until.map(|d| ms(d, speed)),
-            detail: serde_json::to_value(&f.kind)
-                .ok()
-                .and_then(|v| v.as_object().cloned())
-                .map(|o| {
-                    o.iter()
-                        .filter(|(k, _)| k.as_str() != "kind")
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default(),
-        })
-        .collect()
-}
 
 /// Replay accuracy of one run.
 pub fn replay_info(run: &PolicyRun) -> ReplayInfo {
@@ -63,7 +36,9 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         start_unix_s: run.start_unix_s,
         arrivals: &run.arrivals,
         speed: plan.speed,
-        fault_windows: fault_windows(&file.fault, plan.speed),
+        fault_windows: fault_windows(&file.fault, &file.profile, run.fault_hits.snapshot()),
+        latency: run.observed.latency(),
+        marks: run.observed.marks(),
         replay: Some(replay_info(run)),
         failed_requests: Some(run.replay.error_count()),
         user_visible_errors: Some(Counters::get(&run.counters.user_errors)),
@@ -74,6 +49,17 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
             .map(|(dep, c)| (dep.clone(), (c.calls, c.failures)))
             .collect(),
     });
+    let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
+    let ws: BTreeSet<String> = plan
+        .checked
+        .traffic
+        .iter()
+        .filter_map(|l| match &l.kind {
+            TrafficKind::Ws { channel, .. } => Some(channel.clone()),
+            _ => None,
+        })
+        .collect();
+    assign_lanes(&mut report.fault_windows, &file.fault, &lanes, &ws);
     // A run cut short by a signal cannot vouch for its expectations.
     report.ok &= run.stopped.is_none();
     report
@@ -132,6 +118,17 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
         reason,
         started_at: ctx.started_at,
         duration_ms: file.duration.as_millis() as u64,
+        time_base: TimeBase::Scenario,
+        profiles: file
+            .profile
+            .iter()
+            .map(|p| ProfileInfo {
+                id: p.id.clone(),
+                dep: p.dep(),
+                provider: p.provider.clone(),
+                region: p.region().to_string(),
+            })
+            .collect(),
         speed: plan.speed,
         seed: plan.seed,
         host: ctx.host,

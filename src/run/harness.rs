@@ -19,6 +19,7 @@ use tokio::time::{Instant, sleep_until, timeout};
 use super::diagnostics::Diagnostics;
 use super::dispatch::{Counters, EngineDispatcher};
 use super::health::{CanaryCount, HealthTally};
+use super::observe::{FaultHits, Observed};
 use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
 use super::signals::Stop;
@@ -103,6 +104,10 @@ pub struct PolicyRun {
     pub sockets: SocketsReport,
     /// Set when a stop request cut the run short.
     pub stopped: Option<String>,
+    /// Attempt latencies and the picture's marks, from the engine's events.
+    pub observed: Arc<Observed>,
+    /// Which user requests each fault applied to.
+    pub fault_hits: Arc<FaultHits>,
 }
 
 /// Records upstream requests to upstream.jsonl, keeps user and probe arrivals (canaries are not
@@ -113,11 +118,12 @@ struct UpstreamLog {
     out: EventsWriter,
     arrivals: Mutex<Vec<ProbeArrival>>,
     duplicates: Arc<dyn EventSink>,
+    faults: Arc<FaultHits>,
 }
 
 impl RecordSink for UpstreamLog {
     fn record(&self, r: &UpstreamRecord) {
-        self.out.append(r);
+        self.out.append_at(r.t_ms, r);
         if r.duplicate {
             self.duplicates.emit(&Event {
                 t_ms: r.t_ms,
@@ -127,6 +133,9 @@ impl RecordSink for UpstreamLog {
         }
         if r.canary {
             return;
+        }
+        if let Some(i) = r.fault_index {
+            self.faults.record(i, r.t_ms, &r.dep);
         }
         let mut a = match self.arrivals.lock() {
             Ok(a) => a,
@@ -183,10 +192,12 @@ pub async fn run_policy(
         ..UpstreamConfig::default()
     });
     upstream.set_run_start(start);
+    let fault_hits = Arc::new(FaultHits::new(speed));
     let up_log = Arc::new(UpstreamLog {
-        out: EventsWriter::new(files.upstream.clone(), pname),
+        out: EventsWriter::new(files.upstream.clone(), pname, speed),
         arrivals: Mutex::new(Vec::new()),
         duplicates: metrics.clone(),
+        faults: fault_hits.clone(),
     });
     upstream.subscribe(up_log.clone());
     let up_listener = bind("mock upstream").await?;
@@ -203,8 +214,11 @@ pub async fn run_policy(
     ));
 
     // The engine, its breakers and /metrics.
-    let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(files.events.clone(), pname));
-    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![metrics.clone(), events]));
+    let events: Arc<dyn EventSink> =
+        Arc::new(EventsWriter::new(files.events.clone(), pname, speed));
+    let observed = Arc::new(Observed::new(speed));
+    let sink: Arc<dyn EventSink> =
+        Arc::new(FanOut(vec![metrics.clone(), events, observed.clone()]));
     let breakers = Arc::new(Breakers::new(
         file.engine.breaker.clone(),
         speed,
@@ -365,5 +379,7 @@ pub async fn run_policy(
         diagnostics,
         sockets: connector.report(),
         stopped: stop.reason(),
+        observed,
+        fault_hits,
     })
 }

@@ -5,14 +5,16 @@
 //! candidate). `at` counts from the run start; `after` from the observed time of the previous
 //! matched transition of that dep (its expected time if it was missing; the run start for the
 //! first). Observed transitions of such a dep that no expectation matched are `unexpected`.
-//! Every time and tolerance is divided by `speed`; tolerances never drop below 20 ms.
+//! The comparison runs on wall-clock times: every expected time and tolerance is divided by
+//! `speed`, tolerances never drop below 20 ms of wall clock. What a result says (strings,
+//! `expected_ms`, `observed_ms`, `delta_ms`, `tolerance_ms`) is scenario time (× speed).
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
-use super::{ExpectKind, ExpectationResult, probe_spacing, secs, signed_secs};
+use super::{ExpectKind, ExpectationResult, probe_spacing, scenario_ms, secs, signed_secs};
 use crate::scrape::{Exposition, Transition};
 
 /// Floor of every scaled tolerance.
@@ -48,6 +50,17 @@ pub fn scaled_tolerance(d: Duration, speed: f64) -> i64 {
     scaled_ms(d, speed).max(MIN_TOLERANCE_MS)
 }
 
+/// A scenario duration in ms (saturating).
+pub fn nominal_ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The tolerance [`scaled_tolerance`] applies, said in scenario time: the nominal tolerance, or
+/// the 20 ms wall-clock floor × speed when that is larger.
+pub fn shown_tolerance(d: Duration, speed: f64) -> i64 {
+    nominal_ms(d).max(scenario_ms(MIN_TOLERANCE_MS, speed_or_one(speed)))
+}
+
 /// Checks `expect` (already filtered to one policy run, see `Expectations::for_policy`) against
 /// the observed `transitions` (time-ordered), the `final_scrape` and the upstream's `arrivals`.
 pub fn diff(
@@ -81,7 +94,7 @@ pub fn diff(
                 "{} (first {} at {})",
                 seen.len(),
                 arrow(t),
-                secs(t.t_ms as i64)
+                secs(scenario_ms(t.t_ms as i64, speed))
             ),
         };
         let detail = format!("{} expected no transition, observed {observed}", n.dep);
@@ -91,6 +104,9 @@ pub fn diff(
             expected: "no transition".into(),
             observed,
             delta_ms: None,
+            expected_ms: None,
+            observed_ms: None,
+            tolerance_ms: None,
             ok: seen.is_empty(),
             detail,
         });
@@ -114,22 +130,33 @@ fn diff_dep(
     let mut out = Vec::new();
     let mut used = vec![false; obs.len()];
     let mut cursor = 0;
-    let mut anchor: Option<i64> = Some(0);
+    // The previous matched transition, wall clock (the check) and scenario time (what is said).
+    let mut anchor: Option<(i64, i64)> = Some((0, 0));
     for e in exp {
-        let tol = scaled_tolerance(e.tolerance.unwrap_or(DEFAULT_TOLERANCE), speed);
+        let tol_d = e.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+        let tol = scaled_tolerance(tol_d, speed);
+        let tol_s = shown_tolerance(tol_d, speed);
         let want = format!("{}→{}", e.from.as_str(), e.to.as_str());
         let (exp_t, expected) = match (e.at, e.after) {
             (Some(at), _) => {
-                let t = scaled_ms(at, speed);
-                (Some(t), format!("{want} at {} ±{}", secs(t), secs(tol)))
+                let t = (scaled_ms(at, speed), nominal_ms(at));
+                (
+                    Some(t),
+                    format!("{want} at {} ±{}", secs(t.1), secs(tol_s)),
+                )
             }
             (None, Some(after)) => {
-                let t = anchor.map(|a| a + scaled_ms(after, speed));
-                let shown = t.map_or("?".into(), secs);
-                let a = secs(scaled_ms(after, speed));
+                let t = anchor.map(|a| {
+                    (
+                        a.0.saturating_add(scaled_ms(after, speed)),
+                        a.1.saturating_add(nominal_ms(after)),
+                    )
+                });
+                let shown = t.map_or("?".into(), |t| secs(t.1));
+                let a = secs(nominal_ms(after));
                 (
                     t,
-                    format!("{want} at {shown} ({a} after the previous) ±{}", secs(tol)),
+                    format!("{want} at {shown} ({a} after the previous) ±{}", secs(tol_s)),
                 )
             }
             (None, None) => (None, format!("{want} (any time)")),
@@ -137,19 +164,22 @@ fn diff_dep(
         let candidates: Vec<usize> = (cursor..obs.len())
             .filter(|&i| obs[i].from == e.from && obs[i].to == e.to)
             .collect();
-        let within = |i: &&usize| exp_t.is_none_or(|x| (obs[**i].t_ms as i64 - x).abs() <= tol);
+        let within =
+            |i: &&usize| exp_t.is_none_or(|x| (obs[**i].t_ms as i64 - x.0).abs() <= tol);
         let pick = candidates
             .iter()
             .find(within)
             .or(candidates.first())
             .copied();
+        let (expected_ms, tolerance_ms) = (exp_t.map(|t| t.1), exp_t.map(|_| tol_s));
         match pick {
             Some(i) => {
                 used[i] = true;
                 cursor = i + 1;
                 let t = obs[i].t_ms as i64;
-                let delta = exp_t.map(|x| t - x);
-                let ok = delta.is_none_or(|d| d.abs() <= tol);
+                let t_s = scenario_ms(t, speed);
+                let ok = exp_t.is_none_or(|x| (t - x.0).abs() <= tol);
+                let delta = exp_t.map(|x| t_s - x.1);
                 let how = match delta {
                     Some(d) if ok => format!(" ({}, within tolerance)", signed_secs(d)),
                     Some(d) => format!(" ({}, outside tolerance)", signed_secs(d)),
@@ -158,13 +188,16 @@ fn diff_dep(
                 out.push(ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
-                    detail: format!("{dep} {expected}, observed at {}{how}", secs(t)),
+                    detail: format!("{dep} {expected}, observed at {}{how}", secs(t_s)),
                     expected,
-                    observed: secs(t),
+                    observed: secs(t_s),
                     delta_ms: delta,
+                    expected_ms,
+                    observed_ms: Some(t_s),
+                    tolerance_ms,
                     ok,
                 });
-                anchor = Some(t);
+                anchor = Some((t, t_s));
             }
             None => {
                 out.push(ExpectationResult {
@@ -174,6 +207,9 @@ fn diff_dep(
                     expected,
                     observed: "missing".into(),
                     delta_ms: None,
+                    expected_ms,
+                    observed_ms: None,
+                    tolerance_ms,
                     ok: false,
                 });
                 anchor = exp_t;
@@ -181,13 +217,17 @@ fn diff_dep(
         }
     }
     for (t, _) in obs.iter().zip(&used).filter(|(_, u)| !**u) {
-        let at = secs(t.t_ms as i64);
+        let t_s = scenario_ms(t.t_ms as i64, speed);
+        let at = secs(t_s);
         out.push(ExpectationResult {
             kind: ExpectKind::Transition,
             dep: Some(dep.to_string()),
             expected: "none".into(),
             observed: format!("{} at {at}", arrow(t)),
             delta_ms: None,
+            expected_ms: None,
+            observed_ms: Some(t_s),
+            tolerance_ms: None,
             ok: false,
             detail: format!(
                 "{dep} {} unexpected at {at} (not in the expected sequence)",
@@ -229,6 +269,9 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
             expected,
             observed: "no final scrape".into(),
             delta_ms: None,
+            expected_ms: None,
+            observed_ms: None,
+            tolerance_ms: None,
             ok: false,
         };
     };
@@ -259,6 +302,9 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         expected,
         observed: num(v),
         delta_ms: None,
+        expected_ms: None,
+        observed_ms: None,
+        tolerance_ms: None,
         ok,
     }
 }
