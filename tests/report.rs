@@ -6,7 +6,11 @@
 use std::path::Path;
 
 use rehearse::report::build::{PolicyRun, build_policy, summary_from};
-use rehearse::report::model::{FaultWindow, Lag, ReplayInfo, Report, SCHEMA_VERSION, Verdict};
+use rehearse::report::marks::{CooldownMark, DeadlineMark, FallbackMark, Marks, RetryMark, RotationMark};
+use rehearse::report::model::{
+    FaultHit, FaultWindow, Lag, Latency, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION,
+    TimeBase, Verdict,
+};
 use rehearse::report::write_all;
 use rehearse::scrape::ScrapeLog;
 use rehearse::verdict::{Expectations, ProbeArrival};
@@ -29,6 +33,85 @@ policy = "legacy"
 [[no_transition]]
 dep = "calculator"
 "#;
+
+/// A window fault on crm_search and a `first = 1` fault that applied once.
+fn sample_faults() -> Vec<FaultWindow> {
+    vec![
+        FaultWindow {
+            index: 0,
+            route: "tool:crm_search".into(),
+            kind: "status".into(),
+            from_ms: 1_200,
+            until_ms: Some(3_000),
+            detail: "status=503".into(),
+            profile: None,
+            model: None,
+            first: None,
+            probability: 1.0,
+            lanes: vec!["crm_search".into()],
+            applied: vec![],
+            applied_count: 9,
+        },
+        FaultWindow {
+            index: 1,
+            route: "tool:crm_search".into(),
+            kind: "rate_limit".into(),
+            from_ms: 1_000,
+            until_ms: None,
+            detail: "retry_after=\"4s\"".into(),
+            profile: None,
+            model: None,
+            first: Some(1),
+            probability: 1.0,
+            lanes: vec!["crm_search".into()],
+            applied: vec![FaultHit {
+                t_ms: 1_050,
+                dep: "crm_search".into(),
+            }],
+            applied_count: 1,
+        },
+    ]
+}
+
+fn legacy_marks() -> Marks {
+    Marks {
+        retry_after: vec![DeadlineMark {
+            dep: "crm_search".into(),
+            t_ms: 2_000,
+            until_ms: 5_050,
+        }],
+        cooldowns: vec![CooldownMark {
+            profile: "openai-codex:default".into(),
+            t_ms: 1_500,
+            until_ms: 4_500,
+            reason: "timeout".into(),
+        }],
+        rotations: vec![RotationMark {
+            t_ms: 1_500,
+            from: "openai-codex:default".into(),
+            to: None,
+            reason: "timeout".into(),
+        }],
+        retries: vec![],
+        fallbacks: vec![FallbackMark {
+            t_ms: 1_510,
+            from: "openai-codex/gpt-5.2".into(),
+            to: "anthropic/claude-opus".into(),
+        }],
+        dropped: 0,
+    }
+}
+
+fn gate_marks() -> Marks {
+    Marks {
+        retries: vec![RetryMark {
+            t_ms: 1_500,
+            profile: "openai-codex:default".into(),
+            delay_ms: 481,
+        }],
+        ..Marks::default()
+    }
+}
 
 /// A two-policy report built from the committed scrape fixture.
 pub fn sample_report() -> Report {
@@ -60,13 +143,23 @@ pub fn sample_report() -> Report {
                 start_unix_s: 1_790_000_000.0,
                 arrivals: &arrivals,
                 speed: 1.0,
-                fault_windows: vec![FaultWindow {
-                    route: "tool:crm_search".into(),
-                    kind: "status".into(),
-                    from_ms: 1_200,
-                    until_ms: Some(3_000),
-                    detail: "503".into(),
-                }],
+                fault_windows: sample_faults(),
+                latency: [(
+                    "crm_search".to_string(),
+                    Latency {
+                        p50_ms: 0.3,
+                        p99_ms: 0.48,
+                        max_ms: 0.6,
+                        count: 20,
+                        exact: true,
+                    },
+                )]
+                .into(),
+                marks: if policy == "legacy" {
+                    legacy_marks()
+                } else {
+                    gate_marks()
+                },
                 replay: Some(replay),
                 failed_requests: Some(4),
                 user_visible_errors: Some(1),
@@ -83,6 +176,13 @@ pub fn sample_report() -> Report {
         reason: None,
         started_at: "2026-11-29T18:55:00.000Z".into(),
         duration_ms: 6_000,
+        time_base: TimeBase::Scenario,
+        profiles: vec![ProfileInfo {
+            id: "openai-codex:default".into(),
+            dep: "openai-codex/default/06bfb5".into(),
+            provider: "openai-codex".into(),
+            region: "default".into(),
+        }],
         speed: 1.0,
         seed: 7,
         host: serde_json::json!({"os": "linux", "tcp": {"syn_retries": 6}}),
@@ -119,9 +219,9 @@ fn report_builders_compute_the_ab_summary_and_verdict() {
         (3, 1, Some(4))
     );
     assert_eq!(s.outcomes_by_dep["crm_search"]["http_5xx"], 8);
+    // Latencies are the exact samples handed in, not the buckets' guess (75/500 ms here).
     let lat = s.latency_by_dep["crm_search"];
-    assert!((lat.p50_ms - 75.0).abs() < 1e-6, "{lat:?}");
-    assert!((lat.p99_ms - 500.0).abs() < 1e-6, "{lat:?}");
+    assert_eq!((lat.p50_ms, lat.p99_ms, lat.count), (0.3, 0.48, 20), "{lat:?}");
     let gate = &r.policies[1];
     assert!(!gate.ok);
     let bad: Vec<_> = gate
@@ -187,7 +287,16 @@ fn report_files_are_written_and_report_json_has_the_design_keys() {
         assert_eq!(
             keys(e),
             vec![
-                "delta_ms", "dep", "detail", "expected", "kind", "observed", "ok"
+                "delta_ms",
+                "dep",
+                "detail",
+                "expected",
+                "expected_ms",
+                "kind",
+                "observed",
+                "observed_ms",
+                "ok",
+                "tolerance_ms"
             ]
         );
     }
@@ -262,8 +371,27 @@ fn report_html_is_self_contained_with_the_timeline() {
     assert_eq!(html.matches("<svg").count(), 2, "one timeline per policy");
     // crm_search has 10 state segments per policy, calculator 1, ws_realtime 2.
     assert_eq!(html.matches("class=\"state state-").count(), 2 * 13);
-    assert_eq!(html.matches("class=\"fault\"").count(), 2);
+    assert_eq!(
+        html.matches("class=\"fault-label\"").count(),
+        2 * 2,
+        "two faults per timeline"
+    );
+    // The window fault shades its lane over 1.2–3.0 s; the `first = 1` fault only where it hit.
+    assert_eq!(html.matches("class=\"fault-shade\"").count(), 2);
+    assert_eq!(html.matches("class=\"fault-shade hit\"").count(), 2);
     assert!(html.contains("class=\"requests\"") && html.contains("class=\"errors\""));
+    // A/B: legacy's cooldown, rotation and fallback against the retry gate's retry.
+    let (legacy, gate) = html.split_at(html.find("Policy <code>retry-gate</code>").unwrap());
+    assert_eq!(legacy.matches("class=\"cooldown\"").count(), 1);
+    assert_eq!(legacy.matches("class=\"rotation\"").count(), 1);
+    assert_eq!(legacy.matches("class=\"fallback\"").count(), 1);
+    assert_eq!(legacy.matches("class=\"retry-after\"").count(), 1);
+    assert_eq!(legacy.matches("class=\"retry\"").count(), 0);
+    let gate_svg = &gate[..gate.find("</svg>").unwrap()];
+    assert_eq!(gate_svg.matches("class=\"retry\"").count(), 1);
+    assert_eq!(gate_svg.matches("class=\"cooldown\"").count(), 0);
+    // The profile table maps the fingerprint to its profile id.
+    assert!(html.contains("<td>openai-codex:default</td><td>openai-codex/default/06bfb5</td>"));
 }
 
 #[test]
@@ -367,23 +495,6 @@ fn report_html_renders_in_headless_chromium() {
 }
 
 #[test]
-fn report_histogram_quantile_matches_promql_interpolation() {
-    use rehearse::report::build::histogram_quantile;
-    let b = [(0.1, 10.0), (0.5, 30.0), (1.0, 40.0), (f64::INFINITY, 40.0)];
-    assert_eq!(histogram_quantile(0.5, &b), Some(0.1 + 0.4 * 0.5));
-    assert_eq!(histogram_quantile(0.25, &b), Some(0.1));
-    assert_eq!(histogram_quantile(1.0, &b), Some(1.0));
-    let tail = [(0.1, 1.0), (f64::INFINITY, 3.0)];
-    assert_eq!(
-        histogram_quantile(0.99, &tail),
-        Some(0.1),
-        "rank in +Inf → highest finite bound"
-    );
-    assert_eq!(histogram_quantile(0.5, &[]), None);
-    assert_eq!(histogram_quantile(0.5, &[(f64::INFINITY, 0.0)]), None);
-}
-
-#[test]
 fn report_html_escapes_untrusted_text() {
     let mut r = sample_report();
     r.scenario = "<script>alert(1)</script>".into();
@@ -425,7 +536,7 @@ fn markdown_and_html_show_the_same_per_policy_tables() {
     for t in [
         rehearse::report::table::transitions(p),
         rehearse::report::table::outcomes(p),
-        rehearse::report::table::latency(p),
+        rehearse::report::table::latency(p, 1.0),
         rehearse::report::table::health(p),
     ] {
         let head = format!("| {} |", t.head.join(" | "));
@@ -439,7 +550,8 @@ fn markdown_and_html_show_the_same_per_policy_tables() {
             assert!(md.contains(last) && html.contains(last), "{last} missing");
         }
     }
-    // The disagreement gauge counts wall seconds, whatever the speed: the header says so.
+    // Like every time in the report, the disagreement is in scenario seconds.
     assert!(md.contains("| crm_search | 31 | 6 | 4.6 s |"), "{md}");
-    assert!(md.contains("max disagreement (wall clock)"));
+    assert!(md.contains("max disagreement |"));
+    assert!(md.contains("- times: All times are scenario time"), "{md}");
 }

@@ -1,12 +1,13 @@
-//! report.md: the verdict first, then expected vs observed with deltas, the A/B table, fault
-//! windows, transitions, outcomes, latency, replay schedule lag, host and TCP stack, config.
+//! report.md: the verdict first and the time base, then the profile table, expected vs observed
+//! with deltas, the A/B table, fault windows with their scope, transitions, outcomes, latency,
+//! replay schedule lag, host and TCP stack, config.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use super::model::{PolicyReport, Report, Summary};
 use super::table;
-use crate::verdict::{secs, signed_secs};
+use crate::verdict::signed_secs;
 
 /// Escapes a table cell (pipes, newlines).
 fn cell(s: &str) -> String {
@@ -115,7 +116,8 @@ pub fn render(r: &Report) -> String {
         r.started_at, r.speed, r.seed
     );
     let pols: Vec<&str> = r.policies.iter().map(|p| p.policy.as_str()).collect();
-    let _ = writeln!(o, "- policies: {}\n", pols.join(", "));
+    let _ = writeln!(o, "- policies: {}", pols.join(", "));
+    let _ = writeln!(o, "- times: {}\n", table::time_base(r));
     for p in r
         .policies
         .iter()
@@ -123,6 +125,8 @@ pub fn render(r: &Report) -> String {
     {
         let _ = writeln!(o, "- ✗ [{}] {}", p.0.policy, p.1.detail);
     }
+    o.push_str("\n## Profiles\n\n");
+    table::profiles(r).markdown(&mut o);
     o.push_str("\n## Expected vs observed\n");
     for p in &r.policies {
         let _ = writeln!(
@@ -164,27 +168,11 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "| {label} | {} |", vals.join(" | "));
     }
     o.push_str("\n## Fault windows\n\n");
-    match r.policies.first().map(|p| &p.fault_windows) {
-        Some(w) if !w.is_empty() => {
-            o.push_str("| route | kind | from | until | detail |\n|---|---|---|---|---|\n");
-            for f in w {
-                let until = f.until_ms.map_or("end".into(), |u| secs(u as i64));
-                let _ = writeln!(
-                    o,
-                    "| {} | {} | {} | {until} | {} |",
-                    cell(&f.route),
-                    f.kind,
-                    secs(f.from_ms as i64),
-                    cell(&f.detail)
-                );
-            }
-        }
-        _ => o.push_str("None.\n"),
-    }
+    table::faults(r).markdown(&mut o);
     for p in &r.policies {
-        policy_details(&mut o, p);
+        policy_details(&mut o, p, r.speed);
     }
-    o.push_str("\n## Replay schedule lag\n\n");
+    o.push_str("\n## Replay schedule lag (wall clock)\n\n");
     let _ = writeln!(
         o,
         "{} requests sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.",
@@ -260,13 +248,13 @@ fn read_failures(o: &mut String, config: &serde_json::Value) {
     }
 }
 
-fn policy_details(o: &mut String, p: &PolicyReport) {
+fn policy_details(o: &mut String, p: &PolicyReport, speed: f64) {
     let _ = writeln!(o, "\n## Policy `{}`\n\n### Transitions\n", p.policy);
     table::transitions(p).markdown(o);
     o.push_str("\n### Outcomes by dep\n\n");
     table::outcomes(p).markdown(o);
     o.push_str("\n### Latency\n\n");
-    table::latency(p).markdown(o);
+    table::latency(p, speed).markdown(o);
     o.push_str("\n### Health checks\n\n");
     table::health(p).markdown(o);
     let s = &p.scrapes;
