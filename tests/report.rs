@@ -174,6 +174,7 @@ pub fn sample_report() -> Report {
         description: Some("fixture".into()),
         verdict: Report::verdict_from_policies(&policies),
         reason: None,
+        stopped: None,
         started_at: "2026-11-29T18:55:00.000Z".into(),
         duration_ms: 6_000,
         time_base: TimeBase::Scenario,
@@ -296,10 +297,16 @@ fn report_files_are_written_and_report_json_has_the_design_keys() {
                 "observed",
                 "observed_ms",
                 "ok",
-                "tolerance_ms"
+                "status",
+                "tolerance_ms",
             ]
         );
+        let want = if e["ok"] == true { "pass" } else { "fail" };
+        assert_eq!(e["status"], want, "{e}");
     }
+    assert_eq!(v["policies"][0]["status"], "pass");
+    assert_eq!(v["policies"][1]["status"], "fail");
+    assert!(v["stopped"].is_null());
     assert_eq!(
         keys(&p["transitions"][0]),
         vec!["dep", "from", "t_ms", "timing", "to"]
@@ -414,6 +421,24 @@ fn report_command_rerenders_and_rejects_bad_json_with_line_and_column() {
         Some(format!("report: {d}/report.md").as_str())
     );
     assert!(dir.path().join("report.md").is_file() && dir.path().join("report.html").is_file());
+
+    // A report.json written before `status` existed still re-renders (statuses from `ok`).
+    let mut old: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    for p in old["policies"].as_array_mut().unwrap() {
+        p.as_object_mut().unwrap().remove("status");
+        for e in p["expectations"].as_array_mut().unwrap() {
+            e.as_object_mut().unwrap().remove("status");
+        }
+    }
+    std::fs::write(dir.path().join("report.json"), old.to_string()).unwrap();
+    let out = crate::support::rehearse(&["report", d]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     std::fs::write(
         dir.path().join("report.json"),

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::model::{
-    FaultWindow, HealthRow, Latency, Marks, PolicyReport, ReplayInfo, ScrapeStats, Summary,
+    FaultWindow, HealthRow, Latency, Marks, PolicyReport, PolicyStatus, ReplayInfo, ScrapeStats,
+    Summary,
 };
 use crate::scrape::{Exposition, ScrapeLog, timeline};
 use crate::verdict::{Expectations, ProbeArrival, diff, scenario_ms_u};
@@ -186,9 +187,15 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
     for h in health.values_mut() {
         h.max_disagreement_s *= speed;
     }
+    let ok = expectations.iter().all(|e| e.ok);
     PolicyReport {
         policy: run.policy.to_string(),
-        ok: expectations.iter().all(|e| e.ok),
+        ok,
+        status: if ok {
+            PolicyStatus::Pass
+        } else {
+            PolicyStatus::Fail
+        },
         expectations,
         transitions: tl.transitions,
         summary,
@@ -200,6 +207,7 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         elapsed_ms: to_s(run.elapsed_ms),
         wall_elapsed_ms: run.elapsed_ms,
         marks: run.marks,
+        stopped_at_ms: None,
         health,
     }
 }

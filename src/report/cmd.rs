@@ -13,13 +13,22 @@ pub fn command(args: ReportArgs) -> CmdResult {
     let path = args.run_dir.join("report.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| CmdError::bad_input(anyhow!("{}: {e}", path.display())))?;
-    let report: Report = serde_json::from_str(&text).map_err(|e| {
-        CmdError::bad_input(anyhow!(
-            "{}:{}:{}: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
+    let report: Report = serde_json::from_str(&text).or_else(|e| {
+        // A report.json from before a field existed: fill it in, else name the first error.
+        serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|mut v| {
+                Report::upgrade_json(&mut v);
+                serde_json::from_value(v).ok()
+            })
+            .ok_or_else(|| {
+                CmdError::bad_input(anyhow!(
+                    "{}:{}:{}: {e}",
+                    path.display(),
+                    e.line(),
+                    e.column()
+                ))
+            })
     })?;
     write_rendered(&args.run_dir, &report).map_err(|e| {
         CmdError::harness(anyhow!(

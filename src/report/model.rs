@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::marks::Marks;
 use crate::scrape::{RatePoint, StatePoint, Transition};
+pub use crate::verdict::ExpectStatus;
 use crate::verdict::ExpectationResult;
 
 /// The report.json schema version; bump on an incompatible change.
@@ -74,6 +75,46 @@ pub struct ProfileInfo {
     pub region: String,
 }
 
+/// Where one policy run stands (report.json `policies[].status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyStatus {
+    /// The run finished and every expectation held.
+    Pass,
+    /// At least one expectation failed (finished, or stopped after the failure was certain).
+    Fail,
+    /// Stopped early with no certain failure: some expectations were never reached.
+    Incomplete,
+    /// Never started (a stop or a harness error came first); its expectations are all
+    /// `not_reached`.
+    NotRun,
+}
+
+impl PolicyStatus {
+    /// `pass`, `fail`, `incomplete` or `not_run`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::Incomplete => "incomplete",
+            Self::NotRun => "not_run",
+        }
+    }
+}
+
+/// Where and why a run stopped before `duration` (report.json `stopped`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stopped {
+    /// What stopped it (`SIGTERM`, `SIGINT`).
+    pub reason: String,
+    /// When, ms of scenario time (run time × speed) into the policy run that was cut.
+    pub at_ms: u64,
+    /// The scenario's `duration`, ms.
+    pub of_ms: u64,
+    /// The policy run that was cut (later ones are `not_run`).
+    pub policy: String,
+}
+
 /// report.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -89,6 +130,9 @@ pub struct Report {
     /// Why the run is incomplete or errored (null otherwise).
     #[serde(default)]
     pub reason: Option<String>,
+    /// Set when a signal stopped the run before `duration` (null otherwise).
+    #[serde(default)]
+    pub stopped: Option<Stopped>,
     /// Run start, RFC 3339 UTC (`2026-11-29T18:55:00.123Z`).
     pub started_at: String,
     /// Planned scenario duration, ms (scenario time).
@@ -122,8 +166,10 @@ pub struct Report {
 pub struct PolicyReport {
     /// `legacy` or `retry-gate`.
     pub policy: String,
-    /// True when every expectation of this run held.
+    /// True when every expectation of this run held (false when stopped early or not run).
     pub ok: bool,
+    /// pass | fail | incomplete | not_run.
+    pub status: PolicyStatus,
     /// The checked expectations.
     pub expectations: Vec<ExpectationResult>,
     /// Observed breaker transitions, time-ordered.
@@ -154,6 +200,9 @@ pub struct PolicyReport {
     /// Retry-After deadlines, cooldowns, rotations, retries and fallbacks (from the events).
     #[serde(default)]
     pub marks: Marks,
+    /// Set when this run was stopped early: run ms (as `elapsed_ms`) of the stop.
+    #[serde(default)]
+    pub stopped_at_ms: Option<u64>,
     /// Synthetic health checks per dep.
     #[serde(default)]
     pub health: BTreeMap<String, HealthRow>,
@@ -338,6 +387,25 @@ impl ReplayInfo {
 }
 
 impl Report {
+    /// Fills in what a report.json written before `status` existed lacks, so `rehearse report`
+    /// still re-renders it: each expectation's `status` from its `ok`, each policy's from its
+    /// `ok`. Leaves present values alone.
+    pub fn upgrade_json(v: &mut serde_json::Value) {
+        let Some(policies) = v.get_mut("policies").and_then(|p| p.as_array_mut()) else {
+            return;
+        };
+        let status = |ok: bool| if ok { "pass" } else { "fail" };
+        for p in policies.iter_mut().filter_map(|p| p.as_object_mut()) {
+            let ok = p.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
+            p.entry("status").or_insert_with(|| status(ok).into());
+            let exps = p.get_mut("expectations").and_then(|e| e.as_array_mut());
+            for e in exps.into_iter().flatten().filter_map(|e| e.as_object_mut()) {
+                let ok = e.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
+                e.entry("status").or_insert_with(|| status(ok).into());
+            }
+        }
+    }
+
     /// pass when every policy run's expectations held, else fail. (The harness sets
     /// incomplete/error itself, with a reason.)
     pub fn verdict_from_policies(policies: &[PolicyReport]) -> Verdict {

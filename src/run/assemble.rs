@@ -11,7 +11,8 @@ use super::plan::ScenarioPlan;
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
 use crate::replay::traffic::TrafficKind;
 use crate::report::model::{
-    Lag, PolicyReport, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION, TimeBase, Verdict,
+    Lag, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION, TimeBase,
+    Verdict,
 };
 
 /// Replay accuracy of one run.
@@ -61,7 +62,12 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         .collect();
     assign_lanes(&mut report.fault_windows, &file.fault, &lanes, &ws);
     // A run cut short by a signal cannot vouch for its expectations.
-    report.ok &= run.stopped.is_none();
+    if run.stopped.is_some() {
+        report.ok = false;
+        if report.status == PolicyStatus::Pass {
+            report.status = PolicyStatus::Incomplete;
+        }
+    }
     report
 }
 
@@ -116,6 +122,7 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
         description: (!file.description.is_empty()).then(|| file.description.clone()),
         verdict,
         reason,
+        stopped: None,
         started_at: ctx.started_at,
         duration_ms: file.duration.as_millis() as u64,
         time_base: TimeBase::Scenario,

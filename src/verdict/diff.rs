@@ -14,7 +14,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
-use super::{ExpectKind, ExpectationResult, probe_spacing, scenario_ms, secs, signed_secs};
+use super::{
+    ExpectKind, ExpectStatus, ExpectationResult, probe_spacing, scenario_ms, secs, signed_secs,
+};
 use crate::scrape::{Exposition, Transition};
 
 /// Floor of every scaled tolerance.
@@ -108,6 +110,7 @@ pub fn diff(
             observed_ms: None,
             tolerance_ms: None,
             ok: seen.is_empty(),
+            status: ExpectStatus::from_ok(seen.is_empty()),
             detail,
         });
     }
@@ -196,6 +199,7 @@ fn diff_dep(
                     observed_ms: Some(t_s),
                     tolerance_ms,
                     ok,
+                    status: ExpectStatus::from_ok(ok),
                 });
                 anchor = Some((t, t_s));
             }
@@ -211,6 +215,7 @@ fn diff_dep(
                     observed_ms: None,
                     tolerance_ms,
                     ok: false,
+                    status: ExpectStatus::Fail,
                 });
                 anchor = exp_t;
             }
@@ -229,6 +234,7 @@ fn diff_dep(
             observed_ms: Some(t_s),
             tolerance_ms: None,
             ok: false,
+            status: ExpectStatus::Fail,
             detail: format!(
                 "{dep} {} unexpected at {at} (not in the expected sequence)",
                 arrow(t)
@@ -273,6 +279,7 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
             observed_ms: None,
             tolerance_ms: None,
             ok: false,
+            status: ExpectStatus::Fail,
         };
     };
     let v = e.sum(&m.series);
@@ -306,5 +313,6 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         observed_ms: None,
         tolerance_ms: None,
         ok,
+        status: ExpectStatus::from_ok(ok),
     }
 }

@@ -46,6 +46,35 @@ impl ExpectKind {
     }
 }
 
+/// Where one expectation stands after a run (report.json `expectations[].status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectStatus {
+    /// It held.
+    Pass,
+    /// It did not hold, and the run got far enough to say so.
+    Fail,
+    /// The run stopped before the expectation was due (its time plus tolerance lies after the
+    /// stop, or it is judged at the end of the run): neither a pass nor a failure.
+    NotReached,
+}
+
+impl ExpectStatus {
+    /// `pass`, `fail` or `not_reached`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::NotReached => "not_reached",
+        }
+    }
+
+    /// The status of a finished run's check: pass when it held, else fail.
+    pub fn from_ok(ok: bool) -> Self {
+        if ok { Self::Pass } else { Self::Fail }
+    }
+}
+
 /// One checked expectation (a row of report.json `expectations[]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExpectationResult {
@@ -70,8 +99,10 @@ pub struct ExpectationResult {
     /// wall-clock floor), for transitions with a time.
     #[serde(default)]
     pub tolerance_ms: Option<i64>,
-    /// Whether it held.
+    /// Whether it held (false for `not_reached`: it was not shown to hold).
     pub ok: bool,
+    /// pass | fail | not_reached (an interrupted run never reached its due time).
+    pub status: ExpectStatus,
     /// The one-line explanation.
     pub detail: String,
 }

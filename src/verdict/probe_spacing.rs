@@ -4,7 +4,7 @@
 
 use super::diff::{ProbeArrival, nominal_ms, scaled_ms, scaled_tolerance, shown_tolerance};
 use super::expect::ExpectProbeSpacing;
-use super::{ExpectKind, ExpectationResult, scenario_ms, secs, signed_secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, scenario_ms, secs, signed_secs};
 
 /// Checks that consecutive probe arrivals of `e.dep` are at least `e.min` apart (scaled by
 /// `speed`, minus the scaled tolerance when one is given). No probe at all fails; a single
@@ -41,6 +41,7 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
         observed_ms: delta_ms.map(|d| d + min_ms),
         tolerance_ms: (slack > 0).then_some(slack),
         ok,
+        status: ExpectStatus::from_ok(ok),
         detail,
     };
     match times.len() {

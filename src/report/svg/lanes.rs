@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::geom::{LABEL_W, LANE_H, MIN_SPAN, ROW_H, Scale, pack_rows, s1, text_w};
 use super::{Ctx, esc, faults};
 use crate::engine::events::BreakerState;
-use crate::verdict::{ExpectKind, ExpectationResult};
+use crate::verdict::{ExpectKind, ExpectStatus, ExpectationResult};
 
 /// The colour of a breaker state.
 pub fn color(s: BreakerState) -> &'static str {
@@ -23,6 +23,7 @@ pub fn color(s: BreakerState) -> &'static str {
 const BAND: &str = "#2563eb";
 const FAILED: &str = "#b91c1c";
 const DEADLINE: &str = "#7c3aed";
+const NOT_REACHED: &str = "#9ca3af";
 const NOTE_SIZE: f64 = 11.0;
 
 /// A label under the lane: where it starts, its text, its colour, and its kind (CSS class).
@@ -40,6 +41,7 @@ fn arrow(e: &ExpectationResult) -> &str {
 /// Marks of one expectation on the lane at `y`; returns its label.
 fn expectation(o: &mut String, e: &ExpectationResult, sc: &Scale, y: f64) -> Option<Note> {
     let mid = y + LANE_H / 2.0;
+    let not_reached = e.status == ExpectStatus::NotReached;
     if e.kind == ExpectKind::NoTransition {
         return (!e.ok).then(|| Note {
             x: LABEL_W,
@@ -52,19 +54,31 @@ fn expectation(o: &mut String, e: &ExpectationResult, sc: &Scale, y: f64) -> Opt
         return None;
     }
     let tol = e.tolerance_ms.unwrap_or(0).max(0) as u64;
+    let band = if not_reached { NOT_REACHED } else { BAND };
     if let Some(exp) = e.expected_ms.map(|t| t.max(0) as u64) {
+        if exp.saturating_sub(tol) > sc.end {
+            return None;
+        }
         let (x, w) = sc.span(exp.saturating_sub(tol), exp.saturating_add(tol));
         let xe = sc.x(exp);
         let _ = write!(
             o,
-            r#"<g class="expected" data-ok="{}"><rect class="band" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="{BAND}" fill-opacity="0.16" stroke="{BAND}" stroke-dasharray="2 2"/><path d="M{:.1},{:.1} l5,0 l-5,7 l-5,-7 z" fill="{BAND}"/><title>expected {}</title></g>"#,
-            e.ok,
+            r#"<g class="expected" data-status="{}"><rect class="band" x="{x:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="{band}" fill-opacity="0.16" stroke="{band}" stroke-dasharray="2 2"/><path d="M{:.1},{:.1} l5,0 l-5,7 l-5,-7 z" fill="{band}"/><title>expected {}</title></g>"#,
+            e.status.as_str(),
             y - 4.0,
             LANE_H + 8.0,
             xe - 0.0,
             y - 11.0,
             esc(&e.expected)
         );
+    }
+    if not_reached {
+        return e.expected_ms.map(|t| Note {
+            x: sc.x(t.max(0) as u64) - 4.0,
+            text: format!("{} not reached (run stopped)", arrow(e)),
+            color: NOT_REACHED,
+            class: "expect-not-reached",
+        });
     }
     let at = e.observed_ms.or(e.expected_ms).map(|t| t.max(0) as u64);
     let xo = at.map(|t| sc.x(t));

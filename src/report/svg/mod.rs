@@ -15,7 +15,7 @@ use std::fmt::Write;
 
 use geom::{LABEL_W, RIGHT, Scale, W, s1};
 
-use super::model::{FaultWindow, PolicyReport, ProfileInfo, Report, Verdict};
+use super::model::{FaultWindow, PolicyReport, PolicyStatus, ProfileInfo, Report, Verdict};
 
 /// Escapes text for XML/HTML.
 pub fn esc(s: &str) -> String {
@@ -45,9 +45,19 @@ impl Ctx<'_> {
     }
 }
 
-/// Where policy run `p` of `r` stopped early, in scenario ms: an incomplete run whose policy run
-/// ended before the scenario's duration.
+/// Where policy run `p` of `r` stopped early, in scenario ms: at 0 for a policy that never ran,
+/// where the report's `stopped` says for the run that was cut, else (a report without that
+/// information) where an incomplete run's policy run ended before the scenario's duration.
 pub fn stop_of(r: &Report, p: &PolicyReport) -> Option<u64> {
+    if p.status == PolicyStatus::NotRun {
+        return Some(0);
+    }
+    if let Some(s) = r.stopped.as_ref().filter(|s| s.policy == p.policy) {
+        return Some(s.at_ms);
+    }
+    if let Some(t) = p.stopped_at_ms {
+        return Some(t);
+    }
     (r.verdict == Verdict::Incomplete && r.duration_ms > 0 && p.elapsed_ms < r.duration_ms)
         .then_some(p.elapsed_ms)
 }
