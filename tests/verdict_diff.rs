@@ -243,7 +243,12 @@ fn diff_scales_times_and_tolerances_by_speed_with_a_20ms_floor() {
     assert_eq!(ok[0].expected, "closed→open at 20.000s ±0.200s");
     assert_eq!(ok[0].observed, "20.190s");
     assert_eq!(
-        (ok[0].expected_ms, ok[0].observed_ms, ok[0].delta_ms, ok[0].tolerance_ms),
+        (
+            ok[0].expected_ms,
+            ok[0].observed_ms,
+            ok[0].delta_ms,
+            ok[0].tolerance_ms
+        ),
         (Some(20_000), Some(20_190), Some(190), Some(200))
     );
     let late = diff(&e, &[t("d", Closed, Open, 2_021)], None, &[], 10.0);

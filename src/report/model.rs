@@ -73,6 +73,9 @@ pub struct ProfileInfo {
     pub provider: String,
     /// The endpoint region.
     pub region: String,
+    /// True for a provider's implicit `PROVIDER:default` profile (not in the scenario file).
+    #[serde(default)]
+    pub implicit: bool,
 }
 
 /// Where one policy run stands (report.json `policies[].status`).

@@ -130,7 +130,11 @@ fn ms(v: f64) -> String {
 pub fn latency(p: &PolicyReport, speed: f64) -> Table {
     let wall = speed.is_finite() && speed > 0.0 && speed != 1.0;
     let exact = p.summary.latency_by_dep.values().all(|l| l.exact);
-    let samples = if exact { "samples" } else { "calls (bucket estimate)" };
+    let samples = if exact {
+        "samples"
+    } else {
+        "calls (bucket estimate)"
+    };
     let mut head = vec!["dep", "p50", "p99", "max", samples];
     if wall {
         head.extend(["p50 (wall clock)", "p99 (wall clock)"]);
@@ -162,7 +166,11 @@ pub fn profiles(r: &Report) -> Table {
     );
     for p in &r.profiles {
         t.rows.push(vec![
-            p.id.clone(),
+            if p.implicit {
+                format!("{} (implicit)", p.id)
+            } else {
+                p.id.clone()
+            },
             p.dep.clone(),
             p.provider.clone(),
             p.region.clone(),
@@ -189,9 +197,11 @@ fn applied(f: &FaultWindow) -> String {
 
 /// Every `[[fault]]` with its whole scope and, per policy run, which requests it applied to.
 pub fn faults(r: &Report) -> Table {
-    let mut head: Vec<String> = ["#", "route", "scope", "kind", "detail", "from", "until", "lanes"]
-        .map(String::from)
-        .to_vec();
+    let mut head: Vec<String> = [
+        "#", "route", "scope", "kind", "detail", "from", "until", "lanes",
+    ]
+    .map(String::from)
+    .to_vec();
     head.extend(r.policies.iter().map(|p| format!("applied ({})", p.policy)));
     let mut t = Table {
         numeric: head.iter().map(|h| h == "#").collect(),

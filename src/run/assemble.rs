@@ -8,8 +8,9 @@ use super::dispatch::Counters;
 use super::fault_scope::{assign_lanes, fault_windows};
 use super::harness::PolicyRun;
 use super::plan::ScenarioPlan;
-use crate::report::build::{PolicyRun as BuildInput, build_policy};
+use crate::engine::Profile;
 use crate::replay::traffic::TrafficKind;
+use crate::report::build::{PolicyRun as BuildInput, build_policy};
 use crate::report::model::{
     Lag, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION, TimeBase,
     Verdict,
@@ -71,6 +72,37 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
     report
 }
 
+/// The profile table: the scenario's profiles, then the implicit `PROVIDER:default` profile of
+/// every provider whose endpoint shows up in a timeline without a configured profile (a fallback
+/// model's provider, say), so every `PROVIDER/REGION/FP` lane can be read.
+pub fn profile_table(profiles: &[Profile], policies: &[PolicyReport]) -> Vec<ProfileInfo> {
+    let info = |p: &Profile, implicit: bool| ProfileInfo {
+        id: p.id.clone(),
+        dep: p.dep(),
+        provider: p.provider.clone(),
+        region: p.region().to_string(),
+        implicit,
+    };
+    let mut out: Vec<ProfileInfo> = profiles.iter().map(|p| info(p, false)).collect();
+    let lanes: BTreeSet<&String> = policies
+        .iter()
+        .flat_map(|p| p.breaker_states.keys())
+        .collect();
+    for dep in lanes {
+        if out.iter().any(|p| &p.dep == dep) {
+            continue;
+        }
+        let Some(provider) = dep.split('/').next() else {
+            continue;
+        };
+        let implicit = Profile::implicit(provider);
+        if &implicit.dep() == dep {
+            out.push(info(&implicit, true));
+        }
+    }
+    out
+}
+
 /// Everything the report needs besides the runs.
 #[derive(Debug, Clone)]
 pub struct ReportContext {
@@ -126,16 +158,7 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
         started_at: ctx.started_at,
         duration_ms: file.duration.as_millis() as u64,
         time_base: TimeBase::Scenario,
-        profiles: file
-            .profile
-            .iter()
-            .map(|p| ProfileInfo {
-                id: p.id.clone(),
-                dep: p.dep(),
-                provider: p.provider.clone(),
-                region: p.region().to_string(),
-            })
-            .collect(),
+        profiles: profile_table(&file.profile, &policies),
         speed: plan.speed,
         seed: plan.seed,
         host: ctx.host,

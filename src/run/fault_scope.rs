@@ -7,9 +7,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::engine::Profile;
 use crate::engine::dep::provider_of;
 use crate::report::model::{FaultHit, FaultWindow};
-use crate::engine::Profile;
 use crate::upstream::FaultSpec;
 use crate::upstream::faults::RouteSel;
 use crate::verdict::diff::nominal_ms;
@@ -133,8 +133,10 @@ mod tests {
 
     #[test]
     fn a_fault_touches_only_the_lanes_in_its_scope() {
-        let default = crate::engine::dep::model_dep("openai-codex", "default", "openai-codex:default");
-        let backup = crate::engine::dep::model_dep("openai-codex", "default", "openai-codex:backup");
+        let default =
+            crate::engine::dep::model_dep("openai-codex", "default", "openai-codex:default");
+        let backup =
+            crate::engine::dep::model_dep("openai-codex", "default", "openai-codex:backup");
         let claude = crate::engine::dep::model_dep("anthropic", "default", "anthropic:default");
         let lanes: Vec<String> = vec![
             "calculator".into(),
@@ -176,7 +178,11 @@ mod tests {
         )]
         .into();
         let w = &fault_windows(&[f], &[], hits)[0];
-        assert_eq!((w.from_ms, w.until_ms), (10_000, None), "not divided by speed");
+        assert_eq!(
+            (w.from_ms, w.until_ms),
+            (10_000, None),
+            "not divided by speed"
+        );
         assert_eq!(w.first, Some(1));
         assert_eq!(w.applied_count, 1);
         assert_eq!(w.scope(), "first=1");
@@ -192,6 +198,9 @@ mod tests {
         let w = fault_windows(&[by_token, other], &[p], BTreeMap::new());
         assert_eq!(w[0].profile.as_deref(), Some("openai-codex:default"));
         let shown = w[1].profile.clone().unwrap();
-        assert!(shown.starts_with("token ") && !shown.contains("SECRET"), "{shown}");
+        assert!(
+            shown.starts_with("token ") && !shown.contains("SECRET"),
+            "{shown}"
+        );
     }
 }

@@ -122,7 +122,12 @@ impl EventSink for Observed {
                     st.latency.insert(dep.clone(), h);
                 }
                 if let Some(h) = st.latency.get_mut(dep) {
-                    h.saturating_record(micros(*latency_ms));
+                    // `record` grows the auto-resizing histogram; `saturating_record` would clamp
+                    // to its current (initially tiny) range.
+                    let us = micros(*latency_ms);
+                    if h.record(us).is_err() {
+                        h.saturating_record(us);
+                    }
                 }
             }
             EventKind::RetryAfterSkip { dep, until_ms } => {
@@ -262,6 +267,12 @@ mod tests {
             ));
         }
         o.emit(&attempt(5, "calculator", AttemptOutcome::Rejected, 0.0));
+        // A model call stalled into a 3 s timeout at ×4 (750 ms of wall clock) is not clamped.
+        o.emit(&attempt(9, "llm", AttemptOutcome::Timeout, 750.0));
+        o.emit(&attempt(9, "llm", AttemptOutcome::Ok, 145.0));
+        let llm = o.latency()["llm"];
+        assert!((llm.max_ms - 3_000.0).abs() < 3.0, "{llm:?}");
+        assert!((llm.p50_ms - 580.0).abs() < 1.0, "{llm:?}");
         let l = o.latency()["calculator"];
         assert_eq!(l.count, 100);
         assert!(l.exact);
@@ -328,7 +339,10 @@ mod tests {
             }]
         );
         assert_eq!(m.retries[0].t_ms, 3_000);
-        assert_eq!(m.retries[0].delay_ms, 481, "nominal delays stay as they are");
+        assert_eq!(
+            m.retries[0].delay_ms, 481,
+            "nominal delays stay as they are"
+        );
         assert_eq!(m.dropped, 0);
     }
 }

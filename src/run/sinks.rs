@@ -181,7 +181,10 @@ mod tests {
         assert_eq!(v["event"], "breaker_transition");
         assert_eq!(v["t_ms"], 2, "wall clock");
         assert_eq!(v["scenario_ms"], 8, "× speed");
-        assert_eq!(v["open_for_ms"], 30_000, "scenario time, like the log lines");
+        assert_eq!(
+            v["open_for_ms"], 30_000,
+            "scenario time, like the log lines"
+        );
         assert_eq!(file.lines(), 3);
         assert_eq!(file.errors(), 0);
     }

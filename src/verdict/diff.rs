@@ -143,10 +143,7 @@ fn diff_dep(
         let (exp_t, expected) = match (e.at, e.after) {
             (Some(at), _) => {
                 let t = (scaled_ms(at, speed), nominal_ms(at));
-                (
-                    Some(t),
-                    format!("{want} at {} ±{}", secs(t.1), secs(tol_s)),
-                )
+                (Some(t), format!("{want} at {} ±{}", secs(t.1), secs(tol_s)))
             }
             (None, Some(after)) => {
                 let t = anchor.map(|a| {
@@ -159,7 +156,10 @@ fn diff_dep(
                 let a = secs(nominal_ms(after));
                 (
                     t,
-                    format!("{want} at {shown} ({a} after the previous) ±{}", secs(tol_s)),
+                    format!(
+                        "{want} at {shown} ({a} after the previous) ±{}",
+                        secs(tol_s)
+                    ),
                 )
             }
             (None, None) => (None, format!("{want} (any time)")),
@@ -167,8 +167,7 @@ fn diff_dep(
         let candidates: Vec<usize> = (cursor..obs.len())
             .filter(|&i| obs[i].from == e.from && obs[i].to == e.to)
             .collect();
-        let within =
-            |i: &&usize| exp_t.is_none_or(|x| (obs[**i].t_ms as i64 - x.0).abs() <= tol);
+        let within = |i: &&usize| exp_t.is_none_or(|x| (obs[**i].t_ms as i64 - x.0).abs() <= tol);
         let pick = candidates
             .iter()
             .find(within)

@@ -52,19 +52,24 @@ fn label(f: &FaultWindow) -> String {
     l
 }
 
-/// Draws the fault strip at `top`; returns its height.
-pub fn strip(o: &mut String, faults: &[FaultWindow], sc: &Scale, top: f64) -> f64 {
+/// Draws the fault strip at `top` for the faults that started by `limit` (the stop of an
+/// interrupted run, else the axis end), clipped there; returns its height.
+pub fn strip(o: &mut String, faults: &[FaultWindow], sc: &Scale, limit: u64, top: f64) -> f64 {
+    let faults: Vec<&FaultWindow> = faults.iter().filter(|f| f.from_ms <= limit).collect();
     if faults.is_empty() {
         return 0.0;
     }
-    let labels: Vec<String> = faults.iter().map(label).collect();
+    let labels: Vec<String> = faults.iter().map(|f| label(f)).collect();
     let extents: Vec<(f64, f64)> = faults
         .iter()
         .zip(&labels)
         .map(|(f, l)| {
-            let (x0, x1) = match drawn_span(f, sc.end) {
+            let (x0, x1) = match drawn_span(f, limit) {
                 Some((a, b)) => (sc.x(a), sc.x(b)),
-                None => (sc.x(f.from_ms), sc.x(f.until_ms.unwrap_or(sc.end))),
+                None => (
+                    sc.x(f.from_ms),
+                    sc.x(f.until_ms.unwrap_or(limit).min(limit)),
+                ),
             };
             let x0 = x0.min(super::geom::W - super::geom::RIGHT - text_w(l, LABEL_SIZE));
             (x0, x1.max(x0 + text_w(l, LABEL_SIZE)))
@@ -89,7 +94,7 @@ pub fn strip(o: &mut String, faults: &[FaultWindow], sc: &Scale, top: f64) -> f6
             y + 10.0,
             esc(&labels[i])
         );
-        match drawn_span(f, sc.end) {
+        match drawn_span(f, limit) {
             Some((a, b)) if !sparse(f) => {
                 let (x, w) = sc.span(a, b);
                 let _ = write!(
@@ -99,7 +104,7 @@ pub fn strip(o: &mut String, faults: &[FaultWindow], sc: &Scale, top: f64) -> f6
                 );
             }
             Some(_) => {
-                for h in f.applied.iter().filter(|h| h.t_ms <= sc.end) {
+                for h in f.applied.iter().filter(|h| h.t_ms <= limit) {
                     let _ = write!(
                         o,
                         r#"<rect class="hit" x="{:.1}" y="{:.1}" width="2" height="7" fill="{FAULT}"/>"#,
@@ -109,7 +114,7 @@ pub fn strip(o: &mut String, faults: &[FaultWindow], sc: &Scale, top: f64) -> f6
                 }
             }
             None => {
-                let (x, w) = sc.span(f.from_ms, f.until_ms.unwrap_or(sc.end));
+                let (x, w) = sc.span(f.from_ms, f.until_ms.unwrap_or(limit).min(limit));
                 let _ = write!(
                     o,
                     r#"<rect x="{x:.1}" y="{:.1}" width="{w:.1}" height="5" fill="none" stroke="{FAULT}" stroke-dasharray="2 2"/>"#,
@@ -122,16 +127,19 @@ pub fn strip(o: &mut String, faults: &[FaultWindow], sc: &Scale, top: f64) -> f6
     n_rows as f64 * row_h + 4.0
 }
 
-/// Shades, on the lane of `dep` (at `y`, `h` high), every fault that can touch it.
-pub fn shade_lane(o: &mut String, faults: &[FaultWindow], dep: &str, sc: &Scale, y: f64, h: f64) {
+/// Shades, on the lane of `dep` (at `y`, `h` high), every fault that can touch it, up to `limit`.
+pub fn shade_lane(
+    o: &mut String,
+    faults: &[FaultWindow],
+    dep: &str,
+    (sc, limit): (&Scale, u64),
+    y: f64,
+    h: f64,
+) {
     for f in faults.iter().filter(|f| f.lanes.iter().any(|l| l == dep)) {
         let title = format!("fault #{}: {}", f.index + 1, label(f));
         if sparse(f) {
-            for hit in f
-                .applied
-                .iter()
-                .filter(|x| x.dep == dep && x.t_ms <= sc.end)
-            {
+            for hit in f.applied.iter().filter(|x| x.dep == dep && x.t_ms <= limit) {
                 let _ = write!(
                     o,
                     r#"<rect class="fault-shade hit" data-fault="{}" x="{:.1}" y="{y:.1}" width="{MIN_SPAN}" height="{h}" fill="{FAULT}" fill-opacity="0.75"><title>{}</title></rect>"#,
@@ -140,7 +148,7 @@ pub fn shade_lane(o: &mut String, faults: &[FaultWindow], dep: &str, sc: &Scale,
                     esc(&title)
                 );
             }
-        } else if let Some((a, b)) = drawn_span(f, sc.end) {
+        } else if let Some((a, b)) = drawn_span(f, limit) {
             let (x, w) = sc.span(a, b);
             let _ = write!(
                 o,

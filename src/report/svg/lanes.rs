@@ -191,11 +191,11 @@ pub fn dep_lanes(o: &mut String, cx: &Ctx<'_>, top: f64) -> f64 {
                 );
             }
         }
-        faults::shade_lane(o, &cx.faults, dep, sc, y, LANE_H);
+        faults::shade_lane(o, &cx.faults, dep, (sc, stop), y, LANE_H);
         let mut notes: Vec<Note> = Vec::new();
         for d in p.marks.retry_after.iter().filter(|d| &d.dep == dep) {
             let x = sc.x(d.until_ms);
-            if d.until_ms > sc.end {
+            if d.until_ms > stop {
                 continue;
             }
             let _ = write!(
@@ -217,7 +217,7 @@ pub fn dep_lanes(o: &mut String, cx: &Ctx<'_>, top: f64) -> f64 {
         for e in p
             .expectations
             .iter()
-            .filter(|e| e.dep.as_deref() == Some(dep.as_str()))
+            .filter(|e| e.dep.as_deref() == Some(dep.as_str()) && !cx.due_after_stop(e))
         {
             notes.extend(expectation(o, e, sc, y));
         }

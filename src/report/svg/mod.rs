@@ -36,6 +36,20 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The last ms anything is drawn at: the stop of an interrupted run, else the axis end.
+    fn limit(&self) -> u64 {
+        self.stop_ms.unwrap_or(u64::MAX).min(self.scale.end)
+    }
+
+    /// An expectation whose window opens after the stop: the run never got there, so it is not
+    /// drawn (the stop line counts it).
+    fn due_after_stop(&self, e: &crate::verdict::ExpectationResult) -> bool {
+        let (Some(stop), Some(exp)) = (self.stop_ms, e.expected_ms) else {
+            return false;
+        };
+        exp.saturating_sub(e.tolerance_ms.unwrap_or(0)) > stop as i64
+    }
+
     /// The profile id whose endpoint `dep` is.
     fn profile_of(&self, dep: &str) -> Option<&str> {
         self.profiles
@@ -93,9 +107,15 @@ pub fn timeline(r: &Report, p: &PolicyReport) -> String {
     };
     let mut body = String::new();
     let mut y = 8.0;
-    y += faults::strip(&mut body, &cx.faults, &scale, y);
+    y += faults::strip(&mut body, &cx.faults, &scale, cx.limit(), y);
     let lanes_top = y;
     y += lanes::dep_lanes(&mut body, &cx, y);
+    let _ = write!(
+        body,
+        r##"<line class="separator" x1="8" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#d1d5db"/>"##,
+        W - RIGHT
+    );
+    y += 8.0;
     y += profiles::profile_lanes(&mut body, &cx, y);
     let lanes_bottom = y;
     axis(&mut body, &scale, y);
@@ -103,7 +123,19 @@ pub fn timeline(r: &Report, p: &PolicyReport) -> String {
     rates::panel(&mut body, &cx, y);
     y += rates::CHART_H;
     if let Some(stop) = cx.stop_ms {
-        stop_line(&mut body, &scale, stop, lanes_top, lanes_bottom, y);
+        let later = p
+            .expectations
+            .iter()
+            .filter(|e| cx.due_after_stop(e))
+            .count();
+        let later_faults = p.fault_windows.iter().filter(|f| f.from_ms > stop).count();
+        let mut note = format!("stopped at {} — nothing after this was run", s1(stop));
+        if later + later_faults > 0 {
+            note.push_str(&format!(
+                " ({later} expectations due and {later_faults} faults starting later: see the tables)"
+            ));
+        }
+        stop_line(&mut body, &scale, stop, (lanes_top, lanes_bottom, y), &note);
     }
     y += 14.0;
     legend(&mut body, y);
@@ -124,7 +156,7 @@ fn axis(o: &mut String, sc: &Scale, y: f64) {
         o,
         r##"<g class="axis"><line x1="{LABEL_W}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#6b7280"/><text x="{}" y="{:.1}" text-anchor="end" fill="#4b5563" font-size="11">scenario time</text>"##,
         LABEL_W + sc.plot_w(),
-        LABEL_W - 8.0,
+        LABEL_W - 18.0,
         y + 18.0
     );
     for (t, label) in sc.ticks() {
@@ -139,27 +171,40 @@ fn axis(o: &mut String, sc: &Scale, y: f64) {
     o.push_str("</g>");
 }
 
-fn stop_line(o: &mut String, sc: &Scale, stop: u64, top: f64, lanes_bottom: f64, bottom: f64) {
+fn stop_line(o: &mut String, sc: &Scale, stop: u64, ys: (f64, f64, f64), note: &str) {
+    let (top, lanes_bottom, bottom) = ys;
     let x = sc.x(stop);
     let right = W - RIGHT;
+    let note_w = geom::text_w(note, 12.0) + 12.0;
     let _ = write!(
         o,
-        r##"<g class="stop"><rect x="{x:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="url(#notrun)" fill-opacity="0.9"/><line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{bottom:.1}" stroke="#111827" stroke-width="2.5"/><text x="{:.1}" y="{:.1}" fill="#111827" font-weight="700">stopped at {} — nothing after this was run</text></g>"##,
+        r##"<g class="stop"><rect x="{x:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="url(#notrun)" fill-opacity="0.9"/><line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{bottom:.1}" stroke="#111827" stroke-width="2.5"/><rect x="{:.1}" y="{:.1}" width="{note_w:.1}" height="18" fill="#ffffff" fill-opacity="0.9"/><text x="{:.1}" y="{:.1}" fill="#111827" font-weight="700">{}</text></g>"##,
         (right - x).max(0.0),
         lanes_bottom - top,
         top - 4.0,
-        (x + 6.0).min(right - 330.0),
+        (x + 2.0).min(right - note_w),
+        top - 2.0,
+        (x + 8.0).min(right - note_w + 6.0),
         top + 12.0,
-        s1(stop)
+        esc(note)
     );
 }
 
 fn legend(o: &mut String, y: f64) {
     let items: [(&str, &str); 12] = [
-        (r##"<rect width="12" height="12" fill="#2e9e44"/>"##, "closed"),
-        (r##"<rect width="12" height="12" fill="#f0a800"/>"##, "half_open"),
+        (
+            r##"<rect width="12" height="12" fill="#2e9e44"/>"##,
+            "closed",
+        ),
+        (
+            r##"<rect width="12" height="12" fill="#f0a800"/>"##,
+            "half_open",
+        ),
         (r##"<rect width="12" height="12" fill="#d9342b"/>"##, "open"),
-        (r##"<rect width="12" height="12" fill="url(#hatch)" stroke="#4b5563"/>"##, "fault"),
+        (
+            r##"<rect width="12" height="12" fill="url(#hatch)" stroke="#4b5563"/>"##,
+            "fault",
+        ),
         (
             r##"<rect width="12" height="12" fill="#2563eb" fill-opacity="0.16" stroke="#2563eb" stroke-dasharray="2 2"/><path d="M1,0 l10,0 l-5,7 z" fill="#2563eb"/>"##,
             "expected ± tolerance",
@@ -180,9 +225,15 @@ fn legend(o: &mut String, y: f64) {
             r##"<rect width="12" height="12" fill="url(#cool)" stroke="#ea580c"/>"##,
             "cooldown",
         ),
-        (r##"<path d="M1,0 l9,6 l-9,6 z" fill="#111827"/>"##, "rotation"),
+        (
+            r##"<path d="M1,0 l9,6 l-9,6 z" fill="#111827"/>"##,
+            "rotation",
+        ),
         (r##"<circle cx="6" cy="6" r="6" fill="#2563eb"/>"##, "retry"),
-        (r##"<path d="M6,0 l6,6 l-6,6 l-6,-6 z" fill="#9333ea"/>"##, "fallback"),
+        (
+            r##"<path d="M6,0 l6,6 l-6,6 l-6,-6 z" fill="#9333ea"/>"##,
+            "fallback",
+        ),
     ];
     let mut lx = LABEL_W;
     o.push_str(r#"<g class="legend">"#);
