@@ -19,6 +19,8 @@ pub mod engine;
 /// The degradation-ladder rig (model calls scripted per model).
 pub mod ladder;
 pub mod metrics;
+/// What a real run wrote, read back: time bases, fault scope, marks.
+pub mod reading;
 /// The run-harness helpers.
 pub mod run;
 
