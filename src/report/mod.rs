@@ -5,6 +5,7 @@
 
 pub mod build;
 mod cmd;
+pub mod fault_window;
 pub mod html;
 pub mod markdown;
 pub mod marks;

@@ -21,6 +21,8 @@ pub mod ladder;
 pub mod metrics;
 /// What a real run wrote, read back: time bases, fault scope, marks.
 pub mod reading;
+/// The sample report the report tests render.
+pub mod report_sample;
 /// The run-harness helpers.
 pub mod run;
 
