@@ -43,7 +43,7 @@ fn expectation(o: &mut String, e: &ExpectationResult, sc: &Scale, y: f64) -> Opt
     let mid = y + LANE_H / 2.0;
     let not_reached = e.status == ExpectStatus::NotReached;
     if e.kind == ExpectKind::NoTransition {
-        return (!e.ok).then(|| Note {
+        return (e.status == ExpectStatus::Fail).then(|| Note {
             x: LABEL_W,
             text: format!("✗ expected no transition, observed {}", e.observed),
             color: FAILED,
