@@ -165,7 +165,8 @@ fn report_html_renders_in_headless_chromium_with_every_mark() {
         "screenshot looks blank: {:.1}% ink",
         ink * 100.0
     );
-    // Every kind of mark was painted somewhere on screen (colour within ±24 per channel).
+    // Every kind of mark was painted somewhere on screen (colour within ±24 per channel; the
+    // colours are that far apart, so no mark's count includes another's).
     for (what, hex, at_least) in [
         ("closed bars", "#2e9e44", 2_000),
         ("open bars", "#d9342b", 500),
@@ -173,8 +174,9 @@ fn report_html_renders_in_headless_chromium_with_every_mark() {
         ("failed expectation ✗ and label", "#b91c1c", 30),
         ("cooldown span", "#ea580c", 30),
         ("retry R", "#2563eb", 30),
-        ("fallback ◆", "#9333ea", 20),
-        ("Retry-After deadline", "#7c3aed", 20),
+        ("fallback ◆", "#db2777", 40),
+        ("Retry-After deadline", "#0e7490", 20),
+        ("errors/s line", "#9333ea", 30),
     ] {
         let n = img.count(0, 1800, hex, 24);
         assert!(

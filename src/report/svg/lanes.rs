@@ -22,7 +22,7 @@ pub fn color(s: BreakerState) -> &'static str {
 
 const BAND: &str = "#2563eb";
 const FAILED: &str = "#b91c1c";
-const DEADLINE: &str = "#7c3aed";
+const DEADLINE: &str = "#0e7490";
 const NOT_REACHED: &str = "#9ca3af";
 const NOTE_SIZE: f64 = 11.0;
 

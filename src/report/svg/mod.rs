@@ -218,7 +218,7 @@ fn legend(o: &mut String, y: f64) {
             "failed",
         ),
         (
-            r##"<line x1="6" y1="0" x2="6" y2="12" stroke="#7c3aed" stroke-width="2" stroke-dasharray="4 2"/>"##,
+            r##"<line x1="6" y1="0" x2="6" y2="12" stroke="#0e7490" stroke-width="2" stroke-dasharray="4 2"/>"##,
             "Retry-After",
         ),
         (
@@ -231,7 +231,7 @@ fn legend(o: &mut String, y: f64) {
         ),
         (r##"<circle cx="6" cy="6" r="6" fill="#2563eb"/>"##, "retry"),
         (
-            r##"<path d="M6,0 l6,6 l-6,6 l-6,-6 z" fill="#9333ea"/>"##,
+            r##"<path d="M6,0 l6,6 l-6,6 l-6,-6 z" fill="#db2777"/>"##,
             "fallback",
         ),
     ];

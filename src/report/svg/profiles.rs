@@ -1,6 +1,6 @@
 //! One lane per auth profile, from the engine's events: cooldowns as hatched orange spans,
 //! rotations away from the profile as ▶, same-profile retries as a blue R; and one lane of
-//! model fallbacks as ◆. This is where two policies differ (legacy: cooldowns, rotations and
+//! model fallbacks as pink ◆. This is where two policies differ (legacy: cooldowns, rotations and
 //! fallbacks; the retry gate: retries), so an A/B report shows the difference in the picture.
 
 use std::collections::BTreeSet;
@@ -13,7 +13,7 @@ use super::{Ctx, esc};
 const COOLDOWN: &str = "#ea580c";
 const ROTATION: &str = "#111827";
 const RETRY: &str = "#2563eb";
-const FALLBACK: &str = "#9333ea";
+const FALLBACK: &str = "#db2777";
 /// Cooldown labels per lane (every cooldown keeps its span and tooltip).
 const MAX_LABELS: usize = 4;
 
@@ -140,7 +140,7 @@ pub fn profile_lanes(o: &mut String, cx: &Ctx<'_>, top: f64) -> f64 {
             let x = sc.x(f.t_ms);
             let _ = write!(
                 o,
-                r#"<path class="fallback" d="M{x:.1},{:.1} l6,6 l-6,6 l-6,-6 z" fill="{FALLBACK}" fill-opacity="0.85"><title>fallback {} → {} at {}</title></path>"#,
+                r#"<path class="fallback" d="M{x:.1},{:.1} l6,6 l-6,6 l-6,-6 z" fill="{FALLBACK}"><title>fallback {} → {} at {}</title></path>"#,
                 y + 5.0,
                 esc(&f.from),
                 esc(&f.to),
