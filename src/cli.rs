@@ -50,8 +50,9 @@ pub struct RunArgs {
     /// Scenario NAME (fixtures/scenarios/NAME.toml) or PATH; repeat for a suite.
     #[arg(long = "scenario", value_name = "NAME|PATH")]
     pub scenarios: Vec<String>,
-    /// Divide every duration by F (traffic, faults, engine timers, expectations).
-    #[arg(long, value_name = "F")]
+    /// Divide every duration by F (traffic, faults, engine timers, expectations), 0.01 to 100
+    /// (default 1; the weekly job runs at 1).
+    #[arg(long, value_name = "F", value_parser = crate::util::speed::parse)]
     pub speed: Option<f64>,
     /// Seed for every random choice (overrides the scenario's seed).
     #[arg(long, value_name = "N")]
@@ -109,8 +110,8 @@ pub struct ReplayArgs {
     /// Base URL of the target (the mock upstream or a gateway speaking its routes).
     #[arg(long, value_name = "URL")]
     pub target: String,
-    /// Divide every offset by F.
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    /// Divide every offset by F, 0.01 to 100.
+    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = crate::util::speed::parse)]
     pub speed: f64,
     /// Write per-request results as JSONL.
     #[arg(long, value_name = "FILE")]

@@ -3,10 +3,13 @@
 //! re-renders from report.json (exit 2 naming file:line:col on bad JSON). Headless Chromium
 //! renders the page in `report_render`.
 
-use rehearse::report::build::summary_from;
+use rehearse::report::build::{PolicyRun, build_policy, summary_from};
 use rehearse::report::model::{Report, SCHEMA_VERSION, Verdict};
 use rehearse::report::write_all;
+use rehearse::scrape::{CompactScrapes, ScrapeLog};
+use rehearse::verdict::Expectations;
 
+use crate::support::report_sample::EXPECT;
 pub use crate::support::report_sample::sample_report;
 
 fn keys(v: &serde_json::Value) -> Vec<&str> {
@@ -335,4 +338,97 @@ fn markdown_and_html_show_the_same_per_policy_tables() {
     assert!(md.contains("| crm_search | 31 | 6 | 4.6 s |"), "{md}");
     assert!(md.contains("max disagreement |"));
     assert!(md.contains("- times: All times are scenario time"), "{md}");
+}
+
+/// Issue 12 item 2: with an event log the timeline and the diff take its times (the one source),
+/// the report says so, and every place the scrapes disagree with it is a row.
+#[test]
+fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() {
+    use rehearse::engine::events::BreakerState;
+    use rehearse::report::model::TransitionTimes;
+    use rehearse::scrape::{DisagreementKind, Timing, Transition};
+    let log = ScrapeLog::from_prom(include_str!(
+        "../fixtures/metrics/breaker-flap.scrapes.prom"
+    ))
+    .unwrap();
+    let log = CompactScrapes::from_log(&log, 1_790_000_000.0);
+    let expect: Expectations = toml::from_str(EXPECT).unwrap();
+    // The engine says ws_realtime tripped at 5.900 s; the fixture's scrapes show it open (and
+    // counted) at 5.000 s and hold crm_search transitions the log lacks.
+    let events = [Transition {
+        dep: "ws_realtime".into(),
+        from: BreakerState::Closed,
+        to: BreakerState::Open,
+        t_ms: 5_900,
+        timing: Timing::Event,
+    }];
+    let build = |events: Option<&[Transition]>| {
+        build_policy(PolicyRun {
+            policy: "retry-gate",
+            expect: &expect,
+            scrapes: &log,
+            events,
+            scrape_interval_ms: 1_000,
+            arrivals: &[],
+            speed: 1.0,
+            fault_windows: vec![],
+            latency: Default::default(),
+            marks: Default::default(),
+            replay: None,
+            failed_requests: None,
+            user_visible_errors: None,
+            elapsed_ms: 6_000,
+            canaries: Default::default(),
+            stopped_at_ms: None,
+        })
+    };
+    let by_scrape = build(None);
+    assert_eq!(by_scrape.transition_times, TransitionTimes::Scrape);
+    assert!(by_scrape.disagreements.is_empty());
+    let p = build(Some(&events));
+    assert_eq!(p.transition_times, TransitionTimes::EventLog);
+    assert_eq!(p.transitions, events, "the timeline is the event log's");
+    let ws = p
+        .expectations
+        .iter()
+        .find(|e| e.dep.as_deref() == Some("ws_realtime"))
+        .unwrap();
+    assert_eq!(
+        ws.observed, "5.900s",
+        "the diff uses the event time: {ws:?}"
+    );
+    assert!(!ws.ok);
+    let kinds: Vec<_> = p.disagreements.iter().map(|d| d.kind).collect();
+    assert!(kinds.contains(&DisagreementKind::State), "{kinds:?}");
+    assert!(kinds.contains(&DisagreementKind::NotInEvents), "{kinds:?}");
+    let ws_state = p
+        .disagreements
+        .iter()
+        .find(|d| d.dep == "ws_realtime" && d.kind == DisagreementKind::State)
+        .expect("ws_realtime state row");
+    assert!(
+        ws_state
+            .detail
+            .contains("show ws_realtime open; events.jsonl has it closed"),
+        "{}",
+        ws_state.detail
+    );
+
+    let mut r = sample_report();
+    r.policies = vec![p, by_scrape];
+    r.policies[1].policy = "legacy".into();
+    let md = rehearse::report::markdown::render(&r);
+    assert!(
+        md.contains("[retry-gate] Transitions timed by events.jsonl")
+            && md.contains("[legacy] Transitions timed by scrape"),
+        "{md}"
+    );
+    assert!(md.contains("### Event log vs scrapes"), "{md}");
+    assert!(md.contains("| not_in_events |"), "{md}");
+    let html = rehearse::report::html::render(&r);
+    assert!(html.contains("<h3>Event log vs scrapes</h3>"));
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["policies"][0]["transition_times"], "events.jsonl");
+    assert_eq!(json["policies"][0]["transitions"][0]["timing"], "event");
+    assert_eq!(json["policies"][1]["transition_times"], "scrape");
 }

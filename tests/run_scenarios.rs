@@ -7,7 +7,8 @@ use crate::support::reading::{
     assert_retry_delays_are_scenario_time, assert_rows_carry_both_times, fault,
 };
 use crate::support::run::{
-    fixture, repo_root, report_json, reported_path, run_in, run_scenario, show,
+    assert_canaries_reconcile, fixture, repo_root, report_json, reported_path, run_in,
+    run_scenario, show,
 };
 
 /// The fixture scenarios and the `--speed` CI runs them at (wall time = duration / speed).
@@ -164,6 +165,7 @@ fn every_fixture_scenario_passes_at_ci_speed_and_the_readme_command_works() {
         if name == "retry-after-429" {
             assert_429_reads_right(&r);
         }
+        assert_canaries_reconcile(&md);
         if name == "smoke" {
             assert_eq!(r["speed"], 1.0);
             assert!(
@@ -300,6 +302,11 @@ fn timeout_storm_report_shows_both_policies_side_by_side() {
             .count(),
         3
     );
+    // Issue 12 item 6: the `first = 1` stalls are aimed at user calls; canaries never see them
+    // (they used to be stalled by them), and none is failed by the end of the run.
+    let (calls, failures) = assert_canaries_reconcile(&reported_path(&out));
+    assert!(calls >= 10, "{calls} canaries");
+    assert_eq!(failures, 0, "a canary failed in timeout-storm");
 }
 
 #[test]

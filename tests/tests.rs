@@ -17,6 +17,9 @@ mod breaker_machine;
 // Breaker half-open pacing, probes and closing.
 mod breaker_half_open;
 
+// Exported breaker state at scrape time; observing a breaker changes none of its decisions.
+mod breaker_scrape_time;
+
 // The breaker/timeouts/budget/health/throttle config sub-tables.
 mod breaker_config;
 
@@ -79,6 +82,12 @@ mod run_scenarios;
 
 // Synthetic health checks in a real run: marked canaries, probe spacing, disagreement (issue 3.4).
 mod run_health;
+
+// No vacuous pass: misspelt series/labels, unproducible deps, empty or late traffic are exit 2.
+mod scenario_validate;
+
+// SIGTERM early in weekly: the stop line, not_reached checks, not_run for an A/B's second policy.
+mod run_interrupted;
 
 // The run harness's failure paths: mutations, malformed input, SIGTERM, lock, suites, repeats.
 mod run_failures;

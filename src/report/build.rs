@@ -1,17 +1,18 @@
 //! Builders the run harness calls: the A/B [`Summary`] from the final scrape, and a whole
-//! [`PolicyReport`] from one policy run's scrapes, exact latencies and marks. The diff runs on
-//! the wall clock the run was measured in; everything the report holds is then converted to
-//! scenario time here (× speed), so the verdict cannot depend on the base the report speaks in.
+//! [`PolicyReport`] from what one policy run kept of its scrapes ([`CompactScrapes`]), its exact
+//! latencies and marks. The diff runs on the wall clock the run was measured in; everything the
+//! report holds is then converted to scenario time here (× speed), so the verdict cannot depend
+//! on the base the report speaks in.
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::model::{
     FaultWindow, HealthRow, Latency, Marks, PolicyReport, PolicyStatus, ReplayInfo, ScrapeStats,
-    Summary,
+    Summary, TransitionTimes,
 };
-use crate::scrape::{Exposition, ScrapeLog, timeline};
-use crate::verdict::{Expectations, ProbeArrival, diff, scenario_ms_u};
+use crate::scrape::{CompactScrapes, Exposition, Transition, crosscheck, timeline};
+use crate::verdict::{Expectations, ProbeArrival, diff_until, scenario_ms_u};
 
 fn count(v: f64) -> u64 {
     if v.is_finite() && v > 0.0 {
@@ -73,8 +74,8 @@ pub fn summary_from(e: &Exposition) -> Summary {
     }
 }
 
-impl From<&ScrapeLog> for ScrapeStats {
-    fn from(l: &ScrapeLog) -> Self {
+impl From<&CompactScrapes> for ScrapeStats {
+    fn from(l: &CompactScrapes) -> Self {
         ScrapeStats {
             ok: l.ok,
             failures: l.failures,
@@ -90,11 +91,15 @@ pub struct PolicyRun<'a> {
     pub policy: &'a str,
     /// The scenario's whole `[expect]` table (filtered to this policy here).
     pub expect: &'a Expectations,
-    /// The run's scrapes.
-    pub scrapes: &'a ScrapeLog,
-    /// The run start in Unix seconds (what the engine's transition timestamps count from).
-    pub start_unix_s: f64,
-    /// The upstream's request arrivals (probes flagged).
+    /// What the run kept of its scrapes (timeline, final scrape, breaker series, counts).
+    pub scrapes: &'a CompactScrapes,
+    /// The engine's breaker transitions from its event log (events.jsonl), time-ordered: when
+    /// given, they time every transition and the scrapes are checked against them; `None`
+    /// derives the transitions from the scrapes.
+    pub events: Option<&'a [Transition]>,
+    /// The scrape interval at the run's speed, ms (for the disagreement rows).
+    pub scrape_interval_ms: u64,
+    /// The upstream's breaker-probe arrivals (other arrivals may be left out).
     pub arrivals: &'a [ProbeArrival],
     /// The `--speed` divisor.
     pub speed: f64,
@@ -114,12 +119,16 @@ pub struct PolicyRun<'a> {
     pub elapsed_ms: u64,
     /// Canary calls and failures per dep (from the run's `HealthCheck` events).
     pub canaries: BTreeMap<String, (u64, u64)>,
+    /// When a stop request cut the run short: run ms of the stop (`None`: it reached
+    /// `duration`). Expectations the stop came before are `not_reached`.
+    pub stopped_at_ms: Option<u64>,
 }
 
 /// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
-/// scrape (a dep with a gauge but no canary still gets a row).
+/// scrape (`max_disagreement`, see [`CompactScrapes::max_disagreement`]; a dep with a gauge but
+/// no canary still gets a row).
 pub fn health_rows(
-    scrapes: &[(u64, &Exposition)],
+    max_disagreement: &BTreeMap<String, f64>,
     canaries: &BTreeMap<String, (u64, u64)>,
 ) -> BTreeMap<String, HealthRow> {
     let mut rows: BTreeMap<String, HealthRow> = canaries
@@ -133,23 +142,19 @@ pub fn health_rows(
             (dep.clone(), row)
         })
         .collect();
-    for (_, e) in scrapes {
-        for s in e
-            .samples()
-            .filter(|s| s.name == "health_breaker_disagreement_seconds")
-        {
-            let dep = s.labels.get("dep").cloned().unwrap_or_default();
-            let row = rows.entry(dep).or_default();
-            if s.value.is_finite() && s.value > row.max_disagreement_s {
-                row.max_disagreement_s = s.value;
-            }
+    for (dep, &max) in max_disagreement {
+        let row = rows.entry(dep.clone()).or_default();
+        if max.is_finite() && max > row.max_disagreement_s {
+            row.max_disagreement_s = max;
         }
     }
     rows
 }
 
 /// Derives the timeline, runs the diff (wall clock) and computes the summary for one policy run;
-/// the result is in scenario time.
+/// the result is in scenario time. With an event log, its transitions are the one source of
+/// transition times for the timeline and the diff alike, and every disagreement of the scrapes
+/// with it is listed; without one, both use the transitions derived from the scrapes.
 pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
     let speed = if run.speed.is_finite() && run.speed > 0.0 {
         run.speed
@@ -157,16 +162,30 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         1.0
     };
     let to_s = |ms: u64| scenario_ms_u(ms, speed);
-    let scrapes = run.scrapes.parsed();
-    let mut tl = timeline::derive(&scrapes, run.start_unix_s);
-    let mut health = health_rows(&scrapes, &run.canaries);
+    let mut tl = run.scrapes.timeline();
+    let (transition_times, mut disagreements) = match run.events {
+        Some(events) => {
+            tl.transitions = events.to_vec();
+            tl.states = timeline::states(&tl.transitions, run.scrapes.first_states());
+            let rows = crosscheck(
+                events,
+                &run.scrapes.breaker_scrapes(),
+                run.scrape_interval_ms,
+                speed,
+            );
+            (TransitionTimes::EventLog, rows)
+        }
+        None => (TransitionTimes::Scrape, Vec::new()),
+    };
+    let mut health = health_rows(run.scrapes.max_disagreement(), &run.canaries);
     let final_scrape = run.scrapes.last_parsed();
-    let expectations = diff(
+    let expectations = diff_until(
         &run.expect.for_policy(run.policy),
         &tl.transitions,
         final_scrape,
         run.arrivals,
         run.speed,
+        run.stopped_at_ms,
     );
     let mut summary = final_scrape.map(summary_from).unwrap_or_default();
     summary.failed_requests = run.failed_requests;
@@ -187,17 +206,18 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
     for h in health.values_mut() {
         h.max_disagreement_s *= speed;
     }
-    let ok = expectations.iter().all(|e| e.ok);
+    for d in &mut disagreements {
+        d.t_ms = to_s(d.t_ms);
+    }
+    let status = PolicyStatus::of(&expectations, run.stopped_at_ms.is_some());
     PolicyReport {
         policy: run.policy.to_string(),
-        ok,
-        status: if ok {
-            PolicyStatus::Pass
-        } else {
-            PolicyStatus::Fail
-        },
+        ok: status == PolicyStatus::Pass,
+        status,
         expectations,
         transitions: tl.transitions,
+        transition_times,
+        disagreements,
         summary,
         breaker_states: tl.states,
         rates: tl.rates,
@@ -207,7 +227,7 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         elapsed_ms: to_s(run.elapsed_ms),
         wall_elapsed_ms: run.elapsed_ms,
         marks: run.marks,
-        stopped_at_ms: None,
+        stopped_at_ms: run.stopped_at_ms.map(to_s),
         health,
     }
 }

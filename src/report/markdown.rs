@@ -1,11 +1,13 @@
-//! report.md: the verdict first and the time base, then the profile table, expected vs observed
-//! with deltas, the A/B table, fault windows with their scope, transitions, outcomes, latency,
-//! replay schedule lag, host and TCP stack, config.
+//! report.md: the verdict first (a stopped run's stop line above it) and the time base, then
+//! the profile table, expected vs observed with deltas (✓ pass, ✗ fail, ○ not reached), the A/B
+//! table, fault windows with their scope, transitions, outcomes, latency, replay schedule lag,
+//! host and TCP stack, config.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::model::{PolicyReport, Report, Summary};
+use super::lead;
+use super::model::{ExpectStatus, PolicyReport, PolicyStatus, Report, Summary};
 use super::table;
 use crate::verdict::signed_secs;
 
@@ -92,23 +94,23 @@ pub fn render(r: &Report) -> String {
         r.scenario,
         r.verdict.as_str().to_uppercase()
     );
+    if let Some((stop, rest)) = lead::stop_line(r) {
+        let _ = writeln!(o, "**{stop}** ({rest})\n");
+    }
     if let Some(reason) = &r.reason {
         let _ = writeln!(o, "**Reason:** {reason}\n");
     }
-    let failed: usize = r
-        .policies
-        .iter()
-        .map(|p| p.expectations.iter().filter(|e| !e.ok).count())
-        .sum();
-    let total: usize = r.policies.iter().map(|p| p.expectations.len()).sum();
     let _ = writeln!(
         o,
-        "- verdict: **{}** ({} of {total} expectations failed)",
+        "- verdict: **{}** ({})",
         r.verdict.as_str(),
-        failed
+        r.tally().sentence()
     );
     if let Some(d) = &r.description {
         let _ = writeln!(o, "- scenario: {d}");
+    }
+    if let Some(t) = lead::traffic_line(r) {
+        let _ = writeln!(o, "- traffic: {t}");
     }
     let _ = writeln!(
         o,
@@ -118,23 +120,22 @@ pub fn render(r: &Report) -> String {
     let pols: Vec<&str> = r.policies.iter().map(|p| p.policy.as_str()).collect();
     let _ = writeln!(o, "- policies: {}", pols.join(", "));
     let _ = writeln!(o, "- times: {}\n", table::time_base(r));
-    for p in r
-        .policies
-        .iter()
-        .flat_map(|p| p.expectations.iter().filter(|e| !e.ok).map(move |e| (p, e)))
-    {
-        let _ = writeln!(o, "- ✗ [{}] {}", p.0.policy, p.1.detail);
+    for (p, e) in r.policies.iter().flat_map(|p| {
+        p.expectations
+            .iter()
+            .filter(|e| e.status == ExpectStatus::Fail)
+            .map(move |e| (p, e))
+    }) {
+        let _ = writeln!(o, "- ✗ [{}] {}", p.policy, e.detail);
+    }
+    for p in &r.policies {
+        let _ = writeln!(o, "- [{}] {}", p.policy, table::timing_note(p));
     }
     o.push_str("\n## Profiles\n\n");
     table::profiles(r).markdown(&mut o);
     o.push_str("\n## Expected vs observed\n");
     for p in &r.policies {
-        let _ = writeln!(
-            o,
-            "\n### Policy `{}`: {}\n",
-            p.policy,
-            if p.ok { "pass" } else { "fail" }
-        );
+        let _ = writeln!(o, "\n### Policy `{}`: {}\n", p.policy, p.status.as_str());
         if p.expectations.is_empty() {
             o.push_str("No expectations.\n");
             continue;
@@ -144,7 +145,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} | {} | {} | {} |",
-                if e.ok { "✓" } else { "✗" },
+                lead::mark(e.status),
                 e.kind.as_str(),
                 cell(e.dep.as_deref().unwrap_or("")),
                 cell(&e.expected),
@@ -249,8 +250,15 @@ fn read_failures(o: &mut String, config: &serde_json::Value) {
 }
 
 fn policy_details(o: &mut String, p: &PolicyReport, speed: f64) {
+    if p.status == PolicyStatus::NotRun {
+        let _ = writeln!(o, "\n## Policy `{}`\n\nNot run.", p.policy);
+        return;
+    }
     let _ = writeln!(o, "\n## Policy `{}`\n\n### Transitions\n", p.policy);
+    let _ = writeln!(o, "{}\n", table::timing_note(p));
     table::transitions(p).markdown(o);
+    o.push_str("\n### Event log vs scrapes\n\n");
+    table::agreement(p).markdown(o);
     o.push_str("\n### Outcomes by dep\n\n");
     table::outcomes(p).markdown(o);
     o.push_str("\n### Latency\n\n");

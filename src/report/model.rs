@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 pub use super::fault_window::{FaultHit, FaultWindow};
 pub use super::marks::Marks;
-use crate::scrape::{RatePoint, StatePoint, Transition};
+pub use super::status::{PolicyStatus, Stopped, Tally, TrafficInfo};
+use crate::scrape::{Disagreement, RatePoint, StatePoint, Transition};
 pub use crate::verdict::ExpectStatus;
 use crate::verdict::ExpectationResult;
 
@@ -79,46 +80,6 @@ pub struct ProfileInfo {
     pub implicit: bool,
 }
 
-/// Where one policy run stands (report.json `policies[].status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PolicyStatus {
-    /// The run finished and every expectation held.
-    Pass,
-    /// At least one expectation failed (finished, or stopped after the failure was certain).
-    Fail,
-    /// Stopped early with no certain failure: some expectations were never reached.
-    Incomplete,
-    /// Never started (a stop or a harness error came first); its expectations are all
-    /// `not_reached`.
-    NotRun,
-}
-
-impl PolicyStatus {
-    /// `pass`, `fail`, `incomplete` or `not_run`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pass => "pass",
-            Self::Fail => "fail",
-            Self::Incomplete => "incomplete",
-            Self::NotRun => "not_run",
-        }
-    }
-}
-
-/// Where and why a run stopped before `duration` (report.json `stopped`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stopped {
-    /// What stopped it (`SIGTERM`, `SIGINT`).
-    pub reason: String,
-    /// When, ms of scenario time (run time × speed) into the policy run that was cut.
-    pub at_ms: u64,
-    /// The scenario's `duration`, ms.
-    pub of_ms: u64,
-    /// The policy run that was cut (later ones are `not_run`).
-    pub policy: String,
-}
-
 /// report.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -154,7 +115,11 @@ pub struct Report {
     pub seed: u64,
     /// Host and TCP stack facts (from `host::fingerprint`).
     pub host: serde_json::Value,
-    /// One entry per policy run, in run order.
+    /// The replayed traffic file and how much of it `duration` cut.
+    #[serde(default)]
+    pub traffic: Option<TrafficInfo>,
+    /// One entry per policy run, in run order; policies that never started are listed with
+    /// status `not_run`.
     pub policies: Vec<PolicyReport>,
     /// Replay schedule accuracy over all policy runs.
     pub replay: ReplayInfo,
@@ -176,8 +141,15 @@ pub struct PolicyReport {
     pub status: PolicyStatus,
     /// The checked expectations.
     pub expectations: Vec<ExpectationResult>,
-    /// Observed breaker transitions, time-ordered.
+    /// Observed breaker transitions, time-ordered (timed by [`PolicyReport::transition_times`]).
     pub transitions: Vec<Transition>,
+    /// The one source of the transitions' times, used by the timeline and the diff alike.
+    #[serde(default)]
+    pub transition_times: TransitionTimes,
+    /// Where events.jsonl and the scrapes disagree (empty when they agree, or when there was no
+    /// event log to compare).
+    #[serde(default)]
+    pub disagreements: Vec<Disagreement>,
     /// The A/B numbers.
     pub summary: Summary,
     /// Per dep, breaker state as a step function from t = 0 (for the timeline).
@@ -210,6 +182,30 @@ pub struct PolicyReport {
     /// Synthetic health checks per dep.
     #[serde(default)]
     pub health: BTreeMap<String, HealthRow>,
+}
+
+/// Where a policy run's transition times come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TransitionTimes {
+    /// The engine's events (events.jsonl): the exact instant of each change. What runs use; the
+    /// scrapes are then checked against it ([`PolicyReport::disagreements`]).
+    #[serde(rename = "events.jsonl")]
+    EventLog,
+    /// Derived from the scrapes (counter deltas, timestamp gauges): only when there is no event
+    /// log (reports built from scrapes alone, and report.json files older than this field).
+    #[default]
+    #[serde(rename = "scrape")]
+    Scrape,
+}
+
+impl TransitionTimes {
+    /// `events.jsonl` or `scrape`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EventLog => "events.jsonl",
+            Self::Scrape => "scrape",
+        }
+    }
 }
 
 /// One dep's synthetic health checks (canaries) over a policy run.
@@ -318,25 +314,6 @@ impl ReplayInfo {
 }
 
 impl Report {
-    /// Fills in what a report.json written before `status` existed lacks, so `rehearse report`
-    /// still re-renders it: each expectation's `status` from its `ok`, each policy's from its
-    /// `ok`. Leaves present values alone.
-    pub fn upgrade_json(v: &mut serde_json::Value) {
-        let Some(policies) = v.get_mut("policies").and_then(|p| p.as_array_mut()) else {
-            return;
-        };
-        let status = |ok: bool| if ok { "pass" } else { "fail" };
-        for p in policies.iter_mut().filter_map(|p| p.as_object_mut()) {
-            let ok = p.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
-            p.entry("status").or_insert_with(|| status(ok).into());
-            let exps = p.get_mut("expectations").and_then(|e| e.as_array_mut());
-            for e in exps.into_iter().flatten().filter_map(|e| e.as_object_mut()) {
-                let ok = e.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
-                e.entry("status").or_insert_with(|| status(ok).into());
-            }
-        }
-    }
-
     /// pass when every policy run's expectations held, else fail. (The harness sets
     /// incomplete/error itself, with a reason.)
     pub fn verdict_from_policies(policies: &[PolicyReport]) -> Verdict {

@@ -45,13 +45,10 @@ pub struct RunPlan {
     pub plain_progress: bool,
 }
 
-/// Parses a `--speed` value: finite and > 0.
+/// Checks a `--speed` value against the crate's bounds ([`crate::util::speed`]): clap checks
+/// the flag already; this covers in-process callers that build [`RunArgs`] themselves.
 pub fn check_speed(speed: f64) -> anyhow::Result<f64> {
-    if speed.is_finite() && speed > 0.0 {
-        Ok(speed)
-    } else {
-        bail!("--speed must be a number above 0, got {speed}")
-    }
+    Ok(crate::util::speed::check(speed)?)
 }
 
 /// Builds the plan from the flags.
@@ -98,7 +95,7 @@ mod tests {
     #[test]
     fn speed_must_be_positive_and_finite() {
         assert_eq!(check_speed(4.0).unwrap(), 4.0);
-        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-20, 1e9, 100.5, 0.005] {
             assert!(check_speed(bad).is_err());
         }
     }

@@ -77,6 +77,11 @@ fn validate_one(path: &Path) -> Result<String, String> {
         FileKind::Traffic => {
             let lines =
                 crate::replay::traffic::parse_traffic(&text, &origin).map_err(|e| e.to_string())?;
+            if lines.is_empty() {
+                return Err(format!(
+                    "{origin}: the traffic file has no requests (a run would send nothing)"
+                ));
+            }
             Ok(format!("{origin}: traffic, {} requests", lines.len()))
         }
         FileKind::Faults => {
@@ -93,8 +98,12 @@ fn validate_one(path: &Path) -> Result<String, String> {
             for w in &checked.warnings {
                 eprintln!("warning: {origin}: {w}");
             }
+            let cut = match checked.beyond_duration {
+                0 => String::new(),
+                n => format!(" ({n} after `duration`, left out)"),
+            };
             Ok(format!(
-                "{origin}: scenario `{}`, {} requests, {} faults, {} expectations",
+                "{origin}: scenario `{}`, {} requests{cut}, {} faults, {} expectations",
                 checked.file.name,
                 checked.traffic.len(),
                 checked.file.fault.len(),

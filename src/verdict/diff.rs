@@ -8,12 +8,15 @@
 //! The comparison runs on wall-clock times: every expected time and tolerance is divided by
 //! `speed`, tolerances never drop below 20 ms of wall clock. What a result says (strings,
 //! `expected_ms`, `observed_ms`, `delta_ms`, `tolerance_ms`) is scenario time (× speed).
+//! A run stopped early ([`diff_until`]) marks what it never reached `not_reached` (see
+//! [`super::reach`]).
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
+use super::reach::{Decided, settle};
 use super::{
     ExpectKind, ExpectStatus, ExpectationResult, probe_spacing, scenario_ms, secs, signed_secs,
 };
@@ -34,17 +37,9 @@ pub struct ProbeArrival {
     pub probe: bool,
 }
 
-fn speed_or_one(speed: f64) -> f64 {
-    if speed.is_finite() && speed > 0.0 {
-        speed
-    } else {
-        1.0
-    }
-}
-
-/// A duration at speed 1 → ms at `speed`.
+/// A duration at speed 1 → ms at `speed` (saturating; see [`crate::util::speed::scale_ms`]).
 pub fn scaled_ms(d: Duration, speed: f64) -> i64 {
-    (d.as_secs_f64() * 1000.0 / speed_or_one(speed)).round() as i64
+    crate::util::speed::scale_ms(d, speed)
 }
 
 /// A tolerance at speed 1 → ms at `speed`, never below 20 ms.
@@ -60,17 +55,31 @@ pub fn nominal_ms(d: Duration) -> i64 {
 /// The tolerance [`scaled_tolerance`] applies, said in scenario time: the nominal tolerance, or
 /// the 20 ms wall-clock floor × speed when that is larger.
 pub fn shown_tolerance(d: Duration, speed: f64) -> i64 {
-    nominal_ms(d).max(scenario_ms(MIN_TOLERANCE_MS, speed_or_one(speed)))
+    nominal_ms(d).max(scenario_ms(MIN_TOLERANCE_MS, speed))
 }
 
 /// Checks `expect` (already filtered to one policy run, see `Expectations::for_policy`) against
-/// the observed `transitions` (time-ordered), the `final_scrape` and the upstream's `arrivals`.
+/// the observed `transitions` (time-ordered), the `final_scrape` and the upstream's `arrivals`
+/// of a run that reached its `duration`.
 pub fn diff(
     expect: &Expectations,
     transitions: &[Transition],
     final_scrape: Option<&Exposition>,
     arrivals: &[ProbeArrival],
     speed: f64,
+) -> Vec<ExpectationResult> {
+    diff_until(expect, transitions, final_scrape, arrivals, speed, None)
+}
+
+/// [`diff`] of a run stopped at `stop_ms` (run ms; `None` = it reached `duration`): every result's
+/// status follows [`reach::status`] — what the stop came before is `not_reached`.
+pub fn diff_until(
+    expect: &Expectations,
+    transitions: &[Transition],
+    final_scrape: Option<&Exposition>,
+    arrivals: &[ProbeArrival],
+    speed: f64,
+    stop_ms: Option<u64>,
 ) -> Vec<ExpectationResult> {
     let mut out = Vec::new();
     let mut deps: Vec<&str> = Vec::new();
@@ -83,10 +92,17 @@ pub fn diff(
         let exp: Vec<&ExpectTransition> =
             expect.transition.iter().filter(|e| e.dep == dep).collect();
         let obs: Vec<&Transition> = transitions.iter().filter(|t| t.dep == dep).collect();
-        out.extend(diff_dep(dep, &exp, &obs, speed));
+        out.extend(diff_dep(dep, &exp, &obs, speed, stop_ms));
     }
     for m in &expect.metric {
-        out.push(diff_metric(m, final_scrape));
+        let mut r = diff_metric(m, final_scrape);
+        settle(
+            &mut r,
+            &m.series.to_string(),
+            Decided::EndOfRun,
+            (stop_ms, speed),
+        );
+        out.push(r);
     }
     for n in &expect.no_transition {
         let seen: Vec<&Transition> = transitions.iter().filter(|t| t.dep == n.dep).collect();
@@ -100,7 +116,7 @@ pub fn diff(
             ),
         };
         let detail = format!("{} expected no transition, observed {observed}", n.dep);
-        out.push(ExpectationResult {
+        let mut r = ExpectationResult {
             kind: ExpectKind::NoTransition,
             dep: Some(n.dep.clone()),
             expected: "no transition".into(),
@@ -112,10 +128,27 @@ pub fn diff(
             ok: seen.is_empty(),
             status: ExpectStatus::from_ok(seen.is_empty()),
             detail,
-        });
+        };
+        // A transition seen is a failure for good; none seen yet vouches for nothing.
+        let decided = if r.ok {
+            Decided::EndOfRun
+        } else {
+            Decided::Now
+        };
+        settle(&mut r, &n.dep, decided, (stop_ms, speed));
+        out.push(r);
     }
     for p in &expect.probe_spacing {
-        out.push(probe_spacing::check(p, arrivals, speed));
+        let mut r = probe_spacing::check(p, arrivals, speed);
+        // Two probes too close is a failure for good; a measured gap (or no probe) so far is not.
+        let too_close = !r.ok && r.delta_ms.is_some();
+        let decided = if too_close {
+            Decided::Now
+        } else {
+            Decided::EndOfRun
+        };
+        settle(&mut r, &p.dep, decided, (stop_ms, speed));
+        out.push(r);
     }
     out
 }
@@ -129,6 +162,7 @@ fn diff_dep(
     exp: &[&ExpectTransition],
     obs: &[&Transition],
     speed: f64,
+    stop_ms: Option<u64>,
 ) -> Vec<ExpectationResult> {
     let mut out = Vec::new();
     let mut used = vec![false; obs.len()];
@@ -187,7 +221,7 @@ fn diff_dep(
                     Some(d) => format!(" ({}, outside tolerance)", signed_secs(d)),
                     None => String::new(),
                 };
-                out.push(ExpectationResult {
+                let mut r = ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
                     detail: format!("{dep} {expected}, observed at {}{how}", secs(t_s)),
@@ -199,11 +233,13 @@ fn diff_dep(
                     tolerance_ms,
                     ok,
                     status: ExpectStatus::from_ok(ok),
-                });
+                };
+                settle(&mut r, dep, due(exp_t.map(|x| x.0), tol), (stop_ms, speed));
+                out.push(r);
                 anchor = Some((t, t_s));
             }
             None => {
-                out.push(ExpectationResult {
+                let mut r = ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
                     detail: format!("{dep} {expected}, missing (no {want} observed in order)"),
@@ -215,7 +251,9 @@ fn diff_dep(
                     tolerance_ms,
                     ok: false,
                     status: ExpectStatus::Fail,
-                });
+                };
+                settle(&mut r, dep, due(exp_t.map(|x| x.0), tol), (stop_ms, speed));
+                out.push(r);
                 anchor = exp_t;
             }
         }
@@ -241,6 +279,12 @@ fn diff_dep(
         });
     }
     out
+}
+
+/// When an expected transition is settled: at its expected time plus tolerance, or (expected at
+/// any time) only at the end of the run.
+fn due(exp_t: Option<i64>, tol: i64) -> Decided {
+    exp_t.map_or(Decided::EndOfRun, |t| Decided::At(t.saturating_add(tol)))
 }
 
 /// Formats a metric value: integers without a fraction.

@@ -1,7 +1,8 @@
 //! The diff of expected against observed behaviour (pure, no I/O): expected breaker transitions
 //! per dep in order with tolerances, metric bounds on the final scrape, deps that must never
 //! transition, and half-open probe spacing at the upstream. Every result carries one line that
-//! says what was expected, what was observed and the delta.
+//! says what was expected, what was observed and the delta, and a status: pass, fail, or — in a
+//! run stopped early — not_reached ([`reach`]).
 //!
 //! Time base: the checks compare wall-clock times (ms since the run start at `--speed`, what the
 //! harness measured, against the scenario's times divided by the speed), but every string and
@@ -11,10 +12,11 @@
 pub mod diff;
 pub mod expect;
 pub mod probe_spacing;
+pub mod reach;
 
 use serde::{Deserialize, Serialize};
 
-pub use diff::{ProbeArrival, diff, scaled_tolerance};
+pub use diff::{ProbeArrival, diff, diff_until, scaled_tolerance};
 pub use expect::{
     ExpectError, ExpectMetric, ExpectNoTransition, ExpectProbeSpacing, ExpectTransition,
     Expectations,

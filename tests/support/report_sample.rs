@@ -10,10 +10,11 @@ use rehearse::report::marks::{
 use rehearse::report::model::{
     FaultHit, FaultWindow, Lag, Latency, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION, TimeBase,
 };
-use rehearse::scrape::ScrapeLog;
+use rehearse::scrape::{CompactScrapes, ScrapeLog};
 use rehearse::verdict::{Expectations, ProbeArrival};
 
-const EXPECT: &str = r#"
+/// The expectations of the sample report.
+pub const EXPECT: &str = r#"
 [[transition]]
 dep = "ws_realtime"
 from = "closed"
@@ -117,6 +118,7 @@ pub fn sample_report() -> Report {
         "../../fixtures/metrics/breaker-flap.scrapes.prom"
     ))
     .unwrap();
+    let log = CompactScrapes::from_log(&log, 1_790_000_000.0);
     let expect: Expectations = toml::from_str(EXPECT).unwrap();
     let arrivals = vec![ProbeArrival {
         dep: "crm_search".into(),
@@ -138,7 +140,8 @@ pub fn sample_report() -> Report {
                 policy,
                 expect: &expect,
                 scrapes: &log,
-                start_unix_s: 1_790_000_000.0,
+                events: None,
+                scrape_interval_ms: 250,
                 arrivals: &arrivals,
                 speed: 1.0,
                 fault_windows: sample_faults(),
@@ -163,6 +166,7 @@ pub fn sample_report() -> Report {
                 user_visible_errors: Some(1),
                 elapsed_ms: 6_000,
                 canaries: [("crm_search".to_string(), (3, 2))].into(),
+                stopped_at_ms: None,
             })
         })
         .collect();
@@ -186,6 +190,7 @@ pub fn sample_report() -> Report {
         speed: 1.0,
         seed: 7,
         host: serde_json::json!({"os": "linux", "tcp": {"syn_retries": 6}}),
+        traffic: None,
         policies,
         replay: ReplayInfo::combine(&[replay]),
         contradictions: vec![],
