@@ -1,102 +1,16 @@
 //! Report files: report.json carries every DESIGN 9 key, report.md leads with the verdict and
 //! names mismatches, report.html is self-contained with the SVG timeline, `rehearse report`
-//! re-renders from report.json (exit 2 naming file:line:col on bad JSON), and headless Chromium
-//! renders the page.
-
-use std::path::Path;
+//! re-renders from report.json (exit 2 naming file:line:col on bad JSON). Headless Chromium
+//! renders the page in `report_render`.
 
 use rehearse::report::build::{PolicyRun, build_policy, summary_from};
-use rehearse::report::model::{FaultWindow, Lag, ReplayInfo, Report, SCHEMA_VERSION, Verdict};
+use rehearse::report::model::{Report, SCHEMA_VERSION, Verdict};
 use rehearse::report::write_all;
 use rehearse::scrape::{CompactScrapes, ScrapeLog};
-use rehearse::verdict::{Expectations, ProbeArrival};
+use rehearse::verdict::Expectations;
 
-const EXPECT: &str = r#"
-[[transition]]
-dep = "ws_realtime"
-from = "closed"
-to = "open"
-at = "5s"
-tolerance = "300ms"
-[[metric]]
-series = 'profile_cooldowns_total{reason="timeout"}'
-equals = 0
-policy = "retry-gate"
-[[metric]]
-series = 'profile_cooldowns_total{reason="timeout"}'
-at_least = 3
-policy = "legacy"
-[[no_transition]]
-dep = "calculator"
-"#;
-
-/// A two-policy report built from the committed scrape fixture.
-pub fn sample_report() -> Report {
-    let log = ScrapeLog::from_prom(include_str!(
-        "../fixtures/metrics/breaker-flap.scrapes.prom"
-    ))
-    .unwrap();
-    let log = CompactScrapes::from_log(&log, 1_790_000_000.0);
-    let expect: Expectations = toml::from_str(EXPECT).unwrap();
-    let arrivals = vec![ProbeArrival {
-        dep: "crm_search".into(),
-        t_ms: 3_200,
-        probe: true,
-    }];
-    let replay = ReplayInfo {
-        sent: 60,
-        lag_ms: Lag {
-            p50: 0.4,
-            p99: 2.1,
-            max: 3.5,
-        },
-    };
-    let policies: Vec<_> = ["legacy", "retry-gate"]
-        .into_iter()
-        .map(|policy| {
-            build_policy(PolicyRun {
-                policy,
-                expect: &expect,
-                scrapes: &log,
-                events: None,
-                scrape_interval_ms: 250,
-                arrivals: &arrivals,
-                speed: 1.0,
-                fault_windows: vec![FaultWindow {
-                    route: "tool:crm_search".into(),
-                    kind: "status".into(),
-                    from_ms: 1_200,
-                    until_ms: Some(3_000),
-                    detail: "503".into(),
-                }],
-                replay: Some(replay),
-                failed_requests: Some(4),
-                user_visible_errors: Some(1),
-                elapsed_ms: 6_000,
-                canaries: [("crm_search".to_string(), (3, 2))].into(),
-                stopped_at_ms: None,
-            })
-        })
-        .collect();
-    Report {
-        schema_version: SCHEMA_VERSION,
-        scenario: "crm-search-503-storm".into(),
-        description: Some("fixture".into()),
-        verdict: Report::verdict_from_policies(&policies),
-        reason: None,
-        stopped: None,
-        started_at: "2026-11-29T18:55:00.000Z".into(),
-        duration_ms: 6_000,
-        speed: 1.0,
-        seed: 7,
-        host: serde_json::json!({"os": "linux", "tcp": {"syn_retries": 6}}),
-        traffic: None,
-        policies,
-        replay: ReplayInfo::combine(&[replay]),
-        contradictions: vec![],
-        config: serde_json::json!({"workers": 4}),
-    }
-}
+use crate::support::report_sample::EXPECT;
+pub use crate::support::report_sample::sample_report;
 
 fn keys(v: &serde_json::Value) -> Vec<&str> {
     v.as_object()
@@ -124,9 +38,13 @@ fn report_builders_compute_the_ab_summary_and_verdict() {
         (3, 1, Some(4))
     );
     assert_eq!(s.outcomes_by_dep["crm_search"]["http_5xx"], 8);
+    // Latencies are the exact samples handed in, not the buckets' guess (75/500 ms here).
     let lat = s.latency_by_dep["crm_search"];
-    assert!((lat.p50_ms - 75.0).abs() < 1e-6, "{lat:?}");
-    assert!((lat.p99_ms - 500.0).abs() < 1e-6, "{lat:?}");
+    assert_eq!(
+        (lat.p50_ms, lat.p99_ms, lat.count),
+        (0.3, 0.48, 20),
+        "{lat:?}"
+    );
     let gate = &r.policies[1];
     assert!(!gate.ok);
     let bad: Vec<_> = gate
@@ -203,7 +121,7 @@ fn report_files_are_written_and_report_json_has_the_design_keys() {
                 "ok",
                 "series",
                 "status",
-                "tolerance_ms"
+                "tolerance_ms",
             ]
         );
         let want = if e["ok"] == true { "pass" } else { "fail" };
@@ -299,8 +217,27 @@ fn report_html_is_self_contained_with_the_timeline() {
     assert_eq!(html.matches("<svg").count(), 2, "one timeline per policy");
     // crm_search has 10 state segments per policy, calculator 1, ws_realtime 2.
     assert_eq!(html.matches("class=\"state state-").count(), 2 * 13);
-    assert_eq!(html.matches("class=\"fault\"").count(), 2);
+    assert_eq!(
+        html.matches("class=\"fault-label\"").count(),
+        2 * 2,
+        "two faults per timeline"
+    );
+    // The window fault shades its lane over 1.2–3.0 s; the `first = 1` fault only where it hit.
+    assert_eq!(html.matches("class=\"fault-shade\"").count(), 2);
+    assert_eq!(html.matches("class=\"fault-shade hit\"").count(), 2);
     assert!(html.contains("class=\"requests\"") && html.contains("class=\"errors\""));
+    // A/B: legacy's cooldown, rotation and fallback against the retry gate's retry.
+    let (legacy, gate) = html.split_at(html.find("Policy <code>retry-gate</code>").unwrap());
+    assert_eq!(legacy.matches("class=\"cooldown\"").count(), 1);
+    assert_eq!(legacy.matches("class=\"rotation\"").count(), 1);
+    assert_eq!(legacy.matches("class=\"fallback\"").count(), 1);
+    assert_eq!(legacy.matches("class=\"retry-after\"").count(), 1);
+    assert_eq!(legacy.matches("class=\"retry\"").count(), 0);
+    let gate_svg = &gate[..gate.find("</svg>").unwrap()];
+    assert_eq!(gate_svg.matches("class=\"retry\"").count(), 1);
+    assert_eq!(gate_svg.matches("class=\"cooldown\"").count(), 0);
+    // The profile table maps the fingerprint to its profile id.
+    assert!(html.contains("<td>openai-codex:default</td><td>openai-codex/default/06bfb5</td>"));
 }
 
 #[test]
@@ -358,86 +295,6 @@ fn report_command_rerenders_and_rejects_bad_json_with_line_and_column() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("report.json"));
 }
 
-fn chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            std::process::Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
-
-/// Screenshots report.html in headless Chromium; keeps the PNG in `out` for a human look.
-pub fn screenshot(html: &Path, png: &Path) {
-    let browser = chromium().expect(
-        "chromium is not installed: `apt-get install -y chromium` (Debian) — this test renders report.html headless",
-    );
-    let profile = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--no-first-run",
-            &format!("--user-data-dir={}", profile.path().display()),
-            &format!("--screenshot={}", png.display()),
-            "--window-size=1200,900",
-            &format!("file://{}", html.display()),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-#[test]
-fn report_html_renders_in_headless_chromium() {
-    let dir = tempfile::tempdir().unwrap();
-    write_all(dir.path(), &sample_report()).unwrap();
-    let png = dir.path().join("report.png");
-    screenshot(&dir.path().join("report.html"), &png);
-    let bytes = std::fs::read(&png).expect("screenshot written");
-    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
-    let (w, h) = (
-        u32::from_be_bytes(bytes[16..20].try_into().unwrap()),
-        u32::from_be_bytes(bytes[20..24].try_into().unwrap()),
-    );
-    assert_eq!((w, h), (1200, 900));
-    // A blank 1200×900 page compresses to a few KB; a drawn timeline and tables do not.
-    assert!(
-        bytes.len() > 40_000,
-        "screenshot looks blank: {} bytes",
-        bytes.len()
-    );
-    if let Ok(keep) = std::env::var("REHEARSE_KEEP_SCREENSHOT") {
-        std::fs::copy(&png, keep).unwrap();
-    }
-}
-
-#[test]
-fn report_histogram_quantile_matches_promql_interpolation() {
-    use rehearse::report::build::histogram_quantile;
-    let b = [(0.1, 10.0), (0.5, 30.0), (1.0, 40.0), (f64::INFINITY, 40.0)];
-    assert_eq!(histogram_quantile(0.5, &b), Some(0.1 + 0.4 * 0.5));
-    assert_eq!(histogram_quantile(0.25, &b), Some(0.1));
-    assert_eq!(histogram_quantile(1.0, &b), Some(1.0));
-    let tail = [(0.1, 1.0), (f64::INFINITY, 3.0)];
-    assert_eq!(
-        histogram_quantile(0.99, &tail),
-        Some(0.1),
-        "rank in +Inf → highest finite bound"
-    );
-    assert_eq!(histogram_quantile(0.5, &[]), None);
-    assert_eq!(histogram_quantile(0.5, &[(f64::INFINITY, 0.0)]), None);
-}
-
 #[test]
 fn report_html_escapes_untrusted_text() {
     let mut r = sample_report();
@@ -480,7 +337,7 @@ fn markdown_and_html_show_the_same_per_policy_tables() {
     for t in [
         rehearse::report::table::transitions(p),
         rehearse::report::table::outcomes(p),
-        rehearse::report::table::latency(p),
+        rehearse::report::table::latency(p, 1.0),
         rehearse::report::table::health(p),
     ] {
         let head = format!("| {} |", t.head.join(" | "));
@@ -494,9 +351,10 @@ fn markdown_and_html_show_the_same_per_policy_tables() {
             assert!(md.contains(last) && html.contains(last), "{last} missing");
         }
     }
-    // The disagreement gauge counts wall seconds, whatever the speed: the header says so.
+    // Like every time in the report, the disagreement is in scenario seconds.
     assert!(md.contains("| crm_search | 31 | 6 | 4.6 s |"), "{md}");
-    assert!(md.contains("max disagreement (wall clock)"));
+    assert!(md.contains("max disagreement |"));
+    assert!(md.contains("- times: All times are scenario time"), "{md}");
 }
 
 /// Issue 12 item 2: with an event log the timeline and the diff take its times (the one source),
@@ -531,6 +389,8 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
             arrivals: &[],
             speed: 1.0,
             fault_windows: vec![],
+            latency: Default::default(),
+            marks: Default::default(),
             replay: None,
             failed_requests: None,
             user_visible_errors: None,

@@ -35,8 +35,8 @@ fn mutated_expectations_fail_with_a_line_naming_the_mismatch() {
                     "at = \"8s\"\ntolerance = \"1s\"",
                 )
             },
-            // 8 s ± 1 s at speed 8.
-            "crm_search closed→open at 1.000s ±0.125s, observed at",
+            // 8 s ± 1 s, said in scenario time whatever the speed (8 here).
+            "crm_search closed→open at 8.000s ±1.000s, observed at",
         ),
         (
             "removed",

@@ -4,6 +4,9 @@
 
 use std::thread;
 
+use crate::support::reading::{
+    assert_retry_delays_are_scenario_time, assert_rows_carry_both_times, fault,
+};
 use crate::support::run::{
     assert_canaries_reconcile, fixture, repo_root, report_json, reported_path, run_in,
     run_scenario, show,
@@ -161,6 +164,9 @@ fn every_fixture_scenario_passes_at_ci_speed_and_the_readme_command_works() {
         assert!(md.ends_with("report.md"), "{}", md.display());
         assert_report_files(&md);
         assert_design9_keys(&r);
+        if name == "retry-after-429" {
+            assert_429_reads_right(&r);
+        }
         assert_canaries_reconcile(&md);
         let dir = md.parent().unwrap();
         crate::report_contracts::assert_report_contracts(dir);
@@ -175,6 +181,43 @@ fn every_fixture_scenario_passes_at_ci_speed_and_the_readme_command_works() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The 429 with `first = 1` applied once, at 10 s of scenario time, on crm_search only; the
+/// breaker held open to its Retry-After deadline (10 s + 120 s), which the report marks.
+fn assert_429_reads_right(r: &serde_json::Value) {
+    assert_eq!(r["time_base"], "scenario");
+    let p = &r["policies"][0];
+    let ra = fault(p, 0);
+    assert_eq!(
+        (ra["kind"].as_str(), ra["first"].as_u64()),
+        (Some("rate_limit"), Some(1))
+    );
+    assert_eq!(ra["applied_count"], 1, "{ra}");
+    let hit = ra["applied"][0]["t_ms"].as_u64().unwrap();
+    assert!(
+        (10_000..10_600).contains(&hit),
+        "first crm_search call from 10 s: {hit}"
+    );
+    assert_eq!(ra["lanes"], serde_json::json!(["crm_search"]));
+    let storm = fault(p, 1);
+    assert_eq!(
+        (storm["from_ms"].as_u64(), storm["until_ms"].as_u64()),
+        (Some(10_000), Some(30_000))
+    );
+    assert_eq!(
+        storm["lanes"],
+        serde_json::json!(["crm_search"]),
+        "not on calculator's lane"
+    );
+    // The engine holds the deadline from when it read the 429 (hit + 120 s of scenario time),
+    // later by the answer's way back; within the scenario's own 2 s tolerance.
+    let deadlines = p["marks"]["retry_after"].as_array().unwrap();
+    assert!(
+        deadlines.iter().any(|d| d["dep"] == "crm_search"
+            && (hit + 120_000 - 8..=hit + 122_000).contains(&d["until_ms"].as_u64().unwrap())),
+        "Retry-After deadline at the 429 ({hit} ms) + 120 s: {deadlines:?}"
+    );
 }
 
 #[test]
@@ -204,6 +247,66 @@ fn timeout_storm_report_shows_both_policies_side_by_side() {
     assert_eq!(gate["fallbacks"], 0);
     let md = std::fs::read_to_string(reported_path(&out)).unwrap();
     assert!(md.contains("| `legacy` | `retry-gate` |"), "{md}");
+
+    // One time base: rows carry wall and scenario time; the retry gate's announced delays are
+    // scenario time.
+    let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    assert_rows_carry_both_times(&dir, 6.0);
+    let (retries, unambiguous) = assert_retry_delays_are_scenario_time(&dir, &r, 6.0);
+    assert_eq!(retries, 3);
+    // The first retry falls in the traffic's quiet stretch (11–26 s): nothing else on its
+    // profile, so its arrival alone shows the delay is scenario time.
+    assert!(
+        unambiguous >= 1,
+        "no retry was the first request after its announcement"
+    );
+    // Each `first = 1` stall applied once, from 10 s of scenario time, on its profile's lane only.
+    for p in r["policies"].as_array().unwrap() {
+        for i in 0..3 {
+            let f = fault(p, i);
+            assert_eq!(f["applied_count"], 1, "{f}");
+            assert!(f["applied"][0]["t_ms"].as_u64().unwrap() >= 10_000, "{f}");
+            let profile = f["profile"].as_str().unwrap();
+            let dep = r["profiles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["id"] == profile)
+                .unwrap()["dep"]
+                .clone();
+            assert_eq!(f["lanes"], serde_json::json!([dep]), "{f}");
+        }
+    }
+    // The difference the picture draws: legacy cools and falls back, the gate retries.
+    let (lm, gm) = (&r["policies"][0]["marks"], &r["policies"][1]["marks"]);
+    assert!(lm["cooldowns"].as_array().unwrap().len() >= 3, "{lm}");
+    assert_eq!(lm["fallbacks"].as_array().unwrap().len(), 15, "{lm}");
+    assert_eq!(gm["retries"].as_array().unwrap().len(), 3, "{gm}");
+    assert_eq!(gm["cooldowns"].as_array().unwrap().len(), 0, "{gm}");
+    // Exact latencies in scenario time: a stalled call ends at the 3 s TTFB timeout (500 ms of
+    // wall clock at ×6).
+    let lat = &r["policies"][0]["summary"]["latency_by_dep"];
+    let worst = lat
+        .as_object()
+        .unwrap()
+        .values()
+        .inspect(|l| assert_eq!(l["exact"], true, "{l}"))
+        .map(|l| l["max_ms"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(
+        (2_900.0..4_000.0).contains(&worst),
+        "max latency {worst} ms: {lat}"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let (legacy, gate) = html.split_at(html.find("Policy <code>retry-gate</code>").unwrap());
+    assert_eq!(legacy.matches("class=\"retry\"").count(), 0);
+    assert!(legacy.matches("class=\"cooldown\"").count() >= 3);
+    assert_eq!(
+        gate[..gate.find("</svg>").unwrap()]
+            .matches("class=\"retry\"")
+            .count(),
+        3
+    );
     // Issue 12 item 6: the `first = 1` stalls are aimed at user calls; canaries never see them
     // (they used to be stalled by them), and none is failed by the end of the run.
     let (calls, failures) = assert_canaries_reconcile(&reported_path(&out));

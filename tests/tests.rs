@@ -52,10 +52,12 @@ mod engine_failover;
 mod scrape_timeline;
 // The /metrics scraper against a loopback server (verdict helper).
 mod scrape_scraper;
-// Report model, writers, `rehearse report`, headless Chromium check (verdict helper).
+// Report model, writers, `rehearse report` (verdict helper).
 mod report;
 // Report contracts for machines: `rehearse report` exit codes, JUnit XML, the JSON Schema.
 mod report_contracts;
+// The report's picture: the timeline's marks, rendered in headless Chromium and looked at.
+mod report_render;
 
 // launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
 mod schedule;

@@ -236,12 +236,31 @@ fn diff_scales_times_and_tolerances_by_speed_with_a_20ms_floor() {
         }],
         ..Default::default()
     };
-    // speed 10: expected at 2.000s, tolerance 100ms/10 = 10ms → floored to 20ms.
+    // speed 10: checked on the wall clock, expected at 2.000s, tolerance 100ms/10 = 10ms →
+    // floored to 20ms; said in scenario time: at 20 s, ±200 ms (the floor × 10).
     let ok = diff(&e, &[t("d", Closed, Open, 2_019)], None, &[], 10.0);
     assert!(ok[0].ok, "{ok:#?}");
-    assert_eq!(ok[0].expected, "closed→open at 2.000s ±0.020s");
+    assert_eq!(ok[0].expected, "closed→open at 20.000s ±0.200s");
+    assert_eq!(ok[0].observed, "20.190s");
+    assert_eq!(
+        (
+            ok[0].expected_ms,
+            ok[0].observed_ms,
+            ok[0].delta_ms,
+            ok[0].tolerance_ms
+        ),
+        (Some(20_000), Some(20_190), Some(190), Some(200))
+    );
     let late = diff(&e, &[t("d", Closed, Open, 2_021)], None, &[], 10.0);
     assert!(!late[0].ok);
+    assert_eq!(late[0].delta_ms, Some(210), "scenario ms");
+    // A tolerance above the floor is said as the scenario wrote it.
+    let mut wide = e.clone();
+    wide.transition[0].tolerance = Some(Duration::from_secs(3));
+    let r = diff(&wide, &[t("d", Closed, Open, 2_250)], None, &[], 4.0);
+    assert_eq!(r[0].expected, "closed→open at 20.000s ±3.000s");
+    assert_eq!(r[0].observed_ms, Some(9_000));
+    assert!(!r[0].ok, "9 s of scenario time is 11 s early");
 }
 
 #[test]

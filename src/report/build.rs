@@ -1,16 +1,18 @@
-//! Builders the run harness calls: the A/B [`Summary`] from the final scrape, latency quantiles
-//! from histogram buckets, and a whole [`PolicyReport`] from what one policy run kept of its
-//! scrapes ([`CompactScrapes`]).
+//! Builders the run harness calls: the A/B [`Summary`] from the final scrape, and a whole
+//! [`PolicyReport`] from what one policy run kept of its scrapes ([`CompactScrapes`]), its exact
+//! latencies and marks. The diff runs on the wall clock the run was measured in; everything the
+//! report holds is then converted to scenario time here (× speed), so the verdict cannot depend
+//! on the base the report speaks in.
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::model::{
-    FaultWindow, HealthRow, Latency, PolicyReport, PolicyStatus, ReplayInfo, ScrapeStats, Summary,
-    TransitionTimes,
+    FaultWindow, HealthRow, Latency, Marks, PolicyReport, PolicyStatus, ReplayInfo, ScrapeStats,
+    Summary, TransitionTimes,
 };
-use crate::scrape::{CompactScrapes, Exposition, Sample, Transition, crosscheck, timeline};
-use crate::verdict::{Expectations, ProbeArrival, diff_until};
+use crate::scrape::{CompactScrapes, Exposition, Transition, crosscheck, timeline};
+use crate::verdict::{Expectations, ProbeArrival, diff_until, scenario_ms_u};
 
 fn count(v: f64) -> u64 {
     if v.is_finite() && v > 0.0 {
@@ -39,7 +41,8 @@ fn by_label(e: &Exposition, name: &str, label: &str) -> BTreeMap<String, u64> {
 }
 
 /// The A/B numbers derivable from the final exposition. `failed_requests` and
-/// `user_visible_errors` come from the replayer, so they are left `None` here.
+/// `user_visible_errors` come from the replayer, so they are left `None` here, and latencies
+/// from exact samples (the `request_latency_seconds` buckets only allow a guess), left empty.
 pub fn summary_from(e: &Exposition) -> Summary {
     let mut outcomes_by_dep: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     let mut failed = 0.0;
@@ -67,69 +70,8 @@ pub fn summary_from(e: &Exposition) -> Summary {
         retry_after_skips: total(e, "breaker_retry_after_skips_total"),
         idempotent_duplicates: total(e, "idempotent_duplicates_total"),
         outcomes_by_dep,
-        latency_by_dep: latency_by_dep(e, "request_latency_seconds"),
+        latency_by_dep: BTreeMap::new(),
     }
-}
-
-/// Per dep, p50/p99 (ms) of the histogram family `name` (seconds), estimated from its buckets
-/// the way PromQL's `histogram_quantile` does (linear inside a bucket).
-pub fn latency_by_dep(e: &Exposition, name: &str) -> BTreeMap<String, Latency> {
-    let bucket = format!("{name}_bucket");
-    let mut per: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for s in e.samples().filter(|s: &&Sample| s.name == bucket) {
-        let le = s
-            .labels
-            .get("le")
-            .and_then(|v| crate::scrape::parse::parse_value(v));
-        if let (Some(dep), Some(le)) = (s.labels.get("dep"), le) {
-            per.entry(dep.clone()).or_default().push((le, s.value));
-        }
-    }
-    let mut out = BTreeMap::new();
-    for (dep, mut b) in per {
-        b.sort_by(|x, y| x.0.total_cmp(&y.0));
-        let n = b.last().map_or(0.0, |l| l.1);
-        if n <= 0.0 {
-            continue;
-        }
-        let q = |q| histogram_quantile(q, &b).map_or(0.0, |s| s * 1000.0);
-        out.insert(
-            dep,
-            Latency {
-                p50_ms: q(0.5),
-                p99_ms: q(0.99),
-                count: count(n),
-            },
-        );
-    }
-    out
-}
-
-/// `histogram_quantile(q, buckets)` over cumulative `(le, count)` pairs sorted by `le` (the
-/// last being `+Inf`). A rank in the `+Inf` bucket answers the highest finite bound.
-pub fn histogram_quantile(q: f64, buckets: &[(f64, f64)]) -> Option<f64> {
-    let total = buckets.last()?.1;
-    if total <= 0.0 || !q.is_finite() {
-        return None;
-    }
-    let rank = q.clamp(0.0, 1.0) * total;
-    let mut lower = (0.0, 0.0);
-    for &(le, c) in buckets {
-        if c >= rank {
-            if le.is_infinite() {
-                return Some(lower.0);
-            }
-            let width = c - lower.1;
-            let frac = if width > 0.0 {
-                (rank - lower.1) / width
-            } else {
-                1.0
-            };
-            return Some(lower.0 + (le - lower.0) * frac);
-        }
-        lower = (le, c);
-    }
-    Some(lower.0)
 }
 
 impl From<&CompactScrapes> for ScrapeStats {
@@ -161,15 +103,19 @@ pub struct PolicyRun<'a> {
     pub arrivals: &'a [ProbeArrival],
     /// The `--speed` divisor.
     pub speed: f64,
-    /// Fault windows, ms since run start at this speed.
+    /// Fault windows, scenario time.
     pub fault_windows: Vec<FaultWindow>,
+    /// Attempt latency per dep from exact samples, scenario time.
+    pub latency: BTreeMap<String, Latency>,
+    /// The picture's marks (Retry-After deadlines, cooldowns, ...), scenario time.
+    pub marks: Marks,
     /// The replayer's schedule accuracy.
     pub replay: Option<ReplayInfo>,
     /// Requests the replayer saw fail.
     pub failed_requests: Option<u64>,
     /// Requests that returned a user-visible error.
     pub user_visible_errors: Option<u64>,
-    /// How long the run actually lasted, ms.
+    /// How long the run actually lasted, ms of wall clock.
     pub elapsed_ms: u64,
     /// Canary calls and failures per dep (from the run's `HealthCheck` events).
     pub canaries: BTreeMap<String, (u64, u64)>,
@@ -205,13 +151,19 @@ pub fn health_rows(
     rows
 }
 
-/// Derives the timeline, runs the diff and computes the summary for one policy run. With an
-/// event log, its transitions are the one source of transition times for the timeline and the
-/// diff alike, and every disagreement of the scrapes with it is listed; without one, both use
-/// the transitions derived from the scrapes.
+/// Derives the timeline, runs the diff (wall clock) and computes the summary for one policy run;
+/// the result is in scenario time. With an event log, its transitions are the one source of
+/// transition times for the timeline and the diff alike, and every disagreement of the scrapes
+/// with it is listed; without one, both use the transitions derived from the scrapes.
 pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
+    let speed = if run.speed.is_finite() && run.speed > 0.0 {
+        run.speed
+    } else {
+        1.0
+    };
+    let to_s = |ms: u64| scenario_ms_u(ms, speed);
     let mut tl = run.scrapes.timeline();
-    let (transition_times, disagreements) = match run.events {
+    let (transition_times, mut disagreements) = match run.events {
         Some(events) => {
             tl.transitions = events.to_vec();
             tl.states = timeline::states(&tl.transitions, run.scrapes.first_states());
@@ -219,12 +171,13 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
                 events,
                 &run.scrapes.breaker_scrapes(),
                 run.scrape_interval_ms,
+                speed,
             );
             (TransitionTimes::EventLog, rows)
         }
         None => (TransitionTimes::Scrape, Vec::new()),
     };
-    let health = health_rows(run.scrapes.max_disagreement(), &run.canaries);
+    let mut health = health_rows(run.scrapes.max_disagreement(), &run.canaries);
     let final_scrape = run.scrapes.last_parsed();
     let expectations = diff_until(
         &run.expect.for_policy(run.policy),
@@ -237,6 +190,25 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
     let mut summary = final_scrape.map(summary_from).unwrap_or_default();
     summary.failed_requests = run.failed_requests;
     summary.user_visible_errors = run.user_visible_errors;
+    summary.latency_by_dep = run.latency;
+    // From here on, scenario time.
+    for t in &mut tl.transitions {
+        t.t_ms = to_s(t.t_ms);
+    }
+    for p in tl.states.values_mut().flatten() {
+        p.t_ms = to_s(p.t_ms);
+    }
+    for r in &mut tl.rates {
+        r.t_ms = to_s(r.t_ms);
+        r.requests_per_s /= speed;
+        r.errors_per_s /= speed;
+    }
+    for h in health.values_mut() {
+        h.max_disagreement_s *= speed;
+    }
+    for d in &mut disagreements {
+        d.t_ms = to_s(d.t_ms);
+    }
     let status = PolicyStatus::of(&expectations, run.stopped_at_ms.is_some());
     PolicyReport {
         policy: run.policy.to_string(),
@@ -252,8 +224,10 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         fault_windows: run.fault_windows,
         replay: run.replay,
         scrapes: run.scrapes.into(),
-        elapsed_ms: run.elapsed_ms,
-        stopped_at_ms: run.stopped_at_ms,
+        elapsed_ms: to_s(run.elapsed_ms),
+        wall_elapsed_ms: run.elapsed_ms,
+        marks: run.marks,
+        stopped_at_ms: run.stopped_at_ms.map(to_s),
         health,
     }
 }

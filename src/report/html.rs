@@ -1,6 +1,7 @@
 //! report.html: one self-contained page (inline CSS, inline SVG, no scripts, no external
-//! resources) with the verdict, expected vs observed, the timeline per policy, the A/B table,
-//! transitions, outcomes, latency, replay lag, host facts and config.
+//! resources) with the verdict and time base, the timeline per policy, the profile table,
+//! expected vs observed, the A/B table, fault windows, transitions, outcomes, latency, replay
+//! lag, host facts and config.
 
 use std::fmt::Write;
 
@@ -11,7 +12,7 @@ use super::model::{ExpectStatus, PolicyStatus, Report, Verdict};
 use super::svg::{esc, timeline};
 use super::table;
 use crate::util::text::count;
-use crate::verdict::{secs, signed_secs};
+use crate::verdict::signed_secs;
 
 const CSS: &str = "body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#111827;background:#fff}\
 h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #e5e7eb}h3{font-size:15px;margin:18px 0 6px}\
@@ -20,7 +21,8 @@ h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bott
 p.stopped{border-left:4px solid #d9342b;padding:4px 10px;background:#fef2f2;font-weight:600}tr.not-reached td{color:#6b7280;background:#f3f4f6;font-style:italic}\
 table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #e5e7eb;padding:3px 8px;text-align:left;vertical-align:top}\
 th{background:#f9fafb}tr.bad td{background:#fef2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}\
-pre{background:#f9fafb;padding:10px;overflow:auto;font-size:12px}.muted{color:#6b7280}svg.timeline{max-width:100%;height:auto}";
+pre{background:#f9fafb;padding:10px;overflow:auto;font-size:12px}.muted{color:#6b7280}svg.timeline{max-width:100%;height:auto}\
+.timebase{background:#eff6ff;border-left:4px solid #2563eb;padding:4px 10px}";
 
 fn badge(v: Verdict) -> String {
     badge_str(v.as_str())
@@ -77,6 +79,7 @@ pub fn render(r: &Report) -> String {
         r.seed,
         r.schema_version
     );
+    let _ = writeln!(o, "<p class=\"timebase\">{}</p>", esc(&table::time_base(r)));
     let bad: Vec<String> = r
         .policies
         .iter()
@@ -99,10 +102,12 @@ pub fn render(r: &Report) -> String {
         let body = if p.status == PolicyStatus::NotRun {
             "<p class=\"muted\">Not run.</p>".to_string()
         } else {
-            timeline(p)
+            timeline(r, p)
         };
         let _ = writeln!(o, "<h3>Policy <code>{}</code></h3>\n{body}", esc(&p.policy));
     }
+    o.push_str("<h2>Profiles</h2>\n");
+    table::profiles(r).html(&mut o);
     o.push_str("<h2>Expected vs observed</h2>\n");
     for p in &r.policies {
         let _ = writeln!(
@@ -145,29 +150,14 @@ pub fn render(r: &Report) -> String {
         o.push_str("</tr>\n");
     }
     o.push_str("</table>\n");
-    if let Some(p) = r.policies.first()
-        && !p.fault_windows.is_empty()
-    {
-        o.push_str("<h2>Fault windows</h2>\n<table><tr><th>route</th><th>kind</th><th>from</th><th>until</th><th>detail</th></tr>\n");
-        for f in &p.fault_windows {
-            let until = f.until_ms.map_or("end".into(), |u| secs(u as i64));
-            let _ = writeln!(
-                o,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{until}</td><td>{}</td></tr>",
-                esc(&f.route),
-                esc(&f.kind),
-                secs(f.from_ms as i64),
-                esc(&f.detail)
-            );
-        }
-        o.push_str("</table>\n");
-    }
+    o.push_str("<h2>Fault windows</h2>\n");
+    table::faults(r).html(&mut o);
     for p in &r.policies {
-        policy_tables(&mut o, p);
+        policy_tables(&mut o, p, r.speed);
     }
     let _ = writeln!(
         o,
-        "<h2>Replay schedule lag</h2><p>{} sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.</p>",
+        "<h2>Replay schedule lag (wall clock)</h2><p>{} sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.</p>",
         count(r.replay.sent as usize, "request"),
         r.replay.lag_ms.p50,
         r.replay.lag_ms.p99,
@@ -200,7 +190,7 @@ pub fn render(r: &Report) -> String {
     o
 }
 
-fn policy_tables(o: &mut String, p: &super::model::PolicyReport) {
+fn policy_tables(o: &mut String, p: &super::model::PolicyReport, speed: f64) {
     if p.status == PolicyStatus::NotRun {
         return;
     }
@@ -214,7 +204,7 @@ fn policy_tables(o: &mut String, p: &super::model::PolicyReport) {
         ("Transitions", table::transitions(p)),
         ("Event log vs scrapes", table::agreement(p)),
         ("Outcomes by dep", table::outcomes(p)),
-        ("Latency", table::latency(p)),
+        ("Latency", table::latency(p, speed)),
         ("Health checks", table::health(p)),
     ] {
         let _ = writeln!(o, "<h3>{title}</h3>");

@@ -1,6 +1,7 @@
-//! report.md: the verdict first (a stopped run's stop line above it), then expected vs observed
-//! with deltas (✓ pass, ✗ fail, ○ not reached), the A/B table, fault windows, transitions,
-//! outcomes, latency, replay schedule lag, host and TCP stack, config.
+//! report.md: the verdict first (a stopped run's stop line above it) and the time base, then
+//! the profile table, expected vs observed with deltas (✓ pass, ✗ fail, ○ not reached), the A/B
+//! table, fault windows with their scope, transitions, outcomes, latency, replay schedule lag,
+//! host and TCP stack, config.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -10,7 +11,7 @@ use super::lead;
 use super::model::{ExpectStatus, PolicyReport, PolicyStatus, Report, Summary};
 use super::table;
 use crate::util::text::count;
-use crate::verdict::{secs, signed_secs};
+use crate::verdict::signed_secs;
 
 /// Escapes a table cell (pipes, newlines).
 fn cell(s: &str) -> String {
@@ -119,7 +120,8 @@ pub fn render(r: &Report) -> String {
         r.started_at, r.speed, r.seed
     );
     let pols: Vec<&str> = r.policies.iter().map(|p| p.policy.as_str()).collect();
-    let _ = writeln!(o, "- policies: {}\n", pols.join(", "));
+    let _ = writeln!(o, "- policies: {}", pols.join(", "));
+    let _ = writeln!(o, "- times: {}\n", table::time_base(r));
     for (p, e) in r.policies.iter().flat_map(|p| {
         p.expectations
             .iter()
@@ -131,6 +133,8 @@ pub fn render(r: &Report) -> String {
     for p in &r.policies {
         let _ = writeln!(o, "- [{}] {}", p.policy, table::timing_note(p));
     }
+    o.push_str("\n## Profiles\n\n");
+    table::profiles(r).markdown(&mut o);
     o.push_str("\n## Expected vs observed\n");
     for p in &r.policies {
         let _ = writeln!(o, "\n### Policy `{}`: {}\n", p.policy, p.status.as_str());
@@ -167,27 +171,11 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "| {label} | {} |", vals.join(" | "));
     }
     o.push_str("\n## Fault windows\n\n");
-    match r.policies.first().map(|p| &p.fault_windows) {
-        Some(w) if !w.is_empty() => {
-            o.push_str("| route | kind | from | until | detail |\n|---|---|---|---|---|\n");
-            for f in w {
-                let until = f.until_ms.map_or("end".into(), |u| secs(u as i64));
-                let _ = writeln!(
-                    o,
-                    "| {} | {} | {} | {until} | {} |",
-                    cell(&f.route),
-                    f.kind,
-                    secs(f.from_ms as i64),
-                    cell(&f.detail)
-                );
-            }
-        }
-        _ => o.push_str("None.\n"),
-    }
+    table::faults(r).markdown(&mut o);
     for p in &r.policies {
-        policy_details(&mut o, p);
+        policy_details(&mut o, p, r.speed);
     }
-    o.push_str("\n## Replay schedule lag\n\n");
+    o.push_str("\n## Replay schedule lag (wall clock)\n\n");
     let _ = writeln!(
         o,
         "{} sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.",
@@ -266,7 +254,7 @@ fn read_failures(o: &mut String, config: &serde_json::Value) {
     }
 }
 
-fn policy_details(o: &mut String, p: &PolicyReport) {
+fn policy_details(o: &mut String, p: &PolicyReport, speed: f64) {
     if p.status == PolicyStatus::NotRun {
         let _ = writeln!(o, "\n## Policy `{}`\n\nNot run.", p.policy);
         return;
@@ -279,7 +267,7 @@ fn policy_details(o: &mut String, p: &PolicyReport) {
     o.push_str("\n### Outcomes by dep\n\n");
     table::outcomes(p).markdown(o);
     o.push_str("\n### Latency\n\n");
-    table::latency(p).markdown(o);
+    table::latency(p, speed).markdown(o);
     o.push_str("\n### Health checks\n\n");
     table::health(p).markdown(o);
     let s = &p.scrapes;

@@ -10,10 +10,12 @@
 pub mod build;
 mod cmd;
 pub mod counts;
+pub mod fault_window;
 pub mod html;
 pub mod junit;
 pub mod lead;
 pub mod markdown;
+pub mod marks;
 pub mod model;
 pub mod status;
 pub mod svg;
@@ -23,7 +25,7 @@ pub mod write;
 pub use build::{PolicyRun, build_policy, rfc3339, summary_from};
 pub use cmd::command;
 pub use model::{
-    FaultWindow, PolicyReport, PolicyStatus, ReplayInfo, Report, SCHEMA_VERSION, Stopped, Summary,
-    Verdict,
+    FaultWindow, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION,
+    Stopped, Summary, TimeBase, Verdict,
 };
 pub use write::{write_all, write_rendered};

@@ -1,11 +1,17 @@
-//! The report model: exactly what `report.json` holds (DESIGN 9; `docs/report.schema.json` is its
-//! JSON Schema). The Markdown and HTML renderers read only this, so `rehearse report RUN_DIR` can
+//! The report model: exactly what `report.json` holds (`docs/report.schema.json` is its JSON
+//! Schema). The Markdown and HTML renderers read only this, so `rehearse report RUN_DIR` can
 //! re-render them from the JSON. Measured floats are written rounded to 3 decimals.
+//!
+//! Time base: every time and duration here is scenario time (ms since the run start as the
+//! scenario file counts it, i.e. wall clock × speed) unless its name says `wall`; a report
+//! written before that rule has no `time_base` and is read as wall clock.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::fault_window::{FaultHit, FaultWindow};
+pub use super::marks::Marks;
 pub use super::status::{PolicyStatus, Stopped, TrafficInfo};
 use crate::exit::{CmdError, CmdResult, Status};
 use crate::scrape::{Disagreement, RatePoint, StatePoint, Transition};
@@ -56,6 +62,41 @@ impl Verdict {
     }
 }
 
+/// The clock a report's times are in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeBase {
+    /// Scenario time: what the scenario file says (wall clock × speed).
+    Scenario,
+    /// Wall clock since the run start (reports written before the scenario-time rule).
+    Wall,
+}
+
+impl TimeBase {
+    /// What a report without a `time_base` key was written in.
+    pub fn legacy() -> Self {
+        Self::Wall
+    }
+}
+
+/// One auth profile: its id, the dep its model endpoint is (`PROVIDER/REGION/FP`, the breaker
+/// key and lane name) and its provider. The credential itself is never here, only its
+/// fingerprint inside `dep`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileInfo {
+    /// The profile id (`openai-codex:default`).
+    pub id: String,
+    /// The dep (`openai-codex/default/06bfb5`).
+    pub dep: String,
+    /// The provider (`openai-codex`).
+    pub provider: String,
+    /// The endpoint region.
+    pub region: String,
+    /// True for a provider's implicit `PROVIDER:default` profile (not in the scenario file).
+    #[serde(default)]
+    pub implicit: bool,
+}
+
 /// report.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -76,9 +117,15 @@ pub struct Report {
     pub stopped: Option<Stopped>,
     /// Run start, RFC 3339 UTC (`2026-11-29T18:55:00.123Z`).
     pub started_at: String,
-    /// Planned scenario duration at speed 1, ms.
+    /// Planned scenario duration, ms (scenario time).
     #[serde(default)]
     pub duration_ms: u64,
+    /// The clock every time in this report is in.
+    #[serde(default = "TimeBase::legacy")]
+    pub time_base: TimeBase,
+    /// The scenario's auth profiles: id → dep → provider.
+    #[serde(default)]
+    pub profiles: Vec<ProfileInfo>,
     /// The `--speed` divisor.
     pub speed: f64,
     /// The seed.
@@ -125,10 +172,10 @@ pub struct PolicyReport {
     /// Per dep, breaker state as a step function from t = 0 (for the timeline).
     #[serde(default)]
     pub breaker_states: BTreeMap<String, Vec<StatePoint>>,
-    /// Request and error rate per scrape interval.
+    /// Request and error rate per scrape interval (per second of scenario time).
     #[serde(default)]
     pub rates: Vec<RatePoint>,
-    /// Fault windows (scaled to the run's speed).
+    /// Fault windows with their scope and where they applied.
     #[serde(default)]
     pub fault_windows: Vec<FaultWindow>,
     /// This run's replay schedule accuracy.
@@ -137,9 +184,15 @@ pub struct PolicyReport {
     /// Scrape health.
     #[serde(default)]
     pub scrapes: ScrapeStats,
-    /// Run length actually observed, ms.
+    /// Run length actually observed, ms (scenario time).
     #[serde(default)]
     pub elapsed_ms: u64,
+    /// The same run length on the wall clock, ms.
+    #[serde(default)]
+    pub wall_elapsed_ms: u64,
+    /// Retry-After deadlines, cooldowns, rotations, retries and fallbacks (from the events).
+    #[serde(default)]
+    pub marks: Marks,
     /// Set when this run was stopped early: run ms (as `elapsed_ms`) of the stop.
     #[serde(default)]
     pub stopped_at_ms: Option<u64>,
@@ -179,7 +232,8 @@ pub struct HealthRow {
     pub canary_calls: u64,
     /// Of those, failed ones.
     pub canary_failures: u64,
-    /// Largest `health_breaker_disagreement_seconds{dep}` seen in any scrape.
+    /// Largest `health_breaker_disagreement_seconds{dep}` seen in any scrape, in seconds of
+    /// scenario time (the gauge counts wall seconds; × speed).
     #[serde(serialize_with = "ser3")]
     pub max_disagreement_s: f64,
 }
@@ -209,11 +263,12 @@ pub struct Summary {
     pub idempotent_duplicates: u64,
     /// `requests_total` by dep, then outcome.
     pub outcomes_by_dep: BTreeMap<String, BTreeMap<String, u64>>,
-    /// `request_latency_seconds` p50/p99 by dep (estimated from buckets).
+    /// Attempt latency by dep, from every attempt's exact latency (the engine's
+    /// `attempt_finished` events into an HDR histogram; rejections left out).
     pub latency_by_dep: BTreeMap<String, Latency>,
 }
 
-/// Latency quantiles in ms.
+/// Latency quantiles in ms (scenario time).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Median, ms.
@@ -222,24 +277,15 @@ pub struct Latency {
     /// 99th percentile, ms.
     #[serde(serialize_with = "ser3")]
     pub p99_ms: f64,
-    /// Observations.
-    pub count: u64,
-}
-
-/// A fault window as run (ms since run start, already divided by speed).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FaultWindow {
-    /// The fault's route (`tool:crm_search`, `llm`, `ws`, `*`).
-    pub route: String,
-    /// The fault kind (`status`, `stall`, ...).
-    pub kind: String,
-    /// Start, ms since run start.
-    pub from_ms: u64,
-    /// End, ms since run start (null = until the end of the run).
-    pub until_ms: Option<u64>,
-    /// A short description (`503`, `retry_after 120s`).
+    /// Largest, ms.
     #[serde(default)]
-    pub detail: String,
+    pub max_ms: f64,
+    /// Samples (attempts measured).
+    pub count: u64,
+    /// True when computed from exact per-attempt samples (false: older reports, whose numbers
+    /// were estimated from the Prometheus histogram's buckets).
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// Replay schedule accuracy.

@@ -1,11 +1,13 @@
-//! The per-policy tables (transitions, outcomes by dep, latency by dep, health checks by dep) as plain rows, built once
-//! from the report model and rendered by both the Markdown and the HTML writer, so the two
-//! reports cannot disagree about what a table holds.
+//! The report's tables (profiles, fault windows; per policy: transitions, outcomes, latency and
+//! health checks by dep) as plain rows, built once from the report model and rendered by both
+//! the Markdown and the HTML writer, so the two reports cannot disagree about what a table
+//! holds — and the one sentence that says which clock the report's times are in.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::model::PolicyReport;
+use super::model::{FaultWindow, PolicyReport, Report, TimeBase};
+use crate::verdict::secs;
 
 /// A table: a header row and rows of cells; `numeric[i]` says column `i` is right-aligned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,26 +159,167 @@ pub fn outcomes(p: &PolicyReport) -> Table {
     t
 }
 
-/// Latency p50/p99 and call count per dep.
-pub fn latency(p: &PolicyReport) -> Table {
-    let mut t = Table::new(&["dep", "p50", "p99", "calls"], &[false, true, true, true]);
+fn ms(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2} ms")
+    } else {
+        format!("{v:.1} ms")
+    }
+}
+
+/// Attempt latency per dep: p50, p99 and max from exact samples (scenario time; at a speed
+/// other than 1 also on the wall clock the run measured), and the sample count.
+pub fn latency(p: &PolicyReport, speed: f64) -> Table {
+    let wall = speed.is_finite() && speed > 0.0 && speed != 1.0;
+    let exact = p.summary.latency_by_dep.values().all(|l| l.exact);
+    let samples = if exact {
+        "samples"
+    } else {
+        "calls (bucket estimate)"
+    };
+    let mut head = vec!["dep", "p50", "p99", "max", samples];
+    if wall {
+        head.extend(["p50 (wall clock)", "p99 (wall clock)"]);
+    }
+    let numeric: Vec<bool> = head.iter().map(|h| *h != "dep").collect();
+    let mut t = Table::new(&head, &numeric);
     for (dep, l) in &p.summary.latency_by_dep {
-        t.rows.push(vec![
+        let mut row = vec![
             dep.clone(),
-            format!("{:.1} ms", l.p50_ms),
-            format!("{:.1} ms", l.p99_ms),
+            ms(l.p50_ms),
+            ms(l.p99_ms),
+            if l.exact { ms(l.max_ms) } else { "n/a".into() },
             l.count.to_string(),
+        ];
+        if wall {
+            row.extend([ms(l.p50_ms / speed), ms(l.p99_ms / speed)]);
+        }
+        t.rows.push(row);
+    }
+    t
+}
+
+/// The scenario's auth profiles: id → dep (`PROVIDER/REGION/FP`, the lane and breaker name)
+/// → provider and region.
+pub fn profiles(r: &Report) -> Table {
+    let mut t = Table::new(
+        &["profile", "dep", "provider", "region"],
+        &[false, false, false, false],
+    );
+    for p in &r.profiles {
+        t.rows.push(vec![
+            if p.implicit {
+                format!("{} (implicit)", p.id)
+            } else {
+                p.id.clone()
+            },
+            p.dep.clone(),
+            p.provider.clone(),
+            p.region.clone(),
         ]);
     }
     t
 }
 
+fn applied(f: &FaultWindow) -> String {
+    match (f.applied.first(), f.applied.last()) {
+        _ if f.applied_count == 0 => "never".into(),
+        (Some(a), Some(b)) if f.applied_count == 1 || a.t_ms == b.t_ms => {
+            format!("{}× at {}", f.applied_count, secs(a.t_ms as i64))
+        }
+        (Some(a), Some(b)) => format!(
+            "{}× from {} to {}",
+            f.applied_count,
+            secs(a.t_ms as i64),
+            secs(b.t_ms as i64)
+        ),
+        _ => format!("{}×", f.applied_count),
+    }
+}
+
+/// Every `[[fault]]` with its whole scope and, per policy run, which requests it applied to.
+pub fn faults(r: &Report) -> Table {
+    let mut head: Vec<String> = [
+        "#", "route", "scope", "kind", "detail", "from", "until", "lanes",
+    ]
+    .map(String::from)
+    .to_vec();
+    head.extend(r.policies.iter().map(|p| format!("applied ({})", p.policy)));
+    let mut t = Table {
+        numeric: head.iter().map(|h| h == "#").collect(),
+        head,
+        rows: Vec::new(),
+    };
+    let Some(first) = r.policies.first() else {
+        return t;
+    };
+    for f in &first.fault_windows {
+        let mut row = vec![
+            (f.index + 1).to_string(),
+            f.route.clone(),
+            f.scope(),
+            f.kind.clone(),
+            f.detail.clone(),
+            secs(f.from_ms as i64),
+            f.until_ms.map_or("end".into(), |u| secs(u as i64)),
+            f.lanes.join(", "),
+        ];
+        for p in &r.policies {
+            row.push(
+                p.fault_windows
+                    .iter()
+                    .find(|g| g.index == f.index)
+                    .map_or("n/a".into(), applied),
+            );
+        }
+        t.rows.push(row);
+    }
+    t
+}
+
+/// The one sentence that says which clock the report's times are in, with the wall-clock
+/// equivalent (`×4: 40 s of scenario time took 10.0 s of wall clock`).
+pub fn time_base(r: &Report) -> String {
+    if r.time_base == TimeBase::Wall {
+        return format!(
+            "Times are wall clock since each policy run started (a report from before times \
+             were said in scenario time): at ×{} they are the scenario's times divided by {}.",
+            r.speed, r.speed
+        );
+    }
+    let mut s = String::from(
+        "All times are scenario time, as the scenario file counts them (ms since the run start)",
+    );
+    if r.speed != 1.0 {
+        let runs: Vec<String> = r
+            .policies
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}: {:.1} s of scenario time took {:.1} s",
+                    p.policy,
+                    p.elapsed_ms as f64 / 1000.0,
+                    p.wall_elapsed_ms as f64 / 1000.0
+                )
+            })
+            .collect();
+        s.push_str(&format!(
+            "; the run went ×{} faster on the wall clock ({}). Only the replay lag and the wall-clock latency columns are wall clock.",
+            r.speed,
+            runs.join("; ")
+        ));
+    } else {
+        s.push_str(", which at speed 1 is the wall clock.");
+    }
+    s
+}
+
 /// Synthetic health checks per dep: canary calls, failures, and the longest canary/breaker
-/// disagreement any scrape saw, in wall-clock seconds (the gauge's unit; at `--speed N` the
-/// same disagreement lasts N times as long in scenario time).
+/// disagreement any scrape saw, in scenario seconds like every other time (the gauge counts
+/// wall seconds; the report builder multiplied by the speed).
 pub fn health(p: &PolicyReport) -> Table {
     let mut t = Table::new(
-        &["dep", "canaries", "failed", "max disagreement (wall clock)"],
+        &["dep", "canaries", "failed", "max disagreement"],
         &[false, true, true, true],
     );
     for (dep, h) in &p.health {

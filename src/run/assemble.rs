@@ -3,49 +3,24 @@
 //! accuracy; then the whole `Report` with host facts, contradictions and the verdict. A run
 //! stopped by a signal says where (`stopped`), and policies it never started are `not_run`.
 
-use std::time::Duration;
+use std::collections::BTreeSet;
 
 use super::dispatch::Counters;
+use super::fault_scope::{assign_lanes, fault_windows};
 use super::harness::PolicyRun;
 use super::plan::ScenarioPlan;
 use super::signals::cause;
-use crate::engine::Policy;
+use crate::engine::{Policy, Profile};
+use crate::replay::traffic::TrafficKind;
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
 use crate::report::model::{
-    FaultWindow, Lag, PolicyReport, PolicyStatus, ReplayInfo, Report, SCHEMA_VERSION, Stopped,
-    Summary, TrafficInfo, Verdict,
+    Lag, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION, Stopped,
+    Summary, TimeBase, TrafficInfo, Verdict,
 };
 use crate::scrape::{Disagreement, DisagreementKind};
 use crate::upstream::FaultSpec;
 use crate::verdict::diff_until;
-
-fn ms(d: Duration, speed: f64) -> u64 {
-    crate::util::speed::scale_ms(d, speed).max(0) as u64
-}
-
-/// The fault windows of a scenario at `speed`.
-pub fn fault_windows(faults: &[FaultSpec], speed: f64) -> Vec<FaultWindow> {
-    faults
-        .iter()
-        .map(|f| FaultWindow {
-            route: f.route.to_string(),
-            kind: f.kind.name().to_string(),
-            from_ms: f.from.map_or(0, |d| ms(d, speed)),
-            until_ms: f.until.map(|d| ms(d, speed)),
-            detail: serde_json::to_value(&f.kind)
-                .ok()
-                .and_then(|v| v.as_object().cloned())
-                .map(|o| {
-                    o.iter()
-                        .filter(|(k, _)| k.as_str() != "kind")
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default(),
-        })
-        .collect()
-}
+use crate::verdict::scenario_ms_u;
 
 /// The scenario's faults for the report's config block: a fault's `profile` is the bearer
 /// token it matches (a secret when the profile has a `token`), so it appears as its fingerprint
@@ -86,7 +61,9 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         scrape_interval_ms: run.scrape_interval_ms,
         arrivals: &run.arrivals,
         speed: plan.speed,
-        fault_windows: fault_windows(&file.fault, plan.speed),
+        fault_windows: fault_windows(&file.fault, &file.profile, run.fault_hits.snapshot()),
+        latency: run.observed.latency(),
+        marks: run.observed.marks(),
         replay: Some(replay_info(run)),
         failed_requests: Some(run.replay.error_count()),
         user_visible_errors: Some(Counters::get(&run.counters.user_errors)),
@@ -99,11 +76,22 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         // A run cut short by a signal vouches only for what came before the stop.
         stopped_at_ms: run.stopped.as_ref().map(|_| run.elapsed_ms),
     });
+    let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
+    let ws: BTreeSet<String> = plan
+        .checked
+        .traffic
+        .iter()
+        .filter_map(|l| match &l.kind {
+            TrafficKind::Ws { channel, .. } => Some(channel.clone()),
+            _ => None,
+        })
+        .collect();
+    assign_lanes(&mut report.fault_windows, &file.fault, &lanes, &ws);
     if run.transitions_dropped > 0 {
         report.disagreements.push(Disagreement {
             kind: DisagreementKind::Truncated,
             dep: String::new(),
-            t_ms: run.transitions.last().map_or(0, |t| t.t_ms),
+            t_ms: scenario_ms_u(run.transitions.last().map_or(0, |t| t.t_ms), plan.speed),
             detail: format!(
                 "events.jsonl holds {} more transitions than the report kept ({} kept)",
                 run.transitions_dropped,
@@ -112,6 +100,37 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         });
     }
     report
+}
+
+/// The profile table: the scenario's profiles, then the implicit `PROVIDER:default` profile of
+/// every provider whose endpoint shows up in a timeline without a configured profile (a fallback
+/// model's provider, say), so every `PROVIDER/REGION/FP` lane can be read.
+pub fn profile_table(profiles: &[Profile], policies: &[PolicyReport]) -> Vec<ProfileInfo> {
+    let info = |p: &Profile, implicit: bool| ProfileInfo {
+        id: p.id.clone(),
+        dep: p.dep(),
+        provider: p.provider.clone(),
+        region: p.region().to_string(),
+        implicit,
+    };
+    let mut out: Vec<ProfileInfo> = profiles.iter().map(|p| info(p, false)).collect();
+    let lanes: BTreeSet<&String> = policies
+        .iter()
+        .flat_map(|p| p.breaker_states.keys())
+        .collect();
+    for dep in lanes {
+        if out.iter().any(|p| &p.dep == dep) {
+            continue;
+        }
+        let Some(provider) = dep.split('/').next() else {
+            continue;
+        };
+        let implicit = Profile::implicit(provider);
+        if &implicit.dep() == dep {
+            out.push(info(&implicit, true));
+        }
+    }
+    out
 }
 
 /// The report section of a policy that never started (`why`): listed with status `not_run`,
@@ -145,10 +164,12 @@ pub fn not_run_report(plan: &ScenarioPlan, policy: Policy, why: &str) -> PolicyR
         summary: Summary::default(),
         breaker_states: Default::default(),
         rates: Vec::new(),
-        fault_windows: fault_windows(&file.fault, plan.speed),
+        fault_windows: fault_windows(&file.fault, &file.profile, Default::default()),
         replay: None,
         scrapes: Default::default(),
         elapsed_ms: 0,
+        wall_elapsed_ms: 0,
+        marks: Default::default(),
         stopped_at_ms: None,
         health: Default::default(),
     }
@@ -223,6 +244,8 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
         stopped,
         started_at: ctx.started_at,
         duration_ms: file.duration.as_millis() as u64,
+        time_base: TimeBase::Scenario,
+        profiles: profile_table(&file.profile, &policies),
         speed: plan.speed,
         seed: plan.seed,
         host: ctx.host,

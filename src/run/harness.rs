@@ -19,6 +19,7 @@ use tokio::time::{Instant, sleep_until, timeout};
 use super::diagnostics::Diagnostics;
 use super::dispatch::{Counters, EngineDispatcher};
 use super::health::{CanaryCount, HealthTally};
+use super::observe::{FaultHits, Observed};
 use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
 use super::signals::Stop;
@@ -115,6 +116,10 @@ pub struct PolicyRun {
     pub stopped: Option<String>,
     /// Set when the harness failed mid-run (the mock upstream stopped): the run ended there.
     pub failed: Option<String>,
+    /// Attempt latencies and the picture's marks, from the engine's events.
+    pub observed: Arc<Observed>,
+    /// Which user requests each fault applied to.
+    pub fault_hits: Arc<FaultHits>,
 }
 
 /// Records upstream requests to upstream.jsonl, keeps the arrivals of breaker probes (canaries
@@ -125,17 +130,21 @@ struct UpstreamLog {
     out: EventsWriter,
     arrivals: Mutex<Vec<ProbeArrival>>,
     duplicates: Arc<dyn EventSink>,
+    faults: Arc<FaultHits>,
 }
 
 impl RecordSink for UpstreamLog {
     fn record(&self, r: &UpstreamRecord) {
-        self.out.append(r);
+        self.out.append_at(r.t_ms, r);
         if r.duplicate {
             self.duplicates.emit(&Event {
                 t_ms: r.t_ms,
                 kind: EventKind::IdempotentDuplicate { dep: r.dep.clone() },
                 log: None,
             });
+        }
+        if let Some(i) = r.fault_index.filter(|_| !r.canary) {
+            self.faults.record(i, r.t_ms, &r.dep);
         }
         if r.canary || !r.probe {
             return;
@@ -195,10 +204,12 @@ pub async fn run_policy(
         ..UpstreamConfig::default()
     });
     upstream.set_run_start(start);
+    let fault_hits = Arc::new(FaultHits::new(speed));
     let up_log = Arc::new(UpstreamLog {
-        out: EventsWriter::new(files.upstream.clone(), pname),
+        out: EventsWriter::new(files.upstream.clone(), pname, speed),
         arrivals: Mutex::new(Vec::new()),
         duplicates: metrics.clone(),
+        faults: fault_hits.clone(),
     });
     upstream.subscribe(up_log.clone());
     let up_listener = bind("mock upstream").await?;
@@ -218,12 +229,15 @@ pub async fn run_policy(
         super::supervise::watch_upstream(up_task, shutdown_rx.clone(), start, speed);
 
     // The engine, its breakers and /metrics.
-    let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(files.events.clone(), pname));
+    let events: Arc<dyn EventSink> =
+        Arc::new(EventsWriter::new(files.events.clone(), pname, speed));
     let transition_log = Arc::new(TransitionLog::default());
+    let observed = Arc::new(Observed::new(speed));
     let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![
         metrics.clone(),
         events,
         transition_log.clone(),
+        observed.clone(),
     ]));
     let breakers = Arc::new(Breakers::new(
         file.engine.breaker.clone(),
@@ -434,5 +448,7 @@ pub async fn run_policy(
             .filter(|_| elapsed_ms < run_for.as_millis() as u64)
             .or_else(|| died.borrow().clone()),
         failed: died.borrow().clone(),
+        observed,
+        fault_hits,
     })
 }

@@ -10,6 +10,7 @@
 //! - `transport_http` / `transport_ws` / `errors` / `diagnostics`: the real transport.
 //! - `dispatch`: replayed lines → `Engine::handle` across workers.
 //! - `sinks`: events.jsonl / upstream.jsonl line writers; `rundir`: run directory names.
+//! - `observe`: exact latencies and the picture's marks from the events, fault hits from the upstream.
 //! - `progress`, `signals`: the terminal bar and SIGINT/SIGTERM handling.
 
 mod assemble;
@@ -18,9 +19,11 @@ pub mod contradictions;
 pub mod diagnostics;
 pub mod dispatch;
 mod errors;
+pub mod fault_scope;
 pub mod harness;
 pub mod health;
 pub mod lock;
+pub mod observe;
 pub mod plan;
 pub mod progress;
 pub mod rundir;

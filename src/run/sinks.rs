@@ -2,6 +2,13 @@
 //! `scrapes.prom` writer that appends each scrape as it comes. Every line (every scrape) is one
 //! `write_all` on an append-mode file, so a killed run leaves every completed one readable. In an
 //! A/B run each JSONL line carries the `policy` it belongs to.
+//!
+//! Time base: every JSONL row carries `t_ms`, wall clock ms since its policy run started, and
+//! `scenario_ms`, the same instant in scenario time (× speed). Every other duration or instant
+//! in an events.jsonl row is scenario time, like the log lines ("Retry 1/1 in 481ms" is 481 ms
+//! of scenario time, 120 ms of wall clock at ×4): the engine's nominal delays and cooldowns are
+//! already, and the fields it measures on its own clock (`latency_ms`, a breaker's
+//! `open_for_ms`, a Retry-After skip's `until_ms`) are converted here.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -74,42 +81,72 @@ impl JsonlFile {
     }
 }
 
-/// A line tagged with the policy run it belongs to.
+/// A line tagged with the policy run it belongs to and its instant in scenario time.
 #[derive(Debug, Serialize)]
 struct Tagged<'a, T: Serialize> {
     policy: &'a str,
+    scenario_ms: u64,
     #[serde(flatten)]
     inner: &'a T,
 }
 
-/// Writes engine events to `events.jsonl`, tagged with the policy.
+/// Event fields the engine measures on its own (wall) clock, converted to scenario time.
+const WALL_FIELDS: [&str; 3] = ["latency_ms", "open_for_ms", "until_ms"];
+
+/// Writes engine events to `events.jsonl` (and upstream records to `upstream.jsonl`), tagged
+/// with the policy and the scenario time.
 #[derive(Debug)]
 pub struct EventsWriter {
     file: Arc<JsonlFile>,
     policy: String,
+    speed: f64,
 }
 
 impl EventsWriter {
-    /// A writer for one policy run.
-    pub fn new(file: Arc<JsonlFile>, policy: &str) -> Self {
+    /// A writer for one policy run at `speed`.
+    pub fn new(file: Arc<JsonlFile>, policy: &str, speed: f64) -> Self {
+        let speed = if speed.is_finite() && speed > 0.0 {
+            speed
+        } else {
+            1.0
+        };
         Self {
             file,
             policy: policy.to_string(),
+            speed,
         }
     }
 
-    /// Appends any serialisable record tagged with this writer's policy.
-    pub fn append<T: Serialize>(&self, value: &T) {
+    /// Appends a record whose own `t_ms` is `wall_ms`, tagged with this writer's policy and the
+    /// same instant in scenario time.
+    pub fn append_at<T: Serialize>(&self, wall_ms: u64, value: &T) {
         self.file.append(&Tagged {
             policy: &self.policy,
+            scenario_ms: crate::verdict::scenario_ms_u(wall_ms, self.speed),
             inner: value,
         });
+    }
+
+    /// An event as its events.jsonl row: the wall-clock fields in scenario time.
+    fn scenario_event(&self, event: &Event) -> serde_json::Value {
+        let mut v = serde_json::to_value(event).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            for key in WALL_FIELDS {
+                let Some(x) = o.get_mut(key) else { continue };
+                if let Some(n) = x.as_u64() {
+                    *x = crate::verdict::scenario_ms_u(n, self.speed).into();
+                } else if let Some(f) = x.as_f64() {
+                    *x = ((f * self.speed * 1000.0).round() / 1000.0).into();
+                }
+            }
+        }
+        v
     }
 }
 
 impl EventSink for EventsWriter {
     fn emit(&self, event: &Event) {
-        self.append(event);
+        self.append_at(event.t_ms, &self.scenario_event(event));
     }
 }
 
@@ -207,7 +244,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
         let file = JsonlFile::open(&path).unwrap();
-        let w = EventsWriter::new(file.clone(), "legacy");
+        let w = EventsWriter::new(file.clone(), "legacy", 4.0);
         for t in 0..3 {
             w.emit(&Event {
                 t_ms: t,
@@ -215,7 +252,8 @@ mod tests {
                     dep: "crm_search".into(),
                     from: BreakerState::Closed,
                     to: BreakerState::Open,
-                    open_for_ms: Some(30_000),
+                    // The engine's breakers run on scaled durations: 30 s at ×4.
+                    open_for_ms: Some(7_500),
                 },
                 log: None,
             });
@@ -227,7 +265,12 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
         assert_eq!(v["policy"], "legacy");
         assert_eq!(v["event"], "breaker_transition");
-        assert_eq!(v["t_ms"], 2);
+        assert_eq!(v["t_ms"], 2, "wall clock");
+        assert_eq!(v["scenario_ms"], 8, "× speed");
+        assert_eq!(
+            v["open_for_ms"], 30_000,
+            "scenario time, like the log lines"
+        );
         assert_eq!(file.lines(), 3);
         assert_eq!(file.errors(), 0);
     }

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::parse::Exposition;
 use super::timeline::{Transition, state_from_label};
 use crate::engine::events::BreakerState;
-use crate::verdict::secs;
+use crate::verdict::{scenario_ms_u, secs};
 
 /// Most rows reported (a broken exporter must not flood the report); the last row says how
 /// many more there were.
@@ -121,16 +121,25 @@ fn arrow(from: BreakerState, to: BreakerState) -> String {
     format!("{}→{}", from.as_str(), to.as_str())
 }
 
+/// A run time (wall-clock ms) as the report says it: seconds of scenario time (× `speed`).
+fn said(ms: u64, speed: f64) -> String {
+    secs(scenario_ms_u(ms, speed) as i64)
+}
+
 /// Compares the event-timed `events` (time-ordered) with `scrapes` (`(t_ms, exposition)` in
 /// time order); `interval_ms` is the scrape interval at the run's speed (for the wording).
+/// Times are compared as given (run ms); the rows' wording says them in scenario time
+/// (× `speed`), like the rest of the report (their `t_ms` stays run ms for the caller to
+/// convert).
 pub fn crosscheck(
     events: &[Transition],
     scrapes: &[(u64, &Exposition)],
     interval_ms: u64,
+    speed: f64,
 ) -> Vec<Disagreement> {
     let mut out = Vec::new();
-    state_rows(events, scrapes, &mut out);
-    transition_rows(events, scrapes, interval_ms, &mut out);
+    state_rows(events, scrapes, speed, &mut out);
+    transition_rows(events, scrapes, (interval_ms, speed), &mut out);
     out.sort_by_key(|d| d.t_ms);
     if out.len() > MAX_ROWS {
         let more = out.len() - MAX_ROWS;
@@ -142,19 +151,24 @@ pub fn crosscheck(
     out
 }
 
-fn state_rows(events: &[Transition], scrapes: &[(u64, &Exposition)], out: &mut Vec<Disagreement>) {
+fn state_rows(
+    events: &[Transition],
+    scrapes: &[(u64, &Exposition)],
+    speed: f64,
+    out: &mut Vec<Disagreement>,
+) {
     let states = EventStates::new(events);
     // Per dep, the open row: (gauge state, event state, first t, last t, scrapes).
     let mut open: BTreeMap<String, (BreakerState, BreakerState, u64, u64, u64)> = BTreeMap::new();
     let close = |dep: String, row: (BreakerState, BreakerState, u64, u64, u64)| {
         let (shown, had, first, last, n) = row;
         let when = if n == 1 {
-            format!("the scrape at {}", secs(first as i64))
+            format!("the scrape at {}", said(first, speed))
         } else {
             format!(
                 "{n} scrapes from {} to {}",
-                secs(first as i64),
-                secs(last as i64)
+                said(first, speed),
+                said(last, speed)
             )
         };
         Disagreement {
@@ -213,7 +227,7 @@ fn state_rows(events: &[Transition], scrapes: &[(u64, &Exposition)], out: &mut V
 fn transition_rows(
     events: &[Transition],
     scrapes: &[(u64, &Exposition)],
-    interval_ms: u64,
+    (interval_ms, speed): (u64, f64),
     out: &mut Vec<Disagreement>,
 ) {
     let counts: Vec<(u64, BTreeMap<_, f64>)> =
@@ -240,14 +254,14 @@ fn transition_rows(
             "{} {} at {} in events.jsonl",
             ev.dep,
             arrow(ev.from, ev.to),
-            secs(ev.t_ms as i64)
+            said(ev.t_ms, speed)
         );
         let detail = match seen {
             Some(s) => format!(
                 "{what}, first counted by the scrape at {} ({} later; scrape interval {})",
-                secs(s as i64),
-                secs(s.saturating_sub(ev.t_ms) as i64),
-                secs(interval_ms as i64)
+                said(s, speed),
+                said(s.saturating_sub(ev.t_ms), speed),
+                said(interval_ms, speed)
             ),
             None => format!("{what}, never counted by any scrape"),
         };

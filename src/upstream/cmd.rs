@@ -123,6 +123,7 @@ mod tests {
             probe: false,
             canary: false,
             fault: Some("status".into()),
+            fault_index: Some(0),
             idempotency_key: None,
             duplicate: false,
         };

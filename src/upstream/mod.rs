@@ -217,12 +217,13 @@ impl Upstream {
             bearer: inc.bearer,
             model: inc.model,
         };
-        let (decision, duplicate) = {
+        let (decision, duplicate, index) = {
             let mut g = lock(&self.inner);
             let inner = &mut *g;
-            let decision = inner
+            let index = inner
                 .table
-                .select_for(&scope, start, now, self.speed, inc.canary)
+                .select_for(&scope, start, now, self.speed, inc.canary);
+            let decision = index
                 .and_then(|i| inner.table.specs().get(i).map(|s| s.kind.clone()))
                 .map(|kind| {
                     let mut ctx = ActionCtx {
@@ -243,7 +244,7 @@ impl Upstream {
                 idempotency_key: inc.idempotency_key,
                 executes: decision.as_ref().is_none_or(|d| d.1.executes()),
             });
-            (decision, duplicate)
+            (decision, duplicate, index)
         };
         let sinks = match self.sinks.read() {
             Ok(g) => g,
@@ -262,6 +263,7 @@ impl Upstream {
                 probe: inc.probe.is_some(),
                 canary: inc.canary,
                 fault: decision.as_ref().map(|d| d.0.to_string()),
+                fault_index: decision.as_ref().and(index),
                 idempotency_key: inc.idempotency_key.map(str::to_string),
                 duplicate,
             };

@@ -31,6 +31,9 @@ pub struct UpstreamRecord {
     pub canary: bool,
     /// The fault kind applied, if any.
     pub fault: Option<String>,
+    /// Which `[[fault]]` table applied (0-based, in file order), if any.
+    #[serde(default)]
+    pub fault_index: Option<usize>,
     /// The `Idempotency-Key` header, if any.
     #[serde(default)]
     pub idempotency_key: Option<String>,

@@ -5,7 +5,9 @@
 //! candidate). `at` counts from the run start; `after` from the observed time of the previous
 //! matched transition of that dep (its expected time if it was missing; the run start for the
 //! first). Observed transitions of such a dep that no expectation matched are `unexpected`.
-//! Every time and tolerance is divided by `speed`; tolerances never drop below 20 ms.
+//! The comparison runs on wall-clock times: every expected time and tolerance is divided by
+//! `speed`, tolerances never drop below 20 ms of wall clock. What a result says (strings,
+//! `expected_ms`, `observed_ms`, `delta_ms`, `tolerance_ms`) is scenario time (× speed).
 //! A run stopped early ([`diff_until`]) marks what it never reached `not_reached` (see
 //! [`super::reach`]).
 
@@ -15,7 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
 use super::reach::{Decided, settle};
-use super::{ExpectKind, ExpectStatus, ExpectationResult, probe_spacing, secs, signed_secs};
+use super::{
+    ExpectKind, ExpectStatus, ExpectationResult, probe_spacing, scenario_ms, secs, signed_secs,
+};
 use crate::scrape::{Exposition, Transition};
 
 /// Floor of every scaled tolerance.
@@ -41,6 +45,17 @@ pub fn scaled_ms(d: Duration, speed: f64) -> i64 {
 /// A tolerance at speed 1 → ms at `speed`, never below 20 ms.
 pub fn scaled_tolerance(d: Duration, speed: f64) -> i64 {
     scaled_ms(d, speed).max(MIN_TOLERANCE_MS)
+}
+
+/// A scenario duration in ms (saturating).
+pub fn nominal_ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The tolerance [`scaled_tolerance`] applies, said in scenario time: the nominal tolerance, or
+/// the 20 ms wall-clock floor × speed when that is larger.
+pub fn shown_tolerance(d: Duration, speed: f64) -> i64 {
+    nominal_ms(d).max(scenario_ms(MIN_TOLERANCE_MS, speed))
 }
 
 /// Checks `expect` (already filtered to one policy run, see `Expectations::for_policy`) against
@@ -81,7 +96,12 @@ pub fn diff_until(
     }
     for m in &expect.metric {
         let mut r = diff_metric(m, final_scrape);
-        settle(&mut r, &m.series.to_string(), Decided::EndOfRun, stop_ms);
+        settle(
+            &mut r,
+            &m.series.to_string(),
+            Decided::EndOfRun,
+            (stop_ms, speed),
+        );
         out.push(r);
     }
     for n in &expect.no_transition {
@@ -92,7 +112,7 @@ pub fn diff_until(
                 "{} (first {} at {})",
                 seen.len(),
                 arrow(t),
-                secs(t.t_ms as i64)
+                secs(scenario_ms(t.t_ms as i64, speed))
             ),
         };
         let detail = format!("{} expected no transition, observed {observed}", n.dep);
@@ -102,9 +122,9 @@ pub fn diff_until(
             series: None,
             expected: "no transition".into(),
             observed,
-            expected_ms: None,
-            observed_ms: seen.first().map(|t| t.t_ms as i64),
             delta_ms: None,
+            expected_ms: None,
+            observed_ms: seen.first().map(|t| scenario_ms(t.t_ms as i64, speed)),
             tolerance_ms: None,
             ok: seen.is_empty(),
             status: ExpectStatus::from_ok(seen.is_empty()),
@@ -116,7 +136,7 @@ pub fn diff_until(
         } else {
             Decided::Now
         };
-        settle(&mut r, &n.dep, decided, stop_ms);
+        settle(&mut r, &n.dep, decided, (stop_ms, speed));
         out.push(r);
     }
     for p in &expect.probe_spacing {
@@ -128,7 +148,7 @@ pub fn diff_until(
         } else {
             Decided::EndOfRun
         };
-        settle(&mut r, &p.dep, decided, stop_ms);
+        settle(&mut r, &p.dep, decided, (stop_ms, speed));
         out.push(r);
     }
     out
@@ -148,43 +168,55 @@ fn diff_dep(
     let mut out = Vec::new();
     let mut used = vec![false; obs.len()];
     let mut cursor = 0;
-    let mut anchor: Option<i64> = Some(0);
+    // The previous matched transition, wall clock (the check) and scenario time (what is said).
+    let mut anchor: Option<(i64, i64)> = Some((0, 0));
     for e in exp {
-        let tol = scaled_tolerance(e.tolerance.unwrap_or(DEFAULT_TOLERANCE), speed);
+        let tol_d = e.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+        let tol = scaled_tolerance(tol_d, speed);
+        let tol_s = shown_tolerance(tol_d, speed);
         let want = format!("{}→{}", e.from.as_str(), e.to.as_str());
         let (exp_t, expected) = match (e.at, e.after) {
             (Some(at), _) => {
-                let t = scaled_ms(at, speed);
-                (Some(t), format!("{want} at {} ±{}", secs(t), secs(tol)))
+                let t = (scaled_ms(at, speed), nominal_ms(at));
+                (Some(t), format!("{want} at {} ±{}", secs(t.1), secs(tol_s)))
             }
             (None, Some(after)) => {
-                let t = anchor.map(|a| a + scaled_ms(after, speed));
-                let shown = t.map_or("?".into(), secs);
-                let a = secs(scaled_ms(after, speed));
+                let t = anchor.map(|a| {
+                    (
+                        a.0.saturating_add(scaled_ms(after, speed)),
+                        a.1.saturating_add(nominal_ms(after)),
+                    )
+                });
+                let shown = t.map_or("?".into(), |t| secs(t.1));
+                let a = secs(nominal_ms(after));
                 (
                     t,
-                    format!("{want} at {shown} ({a} after the previous) ±{}", secs(tol)),
+                    format!(
+                        "{want} at {shown} ({a} after the previous) ±{}",
+                        secs(tol_s)
+                    ),
                 )
             }
             (None, None) => (None, format!("{want} (any time)")),
         };
-        let tolerance_ms = exp_t.map(|_| tol);
         let candidates: Vec<usize> = (cursor..obs.len())
             .filter(|&i| obs[i].from == e.from && obs[i].to == e.to)
             .collect();
-        let within = |i: &&usize| exp_t.is_none_or(|x| (obs[**i].t_ms as i64 - x).abs() <= tol);
+        let within = |i: &&usize| exp_t.is_none_or(|x| (obs[**i].t_ms as i64 - x.0).abs() <= tol);
         let pick = candidates
             .iter()
             .find(within)
             .or(candidates.first())
             .copied();
+        let (expected_ms, tolerance_ms) = (exp_t.map(|t| t.1), exp_t.map(|_| tol_s));
         match pick {
             Some(i) => {
                 used[i] = true;
                 cursor = i + 1;
                 let t = obs[i].t_ms as i64;
-                let delta = exp_t.map(|x| t - x);
-                let ok = delta.is_none_or(|d| d.abs() <= tol);
+                let t_s = scenario_ms(t, speed);
+                let ok = exp_t.is_none_or(|x| (t - x.0).abs() <= tol);
+                let delta = exp_t.map(|x| t_s - x.1);
                 let how = match delta {
                     Some(d) if ok => format!(" ({}, within tolerance)", signed_secs(d)),
                     Some(d) => format!(" ({}, outside tolerance)", signed_secs(d)),
@@ -194,19 +226,19 @@ fn diff_dep(
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
                     series: None,
-                    detail: format!("{dep} {expected}, observed at {}{how}", secs(t)),
+                    detail: format!("{dep} {expected}, observed at {}{how}", secs(t_s)),
                     expected,
-                    observed: secs(t),
-                    expected_ms: exp_t,
-                    observed_ms: Some(t),
+                    observed: secs(t_s),
                     delta_ms: delta,
+                    expected_ms,
+                    observed_ms: Some(t_s),
                     tolerance_ms,
                     ok,
                     status: ExpectStatus::from_ok(ok),
                 };
-                settle(&mut r, dep, due(exp_t, tol), stop_ms);
+                settle(&mut r, dep, due(exp_t.map(|x| x.0), tol), (stop_ms, speed));
                 out.push(r);
-                anchor = Some(t);
+                anchor = Some((t, t_s));
             }
             None => {
                 let mut r = ExpectationResult {
@@ -216,30 +248,31 @@ fn diff_dep(
                     detail: format!("{dep} {expected}, missing (no {want} observed in order)"),
                     expected,
                     observed: "missing".into(),
-                    expected_ms: exp_t,
-                    observed_ms: None,
                     delta_ms: None,
+                    expected_ms,
+                    observed_ms: None,
                     tolerance_ms,
                     ok: false,
                     status: ExpectStatus::Fail,
                 };
-                settle(&mut r, dep, due(exp_t, tol), stop_ms);
+                settle(&mut r, dep, due(exp_t.map(|x| x.0), tol), (stop_ms, speed));
                 out.push(r);
                 anchor = exp_t;
             }
         }
     }
     for (t, _) in obs.iter().zip(&used).filter(|(_, u)| !**u) {
-        let at = secs(t.t_ms as i64);
+        let t_s = scenario_ms(t.t_ms as i64, speed);
+        let at = secs(t_s);
         out.push(ExpectationResult {
             kind: ExpectKind::Transition,
             dep: Some(dep.to_string()),
             series: None,
             expected: super::UNEXPECTED.into(),
             observed: format!("{} at {at}", arrow(t)),
-            expected_ms: None,
-            observed_ms: Some(t.t_ms as i64),
             delta_ms: None,
+            expected_ms: None,
+            observed_ms: Some(t_s),
             tolerance_ms: None,
             ok: false,
             status: ExpectStatus::Fail,
@@ -289,9 +322,9 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
             detail: format!("{series} expected {expected}, observed nothing (no final scrape)"),
             expected,
             observed: "no final scrape".into(),
+            delta_ms: None,
             expected_ms: None,
             observed_ms: None,
-            delta_ms: None,
             tolerance_ms: None,
             ok: false,
             status: ExpectStatus::Fail,
@@ -324,9 +357,9 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         ),
         expected,
         observed: num(v),
+        delta_ms: None,
         expected_ms: None,
         observed_ms: None,
-        delta_ms: None,
         tolerance_ms: None,
         ok,
         status: ExpectStatus::from_ok(ok),

@@ -3,6 +3,11 @@
 //! transition, and half-open probe spacing at the upstream. Every result carries one line that
 //! says what was expected, what was observed and the delta, and a status: pass, fail, or — in a
 //! run stopped early — not_reached ([`reach`]).
+//!
+//! Time base: the checks compare wall-clock times (ms since the run start at `--speed`, what the
+//! harness measured, against the scenario's times divided by the speed), but every string and
+//! number a result carries is *scenario time* (what the scenario file says): the verdict does not
+//! depend on the base the report speaks in.
 
 pub mod diff;
 pub mod expect;
@@ -86,18 +91,17 @@ pub struct ExpectationResult {
     pub expected: String,
     /// What was observed, short (`26.120s`, `missing`, `3`).
     pub observed: String,
-    /// The expected time in ms, for kinds with times: a transition's due time since the run
-    /// start, a probe spacing's minimum gap (null otherwise, and for a transition at any time).
+    /// observed − expected in ms (scenario time), for timed expectations that matched something.
+    pub delta_ms: Option<i64>,
+    /// The expected time, ms since the run start (scenario time), where the kind has one
+    /// (`at`/`after` transitions; the minimum gap of a probe spacing).
     #[serde(default)]
     pub expected_ms: Option<i64>,
-    /// The observed time in ms: a matched or unexpected transition's time since the run start,
-    /// the first transition of a `no_transition` dep, the smallest probe gap (null otherwise).
+    /// The observed time (scenario time): the matched transition, or the smallest probe gap.
     #[serde(default)]
     pub observed_ms: Option<i64>,
-    /// observed − expected in ms, for timed expectations that matched something.
-    pub delta_ms: Option<i64>,
-    /// The allowed deviation in ms: ± around a transition's due time, the slack below a probe
-    /// spacing's minimum (null when there is none).
+    /// The tolerance applied either side of `expected_ms` (scenario time, after the 20 ms
+    /// wall-clock floor), for transitions with a time.
     #[serde(default)]
     pub tolerance_ms: Option<i64>,
     /// Whether it held (false for `not_reached`: it was not shown to hold).
@@ -117,6 +121,29 @@ impl ExpectationResult {
     pub fn is_unexpected(&self) -> bool {
         self.kind == ExpectKind::Transition && self.expected == UNEXPECTED
     }
+}
+
+/// Wall-clock ms since the run start at `speed` → the same instant in scenario ms (× speed; a
+/// speed that is not a positive number counts as 1). Saturates instead of overflowing.
+pub fn scenario_ms(wall_ms: i64, speed: f64) -> i64 {
+    let speed = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
+    };
+    let v = (wall_ms as f64 * speed).round();
+    if v >= i64::MAX as f64 {
+        i64::MAX
+    } else if v <= i64::MIN as f64 {
+        i64::MIN
+    } else {
+        v as i64
+    }
+}
+
+/// [`scenario_ms`] for unsigned wall times.
+pub fn scenario_ms_u(wall_ms: u64, speed: f64) -> u64 {
+    scenario_ms(i64::try_from(wall_ms).unwrap_or(i64::MAX), speed).max(0) as u64
 }
 
 /// Formats milliseconds as seconds with three decimals (`22.000s`).

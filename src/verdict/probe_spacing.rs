@@ -2,17 +2,19 @@
 //! of requests that carried `X-Breaker-Probe` for the dep. Synthetic health checks carry that
 //! header too; the run harness leaves them (`X-Rehearse-Canary`) out of the arrivals it passes.
 
-use super::diff::{ProbeArrival, scaled_ms, scaled_tolerance};
+use super::diff::{ProbeArrival, nominal_ms, scaled_ms, scaled_tolerance, shown_tolerance};
 use super::expect::ExpectProbeSpacing;
-use super::{ExpectKind, ExpectStatus, ExpectationResult, secs, signed_secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, scenario_ms, secs, signed_secs};
 
 /// Checks that consecutive probe arrivals of `e.dep` are at least `e.min` apart (scaled by
 /// `speed`, minus the scaled tolerance when one is given). No probe at all fails; a single
-/// probe passes (there is no gap to measure) and says so.
+/// probe passes (there is no gap to measure) and says so. Checked on wall-clock gaps, said in
+/// scenario time.
 pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> ExpectationResult {
-    let min_ms = scaled_ms(e.min, speed);
-    let slack = e.tolerance.map_or(0, |t| scaled_tolerance(t, speed));
-    let bound = min_ms - slack;
+    let bound = scaled_ms(e.min, speed) - e.tolerance.map_or(0, |t| scaled_tolerance(t, speed));
+    let min_ms = nominal_ms(e.min);
+    let slack = e.tolerance.map_or(0, |t| shown_tolerance(t, speed));
+    let scen = |ms: i64| scenario_ms(ms, speed);
     let mut times: Vec<u64> = arrivals
         .iter()
         .filter(|a| a.probe && a.dep == e.dep)
@@ -29,15 +31,15 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
         format!("probes ≥ {} apart", secs(min_ms))
     };
     let dep = e.dep.clone();
-    let result = |observed: String, gap_ms: Option<i64>, ok, detail| ExpectationResult {
+    let result = |observed: String, delta_ms: Option<i64>, ok, detail| ExpectationResult {
         kind: ExpectKind::ProbeSpacing,
         dep: Some(dep.clone()),
         series: None,
         expected: expected.clone(),
         observed,
+        delta_ms,
         expected_ms: Some(min_ms),
-        observed_ms: gap_ms,
-        delta_ms: gap_ms.map(|g| g - min_ms),
+        observed_ms: delta_ms.map(|d| d + min_ms),
         tolerance_ms: (slack > 0).then_some(slack),
         ok,
         status: ExpectStatus::from_ok(ok),
@@ -56,7 +58,7 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
             true,
             format!(
                 "{dep} expected {expected}, observed a single probe at {} (no gap to measure)",
-                secs(times[0] as i64)
+                secs(scen(times[0] as i64))
             ),
         ),
         n => {
@@ -67,17 +69,18 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
                 .min_by_key(|&(_, g)| g)
                 .unwrap_or((0, 0)); // ok: n ≥ 2 so there is at least one window
             let ok = gap >= bound;
-            let delta = gap - min_ms;
+            let gap_s = scen(gap);
+            let delta = gap_s - min_ms;
             let how = if ok { "ok" } else { "too close" };
             result(
-                format!("min gap {}", secs(gap)),
-                Some(gap),
+                format!("min gap {}", secs(gap_s)),
+                Some(delta),
                 ok,
                 format!(
                     "{dep} expected {expected}, observed min gap {} over {n} probes (between {} and {}; {}), {how}",
-                    secs(gap),
-                    secs(times[i] as i64),
-                    secs(times[i + 1] as i64),
+                    secs(gap_s),
+                    secs(scen(times[i] as i64)),
+                    secs(scen(times[i + 1] as i64)),
                     signed_secs(delta)
                 ),
             )

@@ -11,7 +11,7 @@
 //!
 //! Without a stop every check is pass or fail as its `ok` says.
 
-use super::{ExpectStatus, ExpectationResult, secs};
+use super::{ExpectStatus, ExpectationResult, scenario_ms, secs};
 
 /// When a check's outcome is settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,13 +41,20 @@ pub fn status(ok: bool, decided: Decided, stop_ms: Option<u64>) -> ExpectStatus 
 
 /// Sets `r.status` by [`status`]; a `not_reached` result is marked as such in `observed` and
 /// `detail` (and `ok` is false: it was not shown to hold). `subject` opens the detail line (the
-/// dep, or a metric's series).
-pub fn settle(r: &mut ExpectationResult, subject: &str, decided: Decided, stop_ms: Option<u64>) {
+/// dep, or a metric's series). `stop_ms` is run (wall-clock) ms like the diff's times; the
+/// detail says the times in scenario time (× `speed`), like the rest of the result.
+pub fn settle(
+    r: &mut ExpectationResult,
+    subject: &str,
+    decided: Decided,
+    (stop_ms, speed): (Option<u64>, f64),
+) {
     r.status = status(r.ok, decided, stop_ms);
     if r.status == ExpectStatus::NotReached {
-        let stop = stop_ms.map_or_else(String::new, |s| secs(i64::try_from(s).unwrap_or(0)));
+        let scen = |ms: i64| secs(scenario_ms(ms, speed));
+        let stop = stop_ms.map_or_else(String::new, |s| scen(i64::try_from(s).unwrap_or(0)));
         let due = match decided {
-            Decided::At(t) => format!("due by {}", secs(t)),
+            Decided::At(t) => format!("due by {}", scen(t)),
             _ => "judged at the end of the run".to_string(),
         };
         r.detail = format!(
@@ -114,7 +121,14 @@ mod tests {
             status: Fail,
             detail: "crm_search closed→open at 74.000s ±3.000s, missing".into(),
         };
-        settle(&mut r, "crm_search", Decided::At(77_000), Some(5_000));
+        // At ×4 the rule runs on wall-clock ms (due by 19.25 s, stopped at 1.25 s); the detail
+        // says scenario time like the rest of the report.
+        settle(
+            &mut r,
+            "crm_search",
+            Decided::At(19_250),
+            (Some(1_250), 4.0),
+        );
         assert_eq!(r.status, NotReached);
         assert_eq!(r.observed, "not reached");
         assert_eq!(

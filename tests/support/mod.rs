@@ -21,8 +21,12 @@ pub mod fleet;
 /// The degradation-ladder rig (model calls scripted per model).
 pub mod ladder;
 pub mod metrics;
+/// What a real run wrote, read back: time bases, fault scope, marks.
+pub mod reading;
 /// A real redis-server per test (free port, killed on drop).
 pub mod redis;
+/// The sample report the report tests render.
+pub mod report_sample;
 /// The run-harness helpers.
 pub mod run;
 
