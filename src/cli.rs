@@ -34,7 +34,7 @@ pub struct Cli {
     pub run: RunArgs,
 }
 
-/// Every subcommand of DESIGN section 3.
+/// Every subcommand of docs/cli.md.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one or more scenarios (same as `rehearse --scenario ...`).

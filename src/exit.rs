@@ -1,4 +1,4 @@
-//! The exit-code contract shared by every command (DESIGN section 3):
+//! The exit-code contract shared by every command (docs/cli.md):
 //! 0 pass · 1 the rehearsal ran and an expectation failed · 2 bad usage or bad input ·
 //! 3 the harness itself failed (port, I/O, upstream crashed, interrupted).
 

@@ -1,7 +1,7 @@
 //! `rehearse` rehearses an agent gateway's failover and circuit-breaker behaviour before
 //! production does: it replays recorded traffic through an embedded failover and breaker engine
 //! against a fault-injecting mock upstream, scrapes the engine's Prometheus metrics, diffs them
-//! against a scenario's expectations and writes a report. See `../shared/DESIGN.md` for contracts.
+//! against a scenario's expectations and writes a report. See `docs/` for contracts.
 //!
 //! # Layout
 //!

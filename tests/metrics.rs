@@ -1,4 +1,4 @@
-//! The engine's `/metrics`: every DESIGN section 8 series, valid per `promtool check metrics`,
+//! The engine's `/metrics`: every docs/metrics.md series, valid per `promtool check metrics`,
 //! served by the exporter with the 0.0.4 Content-Type.
 
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use rehearse::engine::metrics::Metrics;
 
 use crate::support::metrics::{START_UNIX, populated, promtool_check};
 
-/// DESIGN section 8: (name, type, labels).
+/// docs/metrics.md: (name, type, labels).
 const DESIGN_SERIES: [(&str, &str, &[&str]); 17] = [
     ("breaker_state", "gauge", &["dep"]),
     (

@@ -1,4 +1,4 @@
-//! Report files: report.json carries every DESIGN 9 key, report.md leads with the verdict and
+//! Report files: report.json carries every docs/report.md key, report.md leads with the verdict and
 //! names mismatches, report.html is self-contained with the SVG timeline, `rehearse report`
 //! re-renders from report.json (exit 2 naming file:line:col on bad JSON). Headless Chromium
 //! renders the page in `report_render`.

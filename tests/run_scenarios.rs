@@ -1,5 +1,5 @@
 //! Every fixture scenario passes at the speed CI uses (issue 6, "Must show"), the README's run
-//! command works from the repository root, and the report files match DESIGN 9, the JSON Schema
+//! command works from the repository root, and the report files match docs/report.md, the JSON Schema
 //! and the JUnit reader (issue 14).
 
 use std::thread;

@@ -32,7 +32,7 @@ mod breaker_executor;
 // Synthetic canaries and the canary/breaker disagreement gauge.
 mod breaker_health;
 
-// The engine's /metrics: DESIGN 8 series, promtool, exporter.
+// The engine's /metrics: docs/metrics.md series, promtool, exporter.
 mod metrics;
 
 // Exposition parser, selectors and the prometheus-parse comparison (verdict helper).

@@ -1,4 +1,4 @@
-//! Every fault kind of DESIGN 5 as a real client over loopback sees it, and the scoping rules
+//! Every fault kind of docs/faults.md as a real client over loopback sees it, and the scoping rules
 //! (windows, seeded probability, profile). Tolerances are generous: these run on a busy box.
 
 use std::time::{Duration, SystemTime};

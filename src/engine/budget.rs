@@ -1,4 +1,4 @@
-//! Budget-bounded retries (DESIGN section 7, "Error classes" and "Idempotency"), as pure
+//! Budget-bounded retries (docs/engine.md, "Error classes" and "Idempotency"), as pure
 //! functions of the request's state and a seeded RNG.
 //!
 //! - **transient** (429, 5xx, timeout, transport, stream cut) → exponential backoff with full

@@ -1,4 +1,4 @@
-//! Classification of what an attempt produced into a failure reason (DESIGN 7, REFERENCE a.1,
+//! Classification of what an attempt produced into a failure reason (docs/engine.md,
 //! a.5): 429 or a provider rate-limit code → rate_limit (with its Retry-After); 5xx →
 //! server_error; our own deadline → timeout (phase kept); reset/refused → transport; a reset
 //! after tokens → stream_cut; 401/403 → auth; 402 → billing; `context_length_exceeded` or 413 →

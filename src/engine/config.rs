@@ -362,7 +362,7 @@ impl EngineConfig {
             .unwrap_or(Duration::from_secs(24 * 3600))
     }
 
-    /// The deadlines of one attempt of `class`, divided by `speed` (DESIGN 7: tool_call 30 s
+    /// The deadlines of one attempt of `class`, divided by `speed` (docs/engine.md: tool_call 30 s
     /// total; llm_inference TTFB `timeoutSeconds` (30 s), inter-token 10 s, total 120 s;
     /// session 1800 s).
     pub fn deadlines(&self, class: OpClass, speed: f64) -> Deadlines {

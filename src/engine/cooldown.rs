@@ -4,7 +4,7 @@
 //! `retry-gate` policy `n` is the profile's per-reason count (`failureCounts[reason]`), so a burst
 //! of timeouts does not escalate a later rate-limit cooldown and vice versa; under `legacy` it is
 //! the profile's shared `errorCount`, which is exactly how the old code escalated a timeout
-//! cascade to 5 and 25 minutes (REFERENCE a.1/a.2). Durations here are nominal (speed 1).
+//! cascade to 5 and 25 minutes. Durations here are nominal (speed 1).
 //!
 //! | reason | `default` | `openclaw-2026.9` | `legacy` |
 //! |---|---|---|---|
@@ -21,8 +21,8 @@
 //!
 //! "none" means the reason never cools a profile: 5xx, resets and stream cuts say something about
 //! an endpoint, which its breaker tracks, not about the credential; content and context failures
-//! say something about the request. `openclaw-2026.9` follows openclaw@2026.9.6 (REFERENCE a.6,
-//! a.7): the generic transient steps for timeouts and the network errors it files under timeout,
+//! say something about the request. `openclaw-2026.9` follows openclaw@2026.9.6 (its per-reason
+//! schedules): the generic transient steps for timeouts and the network errors it files under timeout,
 //! no cooldown for server errors, content or context overflow, and the `auth_permanent` lane for
 //! auth.
 

@@ -1,4 +1,4 @@
-//! Dependency names (breaker keys, the `dep` label) of DESIGN section 7: a tool's name, a
+//! Dependency names (breaker keys, the `dep` label) of docs/engine.md: a tool's name, a
 //! WebSocket channel's name, or `PROVIDER/REGION/FP` for a model endpoint, where FP is the first
 //! 6 hex digits of the SHA-256 of the profile's credential. Never the credential itself.
 

@@ -1,5 +1,5 @@
-//! Structured engine events: every decision the engine takes, with the log line of DESIGN
-//! section 7 where one exists. They land in `events.jsonl` and feed the metrics registry, so this
+//! Structured engine events: every decision the engine takes, with its log line (docs/engine.md)
+//! where one exists. They land in `events.jsonl` and feed the metrics registry, so this
 //! enum is the one contract between the deciding code (failover, breakers, budgets) and whatever
 //! observes it (metrics, the run harness, the report).
 
@@ -39,7 +39,7 @@ impl BreakerState {
     }
 }
 
-/// Operation classes (DESIGN section 7, timeouts and `class` labels).
+/// Operation classes (docs/engine.md, timeouts and `class` labels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpClass {
@@ -62,7 +62,7 @@ impl OpClass {
     }
 }
 
-/// The `outcome` label of `requests_total` (DESIGN section 8).
+/// The `outcome` label of `requests_total` (docs/metrics.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttemptOutcome {
@@ -103,7 +103,7 @@ impl AttemptOutcome {
     }
 }
 
-/// A rung of the degradation ladder (DESIGN 7), run once retries, failover and fallbacks are
+/// A rung of the degradation ladder (docs/engine.md), run once retries, failover and fallbacks are
 /// exhausted: a lighter model, then a partial result, then fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -132,7 +132,7 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// One engine event: when (ms since the engine started, on tokio's clock), what, and the
-/// human log line where DESIGN section 7 defines one (word for word).
+/// human log line where docs/engine.md defines one (word for word).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     /// Milliseconds since the engine's start instant.

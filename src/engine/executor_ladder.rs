@@ -1,6 +1,6 @@
 //! The model-call entry point of [`Engine::handle`](super::Engine::handle): route the request
 //! (throttle, pinned plans), run the failover chain (`executor_llm.rs`), and when the chain is
-//! exhausted walk the degradation ladder of DESIGN 7 ([`crate::engine::budget::ladder`]):
+//! exhausted walk the degradation ladder of docs/engine.md ([`crate::engine::budget::ladder`]):
 //!
 //! 1. **lighter model** — `modelFailover.lighterModel`, run through the same chain (profile
 //!    rotation, retry gate, breakers), announced as a `ModelFallback` (so `model_fallbacks_total`
@@ -11,7 +11,7 @@
 //!    `context_overflow`), or when the request's whole token budget is spent (`budget_spent`);
 //! 2. **partial result** — when a stream delivered tokens before it was cut (or stalled): the
 //!    response is `partial`, carries those tokens and no user error, its outcome stays the
-//!    attempt's (`stream_cut` / `timeout`); DESIGN 8 has no series for it, so it is an event;
+//!    attempt's (`stream_cut` / `timeout`); docs/metrics.md has no series for it, so it is an event;
 //! 3. **fail** — the last failure's user-visible error.
 //!
 //! Every rung taken emits `Degraded { rung }`, so `events.jsonl` shows how a request ended.

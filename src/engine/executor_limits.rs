@@ -99,7 +99,7 @@ impl<T: Transport> Engine<T> {
             .saturating_add(spent)
     }
 
-    /// The content self-correction retry of a model call (DESIGN 7 "Error classes"): the same
+    /// The content self-correction retry of a model call (docs/engine.md "Error classes"): the same
     /// profile again after a full-jitter backoff (nominal; the caller scales it) while the tokens
     /// spent stay under `budget.contentRatio` (70 %) of the request's budget and the request has
     /// made fewer than `budget.maxAttempts` attempts (rotations included). A retry emits

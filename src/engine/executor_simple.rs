@@ -1,5 +1,5 @@
 //! Tool and WebSocket requests: admit → send → record, and for tool calls budget-bounded retries
-//! (DESIGN 7 "Error classes", "Idempotency"): a transient failure is retried after a full-jitter
+//! (docs/engine.md "Error classes", "Idempotency"): a transient failure is retried after a full-jitter
 //! backoff while the tokens spent stay under 90 % of the budget (content: 70 %), up to
 //! `budget.maxAttempts`; a non-idempotent call without an idempotency key is attempted exactly
 //! once, and with one every attempt carries the same key. A breaker rejection is never retried

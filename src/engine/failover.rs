@@ -3,11 +3,11 @@
 //! cooldowns and breaker states), calls [`decide`], applies the cooldown it asks for and acts on
 //! the decision. Table tests and the criterion bench call it directly.
 //!
-//! Log lines (DESIGN 7, word for word): `Profile ID timed out. Retry 1/1 in 847ms...`,
+//! Log lines (docs/engine.md, word for word): `Profile ID timed out. Retry 1/1 in 847ms...`,
 //! `Profile ID timed out (1 retries exhausted). Trying next account...`,
 //! `Cooldown applied: 10000ms for timeout reason`, legacy
 //! `Profile ID timed out (possible rate limit). Trying next account...` (the old code logged it
-//! for every rotation, REFERENCE a.12), and
+//! for every rotation, and
 //! `No available auth profile for PROVIDER (all in cooldown or unavailable).`. Ours for the other
 //! rotations: `Profile ID rate limited (Retry-After 120s). Trying next account...` (without the
 //! parenthesis when there was no Retry-After) and `Profile ID failed (REASON). Trying next

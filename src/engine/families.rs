@@ -1,12 +1,12 @@
-//! The catalogue of the engine's metric families (DESIGN section 8): name, help, type, label
-//! names and histogram buckets, in DESIGN order. [`super::metrics::Metrics`] builds its
+//! The catalogue of the engine's metric families (docs/metrics.md): name, help, type, label
+//! names and histogram buckets, in docs/metrics.md order. [`super::metrics::Metrics`] builds its
 //! registry from these definitions, and scenario validation checks `[[expect.metric]]`
 //! selectors against them ([`check_selector`]), so a series the engine does not export, or a
 //! label its family does not have, is caught before a run instead of summing to a vacuous 0.
 
 use crate::util::suggest::closest;
 
-/// Buckets of `breaker_probe_latency_seconds` (DESIGN section 8).
+/// Buckets of `breaker_probe_latency_seconds` (docs/metrics.md).
 pub const PROBE_BUCKETS: [f64; 7] = [0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0];
 
 /// Buckets of `request_latency_seconds` (up to the 120 s llm_inference total deadline).
@@ -187,7 +187,7 @@ pub const COORDINATOR_MODE: Family = Family {
     labels: &["mode"],
 };
 
-/// Every family, in DESIGN (and `/metrics`) order; the fleet coordinator's two last.
+/// Every family, in docs/metrics.md (and `/metrics`) order; the fleet coordinator's two last.
 pub const FAMILIES: [Family; 19] = [
     BREAKER_STATE,
     TRANSITIONS,

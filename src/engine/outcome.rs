@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// Which deadline of an operation expired (DESIGN section 7, "Timeouts by operation class").
+/// Which deadline of an operation expired (docs/engine.md, "Timeouts by operation class").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeoutPhase {
@@ -67,7 +67,7 @@ pub enum AttemptResult {
         /// Time from sending the request to the end of the response.
         latency: Duration,
     },
-    /// One of our own deadlines expired (kept apart from kernel ETIMEDOUT, see REFERENCE (i)).
+    /// One of our own deadlines expired (kept apart from kernel ETIMEDOUT, see.
     Timeout {
         /// Which deadline.
         phase: TimeoutPhase,

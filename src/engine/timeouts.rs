@@ -1,4 +1,4 @@
-//! Deadlines by operation class (DESIGN section 7): tool_call 30 s total; llm_inference TTFB
+//! Deadlines by operation class (docs/engine.md): tool_call 30 s total; llm_inference TTFB
 //! 30 s, inter-token 10 s, total 120 s; session 1800 s — `[engine.timeouts]`, speed-scaled. Each
 //! phase is reported apart (`timeouts_total{class,phase}`): the transport keeps its own deadline
 //! expiry distinct from kernel errors and says which deadline expired.

@@ -13,7 +13,7 @@ pub(super) fn os_release() -> (Option<String>, Option<String>) {
     )
 }
 
-/// Reads the TCP sysctls of REFERENCE (g).
+/// Reads the TCP sysctls of.
 pub(super) fn tcp_stack() -> TcpStack {
     let ms = |name: &CStr| sysctl_i32(name).and_then(|v| u64::try_from(v).ok());
     let port = |name: &CStr| sysctl_i32(name).and_then(|v| u16::try_from(v).ok());

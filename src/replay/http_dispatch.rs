@@ -1,5 +1,5 @@
 //! The dispatcher of `rehearse replay`: traffic lines as HTTP and WebSocket requests on the
-//! routes of DESIGN 5, so a replay works against the mock upstream or any gateway speaking them.
+//! routes of docs/faults.md, so a replay works against the mock upstream or any gateway speaking them.
 //!
 //! - `llm` → `POST {target}/v1/chat/completions`, OpenAI-shaped body (`model`, `stream`,
 //!   `max_tokens`, one user message); a streamed body is read to the end.

@@ -1,4 +1,4 @@
-//! Recorded traffic (DESIGN section 6): the JSONL format, the pure pacer, the open-model
+//! Recorded traffic (docs/traffic.md): the JSONL format, the pure pacer, the open-model
 //! replayer, the HTTP/WebSocket dispatcher of `rehearse replay` and the recording proxy of
 //! `rehearse record`.
 //!

@@ -2,7 +2,7 @@
 //! the upstream of the fixture recording when no mock upstream is at hand, and the receiver of
 //! `scripts/bench-replay.sh` (via `examples/replay_receiver.rs`).
 //!
-//! It answers the DESIGN 5 routes healthily and without delay: `POST /v1/chat/completions`
+//! It answers the docs/faults.md routes healthily and without delay: `POST /v1/chat/completions`
 //! (JSON, or 3 SSE chunks and `data: [DONE]` when the body says `"stream": true`),
 //! `POST /tools/NAME` (`{"ok":true}`), `GET /ws` (a WebSocket echo), anything else `200 ok`.
 //! The arrival instant is when the request's first bytes reached the host (the kernel's receive

@@ -1,4 +1,4 @@
-//! The traffic format of DESIGN section 6: JSONL, one request a line, sorted by `at_ms`.
+//! The traffic format of docs/traffic.md: JSONL, one request a line, sorted by `at_ms`.
 //!
 //! ```json
 //! {"at_ms":0,"kind":"llm","model":"openai-codex/gpt-5.2","stream":true,"max_tokens":64,"tenant":"team-a"}

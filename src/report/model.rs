@@ -47,7 +47,7 @@ impl Verdict {
         }
     }
 
-    /// The command result this verdict exits with (DESIGN 3): pass 0, fail 1, incomplete 3, and
+    /// The command result this verdict exits with (docs/cli.md): pass 0, fail 1, incomplete 3, and
     /// error 3 as a harness failure naming `reason`. `rehearse run` and `rehearse report` share it.
     pub fn into_result(self, reason: Option<&str>) -> CmdResult {
         match self {

@@ -1,4 +1,4 @@
-//! Typed error mapping for the transports (REFERENCE (i)): hyper's predicates first, then the
+//! Typed error mapping for the transports: hyper's predicates first, then the
 //! innermost `io::Error` kind found by walking `Error::source()`. No string matching.
 
 use std::error::Error as StdError;

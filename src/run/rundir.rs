@@ -1,4 +1,4 @@
-//! Run directories: `<report-dir>/<UTC yyyymmddTHHMMSSZ>-<scenario>/` (DESIGN 9), never reusing
+//! Run directories: `<report-dir>/<UTC yyyymmddTHHMMSSZ>-<scenario>/` (docs/report.md), never reusing
 //! an existing one (a second run in the same second gets a `-2` suffix).
 
 use std::io;

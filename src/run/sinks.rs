@@ -1,4 +1,4 @@
-//! Line-by-line JSONL writers for `events.jsonl` and `upstream.jsonl` (DESIGN 9), and the
+//! Line-by-line JSONL writers for `events.jsonl` and `upstream.jsonl` (docs/report.md), and the
 //! `scrapes.prom` writer that appends each scrape as it comes. Every line (every scrape) is one
 //! `write_all` on an append-mode file, so a killed run leaves every completed one readable. In an
 //! A/B run each JSONL line carries the `policy` it belongs to.

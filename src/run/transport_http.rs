@@ -3,7 +3,7 @@
 //! WebSocket, goes through one [`TunedConnector`] carrying the scenario's `[tcp]` tuning.
 //!
 //! Deadlines are enforced here with `tokio::time::timeout`, so our own `Elapsed` never mixes
-//! with a kernel `ETIMEDOUT` (REFERENCE (i)): TTFB covers sending the request until the response
+//! with a kernel `ETIMEDOUT`: TTFB covers sending the request until the response
 //! head, inter-token covers each wait for the next body frame of a stream, total covers the whole
 //! exchange. Errors are mapped from types — hyper's predicates first, then the innermost
 //! `io::Error` kind — never by matching strings.

@@ -7,7 +7,7 @@
 //! `tokio_tungstenite::client_async`.
 //!
 //! The read half is always polled while waiting (tungstenite writes queued Pongs and sees ours
-//! only on reads — the "never-read half" false ping timeout of REFERENCE (h) cannot happen here).
+//! only on reads — the "never-read half" false ping timeout of cannot happen here).
 
 use std::net::SocketAddr;
 use std::time::Duration;

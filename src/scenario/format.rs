@@ -1,4 +1,4 @@
-//! The scenario file (DESIGN section 4): TOML with unknown keys rejected at every level. Parse
+//! The scenario file (docs/scenario.md): TOML with unknown keys rejected at every level. Parse
 //! errors carry the file, line and column (from the TOML span); semantic errors the field.
 
 use std::path::{Path, PathBuf};
@@ -37,13 +37,13 @@ pub struct ScenarioFile {
     /// Engine workers.
     #[serde(default = "default_workers")]
     pub workers: usize,
-    /// Overrides of the engine defaults (DESIGN section 7).
+    /// Overrides of the engine defaults (docs/engine.md).
     #[serde(default)]
     pub engine: EngineConfig,
     /// `[[profile]]`: auth profiles.
     #[serde(default)]
     pub profile: Vec<Profile>,
-    /// `[[fault]]`: faults the mock upstream injects (DESIGN section 5).
+    /// `[[fault]]`: faults the mock upstream injects (docs/faults.md).
     #[serde(default)]
     pub fault: Vec<FaultSpec>,
     /// `[expect]`: what the run must show.

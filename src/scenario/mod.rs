@@ -1,4 +1,4 @@
-//! The scenario file format (DESIGN section 4), scenario name resolution (DESIGN section 3),
+//! The scenario file format (docs/scenario.md), scenario name resolution (docs/cli.md),
 //! semantic validation (errors located at file:line:col, see [`locate`]) and the `rehearse list` / `rehearse validate` commands.
 
 mod cmd;

@@ -1,4 +1,4 @@
-//! Scenario name resolution (DESIGN section 3): a NAME resolves to
+//! Scenario name resolution (docs/cli.md): a NAME resolves to
 //! `fixtures/scenarios/NAME.toml` under the working directory, then under the project root found
 //! by walking up from the running binary; a PATH (anything with a separator or a `.toml` suffix,
 //! or an existing file) is used as is.

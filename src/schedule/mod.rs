@@ -1,4 +1,4 @@
-//! launchd LaunchAgent plists and `launchctl` (DESIGN section 10): `rehearse schedule
+//! launchd LaunchAgent plists and `launchctl` (docs/launchd.md): `rehearse schedule
 //! print|install|uninstall|status`.
 //!
 //! # Layout

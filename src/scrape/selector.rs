@@ -1,7 +1,7 @@
 //! Series selectors (`requests_total{dep="x",outcome="ok"}`) and sums over an [`Exposition`].
 //!
 //! A selector matches every sample of that exact sample name whose labels include the given
-//! ones (DESIGN 4: `model_fallbacks_total` alone sums every series of that name).
+//! ones (docs/scenario.md: `model_fallbacks_total` alone sums every series of that name).
 
 use std::collections::BTreeMap;
 use std::fmt;

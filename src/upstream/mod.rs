@@ -1,4 +1,4 @@
-//! The fault-injecting mock upstream (DESIGN section 5): OpenAI-shaped chat completions (JSON or
+//! The fault-injecting mock upstream (docs/faults.md): OpenAI-shaped chat completions (JSON or
 //! SSE), tool calls and a WebSocket echo on one listener, with faults scoped by route, profile,
 //! model, time window, probability and count, a control API, stats and per-request records.
 //!

@@ -1,5 +1,5 @@
 //! Secrets (bearer tokens, API keys) never appear in reports, recordings or logs: they are
-//! replaced by a fingerprint, the first 6 hex digits of their SHA-256 (DESIGN section 7).
+//! replaced by a fingerprint, the first 6 hex digits of their SHA-256 (docs/engine.md).
 
 use sha2::{Digest, Sha256};
 

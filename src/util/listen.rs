@@ -1,5 +1,5 @@
 //! The edge of every server subcommand (`upstream`, `record`): servers bind loopback unless told
-//! otherwise (DESIGN 3), and the first stdout line is `listening on http://HOST:PORT` so a
+//! otherwise (docs/cli.md), and the first stdout line is `listening on http://HOST:PORT` so a
 //! script or test can read the port the kernel chose.
 
 use std::io::Write;

@@ -1,4 +1,4 @@
-//! Expectations as written in a scenario's `[expect]` table (DESIGN 4): `[[expect.transition]]`,
+//! Expectations as written in a scenario's `[expect]` table (docs/scenario.md): `[[expect.transition]]`,
 //! `[[expect.metric]]`, `[[expect.no_transition]]` and `[[expect.probe_spacing]]`. Unknown keys
 //! are rejected; durations are humantime strings (`"22s"`, `"300ms"`).
 

@@ -1,4 +1,4 @@
-//! Breaker thresholds (`[engine.breaker]` in a scenario). Every field has the DESIGN section 7
+//! Breaker thresholds (`[engine.breaker]` in a scenario). Every field has the docs/engine.md
 //! default; durations are humantime strings (`"30s"`, `"250ms"`). [`BreakerConfig::scaled`]
 //! divides every duration by the run's `--speed`.
 

@@ -1,4 +1,4 @@
-//! One circuit breaker per dependency (DESIGN section 7), as a pure state machine.
+//! One circuit breaker per dependency (docs/engine.md), as a pure state machine.
 //!
 //! Classic vocabulary: **closed** lets traffic flow, **open** rejects at once, **half-open**
 //! admits paced probes. The dependency key (`dep`) is a tool name, a WebSocket channel, or a

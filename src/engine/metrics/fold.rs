@@ -81,7 +81,7 @@ impl EventSink for Metrics {
             EventKind::IdempotentDuplicate { dep } => {
                 self.duplicates.with_label_values(&[dep]).inc()
             }
-            // No DESIGN 8 series: the ladder's rungs are events only.
+            // No docs/metrics.md series: the ladder's rungs are events only.
             EventKind::CoordinatorError { op, .. } => {
                 self.coordinator_errors.with_label_values(&[op]).inc()
             }

@@ -1,7 +1,7 @@
 //! [`Metrics`]: the engine's Prometheus registry. It is an [`EventSink`]: every engine event is
-//! folded into the series of DESIGN section 8, and [`Metrics::render`] writes them in the text
+//! folded into the series of docs/metrics.md, and [`Metrics::render`] writes them in the text
 //! format 0.0.4 (encoded by the `prometheus` crate), every family with `# HELP` and `# TYPE`, in
-//! DESIGN order — families without samples yet still get their two header lines, so a scrape
+//! docs/metrics.md order — families without samples yet still get their two header lines, so a scrape
 //! always names every series.
 //!
 //! `requests_total` and `request_latency_seconds` count attempts (half-open probes included;
@@ -196,7 +196,7 @@ impl Metrics {
         self.encode()
     }
 
-    /// Every collector with its definition, in [`fam::FAMILIES`] order (DESIGN order).
+    /// Every collector with its definition, in [`fam::FAMILIES`] order (docs/metrics.md order).
     fn families(&self) -> [(&dyn Collector, &'static Family); 19] {
         [
             (&self.breaker_state, &fam::BREAKER_STATE),

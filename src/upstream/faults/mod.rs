@@ -1,4 +1,4 @@
-//! Fault specs (DESIGN section 5): one envelope of scoping keys shared by every fault
+//! Fault specs (docs/faults.md): one envelope of scoping keys shared by every fault
 //! (`route`, `profile`, `model`, `from`, `until`, `probability`, `first`) plus one kind, a
 //! serde-tagged enum (`kind = "status"` ...) whose variants live one per file behind the
 //! [`Fault`] trait. A fault only *describes* what to do; [`Fault::action`] turns it into an
@@ -77,7 +77,7 @@ pub struct FaultSpec {
     pub kind: FaultKind,
 }
 
-/// The fault kinds of DESIGN section 5, tagged by `kind`.
+/// The fault kinds of docs/faults.md, tagged by `kind`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FaultKind {
