@@ -23,7 +23,7 @@
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and the connector that
 //!   applies a scenario's `[tcp]` socket options to the harness's own upstream connections.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, arrival timestamps,
-//!   the `--speed` bounds and the one saturating scale of speed-divided durations).
+//!   the `--speed` bounds and the one saturating scale of speed-divided durations, error positions in characters).
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 

@@ -1,5 +1,6 @@
 //! Every fixture scenario passes at the speed CI uses (issue 6, "Must show"), the README's run
-//! command works from the repository root, and the report files match DESIGN 9.
+//! command works from the repository root, and the report files match DESIGN 9, the JSON Schema
+//! and the JUnit reader (issue 14).
 
 use std::thread;
 
@@ -41,6 +42,7 @@ fn assert_report_files(md: &std::path::Path) {
         "report.md",
         "report.json",
         "report.html",
+        "report.junit.xml",
         "scrapes.prom",
         "events.jsonl",
         "upstream.jsonl",
@@ -166,6 +168,9 @@ fn every_fixture_scenario_passes_at_ci_speed_and_the_readme_command_works() {
             assert_429_reads_right(&r);
         }
         assert_canaries_reconcile(&md);
+        let dir = md.parent().unwrap();
+        crate::report_contracts::assert_report_contracts(dir);
+        crate::report_contracts::assert_counts_match_validate(dir, &fixture(&name));
         if name == "smoke" {
             assert_eq!(r["speed"], 1.0);
             assert!(

@@ -230,3 +230,24 @@ request_latency_seconds_count 6
         "a}b"
     );
 }
+
+/// Found by `tests/props.rs` (the engine's rendering parses back): a dep named with `\r` or NUL
+/// (tool and channel names come from the traffic file) made every scrape of the engine's
+/// `/metrics` fail. Raw `\r`/NUL are fine inside label values and HELP text, as in Prometheus'
+/// own parser; anywhere else on a sample line (a CRLF file) they are still an error.
+#[test]
+fn label_values_and_help_may_hold_cr_and_nul() {
+    let text = "# HELP g a\rb\0c\n# TYPE g gauge\ng{dep=\"a\rb\0c\"} 1\n";
+    let e = parse(text).unwrap();
+    assert_eq!(e.families[0].help.as_deref(), Some("a\rb\0c"));
+    assert_eq!(e.families[0].samples[0].labels["dep"], "a\rb\0c");
+    for (bad, col) in [
+        ("g{dep=\"x\"} 1\r\n", 13),
+        ("g\r 1\n", 2),
+        ("# TYPE g gauge\r\n", 15),
+    ] {
+        let err = parse(bad).expect_err(bad);
+        assert!(err.msg.contains("control character"), "{bad:?} → {err}");
+        assert_eq!((err.line, err.col), (1, col), "{bad:?} → {err}");
+    }
+}

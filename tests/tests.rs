@@ -53,6 +53,8 @@ mod scrape_scraper;
 mod report;
 // The report's picture: the timeline's marks, rendered in headless Chromium and looked at.
 mod report_render;
+// Report contracts for machines: `rehearse report` exit codes, JUnit XML, the JSON Schema.
+mod report_contracts;
 
 // launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
 mod schedule;
@@ -74,6 +76,9 @@ mod upstream;
 // Timeline from the engine's real /metrics text (verdict helper).
 mod scrape_engine;
 
+// The control API over a socket: PUT /_rehearse/faults with arbitrary bodies (proptest).
+mod upstream_control_fuzz;
+
 // Mock upstream: every fault kind from the client side, windows, probability, profiles.
 mod upstream_faults;
 
@@ -94,6 +99,12 @@ mod run_failures;
 
 // A scenario's [tcp] tuning on the harness's own sockets: read back, contradictions, report (issue 7.7).
 mod tcp_tuning;
+
+// The mock upstream dying mid-run: exit 3, a report that says so, nothing left listening.
+mod run_upstream_death;
+
+// Fake keys through `rehearse record` and `rehearse run`: none in any file or log (issue 17.3).
+mod secrets;
 
 // Two real `rehearse run` processes on one report dir: exit 3 naming the holder; killed-run takeover.
 mod run_concurrency;

@@ -131,11 +131,14 @@ impl CooldownStore {
     /// Loads `path` (a missing file is an empty store that will be created on the first save).
     pub fn load(path: &Path) -> Result<Self, StoreError> {
         let file = match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| StoreError::Parse {
-                path: path.to_path_buf(),
-                line: e.line(),
-                column: e.column(),
-                message: e.to_string(),
+            Ok(text) => serde_json::from_str(&text).map_err(|e| {
+                let (line, column) = crate::util::textpos::json_position(&text, &e);
+                StoreError::Parse {
+                    path: path.to_path_buf(),
+                    line,
+                    column,
+                    message: crate::util::textpos::json_message(&e),
+                }
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => StoreFile::default(),
             Err(source) => {

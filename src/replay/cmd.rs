@@ -86,8 +86,8 @@ pub fn record_command(args: RecordArgs) -> CmdResult {
             .map_err(CmdError::harness)
     })?;
     eprintln!(
-        "recorded {} requests to {} ({} not recordable, forwarded only)",
-        stats.recorded,
+        "recorded {} to {} ({} not recordable, forwarded only)",
+        crate::util::text::count(stats.recorded as usize, "request"),
         args.out.display(),
         stats.skipped
     );

@@ -35,8 +35,7 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 
 use super::journal::Journal;
 pub use super::journal::RecordStats;
-use super::redact::{http_line, with_meta, ws_channel};
-use super::traffic::TrafficKind;
+use super::redact::{http_line, ws_line};
 use crate::util::arrival::{ArrivalMark, Stamped};
 
 /// The recorder could not start.
@@ -220,7 +219,7 @@ async fn proxy_ws(
     at_ms: u64,
     path_q: &str,
 ) -> Response<ProxyBody> {
-    let Some(channel) = ws_channel(req.uri().query()) else {
+    let Some(line) = ws_line(at_ms, req.uri().query(), req.headers()) else {
         rec.journal().complete(seq, None);
         return text_response(StatusCode::BAD_REQUEST, "missing ?channel=NAME".into());
     };
@@ -246,14 +245,6 @@ async fn proxy_ws(
         }
     };
     let count = Arc::new(AtomicU32::new(0));
-    let line = with_meta(
-        at_ms,
-        TrafficKind::Ws {
-            channel,
-            messages: 1,
-        },
-        req.headers(),
-    );
     rec.journal().ws_open(seq, line, count.clone());
     let upgrade = hyper::upgrade::on(req);
     tokio::spawn(async move {

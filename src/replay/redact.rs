@@ -2,8 +2,10 @@
 //!
 //! The traffic format has no header field, so `Authorization`, `Proxy-Authorization`,
 //! `api-key`, `x-api-key` and `Cookie` values never reach the file by construction. What could
-//! leak is the body: chat `messages` are not recorded at all (the format has no such field), and
-//! a tool body is scrubbed before it is written:
+//! leak is the body and the strings taken from the request: chat `messages` are not recorded at
+//! all (the format has no such field), and a tool body and every recorded string (model, tool
+//! name, idempotency key, WebSocket channel, tenant, session) are scrubbed before they are
+//! written:
 //! - values under secret-looking keys (`password`, `token`, `api_key`, `authorization`, `cookie`,
 //!   `secret`, ... compared without case, `-` or `_`) become `"[redacted]"`;
 //! - every occurrence of a secret seen in that request's headers (the whole value, the
@@ -149,6 +151,20 @@ pub fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The traffic line of a `/ws` session (one message so far: the journal counts the rest), or
+/// `None` without a `channel`. The channel is scrubbed like every recorded string.
+pub fn ws_line(at_ms: u64, query: Option<&str>, headers: &HeaderMap) -> Option<TrafficLine> {
+    let channel = ws_channel(query)?;
+    Some(with_meta(
+        at_ms,
+        TrafficKind::Ws {
+            channel,
+            messages: 1,
+        },
+        headers,
+    ))
+}
+
 /// The `channel` query parameter of a `/ws` request.
 pub fn ws_channel(query: Option<&str>) -> Option<String> {
     query?
@@ -159,14 +175,45 @@ pub fn ws_channel(query: Option<&str>) -> Option<String> {
         .filter(|c| !c.is_empty())
 }
 
-/// A line with the metadata of the `X-Rehearse-*` headers (invalid values are left out).
+/// A line with the metadata of the `X-Rehearse-*` headers (invalid values are left out), every
+/// string of it scrubbed of the request's header secrets (see the module docs).
 pub fn with_meta(at_ms: u64, kind: TrafficKind, headers: &HeaderMap) -> TrafficLine {
+    let secrets = header_secrets(headers);
     let h = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
+            .map(|v| scrub_str(v, &secrets))
             .filter(|s| !s.is_empty())
+    };
+    let kind = match kind {
+        TrafficKind::Llm {
+            model,
+            stream,
+            max_tokens,
+        } => TrafficKind::Llm {
+            model: scrub_str(&model, &secrets),
+            stream,
+            max_tokens,
+        },
+        TrafficKind::Tool {
+            tool,
+            mut body,
+            idempotent,
+            idempotency_key,
+        } => {
+            scrub(&mut body, &secrets);
+            TrafficKind::Tool {
+                tool: scrub_str(&tool, &secrets),
+                body,
+                idempotent,
+                idempotency_key: idempotency_key.map(|k| scrub_str(&k, &secrets)),
+            }
+        }
+        TrafficKind::Ws { channel, messages } => TrafficKind::Ws {
+            channel: scrub_str(&channel, &secrets),
+            messages,
+        },
     };
     TrafficLine {
         at_ms,
@@ -210,7 +257,7 @@ pub fn http_line(
             .filter(|n| *n >= 1)
             .unwrap_or(DEFAULT_MAX_TOKENS);
         TrafficKind::Llm {
-            model: scrub_str(model, &header_secrets(headers)),
+            model: model.to_string(),
             stream: v.get("stream").and_then(Value::as_bool).unwrap_or(false),
             max_tokens,
         }
@@ -218,15 +265,13 @@ pub fn http_line(
         && !name.is_empty()
         && !name.contains('/')
     {
-        let secrets = header_secrets(headers);
-        let mut body = json()?;
-        scrub(&mut body, &secrets);
+        let body = json()?;
         let key = headers
             .get("idempotency-key")
             .and_then(|v| v.to_str().ok())
-            .map(|k| scrub_str(k, &secrets));
+            .map(str::to_string);
         TrafficKind::Tool {
-            tool: scrub_str(&decode(name), &secrets),
+            tool: decode(name),
             body,
             idempotent: headers
                 .get(H_IDEMPOTENT)
@@ -354,5 +399,28 @@ mod tests {
         );
         assert_eq!(ws_channel(Some("a=1")), None);
         assert_eq!(decode("%zz%41"), "%zzA");
+    }
+
+    /// Found by `tests/props.rs` (header secrets never reach the recording): a secret repeated
+    /// in `X-Rehearse-Tenant`/`X-Rehearse-Session` or a WebSocket `?channel=` was written as is.
+    #[test]
+    fn tenant_session_and_ws_channel_are_scrubbed() {
+        let h = headers(&[
+            ("authorization", "Bearer sk-live-abc123"),
+            (H_TENANT, "team sk-live-abc123"),
+            (H_SESSION, "sk-live-abc123"),
+        ]);
+        let line = http_line(0, &http::Method::POST, "/tools/t", &h, b"{}").unwrap();
+        assert_eq!(line.tenant.as_deref(), Some("team [redacted]"));
+        assert_eq!(line.session.as_deref(), Some(REDACTED));
+        let ws = ws_line(0, Some("channel=rt-sk-live-abc123"), &h).unwrap();
+        assert_eq!(
+            ws.kind,
+            TrafficKind::Ws {
+                channel: "rt-[redacted]".into(),
+                messages: 1
+            }
+        );
+        assert!(ws_line(0, Some("x=1"), &h).is_none());
     }
 }

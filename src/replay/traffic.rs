@@ -190,8 +190,8 @@ pub fn parse_line(raw: &str, origin: &str, line_no: usize) -> Result<TrafficLine
     let value: Value = serde_json::from_str(raw).map_err(|e| TrafficError::Json {
         origin: origin.to_string(),
         line: line_no,
-        column: e.column(),
-        message: e.to_string(),
+        column: crate::util::textpos::json_position(raw, &e).1,
+        message: crate::util::textpos::json_message(&e),
     })?;
     let Value::Object(map) = value else {
         return Err(field_err(

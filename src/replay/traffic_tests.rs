@@ -165,3 +165,46 @@ fn missing_file_is_an_io_error_naming_the_path() {
     );
     assert_eq!(e.line(), None);
 }
+
+/// Found by `tests/props.rs` (traffic round trip): without serde_json's `float_roundtrip`,
+/// `6.690651195367989e-115` in a tool body came back one ULP off after write → parse.
+#[test]
+fn tool_body_floats_round_trip_bit_for_bit() {
+    for x in [
+        6.690651195367989e-115_f64,
+        0.1,
+        1e308,
+        5e-324,
+        -2.2250738585072014e-308,
+    ] {
+        let line = TrafficLine {
+            at_ms: 0,
+            kind: TrafficKind::Tool {
+                tool: "t".into(),
+                body: serde_json::json!({ "x": x }),
+                idempotent: true,
+                idempotency_key: None,
+            },
+            tenant: None,
+            budget_tokens: None,
+            session: None,
+            class: None,
+        };
+        let back = parse_line(&line.to_json(), "t.jsonl", 1).unwrap();
+        assert_eq!(back, line, "{x:e}");
+    }
+}
+
+/// Found by `tests/props.rs` (errors located inside the input): serde_json's byte column put a
+/// JSON error on a line of non-ASCII text past the line's end.
+#[test]
+fn json_error_column_counts_characters() {
+    let e = err_of("\"ñ?𞗿Á\" x\n");
+    match &e {
+        TrafficError::Json { line, column, .. } => assert_eq!((*line, *column), (1, 8)),
+        other => panic!("{other}"),
+    }
+    let msg = e.to_string();
+    assert!(msg.starts_with("t.jsonl:1:8: invalid JSON: "), "{msg}");
+    assert!(!msg.contains("at line"), "the position is said once: {msg}");
+}

@@ -1,14 +1,17 @@
-//! `rehearse report RUN_DIR`: re-render report.md and report.html from the run's report.json.
+//! `rehearse report RUN_DIR`: re-render report.md, report.html and report.junit.xml from the run's
+//! report.json.
 //! A missing or malformed report.json is bad input (exit 2) naming the file (and line:col).
+//! Otherwise it exits with the report's own verdict (0 pass, 1 fail, 3 incomplete or error), so
+//! a CI step that re-renders a report still fails on a failed run.
 
 use anyhow::anyhow;
 
 use super::model::Report;
 use super::write::write_rendered;
 use crate::cli::ReportArgs;
-use crate::exit::{CmdError, CmdResult, Status};
+use crate::exit::{CmdError, CmdResult};
 
-/// Runs `rehearse report`. Exits 0 when the files were re-rendered, whatever the run's verdict.
+/// Runs `rehearse report`: re-renders, prints the verdict, exits with it.
 pub fn command(args: ReportArgs) -> CmdResult {
     let path = args.run_dir.join("report.json");
     let text = std::fs::read_to_string(&path)
@@ -36,6 +39,12 @@ pub fn command(args: ReportArgs) -> CmdResult {
             args.run_dir.display()
         ))
     })?;
+    let reason = report
+        .reason
+        .as_deref()
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default();
+    println!("{}: {}{reason}", report.scenario, report.verdict.as_str());
     println!("report: {}", args.run_dir.join("report.md").display());
-    Ok(Status::Pass)
+    report.verdict.into_result(report.reason.as_deref())
 }

@@ -5,11 +5,13 @@
 
 use std::fmt::Write;
 
+use super::counts::Counts;
 use super::lead;
 use super::markdown::{ab_rows, flatten};
 use super::model::{ExpectStatus, PolicyStatus, Report, Verdict};
 use super::svg::{esc, timeline};
 use super::table;
+use crate::util::text::count;
 use crate::verdict::signed_secs;
 
 const CSS: &str = "body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#111827;background:#fff}\
@@ -59,9 +61,9 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "<p class=\"tally\">verdict: <strong>{}</strong> ({})</p>",
+        "<p class=\"tally\">verdict: <strong>{}</strong>: {}</p>",
         r.verdict.as_str(),
-        esc(&r.tally().sentence())
+        esc(&Counts::of(r).sentence())
     );
     if let Some(t) = lead::traffic_line(r) {
         let _ = writeln!(o, "<p class=\"muted\">traffic: {}</p>", esc(&t));
@@ -155,8 +157,11 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "<h2>Replay schedule lag (wall clock)</h2><p>{} requests sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.</p>",
-        r.replay.sent, r.replay.lag_ms.p50, r.replay.lag_ms.p99, r.replay.lag_ms.max
+        "<h2>Replay schedule lag (wall clock)</h2><p>{} sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.</p>",
+        count(r.replay.sent as usize, "request"),
+        r.replay.lag_ms.p50,
+        r.replay.lag_ms.p99,
+        r.replay.lag_ms.max
     );
     o.push_str("<h2>Host and TCP stack</h2>\n<table>");
     let mut host = Vec::new();

@@ -6,9 +6,11 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use super::counts::Counts;
 use super::lead;
 use super::model::{ExpectStatus, PolicyReport, PolicyStatus, Report, Summary};
 use super::table;
+use crate::util::text::count;
 use crate::verdict::signed_secs;
 
 /// Escapes a table cell (pipes, newlines).
@@ -102,9 +104,9 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "- verdict: **{}** ({})",
+        "- verdict: **{}**: {}",
         r.verdict.as_str(),
-        r.tally().sentence()
+        Counts::of(r).sentence()
     );
     if let Some(d) = &r.description {
         let _ = writeln!(o, "- scenario: {d}");
@@ -176,8 +178,11 @@ pub fn render(r: &Report) -> String {
     o.push_str("\n## Replay schedule lag (wall clock)\n\n");
     let _ = writeln!(
         o,
-        "{} requests sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.",
-        r.replay.sent, r.replay.lag_ms.p50, r.replay.lag_ms.p99, r.replay.lag_ms.max
+        "{} sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.",
+        count(r.replay.sent as usize, "request"),
+        r.replay.lag_ms.p50,
+        r.replay.lag_ms.p99,
+        r.replay.lag_ms.max
     );
     o.push_str("\n## Host and TCP stack\n\n");
     let mut host = Vec::new();

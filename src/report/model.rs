@@ -1,5 +1,6 @@
-//! The report model: exactly what `report.json` holds (DESIGN 9). The Markdown and HTML
-//! renderers read only this, so `rehearse report RUN_DIR` can re-render them from the JSON.
+//! The report model: exactly what `report.json` holds (DESIGN 9; `docs/report.schema.json` is its
+//! JSON Schema). The Markdown and HTML renderers read only this, so `rehearse report RUN_DIR` can
+//! re-render them from the JSON. Measured floats are written rounded to 3 decimals.
 //!
 //! Time base: every time and duration here is scenario time (ms since the run start as the
 //! scenario file counts it, i.e. wall clock × speed) unless its name says `wall`; a report
@@ -11,8 +12,10 @@ use serde::{Deserialize, Serialize};
 
 pub use super::fault_window::{FaultHit, FaultWindow};
 pub use super::marks::Marks;
-pub use super::status::{PolicyStatus, Stopped, Tally, TrafficInfo};
+pub use super::status::{PolicyStatus, Stopped, TrafficInfo};
+use crate::exit::{CmdError, CmdResult, Status};
 use crate::scrape::{Disagreement, RatePoint, StatePoint, Transition};
+use crate::util::round::ser3;
 pub use crate::verdict::ExpectStatus;
 use crate::verdict::ExpectationResult;
 
@@ -41,6 +44,20 @@ impl Verdict {
             Self::Fail => "fail",
             Self::Incomplete => "incomplete",
             Self::Error => "error",
+        }
+    }
+
+    /// The command result this verdict exits with (DESIGN 3): pass 0, fail 1, incomplete 3, and
+    /// error 3 as a harness failure naming `reason`. `rehearse run` and `rehearse report` share it.
+    pub fn into_result(self, reason: Option<&str>) -> CmdResult {
+        match self {
+            Self::Pass => Ok(Status::Pass),
+            Self::Fail => Ok(Status::Fail),
+            Self::Incomplete => Ok(Status::Incomplete),
+            Self::Error => Err(CmdError::harness(anyhow::anyhow!(
+                "the harness failed: {}",
+                reason.unwrap_or("unknown error")
+            ))),
         }
     }
 }
@@ -217,6 +234,7 @@ pub struct HealthRow {
     pub canary_failures: u64,
     /// Largest `health_breaker_disagreement_seconds{dep}` seen in any scrape, in seconds of
     /// scenario time (the gauge counts wall seconds; × speed).
+    #[serde(serialize_with = "ser3")]
     pub max_disagreement_s: f64,
 }
 
@@ -254,11 +272,13 @@ pub struct Summary {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Median, ms.
+    #[serde(serialize_with = "ser3")]
     pub p50_ms: f64,
     /// 99th percentile, ms.
+    #[serde(serialize_with = "ser3")]
     pub p99_ms: f64,
     /// Largest, ms.
-    #[serde(default)]
+    #[serde(default, serialize_with = "ser3")]
     pub max_ms: f64,
     /// Samples (attempts measured).
     pub count: u64,
@@ -281,10 +301,13 @@ pub struct ReplayInfo {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Lag {
     /// Median.
+    #[serde(serialize_with = "ser3")]
     pub p50: f64,
     /// 99th percentile.
+    #[serde(serialize_with = "ser3")]
     pub p99: f64,
     /// Maximum.
+    #[serde(serialize_with = "ser3")]
     pub max: f64,
 }
 

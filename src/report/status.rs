@@ -1,6 +1,6 @@
 //! Where a run and its parts stand: each policy's [`PolicyStatus`] (pass, fail, incomplete,
 //! not_run), where a stopped run stopped ([`Stopped`]), how much traffic `duration` cut
-//! ([`TrafficInfo`]) and the [`Tally`] of expectations by status; plus the upgrade of a
+//! ([`TrafficInfo`]) and the policies that never ran; plus the upgrade of a
 //! report.json written before statuses existed. Part of the report model (re-exported by
 //! [`super::model`]).
 
@@ -107,54 +107,7 @@ pub struct TrafficInfo {
     pub beyond_duration: u64,
 }
 
-/// How many expectations of a report (all policies) passed, failed and were not reached.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
-    /// `pass`.
-    pub pass: usize,
-    /// `fail`.
-    pub fail: usize,
-    /// `not_reached`.
-    pub not_reached: usize,
-}
-
-impl Tally {
-    /// Every expectation counted.
-    pub fn total(&self) -> usize {
-        self.pass + self.fail + self.not_reached
-    }
-
-    /// `0 failed, 2 passed, 9 not reached of 11 expectations` (the not-reached part only when
-    /// there are any).
-    pub fn sentence(&self) -> String {
-        let nr = if self.not_reached > 0 {
-            format!(", {} not reached", self.not_reached)
-        } else {
-            String::new()
-        };
-        format!(
-            "{} failed, {} passed{nr} of {} expectations",
-            self.fail,
-            self.pass,
-            self.total()
-        )
-    }
-}
-
 impl Report {
-    /// The expectations of every policy, counted by status.
-    pub fn tally(&self) -> Tally {
-        let mut t = Tally::default();
-        for e in self.policies.iter().flat_map(|p| &p.expectations) {
-            match e.status {
-                ExpectStatus::Pass => t.pass += 1,
-                ExpectStatus::Fail => t.fail += 1,
-                ExpectStatus::NotReached => t.not_reached += 1,
-            }
-        }
-        t
-    }
-
     /// The policies listed as `not_run`.
     pub fn not_run(&self) -> Vec<&str> {
         self.policies

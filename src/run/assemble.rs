@@ -18,8 +18,25 @@ use crate::report::model::{
     Summary, TimeBase, TrafficInfo, Verdict,
 };
 use crate::scrape::{Disagreement, DisagreementKind};
+use crate::upstream::FaultSpec;
 use crate::verdict::diff_until;
 use crate::verdict::scenario_ms_u;
+
+/// The scenario's faults for the report's config block: a fault's `profile` is the bearer
+/// token it matches (a secret when the profile has a `token`), so it appears as its fingerprint
+/// (`profile_fp`), as `upstream.jsonl` names tokens.
+pub fn faults_without_tokens(faults: &[FaultSpec]) -> serde_json::Value {
+    let mut v = serde_json::to_value(faults).unwrap_or_default();
+    if let Some(list) = v.as_array_mut() {
+        for f in list.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+            if let Some(token) = f.remove("profile") {
+                let fp = token.as_str().map(crate::util::fingerprint);
+                f.insert("profile_fp".into(), serde_json::json!(fp));
+            }
+        }
+    }
+    v
+}
 
 /// Replay accuracy of one run.
 pub fn replay_info(run: &PolicyRun) -> ReplayInfo {
@@ -213,7 +230,7 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
             "provider": p.provider, "id": p.id, "region": p.region(),
             "dep": p.dep(),
         })).collect::<Vec<_>>(),
-        "faults": serde_json::to_value(&file.fault).unwrap_or_default(),
+        "faults": faults_without_tokens(&file.fault),
         "read_failures": runs.iter().map(|r| (r.policy.as_str().to_string(),
             serde_json::to_value(r.diagnostics.snapshot()).unwrap_or_default()))
             .collect::<serde_json::Map<_, _>>(),
@@ -241,5 +258,28 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
         replay,
         contradictions: ctx.contradictions,
         config,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fault_profile_tokens_become_fingerprints() {
+        let faults = crate::upstream::parse_fault_file(
+            "[[fault]]\nroute = \"llm\"\nprofile = \"sk-secret-token-1\"\nkind = \"reset\"\n\
+             [[fault]]\nroute = \"llm\"\nkind = \"stall\"\n",
+            "t",
+        )
+        .unwrap();
+        let v = faults_without_tokens(&faults);
+        assert!(!v.to_string().contains("sk-secret-token-1"), "{v}");
+        assert_eq!(
+            v[0]["profile_fp"],
+            crate::util::fingerprint("sk-secret-token-1")
+        );
+        assert_eq!(v[0]["kind"], "reset");
+        assert!(v[1].get("profile_fp").is_none());
     }
 }

@@ -15,7 +15,7 @@ use super::rundir::{self, safe_name};
 use super::signals::Stop;
 use super::suite::{Index, IndexRow, worst, write_index};
 use crate::cli::RunArgs;
-use crate::exit::{CmdError, CmdResult, Status};
+use crate::exit::{CmdError, CmdResult};
 use crate::host::SocketsReport;
 use crate::report::model::{ExpectStatus, Report, Verdict};
 use crate::report::rfc3339;
@@ -58,18 +58,6 @@ pub fn command(args: RunArgs) -> CmdResult {
     result
 }
 
-fn status_of(v: Verdict, reason: Option<&str>) -> CmdResult {
-    match v {
-        Verdict::Pass => Ok(Status::Pass),
-        Verdict::Fail => Ok(Status::Fail),
-        Verdict::Incomplete => Ok(Status::Incomplete),
-        Verdict::Error => Err(CmdError::harness(anyhow!(
-            "the harness failed: {}",
-            reason.unwrap_or("unknown error")
-        ))),
-    }
-}
-
 async fn execute(plan: &RunPlan) -> CmdResult {
     let stop = Stop::new();
     stop.listen_for_signals()
@@ -88,7 +76,7 @@ async fn execute(plan: &RunPlan) -> CmdResult {
         let report = run_scenario(only, &dir, &stop, plan.plain_progress).await?;
         print_outcome(&report);
         println!("report: {}", dir.join("report.md").display());
-        return status_of(report.verdict, report.reason.as_deref());
+        return report.verdict.into_result(report.reason.as_deref());
     }
     let dir = rundir::create(&plan.report_dir, "suite", now)
         .with_context(|| {
@@ -138,7 +126,9 @@ async fn execute(plan: &RunPlan) -> CmdResult {
         .map_err(CmdError::harness)?;
     println!("suite: {}", index.verdict.as_str());
     println!("report: {}", dir.join("index.md").display());
-    status_of(index.verdict, Some("a scenario's harness failed"))
+    index
+        .verdict
+        .into_result(Some("a scenario's harness failed"))
 }
 
 fn unique_subdir(dir: &Path, name: &str) -> String {
@@ -163,7 +153,7 @@ fn print_outcome(r: &Report) {
     if let Some((stop, rest)) = crate::report::lead::stop_line(r) {
         println!("  {stop} ({rest})");
     }
-    println!("  {}", r.tally().sentence());
+    println!("  {}", crate::report::counts::Counts::of(r).sentence());
     if let Some(t) = r.traffic.as_ref().filter(|t| t.beyond_duration > 0) {
         println!(
             "  traffic: {} of {} requests fall at or after `duration` and were left out",
@@ -199,7 +189,14 @@ async fn run_scenario(
             break;
         }
         match run_policy(sp, policy, dir, &files, stop, plain).await {
-            Ok(run) => runs.push(run),
+            Ok(run) => {
+                let failed = run.failed.clone();
+                runs.push(run);
+                if let Some(why) = failed {
+                    error = Some(format!("{policy}: {why}", policy = policy.as_str()));
+                    break;
+                }
+            }
             Err(e) => {
                 error = Some(format!("{policy}: {e}", policy = policy.as_str()));
                 break;

@@ -112,8 +112,10 @@ pub struct PolicyRun {
     pub diagnostics: Arc<Diagnostics>,
     /// The `[tcp]` tuning of the upstream connections and what the kernel read back.
     pub sockets: SocketsReport,
-    /// Set when a stop request cut the run short.
+    /// Set when a stop request (or the harness failure below) cut the run short.
     pub stopped: Option<String>,
+    /// Set when the harness failed mid-run (the mock upstream stopped): the run ended there.
+    pub failed: Option<String>,
     /// Attempt latencies and the picture's marks, from the engine's events.
     pub observed: Arc<Observed>,
     /// Which user requests each fault applied to.
@@ -222,6 +224,9 @@ pub async fn run_policy(
         upstream.clone(),
         shutdown(shutdown_rx.clone()),
     ));
+    // The upstream stopping before the run does is a harness failure: the run ends there.
+    let (up_task, mut died) =
+        super::supervise::watch_upstream(up_task, shutdown_rx.clone(), start, speed);
 
     // The engine, its breakers and /metrics.
     let events: Arc<dyn EventSink> =
@@ -293,6 +298,13 @@ pub async fn run_policy(
         shutdown(shutdown_rx.clone()),
     ));
 
+    // Where to look while it runs (curl the upstream's /_rehearse/stats, the engine's /metrics).
+    eprintln!(
+        "{}/{pname}: mock upstream http://{up_addr}, engine metrics {}",
+        file.name,
+        metrics_url(m_addr)
+    );
+
     // Scraper and progress.
     let (scrape_stop_tx, scrape_stop_rx) = watch::channel(false);
     let scraper = Scraper::new(ScraperConfig {
@@ -345,14 +357,16 @@ pub async fn run_policy(
         })
     };
 
-    // Replay until `duration` (or a stop request).
+    // Replay until `duration` (or a stop request, or the upstream dying).
     let end = crate::util::speed::after(start, run_for);
     let stop_at_end = {
         let stop = stop.clone();
+        let mut died = died.clone();
         async move {
             tokio::select! {
                 _ = sleep_until(end) => {}
                 _ = stop.stopped() => {}
+                _ = died.wait_for(Option::is_some) => {}
             }
         }
     };
@@ -383,6 +397,7 @@ pub async fn run_policy(
     tokio::select! {
         _ = sleep_until(end) => {}
         _ = stop.stopped() => {}
+        _ = died.wait_for(Option::is_some) => {}
     }
     let elapsed_ms = start.elapsed().as_millis() as u64;
 
@@ -426,10 +441,13 @@ pub async fn run_policy(
         diagnostics,
         sockets: connector.report(),
         // A stop that came once `duration` was reached (during the final scrape or shutdown)
-        // cut nothing: the run is complete.
+        // cut nothing: the run is complete. A dead upstream cut the run short as a stop request
+        // does (expectations due later were never reached), and is a harness failure besides.
         stopped: stop
             .reason()
-            .filter(|_| elapsed_ms < run_for.as_millis() as u64),
+            .filter(|_| elapsed_ms < run_for.as_millis() as u64)
+            .or_else(|| died.borrow().clone()),
+        failed: died.borrow().clone(),
         observed,
         fault_hits,
     })

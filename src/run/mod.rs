@@ -6,6 +6,7 @@
 //! - `lock`: the run lock (schedule helper).
 //! - `cmd`: the CLI edge (anyhow, exit codes); `plan`: flags + scenario → a validated run plan.
 //! - `harness`: one policy's run; `health`: its canaries and their tally; `suite`: several scenarios into one run directory.
+//! - `supervise`: the mock upstream dying mid-run is a harness failure (exit 3).
 //! - `transport_http` / `transport_ws` / `errors` / `diagnostics`: the real transport.
 //! - `dispatch`: replayed lines → `Engine::handle` across workers.
 //! - `sinks`: events.jsonl / upstream.jsonl line writers; `rundir`: run directory names.
@@ -29,6 +30,7 @@ pub mod rundir;
 pub mod signals;
 pub mod sinks;
 pub mod suite;
+mod supervise;
 pub mod transport_http;
 pub mod transport_ws;
 

@@ -8,7 +8,8 @@
 //! Accepted: `# HELP name text` (escapes `\\`, `\n`), `# TYPE name
 //! counter|gauge|histogram|summary|untyped` (before the family's first sample, once), other
 //! `#` comments, blank lines, and samples `name{label="value",...} value [timestamp_ms]` with
-//! label values escaping `\\`, `\"`, `\n`, values per Go `ParseFloat` (`NaN`, `+Inf`, `-Inf`).
+//! label values escaping `\\`, `\"`, `\n` (a raw `\r` or NUL is allowed only inside a label
+//! value or HELP text, as in Prometheus' own parser), values per Go `ParseFloat` (`NaN`, `+Inf`, `-Inf`).
 //! Histogram `_bucket`/`_sum`/`_count` and summary `_sum`/`_count` samples are grouped under
 //! their family. A family's lines must stay together; a series may appear once.
 
@@ -101,6 +102,18 @@ pub fn parse(text: &str) -> Result<Exposition, ParseError> {
     p.finish()
 }
 
+/// The byte offset of the first `\r` or NUL in `s`.
+fn control_char(s: &str) -> Option<usize> {
+    s.bytes().position(|b| b == b'\r' || b == 0)
+}
+
+/// The byte offset just past a sample line's metric name.
+fn name_end(s: &str) -> usize {
+    s.bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b':'))
+        .unwrap_or(s.len())
+}
+
 #[derive(Default)]
 struct Parser {
     families: Vec<Family>,
@@ -122,10 +135,13 @@ impl Parser {
         if line.trim_matches([' ', '\t']).is_empty() {
             return Ok(());
         }
-        if let Some(b) = line.bytes().position(|b| b == b'\r' || b == 0) {
-            return Err(c.err_at(b, "control character (\\r or NUL) in line"));
-        }
-        if line.starts_with('#') {
+        if let Some(comment) = line.strip_prefix('#') {
+            // HELP text, like a label value, may hold any character but `\n`.
+            if let Some(b) = control_char(line)
+                && !comment.trim_start_matches([' ', '\t']).starts_with("HELP")
+            {
+                return Err(c.err_at(b, "control character (\\r or NUL) in line"));
+            }
             return self.comment(c);
         }
         self.sample(c)
@@ -217,6 +233,9 @@ impl Parser {
     }
 
     fn sample(&mut self, mut c: Cursor<'_>) -> Result<(), ParseError> {
+        if let Some(b) = control_char(c.s).filter(|&b| b <= name_end(c.s)) {
+            return Err(c.err_at(b, "control character (\\r or NUL) in line"));
+        }
         let name = c.metric_name()?.to_string();
         let labels_at = c.pos;
         let labels = if c.peek() == Some(b'{') {
@@ -224,6 +243,11 @@ impl Parser {
         } else {
             Vec::new()
         };
+        // Label values may hold `\r` and NUL (the engine's deps are traffic names); nothing
+        // after them may (a CRLF file ends every value with `\r`).
+        if let Some(b) = control_char(&c.s[c.pos..]) {
+            return Err(c.err_at(c.pos + b, "control character (\\r or NUL) in line"));
+        }
         if !c.blanks() {
             return Err(c.err("expected a blank before the value"));
         }

@@ -64,9 +64,11 @@ pub struct StatePoint {
 pub struct RatePoint {
     /// End of the interval, ms since the run start.
     pub t_ms: u64,
-    /// `requests_total` increase per second.
+    /// `requests_total` increase per second (written rounded to 3 decimals).
+    #[serde(serialize_with = "crate::util::round::ser3")]
     pub requests_per_s: f64,
     /// Increase per second of `requests_total` with an outcome other than `ok`.
+    #[serde(serialize_with = "crate::util::round::ser3")]
     pub errors_per_s: f64,
 }
 

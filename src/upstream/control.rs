@@ -1,6 +1,7 @@
 //! The control API: `GET`/`PUT /_rehearse/faults` (read or replace the live faults; TOML or JSON
-//! body; a bad body is a 400 naming the line:col and field, the server keeps serving) and
-//! `GET /_rehearse/stats`.
+//! body; a bad body is a 400 naming the line:col and field, the server keeps serving),
+//! `GET /_rehearse/stats` and `POST /_rehearse/shutdown` (the server stops: its listener closes
+//! and its connections drop, as when its process dies; a run whose upstream stops exits 3).
 
 use http::{Method, Request, Response, StatusCode};
 
@@ -46,7 +47,11 @@ pub(crate) async fn handle(req: Request<hyper::body::Incoming>, up: &Upstream) -
             Ok(s) => json_response(StatusCode::OK, s),
             Err(e) => error_json(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
         },
-        (_, "/_rehearse/faults" | "/_rehearse/stats") => {
+        (Method::POST, "/_rehearse/shutdown") => {
+            up.halt();
+            json_response(StatusCode::OK, "{\"stopping\":true}".to_string())
+        }
+        (_, "/_rehearse/faults" | "/_rehearse/stats" | "/_rehearse/shutdown") => {
             error_json(StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
         }
         _ => error_json(StatusCode::NOT_FOUND, "no such control route"),

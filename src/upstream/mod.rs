@@ -76,6 +76,8 @@ pub struct Upstream {
     start: Mutex<Instant>,
     inner: Mutex<Inner>,
     sinks: RwLock<Vec<Arc<dyn RecordSink>>>,
+    /// Set by `POST /_rehearse/shutdown`: the server stops as if its process had died.
+    halted: tokio::sync::watch::Sender<bool>,
 }
 
 struct Inner {
@@ -127,7 +129,25 @@ impl Upstream {
                 stats: StatsState::with_arrival_cap(cfg.max_arrivals_per_dep),
             }),
             sinks: RwLock::new(Vec::new()),
+            halted: tokio::sync::watch::Sender::new(false),
         })
+    }
+
+    /// Asks the server to stop (`POST /_rehearse/shutdown`): its listener closes and its
+    /// connections are dropped after a short grace, as when the process dies.
+    pub fn halt(&self) {
+        self.halted.send_replace(true);
+    }
+
+    /// Whether [`Upstream::halt`] was called.
+    pub fn is_halted(&self) -> bool {
+        *self.halted.borrow()
+    }
+
+    /// Resolves once [`Upstream::halt`] was called.
+    pub async fn halted(&self) {
+        let mut rx = self.halted.subscribe();
+        let _ = rx.wait_for(|h| *h).await;
     }
 
     /// Sets the instant fault windows and `t_ms` are measured from.

@@ -22,8 +22,9 @@ use crate::util::arrival::Stamped;
 /// How long open connections may finish after shutdown before they are dropped.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
-/// Serves the mock upstream on `listener` until `shutdown` resolves. Returns once every
-/// connection has finished or been dropped.
+/// Serves the mock upstream on `listener` until `shutdown` resolves or the control API's
+/// `POST /_rehearse/shutdown` halts it ([`Upstream::halt`]). Returns once every connection has
+/// finished or been dropped.
 pub async fn serve(
     listener: TcpListener,
     upstream: Arc<Upstream>,
@@ -33,9 +34,13 @@ pub async fn serve(
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut conns = JoinSet::new();
     tokio::pin!(shutdown);
+    let halted = upstream.clone();
+    let halted = halted.halted();
+    tokio::pin!(halted);
     loop {
         tokio::select! {
             _ = &mut shutdown => break,
+            () = &mut halted => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _peer)) => {
                     conns.spawn(connection(stream, upstream.clone(), stop_rx.clone()));

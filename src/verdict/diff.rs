@@ -119,11 +119,12 @@ pub fn diff_until(
         let mut r = ExpectationResult {
             kind: ExpectKind::NoTransition,
             dep: Some(n.dep.clone()),
+            series: None,
             expected: "no transition".into(),
             observed,
             delta_ms: None,
             expected_ms: None,
-            observed_ms: None,
+            observed_ms: seen.first().map(|t| scenario_ms(t.t_ms as i64, speed)),
             tolerance_ms: None,
             ok: seen.is_empty(),
             status: ExpectStatus::from_ok(seen.is_empty()),
@@ -224,6 +225,7 @@ fn diff_dep(
                 let mut r = ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
+                    series: None,
                     detail: format!("{dep} {expected}, observed at {}{how}", secs(t_s)),
                     expected,
                     observed: secs(t_s),
@@ -242,6 +244,7 @@ fn diff_dep(
                 let mut r = ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
+                    series: None,
                     detail: format!("{dep} {expected}, missing (no {want} observed in order)"),
                     expected,
                     observed: "missing".into(),
@@ -264,7 +267,8 @@ fn diff_dep(
         out.push(ExpectationResult {
             kind: ExpectKind::Transition,
             dep: Some(dep.to_string()),
-            expected: "none".into(),
+            series: None,
+            expected: super::UNEXPECTED.into(),
             observed: format!("{} at {at}", arrow(t)),
             delta_ms: None,
             expected_ms: None,
@@ -314,6 +318,7 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         return ExpectationResult {
             kind: ExpectKind::Metric,
             dep: None,
+            series: Some(series.clone()),
             detail: format!("{series} expected {expected}, observed nothing (no final scrape)"),
             expected,
             observed: "no final scrape".into(),
@@ -345,6 +350,7 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
     ExpectationResult {
         kind: ExpectKind::Metric,
         dep: None,
+        series: Some(series.clone()),
         detail: format!(
             "{series} expected {expected}, observed {}{delta}, {verdict}",
             num(v)

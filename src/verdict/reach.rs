@@ -62,6 +62,8 @@ pub fn settle(
             r.expected, r.observed
         );
         r.observed = "not reached".into();
+        r.observed_ms = None;
+        r.delta_ms = None;
         r.ok = false;
     }
 }
@@ -108,11 +110,12 @@ mod tests {
         let mut r = ExpectationResult {
             kind: super::super::ExpectKind::Transition,
             dep: Some("crm_search".into()),
+            series: None,
             expected: "closed→open at 74.000s ±3.000s".into(),
             observed: "missing".into(),
-            delta_ms: None,
             expected_ms: Some(74_000),
             observed_ms: None,
+            delta_ms: None,
             tolerance_ms: Some(3_000),
             ok: false,
             status: Fail,

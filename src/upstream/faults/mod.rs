@@ -45,6 +45,11 @@ pub use status::StatusFault;
 pub use ws_close::WsCloseFault;
 pub use ws_ping_timeout::WsPingTimeoutFault;
 
+/// The longest duration a fault may carry (`from`, `until`, `delay`, `jitter`, `retry_after`,
+/// `token_interval`): 365 days. Longer ones are refused when the fault is read, so acting one
+/// out (speed scaling, `now + Retry-After`, an HTTP date before year 9999) cannot overflow.
+pub const MAX_FAULT_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// One `[[fault]]` table: where it applies (the envelope) and what it does (`kind`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FaultSpec {

@@ -8,7 +8,7 @@ use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
-use super::{FaultKind, FaultSpec, RouteSel};
+use super::{FaultKind, FaultSpec, MAX_FAULT_DURATION, RouteSel};
 
 /// The envelope keys; everything else belongs to the kind.
 const ENVELOPE_KEYS: [&str; 7] = [
@@ -112,6 +112,14 @@ impl FaultSpec {
                 self.probability
             ));
         }
+        for (key, d) in self.durations() {
+            if d > MAX_FAULT_DURATION {
+                return Err(format!(
+                    "`{key}` must be at most 365days, got {}",
+                    humantime::format_duration(d)
+                ));
+            }
+        }
         if let (Some(from), Some(until)) = (self.from, self.until)
             && from >= until
         {
@@ -141,6 +149,29 @@ impl FaultSpec {
             ));
         }
         Ok(())
+    }
+}
+
+impl FaultSpec {
+    /// Every duration the fault carries, by key ([`MAX_FAULT_DURATION`] is 365 days).
+    fn durations(&self) -> Vec<(&'static str, Duration)> {
+        let mut out: Vec<(&'static str, Duration)> = [("from", self.from), ("until", self.until)]
+            .into_iter()
+            .filter_map(|(k, d)| d.map(|d| (k, d)))
+            .collect();
+        match &self.kind {
+            FaultKind::RateLimit(f) => out.push(("retry_after", f.retry_after)),
+            FaultKind::Latency(f) => out.extend([("delay", f.delay), ("jitter", f.jitter)]),
+            FaultKind::SlowStream(f) => out.push(("token_interval", f.token_interval)),
+            FaultKind::Status(_)
+            | FaultKind::Stall(_)
+            | FaultKind::Reset(_)
+            | FaultKind::ResetMidStream(_)
+            | FaultKind::StallStream(_)
+            | FaultKind::WsPingTimeout(_)
+            | FaultKind::WsClose(_) => {}
+        }
+        out
     }
 }
 
@@ -208,16 +239,12 @@ fn parse_json(text: &str, origin: &str) -> Result<Vec<FaultSpec>, FaultFileError
         serde_json::from_str::<Vec<FaultSpec>>(text)
     };
     result.map_err(|e| {
-        let full = e.to_string();
-        let message = full
-            .rsplit_once(" at line ")
-            .map_or(full.as_str(), |(m, _)| m)
-            .to_string();
+        let (line, col) = crate::util::textpos::json_position(text, &e);
         FaultFileError {
             origin: origin.to_string(),
-            line: (e.line() > 0).then_some(e.line()),
-            col: (e.column() > 0).then_some(e.column()),
-            message,
+            line: Some(line),
+            col: Some(col),
+            message: crate::util::textpos::json_message(&e),
         }
     })
 }

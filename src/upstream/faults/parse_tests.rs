@@ -165,3 +165,41 @@ fn line_col_counts_from_one() {
     assert_eq!(line_col("ab\ncd", 0), (1, 1));
     assert_eq!(line_col("ab\ncd", 4), (2, 2));
 }
+
+/// Found by `tests/props.rs`: a fault duration long enough to overflow the upstream's clock
+/// arithmetic (or an HTTP date past 9999) was accepted; now every duration key is capped at a year.
+#[test]
+fn durations_longer_than_a_year_are_refused_naming_the_key() {
+    for (attr, key) in [
+        (
+            "kind = \"rate_limit\"\nretry_after = \"10000years\"",
+            "retry_after",
+        ),
+        ("kind = \"latency\"\ndelay = \"366days\"", "delay"),
+        (
+            "kind = \"latency\"\ndelay = \"1s\"\njitter = \"400days\"",
+            "jitter",
+        ),
+        (
+            "kind = \"slow_stream\"\ntoken_interval = \"2years\"",
+            "token_interval",
+        ),
+        ("kind = \"stall\"\nuntil = \"500000years\"", "until"),
+    ] {
+        let text = format!("[[fault]]\nroute = \"llm\"\n{attr}\n");
+        let err = parse_fault_file(&text, "f.toml").unwrap_err();
+        assert!(
+            err.message
+                .contains(&format!("`{key}` must be at most 365days")),
+            "{key}: {err}"
+        );
+        let key_line = text.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+        assert_eq!(
+            err.line,
+            Some(key_line),
+            "the error points at the key: {err}"
+        );
+    }
+    let ok = "[[fault]]\nroute = \"llm\"\nkind = \"rate_limit\"\nretry_after = \"365days\"\n";
+    assert!(parse_fault_file(ok, "f.toml").is_ok());
+}

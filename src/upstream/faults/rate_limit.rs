@@ -42,7 +42,13 @@ impl Fault for RateLimitFault {
             RetryAfterFormat::HttpDate => {
                 // HTTP dates have whole-second resolution: round the wait up so a client never
                 // retries earlier than asked.
-                let at = ctx.wall_now + Duration::from_secs(retry_after_seconds(wait));
+                // `FaultSpec::validate` caps the wait at a year; past year 9999 (which httpdate
+                // cannot write) or an overflowing clock, the latest date it can write.
+                let latest = std::time::UNIX_EPOCH + Duration::from_secs(LATEST_HTTP_DATE);
+                let at = ctx
+                    .wall_now
+                    .checked_add(Duration::from_secs(retry_after_seconds(wait)))
+                    .map_or(latest, |at| at.min(latest));
                 httpdate::fmt_http_date(at)
             }
         };
@@ -56,9 +62,12 @@ impl Fault for RateLimitFault {
     }
 }
 
+/// 9999-12-31T23:59:59Z, the last instant an HTTP date can name.
+const LATEST_HTTP_DATE: u64 = 253_402_300_799;
+
 /// Whole seconds, rounded up (a zero wait stays 0).
 fn retry_after_seconds(d: Duration) -> u64 {
-    d.as_secs() + u64::from(d.subsec_nanos() > 0)
+    d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0))
 }
 
 #[cfg(test)]
@@ -108,5 +117,22 @@ mod tests {
         let v = header(&f, 1.0, now);
         let parsed = httpdate::parse_http_date(&v).unwrap();
         assert_eq!(parsed, now + Duration::from_secs(90));
+    }
+
+    /// Found by `tests/props.rs` (acting out any fault that parses): `retry_after = "10000years"`
+    /// as an HTTP date panicked inside httpdate (years past 9999), killing the connection's task.
+    #[test]
+    fn http_date_past_year_9999_is_the_latest_date_not_a_panic() {
+        let f = RateLimitFault {
+            // ~35 000 years (what `retry_after = "35000years"` used to be accepted as).
+            retry_after: Duration::from_secs(1 << 40),
+            retry_after_format: RetryAfterFormat::HttpDate,
+        };
+        assert_eq!(header(&f, 1.0, UNIX_EPOCH), "Fri, 31 Dec 9999 23:59:59 GMT");
+        let secs = RateLimitFault {
+            retry_after_format: RetryAfterFormat::Seconds,
+            ..f
+        };
+        assert_eq!(header(&secs, 1.0, UNIX_EPOCH), (1u64 << 40).to_string());
     }
 }
