@@ -278,7 +278,7 @@ pub struct Latency {
     #[serde(serialize_with = "ser3")]
     pub p99_ms: f64,
     /// Largest, ms.
-    #[serde(default)]
+    #[serde(default, serialize_with = "ser3")]
     pub max_ms: f64,
     /// Samples (attempts measured).
     pub count: u64,

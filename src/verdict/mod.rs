@@ -91,17 +91,21 @@ pub struct ExpectationResult {
     pub expected: String,
     /// What was observed, short (`26.120s`, `missing`, `3`).
     pub observed: String,
-    /// observed − expected in ms (scenario time), for timed expectations that matched something.
-    pub delta_ms: Option<i64>,
-    /// The expected time, ms since the run start (scenario time), where the kind has one
-    /// (`at`/`after` transitions; the minimum gap of a probe spacing).
+    /// The expected time in ms of scenario time, for kinds with times: a transition's due time
+    /// since the run start, a probe spacing's minimum gap (null otherwise, and for a transition
+    /// at any time).
     #[serde(default)]
     pub expected_ms: Option<i64>,
-    /// The observed time (scenario time): the matched transition, or the smallest probe gap.
+    /// The observed time in ms of scenario time: a matched or unexpected transition's time since
+    /// the run start, the first transition of a `no_transition` dep, the smallest probe gap (null
+    /// otherwise).
     #[serde(default)]
     pub observed_ms: Option<i64>,
-    /// The tolerance applied either side of `expected_ms` (scenario time, after the 20 ms
-    /// wall-clock floor), for transitions with a time.
+    /// observed − expected in ms of scenario time, for timed expectations that matched something.
+    pub delta_ms: Option<i64>,
+    /// The allowed deviation in ms of scenario time (after the 20 ms wall-clock floor): ± around
+    /// a transition's due time, the slack below a probe spacing's minimum (null when there is
+    /// none).
     #[serde(default)]
     pub tolerance_ms: Option<i64>,
     /// Whether it held (false for `not_reached`: it was not shown to hold).
@@ -110,17 +114,6 @@ pub struct ExpectationResult {
     pub status: ExpectStatus,
     /// The one-line explanation.
     pub detail: String,
-}
-
-/// `expected` of a row for an observed transition no expectation matched.
-pub const UNEXPECTED: &str = "none";
-
-impl ExpectationResult {
-    /// True for a row that reports an unexpected observed transition rather than checking an
-    /// expectation of the scenario (such rows always fail).
-    pub fn is_unexpected(&self) -> bool {
-        self.kind == ExpectKind::Transition && self.expected == UNEXPECTED
-    }
 }
 
 /// Wall-clock ms since the run start at `speed` → the same instant in scenario ms (× speed; a
@@ -144,6 +137,17 @@ pub fn scenario_ms(wall_ms: i64, speed: f64) -> i64 {
 /// [`scenario_ms`] for unsigned wall times.
 pub fn scenario_ms_u(wall_ms: u64, speed: f64) -> u64 {
     scenario_ms(i64::try_from(wall_ms).unwrap_or(i64::MAX), speed).max(0) as u64
+}
+
+/// `expected` of a row for an observed transition no expectation matched.
+pub const UNEXPECTED: &str = "none";
+
+impl ExpectationResult {
+    /// True for a row that reports an unexpected observed transition rather than checking an
+    /// expectation of the scenario (such rows always fail).
+    pub fn is_unexpected(&self) -> bool {
+        self.kind == ExpectKind::Transition && self.expected == UNEXPECTED
+    }
 }
 
 /// Formats milliseconds as seconds with three decimals (`22.000s`).

@@ -31,15 +31,15 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
         format!("probes ≥ {} apart", secs(min_ms))
     };
     let dep = e.dep.clone();
-    let result = |observed: String, delta_ms: Option<i64>, ok, detail| ExpectationResult {
+    let result = |observed: String, gap_ms: Option<i64>, ok, detail| ExpectationResult {
         kind: ExpectKind::ProbeSpacing,
         dep: Some(dep.clone()),
         series: None,
         expected: expected.clone(),
         observed,
-        delta_ms,
         expected_ms: Some(min_ms),
-        observed_ms: delta_ms.map(|d| d + min_ms),
+        observed_ms: gap_ms,
+        delta_ms: gap_ms.map(|g| g - min_ms),
         tolerance_ms: (slack > 0).then_some(slack),
         ok,
         status: ExpectStatus::from_ok(ok),
@@ -74,7 +74,7 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
             let how = if ok { "ok" } else { "too close" };
             result(
                 format!("min gap {}", secs(gap_s)),
-                Some(delta),
+                Some(gap_s),
                 ok,
                 format!(
                     "{dep} expected {expected}, observed min gap {} over {n} probes (between {} and {}; {}), {how}",
