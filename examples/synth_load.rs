@@ -166,6 +166,7 @@ fn main() -> anyhow::Result<()> {
             max_in_flight: 1024,
             start: tokio::time::Instant::now() + Duration::from_millis(50),
             pacing: Pacing::Precise,
+            keep_records: false,
         };
         replay(lines, Arc::new(dispatcher), opts, stop_signal()).await
     });

@@ -6,12 +6,23 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// The exit-code contract (see [`crate::exit`]), shown under `--help` of every command whose
+/// exit code carries a verdict.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  pass: every expectation held
+  1  the rehearsal ran and an expectation failed
+  2  bad usage or bad input (the file is named, with line and column where the format has them)
+  3  the harness itself failed (port, I/O, upstream crashed) or the run was interrupted";
+
 /// `rehearse`: rehearse an agent gateway's failover and circuit-breaker behaviour.
 #[derive(Debug, Parser)]
 #[command(
     name = "rehearse",
     version,
+    propagate_version = true,
     about,
+    after_help = EXIT_CODES,
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
@@ -27,10 +38,12 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one or more scenarios (same as `rehearse --scenario ...`).
+    #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
     /// List the scenarios under fixtures/scenarios with their descriptions.
     List(ListArgs),
     /// Parse and check scenario, traffic and fault files without running anything.
+    #[command(after_help = EXIT_CODES)]
     Validate(ValidateArgs),
     /// Serve the fault-injecting mock upstream.
     Upstream(UpstreamArgs),
@@ -40,7 +53,9 @@ pub enum Command {
     Record(RecordArgs),
     /// Print, install, uninstall or inspect the launchd LaunchAgent.
     Schedule(ScheduleArgs),
-    /// Re-render report.md and report.html from a run's report.json.
+    /// Re-render report.md, report.html and report.junit.xml from a run's report.json; exits
+    /// with the report's verdict.
+    #[command(after_help = EXIT_CODES)]
     Report(ReportArgs),
 }
 
@@ -50,8 +65,9 @@ pub struct RunArgs {
     /// Scenario NAME (fixtures/scenarios/NAME.toml) or PATH; repeat for a suite.
     #[arg(long = "scenario", value_name = "NAME|PATH")]
     pub scenarios: Vec<String>,
-    /// Divide every duration by F (traffic, faults, engine timers, expectations).
-    #[arg(long, value_name = "F")]
+    /// Divide every duration by F (traffic, faults, engine timers, expectations), 0.01 to 100
+    /// (the weekly job runs at 1).
+    #[arg(long, value_name = "F", default_value = "1", value_parser = crate::util::speed::parse)]
     pub speed: Option<f64>,
     /// Seed for every random choice (overrides the scenario's seed).
     #[arg(long, value_name = "N")]
@@ -60,11 +76,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Failover policy to run (repeat for an A/B run); overrides the scenario's `policies`.
-    #[arg(long = "policy", value_name = "P")]
-    pub policies: Vec<String>,
+    #[arg(long = "policy", value_name = "P", value_enum)]
+    pub policies: Vec<PolicyArg>,
     /// Plain progress lines even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// The `--policy` values (the engine's `Policy`, named as in scenario files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    /// Reason-aware retry gate (the default): a timeout retries the same profile first.
+    #[value(name = "retry-gate")]
+    RetryGate,
+    /// The old behaviour: every timeout cools the profile and rotates.
+    Legacy,
 }
 
 /// Flags of `rehearse list`.
@@ -78,8 +104,9 @@ pub struct ListArgs {
 /// Flags of `rehearse validate`.
 #[derive(Debug, Clone, Args)]
 pub struct ValidateArgs {
-    /// Scenario (.toml), traffic (.jsonl) or fault files.
-    #[arg(required = true, value_name = "PATH")]
+    /// Scenario (.toml), traffic (.jsonl) or fault files; a bare scenario NAME resolves as
+    /// `--scenario NAME` does (fixtures/scenarios/NAME.toml).
+    #[arg(required = true, value_name = "NAME|PATH")]
     pub paths: Vec<PathBuf>,
 }
 
@@ -109,8 +136,8 @@ pub struct ReplayArgs {
     /// Base URL of the target (the mock upstream or a gateway speaking its routes).
     #[arg(long, value_name = "URL")]
     pub target: String,
-    /// Divide every offset by F.
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    /// Divide every offset by F, 0.01 to 100.
+    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = crate::util::speed::parse)]
     pub speed: f64,
     /// Write per-request results as JSONL.
     #[arg(long, value_name = "FILE")]
@@ -141,9 +168,28 @@ pub struct RecordArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ScheduleArgs {
     /// print | install | uninstall | status
-    #[arg(value_enum)]
+    #[command(subcommand)]
     pub action: ScheduleAction,
-    /// Scenarios the scheduled run executes (repeatable).
+}
+
+/// The actions of `rehearse schedule`, each with only the flags it takes.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ScheduleAction {
+    /// Write the plist to stdout.
+    Print(SchedulePlanArgs),
+    /// Write the plist and load it with launchctl.
+    Install(ScheduleInstallArgs),
+    /// Unload it and remove the file.
+    Uninstall(ScheduleFileArgs),
+    /// Summarise `launchctl print`.
+    Status(ScheduleFileArgs),
+}
+
+/// What the LaunchAgent runs and when (`schedule print` and `install`).
+#[derive(Debug, Clone, Args)]
+pub struct SchedulePlanArgs {
+    /// Scenarios the scheduled run executes (repeatable); each must resolve now, as
+    /// `--scenario` does, and goes into the plist as an absolute path.
     #[arg(long = "scenario", value_name = "NAME|PATH")]
     pub scenarios: Vec<String>,
     /// Day of week (0 and 7 = Sunday); repeat with --hour/--minute for several entries.
@@ -156,36 +202,61 @@ pub struct ScheduleArgs {
     #[arg(long, value_name = "0-59")]
     pub minute: Vec<u8>,
     /// The LaunchAgent's label.
-    #[arg(long, default_value = "ai.openclaw.rehearse.weekly")]
+    #[arg(long, default_value = DEFAULT_LABEL)]
     pub label: String,
-    /// Report directory passed to the scheduled run.
+    /// Report directory passed to the scheduled run (default: WORKING_DIR/reports).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
-    /// Directory to write the plist to (default ~/Library/LaunchAgents).
+    /// Path of the program the plist runs, made absolute; must exist and be executable
+    /// (default: this binary).
+    #[arg(long, value_name = "PATH")]
+    pub program: Option<PathBuf>,
+    /// Working directory of the scheduled run, made absolute; must exist (default: the current
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    pub working_dir: Option<PathBuf>,
+}
+
+/// The default LaunchAgent label.
+pub const DEFAULT_LABEL: &str = "ai.openclaw.rehearse.weekly";
+
+/// Where the plist file lives and whether to call launchctl.
+#[derive(Debug, Clone, Args)]
+pub struct ScheduleFileArgs {
+    /// The LaunchAgent's label.
+    #[arg(long, default_value = DEFAULT_LABEL)]
+    pub label: String,
+    /// Directory of the plist file (default ~/Library/LaunchAgents).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Write or remove the file only; do not call launchctl.
     #[arg(long)]
     pub no_load: bool,
-    /// Absolute path of the program the plist runs (default: this binary).
-    #[arg(long, value_name = "PATH")]
-    pub program: Option<PathBuf>,
-    /// Working directory of the scheduled run (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub working_dir: Option<PathBuf>,
 }
 
-/// The actions of `rehearse schedule`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScheduleAction {
-    /// Write the plist to stdout.
-    Print,
-    /// Write the plist and load it with launchctl.
-    Install,
-    /// Unload it and remove the file.
-    Uninstall,
-    /// Summarise `launchctl print`.
-    Status,
+/// Flags of `schedule install`: the plan and where the file goes.
+#[derive(Debug, Clone, Args)]
+pub struct ScheduleInstallArgs {
+    /// What runs and when.
+    #[command(flatten)]
+    pub plan: SchedulePlanArgs,
+    /// Directory to write the plist to (default ~/Library/LaunchAgents).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Write the file (and create the log directory) only; do not call launchctl.
+    #[arg(long)]
+    pub no_load: bool,
+}
+
+impl ScheduleInstallArgs {
+    /// The file flags (label, dir, no-load) of this install.
+    pub fn file(&self) -> ScheduleFileArgs {
+        ScheduleFileArgs {
+            label: self.plan.label.clone(),
+            dir: self.dir.clone(),
+            no_load: self.no_load,
+        }
+    }
 }
 
 /// Flags of `rehearse report`.

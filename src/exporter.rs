@@ -1,6 +1,7 @@
 //! The engine's `/metrics` endpoint: a small hyper 1 HTTP/1.1 server over a bound listener.
 //! `GET /metrics` (or `HEAD`) answers [`Metrics::render`] with the 0.0.4 Content-Type (rendered at
-//! the request, so time-based gauges such as the canary/breaker disagreement are current); any other
+//! the request, so every series is the state at scrape time: breakers whose open time ran out read
+//! half-open, and the canary/breaker disagreement is current); any other
 //! path is 404, any other method 405. It stops accepting when `shutdown` completes and lets
 //! connections in progress finish.
 

@@ -13,7 +13,9 @@
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
 //! - [`scenario`]: the scenario file format and its validation.
-//! - [`scrape`]: the `/metrics` scraper, the exposition-format parser and the scraped timeline.
+//! - [`scrape`]: the `/metrics` scraper, the exposition-format parser, the scraped timeline
+//!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
+//!   checked against the scrapes.
 //! - [`verdict`]: the diff of expected against observed behaviour (pure).
 //! - [`report`]: Markdown, JSON and HTML+SVG report writers.
 //! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.
@@ -21,7 +23,7 @@
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and the connector that
 //!   applies a scenario's `[tcp]` socket options to the harness's own upstream connections.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, arrival timestamps,
-//!   error positions in characters).
+//!   the `--speed` bounds and the one saturating scale of speed-divided durations, error positions in characters).
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 

@@ -275,3 +275,73 @@ async fn a_stuck_canary_delays_only_its_own_dep() {
         "one in flight per dep, the next when it ends"
     );
 }
+
+/// A transport like an upstream that goes away with the run: each call stalls until the
+/// shutdown signal flips, then fails with a reset (what a canary saw when the mock upstream
+/// closed its connections at the end of a run).
+#[derive(Clone)]
+struct DiesWithTheRun {
+    down: tokio::sync::watch::Receiver<bool>,
+    sent: Arc<Mutex<u32>>,
+}
+
+impl Transport for DiesWithTheRun {
+    fn send(&self, _call: Call) -> impl std::future::Future<Output = AttemptResult> + Send {
+        *self.sent.lock().unwrap() += 1;
+        let mut down = self.down.clone();
+        async move {
+            let _ = down.wait_for(|d| *d).await;
+            AttemptResult::Transport {
+                failure: rehearse::engine::TransportFailure::Reset,
+            }
+        }
+    }
+}
+
+/// Issue 12 item 6: a canary cut by shutdown is not a failure — neither one still in flight nor
+/// one whose call fails because the run is ending gets a `HealthCheck`, so the report counts it
+/// neither as a call nor as a failure. (Twenty runs: the failing answer and the shutdown arrive
+/// together, and the old loop let either win.)
+#[tokio::test(start_paused = true)]
+async fn a_canary_cut_by_shutdown_is_not_a_failure() {
+    for round in 0..20 {
+        let t0 = Instant::now();
+        let events = Arc::new(Collector::default());
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let transport = DiesWithTheRun {
+            down: rx.clone(),
+            sent: Arc::default(),
+        };
+        let mut stop = rx.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(2_500)).await;
+            let _ = tx.send(true);
+        });
+        run_canaries(
+            Arc::new(transport.clone()),
+            vec![Canary::tool("crm_search"), Canary::ws("realtime")],
+            EngineConfig::default(),
+            1.0,
+            events.clone(),
+            t0,
+            async move {
+                let _ = stop.wait_for(|d| *d).await;
+            },
+        )
+        .await;
+        assert_eq!(
+            *transport.sent.lock().unwrap(),
+            2,
+            "round {round}: both sent"
+        );
+        let checks: Vec<_> = events
+            .events()
+            .into_iter()
+            .filter(|e| matches!(e.kind, EventKind::HealthCheck { .. }))
+            .collect();
+        assert!(
+            checks.is_empty(),
+            "round {round}: cut canaries counted: {checks:?}"
+        );
+    }
+}

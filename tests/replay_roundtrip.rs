@@ -97,6 +97,7 @@ async fn run(lines: Vec<TrafficLine>, target: &str, secrets: bool) -> Vec<f64> {
         max_in_flight: 64,
         start: Instant::now() + Duration::from_millis(50),
         pacing: Pacing::Precise,
+        keep_records: true,
     };
     // As `rehearse replay` does: the precise pacer on a thread and runtime of its own.
     let pacer = replay_on_own_thread(lines, Arc::new(d), opts, std::future::pending).unwrap();

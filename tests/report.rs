@@ -8,7 +8,7 @@ use std::path::Path;
 use rehearse::report::build::{PolicyRun, build_policy, summary_from};
 use rehearse::report::model::{FaultWindow, Lag, ReplayInfo, Report, SCHEMA_VERSION, Verdict};
 use rehearse::report::write_all;
-use rehearse::scrape::ScrapeLog;
+use rehearse::scrape::{CompactScrapes, ScrapeLog};
 use rehearse::verdict::{Expectations, ProbeArrival};
 
 const EXPECT: &str = r#"
@@ -36,6 +36,7 @@ pub fn sample_report() -> Report {
         "../fixtures/metrics/breaker-flap.scrapes.prom"
     ))
     .unwrap();
+    let log = CompactScrapes::from_log(&log, 1_790_000_000.0);
     let expect: Expectations = toml::from_str(EXPECT).unwrap();
     let arrivals = vec![ProbeArrival {
         dep: "crm_search".into(),
@@ -57,7 +58,8 @@ pub fn sample_report() -> Report {
                 policy,
                 expect: &expect,
                 scrapes: &log,
-                start_unix_s: 1_790_000_000.0,
+                events: None,
+                scrape_interval_ms: 250,
                 arrivals: &arrivals,
                 speed: 1.0,
                 fault_windows: vec![FaultWindow {
@@ -72,6 +74,7 @@ pub fn sample_report() -> Report {
                 user_visible_errors: Some(1),
                 elapsed_ms: 6_000,
                 canaries: [("crm_search".to_string(), (3, 2))].into(),
+                stopped_at_ms: None,
             })
         })
         .collect();
@@ -81,11 +84,13 @@ pub fn sample_report() -> Report {
         description: Some("fixture".into()),
         verdict: Report::verdict_from_policies(&policies),
         reason: None,
+        stopped: None,
         started_at: "2026-11-29T18:55:00.000Z".into(),
         duration_ms: 6_000,
         speed: 1.0,
         seed: 7,
         host: serde_json::json!({"os": "linux", "tcp": {"syn_retries": 6}}),
+        traffic: None,
         policies,
         replay: ReplayInfo::combine(&[replay]),
         contradictions: vec![],
@@ -187,10 +192,26 @@ fn report_files_are_written_and_report_json_has_the_design_keys() {
         assert_eq!(
             keys(e),
             vec![
-                "delta_ms", "dep", "detail", "expected", "kind", "observed", "ok"
+                "delta_ms",
+                "dep",
+                "detail",
+                "expected",
+                "expected_ms",
+                "kind",
+                "observed",
+                "observed_ms",
+                "ok",
+                "series",
+                "status",
+                "tolerance_ms"
             ]
         );
+        let want = if e["ok"] == true { "pass" } else { "fail" };
+        assert_eq!(e["status"], want, "{e}");
     }
+    assert_eq!(v["policies"][0]["status"], "pass");
+    assert_eq!(v["policies"][1]["status"], "fail");
+    assert!(v["stopped"].is_null());
     assert_eq!(
         keys(&p["transitions"][0]),
         vec!["dep", "from", "t_ms", "timing", "to"]
@@ -207,9 +228,25 @@ fn report_files_are_written_and_report_json_has_the_design_keys() {
     ] {
         assert!(keys(&p["summary"]).contains(&k), "summary lacks {k}");
     }
-    // The model round-trips through its own JSON.
-    let back: Report = serde_json::from_value(v).unwrap();
-    assert_eq!(back, sample_report());
+    // The model round-trips through its own JSON: what `rehearse report` reads back writes the
+    // same JSON. (Not the same floats as in memory: measured floats are written rounded, e.g.
+    // the bucket estimate 75.00000000000001 ms as 75.0.)
+    let back: Report = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&back).unwrap(), v);
+    assert_eq!(
+        back.policies[0].summary.latency_by_dep["crm_search"].p50_ms,
+        75.0
+    );
+    let mut rounded = sample_report();
+    for p in &mut rounded.policies {
+        for l in p.summary.latency_by_dep.values_mut() {
+            l.p50_ms = rehearse::util::round::round3(l.p50_ms);
+        }
+        for r in &mut p.rates {
+            r.errors_per_s = rehearse::util::round::round3(r.errors_per_s);
+        }
+    }
+    assert_eq!(back, rounded);
 }
 
 #[test]
@@ -276,8 +313,8 @@ fn report_command_rerenders_and_rejects_bad_json_with_line_and_column() {
     let out = crate::support::rehearse(&["report", d]);
     assert_eq!(
         out.status.code(),
-        Some(0),
-        "{}",
+        Some(1),
+        "re-rendering a failed report exits 1\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -286,6 +323,24 @@ fn report_command_rerenders_and_rejects_bad_json_with_line_and_column() {
         Some(format!("report: {d}/report.md").as_str())
     );
     assert!(dir.path().join("report.md").is_file() && dir.path().join("report.html").is_file());
+
+    // A report.json written before `status` existed still re-renders (statuses from `ok`).
+    let mut old: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    for p in old["policies"].as_array_mut().unwrap() {
+        p.as_object_mut().unwrap().remove("status");
+        for e in p["expectations"].as_array_mut().unwrap() {
+            e.as_object_mut().unwrap().remove("status");
+        }
+    }
+    std::fs::write(dir.path().join("report.json"), old.to_string()).unwrap();
+    let out = crate::support::rehearse(&["report", d]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "an old failed report re-renders and exits 1\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     std::fs::write(
         dir.path().join("report.json"),
@@ -442,4 +497,95 @@ fn markdown_and_html_show_the_same_per_policy_tables() {
     // The disagreement gauge counts wall seconds, whatever the speed: the header says so.
     assert!(md.contains("| crm_search | 31 | 6 | 4.6 s |"), "{md}");
     assert!(md.contains("max disagreement (wall clock)"));
+}
+
+/// Issue 12 item 2: with an event log the timeline and the diff take its times (the one source),
+/// the report says so, and every place the scrapes disagree with it is a row.
+#[test]
+fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() {
+    use rehearse::engine::events::BreakerState;
+    use rehearse::report::model::TransitionTimes;
+    use rehearse::scrape::{DisagreementKind, Timing, Transition};
+    let log = ScrapeLog::from_prom(include_str!(
+        "../fixtures/metrics/breaker-flap.scrapes.prom"
+    ))
+    .unwrap();
+    let log = CompactScrapes::from_log(&log, 1_790_000_000.0);
+    let expect: Expectations = toml::from_str(EXPECT).unwrap();
+    // The engine says ws_realtime tripped at 5.900 s; the fixture's scrapes show it open (and
+    // counted) at 5.000 s and hold crm_search transitions the log lacks.
+    let events = [Transition {
+        dep: "ws_realtime".into(),
+        from: BreakerState::Closed,
+        to: BreakerState::Open,
+        t_ms: 5_900,
+        timing: Timing::Event,
+    }];
+    let build = |events: Option<&[Transition]>| {
+        build_policy(PolicyRun {
+            policy: "retry-gate",
+            expect: &expect,
+            scrapes: &log,
+            events,
+            scrape_interval_ms: 1_000,
+            arrivals: &[],
+            speed: 1.0,
+            fault_windows: vec![],
+            replay: None,
+            failed_requests: None,
+            user_visible_errors: None,
+            elapsed_ms: 6_000,
+            canaries: Default::default(),
+            stopped_at_ms: None,
+        })
+    };
+    let by_scrape = build(None);
+    assert_eq!(by_scrape.transition_times, TransitionTimes::Scrape);
+    assert!(by_scrape.disagreements.is_empty());
+    let p = build(Some(&events));
+    assert_eq!(p.transition_times, TransitionTimes::EventLog);
+    assert_eq!(p.transitions, events, "the timeline is the event log's");
+    let ws = p
+        .expectations
+        .iter()
+        .find(|e| e.dep.as_deref() == Some("ws_realtime"))
+        .unwrap();
+    assert_eq!(
+        ws.observed, "5.900s",
+        "the diff uses the event time: {ws:?}"
+    );
+    assert!(!ws.ok);
+    let kinds: Vec<_> = p.disagreements.iter().map(|d| d.kind).collect();
+    assert!(kinds.contains(&DisagreementKind::State), "{kinds:?}");
+    assert!(kinds.contains(&DisagreementKind::NotInEvents), "{kinds:?}");
+    let ws_state = p
+        .disagreements
+        .iter()
+        .find(|d| d.dep == "ws_realtime" && d.kind == DisagreementKind::State)
+        .expect("ws_realtime state row");
+    assert!(
+        ws_state
+            .detail
+            .contains("show ws_realtime open; events.jsonl has it closed"),
+        "{}",
+        ws_state.detail
+    );
+
+    let mut r = sample_report();
+    r.policies = vec![p, by_scrape];
+    r.policies[1].policy = "legacy".into();
+    let md = rehearse::report::markdown::render(&r);
+    assert!(
+        md.contains("[retry-gate] Transitions timed by events.jsonl")
+            && md.contains("[legacy] Transitions timed by scrape"),
+        "{md}"
+    );
+    assert!(md.contains("### Event log vs scrapes"), "{md}");
+    assert!(md.contains("| not_in_events |"), "{md}");
+    let html = rehearse::report::html::render(&r);
+    assert!(html.contains("<h3>Event log vs scrapes</h3>"));
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["policies"][0]["transition_times"], "events.jsonl");
+    assert_eq!(json["policies"][0]["transitions"][0]["timing"], "event");
+    assert_eq!(json["policies"][1]["transition_times"], "scrape");
 }

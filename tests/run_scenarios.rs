@@ -1,10 +1,12 @@
 //! Every fixture scenario passes at the speed CI uses (issue 6, "Must show"), the README's run
-//! command works from the repository root, and the report files match DESIGN 9.
+//! command works from the repository root, and the report files match DESIGN 9, the JSON Schema
+//! and the JUnit reader (issue 14).
 
 use std::thread;
 
 use crate::support::run::{
-    fixture, repo_root, report_json, reported_path, run_in, run_scenario, show,
+    assert_canaries_reconcile, fixture, repo_root, report_json, reported_path, run_in,
+    run_scenario, show,
 };
 
 /// The fixture scenarios and the `--speed` CI runs them at (wall time = duration / speed).
@@ -37,6 +39,7 @@ fn assert_report_files(md: &std::path::Path) {
         "report.md",
         "report.json",
         "report.html",
+        "report.junit.xml",
         "scrapes.prom",
         "events.jsonl",
         "upstream.jsonl",
@@ -158,6 +161,10 @@ fn every_fixture_scenario_passes_at_ci_speed_and_the_readme_command_works() {
         assert!(md.ends_with("report.md"), "{}", md.display());
         assert_report_files(&md);
         assert_design9_keys(&r);
+        assert_canaries_reconcile(&md);
+        let dir = md.parent().unwrap();
+        crate::report_contracts::assert_report_contracts(dir);
+        crate::report_contracts::assert_counts_match_validate(dir, &fixture(&name));
         if name == "smoke" {
             assert_eq!(r["speed"], 1.0);
             assert!(
@@ -197,6 +204,11 @@ fn timeout_storm_report_shows_both_policies_side_by_side() {
     assert_eq!(gate["fallbacks"], 0);
     let md = std::fs::read_to_string(reported_path(&out)).unwrap();
     assert!(md.contains("| `legacy` | `retry-gate` |"), "{md}");
+    // Issue 12 item 6: the `first = 1` stalls are aimed at user calls; canaries never see them
+    // (they used to be stalled by them), and none is failed by the end of the run.
+    let (calls, failures) = assert_canaries_reconcile(&reported_path(&out));
+    assert!(calls >= 10, "{calls} canaries");
+    assert_eq!(failures, 0, "a canary failed in timeout-storm");
 }
 
 #[test]

@@ -27,13 +27,14 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The regenerating command written in launchd/README.md: `HOME=X cargo run -q -- ARGS > FILE`.
+/// The generating command written in launchd/README.md:
+/// `HOME=X rehearse schedule print ARGS > FILE` (run from the checkout X/rehearse on the Mac).
 fn readme_command() -> (String, Vec<String>) {
     let readme = std::fs::read_to_string(repo().join("launchd/README.md")).unwrap();
     let line = readme
         .lines()
         .find(|l| l.starts_with("HOME=") && l.contains("schedule print"))
-        .expect("regenerating command in launchd/README.md");
+        .expect("generating command in launchd/README.md");
     let (cmd, target) = line.split_once(" > ").unwrap();
     assert_eq!(target.trim(), WEEKLY);
     let mut words = cmd.split_whitespace();
@@ -43,30 +44,55 @@ fn readme_command() -> (String, Vec<String>) {
         .strip_prefix("HOME=")
         .unwrap()
         .to_string();
-    let args: Vec<String> = words
-        .skip_while(|w| *w != "--")
-        .skip(1)
-        .map(String::from)
-        .collect();
-    (home, args)
+    assert_eq!(words.next(), Some("rehearse"), "{line}");
+    (home, words.map(String::from).collect())
 }
 
+/// The example is what `schedule print` writes on the Mac it describes, whose paths do not exist
+/// here: the same resolve → build → XML path the binary takes, with that Mac's environment
+/// injected, and the scenario found by the real `--scenario` resolver from this checkout's root
+/// (what it answers from the Mac's checkout root too). `UPDATE_GOLDEN=1` rewrites the file.
 #[test]
 fn weekly_plist_matches_its_generating_command() {
+    use clap::Parser;
+    use rehearse::cli::{Cli, Command as Cmd, ScheduleAction};
+    use rehearse::schedule::{Env, resolve};
     let (home, args) = readme_command();
-    assert_eq!(args[0], "schedule");
-    let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
-        .args(&args)
-        .env("HOME", &home)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let cli = Cli::try_parse_from(std::iter::once("rehearse".to_string()).chain(args))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let Some(Cmd::Schedule(s)) = cli.command else {
+        panic!("not a schedule command")
+    };
+    let ScheduleAction::Print(plan) = s.action else {
+        panic!("not schedule print")
+    };
+    let checkout = plan
+        .working_dir
+        .clone()
+        .expect("--working-dir in the command");
+    let env = Env {
+        home: Some(home.into()),
+        cwd: Some(checkout),
+        current_exe: None,
+        path: None,
+    };
+    assert_eq!(
+        std::env::current_dir().unwrap(),
+        repo(),
+        "integration tests run from the checkout root"
+    );
+    let spec = resolve(&plan, &env, &|s| rehearse::scenario::resolve::resolve(s))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let generated = plist::to_xml(&plist::build(&spec)).unwrap();
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(repo().join(WEEKLY), &generated).unwrap();
+    }
     let checked_in = std::fs::read_to_string(repo().join(WEEKLY)).unwrap();
     assert!(
-        text(&out.stdout) == checked_in,
-        "{WEEKLY} drifted from `schedule print`; regenerate it with the command in \
-         launchd/README.md\n--- generated ---\n{}",
-        text(&out.stdout)
+        generated == checked_in,
+        "{WEEKLY} drifted from `schedule print`; regenerate it with \
+         `UPDATE_GOLDEN=1 cargo test --test integration schedule::weekly_plist_matches`\n\
+         --- generated ---\n{generated}"
     );
 }
 
@@ -82,7 +108,11 @@ fn weekly_plist_program_arguments_parse_with_the_cli() {
     let cli = Cli::try_parse_from(&cli_argv).unwrap_or_else(|e| panic!("{e}"));
     match cli.command {
         Some(Cmd::Run(run)) => {
-            assert_eq!(run.scenarios, ["weekly"]);
+            assert_eq!(
+                run.scenarios,
+                ["/Users/rehearse/rehearse/fixtures/scenarios/weekly.toml"],
+                "an absolute scenario path, not a name resolved at 03:00"
+            );
             assert_eq!(
                 run.report_dir.as_deref(),
                 Some(Path::new("/Users/rehearse/rehearse/reports"))
@@ -105,18 +135,42 @@ print(json.dumps({k: p[k] for k in ["Label", "ProgramArguments", "StartCalendarI
     "StandardOutPath", "WorkingDirectory", "ProcessType"]} | {"PATH": p["EnvironmentVariables"]["PATH"]}))
 "#;
 
+/// An executable file at `path` (its directories created).
+fn fake_program(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A valid scenario at `path`: the smoke fixture with its traffic path made absolute.
+fn scenario_copy(path: &Path) {
+    let text = std::fs::read_to_string(repo().join("fixtures/scenarios/smoke.toml")).unwrap();
+    let traffic = repo().join("fixtures/traffic/smoke.jsonl");
+    let text = text.replace(
+        "traffic = \"../traffic/smoke.jsonl\"",
+        &format!("traffic = {:?}", traffic.display().to_string()),
+    );
+    std::fs::write(path, text).unwrap();
+}
+
 #[test]
 fn python_plistlib_reads_what_we_write_including_xml_specials() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home of \"r\" & <co>");
-    let awkward = "crm & <search> \"503\" storm.toml";
+    let awkward = tmp.path().join("crm & <search> \"503\" storm.toml");
+    scenario_copy(&awkward);
+    let program = tmp.path().join("re hearse/bin/rehearse");
+    fake_program(&program);
+    let work = tmp.path().join("my <work> & dir");
+    std::fs::create_dir_all(&work).unwrap();
     let out = schedule(
         &[
             "print",
             "--scenario",
             "weekly",
             "--scenario",
-            awkward,
+            awkward.to_str().unwrap(),
             "--weekday",
             "1",
             "--weekday",
@@ -128,9 +182,9 @@ fn python_plistlib_reads_what_we_write_including_xml_specials() {
             "--minute",
             "30",
             "--program",
-            "/opt/re hearse/bin/rehearse",
+            program.to_str().unwrap(),
             "--working-dir",
-            "/Users/r/my <work> & dir",
+            work.to_str().unwrap(),
         ],
         &home,
         "/usr/bin:/bin",
@@ -141,31 +195,31 @@ fn python_plistlib_reads_what_we_write_including_xml_specials() {
     // Our own parser first.
     let ours = plist::from_bytes(&out.stdout).unwrap();
     assert!(matches!(ours.start_calendar_interval, CalendarInterval::Many(ref v) if v.len() == 2));
-    let py = match Command::new("python3")
+    let py = Command::new("python3")
         .args(["-c", PYTHON_READER])
         .arg(&file)
         .output()
-    {
-        Ok(o) => o,
-        Err(_) => {
-            println!("SKIPPED: python3 not found; the independent plistlib check did not run");
-            return;
-        }
-    };
+        .expect(
+            "python3 is not installed: `apt-get install -y python3` (.ci/test does it) — this \
+             test reads the plist with Python's plistlib",
+        );
     assert!(py.status.success(), "python3: {}", text(&py.stderr));
     let v: serde_json::Value = serde_json::from_slice(&py.stdout).unwrap();
     assert_eq!(v["Label"], "ai.openclaw.rehearse.weekly");
     assert_eq!(
         v["ProgramArguments"],
         serde_json::json!([
-            "/opt/re hearse/bin/rehearse",
+            program.to_str().unwrap(),
             "run",
             "--scenario",
-            "weekly",
+            repo()
+                .join("fixtures/scenarios/weekly.toml")
+                .to_str()
+                .unwrap(),
             "--scenario",
-            awkward,
+            awkward.to_str().unwrap(),
             "--report-dir",
-            "/Users/r/my <work> & dir/reports"
+            work.join("reports").to_str().unwrap()
         ])
     );
     assert_eq!(
@@ -184,10 +238,134 @@ fn python_plistlib_reads_what_we_write_including_xml_specials() {
     );
     assert_eq!(
         v["PATH"],
-        "/opt/re hearse/bin:/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+        format!(
+            "{}:/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+            program.parent().unwrap().display()
+        )
     );
-    assert_eq!(v["WorkingDirectory"], "/Users/r/my <work> & dir");
+    assert_eq!(v["WorkingDirectory"], work.to_str().unwrap());
     assert_eq!(v["ProcessType"], "Interactive");
+}
+
+/// Issue 14: print/install took a scenario, working directory or program that does not exist
+/// (exit 0), to fail at 03:00. Each is exit 2 now, naming what is wrong, and install writes
+/// nothing.
+#[test]
+fn print_and_install_refuse_what_the_scheduled_run_could_not_use() {
+    let tmp = tempfile::tempdir().unwrap();
+    let program = tmp.path().join("bin/rehearse");
+    fake_program(&program);
+    let not_exec = tmp.path().join("bin/plain");
+    std::fs::write(&not_exec, "").unwrap();
+    let bad_toml = tmp.path().join("broken.toml");
+    std::fs::write(&bad_toml, "name = \"x\"\nduration = [\n").unwrap();
+    let missing_dir = tmp.path().join("no/such/dir");
+    let agents = tmp.path().join("agents");
+    let base = |scenario: &str, program: &Path, work: &Path| -> Vec<String> {
+        [
+            "--scenario",
+            scenario,
+            "--weekday",
+            "1",
+            "--hour",
+            "3",
+            "--minute",
+            "0",
+            "--program",
+            program.to_str().unwrap(),
+            "--working-dir",
+            work.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            base("weekyl", &program, tmp.path()),
+            "--scenario weekyl: no scenario named `weekyl` (looked for fixtures/scenarios/weekyl.toml"
+                .into(),
+        ),
+        (
+            base(tmp.path().join("gone.toml").to_str().unwrap(), &program, tmp.path()),
+            "gone.toml".into(),
+        ),
+        (
+            base(bad_toml.to_str().unwrap(), &program, tmp.path()),
+            format!("error: {}:2:13: unclosed array", bad_toml.display()),
+        ),
+        (
+            base("weekly", &program, &missing_dir),
+            format!(
+                "--working-dir {}: is not an existing directory",
+                missing_dir.display()
+            ),
+        ),
+        (
+            base("weekly", &tmp.path().join("bin/nope"), tmp.path()),
+            format!(
+                "--program {}: is not an executable file",
+                tmp.path().join("bin/nope").display()
+            ),
+        ),
+        (
+            base("weekly", &not_exec, tmp.path()),
+            "is not an executable file".into(),
+        ),
+    ];
+    for (args, needle) in cases {
+        for action in ["print", "install"] {
+            let mut argv = vec![action.to_string()];
+            argv.extend(args.iter().cloned());
+            if action == "install" {
+                argv.extend(["--dir", agents.to_str().unwrap(), "--no-load"].map(String::from));
+            }
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            let out = schedule(&argv, tmp.path(), "/usr/bin:/bin");
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{argv:?}\n{}",
+                text(&out.stderr)
+            );
+            assert!(
+                text(&out.stderr).contains(&needle),
+                "{argv:?}: wanted {needle:?} in\n{}",
+                text(&out.stderr)
+            );
+            assert!(out.stdout.is_empty(), "nothing printed: {argv:?}");
+        }
+    }
+    assert!(!agents.exists(), "install wrote nothing");
+    assert!(!tmp.path().join("Library").exists(), "no log dir either");
+}
+
+#[test]
+fn print_help_shows_only_the_flags_print_takes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let out = schedule(args, tmp.path(), "/usr/bin:/bin");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        text(&out.stdout)
+    };
+    let print = help(&["print", "--help"]);
+    assert!(
+        print.contains("--scenario") && print.contains("--working-dir"),
+        "{print}"
+    );
+    assert!(
+        !print.contains("--dir ") && !print.contains("--no-load"),
+        "{print}"
+    );
+    let install = help(&["install", "--help"]);
+    assert!(
+        install.contains("--dir <DIR>") && install.contains("--no-load"),
+        "{install}"
+    );
+    let uninstall = help(&["uninstall", "--help"]);
+    assert!(
+        uninstall.contains("--no-load") && !uninstall.contains("--scenario"),
+        "{uninstall}"
+    );
 }
 
 #[test]
@@ -259,6 +437,18 @@ mod without_launchctl {
         let agent = plist::from_bytes(&std::fs::read(&file).unwrap()).unwrap();
         assert_eq!(agent.label, "ai.openclaw.rehearse.weekly");
         assert_eq!(agent.program_arguments[0], env!("CARGO_BIN_EXE_rehearse"));
+        // launchd will not create the log directory, and a --no-load plist may be loaded later.
+        let logs = tmp.path().join("Library/Logs/rehearse");
+        assert!(
+            logs.is_dir(),
+            "--no-load install creates {}",
+            logs.display()
+        );
+        assert_eq!(
+            Path::new(&agent.standard_out_path).parent(),
+            Some(logs.as_path())
+        );
+        assert!(text(&out.stdout).contains(&format!("logs: {}", logs.display())));
         let st = schedule(
             &["status", "--dir", d, "--no-load"],
             tmp.path(),

@@ -17,6 +17,9 @@ mod breaker_machine;
 // Breaker half-open pacing, probes and closing.
 mod breaker_half_open;
 
+// Exported breaker state at scrape time; observing a breaker changes none of its decisions.
+mod breaker_scrape_time;
+
 // The breaker/timeouts/budget/health/throttle config sub-tables.
 mod breaker_config;
 
@@ -48,6 +51,8 @@ mod scrape_timeline;
 mod scrape_scraper;
 // Report model, writers, `rehearse report`, headless Chromium check (verdict helper).
 mod report;
+// Report contracts for machines: `rehearse report` exit codes, JUnit XML, the JSON Schema.
+mod report_contracts;
 
 // launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
 mod schedule;
@@ -80,6 +85,12 @@ mod run_scenarios;
 
 // Synthetic health checks in a real run: marked canaries, probe spacing, disagreement (issue 3.4).
 mod run_health;
+
+// No vacuous pass: misspelt series/labels, unproducible deps, empty or late traffic are exit 2.
+mod scenario_validate;
+
+// SIGTERM early in weekly: the stop line, not_reached checks, not_run for an A/B's second policy.
+mod run_interrupted;
 
 // The run harness's failure paths: mutations, malformed input, SIGTERM, lock, suites, repeats.
 mod run_failures;

@@ -318,3 +318,76 @@ to = "closed"
     assert_eq!(rehearse::verdict::secs(-1_500), "-1.500s");
     assert_eq!(rehearse::verdict::signed_secs(4_120), "+4.120s");
 }
+
+/// An interrupted run (issue 12 item 5): what the stop came before is `not_reached`, never a
+/// failure; what was already observed keeps its outcome; end-of-run checks are never judged.
+#[test]
+fn a_stopped_run_leaves_what_it_never_reached_not_reached() {
+    use rehearse::verdict::ExpectStatus::{Fail, NotReached, Pass};
+    use rehearse::verdict::diff_until;
+    let e = expectations().for_policy("retry-gate");
+    let fin = parse(FINAL).unwrap();
+    let statuses = |obs: &[Transition], arrivals: &[ProbeArrival], stop| {
+        diff_until(&e, obs, Some(&fin), arrivals, 1.0, stop)
+            .into_iter()
+            .map(|r| (r.status, r.ok))
+            .collect::<Vec<_>>()
+    };
+    // Stopped at 5 s: nothing was due yet (closed→open due by 25 s); nothing failed.
+    let early = diff_until(&e, &[], Some(&fin), &[], 1.0, Some(5_000));
+    assert!(
+        early.iter().all(|r| r.status == NotReached && !r.ok),
+        "{early:#?}"
+    );
+    assert!(
+        early[0]
+            .detail
+            .contains("not reached (due by 25.000s; the run stopped at 5.000s")
+    );
+    assert_eq!(
+        early[3].observed, "not reached",
+        "metric checks are end-of-run checks"
+    );
+
+    // Stopped at 40 s with the open observed: that one passes, closed→open is settled, the
+    // half-open due at 52.48 s ± 0.3 s and everything after is not reached.
+    let obs = &observed()[..1];
+    assert_eq!(
+        statuses(obs, &[], Some(40_000)),
+        vec![
+            (Pass, true),
+            (NotReached, false),
+            (NotReached, false),
+            (NotReached, false),
+            (NotReached, false),
+            (NotReached, false),
+            (NotReached, false),
+        ]
+    );
+    // Stopped at 40 s with no open at all: due by 25 s, so a real failure.
+    assert_eq!(statuses(&[], &[], Some(40_000))[0], (Fail, false));
+
+    // Certain failures stay failures: calculator transitioned, probes 100 ms apart.
+    let mut obs = observed()[..1].to_vec();
+    obs.push(t("calculator", Closed, Open, 3_000));
+    let close = [
+        ProbeArrival {
+            dep: "crm_search".into(),
+            t_ms: 1_000,
+            probe: true,
+        },
+        ProbeArrival {
+            dep: "crm_search".into(),
+            t_ms: 1_100,
+            probe: true,
+        },
+    ];
+    let s = statuses(&obs, &close, Some(40_000));
+    assert_eq!(s[5], (Fail, false), "no_transition violated");
+    assert_eq!(s[6], (Fail, false), "probes too close");
+
+    // Without a stop, `diff` is `diff_until(.., None)`: statuses follow `ok`.
+    for r in run(&expectations()) {
+        assert_eq!(r.status, Pass, "{r:?}");
+    }
+}

@@ -3,7 +3,12 @@
 //! It owns the per-dependency [`Machine`]s (created closed on first sight), a seeded RNG per
 //! dependency (so one dependency's probe jitter never depends on another's traffic), and turns
 //! the machines' [`Note`]s into `BreakerTransition` / `RetryAfterSkip` events, stamped with the
-//! instant the change logically happened. Received Retry-After values are wall-clock durations
+//! instant the change logically happened. The registry is also the metrics registry's
+//! [`AtScrape`] source: every render first moves each breaker whose open time ran out to
+//! half-open ([`Breakers::tick`]), so a scrape reads the state at scrape time. That changes no
+//! decision: [`Machine::advance`] applies only what is due, stamped with the instant it was due,
+//! so a breaker observed at any instants makes the same decisions, transitions and RNG draws as
+//! one never observed. Received Retry-After values are wall-clock durations
 //! from the upstream and are not divided by `speed` (a speed-scaled upstream already scales them).
 
 use std::collections::BTreeMap;
@@ -15,8 +20,10 @@ use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
 use super::admission::{Admission, Admit};
+use super::breaker::Phase;
 use super::breaker::{BreakerConfig, Decision, Machine, Note, classify};
 use super::events::{BreakerState, Event, EventKind, EventSink};
+use super::metrics::AtScrape;
 use super::outcome::AttemptResult;
 
 /// One dependency's breaker with its RNG and counters.
@@ -163,19 +170,26 @@ impl Breakers {
         });
     }
 
-    /// True when `dep`'s breaker is open at `now` (half-open is not open: it admits probes).
+    /// True when `dep`'s breaker is open at `now` (half-open is not open: it admits probes). A
+    /// `now` older than a half-open that a scrape (or another worker) already applied still
+    /// reads open, as it would have without that observation.
     pub fn open_at(&self, dep: &str, now: Instant) -> bool {
         if !self.lock().contains_key(dep) {
             return false;
         }
         self.with_dep(dep, |_, d, notes| {
             d.machine.advance(now, notes);
-            d.machine.state() == BreakerState::Open
+            match d.machine.phase() {
+                Phase::Open { .. } => true,
+                Phase::HalfOpen(h) => now < h.since,
+                Phase::Closed => false,
+            }
         })
     }
 
     /// Moves every breaker whose open time is up to half-open, so the state gauge follows the
-    /// clock even when no call arrives. Call it every few ms of engine time (see [`Breakers::run_ticker`]).
+    /// clock even when no call arrives. Every render of the metrics registry calls it (see
+    /// [`AtScrape`]); [`Breakers::run_ticker`] calls it on a timer.
     pub fn tick(&self, now: Instant) {
         let names: Vec<String> = self.lock().keys().cloned().collect();
         for dep in names {
@@ -225,6 +239,12 @@ impl Breakers {
         self.lock()
             .get(dep)
             .map_or(self.cfg.open_for, |d| d.machine.next_open_for(&self.cfg))
+    }
+}
+
+impl AtScrape for Breakers {
+    fn advance_to(&self, now: Instant) {
+        self.tick(now);
     }
 }
 

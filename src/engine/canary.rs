@@ -4,10 +4,15 @@
 //! [`CANARY_WORKER`] so the upstream can tell canaries from half-open breaker probes. Canaries bypass admission on purpose — they must see the
 //! upstream while the breaker is open — and never feed the breaker, so the two can disagree
 //! (see [`super::health`]).
+//!
+//! A canary cut by shutdown is not a failure: one still in flight when `shutdown` completes is
+//! dropped, and one whose answer comes back after it (the upstream closing its connections as
+//! the run ends) emits no `HealthCheck`. Neither is counted, as a call or as a failure.
 
 use std::future::Future;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use tokio::time::Instant;
 
 use super::breaker::{Signal, classify};
@@ -96,8 +101,10 @@ pub async fn run_canaries<T: Transport>(
     }
     let every = super::breaker::scale(config.health.interval, speed)
         .max(std::time::Duration::from_millis(1));
+    let stop = shutdown.shared();
     let loops = canaries.iter().map(|c| {
         let (transport, sink, config) = (transport.clone(), sink.clone(), &config);
+        let stop = stop.clone();
         async move {
             let mut interval = tokio::time::interval(every);
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -114,7 +121,14 @@ pub async fn run_canaries<T: Transport>(
                     attempt: 1,
                     deadlines: config.deadlines(c.class, speed),
                 };
-                let result = transport.send(call).await;
+                let result = tokio::select! {
+                    biased;
+                    _ = stop.clone() => return, // cut by shutdown: not a failure
+                    r = transport.send(call) => r,
+                };
+                if stop.clone().now_or_never().is_some() {
+                    return; // answered after shutdown began: cut, not counted
+                }
                 let t_ms = Instant::now().saturating_duration_since(start).as_millis() as u64;
                 let ok = matches!(
                     classify(&result, std::time::SystemTime::now()),
@@ -130,7 +144,7 @@ pub async fn run_canaries<T: Transport>(
         }
     });
     tokio::select! {
-        _ = shutdown => {}
+        _ = stop.clone() => {}
         _ = futures_util::future::join_all(loops) => {}
     }
 }

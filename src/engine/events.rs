@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::outcome::{Reason, TimeoutPhase};
 
 /// A breaker's state (classic vocabulary: closed = traffic flows).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BreakerState {
     /// Traffic flows.

@@ -208,7 +208,7 @@ impl<T: Transport> Engine<T> {
     }
 
     fn scale(&self, nominal: Duration) -> Duration {
-        nominal.div_f64(self.opts.speed)
+        crate::util::speed::scale(nominal, self.opts.speed)
     }
 
     fn emit(&self, now: Instant, kind: EventKind, log: Option<String>) {

@@ -24,7 +24,10 @@
 //! - [`events`]: the structured events every decision emits.
 //! - [`breaker`], [`breakers`]: per-dependency circuit breakers (pure machine) and the registry
 //!   implementing `Admission`.
-//! - [`health`], [`canary`]: synthetic canaries and the canary/breaker disagreement; [`metrics`]: the Prometheus registry.
+//! - [`health`], [`canary`]: synthetic canaries and the canary/breaker disagreement; [`families`]: the metric families'
+//!   names, labels and buckets (one catalogue for the registry and scenario validation).
+//! - [`metrics`]: the Prometheus registry (every render first advances the breakers, so a scrape
+//!   reads the state at scrape time).
 
 pub mod admission;
 pub mod breaker;
@@ -38,6 +41,7 @@ pub mod dep;
 pub mod events;
 pub mod executor;
 pub mod failover;
+pub mod families;
 pub mod health;
 pub mod metrics;
 pub mod outcome;

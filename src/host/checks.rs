@@ -78,11 +78,11 @@ impl DeadPeer {
                 let n = tuning.keepalive_retries.or(tcp.keepalive_probes)?;
                 let total = idle.saturating_add(intvl.saturating_mul(n));
                 let formula = format!(
-                    "keepalive {} ms = idle {} ms + interval {} ms × {} probes",
+                    "keepalive {} ms = idle {} ms + interval {} ms × {}",
                     total.as_millis(),
                     idle.as_millis(),
                     intvl.as_millis(),
-                    n
+                    crate::util::text::count(n as usize, "probe")
                 );
                 Some((total, formula))
             })
@@ -112,6 +112,16 @@ impl DeadPeer {
             (None, Some(u)) => Some(u),
             (None, None) => None,
         }
+    }
+}
+
+/// macOS `always_keepalive` as words (`always_keepalive off`); other systems have no such knob.
+fn always_keepalive_text(host: &HostInfo) -> String {
+    match host.tcp.always_keepalive {
+        Some(true) => "always_keepalive on".into(),
+        Some(false) => "always_keepalive off".into(),
+        None if host.os == "macos" => "always_keepalive unreadable".into(),
+        None => format!("{} has no always_keepalive", host.os),
     }
 }
 
@@ -167,10 +177,10 @@ pub fn contradictions(
             check: Check::OpenForVsDeadPeer,
             severity: Severity::Info,
             detail: format!(
-                "kernel keepalive is off on the harness's sockets (no keepalive tuning; \
-                 always_keepalive {:?}): a peer that dies silently during open_for {} ms is \
-                 noticed only by the probe timeout {} ms",
-                host.tcp.always_keepalive,
+                "kernel keepalive is off on the harness's sockets (no keepalive tuning; {}): a \
+                 peer that dies silently during open_for {} ms is noticed only by the probe \
+                 timeout {} ms",
+                always_keepalive_text(host),
                 ms(open_for),
                 ms(probe_timeout)
             ),
@@ -181,16 +191,15 @@ pub fn contradictions(
         .keepalive_interval
         .or(host.tcp.keepalive_interval_ms.map(Duration::from_millis))
         .or(tuning.user_timeout);
-    if let Some(g) = scale.and_then(|s| host.timers.keep_granularity(s)) {
+    // Only when kernel dead-peer detection is in play on the harness's sockets: otherwise no
+    // transition is driven by a TCP timer and a coarse timer contradicts nothing.
+    let granularity = scale
+        .filter(|_| dead.effective().is_some())
+        .and_then(|s| host.timers.keep_granularity(s));
+    if let Some(g) = granularity {
         let mut fine: Vec<Duration> = tolerances.iter().copied().filter(|t| *t < g).collect();
         fine.sort();
         fine.dedup();
-        // Only a warning when kernel dead-peer detection is in play on the harness's sockets;
-        // otherwise transitions follow the harness's own timers and this is background.
-        let (severity, in_play) = match dead.effective() {
-            Some(_) => (Severity::Warning, "in play"),
-            None => (Severity::Info, "not in play on the harness's sockets"),
-        };
         let hz_note = if host.os == "linux" && host.timers.hz.is_none() {
             format!("; CONFIG_HZ unreadable, {LINUX_DEFAULT_HZ} assumed")
         } else {
@@ -199,11 +208,11 @@ pub fn contradictions(
         for t in fine {
             out.push(Contradiction {
                 check: Check::ToleranceVsTimerGranularity,
-                severity,
+                severity: Severity::Warning,
                 detail: format!(
                     "tolerance ±{} ms is finer than the {} TCP keep-timer granularity {} ms at a \
                      {} ms timer ({}{hz_note}): a transition driven by kernel dead-peer \
-                     detection ({in_play}) cannot be timed this finely",
+                     detection (in play on the harness's sockets) cannot be timed this finely",
                     ms(t),
                     host.os,
                     ms(g),
@@ -352,16 +361,32 @@ mod tests {
 
     #[test]
     fn untuned_keepalive_off_is_info_only_and_long_keepalive_warns() {
-        let tol = [Duration::from_millis(100)];
+        let tol = [Duration::from_millis(100), Duration::from_millis(200), s(1)];
         let v = contradictions(&macos_defaults(), &TcpTuning::default(), s(3), s(30), &tol);
-        assert_eq!(
-            of(&v, Check::ToleranceVsTimerGranularity).len(),
-            1,
+        // No TCP timer drives a transition here: tolerances finer than it contradict nothing.
+        assert!(
+            of(&v, Check::ToleranceVsTimerGranularity).is_empty(),
             "{v:#?}"
         );
+        assert_eq!(v.len(), 1, "{v:#?}");
+        assert_eq!(v[0].severity, Severity::Info);
+        assert!(
+            v[0].detail
+                .contains("(no keepalive tuning; always_keepalive off)"),
+            "{}",
+            v[0].detail
+        );
+        let v = contradictions(&linux_defaults(), &TcpTuning::default(), s(3), s(30), &tol);
         assert!(v.iter().all(|c| c.severity == Severity::Info), "{v:#?}");
-        let v = contradictions(&linux_defaults(), &TcpTuning::default(), s(3), s(30), &[]);
-        assert!(v.iter().all(|c| c.severity == Severity::Info), "{v:#?}");
+        assert!(
+            v.iter()
+                .all(|c| !c.detail.contains("None") && !c.detail.contains("Some(")),
+            "no Rust Option in text: {v:#?}"
+        );
+        assert!(
+            v[0].detail.contains("linux has no always_keepalive"),
+            "{v:#?}"
+        );
         let tuning = TcpTuning {
             keepalive_idle: Some(s(60)),
             ..TcpTuning::default()

@@ -23,7 +23,7 @@ const LEAD_IN: Duration = Duration::from_millis(50);
 
 /// Runs `rehearse replay`.
 pub fn replay_command(args: ReplayArgs) -> CmdResult {
-    check_speed(args.speed).map_err(|e| CmdError::bad_input(anyhow!("--speed: {e}")))?;
+    check_speed(args.speed).map_err(|e| CmdError::bad_input(anyhow!("{e}")))?;
     if args.max_in_flight == 0 {
         return Err(CmdError::bad_input(anyhow!(
             "--max-in-flight must be at least 1"
@@ -39,6 +39,7 @@ pub fn replay_command(args: ReplayArgs) -> CmdResult {
         max_in_flight: args.max_in_flight,
         start: Instant::now() + LEAD_IN,
         pacing: Pacing::Precise,
+        keep_records: args.out.is_some(),
     };
     let summary = replay_on_own_thread(lines, Arc::new(dispatcher), opts, crate::util::stop_signal)
         .context("starting the pacer thread")
@@ -85,8 +86,8 @@ pub fn record_command(args: RecordArgs) -> CmdResult {
             .map_err(CmdError::harness)
     })?;
     eprintln!(
-        "recorded {} requests to {} ({} not recordable, forwarded only)",
-        stats.recorded,
+        "recorded {} to {} ({} not recordable, forwarded only)",
+        crate::util::text::count(stats.recorded as usize, "request"),
         args.out.display(),
         stats.skipped
     );

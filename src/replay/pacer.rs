@@ -18,23 +18,20 @@ pub fn offset(at_ms: u64, speed: f64) -> Duration {
     if !(speed.is_finite() && speed > 0.0) {
         return Duration::ZERO;
     }
-    let nanos = (at_ms as f64) * 1_000_000.0 / speed;
-    // `as` saturates: an absurd offset becomes u64::MAX ns (584 years), never a panic.
-    Duration::from_nanos(nanos.round() as u64)
+    // The crate's one saturating scale: an absurd offset saturates, never a panic.
+    crate::util::speed::scale(Duration::from_millis(at_ms), speed)
 }
 
 /// The absolute instant at which a line recorded at `at_ms` is sent: `start + at_ms / speed`.
 pub fn send_at(start: Instant, at_ms: u64, speed: f64) -> Instant {
-    start + offset(at_ms, speed)
+    crate::util::speed::after(start, offset(at_ms, speed))
 }
 
-/// Checks a `--speed` value: finite and > 0.
+/// Checks a `--speed` value against the crate's bounds ([`crate::util::speed::check`]).
 pub fn check_speed(speed: f64) -> Result<(), String> {
-    if speed.is_finite() && speed > 0.0 {
-        Ok(())
-    } else {
-        Err(format!("speed must be a finite number > 0, got {speed}"))
-    }
+    crate::util::speed::check(speed)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -81,6 +78,7 @@ mod tests {
             assert_eq!(offset(1000, s), Duration::ZERO);
         }
         assert!(check_speed(0.25).is_ok());
+        assert!(check_speed(1e9).is_err());
         let _ = offset(u64::MAX, 1e-300);
     }
 }

@@ -246,6 +246,7 @@ mod tests {
             max_in_flight: 4,
             start: Instant::now() + 20 * MS,
             pacing: Pacing::Timer, // replaced by Precise
+            keep_records: true,
         };
         let s = replay_on_own_thread(lines, d.clone(), opts, std::future::pending::<()>)
             .unwrap()

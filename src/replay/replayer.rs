@@ -21,6 +21,7 @@
 //! requests still waiting for a slot are discarded (they were never sent), requests in flight are
 //! cancelled and reported as `unfinished`, and the partial [`ReplaySummary`] is returned at once.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -34,6 +35,7 @@ pub use super::precise::Pacing;
 use super::precise::{spin_window, wait_precisely};
 use super::traffic::TrafficLine;
 
+use super::summary::Tally;
 pub use super::summary::{ReplaySummary, RequestRecord};
 
 /// What a dispatcher reports about one request.
@@ -81,42 +83,94 @@ pub struct ReplayOptions {
     pub start: Instant,
     /// How to wait for each send instant ([`Pacing::Timer`] on the paused clock).
     pub pacing: Pacing,
+    /// Keep one [`RequestRecord`] per sent request in the summary. Without them only the
+    /// histograms and counts are kept, so memory does not grow with the traffic (the run
+    /// harness); `rehearse replay --out` needs them.
+    pub keep_records: bool,
 }
 
-/// Progress of one request, shared between the pacer and its task.
+/// Progress of one request not yet finished.
 #[derive(Debug)]
 struct Slot {
-    seq: u64,
     intended: Instant,
     sent: Option<Instant>,
     overflow: bool,
-    done: Option<(Instant, DispatchOutcome)>,
 }
 
-type Shared = Arc<Mutex<Slot>>;
+/// Shared between the pacer and the request tasks: the requests not yet finished (by `seq`)
+/// and the tally each one joins when it finishes.
+struct Book {
+    pending: BTreeMap<u64, Slot>,
+    tally: Tally,
+    start: Instant,
+}
 
-fn lock(slot: &Shared) -> std::sync::MutexGuard<'_, Slot> {
-    // A panicking dispatcher poisons only its own slot; its data is still usable.
-    slot.lock().unwrap_or_else(PoisonError::into_inner)
+impl Book {
+    fn ms(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.start).as_secs_f64() * 1000.0
+    }
+
+    /// Moves request `seq` from pending into the tally; `done` is `None` when it was cut.
+    fn close(&mut self, seq: u64, done: Option<(Instant, DispatchOutcome)>) {
+        let Some(slot) = self.pending.remove(&seq) else {
+            return;
+        };
+        // Never sent (waiting for a slot when the replay stopped): not a request at all.
+        let Some(sent) = slot.sent else { return };
+        let (done_ms, ok, error_kind) = match done {
+            Some((t, o)) => (Some(self.ms(t)), o.ok, o.error_kind),
+            None => (None, false, Some("stopped".to_string())),
+        };
+        let record = RequestRecord {
+            seq,
+            intended_ms: self.ms(slot.intended),
+            sent_ms: self.ms(sent),
+            done_ms,
+            ok,
+            error_kind,
+            overflow: slot.overflow,
+        };
+        self.tally.add(record);
+    }
+}
+
+type Shared = Arc<Mutex<Book>>;
+
+fn lock(book: &Shared) -> std::sync::MutexGuard<'_, Book> {
+    // A panicking dispatcher cannot poison the book: it is never locked across a dispatch.
+    book.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Replays `lines` through `dispatcher` on the absolute schedule of `opts` until every request
-/// is answered or `stop` completes; returns what was done.
-pub async fn replay<D: Dispatcher>(
-    lines: Vec<TrafficLine>,
+/// is answered or `stop` completes; returns what was done. Lines are taken from the iterator one
+/// at a time (a run passes clones of its plan's lines, never a second copy of the file), and each
+/// request joins the summary's tally when it finishes; only unfinished ones are held meanwhile.
+pub async fn replay<D, L>(
+    lines: L,
     dispatcher: Arc<D>,
     opts: ReplayOptions,
     stop: impl Future<Output = ()>,
-) -> ReplaySummary {
+) -> ReplaySummary
+where
+    D: Dispatcher,
+    L: IntoIterator<Item = TrafficLine>,
+    L::IntoIter: ExactSizeIterator,
+{
+    let lines = lines.into_iter();
     let total = lines.len() as u64;
     let semaphore = Arc::new(Semaphore::new(opts.max_in_flight.max(1)));
     let mut tasks = JoinSet::new();
-    let mut slots: Vec<Shared> = Vec::with_capacity(lines.len());
+    let book: Shared = Arc::new(Mutex::new(Book {
+        pending: BTreeMap::new(),
+        tally: Tally::new(opts.keep_records),
+        start: opts.start,
+    }));
     let mut stopped = false;
     tokio::pin!(stop);
     let mut previous: Option<Instant> = None;
 
-    for (seq, line) in lines.into_iter().enumerate() {
+    for (seq, line) in lines.enumerate() {
+        let seq = seq as u64;
         let intended = send_at(opts.start, line.at_ms, opts.speed);
         let wait = async {
             match opts.pacing {
@@ -136,30 +190,33 @@ pub async fn replay<D: Dispatcher>(
         previous = Some(intended);
         // Reap finished tasks so the JoinSet does not grow with the whole file.
         while tasks.try_join_next().is_some() {}
-        let slot = Arc::new(Mutex::new(Slot {
-            seq: seq as u64,
+        let slot = Slot {
             intended,
             sent: None,
             overflow: false,
-            done: None,
-        }));
-        slots.push(slot.clone());
+        };
+        lock(&book).pending.insert(seq, slot);
         let semaphore = semaphore.clone();
         let dispatcher = dispatcher.clone();
+        let book = book.clone();
         tasks.spawn(async move {
             let permit = match semaphore.clone().try_acquire_owned() {
                 Ok(p) => p,
                 Err(_) => {
-                    lock(&slot).overflow = true;
+                    if let Some(s) = lock(&book).pending.get_mut(&seq) {
+                        s.overflow = true;
+                    }
                     match semaphore.acquire_owned().await {
                         Ok(p) => p,
                         Err(_) => return, // never closed
                     }
                 }
             };
-            lock(&slot).sent = Some(Instant::now());
-            let outcome = dispatcher.dispatch(seq as u64, line).await;
-            lock(&slot).done = Some((Instant::now(), outcome));
+            if let Some(s) = lock(&book).pending.get_mut(&seq) {
+                s.sent = Some(Instant::now());
+            }
+            let outcome = dispatcher.dispatch(seq, line).await;
+            lock(&book).close(seq, Some((Instant::now(), outcome)));
             drop(permit);
         });
     }
@@ -175,28 +232,15 @@ pub async fn replay<D: Dispatcher>(
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
 
-    let ms = |t: Instant| t.saturating_duration_since(opts.start).as_secs_f64() * 1000.0;
-    let records = slots
-        .iter()
-        .filter_map(|slot| {
-            let s = lock(slot);
-            let sent = s.sent?;
-            let (done_ms, ok, error_kind) = match &s.done {
-                Some((t, o)) => (Some(ms(*t)), o.ok, o.error_kind.clone()),
-                None => (None, false, Some("stopped".to_string())),
-            };
-            Some(RequestRecord {
-                seq: s.seq,
-                intended_ms: ms(s.intended),
-                sent_ms: ms(sent),
-                done_ms,
-                ok,
-                error_kind,
-                overflow: s.overflow,
-            })
-        })
-        .collect();
-    ReplaySummary::from_records(total, records, stopped)
+    // What is still pending was cut by the stop (or never sent).
+    let mut book = lock(&book);
+    let cut: Vec<u64> = book.pending.keys().copied().collect();
+    for seq in cut {
+        book.close(seq, None);
+    }
+    let tally = std::mem::replace(&mut book.tally, Tally::new(false));
+    drop(book);
+    tally.finish(total, stopped)
 }
 
 #[cfg(test)]

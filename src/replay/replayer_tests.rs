@@ -65,6 +65,7 @@ fn opts(speed: f64, max_in_flight: usize) -> ReplayOptions {
         max_in_flight,
         start: Instant::now(),
         pacing: Pacing::Timer,
+        keep_records: true,
     }
 }
 

@@ -1,5 +1,7 @@
 //! What a replay did: one record per sent request and the summary the CLI prints, with
-//! schedule-lag and latency percentiles from HDR histograms.
+//! schedule-lag and latency percentiles from HDR histograms. The replayer folds each request into
+//! a [`Tally`] as it finishes, so a caller that does not need the records (the run harness) keeps
+//! only the histograms and counts, whatever the traffic's length.
 //!
 //! - **lag** = actual send time − intended send time (how late the replayer was);
 //! - **latency** = completion − *intended* send time, so a replayer that fell behind cannot hide
@@ -60,7 +62,8 @@ pub struct ReplaySummary {
     pub latency_p99_ms: f64,
     /// Largest latency from the intended send time, in ms.
     pub latency_max_ms: f64,
-    /// One record per sent request, in `seq` order.
+    /// One record per sent request, in `seq` order (empty when the replay kept none, see
+    /// `ReplayOptions::keep_records`).
     pub records: Vec<RequestRecord>,
     /// The pacer thread's OS settings when it ran on one of its own (`rehearse replay`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -100,47 +103,93 @@ impl Hist {
     }
 }
 
-impl ReplaySummary {
-    /// Builds the summary from per-request records (`records` sorted by `seq` here).
-    pub fn from_records(total: u64, mut records: Vec<RequestRecord>, stopped: bool) -> Self {
-        records.sort_by_key(|r| r.seq);
-        let mut lag = Hist::new();
-        let mut latency = Hist::new();
-        let mut errors = BTreeMap::new();
-        let (mut ok, mut overflow, mut unfinished) = (0, 0, 0);
-        for r in &records {
-            lag.record_ms(r.sent_ms - r.intended_ms);
-            overflow += u64::from(r.overflow);
-            match r.done_ms {
-                None => unfinished += 1,
-                Some(done) => {
-                    latency.record_ms(done - r.intended_ms);
-                    if r.ok {
-                        ok += 1;
-                    } else {
-                        let kind = r.error_kind.clone().unwrap_or_else(|| "error".into());
-                        *errors.entry(kind).or_insert(0) += 1;
+/// The summary's numbers, one request at a time: histograms and counts, and the records
+/// themselves only when asked to keep them.
+pub(crate) struct Tally {
+    lag: Hist,
+    latency: Hist,
+    errors: BTreeMap<String, u64>,
+    sent: u64,
+    ok: u64,
+    overflow: u64,
+    unfinished: u64,
+    records: Option<Vec<RequestRecord>>,
+}
+
+impl Tally {
+    /// An empty tally; `keep_records` keeps every record for [`ReplaySummary::records`].
+    pub(crate) fn new(keep_records: bool) -> Self {
+        Self {
+            lag: Hist::new(),
+            latency: Hist::new(),
+            errors: BTreeMap::new(),
+            sent: 0,
+            ok: 0,
+            overflow: 0,
+            unfinished: 0,
+            records: keep_records.then(Vec::new),
+        }
+    }
+
+    /// Adds one sent request (finished, or unfinished with `done_ms: None`).
+    pub(crate) fn add(&mut self, r: RequestRecord) {
+        self.sent += 1;
+        self.lag.record_ms(r.sent_ms - r.intended_ms);
+        self.overflow += u64::from(r.overflow);
+        match r.done_ms {
+            None => self.unfinished += 1,
+            Some(done) => {
+                self.latency.record_ms(done - r.intended_ms);
+                if r.ok {
+                    self.ok += 1;
+                } else {
+                    let kind = r.error_kind.as_deref().unwrap_or("error");
+                    match self.errors.get_mut(kind) {
+                        Some(n) => *n += 1,
+                        None => {
+                            self.errors.insert(kind.to_string(), 1);
+                        }
                     }
                 }
             }
         }
-        Self {
+        if let Some(records) = &mut self.records {
+            records.push(r);
+        }
+    }
+
+    /// The summary of a replay of `total` lines (`stopped` early or not).
+    pub(crate) fn finish(self, total: u64, stopped: bool) -> ReplaySummary {
+        let mut records = self.records.unwrap_or_default();
+        records.sort_by_key(|r| r.seq);
+        ReplaySummary {
             total,
-            sent: records.len() as u64,
-            ok,
-            errors,
-            overflow,
-            unfinished,
+            sent: self.sent,
+            ok: self.ok,
+            errors: self.errors,
+            overflow: self.overflow,
+            unfinished: self.unfinished,
             stopped,
-            lag_p50_ms: lag.quantile_ms(0.5),
-            lag_p99_ms: lag.quantile_ms(0.99),
-            lag_max_ms: lag.max_ms(),
-            latency_p50_ms: latency.quantile_ms(0.5),
-            latency_p99_ms: latency.quantile_ms(0.99),
-            latency_max_ms: latency.max_ms(),
+            lag_p50_ms: self.lag.quantile_ms(0.5),
+            lag_p99_ms: self.lag.quantile_ms(0.99),
+            lag_max_ms: self.lag.max_ms(),
+            latency_p50_ms: self.latency.quantile_ms(0.5),
+            latency_p99_ms: self.latency.quantile_ms(0.99),
+            latency_max_ms: self.latency.max_ms(),
             records,
             pacer_thread: None,
         }
+    }
+}
+
+impl ReplaySummary {
+    /// Builds the summary from per-request records (`records` sorted by `seq` here).
+    pub fn from_records(total: u64, records: Vec<RequestRecord>, stopped: bool) -> Self {
+        let mut tally = Tally::new(true);
+        for r in records {
+            tally.add(r);
+        }
+        tally.finish(total, stopped)
     }
 
     /// Failed requests of every kind.
@@ -233,5 +282,28 @@ mod tests {
         assert_eq!(s.lag_p99_ms, 0.0);
         assert_eq!(s.latency_p99_ms, 0.0);
         assert!(s.render().contains("errors 0 (none)"));
+    }
+
+    #[test]
+    fn a_tally_without_records_has_the_same_numbers() {
+        let records = vec![
+            rec(0, 0.0, 0.5, Some(10.0), true),
+            rec(1, 100.0, 120.0, None, false),
+            rec(2, 200.0, 200.0, Some(300.0), false),
+        ];
+        let full = ReplaySummary::from_records(5, records.clone(), true);
+        let mut tally = Tally::new(false);
+        for r in records.into_iter().rev() {
+            tally.add(r);
+        }
+        let lean = tally.finish(5, true);
+        assert!(lean.records.is_empty());
+        assert_eq!(
+            lean,
+            ReplaySummary {
+                records: vec![],
+                ..full
+            }
+        );
     }
 }

@@ -1,14 +1,16 @@
 //! Builders the run harness calls: the A/B [`Summary`] from the final scrape, latency quantiles
-//! from histogram buckets, and a whole [`PolicyReport`] from one policy run's scrapes.
+//! from histogram buckets, and a whole [`PolicyReport`] from what one policy run kept of its
+//! scrapes ([`CompactScrapes`]).
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::model::{
-    FaultWindow, HealthRow, Latency, PolicyReport, ReplayInfo, ScrapeStats, Summary,
+    FaultWindow, HealthRow, Latency, PolicyReport, PolicyStatus, ReplayInfo, ScrapeStats, Summary,
+    TransitionTimes,
 };
-use crate::scrape::{Exposition, Sample, ScrapeLog, timeline};
-use crate::verdict::{Expectations, ProbeArrival, diff};
+use crate::scrape::{CompactScrapes, Exposition, Sample, Transition, crosscheck, timeline};
+use crate::verdict::{Expectations, ProbeArrival, diff_until};
 
 fn count(v: f64) -> u64 {
     if v.is_finite() && v > 0.0 {
@@ -130,8 +132,8 @@ pub fn histogram_quantile(q: f64, buckets: &[(f64, f64)]) -> Option<f64> {
     Some(lower.0)
 }
 
-impl From<&ScrapeLog> for ScrapeStats {
-    fn from(l: &ScrapeLog) -> Self {
+impl From<&CompactScrapes> for ScrapeStats {
+    fn from(l: &CompactScrapes) -> Self {
         ScrapeStats {
             ok: l.ok,
             failures: l.failures,
@@ -147,11 +149,15 @@ pub struct PolicyRun<'a> {
     pub policy: &'a str,
     /// The scenario's whole `[expect]` table (filtered to this policy here).
     pub expect: &'a Expectations,
-    /// The run's scrapes.
-    pub scrapes: &'a ScrapeLog,
-    /// The run start in Unix seconds (what the engine's transition timestamps count from).
-    pub start_unix_s: f64,
-    /// The upstream's request arrivals (probes flagged).
+    /// What the run kept of its scrapes (timeline, final scrape, breaker series, counts).
+    pub scrapes: &'a CompactScrapes,
+    /// The engine's breaker transitions from its event log (events.jsonl), time-ordered: when
+    /// given, they time every transition and the scrapes are checked against them; `None`
+    /// derives the transitions from the scrapes.
+    pub events: Option<&'a [Transition]>,
+    /// The scrape interval at the run's speed, ms (for the disagreement rows).
+    pub scrape_interval_ms: u64,
+    /// The upstream's breaker-probe arrivals (other arrivals may be left out).
     pub arrivals: &'a [ProbeArrival],
     /// The `--speed` divisor.
     pub speed: f64,
@@ -167,12 +173,16 @@ pub struct PolicyRun<'a> {
     pub elapsed_ms: u64,
     /// Canary calls and failures per dep (from the run's `HealthCheck` events).
     pub canaries: BTreeMap<String, (u64, u64)>,
+    /// When a stop request cut the run short: run ms of the stop (`None`: it reached
+    /// `duration`). Expectations the stop came before are `not_reached`.
+    pub stopped_at_ms: Option<u64>,
 }
 
 /// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
-/// scrape (a dep with a gauge but no canary still gets a row).
+/// scrape (`max_disagreement`, see [`CompactScrapes::max_disagreement`]; a dep with a gauge but
+/// no canary still gets a row).
 pub fn health_rows(
-    scrapes: &[(u64, &Exposition)],
+    max_disagreement: &BTreeMap<String, f64>,
     canaries: &BTreeMap<String, (u64, u64)>,
 ) -> BTreeMap<String, HealthRow> {
     let mut rows: BTreeMap<String, HealthRow> = canaries
@@ -186,42 +196,52 @@ pub fn health_rows(
             (dep.clone(), row)
         })
         .collect();
-    for (_, e) in scrapes {
-        for s in e
-            .samples()
-            .filter(|s| s.name == "health_breaker_disagreement_seconds")
-        {
-            let dep = s.labels.get("dep").cloned().unwrap_or_default();
-            let row = rows.entry(dep).or_default();
-            if s.value.is_finite() && s.value > row.max_disagreement_s {
-                row.max_disagreement_s = s.value;
-            }
+    for (dep, &max) in max_disagreement {
+        let row = rows.entry(dep.clone()).or_default();
+        if max.is_finite() && max > row.max_disagreement_s {
+            row.max_disagreement_s = max;
         }
     }
     rows
 }
 
-/// Derives the timeline, runs the diff and computes the summary for one policy run.
+/// Derives the timeline, runs the diff and computes the summary for one policy run. With an
+/// event log, its transitions are the one source of transition times for the timeline and the
+/// diff alike, and every disagreement of the scrapes with it is listed; without one, both use
+/// the transitions derived from the scrapes.
 pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
-    let scrapes = run.scrapes.parsed();
-    let tl = timeline::derive(&scrapes, run.start_unix_s);
-    let health = health_rows(&scrapes, &run.canaries);
+    let mut tl = run.scrapes.timeline();
+    let (transition_times, disagreements) = match run.events {
+        Some(events) => {
+            tl.transitions = events.to_vec();
+            tl.states = timeline::states(&tl.transitions, run.scrapes.first_states());
+            let rows = crosscheck(events, &run.scrapes.breaker_scrapes(), run.scrape_interval_ms);
+            (TransitionTimes::EventLog, rows)
+        }
+        None => (TransitionTimes::Scrape, Vec::new()),
+    };
+    let health = health_rows(run.scrapes.max_disagreement(), &run.canaries);
     let final_scrape = run.scrapes.last_parsed();
-    let expectations = diff(
+    let expectations = diff_until(
         &run.expect.for_policy(run.policy),
         &tl.transitions,
         final_scrape,
         run.arrivals,
         run.speed,
+        run.stopped_at_ms,
     );
     let mut summary = final_scrape.map(summary_from).unwrap_or_default();
     summary.failed_requests = run.failed_requests;
     summary.user_visible_errors = run.user_visible_errors;
+    let status = PolicyStatus::of(&expectations, run.stopped_at_ms.is_some());
     PolicyReport {
         policy: run.policy.to_string(),
-        ok: expectations.iter().all(|e| e.ok),
+        ok: status == PolicyStatus::Pass,
+        status,
         expectations,
         transitions: tl.transitions,
+        transition_times,
+        disagreements,
         summary,
         breaker_states: tl.states,
         rates: tl.rates,
@@ -229,6 +249,7 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         replay: run.replay,
         scrapes: run.scrapes.into(),
         elapsed_ms: run.elapsed_ms,
+        stopped_at_ms: run.stopped_at_ms,
         health,
     }
 }

@@ -1,25 +1,37 @@
-//! `rehearse report RUN_DIR`: re-render report.md and report.html from the run's report.json.
+//! `rehearse report RUN_DIR`: re-render report.md, report.html and report.junit.xml from the run's
+//! report.json.
 //! A missing or malformed report.json is bad input (exit 2) naming the file (and line:col).
+//! Otherwise it exits with the report's own verdict (0 pass, 1 fail, 3 incomplete or error), so
+//! a CI step that re-renders a report still fails on a failed run.
 
 use anyhow::anyhow;
 
 use super::model::Report;
 use super::write::write_rendered;
 use crate::cli::ReportArgs;
-use crate::exit::{CmdError, CmdResult, Status};
+use crate::exit::{CmdError, CmdResult};
 
-/// Runs `rehearse report`. Exits 0 when the files were re-rendered, whatever the run's verdict.
+/// Runs `rehearse report`: re-renders, prints the verdict, exits with it.
 pub fn command(args: ReportArgs) -> CmdResult {
     let path = args.run_dir.join("report.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| CmdError::bad_input(anyhow!("{}: {e}", path.display())))?;
-    let report: Report = serde_json::from_str(&text).map_err(|e| {
-        CmdError::bad_input(anyhow!(
-            "{}:{}:{}: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
+    let report: Report = serde_json::from_str(&text).or_else(|e| {
+        // A report.json from before a field existed: fill it in, else name the first error.
+        serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|mut v| {
+                Report::upgrade_json(&mut v);
+                serde_json::from_value(v).ok()
+            })
+            .ok_or_else(|| {
+                CmdError::bad_input(anyhow!(
+                    "{}:{}:{}: {e}",
+                    path.display(),
+                    e.line(),
+                    e.column()
+                ))
+            })
     })?;
     write_rendered(&args.run_dir, &report).map_err(|e| {
         CmdError::harness(anyhow!(
@@ -27,6 +39,12 @@ pub fn command(args: ReportArgs) -> CmdResult {
             args.run_dir.display()
         ))
     })?;
+    let reason = report
+        .reason
+        .as_deref()
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default();
+    println!("{}: {}{reason}", report.scenario, report.verdict.as_str());
     println!("report: {}", args.run_dir.join("report.md").display());
-    Ok(Status::Pass)
+    report.verdict.into_result(report.reason.as_deref())
 }

@@ -4,22 +4,31 @@
 
 use std::fmt::Write;
 
+use super::counts::Counts;
+use super::lead;
 use super::markdown::{ab_rows, flatten};
-use super::model::{Report, Verdict};
+use super::model::{ExpectStatus, PolicyStatus, Report, Verdict};
 use super::svg::{esc, timeline};
 use super::table;
+use crate::util::text::count;
 use crate::verdict::{secs, signed_secs};
 
 const CSS: &str = "body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#111827;background:#fff}\
 h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #e5e7eb}h3{font-size:15px;margin:18px 0 6px}\
 .badge{display:inline-block;padding:2px 10px;border-radius:12px;color:#fff;font-weight:600;text-transform:uppercase}\
-.pass{background:#2e9e44}.fail{background:#d9342b}.incomplete{background:#f0a800}.error{background:#6b21a8}\
+.pass{background:#2e9e44}.fail{background:#d9342b}.incomplete{background:#f0a800}.error{background:#6b21a8}.not_run{background:#6b7280}\
+p.stopped{border-left:4px solid #d9342b;padding:4px 10px;background:#fef2f2;font-weight:600}tr.not-reached td{color:#6b7280;background:#f3f4f6;font-style:italic}\
 table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #e5e7eb;padding:3px 8px;text-align:left;vertical-align:top}\
 th{background:#f9fafb}tr.bad td{background:#fef2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 pre{background:#f9fafb;padding:10px;overflow:auto;font-size:12px}.muted{color:#6b7280}svg.timeline{max-width:100%;height:auto}";
 
 fn badge(v: Verdict) -> String {
-    format!(r#"<span class="badge {0}">{0}</span>"#, v.as_str())
+    badge_str(v.as_str())
+}
+
+/// A verdict or policy status badge (`pass`, `fail`, `incomplete`, `error`, `not_run`).
+fn badge_str(s: &str) -> String {
+    format!(r#"<span class="badge {0}">{0}</span>"#, esc(s))
 }
 
 /// Renders report.html.
@@ -37,8 +46,25 @@ pub fn render(r: &Report) -> String {
         esc(&r.scenario),
         badge(r.verdict)
     );
+    if let Some((stop, rest)) = lead::stop_line(r) {
+        let _ = writeln!(
+            o,
+            "<p class=\"stopped\">{} <span class=\"muted\">({})</span></p>",
+            esc(&stop),
+            esc(&rest)
+        );
+    }
     if let Some(reason) = &r.reason {
         let _ = writeln!(o, "<p><strong>Reason:</strong> {}</p>", esc(reason));
+    }
+    let _ = writeln!(
+        o,
+        "<p class=\"tally\">verdict: <strong>{}</strong>: {}</p>",
+        r.verdict.as_str(),
+        esc(&Counts::of(r).sentence())
+    );
+    if let Some(t) = lead::traffic_line(r) {
+        let _ = writeln!(o, "<p class=\"muted\">traffic: {}</p>", esc(&t));
     }
     if let Some(d) = &r.description {
         let _ = writeln!(o, "<p>{}</p>", esc(d));
@@ -57,7 +83,7 @@ pub fn render(r: &Report) -> String {
         .flat_map(|p| {
             p.expectations
                 .iter()
-                .filter(|e| !e.ok)
+                .filter(|e| e.status == ExpectStatus::Fail)
                 .map(move |e| format!("[{}] {}", p.policy, e.detail))
         })
         .collect();
@@ -70,12 +96,12 @@ pub fn render(r: &Report) -> String {
     }
     o.push_str("<h2>Timeline</h2>\n");
     for p in &r.policies {
-        let _ = writeln!(
-            o,
-            "<h3>Policy <code>{}</code></h3>\n{}",
-            esc(&p.policy),
+        let body = if p.status == PolicyStatus::NotRun {
+            "<p class=\"muted\">Not run.</p>".to_string()
+        } else {
             timeline(p)
-        );
+        };
+        let _ = writeln!(o, "<h3>Policy <code>{}</code></h3>\n{body}", esc(&p.policy));
     }
     o.push_str("<h2>Expected vs observed</h2>\n");
     for p in &r.policies {
@@ -83,15 +109,19 @@ pub fn render(r: &Report) -> String {
             o,
             "<h3>Policy <code>{}</code> {}</h3>",
             esc(&p.policy),
-            badge(if p.ok { Verdict::Pass } else { Verdict::Fail })
+            badge_str(p.status.as_str())
         );
         o.push_str("<table><tr><th>ok</th><th>kind</th><th>dep</th><th>expected</th><th>observed</th><th>delta</th><th>detail</th></tr>\n");
         for e in &p.expectations {
             let _ = writeln!(
                 o,
                 "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                if e.ok { "" } else { " class=\"bad\"" },
-                if e.ok { "✓" } else { "✗" },
+                match e.status {
+                    ExpectStatus::Pass => "",
+                    ExpectStatus::Fail => " class=\"bad\"",
+                    ExpectStatus::NotReached => " class=\"not-reached\"",
+                },
+                lead::mark(e.status),
                 e.kind.as_str(),
                 esc(e.dep.as_deref().unwrap_or("")),
                 esc(&e.expected),
@@ -137,8 +167,11 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "<h2>Replay schedule lag</h2><p>{} requests sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.</p>",
-        r.replay.sent, r.replay.lag_ms.p50, r.replay.lag_ms.p99, r.replay.lag_ms.max
+        "<h2>Replay schedule lag</h2><p>{} sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.</p>",
+        count(r.replay.sent as usize, "request"),
+        r.replay.lag_ms.p50,
+        r.replay.lag_ms.p99,
+        r.replay.lag_ms.max
     );
     o.push_str("<h2>Host and TCP stack</h2>\n<table>");
     let mut host = Vec::new();
@@ -168,13 +201,18 @@ pub fn render(r: &Report) -> String {
 }
 
 fn policy_tables(o: &mut String, p: &super::model::PolicyReport) {
+    if p.status == PolicyStatus::NotRun {
+        return;
+    }
     let _ = writeln!(
         o,
         "<h2>Policy <code>{}</code>: transitions, outcomes, latency</h2>",
         esc(&p.policy)
     );
+    let _ = writeln!(o, "<p>{}</p>", esc(&table::timing_note(p)));
     for (title, t) in [
         ("Transitions", table::transitions(p)),
+        ("Event log vs scrapes", table::agreement(p)),
         ("Outcomes by dep", table::outcomes(p)),
         ("Latency", table::latency(p)),
         ("Health checks", table::health(p)),

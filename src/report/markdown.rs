@@ -1,11 +1,15 @@
-//! report.md: the verdict first, then expected vs observed with deltas, the A/B table, fault
-//! windows, transitions, outcomes, latency, replay schedule lag, host and TCP stack, config.
+//! report.md: the verdict first (a stopped run's stop line above it), then expected vs observed
+//! with deltas (✓ pass, ✗ fail, ○ not reached), the A/B table, fault windows, transitions,
+//! outcomes, latency, replay schedule lag, host and TCP stack, config.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::model::{PolicyReport, Report, Summary};
+use super::counts::Counts;
+use super::lead;
+use super::model::{ExpectStatus, PolicyReport, PolicyStatus, Report, Summary};
 use super::table;
+use crate::util::text::count;
 use crate::verdict::{secs, signed_secs};
 
 /// Escapes a table cell (pipes, newlines).
@@ -91,23 +95,23 @@ pub fn render(r: &Report) -> String {
         r.scenario,
         r.verdict.as_str().to_uppercase()
     );
+    if let Some((stop, rest)) = lead::stop_line(r) {
+        let _ = writeln!(o, "**{stop}** ({rest})\n");
+    }
     if let Some(reason) = &r.reason {
         let _ = writeln!(o, "**Reason:** {reason}\n");
     }
-    let failed: usize = r
-        .policies
-        .iter()
-        .map(|p| p.expectations.iter().filter(|e| !e.ok).count())
-        .sum();
-    let total: usize = r.policies.iter().map(|p| p.expectations.len()).sum();
     let _ = writeln!(
         o,
-        "- verdict: **{}** ({} of {total} expectations failed)",
+        "- verdict: **{}**: {}",
         r.verdict.as_str(),
-        failed
+        Counts::of(r).sentence()
     );
     if let Some(d) = &r.description {
         let _ = writeln!(o, "- scenario: {d}");
+    }
+    if let Some(t) = lead::traffic_line(r) {
+        let _ = writeln!(o, "- traffic: {t}");
     }
     let _ = writeln!(
         o,
@@ -116,21 +120,20 @@ pub fn render(r: &Report) -> String {
     );
     let pols: Vec<&str> = r.policies.iter().map(|p| p.policy.as_str()).collect();
     let _ = writeln!(o, "- policies: {}\n", pols.join(", "));
-    for p in r
-        .policies
-        .iter()
-        .flat_map(|p| p.expectations.iter().filter(|e| !e.ok).map(move |e| (p, e)))
-    {
-        let _ = writeln!(o, "- ✗ [{}] {}", p.0.policy, p.1.detail);
+    for (p, e) in r.policies.iter().flat_map(|p| {
+        p.expectations
+            .iter()
+            .filter(|e| e.status == ExpectStatus::Fail)
+            .map(move |e| (p, e))
+    }) {
+        let _ = writeln!(o, "- ✗ [{}] {}", p.policy, e.detail);
+    }
+    for p in &r.policies {
+        let _ = writeln!(o, "- [{}] {}", p.policy, table::timing_note(p));
     }
     o.push_str("\n## Expected vs observed\n");
     for p in &r.policies {
-        let _ = writeln!(
-            o,
-            "\n### Policy `{}`: {}\n",
-            p.policy,
-            if p.ok { "pass" } else { "fail" }
-        );
+        let _ = writeln!(o, "\n### Policy `{}`: {}\n", p.policy, p.status.as_str());
         if p.expectations.is_empty() {
             o.push_str("No expectations.\n");
             continue;
@@ -140,7 +143,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} | {} | {} | {} |",
-                if e.ok { "✓" } else { "✗" },
+                lead::mark(e.status),
                 e.kind.as_str(),
                 cell(e.dep.as_deref().unwrap_or("")),
                 cell(&e.expected),
@@ -187,8 +190,11 @@ pub fn render(r: &Report) -> String {
     o.push_str("\n## Replay schedule lag\n\n");
     let _ = writeln!(
         o,
-        "{} requests sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.",
-        r.replay.sent, r.replay.lag_ms.p50, r.replay.lag_ms.p99, r.replay.lag_ms.max
+        "{} sent; lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms.",
+        count(r.replay.sent as usize, "request"),
+        r.replay.lag_ms.p50,
+        r.replay.lag_ms.p99,
+        r.replay.lag_ms.max
     );
     o.push_str("\n## Host and TCP stack\n\n");
     let mut host = Vec::new();
@@ -261,8 +267,15 @@ fn read_failures(o: &mut String, config: &serde_json::Value) {
 }
 
 fn policy_details(o: &mut String, p: &PolicyReport) {
+    if p.status == PolicyStatus::NotRun {
+        let _ = writeln!(o, "\n## Policy `{}`\n\nNot run.", p.policy);
+        return;
+    }
     let _ = writeln!(o, "\n## Policy `{}`\n\n### Transitions\n", p.policy);
+    let _ = writeln!(o, "{}\n", table::timing_note(p));
     table::transitions(p).markdown(o);
+    o.push_str("\n### Event log vs scrapes\n\n");
+    table::agreement(p).markdown(o);
     o.push_str("\n### Outcomes by dep\n\n");
     table::outcomes(p).markdown(o);
     o.push_str("\n### Latency\n\n");

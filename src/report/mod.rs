@@ -1,18 +1,29 @@
-//! The run report (DESIGN 9): the [`model::Report`] behind report.json, builders that derive the
-//! A/B numbers and the whole per-policy section from scrapes ([`build`]), and the Markdown
-//! ([`markdown`]) and self-contained HTML + SVG ([`html`], [`svg`]) renderers (the per-policy tables shared via [`table`]), written
-//! atomically by [`write_all`]. `rehearse report RUN_DIR` re-renders md/html from report.json.
+//! The run report: the [`model::Report`] behind report.json (its JSON Schema is
+//! `docs/report.schema.json`), builders that derive the A/B numbers and the whole per-policy
+//! section from scrapes ([`build`]), the Markdown ([`markdown`]) and self-contained HTML + SVG
+//! ([`html`], [`svg`]) renderers (the per-policy tables shared via [`table`], the opening lines —
+//! stop, verdict, traffic cut — via [`lead`]) and the JUnit XML for CI ([`junit`]), written
+//! atomically by [`write_all`]; [`counts`] tallies checks the same way for every output.
+//! `rehearse report RUN_DIR` re-renders md, html and JUnit from report.json and exits with its
+//! verdict.
 
 pub mod build;
 mod cmd;
+pub mod counts;
 pub mod html;
+pub mod junit;
+pub mod lead;
 pub mod markdown;
 pub mod model;
+pub mod status;
 pub mod svg;
 pub mod table;
 pub mod write;
 
 pub use build::{PolicyRun, build_policy, rfc3339, summary_from};
 pub use cmd::command;
-pub use model::{FaultWindow, PolicyReport, ReplayInfo, Report, SCHEMA_VERSION, Summary, Verdict};
+pub use model::{
+    FaultWindow, PolicyReport, PolicyStatus, ReplayInfo, Report, SCHEMA_VERSION, Stopped, Summary,
+    Verdict,
+};
 pub use write::{write_all, write_rendered};

@@ -1,11 +1,16 @@
-//! The report model: exactly what `report.json` holds (DESIGN 9). The Markdown and HTML
-//! renderers read only this, so `rehearse report RUN_DIR` can re-render them from the JSON.
+//! The report model: exactly what `report.json` holds (DESIGN 9; `docs/report.schema.json` is its
+//! JSON Schema). The Markdown and HTML renderers read only this, so `rehearse report RUN_DIR` can
+//! re-render them from the JSON. Measured floats are written rounded to 3 decimals.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scrape::{RatePoint, StatePoint, Transition};
+pub use super::status::{PolicyStatus, Stopped, TrafficInfo};
+use crate::exit::{CmdError, CmdResult, Status};
+use crate::scrape::{Disagreement, RatePoint, StatePoint, Transition};
+use crate::util::round::ser3;
+pub use crate::verdict::ExpectStatus;
 use crate::verdict::ExpectationResult;
 
 /// The report.json schema version; bump on an incompatible change.
@@ -35,6 +40,20 @@ impl Verdict {
             Self::Error => "error",
         }
     }
+
+    /// The command result this verdict exits with (DESIGN 3): pass 0, fail 1, incomplete 3, and
+    /// error 3 as a harness failure naming `reason`. `rehearse run` and `rehearse report` share it.
+    pub fn into_result(self, reason: Option<&str>) -> CmdResult {
+        match self {
+            Self::Pass => Ok(Status::Pass),
+            Self::Fail => Ok(Status::Fail),
+            Self::Incomplete => Ok(Status::Incomplete),
+            Self::Error => Err(CmdError::harness(anyhow::anyhow!(
+                "the harness failed: {}",
+                reason.unwrap_or("unknown error")
+            ))),
+        }
+    }
 }
 
 /// report.json.
@@ -52,6 +71,9 @@ pub struct Report {
     /// Why the run is incomplete or errored (null otherwise).
     #[serde(default)]
     pub reason: Option<String>,
+    /// Set when a signal stopped the run before `duration` (null otherwise).
+    #[serde(default)]
+    pub stopped: Option<Stopped>,
     /// Run start, RFC 3339 UTC (`2026-11-29T18:55:00.123Z`).
     pub started_at: String,
     /// Planned scenario duration at speed 1, ms.
@@ -63,7 +85,11 @@ pub struct Report {
     pub seed: u64,
     /// Host and TCP stack facts (from `host::fingerprint`).
     pub host: serde_json::Value,
-    /// One entry per policy run, in run order.
+    /// The replayed traffic file and how much of it `duration` cut.
+    #[serde(default)]
+    pub traffic: Option<TrafficInfo>,
+    /// One entry per policy run, in run order; policies that never started are listed with
+    /// status `not_run`.
     pub policies: Vec<PolicyReport>,
     /// Replay schedule accuracy over all policy runs.
     pub replay: ReplayInfo,
@@ -79,12 +105,21 @@ pub struct Report {
 pub struct PolicyReport {
     /// `legacy` or `retry-gate`.
     pub policy: String,
-    /// True when every expectation of this run held.
+    /// True when every expectation of this run held (false when stopped early or not run).
     pub ok: bool,
+    /// pass | fail | incomplete | not_run.
+    pub status: PolicyStatus,
     /// The checked expectations.
     pub expectations: Vec<ExpectationResult>,
-    /// Observed breaker transitions, time-ordered.
+    /// Observed breaker transitions, time-ordered (timed by [`PolicyReport::transition_times`]).
     pub transitions: Vec<Transition>,
+    /// The one source of the transitions' times, used by the timeline and the diff alike.
+    #[serde(default)]
+    pub transition_times: TransitionTimes,
+    /// Where events.jsonl and the scrapes disagree (empty when they agree, or when there was no
+    /// event log to compare).
+    #[serde(default)]
+    pub disagreements: Vec<Disagreement>,
     /// The A/B numbers.
     pub summary: Summary,
     /// Per dep, breaker state as a step function from t = 0 (for the timeline).
@@ -105,9 +140,36 @@ pub struct PolicyReport {
     /// Run length actually observed, ms.
     #[serde(default)]
     pub elapsed_ms: u64,
+    /// Set when this run was stopped early: run ms (as `elapsed_ms`) of the stop.
+    #[serde(default)]
+    pub stopped_at_ms: Option<u64>,
     /// Synthetic health checks per dep.
     #[serde(default)]
     pub health: BTreeMap<String, HealthRow>,
+}
+
+/// Where a policy run's transition times come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TransitionTimes {
+    /// The engine's events (events.jsonl): the exact instant of each change. What runs use; the
+    /// scrapes are then checked against it ([`PolicyReport::disagreements`]).
+    #[serde(rename = "events.jsonl")]
+    EventLog,
+    /// Derived from the scrapes (counter deltas, timestamp gauges): only when there is no event
+    /// log (reports built from scrapes alone, and report.json files older than this field).
+    #[default]
+    #[serde(rename = "scrape")]
+    Scrape,
+}
+
+impl TransitionTimes {
+    /// `events.jsonl` or `scrape`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EventLog => "events.jsonl",
+            Self::Scrape => "scrape",
+        }
+    }
 }
 
 /// One dep's synthetic health checks (canaries) over a policy run.
@@ -118,6 +180,7 @@ pub struct HealthRow {
     /// Of those, failed ones.
     pub canary_failures: u64,
     /// Largest `health_breaker_disagreement_seconds{dep}` seen in any scrape.
+    #[serde(serialize_with = "ser3")]
     pub max_disagreement_s: f64,
 }
 
@@ -154,8 +217,10 @@ pub struct Summary {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Median, ms.
+    #[serde(serialize_with = "ser3")]
     pub p50_ms: f64,
     /// 99th percentile, ms.
+    #[serde(serialize_with = "ser3")]
     pub p99_ms: f64,
     /// Observations.
     pub count: u64,
@@ -190,10 +255,13 @@ pub struct ReplayInfo {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Lag {
     /// Median.
+    #[serde(serialize_with = "ser3")]
     pub p50: f64,
     /// 99th percentile.
+    #[serde(serialize_with = "ser3")]
     pub p99: f64,
     /// Maximum.
+    #[serde(serialize_with = "ser3")]
     pub max: f64,
 }
 

@@ -1,6 +1,7 @@
 //! The inline SVG timeline of one policy run: one lane per dep with its breaker state over
 //! time (closed green, half-open amber, open red), fault windows shaded across every lane, and
-//! a small chart of request and error rates per scrape interval underneath.
+//! a small chart of request and error rates per scrape interval underneath. A stopped run's
+//! timeline ends at the stop, marked by a dashed line: nothing after it is drawn.
 
 use std::fmt::Write;
 
@@ -52,8 +53,12 @@ fn tick_label(t: u64, step: u64) -> String {
     }
 }
 
-/// The time the timeline should span: the run length, or the last thing it shows.
+/// The time the timeline should span: the stop of a stopped run (nothing after it is drawn),
+/// else the run length or the last thing it shows.
 pub fn end_of(p: &PolicyReport) -> u64 {
+    if let Some(stop) = p.stopped_at_ms {
+        return stop.max(1);
+    }
     let states = p
         .breaker_states
         .values()
@@ -106,7 +111,10 @@ pub fn timeline(p: &PolicyReport) -> String {
         );
         let pts = &p.breaker_states[*dep];
         for (j, s) in pts.iter().enumerate() {
-            let until = pts.get(j + 1).map_or(end, |n| n.t_ms);
+            if p.stopped_at_ms.is_some() && s.t_ms >= end {
+                break; // at or after the stop: not drawn
+            }
+            let until = pts.get(j + 1).map_or(end, |n| n.t_ms.min(end));
             let (x0, x1) = (x(s.t_ms), x(until));
             let _ = write!(
                 o,
@@ -121,7 +129,7 @@ pub fn timeline(p: &PolicyReport) -> String {
         }
     }
     // Fault windows, shaded over the lanes and the chart (drawn last so they stay visible).
-    for f in &p.fault_windows {
+    for f in p.fault_windows.iter().filter(|f| f.from_ms < end) {
         let (x0, x1) = (x(f.from_ms), x(f.until_ms.unwrap_or(end)));
         let _ = write!(
             o,
@@ -132,7 +140,9 @@ pub fn timeline(p: &PolicyReport) -> String {
             esc(&f.route),
             esc(&f.kind),
             secs(f.from_ms as i64),
-            f.until_ms.map_or("end".into(), |u| secs(u as i64)),
+            f.until_ms
+                .filter(|u| *u <= end || p.stopped_at_ms.is_none())
+                .map_or("end".into(), |u| secs(u as i64)),
             x0 + 3.0,
             TOP - 10.0,
             esc(&f.route),
@@ -158,13 +168,32 @@ pub fn timeline(p: &PolicyReport) -> String {
         );
         t += step;
     }
-    rate_chart(&mut o, p, &x, chart_top, plot_w);
+    if let Some(stop) = p.stopped_at_ms {
+        let xs = x(end);
+        let _ = write!(
+            o,
+            r##"<g class="stop"><line x1="{xs:.1}" y1="{}" x2="{xs:.1}" y2="{:.1}" stroke="#111827" stroke-width="2" stroke-dasharray="6 3"/><text x="{:.1}" y="{}" text-anchor="end" fill="#111827" font-weight="600">stopped at {}</text></g>"##,
+            TOP - 16.0,
+            chart_top + CHART_H,
+            xs - 4.0,
+            TOP - 18.0,
+            secs(stop as i64)
+        );
+    }
+    rate_chart(&mut o, p, &x, chart_top, plot_w, end);
     legend(&mut o, legend_y);
     o.push_str("</svg>");
     o
 }
 
-fn rate_chart(o: &mut String, p: &PolicyReport, x: &dyn Fn(u64) -> f64, top: f64, plot_w: f64) {
+fn rate_chart(
+    o: &mut String,
+    p: &PolicyReport,
+    x: &dyn Fn(u64) -> f64,
+    top: f64,
+    plot_w: f64,
+    end: u64,
+) {
     let max = p
         .rates
         .iter()
@@ -197,6 +226,7 @@ fn rate_chart(o: &mut String, p: &PolicyReport, x: &dyn Fn(u64) -> f64, top: f64
         let pts: Vec<String> = p
             .rates
             .iter()
+            .filter(|r| r.t_ms <= end)
             .map(|r| format!("{:.1},{:.1}", x(r.t_ms), y(get(r))))
             .collect();
         let _ = write!(

@@ -69,6 +69,45 @@ impl Table {
     }
 }
 
+/// Where events.jsonl and the scrapes disagree: time, dep, kind, what each side shows.
+pub fn agreement(p: &PolicyReport) -> Table {
+    let mut t = Table::new(
+        &["t", "dep", "kind", "detail"],
+        &[true, false, false, false],
+    );
+    for d in &p.disagreements {
+        let kind = serde_json::to_value(d.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        t.rows.push(vec![
+            crate::verdict::secs(d.t_ms as i64),
+            d.dep.clone(),
+            kind,
+            d.detail.clone(),
+        ]);
+    }
+    t
+}
+
+/// One sentence naming the source of the transition times and whether the scrapes agree.
+pub fn timing_note(p: &PolicyReport) -> String {
+    use super::model::TransitionTimes;
+    match p.transition_times {
+        TransitionTimes::EventLog if p.disagreements.is_empty() => {
+            "Transitions timed by events.jsonl (the engine's exact instants); every scrape agrees with it."
+                .to_string()
+        }
+        TransitionTimes::EventLog => format!(
+            "Transitions timed by events.jsonl (the engine's exact instants); the scrapes disagree with it in {} place(s), listed under \"Event log vs scrapes\".",
+            p.disagreements.len()
+        ),
+        TransitionTimes::Scrape => {
+            "Transitions timed by scrape (no event log: counter deltas, stamped by breaker_last_transition_timestamp_seconds where it fits the interval).".to_string()
+        }
+    }
+}
+
 /// Breaker transitions: time, dep, from→to and how the time was measured.
 pub fn transitions(p: &PolicyReport) -> Table {
     let mut t = Table::new(
@@ -76,10 +115,13 @@ pub fn transitions(p: &PolicyReport) -> Table {
         &[true, false, false, false],
     );
     for tr in &p.transitions {
-        let timing = serde_json::to_value(tr.timing)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
+        let timing = match tr.timing {
+            crate::scrape::Timing::Event => "events.jsonl".to_string(),
+            other => serde_json::to_value(other)
+                .ok()
+                .and_then(|v| v.as_str().map(|s| format!("scrape ({s})")))
+                .unwrap_or_default(),
+        };
         t.rows.push(vec![
             crate::verdict::secs(tr.t_ms as i64),
             tr.dep.clone(),

@@ -1,20 +1,26 @@
 //! Turning policy runs into the report model: timeline from the scrapes, the diff against the
 //! scenario's expectations (filtered per policy), the A/B numbers, fault windows and replay
-//! accuracy; then the whole `Report` with host facts, contradictions and the verdict.
+//! accuracy; then the whole `Report` with host facts, contradictions and the verdict. A run
+//! stopped by a signal says where (`stopped`), and policies it never started are `not_run`.
 
 use std::time::Duration;
 
 use super::dispatch::Counters;
 use super::harness::PolicyRun;
 use super::plan::ScenarioPlan;
+use super::signals::cause;
+use crate::engine::Policy;
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
 use crate::report::model::{
-    FaultWindow, Lag, PolicyReport, ReplayInfo, Report, SCHEMA_VERSION, Verdict,
+    FaultWindow, Lag, PolicyReport, PolicyStatus, ReplayInfo, Report, SCHEMA_VERSION, Stopped,
+    Summary, TrafficInfo, Verdict,
 };
+use crate::scrape::{Disagreement, DisagreementKind};
 use crate::upstream::FaultSpec;
+use crate::verdict::diff_until;
 
 fn ms(d: Duration, speed: f64) -> u64 {
-    (d.as_secs_f64() * 1000.0 / speed).round() as u64
+    crate::util::speed::scale_ms(d, speed).max(0) as u64
 }
 
 /// The fault windows of a scenario at `speed`.
@@ -76,7 +82,8 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         policy: run.policy.as_str(),
         expect: &file.expect,
         scrapes: &run.scrapes,
-        start_unix_s: run.start_unix_s,
+        events: Some(&run.transitions),
+        scrape_interval_ms: run.scrape_interval_ms,
         arrivals: &run.arrivals,
         speed: plan.speed,
         fault_windows: fault_windows(&file.fault, plan.speed),
@@ -89,10 +96,62 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
             .iter()
             .map(|(dep, c)| (dep.clone(), (c.calls, c.failures)))
             .collect(),
+        // A run cut short by a signal vouches only for what came before the stop.
+        stopped_at_ms: run.stopped.as_ref().map(|_| run.elapsed_ms),
     });
-    // A run cut short by a signal or a harness failure cannot vouch for its expectations.
-    report.ok &= run.stopped.is_none() && run.failed.is_none();
+    if run.transitions_dropped > 0 {
+        report.disagreements.push(Disagreement {
+            kind: DisagreementKind::Truncated,
+            dep: String::new(),
+            t_ms: run.transitions.last().map_or(0, |t| t.t_ms),
+            detail: format!(
+                "events.jsonl holds {} more transitions than the report kept ({} kept)",
+                run.transitions_dropped,
+                run.transitions.len()
+            ),
+        });
+    }
     report
+}
+
+/// The report section of a policy that never started (`why`): listed with status `not_run`,
+/// every expectation `not_reached`, nothing observed.
+pub fn not_run_report(plan: &ScenarioPlan, policy: Policy, why: &str) -> PolicyReport {
+    let file = &plan.checked.file;
+    let name = policy.as_str();
+    let mut expectations = diff_until(
+        &file.expect.for_policy(name),
+        &[],
+        None,
+        &[],
+        plan.speed,
+        Some(0),
+    );
+    for e in &mut expectations {
+        let subject = e.dep.as_deref().map_or(String::new(), |d| format!("{d} "));
+        e.detail = format!(
+            "{subject}{}: not reached (policy `{name}` never ran: {why})",
+            e.expected
+        );
+    }
+    PolicyReport {
+        policy: name.to_string(),
+        ok: false,
+        status: PolicyStatus::NotRun,
+        expectations,
+        transitions: Vec::new(),
+        transition_times: Default::default(),
+        disagreements: Vec::new(),
+        summary: Summary::default(),
+        breaker_states: Default::default(),
+        rates: Vec::new(),
+        fault_windows: fault_windows(&file.fault, plan.speed),
+        replay: None,
+        scrapes: Default::default(),
+        elapsed_ms: 0,
+        stopped_at_ms: None,
+        health: Default::default(),
+    }
 }
 
 /// Everything the report needs besides the runs.
@@ -108,15 +167,30 @@ pub struct ReportContext {
     pub error: Option<String>,
 }
 
-/// The whole report of one scenario.
+/// The whole report of one scenario: a section per policy run, then one per policy that never
+/// started (a stop or a harness error came first).
 pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Report {
     let file = &plan.checked.file;
-    let policies: Vec<PolicyReport> = runs.iter().map(|r| policy_report(plan, r)).collect();
-    let stopped = runs.iter().find_map(|r| r.stopped.clone());
-    let (verdict, reason) = match (&ctx.error, stopped) {
+    let mut policies: Vec<PolicyReport> = runs.iter().map(|r| policy_report(plan, r)).collect();
+    let cut = runs.iter().find(|r| r.stopped.is_some());
+    let stopped = cut.map(|r| Stopped {
+        reason: cause(r.stopped.as_deref().unwrap_or_default()).to_string(),
+        at_ms: (r.elapsed_ms as f64 * plan.speed).round() as u64,
+        of_ms: u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX),
+        policy: r.policy.as_str().to_string(),
+    });
+    let why_not = match (&ctx.error, &stopped) {
+        (Some(e), _) => format!("the run ended on a harness error first ({e})"),
+        (None, Some(s)) => format!("the run was stopped by {} before it", s.reason),
+        (None, None) => "the run ended before it".to_string(),
+    };
+    for &p in plan.policies.iter().skip(runs.len()) {
+        policies.push(not_run_report(plan, p, &why_not));
+    }
+    let (verdict, reason) = match (&ctx.error, cut) {
         (Some(e), _) => (Verdict::Error, Some(e.clone())),
-        (None, Some(why)) => (Verdict::Incomplete, Some(why)),
-        (None, None) if policies.len() < plan.policies.len() => (
+        (None, Some(r)) => (Verdict::Incomplete, r.stopped.clone()),
+        (None, None) if runs.len() < plan.policies.len() => (
             Verdict::Incomplete,
             Some("not every policy run finished".to_string()),
         ),
@@ -146,11 +220,17 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
         description: (!file.description.is_empty()).then(|| file.description.clone()),
         verdict,
         reason,
+        stopped,
         started_at: ctx.started_at,
         duration_ms: file.duration.as_millis() as u64,
         speed: plan.speed,
         seed: plan.seed,
         host: ctx.host,
+        traffic: Some(TrafficInfo {
+            file: plan.checked.traffic_path.display().to_string(),
+            requests: plan.checked.traffic.len() as u64,
+            beyond_duration: plan.checked.beyond_duration as u64,
+        }),
         policies,
         replay,
         contradictions: ctx.contradictions,

@@ -15,9 +15,9 @@ use super::rundir::{self, safe_name};
 use super::signals::Stop;
 use super::suite::{Index, IndexRow, worst, write_index};
 use crate::cli::RunArgs;
-use crate::exit::{CmdError, CmdResult, Status};
+use crate::exit::{CmdError, CmdResult};
 use crate::host::SocketsReport;
-use crate::report::model::{Report, Verdict};
+use crate::report::model::{ExpectStatus, Report, Verdict};
 use crate::report::rfc3339;
 
 /// Runs `rehearse run`.
@@ -58,18 +58,6 @@ pub fn command(args: RunArgs) -> CmdResult {
     result
 }
 
-fn status_of(v: Verdict, reason: Option<&str>) -> CmdResult {
-    match v {
-        Verdict::Pass => Ok(Status::Pass),
-        Verdict::Fail => Ok(Status::Fail),
-        Verdict::Incomplete => Ok(Status::Incomplete),
-        Verdict::Error => Err(CmdError::harness(anyhow!(
-            "the harness failed: {}",
-            reason.unwrap_or("unknown error")
-        ))),
-    }
-}
-
 async fn execute(plan: &RunPlan) -> CmdResult {
     let stop = Stop::new();
     stop.listen_for_signals()
@@ -88,7 +76,7 @@ async fn execute(plan: &RunPlan) -> CmdResult {
         let report = run_scenario(only, &dir, &stop, plan.plain_progress).await?;
         print_outcome(&report);
         println!("report: {}", dir.join("report.md").display());
-        return status_of(report.verdict, report.reason.as_deref());
+        return report.verdict.into_result(report.reason.as_deref());
     }
     let dir = rundir::create(&plan.report_dir, "suite", now)
         .with_context(|| {
@@ -138,7 +126,9 @@ async fn execute(plan: &RunPlan) -> CmdResult {
         .map_err(CmdError::harness)?;
     println!("suite: {}", index.verdict.as_str());
     println!("report: {}", dir.join("index.md").display());
-    status_of(index.verdict, Some("a scenario's harness failed"))
+    index
+        .verdict
+        .into_result(Some("a scenario's harness failed"))
 }
 
 fn unique_subdir(dir: &Path, name: &str) -> String {
@@ -151,7 +141,8 @@ fn unique_subdir(dir: &Path, name: &str) -> String {
     candidate
 }
 
-/// Prints the verdict and every failed expectation (stdout), before the `report:` line.
+/// Prints the verdict with its tally, where a stopped run stopped, how much traffic `duration`
+/// cut, and every failed expectation (stdout), before the `report:` line.
 fn print_outcome(r: &Report) {
     let reason = r
         .reason
@@ -159,8 +150,22 @@ fn print_outcome(r: &Report) {
         .map(|w| format!(" ({w})"))
         .unwrap_or_default();
     println!("{}: {}{reason}", r.scenario, r.verdict.as_str());
+    if let Some((stop, rest)) = crate::report::lead::stop_line(r) {
+        println!("  {stop} ({rest})");
+    }
+    println!("  {}", crate::report::counts::Counts::of(r).sentence());
+    if let Some(t) = r.traffic.as_ref().filter(|t| t.beyond_duration > 0) {
+        println!(
+            "  traffic: {} of {} requests fall at or after `duration` and were left out",
+            t.beyond_duration, t.requests
+        );
+    }
     for p in &r.policies {
-        for e in p.expectations.iter().filter(|e| !e.ok) {
+        for e in p
+            .expectations
+            .iter()
+            .filter(|e| e.status == ExpectStatus::Fail)
+        {
             println!("  FAIL [{}] {}", p.policy, e.detail);
         }
     }
@@ -221,16 +226,13 @@ async fn run_scenario(
         error,
     };
     let report = report(sp, &runs, ctx);
-    let mut prom = String::new();
-    for run in &runs {
-        if runs.len() > 1 {
-            prom.push_str(&format!("# policy {}\n", run.policy.as_str()));
-        }
-        prom.push_str(&run.scrapes.to_prom());
+    // scrapes.prom was written scrape by scrape during the runs.
+    if let Some(e) = files.scrapes.last_error() {
+        return Err(CmdError::harness(anyhow!(
+            "{e} (scrapes.prom in {} is incomplete)",
+            dir.display()
+        )));
     }
-    crate::util::write_atomic(&dir.join("scrapes.prom"), prom.as_bytes())
-        .with_context(|| format!("writing scrapes.prom into {}", dir.display()))
-        .map_err(CmdError::harness)?;
     crate::report::write_all(dir, &report)
         .with_context(|| format!("writing the report into {}", dir.display()))
         .map_err(CmdError::harness)?;

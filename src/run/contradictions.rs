@@ -10,9 +10,7 @@ use crate::host::{HostInfo, contradictions};
 use crate::verdict::expect::DEFAULT_TOLERANCE;
 use crate::verdict::scaled_tolerance;
 
-fn scaled(d: Duration, speed: f64) -> Duration {
-    Duration::from_secs_f64(d.as_secs_f64() / speed)
-}
+use crate::util::speed::scale as scaled;
 
 /// The contradictions of `plan` on `host`, as report JSON values.
 pub fn check(plan: &ScenarioPlan, host: &HostInfo) -> Vec<serde_json::Value> {

@@ -22,15 +22,15 @@ use super::health::{CanaryCount, HealthTally};
 use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
 use super::signals::Stop;
-use super::sinks::{EventsWriter, JsonlFile};
+use super::sinks::{EventsWriter, JsonlFile, PromFile, TransitionLog};
 use super::transport_http::HttpTransport;
 use crate::engine::breakers::Breakers;
 use crate::engine::events::FanOut;
-use crate::engine::metrics::Metrics;
+use crate::engine::metrics::{AtScrape, Metrics};
 use crate::engine::{BreakerState, Engine, EngineOptions, Event, EventKind, EventSink, Policy};
 use crate::host::SocketsReport;
 use crate::replay::replayer::{Pacing, ReplayOptions, ReplaySummary, replay};
-use crate::scrape::{ScrapeLog, Scraper, ScraperConfig, metrics_url};
+use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
 use crate::upstream::{RecordSink, Stats, Upstream, UpstreamConfig, UpstreamRecord};
 use crate::verdict::ProbeArrival;
 
@@ -48,6 +48,8 @@ pub struct RunFiles {
     pub events: Arc<JsonlFile>,
     /// upstream.jsonl
     pub upstream: Arc<JsonlFile>,
+    /// scrapes.prom (every raw scrape, appended as it comes)
+    pub scrapes: Arc<PromFile>,
 }
 
 impl RunFiles {
@@ -56,6 +58,7 @@ impl RunFiles {
         Ok(Self {
             events: JsonlFile::open(&dir.join("events.jsonl"))?,
             upstream: JsonlFile::open(&dir.join("upstream.jsonl"))?,
+            scrapes: PromFile::open(&dir.join("scrapes.prom"))?,
         })
     }
 }
@@ -85,13 +88,20 @@ pub struct PolicyRun {
     pub start_unix_s: f64,
     /// Wall time the run took, ms.
     pub elapsed_ms: u64,
-    /// Every scrape.
-    pub scrapes: ScrapeLog,
+    /// What the run kept of its scrapes (they went to scrapes.prom as they came).
+    pub scrapes: CompactScrapes,
+    /// The scrape interval at the run's speed, ms.
+    pub scrape_interval_ms: u64,
+    /// Every breaker transition from the engine's events (as in events.jsonl), time-ordered.
+    pub transitions: Vec<crate::scrape::Transition>,
+    /// Transitions left out of `transitions` beyond its cap.
+    pub transitions_dropped: u64,
     /// The replayer's summary.
     pub replay: ReplaySummary,
     /// Live counters (user-visible errors, fallbacks).
     pub counters: Arc<Counters>,
-    /// Upstream arrivals (probe flags) for probe-spacing checks; canaries left out.
+    /// Upstream arrivals of breaker probes, for probe-spacing checks (canaries left out; other
+    /// calls are in upstream.jsonl only, so this grows with half-open periods, not traffic).
     pub arrivals: Vec<ProbeArrival>,
     /// Canary calls and failures per dep.
     pub health: BTreeMap<String, CanaryCount>,
@@ -107,8 +117,8 @@ pub struct PolicyRun {
     pub failed: Option<String>,
 }
 
-/// Records upstream requests to upstream.jsonl, keeps user and probe arrivals (canaries are not
-/// breaker probes: they stay out of the probe-spacing check), and reports duplicate
+/// Records upstream requests to upstream.jsonl, keeps the arrivals of breaker probes (canaries
+/// are not breaker probes: they stay out of the probe-spacing check), and reports duplicate
 /// executions of an idempotency key (which only the upstream can see) to the engine's metrics as
 /// `idempotent_duplicates_total{dep}` — the gateway's SLO series a real upstream would feed.
 struct UpstreamLog {
@@ -127,7 +137,7 @@ impl RecordSink for UpstreamLog {
                 log: None,
             });
         }
-        if r.canary {
+        if r.canary || !r.probe {
             return;
         }
         let mut a = match self.arrivals.lock() {
@@ -148,9 +158,7 @@ async fn bind(what: &'static str) -> Result<TcpListener, HarnessError> {
         .map_err(|source| HarnessError::Bind { what, source })
 }
 
-fn scaled(d: Duration, speed: f64) -> Duration {
-    Duration::from_secs_f64(d.as_secs_f64() / speed)
-}
+use crate::util::speed::scale as scaled;
 
 /// Runs `plan` under `policy`, writing into `files`.
 pub async fn run_policy(
@@ -182,6 +190,8 @@ pub async fn run_policy(
         faults: file.fault.clone(),
         seed: plan.seed,
         speed,
+        // Every request is in upstream.jsonl and the probe arrivals in `UpstreamLog`.
+        max_arrivals_per_dep: 0,
         ..UpstreamConfig::default()
     });
     upstream.set_run_start(start);
@@ -209,7 +219,12 @@ pub async fn run_policy(
 
     // The engine, its breakers and /metrics.
     let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(files.events.clone(), pname));
-    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![metrics.clone(), events]));
+    let transition_log = Arc::new(TransitionLog::default());
+    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![
+        metrics.clone(),
+        events,
+        transition_log.clone(),
+    ]));
     let breakers = Arc::new(Breakers::new(
         file.engine.breaker.clone(),
         speed,
@@ -217,12 +232,18 @@ pub async fn run_policy(
         sink.clone(),
         start,
     ));
+    // Every scrape reads the breakers' state at scrape time (an open breaker whose open time
+    // ran out is half-open in the next scrape, call or no call).
+    let at_scrape: std::sync::Weak<dyn AtScrape> = Arc::<Breakers>::downgrade(&breakers);
+    metrics.advance_at_scrape(at_scrape);
     let diagnostics = Arc::new(Diagnostics::default());
     let transport = HttpTransport::with_tcp(up_addr, diagnostics.clone(), file.tcp.clone())
         .with_pong_deadline(scaled(super::transport_ws::DEFAULT_PONG_DEADLINE, speed));
     let connector = transport.connector().clone();
 
-    // Synthetic health checks: one canary per dep, over the same transport, until shutdown.
+    // Synthetic health checks: one canary per dep, over the same transport, until they are
+    // stopped — before the upstream, so none is failed by the upstream going away.
+    let (canary_stop_tx, canary_stop_rx) = watch::channel(false);
     let tally = Arc::new(HealthTally::default());
     let canary_task = tokio::spawn(crate::engine::canary::run_canaries(
         Arc::new(transport.clone()),
@@ -231,7 +252,7 @@ pub async fn run_policy(
         speed,
         Arc::new(FanOut(vec![sink.clone(), tally.clone()])),
         start,
-        shutdown(shutdown_rx.clone()),
+        shutdown(canary_stop_rx),
     ));
     let opts = EngineOptions {
         policy,
@@ -278,7 +299,13 @@ pub async fn run_policy(
         start,
         timeout: SCRAPE_TIMEOUT,
     });
-    let scraper = tokio::spawn(async move { scraper.run(shutdown(scrape_stop_rx)).await });
+    if plan.policies.len() > 1 {
+        files.scrapes.line(&format!("# policy {pname}"));
+    }
+    // Raw scrapes stream to scrapes.prom; only the compact timeline stays in memory.
+    let sink = (files.scrapes.clone(), CompactScrapes::new(start_unix_s));
+    let scraper =
+        tokio::spawn(async move { scraper.run_into(sink, shutdown(scrape_stop_rx)).await });
     let counters = Arc::new(Counters::default());
     let run_for = scaled(file.duration, speed);
     let progress = Arc::new(Progress::new(
@@ -290,15 +317,19 @@ pub async fn run_policy(
         let counters = counters.clone();
         let breakers = breakers.clone();
         move || Snapshot {
+            // The state now, as a scrape would read it (observing changes no decision).
+            open: {
+                breakers.tick(Instant::now());
+                breakers
+                    .states()
+                    .into_iter()
+                    .filter(|(_, s)| *s != BreakerState::Closed)
+                    .map(|(d, _)| d)
+                    .collect()
+            },
             elapsed: start.elapsed().min(run_for),
             sent: Counters::get(&counters.sent),
             errors: Counters::get(&counters.failed),
-            open: breakers
-                .states()
-                .into_iter()
-                .filter(|(_, s)| *s != BreakerState::Closed)
-                .map(|(d, _)| d)
-                .collect(),
         }
     };
     let ticker = {
@@ -313,7 +344,7 @@ pub async fn run_policy(
     };
 
     // Replay until `duration` (or a stop request, or the upstream dying).
-    let end = start + run_for;
+    let end = crate::util::speed::after(start, run_for);
     let stop_at_end = {
         let stop = stop.clone();
         let mut died = died.clone();
@@ -338,9 +369,11 @@ pub async fn run_policy(
         // tokio's timer, as before: the precise pacer naps and spins on a worker of the
         // engine's runtime, which the scenario timing tests did not tolerate under load.
         pacing: Pacing::Timer,
+        // The report needs only the lag percentiles and counts: no per-request records.
+        keep_records: false,
     };
     let summary = replay(
-        plan.checked.traffic.clone(),
+        plan.checked.traffic.iter().cloned(),
         dispatcher,
         replay_opts,
         stop_at_end,
@@ -356,22 +389,36 @@ pub async fn run_policy(
 
     // Final scrape, then shut everything down.
     let _ = scrape_stop_tx.send(true);
-    let scrape_log = scraper.await.unwrap_or_default();
+    let scrape_log = match scraper.await {
+        Ok((_, compact)) => compact,
+        Err(e) => {
+            let mut compact = CompactScrapes::new(start_unix_s);
+            compact.failures += 1;
+            compact.last_error = Some(format!("the scraper task failed: {e}"));
+            compact
+        }
+    };
     ticker.abort();
     progress.finish(&snapshot());
-    let _ = shutdown_tx.send(true);
+    let _ = canary_stop_tx.send(true);
     let _ = timeout(SHUTDOWN_GRACE, canary_task).await;
+    let _ = shutdown_tx.send(true);
     let _ = timeout(SHUTDOWN_GRACE, up_task).await;
     let _ = timeout(SHUTDOWN_GRACE, m_task).await;
     let arrivals = match up_log.arrivals.lock() {
         Ok(a) => a.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),
     };
+    let (transitions, transitions_dropped) = transition_log.sorted();
     Ok(PolicyRun {
         policy,
         start_unix_s,
         elapsed_ms,
         scrapes: scrape_log,
+        scrape_interval_ms: u64::try_from(scaled(file.scrape_interval, speed).as_millis())
+            .unwrap_or(u64::MAX),
+        transitions,
+        transitions_dropped,
         replay: summary,
         counters,
         arrivals,
@@ -379,9 +426,13 @@ pub async fn run_policy(
         upstream_stats: upstream.stats(),
         diagnostics,
         sockets: connector.report(),
-        // A dead upstream cut the run short as a stop request does (expectations due later were
-        // never reached), and is a harness failure besides.
-        stopped: stop.reason().or_else(|| died.borrow().clone()),
+        // A stop that came once `duration` was reached (during the final scrape or shutdown)
+        // cut nothing: the run is complete. A dead upstream cut the run short as a stop request
+        // does (expectations due later were never reached), and is a harness failure besides.
+        stopped: stop
+            .reason()
+            .filter(|_| elapsed_ms < run_for.as_millis() as u64)
+            .or_else(|| died.borrow().clone()),
         failed: died.borrow().clone(),
     })
 }

@@ -1,6 +1,6 @@
 //! The run's synthetic health checks: one canary per dependency the run will use (every idempotent
 //! tool and WebSocket channel of the traffic, and every profile's model endpoint of every provider the
-//! traffic or a configured fallback reaches — the deps of `scenario::validate::exercised_deps`),
+//! traffic or a configured fallback reaches — deps `scenario::validate::exercised_deps` also counts),
 //! and a tally of their `HealthCheck` events for the report.
 
 use std::collections::{BTreeMap, BTreeSet};

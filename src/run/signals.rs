@@ -67,6 +67,12 @@ impl Stop {
     }
 }
 
+/// What a stop reason names as its cause: `SIGTERM` for `interrupted by SIGTERM`, else the whole
+/// reason.
+pub fn cause(reason: &str) -> &str {
+    reason.strip_prefix("interrupted by ").unwrap_or(reason)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +89,7 @@ mod tests {
         stop.request("second");
         waiter.await.unwrap();
         assert_eq!(stop.reason().as_deref(), Some("interrupted by SIGTERM"));
+        assert_eq!(cause("interrupted by SIGTERM"), "SIGTERM");
+        assert_eq!(cause("a deadline"), "a deadline");
     }
 }

@@ -1,6 +1,7 @@
-//! Line-by-line JSONL writers for `events.jsonl` and `upstream.jsonl` (DESIGN 9). Every line is
-//! one `write_all` of the whole line on an append-mode file, so a killed run leaves every
-//! completed line readable. In an A/B run each line carries the `policy` it belongs to.
+//! Line-by-line JSONL writers for `events.jsonl` and `upstream.jsonl` (DESIGN 9), and the
+//! `scrapes.prom` writer that appends each scrape as it comes. Every line (every scrape) is one
+//! `write_all` on an append-mode file, so a killed run leaves every completed one readable. In an
+//! A/B run each JSONL line carries the `policy` it belongs to.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -12,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Serialize;
 
 use crate::engine::{Event, EventSink};
+use crate::scrape::{Exposition, ScrapeSink};
 
 /// An append-only JSONL file shared by every writer of one run directory.
 #[derive(Debug)]
@@ -111,6 +113,90 @@ impl EventSink for EventsWriter {
     }
 }
 
+/// `scrapes.prom`, appended to as the scrapes come: each raw scrape after its
+/// `# scrape t_ms=N` line (what `ScrapeLog::from_prom` reads back). Write failures are counted
+/// and the last one kept, never raised mid-run (see [`PromFile::last_error`]).
+#[derive(Debug)]
+pub struct PromFile {
+    path: PathBuf,
+    file: Mutex<File>,
+    scrapes: AtomicU64,
+    last_error: Mutex<Option<String>>,
+}
+
+impl PromFile {
+    /// Opens (creating or appending to) `path`.
+    pub fn open(path: &Path) -> std::io::Result<Arc<Self>> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Arc::new(Self {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+            scrapes: AtomicU64::new(0),
+            last_error: Mutex::new(None),
+        }))
+    }
+
+    /// Appends `line` and a newline (e.g. the `# policy NAME` line of an A/B run).
+    pub fn line(&self, line: &str) {
+        let mut buf = String::with_capacity(line.len() + 1);
+        buf.push_str(line);
+        buf.push('\n');
+        self.write(&buf);
+    }
+
+    /// Appends one scrape after its `# scrape t_ms=N` line.
+    pub fn append(&self, t_ms: u64, text: &str) {
+        let mut buf = format!("# scrape t_ms={t_ms}\n");
+        buf.reserve(text.len() + 1);
+        buf.push_str(text);
+        if !text.ends_with('\n') {
+            buf.push('\n');
+        }
+        if self.write(&buf) {
+            self.scrapes.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn write(&self, buf: &str) -> bool {
+        let res = match self.file.lock() {
+            Ok(mut f) => f.write_all(buf.as_bytes()),
+            Err(poisoned) => poisoned.into_inner().write_all(buf.as_bytes()),
+        };
+        match res {
+            Ok(()) => true,
+            Err(e) => {
+                let mut last = match self.last_error.lock() {
+                    Ok(g) => g,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                *last = Some(format!("writing {}: {e}", self.path.display()));
+                false
+            }
+        }
+    }
+
+    /// Scrapes written so far.
+    pub fn scrapes(&self) -> u64 {
+        self.scrapes.load(Ordering::Relaxed)
+    }
+
+    /// The last write failure, if any write failed.
+    pub fn last_error(&self) -> Option<String> {
+        match self.last_error.lock() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+impl ScrapeSink for Arc<PromFile> {
+    fn scrape(&mut self, t_ms: u64, text: &str, _parsed: Option<&Arc<Exposition>>) {
+        self.append(t_ms, text);
+    }
+
+    fn failure(&mut self, _t_ms: u64, _error: &str) {}
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +230,74 @@ mod tests {
         assert_eq!(v["t_ms"], 2);
         assert_eq!(file.lines(), 3);
         assert_eq!(file.errors(), 0);
+    }
+
+    #[test]
+    fn scrapes_prom_is_appended_scrape_by_scrape_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scrapes.prom");
+        let file = PromFile::open(&path).unwrap();
+        let mut sink = file.clone();
+        sink.scrape(250, "a 1\n", None);
+        // Readable after each scrape, before the run ends.
+        let log =
+            crate::scrape::ScrapeLog::from_prom(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(log.scrapes.len(), 1);
+        sink.scrape(500, "a 2", None);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "# scrape t_ms=250\na 1\n# scrape t_ms=500\na 2\n");
+        let log = crate::scrape::ScrapeLog::from_prom(&text).unwrap();
+        assert_eq!(log.scrapes[1].t_ms, 500);
+        let a = crate::scrape::Selector::parse("a").unwrap();
+        assert_eq!(log.last_parsed().unwrap().sum(&a), 2.0);
+        assert_eq!((file.scrapes(), file.last_error()), (2, None));
+    }
+}
+
+/// Most transitions kept in memory per policy run (a breaker flapping every probe for hours
+/// stays bounded; the report says how many were left out).
+const MAX_TRANSITIONS: usize = 20_000;
+
+/// Keeps the `BreakerTransition` events of one policy run — the same events events.jsonl gets,
+/// with their exact instants — as the run's one source of transition times.
+#[derive(Debug, Default)]
+pub struct TransitionLog {
+    kept: Mutex<Vec<crate::scrape::Transition>>,
+    dropped: AtomicU64,
+}
+
+impl TransitionLog {
+    /// The transitions so far, ordered by time (stable: one dep's causal order is kept on ties),
+    /// and how many were left out beyond the cap.
+    pub fn sorted(&self) -> (Vec<crate::scrape::Transition>, u64) {
+        let mut v = match self.kept.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        v.sort_by_key(|t| t.t_ms);
+        (v, self.dropped.load(Ordering::Relaxed))
+    }
+}
+
+impl EventSink for TransitionLog {
+    fn emit(&self, event: &Event) {
+        let crate::engine::EventKind::BreakerTransition { dep, from, to, .. } = &event.kind else {
+            return;
+        };
+        let mut g = match self.kept.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if g.len() >= MAX_TRANSITIONS {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        g.push(crate::scrape::Transition {
+            dep: dep.clone(),
+            from: *from,
+            to: *to,
+            t_ms: event.t_ms,
+            timing: crate::scrape::Timing::Event,
+        });
     }
 }

@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 
 use super::format::ScenarioFile;
-use super::resolve::scenario_dirs;
+use super::resolve::{is_path, resolve, scenario_dirs};
 use super::validate::check;
 use crate::cli::{ListArgs, ValidateArgs};
+use crate::engine::Policy;
 use crate::exit::{CmdError, CmdResult, Status};
+use crate::util::text::{count, plural};
+use crate::verdict::Expectations;
 
 /// Runs `rehearse list`: every scenario of the directory with its description.
 pub fn list_command(args: ListArgs) -> CmdResult {
@@ -77,7 +80,15 @@ fn validate_one(path: &Path) -> Result<String, String> {
         FileKind::Traffic => {
             let lines =
                 crate::replay::traffic::parse_traffic(&text, &origin).map_err(|e| e.to_string())?;
-            Ok(format!("{origin}: traffic, {} requests", lines.len()))
+            if lines.is_empty() {
+                return Err(format!(
+                    "{origin}: the traffic file has no requests (a run would send nothing)"
+                ));
+            }
+            Ok(format!(
+                "{origin}: traffic, {}",
+                count(lines.len(), "request")
+            ))
         }
         FileKind::Faults => {
             let faults =
@@ -86,33 +97,74 @@ fn validate_one(path: &Path) -> Result<String, String> {
                 f.validate()
                     .map_err(|e| format!("{origin}: fault[{i}]: {e}"))?;
             }
-            Ok(format!("{origin}: {} faults", faults.len()))
+            Ok(format!("{origin}: {}", count(faults.len(), "fault")))
         }
         FileKind::Scenario => {
             let checked = check(path).map_err(|e| e.to_string())?;
             for w in &checked.warnings {
                 eprintln!("warning: {origin}: {w}");
             }
+            let cut = match checked.beyond_duration {
+                0 => String::new(),
+                n => format!(" ({n} after `duration`, left out)"),
+            };
+            let f = &checked.file;
             Ok(format!(
-                "{origin}: scenario `{}`, {} requests, {} faults, {} expectations",
-                checked.file.name,
-                checked.traffic.len(),
-                checked.file.fault.len(),
-                checked.file.expect.transition.len()
-                    + checked.file.expect.metric.len()
-                    + checked.file.expect.no_transition.len()
-                    + checked.file.expect.probe_spacing.len()
+                "{origin}: scenario `{}`, {}{cut}, {}, {}",
+                f.name,
+                count(checked.traffic.len(), "request"),
+                count(f.fault.len(), "fault"),
+                checks_line(&f.expect, &f.policies)
             ))
         }
     }
 }
 
-/// Runs `rehearse validate PATH...`: exit 0 when every file is good, else 2 after reporting
-/// every bad one.
+/// `7 expectations, 8 checks over 2 policy runs (legacy 4, retry-gate 4)`: a check is one
+/// expectation in one policy run, what the report counts (it adds a row for each unexpected
+/// transition it observes).
+fn checks_line(expect: &Expectations, policies: &[Policy]) -> String {
+    let per: Vec<(Policy, usize)> = policies
+        .iter()
+        .map(|&p| (p, expect.for_policy(p.as_str()).len()))
+        .collect();
+    let total: usize = per.iter().map(|(_, n)| n).sum();
+    let runs = match per.as_slice() {
+        [(p, _)] => format!("in the {p} run"),
+        _ => format!(
+            "over {} ({})",
+            plural(per.len(), "policy run", "policy runs"),
+            per.iter()
+                .map(|(p, n)| format!("{p} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!(
+        "{}, {} {runs}",
+        count(expect.len(), "expectation"),
+        count(total, "check")
+    )
+}
+
+/// `validate`'s argument → a file: an existing file, or anything with a separator or an
+/// extension, is a path; a bare word is a scenario NAME resolved as `--scenario NAME` is.
+fn locate(arg: &Path) -> Result<PathBuf, String> {
+    let name = arg
+        .to_str()
+        .filter(|s| !arg.exists() && !is_path(s) && arg.extension().is_none());
+    match name {
+        Some(name) => resolve(name).map_err(|e| e.to_string()),
+        None => Ok(arg.to_path_buf()),
+    }
+}
+
+/// Runs `rehearse validate NAME|PATH...`: exit 0 when every file is good, else 2 after
+/// reporting every bad one.
 pub fn validate_command(args: ValidateArgs) -> CmdResult {
     let mut bad = 0usize;
-    for path in &args.paths {
-        match validate_one(path) {
+    for arg in &args.paths {
+        match locate(arg).and_then(|path| validate_one(&path)) {
             Ok(line) => println!("ok: {line}"),
             Err(line) => {
                 bad += 1;
@@ -122,8 +174,8 @@ pub fn validate_command(args: ValidateArgs) -> CmdResult {
     }
     if bad > 0 {
         return Err(CmdError::bad_input(anyhow!(
-            "{bad} of {} files failed validation",
-            args.paths.len()
+            "{bad} of {} failed validation",
+            count(args.paths.len(), "file")
         )));
     }
     Ok(Status::Pass)

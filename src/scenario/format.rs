@@ -90,16 +90,50 @@ pub enum ScenarioError {
         /// What is wrong.
         msg: String,
     },
-    /// A well-formed file with a wrong value; names the field.
-    #[error("{path}: {field}: {msg}")]
+    /// A well-formed file with a wrong value; names the field, and where it is written when
+    /// the file's text was at hand (see [`ScenarioError::located`]).
+    #[error("{path}{}: {field}: {msg}", at.map_or(String::new(), |(l, c)| format!(":{l}:{c}")))]
     Invalid {
         /// The file.
         path: String,
+        /// 1-based line and column of the offending value, when known.
+        at: Option<(usize, usize)>,
         /// The field path (`expect.transition[1].dep`).
         field: String,
         /// What is wrong.
         msg: String,
     },
+}
+
+impl ScenarioError {
+    /// A semantic error without a location yet.
+    pub fn invalid(path: &str, field: &str, msg: impl Into<String>) -> Self {
+        Self::Invalid {
+            path: path.to_string(),
+            at: None,
+            field: field.to_string(),
+            msg: msg.into(),
+        }
+    }
+
+    /// Fills in where an `Invalid` error's field is written in `text` (the scenario file's
+    /// content); other errors, and already located ones, are returned as they are.
+    pub fn located(self, text: &str) -> Self {
+        match self {
+            Self::Invalid {
+                path,
+                at: None,
+                field,
+                msg,
+            } => Self::Invalid {
+                at: super::locate::locate(text, &field),
+                path,
+                field,
+                msg,
+            },
+            other => other,
+        }
+    }
 }
 
 impl ScenarioFile {

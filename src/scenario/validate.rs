@@ -1,15 +1,22 @@
 //! Semantic checks of a parsed scenario: everything a run would reject, found without running —
-//! traffic file errors, engine config values, profiles, faults, expectations and policies —
-//! plus warnings for expectations about deps the traffic never exercises.
+//! traffic file errors, engine config values, profiles, faults, expectations and policies.
+//! Checks that stop a vacuous pass: a metric series the engine does not export or a label its
+//! family lacks, an expectation about a dep the traffic and profiles cannot produce, and traffic
+//! that sends nothing (empty, or every request at or after `duration`). Each error names the
+//! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
+//! that ends well before it.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::format::{ScenarioError, ScenarioFile};
+use super::locate::locate_within;
 use crate::engine::dep::provider_of;
+use crate::engine::families::{SelectorProblem, check_selector};
 use crate::engine::profiles::ProfileBook;
 use crate::replay::traffic::{TrafficKind, TrafficLine, load_traffic};
+use crate::util::suggest::closest;
 
 /// The most engine workers a scenario may ask for.
 pub const MAX_WORKERS: usize = 256;
@@ -25,24 +32,33 @@ pub struct Checked {
     pub traffic_path: PathBuf,
     /// The traffic lines.
     pub traffic: Vec<TrafficLine>,
+    /// How many traffic lines fall at or after `duration`: the replay leaves them out.
+    pub beyond_duration: usize,
     /// Things that do not stop a run but are probably mistakes.
     pub warnings: Vec<String>,
 }
 
-/// Loads and checks a scenario file.
+/// Loads and checks a scenario file. Every error names the file, and semantic ones the line
+/// and column of the offending value.
 pub fn check(path: &Path) -> Result<Checked, ScenarioError> {
-    let file = ScenarioFile::load(path)?;
-    check_file(path, file)
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+        path: origin.clone(),
+        source,
+    })?;
+    let file = ScenarioFile::parse(&text, &origin)?;
+    check_file(path, &text, file)
 }
 
-/// Checks an already parsed scenario (`path` locates the traffic file and names errors).
-pub fn check_file(path: &Path, file: ScenarioFile) -> Result<Checked, ScenarioError> {
+/// Checks an already parsed scenario: `path` locates the traffic file and names errors, `text`
+/// (the file's content) locates the offending values.
+pub fn check_file(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, ScenarioError> {
+    check_parsed(path, text, file).map_err(|e| e.located(text))
+}
+
+fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, ScenarioError> {
     let origin = path.display().to_string();
-    let invalid = |field: &str, msg: String| ScenarioError::Invalid {
-        path: origin.clone(),
-        field: field.to_string(),
-        msg,
-    };
+    let invalid = |field: &str, msg: String| ScenarioError::invalid(&origin, field, msg);
     if file.name.trim().is_empty() {
         return Err(invalid("name", "must not be empty".into()));
     }
@@ -73,11 +89,14 @@ pub fn check_file(path: &Path, file: ScenarioFile) -> Result<Checked, ScenarioEr
     file.tcp
         .validate()
         .map_err(|e| invalid(&format!("tcp.{}", e.field), e.reason))?;
-    file.engine
-        .validate()
-        .map_err(|e| invalid("engine", e.to_string()))?;
-    let book =
-        ProfileBook::new(file.profile.clone()).map_err(|e| invalid("profile", e.to_string()))?;
+    file.engine.validate().map_err(|e| {
+        let field = e.key().map_or("engine".into(), |k| format!("engine.{k}"));
+        invalid(&field, e.to_string())
+    })?;
+    let book = ProfileBook::new(file.profile.clone()).map_err(|e| {
+        let field = e.key().unwrap_or("profile").to_string();
+        invalid(&field, e.to_string())
+    })?;
     for (i, f) in file.fault.iter().enumerate() {
         f.validate()
             .map_err(|e| invalid(&format!("fault[{i}]"), e))?;
@@ -87,27 +106,128 @@ pub fn check_file(path: &Path, file: ScenarioFile) -> Result<Checked, ScenarioEr
         .validate(&names)
         .map_err(|e| invalid(&e.field, e.msg))?;
 
+    for (i, m) in file.expect.metric.iter().enumerate() {
+        let field = format!("expect.metric[{i}].series");
+        let sel = &m.series;
+        if let Err(problem) = check_selector(&sel.name, sel.labels.keys().map(String::as_str)) {
+            let needle = match &problem {
+                SelectorProblem::UnknownLabel { label, .. } => format!("{label}="),
+                SelectorProblem::UnknownSeries { name, .. } => name.clone(),
+            };
+            return Err(located_within(
+                &origin,
+                text,
+                &field,
+                &needle,
+                problem.to_string(),
+            ));
+        }
+    }
+
     let traffic_path = match path.parent() {
         Some(dir) => dir.join(&file.traffic),
         None => file.traffic.clone(),
     };
-    let traffic = load_traffic(&traffic_path).map_err(|e| ScenarioError::Invalid {
-        path: origin.clone(),
-        field: "traffic".into(),
-        msg: e.to_string(),
-    })?;
-    let warnings = warnings(&file, &book, &traffic);
+    let traffic = load_traffic(&traffic_path).map_err(|e| invalid("traffic", e.to_string()))?;
+    let shown = traffic_path.display();
+    let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
+    let Some(first) = traffic.first() else {
+        return Err(invalid(
+            "traffic",
+            format!("{shown} has no requests: a run would send nothing and judge nothing"),
+        ));
+    };
+    let beyond_duration = traffic.iter().filter(|l| l.at_ms >= duration_ms).count();
+    if beyond_duration == traffic.len() {
+        return Err(invalid(
+            "traffic",
+            format!(
+                "every one of the {} requests of {shown} falls at or after `duration` ({}): \
+                 the first is at {} ms, so a run would send nothing",
+                traffic.len(),
+                humantime::format_duration(file.duration),
+                first.at_ms
+            ),
+        ));
+    }
+    let deps = exercised_deps(&file, &book, &traffic);
+    if let Some(e) = unknown_dep(&file, &deps) {
+        let (field, dep) = e;
+        let hint = closest(&dep, deps.iter().map(String::as_str))
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
+        let known = deps.iter().cloned().collect::<Vec<_>>().join(", ");
+        let msg = format!(
+            "`{dep}` is not a dep this scenario can produce: no traffic line, profile or \
+             configured model reaches it{hint} (deps: {known})"
+        );
+        return Err(located_within(&origin, text, &field, &dep, msg));
+    }
+    let warnings = warnings(&file, &traffic, beyond_duration);
     Ok(Checked {
         path: path.to_path_buf(),
         file,
         traffic_path,
         traffic,
+        beyond_duration,
         warnings,
     })
 }
 
+/// An `Invalid` error located at `needle` inside `field`'s value (else at the value).
+fn located_within(
+    origin: &str,
+    text: &str,
+    field: &str,
+    needle: &str,
+    msg: String,
+) -> ScenarioError {
+    ScenarioError::Invalid {
+        path: origin.to_string(),
+        at: locate_within(text, field, needle),
+        field: field.to_string(),
+        msg,
+    }
+}
+
+/// The first expectation (field path of its dep, dep) naming a dep outside `deps`: the `dep`
+/// of a transition, no_transition or probe_spacing table, or a `dep` label of a metric series.
+fn unknown_dep(file: &ScenarioFile, deps: &BTreeSet<String>) -> Option<(String, String)> {
+    let e = &file.expect;
+    let named = e
+        .transition
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("expect.transition[{i}].dep"), &t.dep))
+        .chain(
+            e.no_transition
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (format!("expect.no_transition[{i}].dep"), &t.dep)),
+        )
+        .chain(
+            e.probe_spacing
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (format!("expect.probe_spacing[{i}].dep"), &t.dep)),
+        )
+        .chain(e.metric.iter().enumerate().filter_map(|(i, m)| {
+            m.series
+                .labels
+                .get("dep")
+                .map(|d| (format!("expect.metric[{i}].series"), d))
+        }));
+    for (field, dep) in named {
+        if !deps.contains(dep) {
+            return Some((field, dep.clone()));
+        }
+    }
+    None
+}
+
 /// Every dep the traffic can reach: tool names, ws channels, and the model endpoints of every
-/// profile of every provider the traffic (or a configured fallback) uses.
+/// profile of every provider the traffic uses or the engine config can route to (fallbacks,
+/// context fallbacks, the ladder's lighter model, the throttle's cheaper and pinned models).
 pub fn exercised_deps(
     file: &ScenarioFile,
     book: &ProfileBook,
@@ -129,7 +249,15 @@ pub fn exercised_deps(
         }
     }
     let mf = &file.engine.model_failover;
-    for m in mf.fallbacks.iter().chain(mf.context_fallbacks.iter()) {
+    let th = &file.engine.throttle;
+    let configured = mf
+        .fallbacks
+        .iter()
+        .chain(mf.context_fallbacks.iter())
+        .chain(mf.lighter_model.iter())
+        .chain(th.cheaper_model.iter())
+        .chain(th.pinned.values());
+    for m in configured {
         providers.insert(provider_of(m).to_string());
     }
     for p in providers {
@@ -140,33 +268,20 @@ pub fn exercised_deps(
     deps
 }
 
-fn warnings(file: &ScenarioFile, book: &ProfileBook, traffic: &[TrafficLine]) -> Vec<String> {
-    let deps = exercised_deps(file, book, traffic);
+fn warnings(file: &ScenarioFile, traffic: &[TrafficLine], beyond_duration: usize) -> Vec<String> {
     let mut out = Vec::new();
-    let mut warn = |field: String, dep: &str| {
-        if !deps.contains(dep) {
-            out.push(format!(
-                "{field}.dep: `{dep}` is never exercised by the traffic (known deps: {})",
-                deps.iter().cloned().collect::<Vec<_>>().join(", ")
-            ));
-        }
-    };
-    for (i, t) in file.expect.transition.iter().enumerate() {
-        warn(format!("expect.transition[{i}]"), &t.dep);
-    }
-    for (i, t) in file.expect.no_transition.iter().enumerate() {
-        warn(format!("expect.no_transition[{i}]"), &t.dep);
-    }
-    for (i, t) in file.expect.probe_spacing.iter().enumerate() {
-        warn(format!("expect.probe_spacing[{i}]"), &t.dep);
+    let duration = humantime::format_duration(file.duration);
+    if beyond_duration > 0 {
+        out.push(format!(
+            "traffic: {beyond_duration} of {} requests fall at or after `duration` ({duration}) \
+             and are left out of the replay",
+            traffic.len()
+        ));
     }
     let last = traffic.last().map_or(0, |l| l.at_ms);
-    if traffic.is_empty() {
-        out.push("traffic: the traffic file has no requests".into());
-    } else if Duration::from_millis(last) < file.duration / 2 {
+    if Duration::from_millis(last) < file.duration / 2 {
         out.push(format!(
-            "traffic: the last request is at {last} ms, well before `duration` ({})",
-            humantime::format_duration(file.duration)
+            "traffic: the last request is at {last} ms, well before `duration` ({duration})"
         ));
     }
     out

@@ -1,41 +1,50 @@
-//! `rehearse schedule print|install|uninstall|status` (the CLI edge).
+//! `rehearse schedule print|install|uninstall|status` (the CLI edge). `print` and `install` resolve
+//! and check everything the run at the scheduled time needs first (exit 2 otherwise); `install`
+//! creates the log directory every time, with or without `--no-load`.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 
 use super::calendar::{self, CalendarEntry, WeekMinute};
-use super::{Env, launchctl, plist, plist_path, resolve};
-use crate::cli::{ScheduleAction, ScheduleArgs};
+use super::{Env, check_paths, launchctl, plist, plist_path, resolve};
+use crate::cli::{
+    ScheduleAction, ScheduleArgs, ScheduleFileArgs, ScheduleInstallArgs, SchedulePlanArgs,
+};
 use crate::exit::{CmdError, CmdResult, Status};
 
 /// Runs `rehearse schedule`.
 pub fn command(args: ScheduleArgs) -> CmdResult {
     let env = Env::from_process();
-    match args.action {
-        ScheduleAction::Print => print(&args, &env),
-        ScheduleAction::Install => install(&args, &env),
-        ScheduleAction::Uninstall => uninstall(&args, &env),
-        ScheduleAction::Status => status(&args, &env),
+    match &args.action {
+        ScheduleAction::Print(a) => print(a, &env),
+        ScheduleAction::Install(a) => install(a, &env),
+        ScheduleAction::Uninstall(a) => uninstall(a, &env),
+        ScheduleAction::Status(a) => status(a, &env),
     }
 }
 
-fn render(args: &ScheduleArgs, env: &Env) -> Result<String, CmdError> {
-    let spec = resolve(args, env).map_err(CmdError::bad_input)?;
-    plist::to_xml(&plist::build(&spec))
+/// The job and its XML, after every check a scheduled run depends on.
+fn render(args: &SchedulePlanArgs, env: &Env) -> Result<(plist::LaunchAgent, String), CmdError> {
+    let spec = resolve(args, env, &|s| crate::scenario::resolve::resolve(s))
+        .map_err(CmdError::bad_input)?;
+    check_paths(&spec).map_err(CmdError::bad_input)?;
+    let agent = plist::build(&spec);
+    let xml = plist::to_xml(&agent)
         .context("serialising the plist")
-        .map_err(CmdError::harness)
+        .map_err(CmdError::harness)?;
+    Ok((agent, xml))
 }
 
-fn print(args: &ScheduleArgs, env: &Env) -> CmdResult {
-    print!("{}", render(args, env)?);
+fn print(args: &SchedulePlanArgs, env: &Env) -> CmdResult {
+    print!("{}", render(args, env)?.1);
     Ok(Status::Pass)
 }
 
 /// `launchctl` when the action needs it; `None` with `--no-load`. Exit 2 when it is missing,
 /// unless both `--dir` and `--no-load` are given.
 fn need_launchctl(
-    args: &ScheduleArgs,
+    args: &ScheduleFileArgs,
     env: &Env,
     action: &str,
 ) -> Result<Option<PathBuf>, CmdError> {
@@ -50,11 +59,16 @@ fn need_launchctl(
     Ok(if args.no_load { None } else { found })
 }
 
-fn install(args: &ScheduleArgs, env: &Env) -> CmdResult {
-    let xml = render(args, env)?;
-    let launchctl = need_launchctl(args, env, "install")?;
-    let path = plist_path(args, env).map_err(CmdError::bad_input)?;
-    if let Some(dir) = path.parent() {
+fn install(args: &ScheduleInstallArgs, env: &Env) -> CmdResult {
+    let (agent, xml) = render(&args.plan, env)?;
+    let file = args.file();
+    let launchctl = need_launchctl(&file, env, "install")?;
+    let path = plist_path(&file.label, file.dir.as_deref(), env).map_err(CmdError::bad_input)?;
+    // launchd opens the log files but does not create their directory: make it on every
+    // install, also with --no-load (the plist may be loaded later by hand).
+    let mut dirs: Vec<PathBuf> = path.parent().map(Path::to_path_buf).into_iter().collect();
+    dirs.extend(plist::logs_of(&agent));
+    for dir in &dirs {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("creating {}", dir.display()))
             .map_err(CmdError::harness)?;
@@ -63,20 +77,16 @@ fn install(args: &ScheduleArgs, env: &Env) -> CmdResult {
         .with_context(|| format!("writing {}", path.display()))
         .map_err(CmdError::harness)?;
     println!("wrote {}", path.display());
+    if let Some(logs) = plist::logs_of(&agent) {
+        println!("logs: {}", logs.display());
+    }
     let Some(launchctl) = launchctl else {
         println!("not loaded (--no-load)");
         return Ok(Status::Pass);
     };
-    // launchd opens the log files but does not create their directory.
-    if let Some(home) = &env.home {
-        let logs = plist::log_dir(home);
-        std::fs::create_dir_all(&logs)
-            .with_context(|| format!("creating {}", logs.display()))
-            .map_err(CmdError::harness)?;
-    }
     let uid = launchctl::current_uid();
     // Re-installing: unload the old definition first; "not loaded" is fine.
-    let _ = launchctl::run(&launchctl::bootout_argv(&launchctl, uid, &args.label));
+    let _ = launchctl::run(&launchctl::bootout_argv(&launchctl, uid, &file.label));
     let out = launchctl::run(&launchctl::bootstrap_argv(&launchctl, uid, &path))
         .with_context(|| format!("running {}", launchctl.display()))
         .map_err(CmdError::harness)?;
@@ -90,13 +100,13 @@ fn install(args: &ScheduleArgs, env: &Env) -> CmdResult {
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    println!("loaded {}/{}", launchctl::gui_domain(uid), args.label);
+    println!("loaded {}/{}", launchctl::gui_domain(uid), file.label);
     Ok(Status::Pass)
 }
 
-fn uninstall(args: &ScheduleArgs, env: &Env) -> CmdResult {
+fn uninstall(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
     let launchctl = need_launchctl(args, env, "uninstall")?;
-    let path = plist_path(args, env).map_err(CmdError::bad_input)?;
+    let path = plist_path(&args.label, args.dir.as_deref(), env).map_err(CmdError::bad_input)?;
     if let Some(launchctl) = launchctl {
         let uid = launchctl::current_uid();
         let out = launchctl::run(&launchctl::bootout_argv(&launchctl, uid, &args.label))
@@ -127,9 +137,9 @@ fn uninstall(args: &ScheduleArgs, env: &Env) -> CmdResult {
     Ok(Status::Pass)
 }
 
-fn status(args: &ScheduleArgs, env: &Env) -> CmdResult {
+fn status(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
     let launchctl = need_launchctl(args, env, "status")?;
-    let path = plist_path(args, env).map_err(CmdError::bad_input)?;
+    let path = plist_path(&args.label, args.dir.as_deref(), env).map_err(CmdError::bad_input)?;
     println!("label: {}", args.label);
     let installed = read_installed(&path);
     match &installed {
@@ -164,8 +174,7 @@ fn status(args: &ScheduleArgs, env: &Env) -> CmdResult {
     }
     let entries = match installed {
         Ok(a) => a.start_calendar_interval.entries(),
-        Err(_) => calendar::entries_from_flags(&args.weekday, &args.hour, &args.minute)
-            .unwrap_or_default(),
+        Err(_) => Vec::new(),
     };
     if !entries.is_empty() {
         let when: Vec<String> = entries.iter().map(CalendarEntry::describe).collect();

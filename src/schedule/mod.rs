@@ -8,8 +8,10 @@
 //! - `cmd`: the command (the CLI edge).
 //!
 //! Flags are resolved here into an [`plist::AgentSpec`] by [`resolve`], a pure function of the
-//! flags and an [`Env`] (HOME, working directory, this binary), so the checked-in example in
-//! `launchd/` is reproducible on any machine.
+//! flags, an [`Env`] (HOME, working directory, this binary) and a scenario resolver, so the
+//! checked-in example in `launchd/` is reproducible on any machine. [`check_paths`] then asks the
+//! file system what a run at 03:00 would need: every scenario file valid now, the working
+//! directory a directory, the program an executable file (exit 2 otherwise).
 
 pub mod calendar;
 mod cmd;
@@ -21,7 +23,8 @@ use std::path::{Component, Path, PathBuf};
 
 pub use cmd::command;
 
-use crate::cli::ScheduleArgs;
+use crate::cli::SchedulePlanArgs;
+use crate::scenario::resolve::NotFound;
 use calendar::CalendarError;
 use plist::AgentSpec;
 
@@ -77,10 +80,37 @@ pub enum PlanError {
         /// The path.
         path: PathBuf,
     },
+    /// A `--scenario` that does not resolve now.
+    #[error("--scenario {arg}: {why}")]
+    Scenario {
+        /// The argument as given.
+        arg: String,
+        /// What is wrong (the resolver's or the validator's message).
+        why: String,
+    },
+    /// A scenario file that does not load or validate now (the message names file:line:col).
+    #[error("{0}")]
+    InvalidScenario(String),
+    /// A path the scheduled run needs that is not there (or not what it must be).
+    #[error("{flag} {}: {why}", path.display())]
+    Missing {
+        /// The flag (or the default it stands for).
+        flag: &'static str,
+        /// The absolute path.
+        path: PathBuf,
+        /// What it must be.
+        why: &'static str,
+    },
 }
 
-/// Resolves the flags of `schedule print|install` into a spec.
-pub fn resolve(args: &ScheduleArgs, env: &Env) -> Result<AgentSpec, PlanError> {
+/// Resolves the flags of `schedule print|install` into a spec. `find_scenario` is the
+/// `--scenario` resolver (`scenario::resolve::resolve` in the binary); what it returns is made
+/// absolute against the current directory, so the plist never holds a bare name.
+pub fn resolve(
+    args: &SchedulePlanArgs,
+    env: &Env,
+    find_scenario: &dyn Fn(&str) -> Result<PathBuf, NotFound>,
+) -> Result<AgentSpec, PlanError> {
     check_label(&args.label)?;
     if args.scenarios.is_empty() {
         return Err(PlanError::NoScenario);
@@ -94,6 +124,14 @@ pub fn resolve(args: &ScheduleArgs, env: &Env) -> Result<AgentSpec, PlanError> {
         });
     }
     let cwd = env.cwd.as_deref();
+    let mut scenarios = Vec::new();
+    for arg in &args.scenarios {
+        let found = find_scenario(arg).map_err(|e| PlanError::Scenario {
+            arg: arg.clone(),
+            why: e.to_string(),
+        })?;
+        scenarios.push(absolute("--scenario", &found, cwd)?);
+    }
     let program = match (&args.program, &env.current_exe) {
         (Some(p), _) => absolute("--program", p, cwd)?,
         (None, Some(exe)) => absolute("--program", exe, cwd)?,
@@ -121,7 +159,7 @@ pub fn resolve(args: &ScheduleArgs, env: &Env) -> Result<AgentSpec, PlanError> {
     Ok(AgentSpec {
         label: args.label.clone(),
         program,
-        scenarios: args.scenarios.clone(),
+        scenarios,
         report_dir,
         working_dir,
         home,
@@ -129,18 +167,54 @@ pub fn resolve(args: &ScheduleArgs, env: &Env) -> Result<AgentSpec, PlanError> {
     })
 }
 
+/// What the scheduled run needs from the file system, checked now: each scenario loads and
+/// validates (as `rehearse validate` would), the working directory exists, the program is an
+/// executable file. The report directory is not checked: the run creates it.
+pub fn check_paths(spec: &AgentSpec) -> Result<(), PlanError> {
+    for s in &spec.scenarios {
+        crate::scenario::validate::check(s)
+            .map_err(|e| PlanError::InvalidScenario(e.to_string()))?;
+    }
+    if !spec.working_dir.is_dir() {
+        return Err(PlanError::Missing {
+            flag: "--working-dir",
+            path: spec.working_dir.clone(),
+            why: "is not an existing directory (launchd starts the run there)",
+        });
+    }
+    if !is_executable_file(&spec.program) {
+        return Err(PlanError::Missing {
+            flag: "--program",
+            path: spec.program.clone(),
+            why: "is not an executable file",
+        });
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn is_executable_file(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable_file(p: &Path) -> bool {
+    p.is_file()
+}
+
 /// Where install writes the plist: `--dir` or `~/Library/LaunchAgents`, then `<label>.plist`.
-pub fn plist_path(args: &ScheduleArgs, env: &Env) -> Result<PathBuf, PlanError> {
-    check_label(&args.label)?;
-    let dir = match &args.dir {
-        Some(d) => d.clone(),
+pub fn plist_path(label: &str, dir: Option<&Path>, env: &Env) -> Result<PathBuf, PlanError> {
+    check_label(label)?;
+    let dir = match dir {
+        Some(d) => d.to_path_buf(),
         None => env
             .home
             .as_ref()
             .ok_or(PlanError::NoHome)?
             .join("Library/LaunchAgents"),
     };
-    Ok(dir.join(format!("{}.plist", args.label)))
+    Ok(dir.join(format!("{label}.plist")))
 }
 
 fn check_label(label: &str) -> Result<(), PlanError> {
@@ -187,19 +261,15 @@ fn normalize(p: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::ScheduleAction;
 
-    fn args() -> ScheduleArgs {
-        ScheduleArgs {
-            action: ScheduleAction::Print,
+    fn args() -> SchedulePlanArgs {
+        SchedulePlanArgs {
             scenarios: vec!["weekly".into()],
             weekday: vec![1],
             hour: vec![3],
             minute: vec![0],
             label: "ai.openclaw.rehearse.weekly".into(),
             report_dir: None,
-            dir: None,
-            no_load: false,
             program: None,
             working_dir: None,
         }
@@ -214,9 +284,21 @@ mod tests {
         }
     }
 
+    /// The resolver as it answers from a checkout's root.
+    fn fixtures(name: &str) -> Result<PathBuf, NotFound> {
+        if name == "weekly" {
+            Ok(PathBuf::from("fixtures/scenarios/weekly.toml"))
+        } else {
+            Err(NotFound {
+                name: name.into(),
+                tried: vec![PathBuf::from(format!("fixtures/scenarios/{name}.toml"))],
+            })
+        }
+    }
+
     #[test]
     fn defaults_come_from_the_environment() {
-        let s = resolve(&args(), &env()).unwrap();
+        let s = resolve(&args(), &env(), &fixtures).unwrap();
         assert_eq!(
             s.program,
             Path::new("/Users/r/src/rehearse/target/release/rehearse")
@@ -224,7 +306,13 @@ mod tests {
         assert_eq!(s.working_dir, Path::new("/Users/r/src/rehearse"));
         assert_eq!(s.report_dir, Path::new("/Users/r/src/rehearse/reports"));
         assert_eq!(
-            plist_path(&args(), &env()).unwrap(),
+            s.scenarios,
+            [Path::new(
+                "/Users/r/src/rehearse/fixtures/scenarios/weekly.toml"
+            )]
+        );
+        assert_eq!(
+            plist_path("ai.openclaw.rehearse.weekly", None, &env()).unwrap(),
             Path::new("/Users/r/Library/LaunchAgents/ai.openclaw.rehearse.weekly.plist")
         );
     }
@@ -235,26 +323,81 @@ mod tests {
         a.program = Some("./target/../bin/rehearse".into());
         a.working_dir = Some("/srv/reh".into());
         a.report_dir = Some("out/reports".into());
-        let s = resolve(&a, &env()).unwrap();
+        let s = resolve(&a, &env(), &fixtures).unwrap();
         assert_eq!(s.program, Path::new("/Users/r/src/rehearse/bin/rehearse"));
         assert_eq!(s.report_dir, Path::new("/srv/reh/out/reports"));
+        // The scenario resolves where the command runs, not under --working-dir.
+        assert_eq!(
+            s.scenarios,
+            [Path::new(
+                "/Users/r/src/rehearse/fixtures/scenarios/weekly.toml"
+            )]
+        );
     }
 
     #[test]
     fn bad_flags_are_plan_errors() {
         let mut a = args();
         a.scenarios.clear();
-        assert_eq!(resolve(&a, &env()), Err(PlanError::NoScenario));
+        assert_eq!(resolve(&a, &env(), &fixtures), Err(PlanError::NoScenario));
         let mut a = args();
         a.label = "../evil".into();
-        assert!(matches!(resolve(&a, &env()), Err(PlanError::Label(_))));
+        assert!(matches!(
+            resolve(&a, &env(), &fixtures),
+            Err(PlanError::Label(_))
+        ));
         let mut a = args();
         a.hour = vec![24];
-        assert!(matches!(resolve(&a, &env()), Err(PlanError::Calendar(_))));
+        assert!(matches!(
+            resolve(&a, &env(), &fixtures),
+            Err(PlanError::Calendar(_))
+        ));
         let e = Env {
             home: None,
             ..env()
         };
-        assert_eq!(resolve(&args(), &e), Err(PlanError::NoHome));
+        assert_eq!(resolve(&args(), &e, &fixtures), Err(PlanError::NoHome));
+        let mut a = args();
+        a.scenarios.push("weekyl".into());
+        let err = resolve(&a, &env(), &fixtures).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--scenario weekyl: no scenario named `weekyl`")
+                && err.contains("fixtures/scenarios/weekyl.toml"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn check_paths_wants_a_working_dir_and_an_executable_program() {
+        let tmp = tempfile::tempdir().unwrap();
+        let program = tmp.path().join("rehearse");
+        std::fs::write(&program, "#!/bin/sh\n").unwrap();
+        let spec = |working_dir: PathBuf, program: PathBuf| AgentSpec {
+            label: "l".into(),
+            program,
+            scenarios: vec![],
+            report_dir: tmp.path().join("reports"),
+            working_dir,
+            home: tmp.path().into(),
+            calendar: vec![],
+        };
+        let missing = tmp.path().join("no-such-dir");
+        let err = check_paths(&spec(missing.clone(), program.clone())).unwrap_err();
+        assert!(
+            matches!(err, PlanError::Missing { flag: "--working-dir", ref path, .. } if *path == missing)
+        );
+        #[cfg(unix)]
+        {
+            let err = check_paths(&spec(tmp.path().into(), program.clone())).unwrap_err();
+            assert!(
+                err.to_string().contains("is not an executable file"),
+                "not executable yet: {err}"
+            );
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        check_paths(&spec(tmp.path().into(), program.clone())).unwrap();
+        let err = check_paths(&spec(tmp.path().into(), tmp.path().into())).unwrap_err();
+        assert!(err.to_string().contains("--program"), "a directory: {err}");
     }
 }

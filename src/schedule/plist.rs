@@ -75,8 +75,9 @@ pub struct AgentSpec {
     pub label: String,
     /// Absolute path of the `rehearse` binary.
     pub program: PathBuf,
-    /// Scenario names or paths, in order.
-    pub scenarios: Vec<String>,
+    /// Absolute scenario files, in order (resolved when the plist is written, so the run at
+    /// 03:00 does not depend on its working directory to find them).
+    pub scenarios: Vec<PathBuf>,
     /// Absolute report directory.
     pub report_dir: PathBuf,
     /// Absolute working directory.
@@ -92,12 +93,20 @@ pub fn log_dir(home: &Path) -> PathBuf {
     home.join("Library/Logs/rehearse")
 }
 
+/// The directory the job's logs go to: the parent of `StandardOutPath` (launchd opens the
+/// files but never creates their directory).
+pub fn logs_of(agent: &LaunchAgent) -> Option<PathBuf> {
+    Path::new(&agent.standard_out_path)
+        .parent()
+        .map(Path::to_path_buf)
+}
+
 /// Builds the job from a resolved spec.
 pub fn build(spec: &AgentSpec) -> LaunchAgent {
     let mut args = vec![spec.program.display().to_string(), "run".to_string()];
     for s in &spec.scenarios {
         args.push("--scenario".into());
-        args.push(s.clone());
+        args.push(s.display().to_string());
     }
     args.push("--report-dir".into());
     args.push(spec.report_dir.display().to_string());
@@ -157,7 +166,10 @@ mod tests {
         AgentSpec {
             label: "ai.openclaw.rehearse.weekly".into(),
             program: "/usr/local/bin/rehearse".into(),
-            scenarios: vec!["weekly".into(), "a b & <c> \"d\"".into()],
+            scenarios: vec![
+                "/Users/r/rehearse/fixtures/scenarios/weekly.toml".into(),
+                "/Users/r/a b & <c> \"d\".toml".into(),
+            ],
             report_dir: "/Users/r/rehearse/reports".into(),
             working_dir: "/Users/r/rehearse".into(),
             home: "/Users/r".into(),
@@ -203,9 +215,9 @@ mod tests {
                 "/usr/local/bin/rehearse",
                 "run",
                 "--scenario",
-                "weekly",
+                "/Users/r/rehearse/fixtures/scenarios/weekly.toml",
                 "--scenario",
-                "a b & <c> \"d\"",
+                "/Users/r/a b & <c> \"d\".toml",
                 "--report-dir",
                 "/Users/r/rehearse/reports"
             ]
@@ -215,6 +227,10 @@ mod tests {
             "/Users/r/Library/Logs/rehearse/ai.openclaw.rehearse.weekly.out.log"
         );
         assert_eq!(a.environment_variables["PATH"], SANE_PATH);
+        assert_eq!(
+            logs_of(&a).as_deref(),
+            Some(Path::new("/Users/r/Library/Logs/rehearse"))
+        );
         let mut s = spec();
         s.program = "/Users/r/.cargo/bin/rehearse".into();
         assert_eq!(

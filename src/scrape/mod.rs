@@ -1,16 +1,24 @@
 //! Reading the engine's `/metrics`: a strict text-format 0.0.4 parser ([`parse`]), series
-//! selectors and sums ([`selector`]), the periodic scraper ([`scraper`]) and the breaker timeline
-//! derived from successive scrapes ([`timeline`]).
+//! selectors and sums ([`selector`]), the periodic scraper ([`scraper`]), the breaker timeline
+//! derived from successive scrapes ([`timeline`]), what a run keeps of its scrapes
+//! ([`compact`]: bounded, whatever the run's length) and the event log checked against the
+//! scrapes ([`agreement`]).
 
+pub mod compact;
 mod lexer;
 pub mod parse;
+mod rates;
 pub mod scraper;
 pub mod selector;
 mod validate;
 
+pub use compact::CompactScrapes;
 pub use parse::{Exposition, Family, MetricKind, ParseError, Sample, parse};
-pub use scraper::{Scrape, ScrapeLog, Scraper, ScraperConfig, metrics_url};
+pub use scraper::{Scrape, ScrapeLog, ScrapeSink, Scraper, ScraperConfig, metrics_url};
 pub use selector::Selector;
 pub mod timeline;
 
 pub use timeline::{RatePoint, StatePoint, Timeline, Timing, Transition};
+pub mod agreement;
+
+pub use agreement::{Disagreement, DisagreementKind, crosscheck};

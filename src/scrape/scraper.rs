@@ -1,8 +1,11 @@
 //! The periodic `/metrics` scraper. It GETs the URL every `interval` on tokio's clock (missed
-//! ticks are delayed, never bunched), stamps each scrape with ms since the run start, keeps the
-//! raw text (for `scrapes.prom`) and the parsed form, and takes one final scrape when the stop
+//! ticks are delayed, never bunched), stamps each scrape with ms since the run start, hands the
+//! raw text and the parsed form to a [`ScrapeSink`], and takes one final scrape when the stop
 //! future completes. A failed scrape (connection, timeout, status, parse) is recorded and
 //! counted, never fatal: the run goes on and the report says how many scrapes failed.
+//!
+//! [`ScrapeLog`] is the sink that keeps every scrape (tests, and `scrapes.prom` read back); a run
+//! streams its scrapes to `scrapes.prom` and keeps only a [`super::CompactScrapes`].
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -53,7 +56,29 @@ pub struct Scrape {
     pub parsed: Option<Arc<Exposition>>,
 }
 
-/// Everything a scraper run produced.
+/// Where a scraper puts what it fetched, one scrape at a time.
+pub trait ScrapeSink: Send {
+    /// A scrape that returned 200, `t_ms` after the run start: its raw text and, when it parsed,
+    /// the exposition (a parse error is reported to [`ScrapeSink::failure`] as well).
+    fn scrape(&mut self, t_ms: u64, text: &str, parsed: Option<&Arc<Exposition>>);
+    /// A failed scrape (connection, timeout, status, body or parse error).
+    fn failure(&mut self, t_ms: u64, error: &str);
+}
+
+/// Both sinks get every scrape and failure (e.g. `scrapes.prom` and the compact timeline).
+impl<A: ScrapeSink, B: ScrapeSink> ScrapeSink for (A, B) {
+    fn scrape(&mut self, t_ms: u64, text: &str, parsed: Option<&Arc<Exposition>>) {
+        self.0.scrape(t_ms, text, parsed);
+        self.1.scrape(t_ms, text, parsed);
+    }
+
+    fn failure(&mut self, t_ms: u64, error: &str) {
+        self.0.failure(t_ms, error);
+        self.1.failure(t_ms, error);
+    }
+}
+
+/// Every scrape, kept whole (its memory grows with the run: for tests and files read back).
 #[derive(Debug, Clone, Default)]
 pub struct ScrapeLog {
     /// Scrapes that returned 200, in time order (including ones that failed to parse).
@@ -147,6 +172,22 @@ impl ScrapeLog {
     }
 }
 
+impl ScrapeSink for ScrapeLog {
+    fn scrape(&mut self, t_ms: u64, text: &str, parsed: Option<&Arc<Exposition>>) {
+        self.ok += u64::from(parsed.is_some());
+        self.scrapes.push(Scrape {
+            t_ms,
+            text: text.to_string(),
+            parsed: parsed.cloned(),
+        });
+    }
+
+    fn failure(&mut self, t_ms: u64, error: &str) {
+        self.failures += 1;
+        self.last_error = Some(format!("t_ms={t_ms}: {error}"));
+    }
+}
+
 /// The latest parsed scrape, shared with a progress display.
 #[derive(Debug, Clone, Default)]
 pub struct Latest(Arc<Mutex<Option<Arc<Exposition>>>>);
@@ -190,7 +231,11 @@ impl Scraper {
 
     /// Scrapes every interval until `stop` completes, then once more, and returns the log.
     pub async fn run(&self, stop: impl Future<Output = ()>) -> ScrapeLog {
-        let mut log = ScrapeLog::default();
+        self.run_into(ScrapeLog::default(), stop).await
+    }
+
+    /// Scrapes every interval into `sink` until `stop` completes, then once more; returns it.
+    pub async fn run_into<S: ScrapeSink>(&self, mut sink: S, stop: impl Future<Output = ()>) -> S {
         let mut ticker = tokio::time::interval(self.cfg.interval.max(Duration::from_millis(1)));
         ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
         tokio::pin!(stop);
@@ -198,42 +243,36 @@ impl Scraper {
             tokio::select! {
                 biased;
                 _ = &mut stop => break,
-                _ = ticker.tick() => self.scrape_into(&mut log).await,
+                _ = ticker.tick() => self.scrape_into(&mut sink).await,
             }
         }
-        self.scrape_into(&mut log).await;
-        log
+        self.scrape_into(&mut sink).await;
+        sink
     }
 
-    /// Takes one scrape now and appends it (or the failure) to `log`.
-    pub async fn scrape_into(&self, log: &mut ScrapeLog) {
+    /// Takes one scrape now and hands it (or the failure) to `sink`.
+    pub async fn scrape_into(&self, sink: &mut impl ScrapeSink) {
         let res = tokio::time::timeout(self.cfg.timeout, self.fetch()).await;
         let t_ms = Instant::now()
             .saturating_duration_since(self.cfg.start)
             .as_millis() as u64;
         let text = match res {
             Ok(Ok(text)) => text,
-            Ok(Err(e)) => return fail(log, t_ms, e),
-            Err(_) => return fail(log, t_ms, format!("timed out after {:?}", self.cfg.timeout)),
+            Ok(Err(e)) => return sink.failure(t_ms, &e),
+            Err(_) => {
+                let e = format!("timed out after {:?}", self.cfg.timeout);
+                return sink.failure(t_ms, &e);
+            }
         };
         match parse(&text) {
             Ok(e) => {
                 let e = Arc::new(e);
                 self.latest.set(e.clone());
-                log.ok += 1;
-                log.scrapes.push(Scrape {
-                    t_ms,
-                    text,
-                    parsed: Some(e),
-                });
+                sink.scrape(t_ms, &text, Some(&e));
             }
             Err(e) => {
-                log.scrapes.push(Scrape {
-                    t_ms,
-                    text,
-                    parsed: None,
-                });
-                fail(log, t_ms, format!("exposition parse error at {e}"));
+                sink.scrape(t_ms, &text, None);
+                sink.failure(t_ms, &format!("exposition parse error at {e}"));
             }
         }
     }
@@ -256,9 +295,4 @@ impl Scraper {
         }
         String::from_utf8(bytes.to_vec()).map_err(|e| format!("body is not UTF-8: {e}"))
     }
-}
-
-fn fail(log: &mut ScrapeLog, t_ms: u64, e: String) {
-    log.failures += 1;
-    log.last_error = Some(format!("t_ms={t_ms}: {e}"));
 }

@@ -1,24 +1,32 @@
 //! The breaker timeline derived from successive scrapes: per-dep transitions (from
 //! `breaker_transitions_total` deltas, timed by `breaker_last_transition_timestamp_seconds`
 //! when it falls inside the scrape interval, else by the scrape time), the state of every
-//! breaker over time, and the request and error rates per scrape interval.
+//! breaker over time, and the request and error rates per scrape interval. [`Builder`] derives
+//! it one scrape at a time in memory that does not grow with the number of scrapes (the run
+//! keeps no scrape but the last); [`derive`] is the same over a slice of scrapes.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::parse::{Exposition, Sample};
+use super::rates::Rates;
 use crate::engine::events::BreakerState;
 
 /// Slack (ms) allowed between a transition timestamp and the scrape interval it was seen in.
 const STAMP_SLACK_MS: i64 = 250;
 /// Cap on transitions derived from one counter delta (a counter reset to garbage stays bounded).
 const MAX_PER_INTERVAL: u64 = 10_000;
+/// Most rate points a timeline keeps (a 300 s run scraped every 250 ms has 1 200); a longer run
+/// gets points that each cover 2, 4, … scrape intervals.
+pub const MAX_RATE_POINTS: usize = 2048;
 
 /// How an observed transition's time was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Timing {
+    /// The engine's own event (events.jsonl): the exact instant of the change.
+    Event,
     /// From `breaker_last_transition_timestamp_seconds` (ms precision).
     Timestamp,
     /// The time of the scrape that first showed it (late by up to one scrape interval).
@@ -56,9 +64,11 @@ pub struct StatePoint {
 pub struct RatePoint {
     /// End of the interval, ms since the run start.
     pub t_ms: u64,
-    /// `requests_total` increase per second.
+    /// `requests_total` increase per second (written rounded to 3 decimals).
+    #[serde(serialize_with = "crate::util::round::ser3")]
     pub requests_per_s: f64,
     /// Increase per second of `requests_total` with an outcome other than `ok`.
+    #[serde(serialize_with = "crate::util::round::ser3")]
     pub errors_per_s: f64,
 }
 
@@ -108,12 +118,88 @@ fn total(e: Option<&Exposition>, name: &str, keep: impl Fn(&Sample) -> bool) -> 
 
 /// Derives the timeline from scrapes `(t_ms since run start, parsed exposition)` in time order.
 /// `start_unix_s` is the run start in Unix seconds (what the engine's timestamps are relative to).
+/// The same as feeding every scrape to a [`Builder`] in order.
 pub fn derive(scrapes: &[(u64, &Exposition)], start_unix_s: f64) -> Timeline {
-    let mut tl = Timeline::default();
-    let mut current: BTreeMap<String, BreakerState> = BTreeMap::new();
-    let mut prev: Option<(u64, &Exposition)> = None;
-    for &(t_cur, cur) in scrapes {
-        let t_prev = prev.map_or(0, |p| p.0);
+    let mut b = Builder::new(start_unix_s);
+    for &(t_ms, e) in scrapes {
+        b.push(t_ms, e);
+    }
+    b.timeline()
+}
+
+/// The previous scrape, reduced to what the next [`Builder::push`] reads of it.
+#[derive(Debug, Clone, Default)]
+struct Prev {
+    t_ms: u64,
+    /// `breaker_transitions_total` by label set (the first sample of each).
+    transitions: BTreeMap<BTreeMap<String, String>, f64>,
+    /// The first `breaker_state` sample of each dep, raw.
+    state: BTreeMap<String, f64>,
+    /// Sum of every `requests_total` series.
+    requests: f64,
+    /// Sum of the `requests_total` series with an outcome other than `ok`.
+    errors: f64,
+}
+
+impl Prev {
+    fn of(t_ms: u64, e: &Exposition) -> Self {
+        let mut p = Prev {
+            t_ms,
+            ..Prev::default()
+        };
+        for s in e.samples() {
+            match s.name.as_str() {
+                "breaker_transitions_total" => {
+                    p.transitions.entry(s.labels.clone()).or_insert(s.value);
+                }
+                "breaker_state" => {
+                    if let Some(dep) = s.labels.get("dep") {
+                        p.state.entry(dep.clone()).or_insert(s.value);
+                    }
+                }
+                _ => {}
+            }
+        }
+        p.requests = total(Some(e), "requests_total", |_| true);
+        p.errors = total(Some(e), "requests_total", |s: &Sample| {
+            s.labels.get("outcome").is_some_and(|o| o != "ok")
+        });
+        p
+    }
+}
+
+/// The timeline derived one scrape at a time, keeping only what later scrapes and the result
+/// need: the previous scrape's transition counters, state gauges and request sums, every
+/// transition (a state change is never dropped), the first state seen of every dep, and at most
+/// [`MAX_RATE_POINTS`] rate points. Its size does not grow with the number of scrapes, only with
+/// the number of transitions.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    start_unix_s: f64,
+    transitions: Vec<Transition>,
+    current: BTreeMap<String, BreakerState>,
+    first_state: BTreeMap<String, BreakerState>,
+    prev: Option<Prev>,
+    rates: Rates,
+}
+
+impl Builder {
+    /// An empty timeline of a run that started at `start_unix_s` (Unix seconds).
+    pub fn new(start_unix_s: f64) -> Self {
+        Self {
+            start_unix_s,
+            transitions: Vec::new(),
+            current: BTreeMap::new(),
+            first_state: BTreeMap::new(),
+            prev: None,
+            rates: Rates::default(),
+        }
+    }
+
+    /// Adds the next parsed scrape, taken `t_cur` ms after the run start (times in order).
+    pub fn push(&mut self, t_cur: u64, cur: &Exposition) {
+        let prev = self.prev.as_ref();
+        let t_prev = prev.map_or(0, |p| p.t_ms);
         let mut fresh: BTreeMap<String, Vec<Transition>> = BTreeMap::new();
         for s in cur
             .samples()
@@ -127,8 +213,9 @@ pub fn derive(scrapes: &[(u64, &Exposition)], start_unix_s: f64) -> Timeline {
                 continue;
             };
             let before = prev
-                .and_then(|p| find(p.1, &s.name, s))
-                .map_or(0.0, |p| p.value);
+                .and_then(|p| p.transitions.get(&s.labels))
+                .copied()
+                .unwrap_or(0.0);
             let delta = if s.value >= before {
                 s.value - before
             } else {
@@ -139,7 +226,7 @@ pub fn derive(scrapes: &[(u64, &Exposition)], start_unix_s: f64) -> Timeline {
             }
             let n = (delta.round() as u64).min(MAX_PER_INTERVAL);
             let stamp = find(cur, "breaker_last_transition_timestamp_seconds", s)
-                .map(|ts| ((ts.value - start_unix_s) * 1000.0).round())
+                .map(|ts| ((ts.value - self.start_unix_s) * 1000.0).round())
                 .filter(|ms| ms.is_finite())
                 .map(|ms| ms as i64)
                 .filter(|&ms| {
@@ -169,39 +256,53 @@ pub fn derive(scrapes: &[(u64, &Exposition)], start_unix_s: f64) -> Timeline {
             });
         }
         for (dep, events) in fresh {
-            let start = current.get(&dep).copied().or_else(|| {
-                prev.and_then(|p| {
-                    p.1.samples()
-                        .find(|s| s.name == "breaker_state" && s.labels.get("dep") == Some(&dep))
-                        .and_then(|s| state_from_gauge(s.value))
-                })
+            let start = self.current.get(&dep).copied().or_else(|| {
+                prev.and_then(|p| p.state.get(&dep))
+                    .and_then(|&v| state_from_gauge(v))
             });
             let ordered = causal_order(events, start);
             if let Some(last) = ordered.last() {
-                current.insert(dep.clone(), last.to);
+                self.current.insert(dep.clone(), last.to);
             }
-            tl.transitions.extend(ordered);
+            self.transitions.extend(ordered);
         }
-        let dt = t_cur.saturating_sub(t_prev) as f64 / 1000.0;
-        if dt > 0.0 {
-            let p = prev.map(|p| p.1);
-            let all = |e| total(e, "requests_total", |_| true);
-            let bad = |e| {
-                total(e, "requests_total", |s: &Sample| {
-                    s.labels.get("outcome").is_some_and(|o| o != "ok")
-                })
-            };
-            tl.rates.push(RatePoint {
+        let next = Prev::of(t_cur, cur);
+        let dt_ms = t_cur.saturating_sub(t_prev);
+        if dt_ms > 0 {
+            let dt = dt_ms as f64 / 1000.0;
+            let (all, bad) = prev.map_or((0.0, 0.0), |p| (p.requests, p.errors));
+            let point = RatePoint {
                 t_ms: t_cur,
-                requests_per_s: (all(Some(cur)) - all(p)).max(0.0) / dt,
-                errors_per_s: (bad(Some(cur)) - bad(p)).max(0.0) / dt,
-            });
+                requests_per_s: (next.requests - all).max(0.0) / dt,
+                errors_per_s: (next.errors - bad).max(0.0) / dt,
+            };
+            self.rates.push(point, dt_ms);
         }
-        prev = Some((t_cur, cur));
+        // Deps that never transition get their gauge when first seen (see `states`).
+        for s in cur.samples().filter(|s| s.name == "breaker_state") {
+            if let (Some(dep), Some(state)) = (s.labels.get("dep"), state_from_gauge(s.value)) {
+                self.first_state.entry(dep.clone()).or_insert(state);
+            }
+        }
+        self.prev = Some(next);
     }
-    tl.transitions.sort_by_key(|t| t.t_ms); // stable: per-dep causal order is kept on ties
-    tl.states = states(&tl.transitions, scrapes);
-    tl
+
+    /// The timeline so far.
+    /// Per dep, its `breaker_state` when a scrape first showed it.
+    pub fn first_states(&self) -> &BTreeMap<String, BreakerState> {
+        &self.first_state
+    }
+
+    pub fn timeline(&self) -> Timeline {
+        let mut transitions = self.transitions.clone();
+        transitions.sort_by_key(|t| t.t_ms); // stable: per-dep causal order is kept on ties
+        let states = states(&transitions, &self.first_state);
+        Timeline {
+            transitions,
+            states,
+            rates: self.rates.points(),
+        }
+    }
 }
 
 /// Orders one interval's transitions of one dep by following the state chain from `start`,
@@ -225,9 +326,11 @@ fn causal_order(mut events: Vec<Transition>, start: Option<BreakerState>) -> Vec
     out
 }
 
-fn states(
+/// Per dep, the state as a step function from t = 0 through `transitions` (time-ordered); deps
+/// that never transitioned get their gauge from the first scrape that shows them.
+pub fn states(
     transitions: &[Transition],
-    scrapes: &[(u64, &Exposition)],
+    first_state: &BTreeMap<String, BreakerState>,
 ) -> BTreeMap<String, Vec<StatePoint>> {
     let mut out: BTreeMap<String, Vec<StatePoint>> = BTreeMap::new();
     for t in transitions {
@@ -244,13 +347,13 @@ fn states(
     }
     // Deps that never transitioned: their gauge when first seen (from t = 0: a breaker starts
     // in that state and did not change, or a transition would have been counted).
-    for (_, e) in scrapes {
-        for s in e.samples().filter(|s| s.name == "breaker_state") {
-            if let (Some(dep), Some(state)) = (s.labels.get("dep"), state_from_gauge(s.value)) {
-                out.entry(dep.clone())
-                    .or_insert_with(|| vec![StatePoint { t_ms: 0, state }]);
-            }
-        }
+    for (dep, &state) in first_state {
+        out.entry(dep.clone())
+            .or_insert_with(|| vec![StatePoint { t_ms: 0, state }]);
     }
     out
 }
+
+#[cfg(test)]
+#[path = "timeline_tests.rs"]
+mod tests;

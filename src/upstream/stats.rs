@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-/// Most arrivals kept per dep; later ones are only counted in `truncated`.
+/// Most arrivals kept per dep by default; later ones are only counted in `truncated`.
 pub const MAX_ARRIVALS_PER_DEP: usize = 100_000;
 
 /// The upstream's counters.
@@ -53,7 +53,7 @@ pub struct ProfileStats {
 pub struct DepStats {
     /// Each call's arrival, in order.
     pub arrivals: Vec<Arrival>,
-    /// Arrivals beyond [`MAX_ARRIVALS_PER_DEP`] (counted, not kept).
+    /// Arrivals beyond the cap ([`MAX_ARRIVALS_PER_DEP`] unless configured; counted, not kept).
     #[serde(default)]
     pub truncated: u64,
 }
@@ -86,14 +86,31 @@ pub(crate) struct Observation<'a> {
 }
 
 /// The stats plus the idempotency-key sets behind them.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct StatsState {
     pub stats: Stats,
     seen: HashSet<(String, String)>,
     executed: HashSet<(String, String)>,
+    arrival_cap: usize,
+}
+
+impl Default for StatsState {
+    fn default() -> Self {
+        Self::with_arrival_cap(MAX_ARRIVALS_PER_DEP)
+    }
 }
 
 impl StatsState {
+    /// Empty stats that keep at most `cap` arrivals per dep.
+    pub fn with_arrival_cap(cap: usize) -> Self {
+        Self {
+            stats: Stats::default(),
+            seen: HashSet::new(),
+            executed: HashSet::new(),
+            arrival_cap: cap,
+        }
+    }
+
     /// Adds one request; returns whether it was a duplicate execution.
     pub fn observe(&mut self, o: &Observation<'_>) -> bool {
         let s = &mut self.stats;
@@ -120,7 +137,7 @@ impl StatsState {
             }
         }
         let dep = entry(&mut s.deps, o.dep);
-        if dep.arrivals.len() < MAX_ARRIVALS_PER_DEP {
+        if dep.arrivals.len() < self.arrival_cap {
             dep.arrivals.push(Arrival {
                 t_ms: o.t_ms,
                 probe: o.probe,
@@ -174,5 +191,16 @@ mod tests {
         assert_eq!(r.faults["status"], 1);
         assert_eq!(r.profiles["abc123"].requests, 5);
         assert_eq!(st.stats.deps["ticket_create"].arrivals.len(), 5);
+    }
+
+    #[test]
+    fn arrivals_past_the_cap_are_only_counted() {
+        let mut st = StatsState::with_arrival_cap(2);
+        for _ in 0..5 {
+            st.observe(&obs(None, true, None));
+        }
+        let dep = &st.stats.deps["ticket_create"];
+        assert_eq!((dep.arrivals.len(), dep.truncated), (2, 3));
+        assert_eq!(st.stats.requests, 5);
     }
 }

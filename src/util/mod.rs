@@ -1,10 +1,16 @@
-//! Small helpers shared by several modules.
+//! Small helpers shared by several modules (atomic writes, fingerprints, arrival stamps, listen
+//! checks, signals, the `--speed` bounds with the one saturating scale, counted nouns and
+//! rounding of measured floats).
 
 pub mod arrival;
 pub mod atomic;
 pub mod fingerprint;
 pub mod listen;
+pub mod round;
 pub mod signal;
+pub mod speed;
+pub mod suggest;
+pub mod text;
 pub mod textpos;
 
 pub use atomic::write_atomic;

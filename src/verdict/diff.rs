@@ -6,13 +6,16 @@
 //! matched transition of that dep (its expected time if it was missing; the run start for the
 //! first). Observed transitions of such a dep that no expectation matched are `unexpected`.
 //! Every time and tolerance is divided by `speed`; tolerances never drop below 20 ms.
+//! A run stopped early ([`diff_until`]) marks what it never reached `not_reached` (see
+//! [`super::reach`]).
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
-use super::{ExpectKind, ExpectationResult, probe_spacing, secs, signed_secs};
+use super::reach::{Decided, settle};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, probe_spacing, secs, signed_secs};
 use crate::scrape::{Exposition, Transition};
 
 /// Floor of every scaled tolerance.
@@ -30,17 +33,9 @@ pub struct ProbeArrival {
     pub probe: bool,
 }
 
-fn speed_or_one(speed: f64) -> f64 {
-    if speed.is_finite() && speed > 0.0 {
-        speed
-    } else {
-        1.0
-    }
-}
-
-/// A duration at speed 1 → ms at `speed`.
+/// A duration at speed 1 → ms at `speed` (saturating; see [`crate::util::speed::scale_ms`]).
 pub fn scaled_ms(d: Duration, speed: f64) -> i64 {
-    (d.as_secs_f64() * 1000.0 / speed_or_one(speed)).round() as i64
+    crate::util::speed::scale_ms(d, speed)
 }
 
 /// A tolerance at speed 1 → ms at `speed`, never below 20 ms.
@@ -49,13 +44,27 @@ pub fn scaled_tolerance(d: Duration, speed: f64) -> i64 {
 }
 
 /// Checks `expect` (already filtered to one policy run, see `Expectations::for_policy`) against
-/// the observed `transitions` (time-ordered), the `final_scrape` and the upstream's `arrivals`.
+/// the observed `transitions` (time-ordered), the `final_scrape` and the upstream's `arrivals`
+/// of a run that reached its `duration`.
 pub fn diff(
     expect: &Expectations,
     transitions: &[Transition],
     final_scrape: Option<&Exposition>,
     arrivals: &[ProbeArrival],
     speed: f64,
+) -> Vec<ExpectationResult> {
+    diff_until(expect, transitions, final_scrape, arrivals, speed, None)
+}
+
+/// [`diff`] of a run stopped at `stop_ms` (run ms; `None` = it reached `duration`): every result's
+/// status follows [`reach::status`] — what the stop came before is `not_reached`.
+pub fn diff_until(
+    expect: &Expectations,
+    transitions: &[Transition],
+    final_scrape: Option<&Exposition>,
+    arrivals: &[ProbeArrival],
+    speed: f64,
+    stop_ms: Option<u64>,
 ) -> Vec<ExpectationResult> {
     let mut out = Vec::new();
     let mut deps: Vec<&str> = Vec::new();
@@ -68,10 +77,12 @@ pub fn diff(
         let exp: Vec<&ExpectTransition> =
             expect.transition.iter().filter(|e| e.dep == dep).collect();
         let obs: Vec<&Transition> = transitions.iter().filter(|t| t.dep == dep).collect();
-        out.extend(diff_dep(dep, &exp, &obs, speed));
+        out.extend(diff_dep(dep, &exp, &obs, speed, stop_ms));
     }
     for m in &expect.metric {
-        out.push(diff_metric(m, final_scrape));
+        let mut r = diff_metric(m, final_scrape);
+        settle(&mut r, &m.series.to_string(), Decided::EndOfRun, stop_ms);
+        out.push(r);
     }
     for n in &expect.no_transition {
         let seen: Vec<&Transition> = transitions.iter().filter(|t| t.dep == n.dep).collect();
@@ -85,18 +96,40 @@ pub fn diff(
             ),
         };
         let detail = format!("{} expected no transition, observed {observed}", n.dep);
-        out.push(ExpectationResult {
+        let mut r = ExpectationResult {
             kind: ExpectKind::NoTransition,
             dep: Some(n.dep.clone()),
+            series: None,
             expected: "no transition".into(),
             observed,
+            expected_ms: None,
+            observed_ms: seen.first().map(|t| t.t_ms as i64),
             delta_ms: None,
+            tolerance_ms: None,
             ok: seen.is_empty(),
+            status: ExpectStatus::from_ok(seen.is_empty()),
             detail,
-        });
+        };
+        // A transition seen is a failure for good; none seen yet vouches for nothing.
+        let decided = if r.ok {
+            Decided::EndOfRun
+        } else {
+            Decided::Now
+        };
+        settle(&mut r, &n.dep, decided, stop_ms);
+        out.push(r);
     }
     for p in &expect.probe_spacing {
-        out.push(probe_spacing::check(p, arrivals, speed));
+        let mut r = probe_spacing::check(p, arrivals, speed);
+        // Two probes too close is a failure for good; a measured gap (or no probe) so far is not.
+        let too_close = !r.ok && r.delta_ms.is_some();
+        let decided = if too_close {
+            Decided::Now
+        } else {
+            Decided::EndOfRun
+        };
+        settle(&mut r, &p.dep, decided, stop_ms);
+        out.push(r);
     }
     out
 }
@@ -110,6 +143,7 @@ fn diff_dep(
     exp: &[&ExpectTransition],
     obs: &[&Transition],
     speed: f64,
+    stop_ms: Option<u64>,
 ) -> Vec<ExpectationResult> {
     let mut out = Vec::new();
     let mut used = vec![false; obs.len()];
@@ -134,6 +168,7 @@ fn diff_dep(
             }
             (None, None) => (None, format!("{want} (any time)")),
         };
+        let tolerance_ms = exp_t.map(|_| tol);
         let candidates: Vec<usize> = (cursor..obs.len())
             .filter(|&i| obs[i].from == e.from && obs[i].to == e.to)
             .collect();
@@ -155,27 +190,41 @@ fn diff_dep(
                     Some(d) => format!(" ({}, outside tolerance)", signed_secs(d)),
                     None => String::new(),
                 };
-                out.push(ExpectationResult {
+                let mut r = ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
+                    series: None,
                     detail: format!("{dep} {expected}, observed at {}{how}", secs(t)),
                     expected,
                     observed: secs(t),
+                    expected_ms: exp_t,
+                    observed_ms: Some(t),
                     delta_ms: delta,
+                    tolerance_ms,
                     ok,
-                });
+                    status: ExpectStatus::from_ok(ok),
+                };
+                settle(&mut r, dep, due(exp_t, tol), stop_ms);
+                out.push(r);
                 anchor = Some(t);
             }
             None => {
-                out.push(ExpectationResult {
+                let mut r = ExpectationResult {
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
+                    series: None,
                     detail: format!("{dep} {expected}, missing (no {want} observed in order)"),
                     expected,
                     observed: "missing".into(),
+                    expected_ms: exp_t,
+                    observed_ms: None,
                     delta_ms: None,
+                    tolerance_ms,
                     ok: false,
-                });
+                    status: ExpectStatus::Fail,
+                };
+                settle(&mut r, dep, due(exp_t, tol), stop_ms);
+                out.push(r);
                 anchor = exp_t;
             }
         }
@@ -185,10 +234,15 @@ fn diff_dep(
         out.push(ExpectationResult {
             kind: ExpectKind::Transition,
             dep: Some(dep.to_string()),
-            expected: "none".into(),
+            series: None,
+            expected: super::UNEXPECTED.into(),
             observed: format!("{} at {at}", arrow(t)),
+            expected_ms: None,
+            observed_ms: Some(t.t_ms as i64),
             delta_ms: None,
+            tolerance_ms: None,
             ok: false,
+            status: ExpectStatus::Fail,
             detail: format!(
                 "{dep} {} unexpected at {at} (not in the expected sequence)",
                 arrow(t)
@@ -196,6 +250,12 @@ fn diff_dep(
         });
     }
     out
+}
+
+/// When an expected transition is settled: at its expected time plus tolerance, or (expected at
+/// any time) only at the end of the run.
+fn due(exp_t: Option<i64>, tol: i64) -> Decided {
+    exp_t.map_or(Decided::EndOfRun, |t| Decided::At(t.saturating_add(tol)))
 }
 
 /// Formats a metric value: integers without a fraction.
@@ -225,11 +285,16 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         return ExpectationResult {
             kind: ExpectKind::Metric,
             dep: None,
+            series: Some(series.clone()),
             detail: format!("{series} expected {expected}, observed nothing (no final scrape)"),
             expected,
             observed: "no final scrape".into(),
+            expected_ms: None,
+            observed_ms: None,
             delta_ms: None,
+            tolerance_ms: None,
             ok: false,
+            status: ExpectStatus::Fail,
         };
     };
     let v = e.sum(&m.series);
@@ -252,13 +317,18 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
     ExpectationResult {
         kind: ExpectKind::Metric,
         dep: None,
+        series: Some(series.clone()),
         detail: format!(
             "{series} expected {expected}, observed {}{delta}, {verdict}",
             num(v)
         ),
         expected,
         observed: num(v),
+        expected_ms: None,
+        observed_ms: None,
         delta_ms: None,
+        tolerance_ms: None,
         ok,
+        status: ExpectStatus::from_ok(ok),
     }
 }

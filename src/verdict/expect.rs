@@ -229,6 +229,14 @@ impl Expectations {
         }
     }
 
+    /// How many expectations (tables) there are.
+    pub fn len(&self) -> usize {
+        self.transition.len()
+            + self.metric.len()
+            + self.no_transition.len()
+            + self.probe_spacing.len()
+    }
+
     /// True when there is nothing to check.
     pub fn is_empty(&self) -> bool {
         self.transition.is_empty()

@@ -1,15 +1,17 @@
 //! The diff of expected against observed behaviour (pure, no I/O): expected breaker transitions
 //! per dep in order with tolerances, metric bounds on the final scrape, deps that must never
 //! transition, and half-open probe spacing at the upstream. Every result carries one line that
-//! says what was expected, what was observed and the delta.
+//! says what was expected, what was observed and the delta, and a status: pass, fail, or — in a
+//! run stopped early — not_reached ([`reach`]).
 
 pub mod diff;
 pub mod expect;
 pub mod probe_spacing;
+pub mod reach;
 
 use serde::{Deserialize, Serialize};
 
-pub use diff::{ProbeArrival, diff, scaled_tolerance};
+pub use diff::{ProbeArrival, diff, diff_until, scaled_tolerance};
 pub use expect::{
     ExpectError, ExpectMetric, ExpectNoTransition, ExpectProbeSpacing, ExpectTransition,
     Expectations,
@@ -41,6 +43,35 @@ impl ExpectKind {
     }
 }
 
+/// Where one expectation stands after a run (report.json `expectations[].status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectStatus {
+    /// It held.
+    Pass,
+    /// It did not hold, and the run got far enough to say so.
+    Fail,
+    /// The run stopped before the expectation was due (its time plus tolerance lies after the
+    /// stop, or it is judged at the end of the run): neither a pass nor a failure.
+    NotReached,
+}
+
+impl ExpectStatus {
+    /// `pass`, `fail` or `not_reached`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::NotReached => "not_reached",
+        }
+    }
+
+    /// The status of a finished run's check: pass when it held, else fail.
+    pub fn from_ok(ok: bool) -> Self {
+        if ok { Self::Pass } else { Self::Fail }
+    }
+}
+
 /// One checked expectation (a row of report.json `expectations[]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExpectationResult {
@@ -48,16 +79,44 @@ pub struct ExpectationResult {
     pub kind: ExpectKind,
     /// The dep it is about (`null` for metrics).
     pub dep: Option<String>,
+    /// The metric selector a metric expectation sums (`null` for the other kinds).
+    #[serde(default)]
+    pub series: Option<String>,
     /// The expectation, short (`closed→open at 22.000s ±3.000s`, `= 0`).
     pub expected: String,
     /// What was observed, short (`26.120s`, `missing`, `3`).
     pub observed: String,
+    /// The expected time in ms, for kinds with times: a transition's due time since the run
+    /// start, a probe spacing's minimum gap (null otherwise, and for a transition at any time).
+    #[serde(default)]
+    pub expected_ms: Option<i64>,
+    /// The observed time in ms: a matched or unexpected transition's time since the run start,
+    /// the first transition of a `no_transition` dep, the smallest probe gap (null otherwise).
+    #[serde(default)]
+    pub observed_ms: Option<i64>,
     /// observed − expected in ms, for timed expectations that matched something.
     pub delta_ms: Option<i64>,
-    /// Whether it held.
+    /// The allowed deviation in ms: ± around a transition's due time, the slack below a probe
+    /// spacing's minimum (null when there is none).
+    #[serde(default)]
+    pub tolerance_ms: Option<i64>,
+    /// Whether it held (false for `not_reached`: it was not shown to hold).
     pub ok: bool,
+    /// pass | fail | not_reached (an interrupted run never reached its due time).
+    pub status: ExpectStatus,
     /// The one-line explanation.
     pub detail: String,
+}
+
+/// `expected` of a row for an observed transition no expectation matched.
+pub const UNEXPECTED: &str = "none";
+
+impl ExpectationResult {
+    /// True for a row that reports an unexpected observed transition rather than checking an
+    /// expectation of the scenario (such rows always fail).
+    pub fn is_unexpected(&self) -> bool {
+        self.kind == ExpectKind::Transition && self.expected == UNEXPECTED
+    }
 }
 
 /// Formats milliseconds as seconds with three decimals (`22.000s`).

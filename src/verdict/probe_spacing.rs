@@ -4,7 +4,7 @@
 
 use super::diff::{ProbeArrival, scaled_ms, scaled_tolerance};
 use super::expect::ExpectProbeSpacing;
-use super::{ExpectKind, ExpectationResult, secs, signed_secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, secs, signed_secs};
 
 /// Checks that consecutive probe arrivals of `e.dep` are at least `e.min` apart (scaled by
 /// `speed`, minus the scaled tolerance when one is given). No probe at all fails; a single
@@ -29,13 +29,18 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
         format!("probes ≥ {} apart", secs(min_ms))
     };
     let dep = e.dep.clone();
-    let result = |observed: String, delta_ms, ok, detail| ExpectationResult {
+    let result = |observed: String, gap_ms: Option<i64>, ok, detail| ExpectationResult {
         kind: ExpectKind::ProbeSpacing,
         dep: Some(dep.clone()),
+        series: None,
         expected: expected.clone(),
         observed,
-        delta_ms,
+        expected_ms: Some(min_ms),
+        observed_ms: gap_ms,
+        delta_ms: gap_ms.map(|g| g - min_ms),
+        tolerance_ms: (slack > 0).then_some(slack),
         ok,
+        status: ExpectStatus::from_ok(ok),
         detail,
     };
     match times.len() {
@@ -66,7 +71,7 @@ pub fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> E
             let how = if ok { "ok" } else { "too close" };
             result(
                 format!("min gap {}", secs(gap)),
-                Some(delta),
+                Some(gap),
                 ok,
                 format!(
                     "{dep} expected {expected}, observed min gap {} over {n} probes (between {} and {}; {}), {how}",

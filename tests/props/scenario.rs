@@ -55,7 +55,7 @@ proptest! {
         let text = apply(&fixture(&format!("fixtures/scenarios/{which}.toml")), &edits);
         if let Some(file) = parse_located(&text) {
             // Semantic checks (traffic file included) must answer, never panic.
-            let _ = check_file(&path_of(which), file);
+            let _ = check_file(&path_of(which), &text, file);
         }
     }
 

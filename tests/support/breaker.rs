@@ -110,6 +110,9 @@ pub fn observed_engine<T: rehearse::engine::Transport>(
         sink.clone(),
         t0,
     ));
+    let at_scrape: std::sync::Weak<dyn rehearse::engine::metrics::AtScrape> =
+        Arc::<Breakers>::downgrade(&breakers);
+    metrics.advance_at_scrape(at_scrape);
     let mut opts = rehearse::engine::EngineOptions::new(t0);
     opts.seed = 7;
     let engine =

@@ -93,3 +93,110 @@ pub fn run_scenario(path: &Path, speed: &str, report_dir: &Path) -> Output {
         ],
     )
 }
+
+/// The JSON lines of `path`.
+fn jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", path.display())))
+        .collect()
+}
+
+/// Fault kinds that fail a canary (its call errs, stalls or is cut); `latency` and
+/// `slow_stream` only slow it (the fixtures keep them far inside every deadline).
+const FAILING_FAULTS: &[&str] = &[
+    "status",
+    "rate_limit",
+    "stall",
+    "reset",
+    "reset_mid_stream",
+    "stall_stream",
+    "ws_close",
+    "ws_ping_timeout",
+];
+
+/// Issue 12 item 6: the report's canary numbers reconcile with upstream.jsonl. Per policy and
+/// dep, canaries run one at a time, so the k-th `health_check` event answers the k-th canary
+/// record: every counted canary has its record (at most one more record: a canary cut by the end
+/// of the run, which is not counted), each answer comes after its arrival and before the next
+/// canary's, and a canary failed exactly when the upstream applied a failing fault to it.
+/// Returns the (calls, failures) summed over every policy and dep.
+pub fn assert_canaries_reconcile(report_md: &Path) -> (u64, u64) {
+    let dir = report_md.parent().expect("run dir");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let events = jsonl(&dir.join("events.jsonl"));
+    let upstream = jsonl(&dir.join("upstream.jsonl"));
+    let mut totals = (0, 0);
+    for p in report["policies"].as_array().expect("policies") {
+        let policy = p["policy"].as_str().unwrap();
+        let health = p["health"].as_object().cloned().unwrap_or_default();
+        for (dep, row) in &health {
+            let calls = row["canary_calls"].as_u64().unwrap();
+            let failures = row["canary_failures"].as_u64().unwrap();
+            totals.0 += calls;
+            totals.1 += failures;
+            let checks: Vec<(u64, bool)> = events
+                .iter()
+                .filter(|e| {
+                    e["policy"] == policy
+                        && e["event"] == "health_check"
+                        && e["dep"] == dep.as_str()
+                })
+                .map(|e| (e["t_ms"].as_u64().unwrap(), e["ok"].as_bool().unwrap()))
+                .collect();
+            let records: Vec<(u64, Option<String>)> = upstream
+                .iter()
+                .filter(|r| {
+                    r["policy"] == policy && r["canary"] == true && r["dep"] == dep.as_str()
+                })
+                .map(|r| {
+                    (
+                        r["t_ms"].as_u64().unwrap(),
+                        r["fault"].as_str().map(String::from),
+                    )
+                })
+                .collect();
+            let at = format!("{policy}/{dep}");
+            assert_eq!(checks.len() as u64, calls, "{at}: report vs events.jsonl");
+            assert_eq!(
+                checks.iter().filter(|c| !c.1).count() as u64,
+                failures,
+                "{at}: failures vs events.jsonl"
+            );
+            assert!(
+                records.len() as u64 >= calls && records.len() as u64 <= calls + 1,
+                "{at}: {calls} canaries counted, {} upstream records",
+                records.len()
+            );
+            for (k, (check, record)) in checks.iter().zip(&records).enumerate() {
+                assert!(check.0 >= record.0, "{at}: answer {k} before its arrival");
+                if let Some(next) = records.get(k + 1) {
+                    assert!(next.0 + 1 >= check.0, "{at}: canary {k} overlaps the next");
+                }
+                let faulted = record
+                    .1
+                    .as_deref()
+                    .is_some_and(|f| FAILING_FAULTS.contains(&f));
+                assert_eq!(
+                    !check.1, faulted,
+                    "{at}: canary {k} at {} ms ok={} but upstream applied {:?}",
+                    record.0, check.1, record.1
+                );
+            }
+        }
+        // Every dep the upstream saw canaries for has its row.
+        for r in upstream
+            .iter()
+            .filter(|r| r["policy"] == policy && r["canary"] == true)
+        {
+            let dep = r["dep"].as_str().unwrap();
+            assert!(
+                health.contains_key(dep),
+                "{policy}/{dep}: canary records but no report row"
+            );
+        }
+    }
+    totals
+}

@@ -137,14 +137,9 @@ impl BreakerConfig {
     }
 }
 
-/// `d / speed`, treating a non-positive or non-finite speed as 1.
-pub fn scale(d: Duration, speed: f64) -> Duration {
-    if speed.is_finite() && speed > 0.0 {
-        d.div_f64(speed)
-    } else {
-        d
-    }
-}
+/// `d / speed`, saturating; a non-positive or non-finite speed counts as 1 (the crate's one
+/// scale, [`crate::util::speed::scale`]).
+pub use crate::util::speed::scale;
 
 #[cfg(test)]
 mod tests {

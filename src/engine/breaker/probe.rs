@@ -44,8 +44,9 @@ impl Latencies {
 pub fn probe_timeout(p99: Option<Duration>, cfg: &BreakerConfig) -> Duration {
     match p99 {
         None => cfg.probe_timeout_cap,
-        Some(p) => p
-            .mul_f64(cfg.probe_timeout_factor)
+        // Saturating: a huge factor (user input) times a slow answer must not panic.
+        Some(p) => Duration::try_from_secs_f64(p.as_secs_f64() * cfg.probe_timeout_factor)
+            .unwrap_or(cfg.probe_timeout_cap)
             .clamp(cfg.probe_timeout_floor, cfg.probe_timeout_cap),
     }
 }

@@ -32,9 +32,10 @@ impl Fault for LatencyFault {
         }
         let j = jitter.as_secs_f64();
         let offset = ctx.rng.gen_range(-j..=j);
-        Action::Delay(Duration::from_secs_f64(
-            (delay.as_secs_f64() + offset).max(0.0),
-        ))
+        Action::Delay(
+            Duration::try_from_secs_f64((delay.as_secs_f64() + offset).max(0.0))
+                .unwrap_or(Duration::MAX),
+        )
     }
 }
 

@@ -9,8 +9,8 @@
 //! ## Canaries
 //! Faults apply to the engine's synthetic health checks (requests with `X-Rehearse-Canary`)
 //! like to any request in scope, with two rules that keep user traffic's faults identical to a
-//! run without canaries: `first = N` counts user traffic only (a canary sees a `first` fault
-//! while it is still armed but never uses it up), and `probability` draws for canaries come from
+//! run without canaries: a `first = N` fault is aimed at N user requests only (a canary never
+//! sees it, armed or not, and never uses it up), and `probability` draws for canaries come from
 //! a separate seeded stream.
 
 mod latency;
@@ -69,7 +69,7 @@ pub struct FaultSpec {
     pub until: Option<Duration>,
     /// Chance that a matching request is hit (seeded RNG), 0..=1.
     pub probability: f64,
-    /// Only the first N matching user requests (canaries do not count; see the module doc).
+    /// Only the first N matching user requests (canaries neither see nor count; see the module doc).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first: Option<u64>,
     /// What the fault does.
@@ -162,14 +162,9 @@ impl ActionCtx<'_> {
     }
 }
 
-/// `d` divided by `speed` (a non-positive or non-finite speed counts as 1).
-pub fn scale(d: Duration, speed: f64) -> Duration {
-    if speed.is_finite() && speed > 0.0 {
-        d.div_f64(speed)
-    } else {
-        d
-    }
-}
+/// `d` divided by `speed`, saturating (a non-positive or non-finite speed counts as 1): the
+/// crate's one scale, [`crate::util::speed::scale`].
+pub use crate::util::speed::scale;
 
 /// What the server does for one faulted request.
 #[derive(Debug, Clone, PartialEq)]

@@ -215,10 +215,10 @@ impl FaultTable {
     }
 
     /// Like [`select`](Self::select), for a user request or a canary (`X-Rehearse-Canary`).
-    /// A canary sees every fault a user request would see at that instant — a `first = N` fault
-    /// while it is still armed — but never counts towards `first` (so it cannot eat a fault
-    /// meant for user traffic) and draws probabilities from its own RNG stream (so user traffic
-    /// gets the same faults as in a run without canaries).
+    /// A canary sees every fault a user request would see at that instant except `first = N`
+    /// faults: those are aimed at N user requests, so a canary neither sees nor uses one up (it
+    /// falls through to the next fault in scope). It draws probabilities from its own RNG stream,
+    /// so user traffic gets the same faults as in a run without canaries.
     pub fn select_for(
         &mut self,
         req: &RequestScope<'_>,
@@ -233,7 +233,7 @@ impl FaultTable {
                 continue;
             }
             if let Some(first) = spec.first
-                && self.matched[i] >= first
+                && (canary || self.matched[i] >= first)
             {
                 continue;
             }

@@ -110,14 +110,26 @@ fn ws_kinds_skip_http_routes_under_star() {
 }
 
 #[test]
-fn canaries_see_an_armed_first_n_fault_but_never_use_it_up() {
-    let mut t = table("[[fault]]\nroute='llm'\nkind='stall'\nfirst=1\n", 1);
+fn canaries_never_see_a_first_n_fault_nor_use_it_up() {
+    // A `first = N` fault is aimed at N user requests (issue 12): a canary arriving while it is
+    // armed passes it by and falls through to the next fault in scope.
+    let mut t = table(
+        "[[fault]]\nroute='llm'\nkind='stall'\nfirst=1\n\
+         [[fault]]\nroute='llm'\nkind='status'\nstatus=503\nfrom='5s'\n",
+        1,
+    );
     let (s, r) = (Instant::now(), llm(Some("p1"), None));
+    let later = s + Duration::from_secs(6);
     for _ in 0..3 {
         assert_eq!(
             t.select_for(&r, s, s, 1.0, true),
-            Some(0),
-            "armed: canary hit"
+            None,
+            "armed: canary spared"
+        );
+        assert_eq!(
+            t.select_for(&r, s, later, 1.0, true),
+            Some(1),
+            "the next fault in scope still applies to canaries"
         );
     }
     assert_eq!(
@@ -125,12 +137,8 @@ fn canaries_see_an_armed_first_n_fault_but_never_use_it_up() {
         Some(0),
         "the user's first call still gets it"
     );
-    assert_eq!(
-        t.select_for(&r, s, s, 1.0, true),
-        None,
-        "used up by the user"
-    );
-    assert_eq!(t.select(&r, s, s, 1.0), None);
+    assert_eq!(t.select(&r, s, s, 1.0), None, "used up by that one call");
+    assert_eq!(t.select_for(&r, s, s, 1.0, true), None);
 }
 
 #[test]

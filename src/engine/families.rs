@@ -1,0 +1,347 @@
+//! The catalogue of the engine's metric families (DESIGN section 8): name, help, type, label
+//! names and histogram buckets, in DESIGN order. [`super::metrics::Metrics`] builds its
+//! registry from these definitions, and scenario validation checks `[[expect.metric]]`
+//! selectors against them ([`check_selector`]), so a series the engine does not export, or a
+//! label its family does not have, is caught before a run instead of summing to a vacuous 0.
+
+use crate::util::suggest::closest;
+
+/// Buckets of `breaker_probe_latency_seconds` (DESIGN section 8).
+pub const PROBE_BUCKETS: [f64; 7] = [0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0];
+
+/// Buckets of `request_latency_seconds` (up to the 120 s llm_inference total deadline).
+pub const REQUEST_BUCKETS: [f64; 14] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
+];
+
+/// A family's Prometheus type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FamilyType {
+    /// A monotonic counter.
+    Counter,
+    /// A gauge.
+    Gauge,
+    /// A histogram with these bucket bounds (samples `_bucket{le}`, `_sum`, `_count`).
+    Histogram(&'static [f64]),
+}
+
+impl FamilyType {
+    /// The `# TYPE` word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Counter => "counter",
+            Self::Gauge => "gauge",
+            Self::Histogram(_) => "histogram",
+        }
+    }
+}
+
+/// One metric family the engine exports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Family {
+    /// The family name (for histograms, the base name).
+    pub name: &'static str,
+    /// `# HELP` text.
+    pub help: &'static str,
+    /// `# TYPE`.
+    pub kind: FamilyType,
+    /// Label names, in declaration order.
+    pub labels: &'static [&'static str],
+}
+
+const DFT: &[&str] = &["dep", "from", "to"];
+const DEP: &[&str] = &["dep"];
+
+/// `breaker_state`.
+pub const BREAKER_STATE: Family = Family {
+    name: "breaker_state",
+    help: "Breaker state per dependency: 0 closed, 1 half_open, 2 open.",
+    kind: FamilyType::Gauge,
+    labels: DEP,
+};
+/// `breaker_transitions_total`.
+pub const TRANSITIONS: Family = Family {
+    name: "breaker_transitions_total",
+    help: "Breaker state transitions.",
+    kind: FamilyType::Counter,
+    labels: DFT,
+};
+/// `breaker_last_transition_timestamp_seconds`.
+pub const LAST_TRANSITION: Family = Family {
+    name: "breaker_last_transition_timestamp_seconds",
+    help: "Unix time (ms precision) of the latest transition of each kind.",
+    kind: FamilyType::Gauge,
+    labels: DFT,
+};
+/// `breaker_rejections_total`.
+pub const REJECTIONS: Family = Family {
+    name: "breaker_rejections_total",
+    help: "Calls rejected at once by an open or pacing half-open breaker.",
+    kind: FamilyType::Counter,
+    labels: DEP,
+};
+/// `breaker_probe_latency_seconds`.
+pub const PROBE_LATENCY: Family = Family {
+    name: "breaker_probe_latency_seconds",
+    help: "Latency of half-open probes.",
+    kind: FamilyType::Histogram(&PROBE_BUCKETS),
+    labels: DEP,
+};
+/// `breaker_retry_after_skips_total`.
+pub const RETRY_AFTER_SKIPS: Family = Family {
+    name: "breaker_retry_after_skips_total",
+    help: "Half-open transitions deferred because a Retry-After reached further.",
+    kind: FamilyType::Counter,
+    labels: DEP,
+};
+/// `requests_total`.
+pub const REQUESTS: Family = Family {
+    name: "requests_total",
+    help: "Attempts at a dependency by outcome (probes included, canaries not).",
+    kind: FamilyType::Counter,
+    labels: &["dep", "outcome"],
+};
+/// `request_latency_seconds`.
+pub const REQUEST_LATENCY: Family = Family {
+    name: "request_latency_seconds",
+    help: "Latency of attempts that reached the dependency.",
+    kind: FamilyType::Histogram(&REQUEST_BUCKETS),
+    labels: DEP,
+};
+/// `profile_cooldowns_total`.
+pub const COOLDOWNS: Family = Family {
+    name: "profile_cooldowns_total",
+    help: "Cooldowns written to auth profiles.",
+    kind: FamilyType::Counter,
+    labels: &["provider", "profile", "reason"],
+};
+/// `profile_retries_total`.
+pub const RETRIES: Family = Family {
+    name: "profile_retries_total",
+    help: "Same-profile retries (retry gate).",
+    kind: FamilyType::Counter,
+    labels: &["provider", "reason"],
+};
+/// `profile_rotations_total`.
+pub const ROTATIONS: Family = Family {
+    name: "profile_rotations_total",
+    help: "Rotations to the next auth profile.",
+    kind: FamilyType::Counter,
+    labels: &["provider", "reason"],
+};
+/// `model_fallbacks_total`.
+pub const FALLBACKS: Family = Family {
+    name: "model_fallbacks_total",
+    help: "Requests moved to a fallback model.",
+    kind: FamilyType::Counter,
+    labels: &["from", "to", "reason"],
+};
+/// `retry_budget_exhausted_total`.
+pub const BUDGET_EXHAUSTED: Family = Family {
+    name: "retry_budget_exhausted_total",
+    help: "Retries refused because the request's token budget was spent.",
+    kind: FamilyType::Counter,
+    labels: &["class"],
+};
+/// `timeouts_total`.
+pub const TIMEOUTS: Family = Family {
+    name: "timeouts_total",
+    help: "Deadlines that expired, by operation class and phase.",
+    kind: FamilyType::Counter,
+    labels: &["class", "phase"],
+};
+/// `idempotent_duplicates_total`.
+pub const DUPLICATES: Family = Family {
+    name: "idempotent_duplicates_total",
+    help: "Non-idempotent calls executed twice under one Idempotency-Key (must be 0).",
+    kind: FamilyType::Counter,
+    labels: DEP,
+};
+/// `health_breaker_disagreement_seconds`.
+pub const DISAGREEMENT: Family = Family {
+    name: "health_breaker_disagreement_seconds",
+    help: "How long canary and breaker have disagreed (0 while they agree); alert at 180.",
+    kind: FamilyType::Gauge,
+    labels: DEP,
+};
+/// `throttled_total`.
+pub const THROTTLED: Family = Family {
+    name: "throttled_total",
+    help: "Requests of a tenant over its tokens-per-minute budget routed to the cheaper model.",
+    kind: FamilyType::Counter,
+    labels: &["tenant"],
+};
+
+/// Every family, in DESIGN (and `/metrics`) order.
+pub const FAMILIES: [Family; 17] = [
+    BREAKER_STATE,
+    TRANSITIONS,
+    LAST_TRANSITION,
+    REJECTIONS,
+    PROBE_LATENCY,
+    RETRY_AFTER_SKIPS,
+    REQUESTS,
+    REQUEST_LATENCY,
+    COOLDOWNS,
+    RETRIES,
+    ROTATIONS,
+    FALLBACKS,
+    BUDGET_EXHAUSTED,
+    TIMEOUTS,
+    DUPLICATES,
+    DISAGREEMENT,
+    THROTTLED,
+];
+
+const HISTOGRAM_SUFFIXES: [&str; 3] = ["_bucket", "_sum", "_count"];
+
+/// Every sample name the engine can export, with its family and the label names a sample of
+/// that name carries (a histogram's `_bucket` adds `le`).
+pub fn sample_names() -> Vec<(String, &'static Family, Vec<&'static str>)> {
+    let mut out = Vec::new();
+    for f in &FAMILIES {
+        match f.kind {
+            FamilyType::Histogram(_) => {
+                for suffix in HISTOGRAM_SUFFIXES {
+                    let mut labels = f.labels.to_vec();
+                    if suffix == "_bucket" {
+                        labels.push("le");
+                    }
+                    out.push((format!("{}{suffix}", f.name), f, labels));
+                }
+            }
+            _ => out.push((f.name.to_string(), f, f.labels.to_vec())),
+        }
+    }
+    out
+}
+
+/// Why a selector can never match anything the engine exports.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorProblem {
+    /// No family exports a sample of that name.
+    #[error("`{name}` is not a series the engine exports{hint} (series: {known})")]
+    UnknownSeries {
+        /// The name as written.
+        name: String,
+        /// `; did you mean `X`?` or empty.
+        hint: String,
+        /// Every exportable sample name, comma-separated.
+        known: String,
+    },
+    /// The family has no label of that name.
+    #[error("`{name}` has no label `{label}`{hint} (its labels: {known})")]
+    UnknownLabel {
+        /// The sample name.
+        name: String,
+        /// The label as written.
+        label: String,
+        /// `; did you mean `X`?` or empty.
+        hint: String,
+        /// The sample's label names, comma-separated.
+        known: String,
+    },
+}
+
+fn hint(word: &str, candidates: &[&str]) -> String {
+    closest(word, candidates.iter().copied())
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+/// Checks that a selector's sample `name` is exported by some family and that every label it
+/// requires is one that sample carries. `labels` are the selector's label names.
+pub fn check_selector<'a>(
+    name: &str,
+    labels: impl IntoIterator<Item = &'a str>,
+) -> Result<(), SelectorProblem> {
+    let names = sample_names();
+    let Some((_, _, known)) = names.iter().find(|(n, _, _)| n == name) else {
+        let all: Vec<&str> = names.iter().map(|(n, _, _)| n.as_str()).collect();
+        let histogram = FAMILIES
+            .iter()
+            .any(|f| f.name == name && matches!(f.kind, FamilyType::Histogram(_)));
+        let hint = if histogram {
+            format!("; it is a histogram: select `{name}_count`, `{name}_sum` or `{name}_bucket`")
+        } else {
+            hint(name, &all)
+        };
+        return Err(SelectorProblem::UnknownSeries {
+            name: name.to_string(),
+            hint,
+            known: all.join(", "),
+        });
+    };
+    for label in labels {
+        if !known.contains(&label) {
+            return Err(SelectorProblem::UnknownLabel {
+                name: name.to_string(),
+                label: label.to_string(),
+                hint: hint(label, known),
+                known: if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                },
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_series_and_labels_pass() {
+        assert_eq!(check_selector("requests_total", ["dep", "outcome"]), Ok(()));
+        assert_eq!(check_selector("model_fallbacks_total", []), Ok(()));
+        assert_eq!(
+            check_selector("request_latency_seconds_bucket", ["dep", "le"]),
+            Ok(())
+        );
+        assert_eq!(
+            check_selector("request_latency_seconds_count", ["dep"]),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_misspelt_series_is_named_with_a_suggestion() {
+        let e = check_selector("request_total", []).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "`request_total` is not a series the engine exports; did you mean `requests_total`?"
+            ),
+            "{e}"
+        );
+        assert!(
+            e.contains("breaker_state") && e.contains("throttled_total"),
+            "{e}"
+        );
+        // A histogram's base name has no sample of its own.
+        let e = check_selector("request_latency_seconds", [])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("it is a histogram: select `request_latency_seconds_count`"),
+            "{e}"
+        );
+        let e = check_selector("zzz", []).unwrap_err().to_string();
+        assert!(!e.contains("did you mean"), "{e}");
+    }
+
+    #[test]
+    fn a_misspelt_label_is_named_with_the_family_labels() {
+        let e = check_selector("requests_total", ["dep", "outcom"])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "`requests_total` has no label `outcom`; did you mean `outcome`? (its labels: dep, outcome)"
+        );
+        // `le` belongs to buckets only.
+        assert!(check_selector("request_latency_seconds_count", ["le"]).is_err());
+    }
+}

@@ -1,0 +1,88 @@
+//! Folding engine events into the registry's series: the [`EventSink`] side of [`Metrics`].
+
+use super::Metrics;
+use crate::engine::events::{AttemptOutcome, Event, EventKind, EventSink};
+
+impl EventSink for Metrics {
+    fn emit(&self, event: &Event) {
+        match &event.kind {
+            EventKind::AttemptFinished {
+                dep,
+                class,
+                outcome,
+                phase,
+                latency_ms,
+                probe,
+                ..
+            } => {
+                self.touch(dep);
+                self.requests
+                    .with_label_values(&[dep.as_str(), outcome.as_str()])
+                    .inc();
+                let secs = latency_ms / 1000.0;
+                if *outcome == AttemptOutcome::Rejected {
+                    self.rejections.with_label_values(&[dep]).inc();
+                } else {
+                    self.request_latency.with_label_values(&[dep]).observe(secs);
+                    if *probe {
+                        self.probe_latency.with_label_values(&[dep]).observe(secs);
+                    }
+                }
+                if let (AttemptOutcome::Timeout, Some(phase)) = (outcome, phase) {
+                    self.timeouts
+                        .with_label_values(&[class.as_str(), phase.as_str()])
+                        .inc();
+                }
+            }
+            EventKind::SameProfileRetry {
+                provider, reason, ..
+            } => self
+                .retries
+                .with_label_values(&[provider.as_str(), reason.as_str()])
+                .inc(),
+            EventKind::CooldownApplied {
+                provider,
+                profile,
+                reason,
+                ..
+            } => self
+                .cooldowns
+                .with_label_values(&[provider.as_str(), profile.as_str(), reason.as_str()])
+                .inc(),
+            EventKind::ProfileRotated {
+                provider, reason, ..
+            } => self
+                .rotations
+                .with_label_values(&[provider.as_str(), reason.as_str()])
+                .inc(),
+            EventKind::NoProfileAvailable { .. } => {}
+            EventKind::ModelFallback { from, to, reason } => self
+                .fallbacks
+                .with_label_values(&[from.as_str(), to.as_str(), reason.as_str()])
+                .inc(),
+            EventKind::BreakerTransition { dep, from, to, .. } => {
+                self.transition(dep, *from, *to, event.t_ms)
+            }
+            EventKind::RetryAfterSkip { dep, .. } => {
+                self.touch(dep);
+                self.retry_after_skips.with_label_values(&[dep]).inc();
+            }
+            EventKind::RetryBudgetExhausted { class, .. } => self
+                .budget_exhausted
+                .with_label_values(&[class.as_str()])
+                .inc(),
+            EventKind::Throttled { tenant, .. } => {
+                self.throttled.with_label_values(&[tenant]).inc()
+            }
+            EventKind::HealthCheck { dep, ok } => {
+                self.touch(dep);
+                self.set_disagreement(dep, |d| d.canary(*ok, event.t_ms));
+            }
+            EventKind::IdempotentDuplicate { dep } => {
+                self.duplicates.with_label_values(&[dep]).inc()
+            }
+            // No DESIGN 8 series: the ladder's rungs are events only.
+            EventKind::RequestFinished { .. } | EventKind::Degraded { .. } => {}
+        }
+    }
+}

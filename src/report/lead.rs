@@ -1,0 +1,45 @@
+//! The lines a report opens with, as plain text for both renderers (so report.md and
+//! report.html cannot disagree): where a stopped run stopped and what it left unjudged, the
+//! verdict with its tally by status, and how much traffic `duration` cut.
+
+use super::model::{ExpectStatus, Report};
+
+/// When the run was stopped: the stop line (`stopped by SIGTERM at 5.0 s of 300 s`) and what
+/// follows it (`in policy `retry-gate`; not run: `legacy`. Nothing after the stop is judged…`).
+pub fn stop_line(r: &Report) -> Option<(String, String)> {
+    let s = r.stopped.as_ref()?;
+    let mut rest = format!("in policy `{}`", s.policy);
+    let not_run = r.not_run();
+    if !not_run.is_empty() {
+        let names: Vec<String> = not_run.iter().map(|p| format!("`{p}`")).collect();
+        rest.push_str(&format!("; not run: {}", names.join(", ")));
+    }
+    rest.push_str(
+        ". Nothing after the stop is judged: expectations due later, and every end-of-run \
+         check, are not reached.",
+    );
+    Some((s.line(r.speed), rest))
+}
+
+/// `3007 requests from PATH; 800 at or after `duration` (300 s) were left out`, when known.
+pub fn traffic_line(r: &Report) -> Option<String> {
+    let t = r.traffic.as_ref()?;
+    let mut line = format!("{} requests from {}", t.requests, t.file);
+    if t.beyond_duration > 0 {
+        line.push_str(&format!(
+            "; {} at or after `duration` ({:.1} s) were left out",
+            t.beyond_duration,
+            r.duration_ms as f64 / 1000.0
+        ));
+    }
+    Some(line)
+}
+
+/// The mark of an expectation row: ✓ pass, ✗ fail, ○ not reached (neither).
+pub fn mark(s: ExpectStatus) -> &'static str {
+    match s {
+        ExpectStatus::Pass => "✓",
+        ExpectStatus::Fail => "✗",
+        ExpectStatus::NotReached => "○",
+    }
+}

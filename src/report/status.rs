@@ -1,0 +1,138 @@
+//! Where a run and its parts stand: each policy's [`PolicyStatus`] (pass, fail, incomplete,
+//! not_run), where a stopped run stopped ([`Stopped`]), how much traffic `duration` cut
+//! ([`TrafficInfo`]) and the policies that never ran; plus the upgrade of a
+//! report.json written before statuses existed. Part of the report model (re-exported by
+//! [`super::model`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::model::Report;
+use crate::verdict::{ExpectStatus, ExpectationResult};
+
+/// Where one policy run stands (report.json `policies[].status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyStatus {
+    /// The run finished and every expectation held.
+    Pass,
+    /// At least one expectation failed (finished, or stopped after the failure was certain).
+    Fail,
+    /// Stopped early with no certain failure: some expectations were never reached.
+    Incomplete,
+    /// Never started (a stop or a harness error came first); its expectations are all
+    /// `not_reached`.
+    NotRun,
+}
+
+impl PolicyStatus {
+    /// The status of a policy run that started: fail when any expectation failed (a failure
+    /// seen before a stop is still a failure), else incomplete when it was stopped early (or
+    /// anything was not reached), else pass.
+    pub fn of(expectations: &[ExpectationResult], stopped: bool) -> Self {
+        if expectations.iter().any(|e| e.status == ExpectStatus::Fail) {
+            Self::Fail
+        } else if stopped
+            || expectations
+                .iter()
+                .any(|e| e.status == ExpectStatus::NotReached)
+        {
+            Self::Incomplete
+        } else {
+            Self::Pass
+        }
+    }
+
+    /// `pass`, `fail`, `incomplete` or `not_run`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::Incomplete => "incomplete",
+            Self::NotRun => "not_run",
+        }
+    }
+}
+
+/// Where and why a run stopped before `duration` (report.json `stopped`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stopped {
+    /// What stopped it (`SIGTERM`, `SIGINT`).
+    pub reason: String,
+    /// When, ms of scenario time (run time × speed) into the policy run that was cut.
+    pub at_ms: u64,
+    /// The scenario's `duration`, ms.
+    pub of_ms: u64,
+    /// The policy run that was cut (later ones are `not_run`).
+    pub policy: String,
+}
+
+impl Stopped {
+    /// The report's first line about the stop: `stopped by SIGTERM at 5.0 s of 300 s`, in
+    /// scenario time; at a speed other than 1 the wall time follows in parentheses.
+    pub fn line(&self, speed: f64) -> String {
+        let s = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0);
+        let whole = |ms: u64| {
+            if ms.is_multiple_of(1000) {
+                format!("{} s", ms / 1000)
+            } else {
+                s(ms)
+            }
+        };
+        let mut out = format!(
+            "stopped by {} at {} of {}",
+            self.reason,
+            s(self.at_ms),
+            whole(self.of_ms)
+        );
+        if speed.is_finite() && speed > 0.0 && speed != 1.0 {
+            let wall = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0 / speed);
+            out.push_str(&format!(
+                " (scenario time; {} of {} of wall time at ×{speed})",
+                wall(self.at_ms),
+                wall(self.of_ms)
+            ));
+        }
+        out
+    }
+}
+
+/// The traffic file a run replayed (report.json `traffic`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrafficInfo {
+    /// The traffic file as the scenario resolved it.
+    pub file: String,
+    /// Requests in the file.
+    pub requests: u64,
+    /// Of those, requests at or after `duration`: left out of every policy run.
+    pub beyond_duration: u64,
+}
+
+impl Report {
+    /// The policies listed as `not_run`.
+    pub fn not_run(&self) -> Vec<&str> {
+        self.policies
+            .iter()
+            .filter(|p| p.status == PolicyStatus::NotRun)
+            .map(|p| p.policy.as_str())
+            .collect()
+    }
+
+    /// Fills in what a report.json written before `status` existed lacks, so `rehearse report`
+    /// still re-renders it: each expectation's `status` from its `ok`, each policy's from its
+    /// `ok`. Leaves present values alone.
+    pub fn upgrade_json(v: &mut serde_json::Value) {
+        let Some(policies) = v.get_mut("policies").and_then(|p| p.as_array_mut()) else {
+            return;
+        };
+        let status = |ok: bool| if ok { "pass" } else { "fail" };
+        for p in policies.iter_mut().filter_map(|p| p.as_object_mut()) {
+            let ok = p.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
+            p.entry("status").or_insert_with(|| status(ok).into());
+            let exps = p.get_mut("expectations").and_then(|e| e.as_array_mut());
+            for e in exps.into_iter().flatten().filter_map(|e| e.as_object_mut()) {
+                let ok = e.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
+                e.entry("status").or_insert_with(|| status(ok).into());
+            }
+        }
+    }
+}

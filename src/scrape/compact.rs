@@ -1,0 +1,129 @@
+//! What a run keeps of its scrapes, in memory that does not grow with the run's length: the
+//! breaker timeline built one scrape at a time ([`super::timeline::Builder`]: every transition,
+//! at most [`super::timeline::MAX_RATE_POINTS`] rate points), the largest
+//! `health_breaker_disagreement_seconds` of each dep, the last parsed scrape (the diff's "final
+//! scrape" and the A/B summary), the breaker series of every scrape for the event-log
+//! cross-check ([`CompactScrapes::breaker_scrapes`]: a scrape time each, the `breaker_state` and
+//! `breaker_transitions_total` samples stored again only when they changed) and the scrape counts. The raw scrapes go to `scrapes.prom` as
+//! they come (see `run::sinks::PromFile`); nothing else of them is kept.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::parse::Exposition;
+use super::scraper::{ScrapeLog, ScrapeSink};
+use super::timeline::{Builder, Timeline};
+use crate::engine::events::BreakerState;
+
+/// See the module docs.
+#[derive(Debug, Clone)]
+pub struct CompactScrapes {
+    timeline: Builder,
+    disagreement: BTreeMap<String, f64>,
+    last: Option<Arc<Exposition>>,
+    /// Every parsed scrape's time with its breaker series (shared while they do not change).
+    breaker: Vec<(u64, Arc<Exposition>)>,
+    /// Scrapes that returned 200 and parsed.
+    pub ok: u64,
+    /// Failed scrapes (connection, timeout, status, body or parse errors).
+    pub failures: u64,
+    /// The last failure, prefixed with its `t_ms`.
+    pub last_error: Option<String>,
+}
+
+impl CompactScrapes {
+    /// Nothing scraped yet, for a run that started at `start_unix_s` (Unix seconds).
+    pub fn new(start_unix_s: f64) -> Self {
+        Self {
+            timeline: Builder::new(start_unix_s),
+            disagreement: BTreeMap::new(),
+            last: None,
+            breaker: Vec::new(),
+            ok: 0,
+            failures: 0,
+            last_error: None,
+        }
+    }
+
+    /// What a run would have kept of `log`'s scrapes (and its counts).
+    pub fn from_log(log: &ScrapeLog, start_unix_s: f64) -> Self {
+        let mut c = Self::new(start_unix_s);
+        for s in &log.scrapes {
+            c.scrape(s.t_ms, &s.text, s.parsed.as_ref());
+        }
+        c.ok = log.ok;
+        c.failures = log.failures;
+        c.last_error = log.last_error.clone();
+        c
+    }
+
+    /// The breaker timeline of every scrape so far.
+    pub fn timeline(&self) -> Timeline {
+        self.timeline.timeline()
+    }
+
+    /// Per dep, the largest finite `health_breaker_disagreement_seconds` of any scrape (0 for a
+    /// dep whose gauge never rose above 0).
+    pub fn max_disagreement(&self) -> &BTreeMap<String, f64> {
+        &self.disagreement
+    }
+
+    /// Per dep, its `breaker_state` when a scrape first showed it.
+    pub fn first_states(&self) -> &BTreeMap<String, BreakerState> {
+        self.timeline.first_states()
+    }
+
+    /// Every parsed scrape's time with its `breaker_state` and `breaker_transitions_total`
+    /// samples: what [`super::crosscheck`] compares with the event log.
+    pub fn breaker_scrapes(&self) -> Vec<(u64, &Exposition)> {
+        self.breaker.iter().map(|(t, e)| (*t, e.as_ref())).collect()
+    }
+
+    /// The last parsed scrape.
+    pub fn last_parsed(&self) -> Option<&Exposition> {
+        self.last.as_deref()
+    }
+}
+
+impl ScrapeSink for CompactScrapes {
+    fn scrape(&mut self, t_ms: u64, _text: &str, parsed: Option<&Arc<Exposition>>) {
+        let Some(e) = parsed else { return };
+        self.ok += 1;
+        self.timeline.push(t_ms, e);
+        for s in e
+            .samples()
+            .filter(|s| s.name == "health_breaker_disagreement_seconds")
+        {
+            let dep = s.labels.get("dep").cloned().unwrap_or_default();
+            let max = self.disagreement.entry(dep).or_insert(0.0);
+            if s.value.is_finite() && s.value > *max {
+                *max = s.value;
+            }
+        }
+        let slim = breaker_series(e);
+        let same = self.breaker.last().filter(|(_, prev)| **prev == slim);
+        let slim = match same {
+            Some((_, prev)) => prev.clone(),
+            None => Arc::new(slim),
+        };
+        self.breaker.push((t_ms, slim));
+        self.last = Some(e.clone());
+    }
+
+    fn failure(&mut self, t_ms: u64, error: &str) {
+        self.failures += 1;
+        self.last_error = Some(format!("t_ms={t_ms}: {error}"));
+    }
+}
+
+/// Only the families the event-log cross-check reads.
+fn breaker_series(e: &Exposition) -> Exposition {
+    Exposition {
+        families: e
+            .families
+            .iter()
+            .filter(|f| f.name == "breaker_state" || f.name == "breaker_transitions_total")
+            .cloned()
+            .collect(),
+    }
+}
