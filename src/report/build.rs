@@ -215,7 +215,11 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         Some(events) => {
             tl.transitions = events.to_vec();
             tl.states = timeline::states(&tl.transitions, run.scrapes.first_states());
-            let rows = crosscheck(events, &run.scrapes.breaker_scrapes(), run.scrape_interval_ms);
+            let rows = crosscheck(
+                events,
+                &run.scrapes.breaker_scrapes(),
+                run.scrape_interval_ms,
+            );
             (TransitionTimes::EventLog, rows)
         }
         None => (TransitionTimes::Scrape, Vec::new()),
