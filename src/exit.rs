@@ -52,7 +52,7 @@ pub fn to_exit_code(result: CmdResult) -> ExitCode {
         Ok(Status::Fail) => ExitCode::from(1),
         Ok(Status::Incomplete) => ExitCode::from(3),
         Err(e) => {
-            eprintln!("error: {:#}", e.error);
+            crate::errln!("error: {:#}", e.error);
             ExitCode::from(e.code)
         }
     }

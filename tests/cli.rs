@@ -194,3 +194,54 @@ fn validate_counts_checks_per_policy_run_with_plurals() {
         "{text}"
     );
 }
+
+/// A stdout that cannot be written (a launchd log on a full disk) must not turn a finished run
+/// into a panic (exit 101): the soak saw it. `/dev/full` fails every write with ENOSPC.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unwritable_stdout_is_not_a_panic() {
+    use std::process::{Command, Stdio};
+    let full = || {
+        Stdio::from(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["validate", "smoke"])
+        .stdout(full())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args([
+            "--scenario",
+            "smoke",
+            "--speed",
+            "8",
+            "--no-progress",
+            "--report-dir",
+        ])
+        .arg(tmp.path())
+        .stdout(full())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let runs: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .collect();
+    assert_eq!(runs.len(), 1, "one run directory");
+    assert!(runs[0].path().join("report.json").is_file());
+}

@@ -46,7 +46,7 @@ pub fn replay_command(args: ReplayArgs) -> CmdResult {
         .map_err(CmdError::harness)?
         .join()
         .map_err(|_| CmdError::harness(anyhow!("the pacer thread panicked")))?;
-    println!("{}", summary.render());
+    crate::outln!("{}", summary.render());
     if let Some(out) = &args.out {
         let mut text = String::new();
         for r in &summary.records {
@@ -57,7 +57,7 @@ pub fn replay_command(args: ReplayArgs) -> CmdResult {
         crate::util::write_atomic(out, text.as_bytes())
             .with_context(|| format!("writing {}", out.display()))
             .map_err(CmdError::harness)?;
-        println!("per-request results: {}", out.display());
+        crate::outln!("per-request results: {}", out.display());
     }
     Ok(if summary.stopped {
         Status::Incomplete
@@ -85,7 +85,7 @@ pub fn record_command(args: RecordArgs) -> CmdResult {
             .context("recording proxy")
             .map_err(CmdError::harness)
     })?;
-    eprintln!(
+    crate::errln!(
         "recorded {} to {} ({} not recordable, forwarded only)",
         crate::util::text::count(stats.recorded as usize, "request"),
         args.out.display(),

@@ -44,7 +44,7 @@ pub fn command(args: ReportArgs) -> CmdResult {
         .as_deref()
         .map(|w| format!(" ({w})"))
         .unwrap_or_default();
-    println!("{}: {}{reason}", report.scenario, report.verdict.as_str());
-    println!("report: {}", args.run_dir.join("report.md").display());
+    crate::outln!("{}: {}{reason}", report.scenario, report.verdict.as_str());
+    crate::outln!("report: {}", args.run_dir.join("report.md").display());
     report.verdict.into_result(report.reason.as_deref())
 }

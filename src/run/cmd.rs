@@ -25,7 +25,7 @@ pub fn command(args: RunArgs) -> CmdResult {
     let plan = build(&args).map_err(CmdError::bad_input)?;
     for sp in &plan.scenarios {
         for w in &sp.checked.warnings {
-            eprintln!("warning: {}: {w}", sp.checked.path.display());
+            crate::errln!("warning: {}: {w}", sp.checked.path.display());
         }
     }
     std::fs::create_dir_all(&plan.report_dir)
@@ -39,7 +39,7 @@ pub fn command(args: RunArgs) -> CmdResult {
     let lock = crate::run::lock::RunLock::acquire_for(&plan.report_dir, &names)
         .map_err(|e| CmdError::harness(anyhow!("{e}")))?;
     if let Some(stale) = lock.took_over() {
-        eprintln!(
+        crate::errln!(
             "note: took over the stale run lock {} of pid {} on {} since {} (a run that was killed)",
             lock.path().display(),
             stale.pid,
@@ -75,7 +75,7 @@ async fn execute(plan: &RunPlan) -> CmdResult {
             .map_err(CmdError::harness)?;
         let report = run_scenario(only, &dir, &stop, plan.plain_progress).await?;
         print_outcome(&report);
-        println!("report: {}", dir.join("report.md").display());
+        crate::outln!("report: {}", dir.join("report.md").display());
         return report.verdict.into_result(report.reason.as_deref());
     }
     let dir = rundir::create(&plan.report_dir, "suite", now)
@@ -100,7 +100,7 @@ async fn execute(plan: &RunPlan) -> CmdResult {
             match run_scenario(sp, &dir.join(&sub), &stop, plan.plain_progress).await {
                 Ok(r) => {
                     print_outcome(&r);
-                    println!("report: {}", dir.join(&sub).join("report.md").display());
+                    crate::outln!("report: {}", dir.join(&sub).join("report.md").display());
                     (r.verdict, r.reason)
                 }
                 Err(e) => (Verdict::Error, Some(format!("{:#}", e.error))),
@@ -124,8 +124,8 @@ async fn execute(plan: &RunPlan) -> CmdResult {
     write_index(&dir, &index)
         .with_context(|| format!("writing the index of {}", dir.display()))
         .map_err(CmdError::harness)?;
-    println!("suite: {}", index.verdict.as_str());
-    println!("report: {}", dir.join("index.md").display());
+    crate::outln!("suite: {}", index.verdict.as_str());
+    crate::outln!("report: {}", dir.join("index.md").display());
     index
         .verdict
         .into_result(Some("a scenario's harness failed"))
@@ -149,15 +149,16 @@ fn print_outcome(r: &Report) {
         .as_deref()
         .map(|w| format!(" ({w})"))
         .unwrap_or_default();
-    println!("{}: {}{reason}", r.scenario, r.verdict.as_str());
+    crate::outln!("{}: {}{reason}", r.scenario, r.verdict.as_str());
     if let Some((stop, rest)) = crate::report::lead::stop_line(r) {
-        println!("  {stop} ({rest})");
+        crate::outln!("  {stop} ({rest})");
     }
-    println!("  {}", crate::report::counts::Counts::of(r).sentence());
+    crate::outln!("  {}", crate::report::counts::Counts::of(r).sentence());
     if let Some(t) = r.traffic.as_ref().filter(|t| t.beyond_duration > 0) {
-        println!(
+        crate::outln!(
             "  traffic: {} of {} requests fall at or after `duration` and were left out",
-            t.beyond_duration, t.requests
+            t.beyond_duration,
+            t.requests
         );
     }
     for p in &r.policies {
@@ -166,7 +167,7 @@ fn print_outcome(r: &Report) {
             .iter()
             .filter(|e| e.status == ExpectStatus::Fail)
         {
-            println!("  FAIL [{}] {}", p.policy, e.detail);
+            crate::outln!("  FAIL [{}] {}", p.policy, e.detail);
         }
     }
 }

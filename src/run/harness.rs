@@ -299,7 +299,7 @@ pub async fn run_policy(
     ));
 
     // Where to look while it runs (curl the upstream's /_rehearse/stats, the engine's /metrics).
-    eprintln!(
+    crate::errln!(
         "{}/{pname}: mock upstream http://{up_addr}, engine metrics {}",
         file.name,
         metrics_url(m_addr)

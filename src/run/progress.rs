@@ -92,7 +92,7 @@ impl Progress {
         };
         if last.is_none_or(|t| now.duration_since(t) >= PLAIN_EVERY) {
             *last = Some(now);
-            println!("{}", plain_line(&self.label, self.total, s));
+            crate::outln!("{}", plain_line(&self.label, self.total, s));
         }
     }
 
@@ -103,7 +103,7 @@ impl Progress {
                 self.update(s);
                 bar.finish();
             }
-            None => println!("{}", plain_line(&self.label, self.total, s)),
+            None => crate::outln!("{}", plain_line(&self.label, self.total, s)),
         }
     }
 }

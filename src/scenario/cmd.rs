@@ -42,7 +42,7 @@ pub fn list_command(args: ListArgs) -> CmdResult {
         .collect();
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     for (name, desc) in rows {
-        println!("{name:width$}  {desc}");
+        crate::outln!("{name:width$}  {desc}");
     }
     Ok(Status::Pass)
 }
@@ -102,7 +102,7 @@ fn validate_one(path: &Path) -> Result<String, String> {
         FileKind::Scenario => {
             let checked = check(path).map_err(|e| e.to_string())?;
             for w in &checked.warnings {
-                eprintln!("warning: {origin}: {w}");
+                crate::errln!("warning: {origin}: {w}");
             }
             let cut = match checked.beyond_duration {
                 0 => String::new(),
@@ -165,10 +165,10 @@ pub fn validate_command(args: ValidateArgs) -> CmdResult {
     let mut bad = 0usize;
     for arg in &args.paths {
         match locate(arg).and_then(|path| validate_one(&path)) {
-            Ok(line) => println!("ok: {line}"),
+            Ok(line) => crate::outln!("ok: {line}"),
             Err(line) => {
                 bad += 1;
-                eprintln!("error: {line}");
+                crate::errln!("error: {line}");
             }
         }
     }

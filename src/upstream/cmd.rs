@@ -59,7 +59,7 @@ pub fn command(args: UpstreamArgs) -> CmdResult {
         if let Some(log) = log
             && log.errors() > 0
         {
-            eprintln!(
+            crate::errln!(
                 "warning: {} request log lines could not be written to {}",
                 log.errors(),
                 log.path().display()
@@ -83,7 +83,7 @@ struct Verbose;
 
 impl RecordSink for Verbose {
     fn record(&self, r: &UpstreamRecord) {
-        eprintln!("{}", verbose_line(r));
+        crate::errln!("{}", verbose_line(r));
     }
 }
 

@@ -1,11 +1,12 @@
 //! Small helpers shared by several modules (atomic writes, fingerprints, arrival stamps, listen
-//! checks, signals, the `--speed` bounds with the one saturating scale, counted nouns and
-//! rounding of measured floats).
+//! checks, signals, the `--speed` bounds with the one saturating scale, counted nouns,
+//! rounding of measured floats, and stdout/stderr lines that never panic).
 
 pub mod arrival;
 pub mod atomic;
 pub mod fingerprint;
 pub mod listen;
+pub mod out;
 pub mod round;
 pub mod signal;
 pub mod speed;
