@@ -67,7 +67,7 @@ async fn a_real_gateway_reaches_the_upstream_with_the_seeded_key_retries_a_503_a
     };
     let home_openclaw = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".openclaw"));
     let home_before = home_openclaw.as_ref().is_some_and(|p| p.exists());
-    let tmp_before = openclaw_tmp_entries();
+    let tmp_before = real_tmp_entries();
     let run = tempfile::tempdir().unwrap();
 
     let mut gw = Gateway::start(&install, &config, run.path(), GatewayOptions::default())
@@ -191,7 +191,7 @@ async fn a_real_gateway_reaches_the_upstream_with_the_seeded_key_retries_a_503_a
     );
     match stopped.isolation {
         TmpIsolation::Namespace => {
-            assert_eq!(openclaw_tmp_entries(), tmp_before, "/tmp was written to");
+            assert_eq!(real_tmp_entries(), tmp_before, "/tmp was written to");
             assert!(stopped.dirs.tmp.join("openclaw-state-locks-0").exists());
         }
         TmpIsolation::None => eprintln!("left in /tmp: {:?}", stopped.left_in_tmp),
@@ -202,4 +202,18 @@ async fn a_real_gateway_reaches_the_upstream_with_the_seeded_key_retries_a_503_a
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
     eprintln!("whole test {:?}", t0.elapsed());
+}
+
+/// What OpenClaw may have left in /tmp, leaving out the markers the fake gateways in
+/// `fake.rs` write there while this test runs in parallel (`/tmp/openclaw-fake-*`): the real
+/// gateway never names anything that way.
+fn real_tmp_entries() -> std::collections::BTreeSet<PathBuf> {
+    openclaw_tmp_entries()
+        .into_iter()
+        .filter(|p| {
+            !p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("openclaw-fake-"))
+        })
+        .collect()
 }
