@@ -11,11 +11,12 @@
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
+use rehearse::engine::Now;
 use rehearse::engine::admission::{Admission, Admit};
 use rehearse::engine::breaker::BreakerConfig;
-use rehearse::engine::breakers::{Breakers, HostClock};
+use rehearse::engine::breaker::{Breakers, HostClock};
 use rehearse::engine::coordinator::{
     ChangeArgs, CloseRule, CooldownWrite, CoordFuture, Coordinator, HostId, Lease, Record,
     RedisCoordinator, RedisOptions, Seed, SharedCooldown,
@@ -191,7 +192,7 @@ async fn run(port: u16, n: usize, rps: u64, follow_ms: u64) {
             let host = HostId::new(&format!("h{i}")).expect("host id");
             let b = Breakers::new(
                 cfg.clone(),
-                1.0,
+                rehearse::util::speed::Speed::ONE,
                 i as u64,
                 Arc::new(Collector::default()),
                 Instant::now(),
@@ -232,7 +233,14 @@ async fn run(port: u16, n: usize, rps: u64, follow_ms: u64) {
                                 probes.lock().unwrap().push((Instant::now(), i));
                                 tokio::time::sleep(Duration::from_millis(20)).await;
                             }
-                            b.record_async(DEP, 0, probe, &ok, Instant::now()).await;
+                            b.record_async(
+                                DEP,
+                                0,
+                                probe,
+                                &ok,
+                                Now::new(Instant::now(), SystemTime::now()),
+                            )
+                            .await;
                         }
                         tokio::time::sleep(each).await;
                     }
@@ -243,7 +251,14 @@ async fn run(port: u16, n: usize, rps: u64, follow_ms: u64) {
     };
     println!("# Coordinator commands: {n} hosts, {rps} RPS in all, followers every {follow_ms} ms");
     for b in &hosts {
-        b.record_async(DEP, 0, false, &ok, Instant::now()).await;
+        b.record_async(
+            DEP,
+            0,
+            false,
+            &ok,
+            Now::new(Instant::now(), SystemTime::now()),
+        )
+        .await;
     }
     // Phase 1: closed.
     cli(port, &["CONFIG", "RESETSTAT"]);
@@ -264,7 +279,13 @@ async fn run(port: u16, n: usize, rps: u64, follow_ms: u64) {
     let t = Instant::now();
     for _ in 0..cfg.consecutive_failures {
         hosts[0]
-            .record_async(DEP, 0, false, &reset, Instant::now())
+            .record_async(
+                DEP,
+                0,
+                false,
+                &reset,
+                Now::new(Instant::now(), SystemTime::now()),
+            )
             .await;
     }
     let spell = async {

@@ -11,34 +11,41 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rehearse::engine::admission::Admission;
-use rehearse::engine::breaker::{BreakerConfig, Machine, classify};
-use rehearse::engine::breakers::Breakers;
-use rehearse::engine::classify::classify as classify_reason;
-use rehearse::engine::cooldown::{Preset, Schedules};
+use rehearse::engine::breaker::Breakers;
+use rehearse::engine::breaker::{BreakerConfig, Machine, Signal};
 use rehearse::engine::events::{Collector, EventSink};
+use rehearse::engine::failover::classify::classify as classify_reason;
+use rehearse::engine::failover::cooldown::{Preset, Schedules};
 use rehearse::engine::failover::{FailoverCtx, ProfileView, RequestState, decide};
-use rehearse::engine::{AttemptResult, Policy, TimeoutPhase};
+use rehearse::engine::{AttemptResult, Now, Policy, TimeoutPhase};
 use tokio::time::Instant;
 
 fn breaker_decision(c: &mut Criterion) {
     let sink: Arc<dyn EventSink> = Arc::new(Collector::default());
     let t0 = Instant::now();
-    let breakers = Breakers::new(BreakerConfig::default(), 1.0, 7, sink, t0);
+    let breakers = Breakers::new(
+        BreakerConfig::default(),
+        rehearse::util::speed::Speed::ONE,
+        7,
+        sink,
+        t0,
+    );
     let ok = AttemptResult::Ok {
         tokens: 12,
         latency: Duration::from_millis(40),
     };
     // A few other deps so the map lookup is not trivially the only entry.
     for dep in ["calculator", "realtime", "openai-codex/default/ba7816"] {
-        breakers.record(dep, 0, false, &ok, t0);
+        breakers.record(dep, 0, false, &ok, Now::new(t0, SystemTime::now()));
     }
     let mut step = 0u64;
+    let wall = SystemTime::now();
     c.bench_function("breaker admit+record (Breakers, closed, ok)", |b| {
         b.iter(|| {
             step += 1;
             let now = t0 + Duration::from_micros(step * 100);
             let d = breakers.admit(black_box("crm_search"), 1, now);
-            breakers.record("crm_search", 1, false, black_box(&ok), now);
+            breakers.record("crm_search", 1, false, black_box(&ok), Now::new(now, wall));
             d
         })
     });
@@ -47,7 +54,7 @@ fn breaker_decision(c: &mut Criterion) {
     let mut m = Machine::new(&cfg);
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let mut notes = Vec::new();
-    let signal = classify(&ok, SystemTime::now());
+    let signal = Signal::of(&ok, SystemTime::now());
     let mut step = 0u64;
     c.bench_function("breaker admit+record (pure Machine, closed, ok)", |b| {
         b.iter(|| {
@@ -66,7 +73,7 @@ fn breaker_decision(c: &mut Criterion) {
 /// so the Redis coordinator points at a port nothing listens on: a call would fail the check.
 fn coordinated_decision(c: &mut Criterion) {
     use futures_util::FutureExt;
-    use rehearse::engine::breakers::HostClock;
+    use rehearse::engine::breaker::HostClock;
     use rehearse::engine::coordinator::{
         Coordinator, HostId, InProcess, RedisCoordinator, RedisOptions,
     };
@@ -97,15 +104,22 @@ fn coordinated_decision(c: &mut Criterion) {
     for (name, coordinator) in coordinators {
         let sink: Arc<dyn EventSink> = Arc::new(Collector::default());
         let t0 = Instant::now();
-        let mut breakers = Breakers::new(BreakerConfig::default(), 1.0, 7, sink, t0);
+        let mut breakers = Breakers::new(
+            BreakerConfig::default(),
+            rehearse::util::speed::Speed::ONE,
+            7,
+            sink,
+            t0,
+        );
         if let Some(co) = coordinator {
             let host = HostId::new("h0").expect("host id");
             breakers = breakers.with_coordinator(co, host, HostClock::default());
         }
         for dep in ["calculator", "realtime", "openai-codex/default/ba7816"] {
-            breakers.record(dep, 0, false, &ok, t0);
+            breakers.record(dep, 0, false, &ok, Now::new(t0, SystemTime::now()));
         }
         let mut step = 0u64;
+        let wall = SystemTime::now();
         let label = format!("breaker admit_async+record_async (closed, ok, {name})");
         c.bench_function(&label, |b| {
             b.iter(|| {
@@ -115,7 +129,7 @@ fn coordinated_decision(c: &mut Criterion) {
                     .admit_async(black_box("crm_search"), 1, now)
                     .now_or_never();
                 let r = breakers
-                    .record_async("crm_search", 1, false, black_box(&ok), now)
+                    .record_async("crm_search", 1, false, black_box(&ok), Now::new(now, wall))
                     .now_or_never();
                 assert!(d.is_some() && r.is_some(), "a closed breaker waited");
                 d

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use rehearse::replay::receiver::{Arrivals, serve_receiver};
-use rehearse::replay::stop_signal;
+use rehearse::util::shutdown::Shutdown;
 
 /// Flags.
 #[derive(Debug, Parser)]
@@ -40,7 +40,8 @@ fn main() -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(args.listen).await?;
         println!("listening on http://{}", listener.local_addr()?);
         std::io::stdout().flush()?;
-        serve_receiver(listener, arrivals.clone(), stop_signal()).await
+        let stop = Shutdown::on_signals()?;
+        serve_receiver(listener, arrivals.clone(), stop.requested()).await
     })?;
     let all = arrivals.snapshot();
     let mut text = String::new();

@@ -15,7 +15,8 @@ use clap::Parser;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rehearse::replay::http_dispatch::HttpDispatcher;
-use rehearse::replay::{Pacing, ReplayOptions, TrafficKind, TrafficLine, replay, stop_signal};
+use rehearse::replay::{Pacing, ReplayOptions, TrafficKind, TrafficLine, replay};
+use rehearse::util::shutdown::Shutdown;
 use serde_json::json;
 
 /// Flags.
@@ -161,15 +162,16 @@ fn main() -> anyhow::Result<()> {
         );
     let rt = tokio::runtime::Runtime::new()?;
     let summary = rt.block_on(async {
+        let stop = Shutdown::on_signals()?;
         let opts = ReplayOptions {
-            speed: 1.0,
+            speed: rehearse::util::speed::Speed::ONE,
             max_in_flight: 1024,
             start: tokio::time::Instant::now() + Duration::from_millis(50),
             pacing: Pacing::Precise,
             keep_records: false,
         };
-        replay(lines, Arc::new(dispatcher), opts, stop_signal()).await
-    });
+        std::io::Result::Ok(replay(lines, Arc::new(dispatcher), opts, stop.requested()).await)
+    })?;
     println!("{}", summary.render());
     Ok(())
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::util::speed::Speed;
+
 /// The exit-code contract (see [`crate::exit`]), shown under `--help` of every command whose
 /// exit code carries a verdict.
 pub const EXIT_CODES: &str = "\
@@ -68,7 +70,7 @@ pub struct RunArgs {
     /// Divide every duration by F (traffic, faults, engine timers, expectations), 0.01 to 100
     /// (the weekly job runs at 1).
     #[arg(long, value_name = "F", default_value = "1", value_parser = crate::util::speed::parse)]
-    pub speed: Option<f64>,
+    pub speed: Option<Speed>,
     /// Seed for every random choice (overrides the scenario's seed).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -144,8 +146,8 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "URL")]
     pub target: String,
     /// Divide every offset by F, 0.01 to 100.
-    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = crate::util::speed::parse)]
-    pub speed: f64,
+    #[arg(long, value_name = "F", default_value = "1", value_parser = crate::util::speed::parse)]
+    pub speed: Speed,
     /// Write per-request results as JSONL.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -19,6 +19,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use crate::engine::metrics::{CONTENT_TYPE, Metrics};
+use crate::util::shutdown::{Drain, Shutdown};
 
 /// Serves `metrics` on `listener` until `shutdown` completes. Accept errors (e.g. too many open
 /// files) are retried after a short pause rather than ending the server.
@@ -27,7 +28,10 @@ pub async fn serve_metrics(
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // Each connection holds the stop request and a drain token; once stopped, every open
+    // connection finishes its response and closes, and the drain resolves when the last is gone.
+    let stop = Shutdown::new();
+    let drain = Drain::new();
     tokio::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -46,14 +50,23 @@ pub async fn serve_metrics(
             async move { Ok::<_, Infallible>(respond(&req, &metrics)) }
         });
         let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-        let conn = graceful.watch(conn);
+        let (stop, token) = (stop.clone(), drain.token());
         tokio::spawn(async move {
-            let _ = conn.await;
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = stop.requested() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+            drop(token);
         });
     }
     drop(listener);
+    stop.request("the exporter stopped");
     tokio::select! {
-        _ = graceful.shutdown() => {}
+        _ = drain.wait() => {}
         _ = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
     }
     Ok(())

@@ -7,8 +7,12 @@
 //!
 //! - [`cli`]: clap structs only (raw flags); [`app`]: dispatch a parsed command to its handler.
 //! - [`exit`]: the exit-code contract (0 pass, 1 expectation failed, 2 bad input, 3 harness failed).
-//! - [`engine`]: the failover + breaker engine: pure decisions with `now` passed in, no hyper/clap;
-//!   budget-bounded retries and the degradation ladder (lighter model → partial result → fail).
+//! - [`engine`]: the failover + breaker engine: pure decisions with `now` passed in, no hyper/clap,
+//!   in rooms: `breaker/` (machine, trip rules and their reason, probes, window, registry),
+//!   `failover/` (the decision, profiles, policies, cooldowns, the store, Retry-After),
+//!   `budget/` (retries, the degradation ladder, ledger, throttle), `executor/` (the async loop:
+//!   one entry, the model chain, simple calls), `health/` (canaries), `coordinator/` (fleets),
+//!   `metrics/`; the seams (`request`, `transport`, `admission`) and `clock` at its root.
 //! - [`exporter`]: the engine's `/metrics` HTTP endpoint (hyper), Prometheus text format 0.0.4.
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
@@ -25,7 +29,9 @@
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and the connector that
 //!   applies a scenario's `[tcp]` socket options to the harness's own upstream connections.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, arrival timestamps,
-//!   the `--speed` bounds and the one saturating scale of speed-divided durations, error positions in characters).
+//!   the `Speed` type with its bounds and the one saturating scale of speed-divided durations,
+//!   the one stop mechanism (`shutdown`: a stop request and a drain), error positions in
+//!   characters).
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 

@@ -31,9 +31,9 @@ cheaperModel = "openai/gpt-5-mini"
     );
     assert_eq!(cfg.budget.max_attempts, 2);
     assert_eq!(cfg.throttle.tokens_per_minute, Some(5000));
-    let tool = cfg.deadlines(OpClass::ToolCall, 1.0);
+    let tool = cfg.deadlines(OpClass::ToolCall, rehearse::util::speed::Speed::ONE);
     assert_eq!(tool.total, Duration::from_secs(5));
-    let llm = cfg.deadlines(OpClass::LlmInference, 2.0);
+    let llm = cfg.deadlines(OpClass::LlmInference, crate::support::speed(2.0));
     assert_eq!(
         llm.ttfb,
         Some(Duration::from_secs(10)),

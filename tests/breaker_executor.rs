@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::support::breaker::exhausted;
-use rehearse::engine::breakers::Breakers;
+use rehearse::engine::breaker::Breakers;
 use rehearse::engine::events::Collector;
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{
@@ -279,7 +279,7 @@ async fn a_plan_pinned_to_a_model_whose_breaker_is_open_is_unavailable() {
             &AttemptResult::Transport {
                 failure: TransportFailure::Refused,
             },
-            now,
+            crate::support::at(now),
         );
     }
     assert_eq!(r.breakers.state(&dep), BreakerState::Open, "{dep}");

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use rehearse::engine::breaker::Decision;
 use rehearse::engine::events::BreakerState;
 use rehearse::engine::outcome::AttemptResult;
+use rehearse::engine::{Admission, Admit};
 
 use crate::support::breaker::{DEP, breakers, call, http, ms, ok, transitions, trip};
 
@@ -21,18 +21,18 @@ fn hammer(seed: u64, probe_ms: u64, answer: AttemptResult, run_ms: u64) -> Vec<u
         if let Some((w, started)) = in_flight
             && t >= started + probe_ms
         {
-            b.observe(DEP, w, true, &answer, now);
+            b.observe(DEP, w, true, &answer, crate::support::at(now));
             in_flight = None;
         }
         let worker = (t % 4) as usize;
-        match b.decide(DEP, worker, now) {
-            Decision::Allow { probe: true, .. } => {
+        match b.admit(DEP, worker, now) {
+            Admit::Allow { probe: true, .. } => {
                 assert!(in_flight.is_none(), "two probes in flight at {t} ms");
                 in_flight = Some((worker, t));
                 starts.push(t);
             }
-            Decision::Allow { probe: false, .. } => panic!("half-open admitted a non-probe"),
-            Decision::Reject { .. } => {}
+            Admit::Allow { probe: false, .. } => panic!("half-open admitted a non-probe"),
+            Admit::Reject { .. } => {}
         }
         assert_eq!(b.state(DEP), BreakerState::HalfOpen);
     }
@@ -80,10 +80,10 @@ async fn probe_timeout_is_p99_latency_times_1_4() {
         call(&b, DEP, t0 + ms(k), ok(k * 10));
     }
     trip(&b, DEP, t0 + ms(200));
-    let d = b.decide(DEP, 1, t0 + ms(30_200));
+    let d = b.admit(DEP, 1, t0 + ms(30_200));
     assert_eq!(
         d,
-        Decision::Allow {
+        Admit::Allow {
             probe: true,
             timeout: Some(ms(1386))
         }
@@ -98,10 +98,10 @@ async fn same_worker_succeeding_twice_does_not_close_two_distinct_workers_do() {
     let mut probe = |worker: usize, result: AttemptResult| {
         let now = t0 + ms(t);
         assert!(matches!(
-            b.decide(DEP, worker, now),
-            Decision::Allow { probe: true, .. }
+            b.admit(DEP, worker, now),
+            Admit::Allow { probe: true, .. }
         ));
-        b.observe(DEP, worker, true, &result, now + ms(10));
+        b.observe(DEP, worker, true, &result, crate::support::at(now + ms(10)));
         t += 400;
         b.state(DEP)
     };
@@ -136,10 +136,10 @@ async fn a_failed_probe_reopens_and_doubles_open_for_up_to_the_cap() {
     let mut open_fors = Vec::new();
     for _ in 0..6 {
         assert!(matches!(
-            b.decide(DEP, 1, now),
-            Decision::Allow { probe: true, .. }
+            b.admit(DEP, 1, now),
+            Admit::Allow { probe: true, .. }
         ));
-        b.observe(DEP, 1, true, &http(503, None), now);
+        b.observe(DEP, 1, true, &http(503, None), crate::support::at(now));
         assert_eq!(b.state(DEP), BreakerState::Open);
         let open_for = transitions(&events).last().unwrap().3.unwrap();
         open_fors.push(open_for);
@@ -154,10 +154,10 @@ async fn a_failed_probe_reopens_and_doubles_open_for_up_to_the_cap() {
     // Closing resets it to 30 s.
     for w in [1, 2] {
         assert!(matches!(
-            b.decide(DEP, w, now),
-            Decision::Allow { probe: true, .. }
+            b.admit(DEP, w, now),
+            Admit::Allow { probe: true, .. }
         ));
-        b.observe(DEP, w, true, &ok(5), now);
+        b.observe(DEP, w, true, &ok(5), crate::support::at(now));
         now += ms(300);
     }
     assert_eq!(b.state(DEP), BreakerState::Closed);

@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rehearse::engine::canary::{CANARY_WORKER, Canary, run_canaries};
 use rehearse::engine::events::{BreakerState, Collector, Event, EventKind, EventSink, FanOut};
+use rehearse::engine::health::canary::{CANARY_WORKER, Canary, run_canaries};
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{AttemptResult, Call, EngineConfig, Transport};
 use tokio::time::Instant;
@@ -44,9 +44,9 @@ async fn run(speed: f64, for_ms: u64, sink: Arc<dyn EventSink>) -> Vec<(Instant,
         Arc::new(rec.clone()),
         canaries,
         EngineConfig::default(),
-        speed,
+        crate::support::speed(speed),
         sink,
-        t0,
+        rehearse::engine::Clock::new(t0, crate::support::wall()),
         stop,
     )
     .await;
@@ -104,6 +104,7 @@ async fn disagreement_gauge_grows_while_breaker_is_open_and_canary_is_ok() {
             from: BreakerState::Closed,
             to: BreakerState::Open,
             open_for_ms: Some(30_000),
+            reason: Some(rehearse::engine::TripReason::ConsecutiveFailures),
         },
         log: None,
     });
@@ -199,6 +200,7 @@ async fn disagreement_gauge_is_current_at_scrape_time_without_any_event() {
             from: BreakerState::Closed,
             to: BreakerState::Open,
             open_for_ms: Some(30_000),
+            reason: Some(rehearse::engine::TripReason::ConsecutiveFailures),
         },
         log: None,
     });
@@ -254,9 +256,9 @@ async fn a_stuck_canary_delays_only_its_own_dep() {
         Arc::new(rec.clone()),
         canaries,
         EngineConfig::default(),
-        1.0,
+        rehearse::util::speed::Speed::ONE,
         sink,
-        t0,
+        rehearse::engine::Clock::new(t0, crate::support::wall()),
         stop,
     )
     .await;
@@ -321,9 +323,9 @@ async fn a_canary_cut_by_shutdown_is_not_a_failure() {
             Arc::new(transport.clone()),
             vec![Canary::tool("crm_search"), Canary::ws("realtime")],
             EngineConfig::default(),
-            1.0,
+            rehearse::util::speed::Speed::ONE,
             events.clone(),
-            t0,
+            rehearse::engine::Clock::new(t0, crate::support::wall()),
             async move {
                 let _ = stop.wait_for(|d| *d).await;
             },

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use rehearse::engine::breaker::Decision;
 use rehearse::engine::events::{BreakerState, EventKind};
 use rehearse::engine::outcome::{AttemptResult, TimeoutPhase};
+use rehearse::engine::{Admission, Admit};
 
 use crate::support::breaker::{DEP, breakers, call, http, ms, ok, reset, transitions, trip};
 
@@ -104,10 +104,10 @@ async fn open_breaker_rejects_at_once_and_counts_rejections() {
         vec![(0, BreakerState::Closed, BreakerState::Open, Some(30_000))]
     );
     for k in 0..10u64 {
-        let d = b.decide(DEP, k as usize, t0 + Duration::from_secs(k * 2));
+        let d = b.admit(DEP, k as usize, t0 + Duration::from_secs(k * 2));
         assert_eq!(
             d,
-            Decision::Reject {
+            Admit::Reject {
                 until: t0 + Duration::from_secs(30)
             }
         );
@@ -123,13 +123,13 @@ async fn retry_after_120s_keeps_a_30s_breaker_open_120s_and_counts_the_skip() {
     call(&b, DEP, t0, http(429, Some("120")));
     trip(&b, DEP, t0);
     for s in [29, 30, 31, 60, 119] {
-        let d = b.decide(DEP, 1, t0 + Duration::from_secs(s));
-        assert!(matches!(d, Decision::Reject { .. }), "admitted at {s}s");
+        let d = b.admit(DEP, 1, t0 + Duration::from_secs(s));
+        assert!(matches!(d, Admit::Reject { .. }), "admitted at {s}s");
     }
-    let d = b.decide(DEP, 1, t0 + ms(119_999));
-    assert!(matches!(d, Decision::Reject { .. }));
-    let d = b.decide(DEP, 1, t0 + Duration::from_secs(120));
-    assert!(matches!(d, Decision::Allow { probe: true, .. }), "{d:?}");
+    let d = b.admit(DEP, 1, t0 + ms(119_999));
+    assert!(matches!(d, Admit::Reject { .. }));
+    let d = b.admit(DEP, 1, t0 + Duration::from_secs(120));
+    assert!(matches!(d, Admit::Allow { probe: true, .. }), "{d:?}");
     let skips: Vec<(u64, u64)> = events
         .events()
         .into_iter()
@@ -154,7 +154,7 @@ async fn one_dep_opening_leaves_another_untouched() {
     assert_eq!(b.state("calculator"), BreakerState::Closed);
     assert!(matches!(
         call(&b, "calculator", t0 + ms(2), ok(5)),
-        Decision::Allow { probe: false, .. }
+        Admit::Allow { probe: false, .. }
     ));
     assert_eq!(
         b.states(),

@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rehearse::engine::breaker::{BreakerConfig, Decision};
-use rehearse::engine::breakers::Breakers;
+use rehearse::engine::breaker::BreakerConfig;
+use rehearse::engine::breaker::Breakers;
 use rehearse::engine::events::{BreakerState, Collector, EventKind, EventSink, FanOut};
 use rehearse::engine::metrics::{AtScrape, Metrics};
 use rehearse::engine::outcome::AttemptResult;
+use rehearse::engine::{Admission, Admit};
 use rehearse::scrape::{Exposition, Selector, parse};
 use tokio::time::Instant;
 
@@ -31,7 +32,13 @@ fn rig(cfg: BreakerConfig, seed: u64, t0: Instant) -> Rig {
     let events = Arc::new(Collector::default());
     let metrics = Arc::new(Metrics::new(START_UNIX).with_clock(t0));
     let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![events.clone(), metrics.clone()]));
-    let breakers = Arc::new(Breakers::new(cfg, 1.0, seed, sink, t0));
+    let breakers = Arc::new(Breakers::new(
+        cfg,
+        rehearse::util::speed::Speed::ONE,
+        seed,
+        sink,
+        t0,
+    ));
     let w: Weak<dyn AtScrape> = Arc::<Breakers>::downgrade(&breakers);
     metrics.advance_at_scrape(w);
     Rig {
@@ -95,7 +102,7 @@ async fn an_open_breaker_reads_half_open_in_the_next_scrape_without_any_call() {
 
 /// What a breaker's calls saw: every decision, then every transition and Retry-After skip with
 /// its stamp, per dep in emission order.
-type Trace = (Vec<(String, Decision)>, Vec<(String, String)>);
+type Trace = (Vec<(String, Admit)>, Vec<(String, String)>);
 
 fn breaker_events(c: &Collector, dep: &str) -> Vec<(String, String)> {
     c.events()
@@ -106,6 +113,7 @@ fn breaker_events(c: &Collector, dep: &str) -> Vec<(String, String)> {
                 from,
                 to,
                 open_for_ms,
+                ..
             } if d == dep => Some((d, format!("{} {from:?}->{to:?} {open_for_ms:?}", e.t_ms))),
             EventKind::RetryAfterSkip { dep: d, until_ms } if d == dep => {
                 Some((d, format!("{} skip until {until_ms}", e.t_ms)))
@@ -154,11 +162,12 @@ fn drive(r: &Rig, t0: Instant, observe: bool) -> (Trace, usize) {
             6..=8 if outage => http(503, None),
             _ => http(429, Some(["1", "5", "45"][calls.gen_range(0..3)])),
         };
-        let d = r.breakers.decide(dep, worker, t);
+        let d = r.breakers.admit(dep, worker, t);
         decisions.push((dep.to_string(), d));
-        if let Decision::Allow { probe, .. } = d {
+        if let Admit::Allow { probe, .. } = d {
             let done = t + ms(calls.gen_range(1..50));
-            r.breakers.observe(dep, worker, probe, &result, done);
+            r.breakers
+                .observe(dep, worker, probe, &result, crate::support::at(done));
             t = done;
         }
     }
@@ -193,7 +202,7 @@ async fn observing_a_breaker_never_changes_what_its_calls_see() {
     assert!(
         want_decisions
             .iter()
-            .any(|(_, d)| matches!(d, Decision::Allow { probe: true, .. })),
+            .any(|(_, d)| matches!(d, Admit::Allow { probe: true, .. })),
         "no probe was admitted"
     );
     assert!(

@@ -123,7 +123,11 @@ fn policy_values_parse_into_the_engine_policies() {
     assert_eq!(run.policies, [PolicyArg::Legacy, PolicyArg::RetryGate]);
     let engine: Vec<Policy> = run.policies.into_iter().map(Policy::from).collect();
     assert_eq!(engine, [Policy::Legacy, Policy::RetryGate]);
-    assert_eq!(run.speed, Some(1.0), "the shown default is the one used");
+    assert_eq!(
+        run.speed.map(|s| s.get()),
+        Some(1.0),
+        "the shown default is the one used"
+    );
 }
 
 /// `run --version` was refused (issue 14); every subcommand, nested ones too, takes it now.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rehearse::engine::admission::{Admission, Admit};
 use rehearse::engine::breaker::BreakerConfig;
-use rehearse::engine::breakers::{Breakers, HostClock};
+use rehearse::engine::breaker::{Breakers, HostClock};
 use rehearse::engine::coordinator::{CooldownWrite, HostId};
 use rehearse::engine::events::{BreakerState, Collector, EventKind};
 use rehearse::engine::outcome::{AttemptResult, Reason};
@@ -185,18 +185,30 @@ async fn a_trip_opens_every_host(be: Backend, skews: &[i64]) {
 async fn closed_hot_path_stays_local(be: Backend, skews: &[i64]) {
     let counting = Arc::new(Counting::new(be.coordinator()));
     let clock = HostClock::skewed(skews[0]);
-    let b = Breakers::new(cfg(2), 1.0, 7, Arc::new(Collector::default()), clock.now())
-        .with_coordinator(counting.clone(), HostId::new("h0").unwrap(), clock);
+    let b = Breakers::new(
+        cfg(2),
+        rehearse::util::speed::Speed::ONE,
+        7,
+        Arc::new(Collector::default()),
+        clock.now(),
+    )
+    .with_coordinator(counting.clone(), HostId::new("h0").unwrap(), clock);
     for i in 0..1000u32 {
         let now = clock.now();
         let a = b.admit_async(DEP, (i % 4) as usize, now).await;
         assert!(matches!(a, Admit::Allow { probe: false, .. }));
-        b.record_async(DEP, (i % 4) as usize, false, &ok(5), now)
-            .await;
+        b.record_async(
+            DEP,
+            (i % 4) as usize,
+            false,
+            &ok(5),
+            crate::support::at(now),
+        )
+        .await;
     }
     assert_eq!(counting.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
     for _ in 0..5 {
-        b.record_async(DEP, 0, false, &reset(), clock.now()).await;
+        b.record_async(DEP, 0, false, &reset(), clock.read()).await;
     }
     assert_eq!(counting.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert_eq!((b.state(DEP), b.epoch(DEP)), (BreakerState::Open, 1));

@@ -19,7 +19,7 @@ use std::thread;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
-use rehearse::engine::store::CooldownStore;
+use rehearse::engine::failover::store::CooldownStore;
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 

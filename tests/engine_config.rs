@@ -1,7 +1,7 @@
 //! Engine configuration (OpenClaw key names, unknown keys rejected, errors naming the key) and the
 //! cooldown schedule tables of the three presets for failures 1–6.
 
-use rehearse::engine::cooldown::{Preset, REASONS, Schedules};
+use rehearse::engine::failover::cooldown::{Preset, REASONS, Schedules};
 use rehearse::engine::{ConfigError, EngineConfig, Reason};
 
 const S: u64 = 1_000;

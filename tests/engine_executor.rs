@@ -63,7 +63,14 @@ impl Admission for FakeAdmission {
             }
         }
     }
-    fn record(&self, dep: &str, _: usize, probe: bool, _: &AttemptResult, _: Instant) {
+    fn record(
+        &self,
+        dep: &str,
+        _: usize,
+        probe: bool,
+        _: &AttemptResult,
+        _: rehearse::engine::Now,
+    ) {
         self.recorded.lock().unwrap().push((dep.to_string(), probe));
     }
     fn is_open(&self, dep: &str, _: Instant) -> bool {
@@ -79,7 +86,7 @@ fn build(
 ) -> (Engine<Scripted>, Arc<Collector>) {
     let sink = Arc::new(Collector::default());
     let mut opts = EngineOptions::new(Instant::now());
-    opts.speed = speed;
+    opts.speed = crate::support::speed(speed);
     opts.policy = Policy::RetryGate;
     let e = Engine::new(cfg, two_profiles(), opts, t, adm, sink.clone()).unwrap();
     (e, sink)

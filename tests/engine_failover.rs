@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rehearse::engine::EngineResponse;
 use rehearse::engine::events::Collector;
-use rehearse::engine::store::CooldownStore;
+use rehearse::engine::failover::store::CooldownStore;
 use rehearse::engine::{
     AlwaysAllow, Engine, EngineConfig, EngineOptions, EngineRequest, Policy, Profile, RequestKind,
 };

@@ -180,7 +180,8 @@ async fn a_lighter_model_whose_breaker_is_open_is_skipped() {
         failure: TransportFailure::Refused,
     };
     for _ in 0..5 {
-        r.breakers.record(&dep, 0, false, &refused, Instant::now());
+        r.breakers
+            .record(&dep, 0, false, &refused, crate::support::at(Instant::now()));
     }
     assert!(r.breakers.is_open(&dep, Instant::now()), "{dep}");
     let resp = r.engine.handle(llm(1, false), 0).await;

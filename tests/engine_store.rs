@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use rehearse::engine::events::Collector;
-use rehearse::engine::store::{CooldownStore, StoreError};
+use rehearse::engine::failover::store::{CooldownStore, StoreError};
 use rehearse::engine::{
     AlwaysAllow, ConfigError, Engine, EngineConfig, EngineOptions, EngineRequest, Profile, Reason,
     RequestKind,

@@ -93,7 +93,7 @@ async fn run(lines: Vec<TrafficLine>, target: &str, secrets: bool) -> Vec<f64> {
         d = with_secret_headers(d);
     }
     let opts = ReplayOptions {
-        speed: 1.0,
+        speed: rehearse::util::speed::Speed::ONE,
         max_in_flight: 64,
         start: Instant::now() + Duration::from_millis(50),
         pacing: Pacing::Precise,

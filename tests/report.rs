@@ -375,6 +375,7 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
         to: BreakerState::Open,
         t_ms: 5_900,
         timing: Timing::Event,
+        reason: Some(rehearse::engine::TripReason::PingTimeouts),
     }];
     let build = |events: Option<&[Transition]>| {
         build_policy(PolicyRun {

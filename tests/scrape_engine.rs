@@ -18,6 +18,7 @@ fn transition(dep: &str, from: BreakerState, to: BreakerState, t_ms: u64) -> Eve
             from,
             to,
             open_for_ms: None,
+            reason: None,
         },
         log: None,
     }

@@ -155,7 +155,7 @@ fn tcp_shorter_than_the_probe_timeout_is_flagged_and_the_host_section_shows_it()
     // Through the plan (what `run` builds) into the contradiction check.
     let args = rehearse::cli::RunArgs {
         scenarios: vec![path.display().to_string()],
-        speed: Some(8.0),
+        speed: Some(crate::support::speed(8.0)),
         ..Default::default()
     };
     let plan = rehearse::run::plan::build(&args).unwrap();

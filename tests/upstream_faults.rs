@@ -247,7 +247,7 @@ async fn speed_divides_the_window() {
     .unwrap();
     let up = start_with(UpstreamConfig {
         faults,
-        speed: 10.0,
+        speed: crate::support::speed(10.0),
         ..UpstreamConfig::default()
     })
     .await;

@@ -17,6 +17,7 @@ fn t(dep: &str, from: BreakerState, to: BreakerState, t_ms: u64) -> Transition {
         to,
         t_ms,
         timing: Timing::Timestamp,
+        reason: None,
     }
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use futures_util::future::{BoxFuture, Either};
 use tokio::time::Instant;
 
+use super::clock::Now;
 use super::outcome::AttemptResult;
 
 /// The answer to "may this worker call this dependency now?".
@@ -37,12 +38,13 @@ pub fn settled<'a, T>(value: T) -> Pending<'a, T> {
     Either::Left(ready(value))
 }
 
-/// Admission control per dependency (breakers). `now` is always passed in.
+/// Admission control per dependency (breakers). `now` is always passed in; a result is
+/// recorded with its end on both clocks ([`Now`]).
 pub trait Admission: Send + Sync {
     /// Decides whether `worker` may call `dep` now.
     fn admit(&self, dep: &str, worker: usize, now: Instant) -> Admit;
     /// Records the result of an admitted call.
-    fn record(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Instant);
+    fn record(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Now);
     /// True while `dep` rejects every call (failover skips such model endpoints).
     fn is_open(&self, dep: &str, now: Instant) -> bool;
     /// [`Admission::admit`], waiting for the fleet coordinator where a coordinated breaker must.
@@ -56,7 +58,7 @@ pub trait Admission: Send + Sync {
         worker: usize,
         probe: bool,
         result: &'a AttemptResult,
-        now: Instant,
+        now: Now,
     ) -> Pending<'a, ()> {
         self.record(dep, worker, probe, result, now);
         settled(())
@@ -75,7 +77,7 @@ impl Admission for AlwaysAllow {
         }
     }
 
-    fn record(&self, _: &str, _: usize, _: bool, _: &AttemptResult, _: Instant) {}
+    fn record(&self, _: &str, _: usize, _: bool, _: &AttemptResult, _: Now) {}
 
     fn is_open(&self, _dep: &str, _now: Instant) -> bool {
         false

@@ -11,14 +11,15 @@ use serde::{Deserialize, Serialize};
 
 use super::breaker::BreakerConfig;
 use super::budget::BudgetConfig;
-use super::cooldown::{Preset, Schedule, Schedules};
+use super::budget::throttle::ThrottleConfig;
 use super::events::OpClass;
+use super::failover::cooldown::{Preset, Schedule, Schedules};
+use super::failover::store::StoreError;
 use super::health::HealthConfig;
 use super::outcome::Reason;
-use super::store::StoreError;
-use super::throttle::ThrottleConfig;
 use super::timeouts::TimeoutConfig;
 use super::transport::Deadlines;
+use crate::util::speed::Speed;
 
 /// A configuration error naming the offending key (or the file, for syntax errors).
 #[derive(Debug, thiserror::Error)]
@@ -365,7 +366,7 @@ impl EngineConfig {
     /// The deadlines of one attempt of `class`, divided by `speed` (docs/engine.md: tool_call 30 s
     /// total; llm_inference TTFB `timeoutSeconds` (30 s), inter-token 10 s, total 120 s;
     /// session 1800 s).
-    pub fn deadlines(&self, class: OpClass, speed: f64) -> Deadlines {
+    pub fn deadlines(&self, class: OpClass, speed: Speed) -> Deadlines {
         let ttfb =
             Duration::try_from_secs_f64(self.timeout_seconds).unwrap_or(Duration::from_secs(30));
         self.timeouts.deadlines(class, speed, ttfb)

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::breaker::TripReason;
 use super::outcome::{Reason, TimeoutPhase};
 
 /// A breaker's state (classic vocabulary: closed = traffic flows).
@@ -242,6 +243,9 @@ pub enum EventKind {
         /// For transitions to open: how long it stays open, in ms.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         open_for_ms: Option<u64>,
+        /// For transitions to open: which rule tripped it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<TripReason>,
     },
     /// A half-open transition was deferred because a Retry-After reached further.
     RetryAfterSkip {

@@ -7,37 +7,43 @@
 //!
 //! # Layout
 //!
+//! Each room is a folder; its `mod.rs` says what lives where.
+//!
 //! - [`request`]: what the harness asks (`EngineRequest`) and gets back (`EngineResponse`).
 //! - [`transport`]: the `Transport` seam (`Call`, `CallTarget`, `Deadlines`).
 //! - [`admission`]: the `Admission` seam the breakers implement (`Admit`, `AlwaysAllow`).
-//! - [`dep`]: dependency names (`PROVIDER/REGION/FP`).
-//! - [`outcome`], [`classify`], [`retry_after`]: attempt results → failure reasons.
-//! - [`config`]: `EngineConfig` (OpenClaw key names) and its validation.
-//! - [`profiles`], [`policy`], [`cooldown`], [`store`]: auth profiles, policies, schedules, the
-//!   `auth-profiles.json`-shaped cooldown store.
-//! - [`failover`]: the pure failover decision.
-//! - [`executor`]: `Engine`, the async loop around it: the model-call failover chain
-//!   (`executor_llm.rs`), the degradation ladder after it (`executor_ladder.rs`: lighter model →
-//!   partial result → fail), budget gates and content self-correction retries
-//!   (`executor_limits.rs`), tool and WebSocket calls (`executor_simple.rs`).
-//! - [`budget`]: error classes, budget-bounded retry decisions and the ladder's rungs (pure).
-//! - [`events`]: the structured events every decision emits.
-//! - [`breaker`], [`breakers`]: per-dependency circuit breakers (pure machine) and the registry
-//!   implementing `Admission`; [`coordinator`]: what a fleet of hosts shares about them (the
-//!   `Coordinator` trait, in-process and Redis), attached with `Breakers::with_coordinator`.
-//! - [`health`], [`canary`]: synthetic canaries and the canary/breaker disagreement; [`families`]: the metric families'
-//!   names, labels and buckets (one catalogue for the registry and scenario validation).
-//! - [`metrics`]: the Prometheus registry (every render first advances the breakers, so a scrape
+//! - [`clock`]: [`Now`], the monotonic and wall instant every decision is handed (the one
+//!   place the engine's clocks are read).
+//! - [`dep`]: dependency names (`PROVIDER/REGION/FP`); [`outcome`]: attempt results and failure
+//!   reasons (the transport's contract).
+//! - [`config`], [`timeouts`]: `EngineConfig` (OpenClaw key names), its validation and the
+//!   deadlines per operation class.
+//! - [`breaker`]: per-dependency circuit breakers: the pure machine, what trips it
+//!   ([`breaker::trip`], with its [`TripReason`]), half-open probes, the sliding window, what a
+//!   result means to a breaker ([`breaker::signal`]) and the registry implementing `Admission`
+//!   ([`breaker::registry`], with fleet coordination in `registry/fleet.rs`).
+//! - [`coordinator`]: what a fleet of hosts shares about the breakers (the `Coordinator` trait,
+//!   in-process and Redis), attached with `Breakers::with_coordinator`.
+//! - [`failover`]: the pure failover decision and what it reads: attempt classification into
+//!   reasons, auth profiles, policies, cooldown schedules, the `auth-profiles.json`-shaped store,
+//!   Retry-After parsing.
+//! - [`budget`]: budget-bounded retries, the degradation ladder's rungs, the session ledger and
+//!   the per-tenant throttle (pure).
+//! - [`executor`]: `Engine`, the async loop around the pure parts: one entry
+//!   ([`Engine::handle`]), the model call (`executor/model.rs`: routing and the degradation
+//!   ladder; `executor/chain.rs`: the failover chain; `executor/gates.rs`: throttle and budget
+//!   gates), tool and WebSocket calls (`executor/simple.rs`).
+//! - [`health`]: synthetic canaries (`health/canary.rs`) and the canary/breaker disagreement.
+//! - [`events`]: the structured events every decision emits; [`families`]: the metric families'
+//!   names, labels and buckets (one catalogue for the registry and scenario validation);
+//!   [`metrics`]: the Prometheus registry (every render first advances the breakers, so a scrape
 //!   reads the state at scrape time).
 
 pub mod admission;
 pub mod breaker;
-pub mod breakers;
 pub mod budget;
-pub mod canary;
-pub mod classify;
+pub mod clock;
 pub mod config;
-pub mod cooldown;
 pub mod coordinator;
 pub mod dep;
 pub mod events;
@@ -47,21 +53,18 @@ pub mod families;
 pub mod health;
 pub mod metrics;
 pub mod outcome;
-pub mod policy;
-pub mod profiles;
 pub mod request;
-pub mod retry_after;
-pub mod store;
-pub mod throttle;
 pub mod timeouts;
 pub mod transport;
 
 pub use admission::{Admission, Admit, AlwaysAllow};
+pub use breaker::TripReason;
+pub use clock::{Clock, Now};
 pub use config::{ConfigError, EngineConfig};
 pub use events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink, LadderRung, OpClass};
 pub use executor::{Engine, EngineOptions};
+pub use failover::policy::Policy;
+pub use failover::profiles::Profile;
 pub use outcome::{AttemptResult, Reason, TimeoutPhase, TransportFailure};
-pub use policy::Policy;
-pub use profiles::Profile;
 pub use request::{EngineRequest, EngineResponse, RequestKind};
 pub use transport::{Call, CallTarget, Deadlines, Transport};

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::breaker::scale;
 use super::events::OpClass;
 use super::transport::Deadlines;
+use crate::util::speed::Speed;
 
 /// `[engine.timeouts]`: nominal deadlines per operation class.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,8 +89,8 @@ impl TimeoutConfig {
     /// The deadlines of one attempt of `class`, divided by `speed`. `default_ttfb` is the
     /// engine's `timeoutSeconds`, used when `llmTtfb` is not set; the total is never shorter
     /// than the TTFB.
-    pub fn deadlines(&self, class: OpClass, speed: f64, default_ttfb: Duration) -> Deadlines {
-        let s = |d| scale(d, speed);
+    pub fn deadlines(&self, class: OpClass, speed: Speed, default_ttfb: Duration) -> Deadlines {
+        let s = |d| speed.scale(d);
         match class {
             OpClass::ToolCall => Deadlines {
                 ttfb: None,
@@ -148,7 +148,7 @@ mod tests {
             (OpClass::Session, 100.0, None, None, secs(18)),
         ];
         for (class, speed, want_ttfb, want_inter, want_total) in table {
-            let d = t.deadlines(class, speed, ttfb);
+            let d = t.deadlines(class, crate::util::speed::sp(speed), ttfb);
             assert_eq!(
                 (d.ttfb, d.inter_token, d.total),
                 (want_ttfb, want_inter, want_total),
@@ -160,7 +160,7 @@ mod tests {
     #[test]
     fn llm_ttfb_override_and_validation() {
         let t: TimeoutConfig = toml::from_str("llmTtfb = \"5s\"\ntoolCall = \"2s\"").unwrap();
-        let d = t.deadlines(OpClass::LlmInference, 1.0, secs(30));
+        let d = t.deadlines(OpClass::LlmInference, Speed::ONE, secs(30));
         assert_eq!(d.ttfb, Some(secs(5)));
         assert!(t.validate().is_ok());
         let bad = TimeoutConfig {

@@ -7,7 +7,6 @@ use anyhow::{Context, anyhow};
 use tokio::time::Instant;
 
 use super::http_dispatch::HttpDispatcher;
-use super::pacer::check_speed;
 use super::precise::{Pacing, replay_on_own_thread};
 use super::record::{RecordError, RecordStats, Recorder, serve_recorder};
 use super::replayer::ReplayOptions;
@@ -23,7 +22,6 @@ const LEAD_IN: Duration = Duration::from_millis(50);
 
 /// Runs `rehearse replay`.
 pub fn replay_command(args: ReplayArgs) -> CmdResult {
-    check_speed(args.speed).map_err(|e| CmdError::bad_input(anyhow!("{e}")))?;
     if args.max_in_flight == 0 {
         return Err(CmdError::bad_input(anyhow!(
             "--max-in-flight must be at least 1"
@@ -41,7 +39,7 @@ pub fn replay_command(args: ReplayArgs) -> CmdResult {
         pacing: Pacing::Precise,
         keep_records: args.out.is_some(),
     };
-    let summary = replay_on_own_thread(lines, Arc::new(dispatcher), opts, crate::util::stop_signal)
+    let summary = replay_on_own_thread(lines, Arc::new(dispatcher), opts, signalled)
         .context("starting the pacer thread")
         .map_err(CmdError::harness)?
         .join()
@@ -66,6 +64,15 @@ pub fn replay_command(args: ReplayArgs) -> CmdResult {
     })
 }
 
+/// A stop on SIGINT/SIGTERM, made on the pacer thread's own runtime; without signal handlers
+/// the replay runs to its end.
+async fn signalled() {
+    match crate::util::shutdown::Shutdown::on_signals() {
+        Ok(stop) => stop.requested().await,
+        Err(_) => std::future::pending().await,
+    }
+}
+
 /// Runs `rehearse record`.
 pub fn record_command(args: RecordArgs) -> CmdResult {
     crate::util::listen::check_loopback(args.listen, args.allow_non_loopback, "recording proxy")?;
@@ -80,7 +87,10 @@ pub fn record_command(args: RecordArgs) -> CmdResult {
             RecordError::Create { .. } => CmdError::harness(e),
         })?;
         let listener = crate::util::listen::bind_announced(args.listen).await?;
-        serve_recorder(listener, Arc::new(recorder), crate::util::stop_signal())
+        let stop = crate::util::shutdown::Shutdown::on_signals()
+            .context("installing SIGINT/SIGTERM handlers")
+            .map_err(CmdError::harness)?;
+        serve_recorder(listener, Arc::new(recorder), stop.requested())
             .await
             .context("recording proxy")
             .map_err(CmdError::harness)

@@ -28,7 +28,6 @@ pub mod summary;
 pub mod traffic;
 mod traffic_json;
 
-pub use crate::util::stop_signal;
 pub use cmd::{record_command, replay_command};
 pub use precise::{Pacing, replay_on_own_thread};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};

@@ -242,7 +242,7 @@ mod tests {
         let lines = super::super::parse_traffic(&text, "test").unwrap();
         let d = Arc::new(Count(Default::default()));
         let opts = ReplayOptions {
-            speed: 1.0,
+            speed: crate::util::speed::Speed::ONE,
             max_in_flight: 4,
             start: Instant::now() + 20 * MS,
             pacing: Pacing::Timer, // replaced by Precise

@@ -30,6 +30,8 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
+use crate::util::speed::Speed;
+
 use super::pacer::send_at;
 pub use super::precise::Pacing;
 use super::precise::{spin_window, wait_precisely};
@@ -75,8 +77,8 @@ pub trait Dispatcher: Send + Sync + 'static {
 /// How to replay.
 #[derive(Debug, Clone, Copy)]
 pub struct ReplayOptions {
-    /// Divides every `at_ms` (must be finite and > 0; see [`super::pacer::check_speed`]).
-    pub speed: f64,
+    /// Divides every `at_ms`.
+    pub speed: Speed,
     /// Most requests in flight at once (0 is treated as 1).
     pub max_in_flight: usize,
     /// The instant `at_ms = 0` maps to; records are in ms since it.
@@ -244,5 +246,4 @@ where
 }
 
 #[cfg(test)]
-#[path = "replayer_tests.rs"]
 mod tests;

@@ -346,5 +346,4 @@ impl Fields<'_> {
 }
 
 #[cfg(test)]
-#[path = "traffic_tests.rs"]
 mod tests;

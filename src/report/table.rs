@@ -110,11 +110,12 @@ pub fn timing_note(p: &PolicyReport) -> String {
     }
 }
 
-/// Breaker transitions: time, dep, from→to and how the time was measured.
+/// Breaker transitions: time, dep, from→to, how the time was measured and, for a breaker that
+/// opened, which rule tripped it (known from the event log only).
 pub fn transitions(p: &PolicyReport) -> Table {
     let mut t = Table::new(
-        &["t", "dep", "transition", "timed by"],
-        &[true, false, false, false],
+        &["t", "dep", "transition", "timed by", "reason"],
+        &[true, false, false, false, false],
     );
     for tr in &p.transitions {
         let timing = match tr.timing {
@@ -129,6 +130,7 @@ pub fn transitions(p: &PolicyReport) -> Table {
             tr.dep.clone(),
             format!("{}→{}", tr.from.as_str(), tr.to.as_str()),
             timing,
+            tr.reason.map_or(String::new(), |r| r.as_str().to_string()),
         ]);
     }
     t

@@ -9,7 +9,6 @@ use super::dispatch::Counters;
 use super::fault_scope::{assign_lanes, fault_windows};
 use super::harness::PolicyRun;
 use super::plan::ScenarioPlan;
-use super::signals::cause;
 use crate::engine::{Policy, Profile};
 use crate::replay::traffic::TrafficKind;
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
@@ -19,6 +18,7 @@ use crate::report::model::{
 };
 use crate::scrape::{Disagreement, DisagreementKind};
 use crate::upstream::FaultSpec;
+use crate::util::shutdown::cause;
 use crate::verdict::diff_until;
 use crate::verdict::scenario_ms_u;
 
@@ -60,7 +60,7 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         events: Some(&run.transitions),
         scrape_interval_ms: run.scrape_interval_ms,
         arrivals: &run.arrivals,
-        speed: plan.speed,
+        speed: plan.speed.get(),
         fault_windows: fault_windows(&file.fault, &file.profile, run.fault_hits.snapshot()),
         latency: run.observed.latency(),
         marks: run.observed.marks(),
@@ -91,7 +91,10 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         report.disagreements.push(Disagreement {
             kind: DisagreementKind::Truncated,
             dep: String::new(),
-            t_ms: scenario_ms_u(run.transitions.last().map_or(0, |t| t.t_ms), plan.speed),
+            t_ms: scenario_ms_u(
+                run.transitions.last().map_or(0, |t| t.t_ms),
+                plan.speed.get(),
+            ),
             detail: format!(
                 "events.jsonl holds {} more transitions than the report kept ({} kept)",
                 run.transitions_dropped,
@@ -143,7 +146,7 @@ pub fn not_run_report(plan: &ScenarioPlan, policy: Policy, why: &str) -> PolicyR
         &[],
         None,
         &[],
-        plan.speed,
+        plan.speed.get(),
         Some(0),
     );
     for e in &mut expectations {
@@ -196,7 +199,7 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
     let cut = runs.iter().find(|r| r.stopped.is_some());
     let stopped = cut.map(|r| Stopped {
         reason: cause(r.stopped.as_deref().unwrap_or_default()).to_string(),
-        at_ms: (r.elapsed_ms as f64 * plan.speed).round() as u64,
+        at_ms: (r.elapsed_ms as f64 * plan.speed.get()).round() as u64,
         of_ms: u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX),
         policy: r.policy.as_str().to_string(),
     });
@@ -246,7 +249,7 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
         duration_ms: file.duration.as_millis() as u64,
         time_base: TimeBase::Scenario,
         profiles: profile_table(&file.profile, &policies),
-        speed: plan.speed,
+        speed: plan.speed.get(),
         seed: plan.seed,
         host: ctx.host,
         traffic: Some(TrafficInfo {

@@ -12,13 +12,13 @@ use super::assemble::{ReportContext, report};
 use super::harness::{RunFiles, run_policy};
 use super::plan::{RunPlan, ScenarioPlan, build};
 use super::rundir::{self, safe_name};
-use super::signals::Stop;
 use super::suite::{Index, IndexRow, worst, write_index};
 use crate::cli::RunArgs;
 use crate::exit::{CmdError, CmdResult};
 use crate::host::SocketsReport;
 use crate::report::model::{ExpectStatus, Report, Verdict};
 use crate::report::rfc3339;
+use crate::util::shutdown::Shutdown;
 
 /// Runs `rehearse run`.
 pub fn command(args: RunArgs) -> CmdResult {
@@ -59,7 +59,7 @@ pub fn command(args: RunArgs) -> CmdResult {
 }
 
 async fn execute(plan: &RunPlan) -> CmdResult {
-    let stop = Stop::new();
+    let stop = Shutdown::new();
     stop.listen_for_signals()
         .context("installing SIGINT/SIGTERM handlers")
         .map_err(CmdError::harness)?;
@@ -118,7 +118,7 @@ async fn execute(plan: &RunPlan) -> CmdResult {
         schema_version: 1,
         verdict: worst(rows.iter().map(|r| r.verdict)),
         started_at: rfc3339(now),
-        speed: plan.scenarios.first().map_or(1.0, |s| s.speed),
+        speed: plan.scenarios.first().map_or(1.0, |s| s.speed.get()),
         scenarios: rows,
     };
     write_index(&dir, &index)
@@ -176,7 +176,7 @@ fn print_outcome(r: &Report) {
 async fn run_scenario(
     sp: &ScenarioPlan,
     dir: &Path,
-    stop: &Stop,
+    stop: &Shutdown,
     plain: bool,
 ) -> Result<Report, CmdError> {
     let started_at = rfc3339(SystemTime::now());

@@ -10,8 +10,6 @@ use crate::host::{HostInfo, contradictions};
 use crate::verdict::expect::DEFAULT_TOLERANCE;
 use crate::verdict::scaled_tolerance;
 
-use crate::util::speed::scale as scaled;
-
 /// The contradictions of `plan` on `host`, as report JSON values.
 pub fn check(plan: &ScenarioPlan, host: &HostInfo) -> Vec<serde_json::Value> {
     let file = &plan.checked.file;
@@ -22,14 +20,14 @@ pub fn check(plan: &ScenarioPlan, host: &HostInfo) -> Vec<serde_json::Value> {
         .iter()
         .map(|t| {
             let tol = t.tolerance.unwrap_or(DEFAULT_TOLERANCE);
-            Duration::from_millis(scaled_tolerance(tol, plan.speed).max(0) as u64)
+            Duration::from_millis(scaled_tolerance(tol, plan.speed.get()).max(0) as u64)
         })
         .collect();
     contradictions(
         host,
         &file.tcp,
-        scaled(breaker.probe_timeout_cap, plan.speed),
-        scaled(breaker.open_for, plan.speed),
+        plan.speed.scale(breaker.probe_timeout_cap),
+        plan.speed.scale(breaker.open_for),
         &tolerances,
     )
     .into_iter()

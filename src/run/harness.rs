@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout};
 
 use super::diagnostics::Diagnostics;
@@ -22,10 +21,10 @@ use super::health::{CanaryCount, HealthTally};
 use super::observe::{FaultHits, Observed};
 use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
-use super::signals::Stop;
 use super::sinks::{EventsWriter, JsonlFile, PromFile, TransitionLog};
 use super::transport_http::HttpTransport;
-use crate::engine::breakers::Breakers;
+use crate::engine::breaker::Breakers;
+use crate::engine::clock::Clock;
 use crate::engine::events::FanOut;
 use crate::engine::metrics::{AtScrape, Metrics};
 use crate::engine::{BreakerState, Engine, EngineOptions, Event, EventKind, EventSink, Policy};
@@ -33,6 +32,7 @@ use crate::host::SocketsReport;
 use crate::replay::replayer::{Pacing, ReplayOptions, ReplaySummary, replay};
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
 use crate::upstream::{RecordSink, Stats, Upstream, UpstreamConfig, UpstreamRecord};
+use crate::util::shutdown::Shutdown;
 use crate::verdict::ProbeArrival;
 
 /// Most requests in flight at once in a run (the replayer counts overflow beyond it).
@@ -167,29 +167,30 @@ async fn bind(what: &'static str) -> Result<TcpListener, HarnessError> {
         .map_err(|source| HarnessError::Bind { what, source })
 }
 
-use crate::util::speed::scale as scaled;
-
 /// Runs `plan` under `policy`, writing into `files`.
 pub async fn run_policy(
     plan: &ScenarioPlan,
     policy: Policy,
     run_dir: &Path,
     files: &RunFiles,
-    stop: &Stop,
+    stop: &Shutdown,
     plain_progress: bool,
 ) -> Result<PolicyRun, HarnessError> {
     let file = &plan.checked.file;
     let speed = plan.speed;
     let pname = policy.as_str();
+    // The run's one reading of both clocks: the engine, its store and the canaries follow it.
     let start = Instant::now();
-    let start_unix_s = SystemTime::now()
+    let wall_start = SystemTime::now();
+    let clock = Clock::new(start, wall_start);
+    let start_unix_s = wall_start
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let shutdown = |rx: watch::Receiver<bool>| async move {
-        let mut rx = rx;
-        let _ = rx.wait_for(|s| *s).await;
-    };
+    // Each part stops on its own request, in order: scraper, canaries, then the upstream and
+    // the exporter.
+    let servers_stop = Shutdown::new();
+    let canary_stop = Shutdown::new();
+    let scrape_stop = Shutdown::new();
 
     // The engine's metrics first: the upstream log feeds duplicate executions into them.
     let metrics = Arc::new(Metrics::new(start_unix_s).with_clock(start));
@@ -204,9 +205,9 @@ pub async fn run_policy(
         ..UpstreamConfig::default()
     });
     upstream.set_run_start(start);
-    let fault_hits = Arc::new(FaultHits::new(speed));
+    let fault_hits = Arc::new(FaultHits::new(speed.get()));
     let up_log = Arc::new(UpstreamLog {
-        out: EventsWriter::new(files.upstream.clone(), pname, speed),
+        out: EventsWriter::new(files.upstream.clone(), pname, speed.get()),
         arrivals: Mutex::new(Vec::new()),
         duplicates: metrics.clone(),
         faults: fault_hits.clone(),
@@ -222,17 +223,17 @@ pub async fn run_policy(
     let up_task = tokio::spawn(crate::upstream::serve(
         up_listener,
         upstream.clone(),
-        shutdown(shutdown_rx.clone()),
+        servers_stop.requested(),
     ));
     // The upstream stopping before the run does is a harness failure: the run ends there.
-    let (up_task, mut died) =
-        super::supervise::watch_upstream(up_task, shutdown_rx.clone(), start, speed);
+    let (up_task, died) =
+        super::supervise::watch_upstream(up_task, servers_stop.clone(), start, speed.get());
 
     // The engine, its breakers and /metrics.
     let events: Arc<dyn EventSink> =
-        Arc::new(EventsWriter::new(files.events.clone(), pname, speed));
+        Arc::new(EventsWriter::new(files.events.clone(), pname, speed.get()));
     let transition_log = Arc::new(TransitionLog::default());
-    let observed = Arc::new(Observed::new(speed));
+    let observed = Arc::new(Observed::new(speed.get()));
     let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![
         metrics.clone(),
         events,
@@ -252,21 +253,20 @@ pub async fn run_policy(
     metrics.advance_at_scrape(at_scrape);
     let diagnostics = Arc::new(Diagnostics::default());
     let transport = HttpTransport::with_tcp(up_addr, diagnostics.clone(), file.tcp.clone())
-        .with_pong_deadline(scaled(super::transport_ws::DEFAULT_PONG_DEADLINE, speed));
+        .with_pong_deadline(speed.scale(super::transport_ws::DEFAULT_PONG_DEADLINE));
     let connector = transport.connector().clone();
 
     // Synthetic health checks: one canary per dep, over the same transport, until they are
     // stopped — before the upstream, so none is failed by the upstream going away.
-    let (canary_stop_tx, canary_stop_rx) = watch::channel(false);
     let tally = Arc::new(HealthTally::default());
-    let canary_task = tokio::spawn(crate::engine::canary::run_canaries(
+    let canary_task = tokio::spawn(crate::engine::health::canary::run_canaries(
         Arc::new(transport.clone()),
         super::health::canaries(file, &plan.checked.traffic),
         file.engine.clone(),
         speed,
         Arc::new(FanOut(vec![sink.clone(), tally.clone()])),
-        start,
-        shutdown(canary_stop_rx),
+        clock,
+        canary_stop.requested(),
     ));
     let opts = EngineOptions {
         policy,
@@ -283,7 +283,8 @@ pub async fn run_policy(
         breakers.clone(),
         sink,
     )
-    .map_err(|e| HarnessError::Engine(e.to_string()))?;
+    .map_err(|e| HarnessError::Engine(e.to_string()))?
+    .with_wall_start(wall_start);
     let engine = Arc::new(engine);
     let m_listener = bind("engine /metrics").await?;
     let m_addr = m_listener
@@ -295,7 +296,7 @@ pub async fn run_policy(
     let m_task = tokio::spawn(crate::exporter::serve_metrics(
         m_listener,
         metrics.clone(),
-        shutdown(shutdown_rx.clone()),
+        servers_stop.requested(),
     ));
 
     // Where to look while it runs (curl the upstream's /_rehearse/stats, the engine's /metrics).
@@ -306,10 +307,9 @@ pub async fn run_policy(
     );
 
     // Scraper and progress.
-    let (scrape_stop_tx, scrape_stop_rx) = watch::channel(false);
     let scraper = Scraper::new(ScraperConfig {
         url: metrics_url(m_addr),
-        interval: scaled(file.scrape_interval, speed),
+        interval: speed.scale(file.scrape_interval),
         start,
         timeout: SCRAPE_TIMEOUT,
     });
@@ -318,10 +318,10 @@ pub async fn run_policy(
     }
     // Raw scrapes stream to scrapes.prom; only the compact timeline stays in memory.
     let sink = (files.scrapes.clone(), CompactScrapes::new(start_unix_s));
-    let scraper =
-        tokio::spawn(async move { scraper.run_into(sink, shutdown(scrape_stop_rx)).await });
+    let stopped = scrape_stop.requested();
+    let scraper = tokio::spawn(async move { scraper.run_into(sink, stopped).await });
     let counters = Arc::new(Counters::default());
-    let run_for = scaled(file.duration, speed);
+    let run_for = speed.scale(file.duration);
     let progress = Arc::new(Progress::new(
         &format!("{}/{pname}", file.name),
         run_for,
@@ -361,12 +361,12 @@ pub async fn run_policy(
     let end = crate::util::speed::after(start, run_for);
     let stop_at_end = {
         let stop = stop.clone();
-        let mut died = died.clone();
+        let died = died.clone();
         async move {
             tokio::select! {
                 _ = sleep_until(end) => {}
-                _ = stop.stopped() => {}
-                _ = died.wait_for(Option::is_some) => {}
+                _ = stop.requested() => {}
+                _ = died.requested() => {}
             }
         }
     };
@@ -396,13 +396,13 @@ pub async fn run_policy(
     // Traffic shorter than `duration`: the breakers still have until `duration` to settle.
     tokio::select! {
         _ = sleep_until(end) => {}
-        _ = stop.stopped() => {}
-        _ = died.wait_for(Option::is_some) => {}
+        _ = stop.requested() => {}
+        _ = died.requested() => {}
     }
     let elapsed_ms = start.elapsed().as_millis() as u64;
 
     // Final scrape, then shut everything down.
-    let _ = scrape_stop_tx.send(true);
+    scrape_stop.request("the run ended");
     let scrape_log = match scraper.await {
         Ok((_, compact)) => compact,
         Err(e) => {
@@ -414,9 +414,9 @@ pub async fn run_policy(
     };
     ticker.abort();
     progress.finish(&snapshot());
-    let _ = canary_stop_tx.send(true);
+    canary_stop.request("the run ended");
     let _ = timeout(SHUTDOWN_GRACE, canary_task).await;
-    let _ = shutdown_tx.send(true);
+    servers_stop.request("the run ended");
     let _ = timeout(SHUTDOWN_GRACE, up_task).await;
     let _ = timeout(SHUTDOWN_GRACE, m_task).await;
     let arrivals = match up_log.arrivals.lock() {
@@ -429,7 +429,7 @@ pub async fn run_policy(
         start_unix_s,
         elapsed_ms,
         scrapes: scrape_log,
-        scrape_interval_ms: u64::try_from(scaled(file.scrape_interval, speed).as_millis())
+        scrape_interval_ms: u64::try_from(speed.scale(file.scrape_interval).as_millis())
             .unwrap_or(u64::MAX),
         transitions,
         transitions_dropped,
@@ -446,8 +446,8 @@ pub async fn run_policy(
         stopped: stop
             .reason()
             .filter(|_| elapsed_ms < run_for.as_millis() as u64)
-            .or_else(|| died.borrow().clone()),
-        failed: died.borrow().clone(),
+            .or_else(|| died.reason()),
+        failed: died.reason(),
         observed,
         fault_hits,
     })

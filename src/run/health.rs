@@ -8,9 +8,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::canary::Canary;
 use crate::engine::dep::provider_of;
-use crate::engine::profiles::ProfileBook;
+use crate::engine::failover::profiles::ProfileBook;
+use crate::engine::health::canary::Canary;
 use crate::engine::{Event, EventKind, EventSink};
 use crate::replay::traffic::{TrafficKind, TrafficLine};
 use crate::scenario::ScenarioFile;
@@ -159,8 +159,8 @@ mod tests {
         }
         let c = canaries(&file, &traffic);
         let deps: Vec<&str> = c.iter().map(|c| c.dep.as_str()).collect();
-        let a = crate::engine::profiles::Profile::new("openai", "a").dep();
-        let b = crate::engine::profiles::Profile::new("openai", "b").dep();
+        let a = crate::engine::failover::profiles::Profile::new("openai", "a").dep();
+        let b = crate::engine::failover::profiles::Profile::new("openai", "b").dep();
         let mut want = vec!["crm", "rt", a.as_str(), b.as_str()];
         want.sort();
         assert_eq!(deps, want);

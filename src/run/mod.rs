@@ -11,7 +11,8 @@
 //! - `dispatch`: replayed lines → `Engine::handle` across workers.
 //! - `sinks`: events.jsonl / upstream.jsonl line writers; `rundir`: run directory names.
 //! - `observe`: exact latencies and the picture's marks from the events, fault hits from the upstream.
-//! - `progress`, `signals`: the terminal bar and SIGINT/SIGTERM handling.
+//! - `progress`: the terminal bar (a stop request, SIGINT/SIGTERM included, is
+//!   [`crate::util::shutdown::Shutdown`]).
 
 mod assemble;
 mod cmd;
@@ -27,7 +28,6 @@ pub mod observe;
 pub mod plan;
 pub mod progress;
 pub mod rundir;
-pub mod signals;
 pub mod sinks;
 pub mod suite;
 mod supervise;

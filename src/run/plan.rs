@@ -10,6 +10,7 @@ use crate::cli::{PolicyArg, RunArgs};
 use crate::engine::Policy;
 use crate::scenario::resolve::resolve;
 use crate::scenario::validate::{Checked, check};
+use crate::util::speed::Speed;
 
 /// The default parent of run directories.
 pub const DEFAULT_REPORT_DIR: &str = "reports";
@@ -19,8 +20,8 @@ pub const DEFAULT_REPORT_DIR: &str = "reports";
 pub struct ScenarioPlan {
     /// The checked scenario and its traffic.
     pub checked: Checked,
-    /// The `--speed` divisor (> 0).
-    pub speed: f64,
+    /// The `--speed` divisor (checked once, where it entered).
+    pub speed: Speed,
     /// The seed (`--seed`, else the scenario's).
     pub seed: u64,
     /// The policy runs, in order (`--policy`, else the scenario's `policies`).
@@ -54,18 +55,13 @@ impl From<PolicyArg> for Policy {
     }
 }
 
-/// Checks a `--speed` value against the crate's bounds ([`crate::util::speed`]): clap checks
-/// the flag already; this covers in-process callers that build [`RunArgs`] themselves.
-pub fn check_speed(speed: f64) -> anyhow::Result<f64> {
-    Ok(crate::util::speed::check(speed)?)
-}
-
 /// Builds the plan from the flags.
 pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
     if args.scenarios.is_empty() {
         bail!("give at least one --scenario NAME|PATH");
     }
-    let speed = check_speed(args.speed.unwrap_or(1.0))?;
+    // A `Speed` was checked where it was made (clap's parser or `Speed::new`).
+    let speed = args.speed.unwrap_or_default();
     let cli_policies: Vec<Policy> = args.policies.iter().map(|&p| p.into()).collect();
     let mut scenarios = Vec::new();
     for arg in &args.scenarios {
@@ -99,10 +95,12 @@ mod tests {
 
     #[test]
     fn speed_must_be_positive_and_finite() {
-        assert_eq!(check_speed(4.0).unwrap(), 4.0);
+        assert_eq!(Speed::new(4.0).map(Speed::get), Ok(4.0));
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-20, 1e9, 100.5, 0.005] {
-            assert!(check_speed(bad).is_err());
+            assert!(Speed::new(bad).is_err());
         }
+        // Without --speed a plan runs in real time.
+        assert_eq!(RunArgs::default().speed.unwrap_or_default(), Speed::ONE);
     }
 
     #[test]

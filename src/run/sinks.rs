@@ -306,6 +306,7 @@ mod tests {
                     to: BreakerState::Open,
                     // The engine's breakers run on scaled durations: 30 s at ×4.
                     open_for_ms: Some(7_500),
+                    reason: Some(crate::engine::TripReason::ConsecutiveFailures),
                 },
                 log: None,
             });
@@ -410,7 +411,14 @@ impl TransitionLog {
 
 impl EventSink for TransitionLog {
     fn emit(&self, event: &Event) {
-        let crate::engine::EventKind::BreakerTransition { dep, from, to, .. } = &event.kind else {
+        let crate::engine::EventKind::BreakerTransition {
+            dep,
+            from,
+            to,
+            reason,
+            ..
+        } = &event.kind
+        else {
             return;
         };
         let mut g = match self.kept.lock() {
@@ -427,6 +435,7 @@ impl EventSink for TransitionLog {
             to: *to,
             t_ms: event.t_ms,
             timing: crate::scrape::Timing::Event,
+            reason: *reason,
         });
     }
 }

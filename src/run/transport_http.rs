@@ -23,7 +23,7 @@ use tokio::time::{Instant, timeout};
 use super::diagnostics::{Diagnostics, ReadFailure};
 use super::errors::{Phase, classify};
 use super::transport_ws;
-use crate::engine::canary::{CANARY_HEADER, CANARY_WORKER};
+use crate::engine::health::canary::{CANARY_HEADER, CANARY_WORKER};
 use crate::engine::transport::{Call, CallTarget, Transport};
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
 use crate::host::{TcpTuning, TunedConnector};

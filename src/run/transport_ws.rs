@@ -23,7 +23,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use super::diagnostics::ReadFailure;
 use super::errors::{Phase, classify, from_io_kind};
-use crate::engine::canary::{CANARY_HEADER, CANARY_WORKER};
+use crate::engine::health::canary::{CANARY_HEADER, CANARY_WORKER};
 use crate::engine::transport::Call;
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
 use crate::host::TunedConnector;

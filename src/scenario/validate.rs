@@ -13,8 +13,8 @@ use std::time::Duration;
 use super::format::{ScenarioError, ScenarioFile};
 use super::locate::locate_within;
 use crate::engine::dep::provider_of;
+use crate::engine::failover::profiles::ProfileBook;
 use crate::engine::families::{SelectorProblem, check_selector};
-use crate::engine::profiles::ProfileBook;
 use crate::replay::traffic::{TrafficKind, TrafficLine, load_traffic};
 use crate::util::suggest::closest;
 

@@ -292,5 +292,4 @@ fn transition_rows(
 }
 
 #[cfg(test)]
-#[path = "agreement_tests.rs"]
 mod tests;

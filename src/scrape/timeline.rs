@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::parse::{Exposition, Sample};
 use super::rates::Rates;
+use crate::engine::breaker::TripReason;
 use crate::engine::events::BreakerState;
 
 /// Slack (ms) allowed between a transition timestamp and the scrape interval it was seen in.
@@ -48,6 +49,10 @@ pub struct Transition {
     pub t_ms: u64,
     /// Where `t_ms` came from.
     pub timing: Timing,
+    /// For transitions to open, which rule tripped the breaker (only the event log knows it;
+    /// transitions derived from scrapes have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<TripReason>,
 }
 
 /// A breaker's state from `t_ms` on.
@@ -245,6 +250,7 @@ impl Builder {
                     to,
                     t_ms: t,
                     timing: Timing::Interpolated,
+                    reason: None,
                 });
             }
             list.push(Transition {
@@ -253,6 +259,7 @@ impl Builder {
                 to,
                 t_ms: last_t,
                 timing,
+                reason: None,
             });
         }
         for (dep, events) in fresh {
@@ -355,5 +362,4 @@ pub fn states(
 }
 
 #[cfg(test)]
-#[path = "timeline_tests.rs"]
 mod tests;

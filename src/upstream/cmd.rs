@@ -52,7 +52,10 @@ pub fn command(args: UpstreamArgs) -> CmdResult {
         if args.verbose {
             upstream.subscribe(Arc::new(Verbose));
         }
-        serve(listener, upstream, crate::util::stop_signal())
+        let stop = crate::util::shutdown::Shutdown::on_signals()
+            .context("installing SIGINT/SIGTERM handlers")
+            .map_err(CmdError::harness)?;
+        serve(listener, upstream, stop.requested())
             .await
             .context("serving")
             .map_err(CmdError::harness)?;

@@ -7,8 +7,8 @@ use std::mem::MaybeUninit;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::util::shutdown::Shutdown;
 use tokio::net::TcpStream;
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::util::arrival::ArrivalMark;
@@ -23,7 +23,7 @@ pub(crate) struct ConnCtl {
     /// `None` if dup failed (then faults degrade: resets become plain closes).
     sock: Option<socket2::Socket>,
     /// Fires when the server is shutting down.
-    stop: watch::Receiver<bool>,
+    stop: Shutdown,
     /// When the current request's first bytes arrived.
     arrival: Arc<ArrivalMark>,
 }
@@ -35,7 +35,7 @@ pub(crate) struct Cut;
 
 impl ConnCtl {
     /// Wraps `stream`'s socket.
-    pub fn new(stream: &TcpStream, stop: watch::Receiver<bool>, arrival: Arc<ArrivalMark>) -> Self {
+    pub fn new(stream: &TcpStream, stop: Shutdown, arrival: Arc<ArrivalMark>) -> Self {
         let sock = socket2::SockRef::from(stream).try_clone().ok();
         Self {
             sock,
@@ -74,20 +74,19 @@ impl ConnCtl {
 
     /// Waits until the client goes away or the server stops.
     pub async fn hold(&self) {
-        let mut stop = self.stop.clone();
         loop {
-            if *stop.borrow() || self.peer_gone() {
+            if self.stop.is_requested() || self.peer_gone() {
                 return;
             }
             tokio::select! {
                 _ = tokio::time::sleep(HOLD_POLL) => {}
-                r = stop.changed() => if r.is_err() { return },
+                _ = self.stop.requested() => return,
             }
         }
     }
 
-    /// A receiver that fires when the server stops.
-    pub fn stop(&self) -> watch::Receiver<bool> {
+    /// The server's stop request.
+    pub fn stop(&self) -> Shutdown {
         self.stop.clone()
     }
 }

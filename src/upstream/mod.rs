@@ -34,7 +34,8 @@ pub use record::{MemoryRecords, RecordSink, UpstreamRecord};
 pub use server::serve;
 pub use stats::{Arrival, DepStats, ProfileStats, RouteStats, Stats};
 
-use faults::{ActionCtx, FaultTable, RequestScope, RouteKind, scale};
+use crate::util::speed::Speed;
+use faults::{ActionCtx, FaultTable, RequestScope, RouteKind};
 use stats::{Observation, StatsState};
 
 /// Default gap between streamed tokens (before the speed factor).
@@ -47,9 +48,8 @@ pub struct UpstreamConfig {
     pub faults: Vec<FaultSpec>,
     /// Seed of the fault RNG (probability, jitter).
     pub seed: u64,
-    /// Divides fault windows, delays, `Retry-After` and token intervals. Non-positive or
-    /// non-finite values count as 1.
-    pub speed: f64,
+    /// Divides fault windows, delays, `Retry-After` and token intervals.
+    pub speed: Speed,
     /// Gap between streamed tokens before the speed factor.
     pub token_interval: Duration,
     /// Most arrivals `GET /_rehearse/stats` keeps per dep (later ones are only counted). The
@@ -62,7 +62,7 @@ impl Default for UpstreamConfig {
         Self {
             faults: Vec::new(),
             seed: 0,
-            speed: 1.0,
+            speed: Speed::ONE,
             token_interval: DEFAULT_TOKEN_INTERVAL,
             max_arrivals_per_dep: stats::MAX_ARRIVALS_PER_DEP,
         }
@@ -71,7 +71,7 @@ impl Default for UpstreamConfig {
 
 /// The upstream's shared state. Cheap to share: wrap in `Arc` (which [`Upstream::new`] does).
 pub struct Upstream {
-    speed: f64,
+    speed: Speed,
     token_interval: Duration,
     start: Mutex<Instant>,
     inner: Mutex<Inner>,
@@ -115,14 +115,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Upstream {
     /// A new upstream whose run start is now.
     pub fn new(cfg: UpstreamConfig) -> Arc<Self> {
-        let speed = if cfg.speed.is_finite() && cfg.speed > 0.0 {
-            cfg.speed
-        } else {
-            1.0
-        };
+        let speed = cfg.speed;
         Arc::new(Self {
             speed,
-            token_interval: scale(cfg.token_interval, speed),
+            token_interval: speed.scale(cfg.token_interval),
             start: Mutex::new(Instant::now()),
             inner: Mutex::new(Inner {
                 table: FaultTable::new(cfg.faults, cfg.seed),
@@ -161,7 +157,7 @@ impl Upstream {
     }
 
     /// The speed factor.
-    pub fn speed(&self) -> f64 {
+    pub fn speed(&self) -> Speed {
         self.speed
     }
 
@@ -328,13 +324,12 @@ mod tests {
 
     #[test]
     fn bad_speed_counts_as_one_and_token_interval_is_scaled() {
+        // A speed is checked where it is made: the upstream only ever gets a valid one.
+        assert!(Speed::new(0.0).is_err());
+        let up = Upstream::new(UpstreamConfig::default());
+        assert_eq!(up.speed(), Speed::ONE);
         let up = Upstream::new(UpstreamConfig {
-            speed: 0.0,
-            ..UpstreamConfig::default()
-        });
-        assert_eq!(up.speed(), 1.0);
-        let up = Upstream::new(UpstreamConfig {
-            speed: 4.0,
+            speed: Speed::new(4.0).unwrap(),
             ..UpstreamConfig::default()
         });
         assert_eq!(up.token_interval(), Duration::from_millis(5));

@@ -11,13 +11,13 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::Upstream;
 use super::conn::ConnCtl;
 use super::routes;
 use crate::util::arrival::Stamped;
+use crate::util::shutdown::Shutdown;
 
 /// How long open connections may finish after shutdown before they are dropped.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
@@ -31,7 +31,9 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> io::Result<()> {
     crate::util::arrival::stamp_listener(&listener);
-    let (stop_tx, stop_rx) = watch::channel(false);
+    // Every connection holds the stop request; the join set drains them (and aborts what the
+    // grace leaves, which a drop-to-drain could not).
+    let stop = Shutdown::new();
     let mut conns = JoinSet::new();
     tokio::pin!(shutdown);
     let halted = upstream.clone();
@@ -43,7 +45,7 @@ pub async fn serve(
             () = &mut halted => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _peer)) => {
-                    conns.spawn(connection(stream, upstream.clone(), stop_rx.clone()));
+                    conns.spawn(connection(stream, upstream.clone(), stop.clone()));
                 }
                 // Out of descriptors or a connection aborted before accept: keep serving.
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
@@ -52,7 +54,7 @@ pub async fn serve(
         }
     }
     drop(listener);
-    let _ = stop_tx.send(true);
+    stop.request("the server stopped");
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, async {
         while conns.join_next().await.is_some() {}
     })
@@ -62,7 +64,7 @@ pub async fn serve(
 }
 
 /// Serves one connection.
-async fn connection(stream: TcpStream, upstream: Arc<Upstream>, stop: watch::Receiver<bool>) {
+async fn connection(stream: TcpStream, upstream: Arc<Upstream>, stop: Shutdown) {
     let _ = stream.set_nodelay(true);
     let (stream, arrival) = Stamped::new(stream);
     let ctl = Arc::new(ConnCtl::new(stream.get_ref(), stop.clone(), arrival));
@@ -71,10 +73,9 @@ async fn connection(stream: TcpStream, upstream: Arc<Upstream>, stop: watch::Rec
         .serve_connection(TokioIo::new(stream), svc)
         .with_upgrades();
     tokio::pin!(conn);
-    let mut stop = stop;
     tokio::select! {
         _ = conn.as_mut() => {}
-        _ = stop.changed() => {
+        _ = stop.requested() => {
             conn.as_mut().graceful_shutdown();
             let _ = conn.await;
         }

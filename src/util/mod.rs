@@ -1,5 +1,5 @@
 //! Small helpers shared by several modules (atomic writes, fingerprints, arrival stamps, listen
-//! checks, signals, the `--speed` bounds with the one saturating scale, counted nouns,
+//! checks, the one stop mechanism (shutdown and drain), the `--speed` bounds with the one saturating scale, counted nouns,
 //! rounding of measured floats, and stdout/stderr lines that never panic).
 
 pub mod arrival;
@@ -8,7 +8,7 @@ pub mod fingerprint;
 pub mod listen;
 pub mod out;
 pub mod round;
-pub mod signal;
+pub mod shutdown;
 pub mod speed;
 pub mod suggest;
 pub mod text;
@@ -16,4 +16,3 @@ pub mod textpos;
 
 pub use atomic::write_atomic;
 pub use fingerprint::fingerprint;
-pub use signal::stop_signal;

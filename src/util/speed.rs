@@ -1,5 +1,6 @@
-//! `--speed`: its bounds, checked once ([`check`], also clap's value parser [`parse`]), and the
-//! one saturating division every speed-scaled duration goes through ([`scale`], [`scale_ms`]).
+//! `--speed`: the [`Speed`] type, validated once where a speed enters (clap's value parser
+//! [`parse`], [`Speed::new`] for in-process callers), and the one saturating division every
+//! speed-scaled duration goes through ([`Speed::scale`], [`scale`], [`scale_ms`]).
 //!
 //! # Bounds: 0.01 ..= 100
 //!
@@ -28,6 +29,66 @@ pub const MAX_SPEED: f64 = 100.0;
 #[error("--speed must be a number from 0.01 to 100 (durations are divided by it), got {0}")]
 pub struct SpeedError(pub String);
 
+/// A `--speed` within [`MIN_SPEED`]..=[`MAX_SPEED`]: every duration it scales stays
+/// representable. Built only by [`Speed::new`] (or [`parse`]), so holding one means it was checked.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, serde::Serialize)]
+#[serde(transparent)]
+pub struct Speed(f64);
+
+impl Speed {
+    /// Real time (the weekly job's speed).
+    pub const ONE: Speed = Speed(1.0);
+
+    /// `speed` if it lies within [`MIN_SPEED`]..=[`MAX_SPEED`].
+    pub fn new(speed: f64) -> Result<Self, SpeedError> {
+        check(speed).map(Self)
+    }
+
+    /// The factor.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+
+    /// `d / speed` ([`scale`]).
+    pub fn scale(self, d: Duration) -> Duration {
+        scale(d, self.0)
+    }
+
+    /// `d / speed` in whole milliseconds ([`scale_ms`]).
+    pub fn scale_ms(self, d: Duration) -> i64 {
+        scale_ms(d, self.0)
+    }
+}
+
+impl Default for Speed {
+    fn default() -> Self {
+        Self::ONE
+    }
+}
+
+impl std::fmt::Display for Speed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::str::FromStr for Speed {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse(s)
+    }
+}
+
+/// A speed for a test table: `v`, which must lie within the bounds.
+#[cfg(test)]
+pub(crate) fn sp(v: f64) -> Speed {
+    match Speed::new(v) {
+        Ok(s) => s,
+        Err(e) => panic!("a test speed out of bounds: {e}"),
+    }
+}
+
 /// `speed` if it lies within [`MIN_SPEED`]..=[`MAX_SPEED`].
 pub fn check(speed: f64) -> Result<f64, SpeedError> {
     if (MIN_SPEED..=MAX_SPEED).contains(&speed) {
@@ -47,10 +108,10 @@ fn show(v: f64) -> String {
 }
 
 /// clap's value parser for `--speed` (the message names the bounds).
-pub fn parse(s: &str) -> Result<f64, String> {
+pub fn parse(s: &str) -> Result<Speed, String> {
     let bad = || SpeedError(format!("`{s}`")).to_string();
     let v: f64 = s.trim().parse().map_err(|_| bad())?;
-    check(v).map_err(|_| bad())
+    Speed::new(v).map_err(|_| bad())
 }
 
 /// `d / speed`, rounded to the nearest nanosecond (so integer speeds compress exactly),
@@ -105,7 +166,12 @@ mod tests {
             let e = check(bad).unwrap_err().to_string();
             assert!(e.contains("0.01 to 100"), "{bad}: {e}");
         }
-        assert_eq!(parse(" 4 "), Ok(4.0));
+        assert_eq!(parse(" 4 ").map(Speed::get), Ok(4.0));
+        assert_eq!(
+            Speed::new(0.5).map(|s| s.scale(Duration::from_secs(1))),
+            Ok(Duration::from_secs(2))
+        );
+        assert!(Speed::new(0.0).is_err());
         assert!(parse("fast").unwrap_err().contains("`fast`"));
         assert!(parse("1e9").unwrap_err().ends_with("got `1e9`"));
         assert!(check(1e-20).unwrap_err().to_string().ends_with("got 1e-20"));

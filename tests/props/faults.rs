@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rehearse::engine::retry_after::{MAX_RETRY_AFTER, parse_retry_after};
+use rehearse::engine::failover::retry_after::{MAX_RETRY_AFTER, parse_retry_after};
 use rehearse::upstream::faults::{
     Action, ActionCtx, CutAt, FaultKind, LatencyFault, RateLimitFault, ResetFault,
     ResetMidStreamFault, RetryAfterFormat, RouteSel, SlowStreamFault, StallFault, StallStreamFault,
@@ -171,7 +171,8 @@ fn wall_now() -> impl Strategy<Value = SystemTime> {
 fn act(spec: &FaultSpec, speed: f64, now: SystemTime, seed: u64) -> Action {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut ctx = ActionCtx {
-        speed,
+        speed: rehearse::util::speed::Speed::new(speed)
+            .expect("a property speed within 0.01..=100"),
         wall_now: now,
         rng: &mut rng,
     };

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use rehearse::engine::Reason;
-use rehearse::engine::store::{CooldownStore, StoreError};
+use rehearse::engine::failover::store::{CooldownStore, StoreError};
 
 use super::common::{apply, assert_inside, config, edits, noise};
 

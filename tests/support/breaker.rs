@@ -3,10 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rehearse::engine::breaker::{BreakerConfig, Decision};
-use rehearse::engine::breakers::Breakers;
+use rehearse::engine::breaker::BreakerConfig;
+use rehearse::engine::breaker::Breakers;
 use rehearse::engine::events::{BreakerState, Collector, EventKind};
 use rehearse::engine::outcome::{AttemptResult, TransportFailure};
+use rehearse::engine::{Admission, Admit};
 use tokio::time::Instant;
 
 pub const DEP: &str = "crm_search";
@@ -20,7 +21,13 @@ pub fn ms(n: u64) -> Duration {
 pub fn breakers(seed: u64) -> (Arc<Breakers>, Arc<Collector>, Instant) {
     let sink = Arc::new(Collector::default());
     let t0 = Instant::now();
-    let b = Breakers::new(BreakerConfig::default(), 1.0, seed, sink.clone(), t0);
+    let b = Breakers::new(
+        BreakerConfig::default(),
+        rehearse::util::speed::Speed::ONE,
+        seed,
+        sink.clone(),
+        t0,
+    );
     (Arc::new(b), sink, t0)
 }
 
@@ -51,10 +58,10 @@ pub fn http(status: u16, retry_after: Option<&str>) -> AttemptResult {
 
 /// Admits and records one ordinary call of `dep` at `at`.
 /// Test helper.
-pub fn call(b: &Breakers, dep: &str, at: Instant, result: AttemptResult) -> Decision {
-    let d = b.decide(dep, 0, at);
-    if let Decision::Allow { probe, .. } = d {
-        b.observe(dep, 0, probe, &result, at);
+pub fn call(b: &Breakers, dep: &str, at: Instant, result: AttemptResult) -> Admit {
+    let d = b.admit(dep, 0, at);
+    if let Admit::Allow { probe, .. } = d {
+        b.observe(dep, 0, probe, &result, crate::support::at(at));
     }
     d
 }
@@ -105,7 +112,7 @@ pub fn observed_engine<T: rehearse::engine::Transport>(
     let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![events.clone(), metrics.clone()]));
     let breakers = Arc::new(Breakers::new(
         config.breaker.clone(),
-        1.0,
+        rehearse::util::speed::Speed::ONE,
         7,
         sink.clone(),
         t0,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rehearse::engine::admission::{Admission, Admit};
 use rehearse::engine::breaker::BreakerConfig;
-use rehearse::engine::breakers::{Breakers, HostClock};
+use rehearse::engine::breaker::{Breakers, HostClock};
 use rehearse::engine::coordinator::{
     ChangeArgs, CloseRule, CooldownWrite, CoordFuture, Coordinator, HostId, InProcess, Lease,
     Record, RedisCoordinator, RedisOptions, Seed, SharedCooldown,
@@ -180,7 +180,7 @@ impl Host {
     /// Records a result at this host's `now`.
     pub async fn record(&self, dep: &str, worker: usize, probe: bool, r: &AttemptResult) {
         self.b
-            .record_async(dep, worker, probe, r, self.clock.now())
+            .record_async(dep, worker, probe, r, self.clock.read())
             .await
     }
 
@@ -235,7 +235,13 @@ impl Fleet {
                 let metrics = Arc::new(Metrics::new(1_700_000_000.0));
                 let sink: Arc<dyn EventSink> =
                     Arc::new(FanOut(vec![events.clone(), metrics.clone()]));
-                let b = Breakers::new(cfg.clone(), 1.0, 40 + i as u64, sink, clock.shift(t0));
+                let b = Breakers::new(
+                    cfg.clone(),
+                    rehearse::util::speed::Speed::ONE,
+                    40 + i as u64,
+                    sink,
+                    clock.shift(t0),
+                );
                 let id = format!("h{i}");
                 let b = match backend {
                     Some(be) => b.with_coordinator(

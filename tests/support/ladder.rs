@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rehearse::engine::breakers::Breakers;
+use rehearse::engine::breaker::Breakers;
 use rehearse::engine::events::{Collector, EventKind, LadderRung};
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{

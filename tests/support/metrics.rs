@@ -45,11 +45,12 @@ fn attempt(
 
 /// Every event kind at least once, over two deps (one with a nasty name).
 pub fn events() -> Vec<Event> {
-    let tr = |dep: &str, from, to, open_for_ms| EventKind::BreakerTransition {
+    let tr = |dep: &str, from, to, open_for_ms: Option<u64>| EventKind::BreakerTransition {
         dep: dep.to_string(),
         from,
         to,
         open_for_ms,
+        reason: open_for_ms.map(|_| rehearse::engine::TripReason::FailureRatio),
     };
     vec![
         ev(10, attempt("crm_search", AttemptOutcome::Ok, None, false)),

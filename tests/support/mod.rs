@@ -32,3 +32,19 @@ pub mod run;
 
 /// The mock-upstream helpers.
 pub mod upstream;
+
+/// The wall-clock time the breaker tests pin their start instant to (2027-01-15).
+pub fn wall() -> std::time::SystemTime {
+    std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000)
+}
+
+/// `t` on both clocks, for `Breakers::observe` and `Admission::record` (an HTTP-date
+/// Retry-After reads against [`wall`]).
+pub fn at(t: tokio::time::Instant) -> rehearse::engine::Now {
+    rehearse::engine::Now::new(t, wall())
+}
+
+/// A `--speed` for a test (within 0.01..=100).
+pub fn speed(v: f64) -> rehearse::util::speed::Speed {
+    rehearse::util::speed::Speed::new(v).expect("a test speed within 0.01..=100")
+}

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::util::speed::Speed;
+
 /// Thresholds and timings of every dependency's breaker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
@@ -122,8 +124,8 @@ impl BreakerConfig {
     }
 
     /// The same configuration with every duration divided by `speed` (≤ 0 or NaN counts as 1).
-    pub fn scaled(&self, speed: f64) -> Self {
-        let s = |d: Duration| scale(d, speed);
+    pub fn scaled(&self, speed: Speed) -> Self {
+        let s = |d: Duration| speed.scale(d);
         Self {
             window: s(self.window),
             open_for: s(self.open_for),
@@ -136,10 +138,6 @@ impl BreakerConfig {
         }
     }
 }
-
-/// `d / speed`, saturating; a non-positive or non-finite speed counts as 1 (the crate's one
-/// scale, [`crate::util::speed::scale`]).
-pub use crate::util::speed::scale;
 
 #[cfg(test)]
 mod tests {
@@ -177,12 +175,12 @@ mod tests {
 
     #[test]
     fn speed_divides_every_duration() {
-        let c = BreakerConfig::default().scaled(10.0);
+        let c = BreakerConfig::default().scaled(crate::util::speed::sp(10.0));
         assert_eq!(c.open_for, Duration::from_secs(3));
         assert_eq!(c.probe_interval, Duration::from_millis(25));
         assert_eq!(c.consecutive_failures, 5);
         assert_eq!(
-            BreakerConfig::default().scaled(0.0),
+            BreakerConfig::default().scaled(Speed::ONE),
             BreakerConfig::default()
         );
     }

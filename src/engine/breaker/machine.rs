@@ -9,10 +9,12 @@ use std::time::Duration;
 use rand::Rng;
 use tokio::time::Instant;
 
-use super::classify::Signal;
 use super::config::BreakerConfig;
 use super::probe::{HalfOpen, Latencies, probe_timeout};
-use super::window::{Window, ratio_trips};
+use super::signal::Signal;
+use super::trip::{Counters, TripReason, should_trip};
+use super::window::Window;
+use crate::engine::admission::Admit;
 use crate::engine::events::BreakerState;
 
 /// Where a breaker is.
@@ -43,6 +45,8 @@ pub enum Note {
         to: BreakerState,
         /// For transitions to open: the breaker's own open time (before any Retry-After).
         open_for: Option<Duration>,
+        /// For transitions to open: which rule tripped it.
+        reason: Option<TripReason>,
     },
     /// At `at` the breaker would have become half-open, but a Retry-After holds it open until
     /// `until`.
@@ -50,23 +54,6 @@ pub enum Note {
         /// When the half-open transition was due.
         at: Instant,
         /// Until when it stays open.
-        until: Instant,
-    },
-}
-
-/// An admission decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Go ahead; a half-open probe gets its own timeout.
-    Allow {
-        /// True for a half-open probe (it must carry `X-Breaker-Probe`).
-        probe: bool,
-        /// The probe timeout, for probes.
-        timeout: Option<Duration>,
-    },
-    /// Rejected at once; retrying before `until` is pointless.
-    Reject {
-        /// The earliest instant a call could be admitted.
         until: Instant,
     },
 }
@@ -181,6 +168,7 @@ impl Machine {
                         from,
                         to: BreakerState::Closed,
                         open_for: None,
+                        reason: None,
                     });
                 }
                 self.phase = Phase::Closed;
@@ -201,6 +189,7 @@ impl Machine {
                             from,
                             to: BreakerState::Open,
                             open_for: Some(open_for),
+                            reason: Some(TripReason::Fleet),
                         });
                         self.phase = Phase::Open { until };
                     }
@@ -239,6 +228,7 @@ impl Machine {
             from: BreakerState::Open,
             to: BreakerState::HalfOpen,
             open_for: None,
+            reason: None,
         });
         self.phase = Phase::HalfOpen(HalfOpen::new(until));
     }
@@ -251,7 +241,7 @@ impl Machine {
         now: Instant,
         rng: &mut impl Rng,
         notes: &mut Vec<Note>,
-    ) -> Decision {
+    ) -> Admit {
         self.advance(now, notes);
         // Only a half-open breaker needs the p99 (a sort of the kept latencies).
         let timeout = match self.phase {
@@ -259,17 +249,17 @@ impl Machine {
             _ => Duration::ZERO,
         };
         match &mut self.phase {
-            Phase::Closed => Decision::Allow {
+            Phase::Closed => Admit::Allow {
                 probe: false,
                 timeout: None,
             },
-            Phase::Open { until } => Decision::Reject { until: *until },
+            Phase::Open { until } => Admit::Reject { until: *until },
             Phase::HalfOpen(h) => match h.try_admit(worker, now, timeout, cfg, rng) {
-                Ok(()) => Decision::Allow {
+                Ok(()) => Admit::Allow {
                     probe: true,
                     timeout: Some(timeout),
                 },
-                Err(until) => Decision::Reject { until },
+                Err(until) => Admit::Reject { until },
             },
         }
     }
@@ -320,10 +310,12 @@ impl Machine {
                     Signal::PingTimeout => {
                         self.ping_streak += 1;
                         if self.ping_streak >= cfg.ws_ping_timeouts {
-                            self.reopen(cfg, now, notes);
+                            self.reopen(cfg, TripReason::PingTimeouts, now, notes);
                         }
                     }
-                    s if s.is_probe_failure() => self.reopen(cfg, now, notes),
+                    s if s.is_probe_failure() => {
+                        self.reopen(cfg, TripReason::ProbeFailed, now, notes)
+                    }
                     _ => {} // neutral: the slot is free again, the streak unchanged
                 }
             }
@@ -355,16 +347,14 @@ impl Machine {
             Signal::PingTimeout => self.ping_streak += 1,
             Signal::Neutral => {}
         }
-        let trips = self.consecutive >= cfg.consecutive_failures
-            || self.ping_streak >= cfg.ws_ping_timeouts
-            || ratio_trips(
-                self.window.calls(),
-                self.window.failures(),
-                cfg.min_calls,
-                cfg.failure_ratio,
-            );
-        if trips {
-            self.trip(cfg, BreakerState::Closed, now, notes);
+        let counters = Counters {
+            consecutive: self.consecutive,
+            ping_streak: self.ping_streak,
+            calls: self.window.calls(),
+            failures: self.window.failures(),
+        };
+        if let Some(reason) = should_trip(counters, cfg) {
+            self.trip(cfg, BreakerState::Closed, reason, now, notes);
         }
     }
 
@@ -372,6 +362,7 @@ impl Machine {
         &mut self,
         cfg: &BreakerConfig,
         from: BreakerState,
+        reason: TripReason,
         now: Instant,
         notes: &mut Vec<Note>,
     ) {
@@ -381,6 +372,7 @@ impl Machine {
             from,
             to: BreakerState::Open,
             open_for: Some(d),
+            reason: Some(reason),
         });
         self.phase = Phase::Open { until: now + d };
         self.consecutive = 0;
@@ -388,9 +380,15 @@ impl Machine {
         self.window.clear();
     }
 
-    fn reopen(&mut self, cfg: &BreakerConfig, now: Instant, notes: &mut Vec<Note>) {
+    fn reopen(
+        &mut self,
+        cfg: &BreakerConfig,
+        reason: TripReason,
+        now: Instant,
+        notes: &mut Vec<Note>,
+    ) {
         self.reopens = self.reopens.saturating_add(1);
-        self.trip(cfg, BreakerState::HalfOpen, now, notes);
+        self.trip(cfg, BreakerState::HalfOpen, reason, now, notes);
     }
 
     fn close(&mut self, now: Instant, notes: &mut Vec<Note>) {
@@ -399,6 +397,7 @@ impl Machine {
             from: BreakerState::HalfOpen,
             to: BreakerState::Closed,
             open_for: None,
+            reason: None,
         });
         self.phase = Phase::Closed;
         self.reopens = 0;

@@ -26,13 +26,35 @@
 //! [`probeTimeoutFloor`, `probeTimeoutCap`]. `probeSuccesses` (2) consecutive successes from
 //! `probeDistinctWorkers` (2) distinct workers close it; a failed probe (5xx, 429, connection
 //! failure) re-opens it. With a single engine worker set `probeDistinctWorkers = 1`.
+//!
+//! ## Trip reasons
+//! Every transition to open carries a [`TripReason`]: `consecutive_failures`, `failure_ratio`,
+//! `ping_timeouts` (closed → open, [`trip::should_trip`]), `probe_failed` (half-open → open; the
+//! ping-timeout streak of a WebSocket probe is `ping_timeouts`), or `fleet` (a coordinated
+//! breaker adopted another host's trip). It is in the `BreakerTransition` event, its log line and
+//! the report's transition rows.
+//!
+//! # Layout
+//!
+//! - [`machine`]: the pure state machine ([`Machine`]: admit, record, advance, adopt).
+//! - [`trip`]: the closed-state trip rules and [`TripReason`].
+//! - [`probe`]: half-open pacing, the probe timeout and the closing rule.
+//! - [`window`]: the sliding window of the failure-ratio rule.
+//! - [`signal`]: what one attempt's result means to a breaker ([`Signal::of`]).
+//! - [`config`]: `[engine.breaker]` and its speed scaling.
+//! - [`registry`]: [`Breakers`], every dependency's breaker behind one lock (the engine's
+//!   `Admission`), with fleet coordination in `registry/fleet.rs`.
 
-pub mod classify;
 pub mod config;
 pub mod machine;
 pub mod probe;
+pub mod registry;
+pub mod signal;
+pub mod trip;
 pub mod window;
 
-pub use classify::{Signal, classify};
-pub use config::{BreakerConfig, BreakerConfigError, scale};
-pub use machine::{Decision, Machine, Note, Phase, Shared, open_for};
+pub use config::{BreakerConfig, BreakerConfigError};
+pub use machine::{Machine, Note, Phase, Shared, open_for};
+pub use registry::{Breakers, HostClock};
+pub use signal::Signal;
+pub use trip::TripReason;

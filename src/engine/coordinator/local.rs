@@ -17,7 +17,7 @@ use super::{
     OpenFor, Record, Seed, SharedCooldown,
 };
 use crate::engine::breaker::{BreakerConfig, open_for};
-use crate::engine::store::UsageStats;
+use crate::engine::failover::store::UsageStats;
 
 #[derive(Debug, Clone)]
 struct Rec {

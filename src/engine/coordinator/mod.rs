@@ -5,7 +5,7 @@
 //!
 //! A `Breakers` without a coordinator (the default, `Breakers::new`) decides alone, exactly as a
 //! single host always has; `Breakers::with_coordinator` attaches one (see
-//! `engine/breakers_coordinated.rs` for the host side: when it calls, what it adopts, the local
+//! `engine/breaker/registry/fleet.rs` for the host side: when it calls, what it adopts, the local
 //! fallback). Nothing here is on a closed breaker's hot path: admit and record while closed stay
 //! local; only a trip, a half-open probe lease, a probe success and cooldown writes call, and a
 //! background follower reads the shared records every few tens of ms.
@@ -50,8 +50,8 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
+use super::failover::store::UsageStats;
 use super::outcome::Reason;
-use super::store::UsageStats;
 
 pub use local::InProcess;
 pub use redis::{RedisCoordinator, RedisOptions};

@@ -20,7 +20,7 @@ use super::{
     Change, ChangeArgs, CloseRule, CooldownWrite, CoordError, CoordFuture, Coordinator, HostId,
     Lease, OpenFor, Record, Seed, SharedCooldown, ms,
 };
-use crate::engine::store::UsageStats;
+use crate::engine::failover::store::UsageStats;
 
 const COMMON: &str = include_str!("scripts/common.lua");
 

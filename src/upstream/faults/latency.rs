@@ -57,7 +57,7 @@ mod tests {
         (0..n)
             .map(|_| {
                 let mut ctx = ActionCtx {
-                    speed: 2.0,
+                    speed: crate::util::speed::sp(2.0),
                     wall_now: UNIX_EPOCH,
                     rng: &mut rng,
                 };

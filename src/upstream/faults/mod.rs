@@ -32,6 +32,8 @@ use bytes::Bytes;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::util::speed::Speed;
+
 pub use latency::LatencyFault;
 pub use parse::{FaultFileError, parse_fault_file};
 pub use rate_limit::{RateLimitFault, RetryAfterFormat};
@@ -148,7 +150,7 @@ pub trait Fault {
 #[derive(Debug)]
 pub struct ActionCtx<'a> {
     /// Divides every duration.
-    pub speed: f64,
+    pub speed: Speed,
     /// Wall-clock time of the request (for `Retry-After` HTTP dates).
     pub wall_now: SystemTime,
     /// The upstream's seeded RNG.
@@ -158,13 +160,9 @@ pub struct ActionCtx<'a> {
 impl ActionCtx<'_> {
     /// `d` divided by the speed factor.
     pub fn scale(&self, d: Duration) -> Duration {
-        scale(d, self.speed)
+        self.speed.scale(d)
     }
 }
-
-/// `d` divided by `speed`, saturating (a non-positive or non-finite speed counts as 1): the
-/// crate's one scale, [`crate::util::speed::scale`].
-pub use crate::util::speed::scale;
 
 /// What the server does for one faulted request.
 #[derive(Debug, Clone, PartialEq)]

@@ -310,5 +310,4 @@ pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 #[cfg(test)]
-#[path = "parse_tests.rs"]
 mod tests;

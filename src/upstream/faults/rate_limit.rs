@@ -85,6 +85,7 @@ mod tests {
     use super::*;
 
     fn header(f: &RateLimitFault, speed: f64, now: SystemTime) -> String {
+        let speed = crate::util::speed::sp(speed);
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let mut ctx = ActionCtx {
             speed,

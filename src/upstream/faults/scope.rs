@@ -13,7 +13,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use tokio::time::Instant;
 
-use super::{FaultSpec, scale};
+use super::FaultSpec;
+use crate::util::speed::Speed;
 
 /// The `route` key of a fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,7 +122,7 @@ pub struct RequestScope<'a> {
 impl FaultSpec {
     /// Whether the fault's route, profile, model and window select this request at `elapsed`
     /// since the run start (`first` and `probability` are applied by [`FaultTable`]).
-    pub fn in_scope(&self, req: &RequestScope<'_>, elapsed: Duration, speed: f64) -> bool {
+    pub fn in_scope(&self, req: &RequestScope<'_>, elapsed: Duration, speed: Speed) -> bool {
         if !self.route.selects(req.route, req.tool) || !self.kind.as_fault().applies_to(req.route) {
             return false;
         }
@@ -136,12 +137,12 @@ impl FaultSpec {
             return false;
         }
         if let Some(from) = self.from
-            && elapsed < scale(from, speed)
+            && elapsed < speed.scale(from)
         {
             return false;
         }
         if let Some(until) = self.until
-            && elapsed >= scale(until, speed)
+            && elapsed >= speed.scale(until)
         {
             return false;
         }
@@ -209,7 +210,7 @@ impl FaultTable {
         req: &RequestScope<'_>,
         start: Instant,
         now: Instant,
-        speed: f64,
+        speed: Speed,
     ) -> Option<usize> {
         self.select_for(req, start, now, speed, false)
     }
@@ -224,7 +225,7 @@ impl FaultTable {
         req: &RequestScope<'_>,
         start: Instant,
         now: Instant,
-        speed: f64,
+        speed: Speed,
         canary: bool,
     ) -> Option<usize> {
         let elapsed = now.saturating_duration_since(start);
@@ -261,5 +262,4 @@ impl FaultTable {
 }
 
 #[cfg(test)]
-#[path = "scope_tests.rs"]
 mod tests;

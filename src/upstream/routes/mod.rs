@@ -19,7 +19,7 @@ use super::conn::{ConnCtl, Cut};
 use super::control;
 use super::faults::{Action, CutAt, CutMode, RouteKind};
 use super::{Incoming, Upstream};
-use crate::engine::canary::CANARY_HEADER;
+use crate::engine::health::canary::CANARY_HEADER;
 
 /// Errors a handler or body returns; any error makes hyper drop the connection.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -107,7 +107,7 @@ pub(crate) async fn handle(
 async fn run_session(
     io: TokioIo<Upgraded>,
     session: Session,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    stop: crate::util::shutdown::Shutdown,
 ) {
     match session {
         Session::Silent => {
@@ -118,7 +118,7 @@ async fn run_session(
             loop {
                 tokio::select! {
                     n = io.read(&mut buf) => if !matches!(n, Ok(n) if n > 0) { return },
-                    _ = stop.changed() => return,
+                    _ = stop.requested() => return,
                 }
             }
         }
@@ -127,7 +127,7 @@ async fn run_session(
             loop {
                 let msg = tokio::select! {
                     m = ws.next() => m,
-                    _ = stop.changed() => return,
+                    _ = stop.requested() => return,
                 };
                 let sent = match msg {
                     Some(Ok(m @ (Message::Text(_) | Message::Binary(_)))) => ws.send(m).await,

@@ -30,8 +30,10 @@ use futures_util::future::Either;
 use tokio::time::Instant;
 
 use super::Breakers;
+use crate::engine::admission::Admission;
 use crate::engine::admission::{Admit, Pending, settled};
-use crate::engine::breaker::{BreakerConfig, Decision, Note, Phase, Shared, Signal, classify};
+use crate::engine::breaker::{BreakerConfig, Note, Phase, Shared, Signal};
+use crate::engine::clock::Now;
 use crate::engine::coordinator::{
     Change, ChangeArgs, CloseRule, CooldownWrite, CoordError, Coordinator, HostId, OpenFor, Record,
     Seed, SharedCooldown,
@@ -68,15 +70,17 @@ impl HostClock {
         self.shift(Instant::now())
     }
 
-    /// This host's wall clock.
-    pub fn wall(&self) -> SystemTime {
+    /// This host's `now` on both of its clocks (the wall clock shifted alike): what a
+    /// simulated host records an attempt's end with.
+    pub fn read(&self) -> Now {
         let d = Duration::from_millis(self.skew_ms.unsigned_abs());
         let w = SystemTime::now();
-        if self.skew_ms >= 0 {
-            w + d
+        let wall = if self.skew_ms >= 0 {
+            w.checked_add(d).unwrap_or(w)
         } else {
             w.checked_sub(d).unwrap_or(w)
-        }
+        };
+        Now::new(self.now(), wall)
     }
 }
 
@@ -318,23 +322,23 @@ impl Breakers {
         now: Instant,
     ) -> Pending<'a, Admit> {
         let Some(co) = &self.coord else {
-            return settled(to_admit(self.decide(dep, worker, now)));
+            return settled(Admission::admit(self, dep, worker, now));
         };
         let up = co.up.load(Ordering::SeqCst);
         let (decision, lease) = self.with_dep(dep, |cfg, d, notes| {
             let decision = d.machine.admit(cfg, worker, now, &mut d.rng, notes);
-            if matches!(decision, Decision::Reject { .. }) {
+            if matches!(decision, Admit::Reject { .. }) {
                 d.rejections += 1;
             }
             let lease = match (&decision, d.machine.phase()) {
-                (Decision::Allow { probe: true, .. }, Phase::HalfOpen(h)) if up => {
+                (Admit::Allow { probe: true, .. }, Phase::HalfOpen(h)) if up => {
                     Some((d.sync.epoch, h.next_probe_at.saturating_duration_since(now)))
                 }
                 _ => None,
             };
             (decision, lease)
         });
-        let allowed = to_admit(decision);
+        let allowed = decision;
         let Some((epoch, ttl)) = lease else {
             return settled(allowed);
         };
@@ -368,17 +372,17 @@ impl Breakers {
         worker: usize,
         probe: bool,
         result: &'a AttemptResult,
-        now: Instant,
+        now: Now,
     ) -> Pending<'a, ()> {
         let Some(co) = &self.coord else {
             self.observe(dep, worker, probe, result, now);
             return settled(());
         };
-        let signal = classify(result, co.clock.wall());
+        let signal = Signal::of(result, now.wall);
         let up = co.up.load(Ordering::SeqCst);
         let push = self.with_dep(dep, |cfg, d, notes| {
             let owned = probe && d.machine.probe_in_flight() == Some(worker);
-            d.machine.record(cfg, worker, probe, signal, now, notes);
+            d.machine.record(cfg, worker, probe, signal, now.at, notes);
             if !up {
                 return None;
             }
@@ -422,7 +426,7 @@ impl Breakers {
                         ("probe_ok", answer)
                     }
                 };
-                let at = now + issued.elapsed();
+                let at = now.at + issued.elapsed();
                 match answer {
                     Ok(rec) => self.adopt(dep, &rec, issued, at, false),
                     Err(e) => self.fail(co, op, &e, at),
@@ -466,12 +470,5 @@ impl Breakers {
                 None
             }
         }
-    }
-}
-
-fn to_admit(d: Decision) -> Admit {
-    match d {
-        Decision::Allow { probe, timeout } => Admit::Allow { probe, timeout },
-        Decision::Reject { until } => Admit::Reject { until },
     }
 }

@@ -13,6 +13,7 @@ fn tr(t_ms: u64, from: BreakerState, to: BreakerState) -> Transition {
         to,
         t_ms,
         timing: Timing::Event,
+        reason: None,
     }
 }
 

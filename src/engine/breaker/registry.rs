@@ -10,27 +10,26 @@
 //! so a breaker observed at any instants makes the same decisions, transitions and RNG draws as
 //! one never observed. Received Retry-After values are wall-clock durations
 //! from the upstream and are not divided by `speed` (a speed-scaled upstream already scales them).
-//! With a fleet coordinator attached (`breakers_coordinated.rs`) the same registry follows and
+//! With a fleet coordinator attached (`registry/fleet.rs`) the same registry follows and
 //! changes the dependencies' shared state; without one (the default) it decides alone.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::SystemTime;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
-use super::admission::{Admission, Admit, Pending};
-use super::breaker::Phase;
-use super::breaker::{BreakerConfig, Decision, Machine, Note, classify};
-use super::events::{BreakerState, Event, EventKind, EventSink};
-use super::metrics::AtScrape;
-use super::outcome::AttemptResult;
+use crate::engine::admission::{Admission, Admit, Pending};
+use crate::engine::breaker::{BreakerConfig, Machine, Note, Phase, Signal};
+use crate::engine::clock::Now;
+use crate::engine::events::{BreakerState, Event, EventKind, EventSink};
+use crate::engine::metrics::AtScrape;
+use crate::engine::outcome::AttemptResult;
+use crate::util::speed::Speed;
 
-#[path = "breakers_coordinated.rs"]
-mod coordinated;
-pub use coordinated::HostClock;
+mod fleet;
+pub use fleet::HostClock;
 
 /// One dependency's breaker with its RNG and counters.
 #[derive(Debug)]
@@ -39,7 +38,7 @@ struct Dep {
     rng: ChaCha8Rng,
     rejections: u64,
     /// What it follows of the fleet's shared state (unused alone).
-    sync: coordinated::DepSync,
+    sync: fleet::DepSync,
 }
 
 /// Every dependency's breaker. Share it as `Arc<Breakers>`.
@@ -49,7 +48,7 @@ pub struct Breakers {
     start: Instant,
     sink: Arc<dyn EventSink>,
     deps: Mutex<BTreeMap<String, Dep>>,
-    coord: Option<coordinated::Coordination>,
+    coord: Option<fleet::Coordination>,
 }
 
 impl std::fmt::Debug for Breakers {
@@ -67,7 +66,7 @@ impl Breakers {
     /// events to `sink`, event times relative to `start`.
     pub fn new(
         cfg: BreakerConfig,
-        speed: f64,
+        speed: Speed,
         seed: u64,
         sink: Arc<dyn EventSink>,
         start: Instant,
@@ -119,12 +118,13 @@ impl Breakers {
 
     fn emit(&self, dep: &str, notes: &[Note]) {
         for note in notes {
-            let (at, kind) = match *note {
+            let (at, kind, log) = match *note {
                 Note::Transition {
                     at,
                     from,
                     to,
                     open_for,
+                    reason,
                 } => (
                     at,
                     EventKind::BreakerTransition {
@@ -132,7 +132,9 @@ impl Breakers {
                         from,
                         to,
                         open_for_ms: open_for.map(|d| d.as_millis() as u64),
+                        reason,
                     },
+                    Some(transition_line(dep, from, to, reason)),
                 ),
                 Note::RetryAfterSkip { at, until } => (
                     at,
@@ -140,12 +142,13 @@ impl Breakers {
                         dep: dep.to_string(),
                         until_ms: self.ms(until),
                     },
+                    None,
                 ),
             };
             self.sink.emit(&Event {
                 t_ms: self.ms(at),
                 kind,
-                log: None,
+                log,
             });
         }
     }
@@ -154,30 +157,13 @@ impl Breakers {
         at.saturating_duration_since(self.start).as_millis() as u64
     }
 
-    /// May `worker` call `dep` at `now`? A rejection is counted here; the caller reports it as
-    /// an `AttemptFinished { outcome: rejected }` event (it knows the class and profile).
-    pub fn decide(&self, dep: &str, worker: usize, now: Instant) -> Decision {
+    /// Folds the result of an attempt admitted by [`Admission::admit`] into `dep`'s breaker.
+    /// `now` is when the attempt ended, on both clocks (its wall time reads an HTTP-date
+    /// Retry-After, against the same clock the failover classification used).
+    pub fn observe(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Now) {
+        let signal = Signal::of(result, now.wall);
         self.with_dep(dep, |cfg, d, notes| {
-            let decision = d.machine.admit(cfg, worker, now, &mut d.rng, notes);
-            if matches!(decision, Decision::Reject { .. }) {
-                d.rejections += 1;
-            }
-            decision
-        })
-    }
-
-    /// Folds the result of an attempt admitted by [`Breakers::decide`] into `dep`'s breaker.
-    pub fn observe(
-        &self,
-        dep: &str,
-        worker: usize,
-        probe: bool,
-        result: &AttemptResult,
-        now: Instant,
-    ) {
-        let signal = classify(result, SystemTime::now());
-        self.with_dep(dep, |cfg, d, notes| {
-            d.machine.record(cfg, worker, probe, signal, now, notes)
+            d.machine.record(cfg, worker, probe, signal, now.at, notes)
         });
     }
 
@@ -260,14 +246,19 @@ impl AtScrape for Breakers {
 }
 
 impl Admission for Breakers {
+    /// May `worker` call `dep` at `now`? A rejection is counted here; the caller reports it as
+    /// an `AttemptFinished { outcome: rejected }` event (it knows the class and profile).
     fn admit(&self, dep: &str, worker: usize, now: Instant) -> Admit {
-        match self.decide(dep, worker, now) {
-            Decision::Allow { probe, timeout } => Admit::Allow { probe, timeout },
-            Decision::Reject { until } => Admit::Reject { until },
-        }
+        self.with_dep(dep, |cfg, d, notes| {
+            let admit = d.machine.admit(cfg, worker, now, &mut d.rng, notes);
+            if matches!(admit, Admit::Reject { .. }) {
+                d.rejections += 1;
+            }
+            admit
+        })
     }
 
-    fn record(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Instant) {
+    fn record(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Now) {
         self.observe(dep, worker, probe, result, now);
     }
 
@@ -285,10 +276,21 @@ impl Admission for Breakers {
         worker: usize,
         probe: bool,
         result: &'a AttemptResult,
-        now: Instant,
+        now: Now,
     ) -> Pending<'a, ()> {
         self.record_coordinated(dep, worker, probe, result, now)
     }
+}
+
+/// The log line of a transition: `Breaker DEP: closed → open (consecutive_failures)`.
+fn transition_line(
+    dep: &str,
+    from: BreakerState,
+    to: BreakerState,
+    reason: Option<crate::engine::breaker::TripReason>,
+) -> String {
+    let why = reason.map_or(String::new(), |r| format!(" ({})", r.as_str()));
+    format!("Breaker {dep}: {} → {}{why}", from.as_str(), to.as_str())
 }
 
 /// FNV-1a of a dependency name, to derive its RNG seed.

@@ -19,11 +19,18 @@ use std::time::Duration;
 use rand::Rng;
 use tokio::time::Instant;
 
-use super::classify::Classified;
-use super::cooldown::{Preset, Schedules};
-use super::events::EventKind;
-use super::outcome::Reason;
-use super::policy::Policy;
+pub mod classify;
+pub mod cooldown;
+pub mod policy;
+pub mod profiles;
+pub mod retry_after;
+pub mod store;
+
+use crate::engine::events::EventKind;
+use crate::engine::outcome::Reason;
+use classify::Classified;
+use cooldown::{Preset, Schedules};
+use policy::Policy;
 
 /// One profile of the current provider as failover sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,7 +106,7 @@ impl RequestState {
 
 /// What to do next.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub enum Choice {
     /// The attempt succeeded; the request is done.
     Done,
     /// Retry the same profile after `delay` (nominal, before dividing by speed).
@@ -136,7 +143,7 @@ pub struct CooldownWrite {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
     /// The decision.
-    pub decision: Decision,
+    pub choice: Choice,
     /// A cooldown to write first, if any.
     pub cooldown: Option<CooldownWrite>,
     /// Events to emit, with their log lines.
@@ -144,9 +151,9 @@ pub struct Step {
 }
 
 impl Step {
-    fn new(decision: Decision) -> Self {
+    fn new(choice: Choice) -> Self {
         Self {
-            decision,
+            choice,
             cooldown: None,
             events: Vec::new(),
         }
@@ -217,9 +224,9 @@ pub fn when_no_profile(
 ) -> Step {
     let all_unavailable = ctx.profiles.iter().all(|p| !p.available(now));
     if !all_unavailable {
-        return Step::new(Decision::Fail);
+        return Step::new(Choice::Fail);
     }
-    let mut step = Step::new(Decision::Fail);
+    let mut step = Step::new(Choice::Fail);
     let provider = state.provider.clone();
     step.events.push((
         EventKind::NoProfileAvailable {
@@ -241,7 +248,7 @@ pub fn when_no_profile(
     if let Some(model) = next_model(ctx.fallbacks, &state.models) {
         step.events
             .push(fallback_event(&state.model, &model, reason));
-        step.decision = Decision::Fallback { model };
+        step.choice = Choice::Fallback { model };
     }
     step
 }
@@ -270,7 +277,7 @@ pub fn decide<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Step {
     let Some(reason) = outcome.reason else {
-        return Step::new(Decision::Done);
+        return Step::new(Choice::Done);
     };
     let id = state.profile.as_str();
     let gate = ctx.same_profile_retries;
@@ -281,7 +288,7 @@ pub fn decide<R: Rng + ?Sized>(
         let (lo, hi) = ctx.backoff_ms;
         let delay = Duration::from_millis(rng.gen_range(lo..=hi.max(lo)));
         let retry = state.same_profile_retries + 1;
-        let mut step = Step::new(Decision::RetrySame { delay });
+        let mut step = Step::new(Choice::RetrySame { delay });
         step.events.push((
             EventKind::SameProfileRetry {
                 provider: state.provider.clone(),
@@ -299,13 +306,13 @@ pub fn decide<R: Rng + ?Sized>(
         return step;
     }
     match reason {
-        Reason::Content => return Step::new(Decision::Fail),
+        Reason::Content => return Step::new(Choice::Fail),
         Reason::ContextOverflow => {
-            let mut step = Step::new(Decision::Fail);
+            let mut step = Step::new(Choice::Fail);
             if let Some(model) = next_model(ctx.context_fallbacks, &state.models) {
                 step.events
                     .push(fallback_event(&state.model, &model, reason));
-                step.decision = Decision::Fallback { model };
+                step.choice = Choice::Fallback { model };
             }
             return step;
         }
@@ -354,7 +361,7 @@ pub fn decide<R: Rng + ?Sized>(
         Some(rotate_line(ctx.policy, id, outcome, gate)),
     ));
     let mut step = match to {
-        Some(to) => Step::new(Decision::Rotate { to }),
+        Some(to) => Step::new(Choice::Rotate { to }),
         None => {
             let after = FailoverCtx {
                 profiles: &views,
@@ -374,5 +381,4 @@ pub fn decide<R: Rng + ?Sized>(
 }
 
 #[cfg(test)]
-#[path = "failover_tests.rs"]
 mod tests;

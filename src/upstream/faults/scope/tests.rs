@@ -3,6 +3,10 @@
 use super::*;
 use crate::upstream::faults::parse_fault_file;
 
+fn sp(v: f64) -> Speed {
+    Speed::new(v).unwrap()
+}
+
 fn table(toml: &str, seed: u64) -> FaultTable {
     FaultTable::new(parse_fault_file(toml, "t.toml").unwrap(), seed)
 }
@@ -33,15 +37,15 @@ fn window_opens_and_closes_relative_to_start_and_speed() {
     );
     let start = Instant::now();
     let at = |s: u64| start + Duration::from_secs(s);
-    assert_eq!(t.select(&tool("a"), start, at(19), 1.0), None);
-    assert_eq!(t.select(&tool("a"), start, at(20), 1.0), Some(0));
-    assert_eq!(t.select(&tool("a"), start, at(59), 1.0), Some(0));
-    assert_eq!(t.select(&tool("a"), start, at(60), 1.0), None);
-    assert_eq!(t.select(&tool("b"), start, at(30), 1.0), None);
+    assert_eq!(t.select(&tool("a"), start, at(19), sp(1.0)), None);
+    assert_eq!(t.select(&tool("a"), start, at(20), sp(1.0)), Some(0));
+    assert_eq!(t.select(&tool("a"), start, at(59), sp(1.0)), Some(0));
+    assert_eq!(t.select(&tool("a"), start, at(60), sp(1.0)), None);
+    assert_eq!(t.select(&tool("b"), start, at(30), sp(1.0)), None);
     // speed 10: the window is 2 s .. 6 s
-    assert_eq!(t.select(&tool("a"), start, at(1), 10.0), None);
-    assert_eq!(t.select(&tool("a"), start, at(2), 10.0), Some(0));
-    assert_eq!(t.select(&tool("a"), start, at(6), 10.0), None);
+    assert_eq!(t.select(&tool("a"), start, at(1), sp(10.0)), None);
+    assert_eq!(t.select(&tool("a"), start, at(2), sp(10.0)), Some(0));
+    assert_eq!(t.select(&tool("a"), start, at(6), sp(10.0)), None);
 }
 
 #[test]
@@ -53,10 +57,10 @@ fn first_n_then_next_fault_in_file_order() {
     );
     let s = Instant::now();
     let r = llm(None, None);
-    let got: Vec<_> = (0..4).map(|_| t.select(&r, s, s, 1.0)).collect();
+    let got: Vec<_> = (0..4).map(|_| t.select(&r, s, s, sp(1.0))).collect();
     assert_eq!(got, [Some(0), Some(0), Some(1), Some(1)]);
     t.replace(t.specs().to_vec());
-    assert_eq!(t.select(&r, s, s, 1.0), Some(0));
+    assert_eq!(t.select(&r, s, s, sp(1.0)), Some(0));
 }
 
 #[test]
@@ -67,15 +71,21 @@ fn profile_and_model_scope() {
     );
     let s = Instant::now();
     assert_eq!(
-        t.select(&llm(Some("p1"), Some("openai/gpt")), s, s, 1.0),
+        t.select(&llm(Some("p1"), Some("openai/gpt")), s, s, sp(1.0)),
         Some(0)
     );
     assert_eq!(
-        t.select(&llm(Some("p2"), Some("openai/gpt")), s, s, 1.0),
+        t.select(&llm(Some("p2"), Some("openai/gpt")), s, s, sp(1.0)),
         None
     );
-    assert_eq!(t.select(&llm(Some("p1"), Some("other")), s, s, 1.0), None);
-    assert_eq!(t.select(&llm(None, Some("openai/gpt")), s, s, 1.0), None);
+    assert_eq!(
+        t.select(&llm(Some("p1"), Some("other")), s, s, sp(1.0)),
+        None
+    );
+    assert_eq!(
+        t.select(&llm(None, Some("openai/gpt")), s, s, sp(1.0)),
+        None
+    );
 }
 
 #[test]
@@ -85,7 +95,7 @@ fn probability_is_a_seeded_sequence() {
         let mut t = table(spec, seed);
         let s = Instant::now();
         (0..200)
-            .map(|_| t.select(&tool("x"), s, s, 1.0).is_some())
+            .map(|_| t.select(&tool("x"), s, s, sp(1.0)).is_some())
             .collect::<Vec<_>>()
     };
     let a = run(42);
@@ -99,14 +109,14 @@ fn probability_is_a_seeded_sequence() {
 fn ws_kinds_skip_http_routes_under_star() {
     let mut t = table("[[fault]]\nroute='*'\nkind='ws_close'\ncode=4000\n", 1);
     let s = Instant::now();
-    assert_eq!(t.select(&tool("x"), s, s, 1.0), None);
+    assert_eq!(t.select(&tool("x"), s, s, sp(1.0)), None);
     let ws = RequestScope {
         route: RouteKind::Ws,
         tool: None,
         bearer: None,
         model: None,
     };
-    assert_eq!(t.select(&ws, s, s, 1.0), Some(0));
+    assert_eq!(t.select(&ws, s, s, sp(1.0)), Some(0));
 }
 
 #[test]
@@ -122,23 +132,27 @@ fn canaries_never_see_a_first_n_fault_nor_use_it_up() {
     let later = s + Duration::from_secs(6);
     for _ in 0..3 {
         assert_eq!(
-            t.select_for(&r, s, s, 1.0, true),
+            t.select_for(&r, s, s, sp(1.0), true),
             None,
             "armed: canary spared"
         );
         assert_eq!(
-            t.select_for(&r, s, later, 1.0, true),
+            t.select_for(&r, s, later, sp(1.0), true),
             Some(1),
             "the next fault in scope still applies to canaries"
         );
     }
     assert_eq!(
-        t.select(&r, s, s, 1.0),
+        t.select(&r, s, s, sp(1.0)),
         Some(0),
         "the user's first call still gets it"
     );
-    assert_eq!(t.select(&r, s, s, 1.0), None, "used up by that one call");
-    assert_eq!(t.select_for(&r, s, s, 1.0, true), None);
+    assert_eq!(
+        t.select(&r, s, s, sp(1.0)),
+        None,
+        "used up by that one call"
+    );
+    assert_eq!(t.select_for(&r, s, s, sp(1.0), true), None);
 }
 
 #[test]
@@ -150,9 +164,9 @@ fn canaries_draw_probabilities_from_their_own_stream() {
         let mut got = Vec::new();
         for i in 0..200 {
             if canary_every.is_some_and(|n| i % n == 0) {
-                t.select_for(&tool("x"), s, s, 1.0, true);
+                t.select_for(&tool("x"), s, s, sp(1.0), true);
             }
-            got.push(t.select(&tool("x"), s, s, 1.0).is_some());
+            got.push(t.select(&tool("x"), s, s, sp(1.0)).is_some());
         }
         got
     };
@@ -164,7 +178,7 @@ fn canaries_draw_probabilities_from_their_own_stream() {
     let mut t = table(spec, 7);
     let s = Instant::now();
     let canary_hits = (0..200)
-        .filter(|_| t.select_for(&tool("x"), s, s, 1.0, true).is_some())
+        .filter(|_| t.select_for(&tool("x"), s, s, sp(1.0), true).is_some())
         .count();
     assert!(
         (70..=130).contains(&canary_hits),

@@ -1,5 +1,5 @@
 //! The model-call entry point of [`Engine::handle`](super::Engine::handle): route the request
-//! (throttle, pinned plans), run the failover chain (`executor_llm.rs`), and when the chain is
+//! (throttle, pinned plans), run the failover chain (`chain.rs`), and when the chain is
 //! exhausted walk the degradation ladder of docs/engine.md ([`crate::engine::budget::ladder`]):
 //!
 //! 1. **lighter model** — `modelFailover.lighterModel`, run through the same chain (profile
@@ -19,35 +19,35 @@
 use tokio::time::Instant;
 
 use super::Engine;
-use super::llm::{LlmShape, Progress};
+use super::chain::{LlmShape, ModelRun};
 use crate::engine::budget::{Rung, ladder, within_budget};
 use crate::engine::dep::provider_of;
 use crate::engine::events::{AttemptOutcome, EventKind, LadderRung, OpClass};
 use crate::engine::failover::fallback_event;
 use crate::engine::outcome::Reason;
-use crate::engine::request::{EngineRequest, EngineResponse, RequestKind};
+use crate::engine::request::{EngineRequest, EngineResponse};
 use crate::engine::transport::Transport;
 
 impl<T: Transport> Engine<T> {
-    pub(super) async fn handle_llm(&self, req: &EngineRequest, worker: usize) -> EngineResponse {
-        let RequestKind::Llm {
-            model,
-            stream,
-            max_tokens,
-        } = &req.kind
-        else {
-            return self.handle_simple(req, worker).await;
-        };
+    /// A model call, as [`Engine::handle`] routed it.
+    pub(super) async fn handle_model(
+        &self,
+        req: &EngineRequest,
+        worker: usize,
+        model: &str,
+        stream: bool,
+        max_tokens: Option<u32>,
+    ) -> EngineResponse {
         let shape = LlmShape {
             class: req.class.unwrap_or(OpClass::LlmInference),
-            stream: *stream,
-            max_tokens: *max_tokens,
+            stream,
+            max_tokens,
         };
         let model = match self.route_model(req, model) {
             Ok(m) => m,
             Err(resp) => return resp,
         };
-        let mut p = Progress::new(&model);
+        let mut p = ModelRun::new(&model);
         loop {
             if let Some(answer) = self.run_chain(req, worker, &shape, &mut p).await {
                 self.spend(req, p.spent, Instant::now());
@@ -90,7 +90,7 @@ impl<T: Transport> Engine<T> {
     }
 
     /// The first rung left for a request whose chain is exhausted.
-    fn next_rung(&self, req: &EngineRequest, p: &Progress, now: Instant) -> Rung {
+    fn next_rung(&self, req: &EngineRequest, p: &ModelRun, now: Instant) -> Rung {
         let lighter = self
             .config
             .model_failover
@@ -123,7 +123,7 @@ impl<T: Transport> Engine<T> {
     fn lighter_skip(
         &self,
         req: &EngineRequest,
-        p: &Progress,
+        p: &ModelRun,
         m: &str,
         now: Instant,
     ) -> Option<&'static str> {
@@ -173,7 +173,7 @@ impl<T: Transport> Engine<T> {
     fn partial_result(
         &self,
         req: &EngineRequest,
-        p: Progress,
+        p: ModelRun,
         tokens: u64,
         now: Instant,
     ) -> EngineResponse {
@@ -199,7 +199,7 @@ impl<T: Transport> Engine<T> {
     }
 
     /// The last rung: fail with the last failure's user-visible error.
-    fn fail(&self, req: &EngineRequest, p: Progress, now: Instant) -> EngineResponse {
+    fn fail(&self, req: &EngineRequest, p: ModelRun, now: Instant) -> EngineResponse {
         self.degraded(now, req, LadderRung::Fail, None, None, String::new());
         self.spend(req, p.spent, now);
         let resp = EngineResponse {

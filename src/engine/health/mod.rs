@@ -20,7 +20,9 @@
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-use super::events::BreakerState;
+pub mod canary;
+
+use crate::engine::events::BreakerState;
 
 /// `[engine.health]`: canary settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

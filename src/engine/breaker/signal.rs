@@ -1,10 +1,10 @@
-//! What one attempt's result means to a breaker ([`Signal`]). Written once here so the trip rules
+//! What one attempt's result means to a breaker ([`Signal::of`]). Written once here so the trip rules
 //! of the module doc are visible in a single `match`.
 
 use std::time::{Duration, SystemTime};
 
+use crate::engine::failover::retry_after::parse_retry_after;
 use crate::engine::outcome::{AttemptResult, TimeoutPhase};
-use crate::engine::retry_after::parse_retry_after;
 
 /// One attempt's result, as the breaker sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,46 +48,48 @@ impl Signal {
     }
 }
 
-/// Classifies an attempt result. `wall_now` is only used for an HTTP-date Retry-After.
-pub fn classify(result: &AttemptResult, wall_now: SystemTime) -> Signal {
-    match result {
-        AttemptResult::Ok { latency, .. } => Signal::Success { latency: *latency },
-        AttemptResult::Http {
-            status,
-            retry_after,
-            latency,
-            ..
-        } => {
-            let ra = retry_after
-                .as_deref()
-                .and_then(|v| parse_retry_after(v, wall_now));
-            match status {
-                429 => Signal::RateLimited {
-                    retry_after: ra,
-                    latency: *latency,
-                },
-                500..=599 => Signal::ServerError {
-                    retry_after: ra,
-                    latency: *latency,
-                },
-                _ => Signal::Success { latency: *latency },
+impl Signal {
+    /// What `result` means to a breaker. `wall_now` is only used for an HTTP-date Retry-After.
+    pub fn of(result: &AttemptResult, wall_now: SystemTime) -> Signal {
+        match result {
+            AttemptResult::Ok { latency, .. } => Signal::Success { latency: *latency },
+            AttemptResult::Http {
+                status,
+                retry_after,
+                latency,
+                ..
+            } => {
+                let ra = retry_after
+                    .as_deref()
+                    .and_then(|v| parse_retry_after(v, wall_now));
+                match status {
+                    429 => Signal::RateLimited {
+                        retry_after: ra,
+                        latency: *latency,
+                    },
+                    500..=599 => Signal::ServerError {
+                        retry_after: ra,
+                        latency: *latency,
+                    },
+                    _ => Signal::Success { latency: *latency },
+                }
             }
+            AttemptResult::Timeout {
+                phase: TimeoutPhase::Ttfb,
+                ..
+            } => Signal::ConnectFailure,
+            // A total deadline with nothing received is "no headers in time" for classes whose only
+            // deadline is the total one (tool calls).
+            AttemptResult::Timeout {
+                phase: TimeoutPhase::Total,
+                tokens_received: 0,
+            } => Signal::ConnectFailure,
+            AttemptResult::Timeout { .. } => Signal::Neutral,
+            AttemptResult::Transport { .. } => Signal::ConnectFailure,
+            AttemptResult::StreamCut { .. } => Signal::Neutral,
+            AttemptResult::WsPingTimeout => Signal::PingTimeout,
+            AttemptResult::WsClosed { .. } => Signal::ConnectFailure,
         }
-        AttemptResult::Timeout {
-            phase: TimeoutPhase::Ttfb,
-            ..
-        } => Signal::ConnectFailure,
-        // A total deadline with nothing received is "no headers in time" for classes whose only
-        // deadline is the total one (tool calls).
-        AttemptResult::Timeout {
-            phase: TimeoutPhase::Total,
-            tokens_received: 0,
-        } => Signal::ConnectFailure,
-        AttemptResult::Timeout { .. } => Signal::Neutral,
-        AttemptResult::Transport { .. } => Signal::ConnectFailure,
-        AttemptResult::StreamCut { .. } => Signal::Neutral,
-        AttemptResult::WsPingTimeout => Signal::PingTimeout,
-        AttemptResult::WsClosed { .. } => Signal::ConnectFailure,
     }
 }
 
@@ -173,7 +175,7 @@ mod tests {
             (AttemptResult::WsPingTimeout, Signal::PingTimeout),
         ];
         for (result, want) in cases {
-            assert_eq!(classify(&result, now), want, "{result:?}");
+            assert_eq!(Signal::of(&result, now), want, "{result:?}");
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The model-call failover chain of [`Engine::handle`](super::Engine::handle): pick a profile →
 //! admit → send → classify → record, then either a content self-correction retry (same profile,
-//! budget-bounded, see `executor_limits.rs`) or `failover::decide` (retry gate, cooldown,
+//! budget-bounded, see `gates.rs`) or `failover::decide` (retry gate, cooldown,
 //! rotation, model and context fallbacks), until an answer or nothing is left to try. What
-//! follows a failed chain (the degradation ladder) is in `executor_ladder.rs`.
+//! follows a failed chain (the degradation ladder) is in `model.rs`.
 
 use std::time::Duration;
 
@@ -11,10 +11,10 @@ use tokio::time::Instant;
 use super::{Engine, MAX_ATTEMPTS, user_error};
 use crate::engine::admission::Admit;
 use crate::engine::budget::{ErrorClass, error_class};
-use crate::engine::classify::{classify, tokens_of};
 use crate::engine::dep::provider_of;
 use crate::engine::events::{AttemptOutcome, EventKind, OpClass};
-use crate::engine::failover::{Decision, RequestState, decide, pick_profile, when_no_profile};
+use crate::engine::failover::classify::{classify, tokens_of};
+use crate::engine::failover::{Choice, RequestState, decide, pick_profile, when_no_profile};
 use crate::engine::outcome::{AttemptResult, Reason};
 use crate::engine::request::EngineRequest;
 use crate::engine::transport::{Call, CallTarget, Transport};
@@ -39,8 +39,8 @@ pub(super) struct Partial {
     pub(super) outcome: AttemptOutcome,
 }
 
-/// A model request's progress, shared by the chain and the ladder.
-pub(super) struct Progress {
+/// One model request so far (its run through the chain and the ladder), shared by both.
+pub(super) struct ModelRun {
     /// Failover state (model, provider, profile, tried profiles and models).
     pub(super) state: RequestState,
     /// Attempts made (rejections included).
@@ -57,7 +57,7 @@ pub(super) struct Progress {
     pub(super) last: Failure,
 }
 
-impl Progress {
+impl ModelRun {
     pub(super) fn new(model: &str) -> Self {
         Self {
             state: RequestState::new(model, provider_of(model)),
@@ -125,7 +125,7 @@ impl<T: Transport> Engine<T> {
         req: &EngineRequest,
         worker: usize,
         shape: &LlmShape,
-        p: &mut Progress,
+        p: &mut ModelRun,
     ) -> Option<Answer> {
         let class = shape.class;
         let mut next: Option<String> = None;
@@ -150,7 +150,7 @@ impl<T: Transport> Engine<T> {
                             for (kind, log) in step.events {
                                 self.emit(now, kind, log);
                             }
-                            if let Decision::Fallback { model } = step.decision {
+                            if let Choice::Fallback { model } = step.choice {
                                 p.switch_to(&model);
                                 continue;
                             }
@@ -206,10 +206,13 @@ impl<T: Transport> Engine<T> {
             };
             let result = self.transport.send(call).await;
             let end = Instant::now();
+            // One instant on both clocks: the breaker and the classification read the same
+            // Retry-After against it.
+            let ended = self.clock.at(end);
             self.admission
-                .record_async(&dep, worker, probe, &result, end)
+                .record_async(&dep, worker, probe, &result, ended)
                 .await;
-            let c = classify(&result, self.wall(end));
+            let c = classify(&result, ended.wall);
             let m = Some((id.as_str(), p.state.model.as_str()));
             self.attempt_event(end, &dep, worker, class, &c, end - now, probe, m);
             p.spent = p.spent.saturating_add(tokens_of(&result));
@@ -260,24 +263,24 @@ impl<T: Transport> Engine<T> {
                 }
                 self.emit(end, kind, log);
             }
-            if !matches!(step.decision, Decision::Done | Decision::Fail)
+            if !matches!(step.choice, Choice::Done | Choice::Fail)
                 && self.budget_exhausted(req, reason, p.spent, class, end)
             {
                 return None;
             }
-            match step.decision {
-                Decision::Done => return None,
-                Decision::RetrySame { delay } => {
+            match step.choice {
+                Choice::Done => return None,
+                Choice::RetrySame { delay } => {
                     p.state.same_profile_retries += 1;
                     next = Some(id);
                     tokio::time::sleep(self.scale(delay)).await;
                 }
-                Decision::Rotate { to } => {
+                Choice::Rotate { to } => {
                     p.state.same_profile_retries = 0;
                     next = Some(to);
                 }
-                Decision::Fallback { model } => p.switch_to(&model),
-                Decision::Fail => {
+                Choice::Fallback { model } => p.switch_to(&model),
+                Choice::Fail => {
                     if let Some(line) = no_profile {
                         p.last.error = line;
                     }

@@ -18,20 +18,29 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
-use super::admission::Admission;
-use super::budget::Ledger;
-use super::classify::Classified;
-use super::config::{ConfigError, EngineConfig};
-use super::cooldown::Schedules;
-use super::events::{AttemptOutcome, Event, EventKind, EventSink, OpClass};
-use super::failover::{FailoverCtx, ProfileView};
-use super::outcome::Reason;
-use super::policy::Policy;
-use super::profiles::{Profile, ProfileBook, ProfileEntry};
-use super::request::{EngineRequest, EngineResponse, RequestKind};
-use super::store::CooldownStore;
-use super::throttle::Throttle;
-use super::transport::{Deadlines, Transport};
+mod chain;
+mod gates;
+mod model;
+mod simple;
+
+use simple::SimpleCall;
+
+use crate::engine::admission::Admission;
+use crate::engine::budget::Ledger;
+use crate::engine::budget::throttle::Throttle;
+use crate::engine::clock::Clock;
+use crate::engine::config::{ConfigError, EngineConfig};
+use crate::engine::events::{AttemptOutcome, Event, EventKind, EventSink, OpClass};
+use crate::engine::failover::classify::Classified;
+use crate::engine::failover::cooldown::Schedules;
+use crate::engine::failover::policy::Policy;
+use crate::engine::failover::profiles::{Profile, ProfileBook, ProfileEntry};
+use crate::engine::failover::store::CooldownStore;
+use crate::engine::failover::{FailoverCtx, ProfileView};
+use crate::engine::outcome::Reason;
+use crate::engine::request::{EngineRequest, EngineResponse, RequestKind};
+use crate::engine::transport::{Deadlines, Transport};
+use crate::util::speed::Speed;
 
 /// Attempts one request may make at most (rotations, retries and fallbacks included).
 pub const MAX_ATTEMPTS: u32 = 32;
@@ -44,7 +53,7 @@ pub struct EngineOptions {
     /// Seed of every random choice (jitter).
     pub seed: u64,
     /// Divides every engine duration (cooldowns, backoff, deadlines).
-    pub speed: f64,
+    pub speed: Speed,
     /// The engine's start (events' `t_ms` count from it).
     pub start: Instant,
     /// The cooldown store file (`auth-profiles.json` shape), if persisted.
@@ -57,7 +66,7 @@ impl EngineOptions {
         Self {
             policy: Policy::RetryGate,
             seed: 0,
-            speed: 1.0,
+            speed: Speed::ONE,
             start,
             store_path: None,
         }
@@ -77,7 +86,8 @@ pub struct Engine<T: Transport> {
     backoff_ms: (u64, u64),
     book: ProfileBook,
     opts: EngineOptions,
-    wall_start: SystemTime,
+    /// The engine's clock (event times and store timestamps).
+    clock: Clock,
     transport: T,
     admission: Arc<dyn Admission>,
     sink: Arc<dyn EventSink>,
@@ -110,7 +120,8 @@ fn user_error(reason: Reason) -> String {
 }
 
 impl<T: Transport> Engine<T> {
-    /// Builds an engine; validates the configuration, the profiles and the speed, and loads the
+    /// Builds an engine; validates the configuration and the profiles (a [`Speed`] is valid by
+    /// construction), and loads the
     /// cooldown store if a path is given.
     pub fn new(
         config: EngineConfig,
@@ -121,12 +132,6 @@ impl<T: Transport> Engine<T> {
         sink: Arc<dyn EventSink>,
     ) -> Result<Self, ConfigError> {
         config.validate()?;
-        if !(opts.speed.is_finite() && opts.speed > 0.0) {
-            return Err(ConfigError::Invalid {
-                key: "speed".into(),
-                message: format!("must be a positive number (got {})", opts.speed),
-            });
-        }
         let store = match &opts.store_path {
             Some(p) => CooldownStore::load(p)?,
             None => CooldownStore::in_memory(),
@@ -135,7 +140,7 @@ impl<T: Transport> Engine<T> {
             schedules: config.schedules()?,
             backoff_ms: config.backoff_range()?,
             book: ProfileBook::new(profiles)?,
-            wall_start: SystemTime::now(),
+            clock: Clock::new(opts.start, SystemTime::now()),
             core: Mutex::new(Core {
                 store,
                 rng: ChaCha8Rng::seed_from_u64(opts.seed),
@@ -153,7 +158,7 @@ impl<T: Transport> Engine<T> {
 
     /// Sets the wall-clock time that corresponds to `opts.start` (store timestamps are unix ms).
     pub fn with_wall_start(mut self, wall: SystemTime) -> Self {
-        self.wall_start = wall;
+        self.clock = Clock::new(self.opts.start, wall);
         self
     }
 
@@ -179,7 +184,7 @@ impl<T: Transport> Engine<T> {
 
     /// Writes the store file now (last-used times included; cooldown changes are written as
     /// they happen). Call it when a run ends.
-    pub fn persist(&self) -> Result<(), super::store::StoreError> {
+    pub fn persist(&self) -> Result<(), crate::engine::failover::store::StoreError> {
         let mut core = self.core();
         let result = core.store.save();
         core.store_error = result.as_ref().err().map(|e| e.to_string());
@@ -195,7 +200,7 @@ impl<T: Transport> Engine<T> {
 
     /// Wall-clock time at `now` (tokio clock).
     pub fn wall(&self, now: Instant) -> SystemTime {
-        self.wall_start + now.saturating_duration_since(self.opts.start)
+        self.clock.wall(now)
     }
 
     /// Unix ms at `now`.
@@ -208,7 +213,7 @@ impl<T: Transport> Engine<T> {
     }
 
     fn scale(&self, nominal: Duration) -> Duration {
-        crate::util::speed::scale(nominal, self.opts.speed)
+        self.opts.speed.scale(nominal)
     }
 
     fn emit(&self, now: Instant, kind: EventKind, log: Option<String>) {
@@ -258,12 +263,31 @@ impl<T: Transport> Engine<T> {
         core.store_error = core.store.save().err().map(|e| e.to_string());
     }
 
-    /// Handles one request to the end (all retries, rotations and fallbacks).
+    /// Handles one request to the end (all retries, rotations and fallbacks): the engine's one
+    /// entry. A model call goes through the failover chain and the degradation ladder
+    /// (`model.rs`), a tool call or WebSocket session through admit → send → record (`simple.rs`).
     pub async fn handle(&self, req: EngineRequest, worker: usize) -> EngineResponse {
         match &req.kind {
-            RequestKind::Llm { .. } => self.handle_llm(&req, worker).await,
-            RequestKind::Tool { .. } | RequestKind::Ws { .. } => {
-                self.handle_simple(&req, worker).await
+            RequestKind::Llm {
+                model,
+                stream,
+                max_tokens,
+            } => {
+                self.handle_model(&req, worker, model, *stream, *max_tokens)
+                    .await
+            }
+            RequestKind::Tool {
+                name,
+                body,
+                idempotency_key,
+                idempotent,
+            } => {
+                let plan = SimpleCall::tool(name, body, idempotency_key.as_ref(), *idempotent);
+                self.handle_simple(&req, worker, plan).await
+            }
+            RequestKind::Ws { channel, messages } => {
+                self.handle_simple(&req, worker, SimpleCall::ws(channel, *messages))
+                    .await
             }
         }
     }
@@ -327,12 +351,3 @@ impl<T: Transport> Engine<T> {
         resp
     }
 }
-
-#[path = "executor_ladder.rs"]
-mod ladder;
-#[path = "executor_limits.rs"]
-mod limits;
-#[path = "executor_llm.rs"]
-mod llm;
-#[path = "executor_simple.rs"]
-mod simple;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use super::breaker::scale;
+use crate::util::speed::Speed;
 
 /// `[engine.throttle]`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -81,10 +81,10 @@ pub struct Throttle {
 
 impl Throttle {
     /// A throttle with a one-minute window divided by `speed`.
-    pub fn new(cfg: ThrottleConfig, speed: f64) -> Self {
+    pub fn new(cfg: ThrottleConfig, speed: Speed) -> Self {
         Self {
             cfg,
-            window: scale(Duration::from_secs(60), speed),
+            window: speed.scale(Duration::from_secs(60)),
             usage: Mutex::new(HashMap::new()),
         }
     }
@@ -219,7 +219,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn tenant_over_its_tokens_per_minute_is_throttled_until_the_minute_passes() {
         let t0 = Instant::now();
-        let th = Throttle::new(cfg(), 1.0);
+        let th = Throttle::new(cfg(), Speed::ONE);
         th.record("team-a", 600, t0);
         th.record("team-a", 400, t0 + Duration::from_secs(10));
         assert!(
@@ -245,7 +245,7 @@ mod tests {
             "600 left the minute"
         );
         assert_eq!(th.used("team-a", t0 + Duration::from_secs(60)), 401);
-        let fast = Throttle::new(cfg(), 10.0);
+        let fast = Throttle::new(cfg(), crate::util::speed::sp(10.0));
         fast.record("team-a", 2000, t0);
         assert!(
             !fast.over_budget("team-a", t0 + Duration::from_secs(6)),

@@ -60,6 +60,7 @@ fn uniform(n: u64, gap_ms: u64) -> Vec<TrafficLine> {
 }
 
 fn opts(speed: f64, max_in_flight: usize) -> ReplayOptions {
+    let speed = crate::util::speed::sp(speed);
     ReplayOptions {
         speed,
         max_in_flight,

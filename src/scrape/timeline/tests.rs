@@ -60,6 +60,7 @@ fn full_store_derive(scrapes: &[(u64, &Exposition)], start_unix_s: f64) -> Timel
                     to,
                     t_ms: t,
                     timing: Timing::Interpolated,
+                    reason: None,
                 });
             }
             list.push(Transition {
@@ -68,6 +69,7 @@ fn full_store_derive(scrapes: &[(u64, &Exposition)], start_unix_s: f64) -> Timel
                 to,
                 t_ms: last_t,
                 timing,
+                reason: None,
             });
         }
         for (dep, events) in fresh {
@@ -231,7 +233,7 @@ impl Engine {
 }
 
 fn fixture() -> ScrapeLog {
-    let text = include_str!("../../fixtures/metrics/breaker-flap.scrapes.prom");
+    let text = include_str!("../../../fixtures/metrics/breaker-flap.scrapes.prom");
     ScrapeLog::from_prom(text).expect("fixture parses")
 }
 

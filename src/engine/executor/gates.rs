@@ -1,4 +1,4 @@
-//! The breaker helper's hooks into the model-call loop: per-tenant throttle routing and pinned
+//! The gates of the model-call loop (throttle and token budget): per-tenant throttle routing and pinned
 //! plans before the first attempt, the token-budget gate before each further attempt, the content
 //! self-correction retry, and the session ledger / tenant usage after the request.
 
@@ -7,16 +7,17 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::Engine;
-use super::llm::Progress;
+use super::chain::ModelRun;
+use crate::engine::budget::throttle::Route;
 use crate::engine::budget::{
-    ErrorClass, RetryDecision, RetryState, decide, error_class, within_budget,
+    ErrorClass, RetryDecision, RetryState, decide_retry, error_class, within_budget,
 };
 use crate::engine::dep::provider_of;
 use crate::engine::events::{AttemptOutcome, EventKind, OpClass};
 use crate::engine::outcome::Reason;
 use crate::engine::request::{EngineRequest, EngineResponse};
-use crate::engine::throttle::Route;
 use crate::engine::transport::Transport;
+use crate::util::speed::Speed;
 
 impl<T: Transport> Engine<T> {
     /// True when every endpoint of `model`'s provider has an open breaker.
@@ -109,7 +110,7 @@ impl<T: Transport> Engine<T> {
     pub(super) fn content_retry(
         &self,
         req: &EngineRequest,
-        p: &mut Progress,
+        p: &mut ModelRun,
         reason: Reason,
         class: OpClass,
         now: Instant,
@@ -124,7 +125,7 @@ impl<T: Transport> Engine<T> {
         };
         let decision = {
             let mut core = self.core();
-            decide(&self.config.budget, &state, 1.0, &mut core.rng)
+            decide_retry(&self.config.budget, &state, Speed::ONE, &mut core.rng)
         };
         match decision {
             RetryDecision::Retry { delay } => {

@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::outcome::Reason;
+use crate::engine::outcome::Reason;
 
 /// Every reason, in table order.
 pub const REASONS: [Reason; 10] = [

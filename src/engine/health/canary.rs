@@ -3,7 +3,7 @@
 //! `HealthCheck { dep, ok }` event. Transports add [`CANARY_HEADER`] to calls from
 //! [`CANARY_WORKER`] so the upstream can tell canaries from half-open breaker probes. Canaries bypass admission on purpose — they must see the
 //! upstream while the breaker is open — and never feed the breaker, so the two can disagree
-//! (see [`super::health`]).
+//! (see [`crate::engine::health`]).
 //!
 //! A canary cut by shutdown is not a failure: one still in flight when `shutdown` completes is
 //! dropped, and one whose answer comes back after it (the upstream closing its connections as
@@ -13,13 +13,15 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use tokio::time::Instant;
 
-use super::breaker::{Signal, classify};
-use super::config::EngineConfig;
-use super::events::{Event, EventKind, EventSink, OpClass};
-use super::profiles::Profile;
-use super::transport::{Call, CallTarget, Transport};
+use crate::engine::breaker::Signal;
+use crate::engine::clock::{Clock, Now};
+use crate::engine::config::EngineConfig;
+use crate::engine::events::{Event, EventKind, EventSink, OpClass};
+use crate::engine::failover::profiles::Profile;
+use crate::engine::outcome::AttemptResult;
+use crate::engine::transport::{Call, CallTarget, Transport};
+use crate::util::speed::Speed;
 
 /// The worker id canaries carry (no engine worker has it).
 pub const CANARY_WORKER: usize = usize::MAX;
@@ -83,23 +85,33 @@ impl Canary {
     }
 }
 
+/// Whether a canary that ended at `now` with `result` saw a healthy dependency: what the breaker
+/// would count as a success or as neither (a slow stream, a cut after tokens).
+pub fn canary_ok(result: &AttemptResult, now: Now) -> bool {
+    matches!(
+        Signal::of(result, now.wall),
+        Signal::Success { .. } | Signal::Neutral
+    )
+}
+
 /// Runs the canaries until `shutdown`: each dep's first canary at once, then one every
-/// interval. Every dep has its own loop with at most one canary in flight, so a canary stalled
+/// interval. `clock` stamps each `HealthCheck` (event times count from its start). Every dep has its own loop with at most one canary in flight, so a canary stalled
 /// on one dep (until its deadline) never delays another dep's.
 pub async fn run_canaries<T: Transport>(
     transport: Arc<T>,
     canaries: Vec<Canary>,
     config: EngineConfig,
-    speed: f64,
+    speed: Speed,
     sink: Arc<dyn EventSink>,
-    start: Instant,
+    clock: Clock,
     shutdown: impl Future<Output = ()>,
 ) {
     if !config.health.enabled || canaries.is_empty() {
         shutdown.await;
         return;
     }
-    let every = super::breaker::scale(config.health.interval, speed)
+    let every = speed
+        .scale(config.health.interval)
         .max(std::time::Duration::from_millis(1));
     let stop = shutdown.shared();
     let loops = canaries.iter().map(|c| {
@@ -129,11 +141,9 @@ pub async fn run_canaries<T: Transport>(
                 if stop.clone().now_or_never().is_some() {
                     return; // answered after shutdown began: cut, not counted
                 }
-                let t_ms = Instant::now().saturating_duration_since(start).as_millis() as u64;
-                let ok = matches!(
-                    classify(&result, std::time::SystemTime::now()),
-                    Signal::Success { .. } | Signal::Neutral
-                );
+                let now = clock.now();
+                let t_ms = clock.ms_since_start(now.at);
+                let ok = canary_ok(&result, now);
                 let dep = c.dep.clone();
                 sink.emit(&Event {
                     t_ms,

@@ -6,9 +6,9 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::events::AttemptOutcome;
-use super::outcome::{AttemptResult, Reason, TimeoutPhase};
-use super::retry_after::parse_retry_after;
+use crate::engine::events::AttemptOutcome;
+use crate::engine::failover::retry_after::parse_retry_after;
+use crate::engine::outcome::{AttemptResult, Reason, TimeoutPhase};
 
 /// An attempt's classification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

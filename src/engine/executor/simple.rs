@@ -11,53 +11,78 @@ use tokio::time::Instant;
 
 use super::{Engine, user_error};
 use crate::engine::admission::Admit;
-use crate::engine::budget::{RetryDecision, RetryState, decide};
-use crate::engine::classify::{classify, tokens_of};
+use crate::engine::budget::{RetryDecision, RetryState, decide_retry};
 use crate::engine::events::{AttemptOutcome, EventKind};
-use crate::engine::request::{EngineRequest, EngineResponse, RequestKind};
+use crate::engine::failover::classify::{classify, tokens_of};
+use crate::engine::request::{EngineRequest, EngineResponse};
 use crate::engine::transport::{Call, CallTarget, Transport};
 
+/// What a tool or WebSocket request calls and whether it may be retried.
+#[derive(Debug)]
+pub(super) struct SimpleCall {
+    /// The dependency (the tool's name or the channel).
+    pub dep: String,
+    /// The transport target.
+    pub target: CallTarget,
+    /// The idempotency key every attempt carries, if any.
+    pub key: Option<String>,
+    /// False for a call that must not run twice without a key.
+    pub idempotent: bool,
+    /// False for WebSocket sessions (never retried).
+    pub retryable: bool,
+}
+
+impl SimpleCall {
+    /// A tool call.
+    pub fn tool(
+        name: &str,
+        body: &serde_json::Value,
+        key: Option<&String>,
+        idempotent: bool,
+    ) -> Self {
+        Self {
+            dep: name.to_string(),
+            target: CallTarget::Tool {
+                name: name.to_string(),
+                body: body.clone(),
+            },
+            key: key.cloned(),
+            idempotent,
+            retryable: true,
+        }
+    }
+
+    /// A WebSocket session.
+    pub fn ws(channel: &str, messages: u32) -> Self {
+        Self {
+            dep: channel.to_string(),
+            target: CallTarget::Ws {
+                channel: channel.to_string(),
+                messages,
+            },
+            key: None,
+            idempotent: true,
+            retryable: false,
+        }
+    }
+}
+
 impl<T: Transport> Engine<T> {
-    pub(super) async fn handle_simple(&self, req: &EngineRequest, worker: usize) -> EngineResponse {
+    /// A tool call or a WebSocket session, as [`Engine::handle`] routed it.
+    pub(super) async fn handle_simple(
+        &self,
+        req: &EngineRequest,
+        worker: usize,
+        plan: SimpleCall,
+    ) -> EngineResponse {
         let class = req.op_class();
-        let (dep, target, key, idempotent, retryable) = match &req.kind {
-            RequestKind::Tool {
-                name,
-                body,
-                idempotency_key,
-                idempotent,
-            } => (
-                name.clone(),
-                CallTarget::Tool {
-                    name: name.clone(),
-                    body: body.clone(),
-                },
-                idempotency_key.clone(),
-                *idempotent,
-                true,
-            ),
-            RequestKind::Ws { channel, messages } => (
-                channel.clone(),
-                CallTarget::Ws {
-                    channel: channel.clone(),
-                    messages: *messages,
-                },
-                None,
-                true,
-                false,
-            ),
-            RequestKind::Llm { model, .. } => (
-                model.clone(),
-                CallTarget::Llm {
-                    model: model.clone(),
-                    stream: false,
-                    max_tokens: None,
-                },
-                None,
-                true,
-                false,
-            ),
-        };
+        let SimpleCall {
+            dep,
+            target,
+            key,
+            idempotent,
+            retryable,
+        } = plan;
         let session = req.session.as_deref();
         let mut attempts = 0u32;
         let mut spent = 0u64;
@@ -85,10 +110,13 @@ impl<T: Transport> Engine<T> {
             };
             let result = self.transport.send(call).await;
             let end = Instant::now();
+            // One instant on both clocks: the breaker and the classification read the same
+            // Retry-After against it.
+            let ended = self.clock.at(end);
             self.admission
-                .record_async(&dep, worker, probe, &result, end)
+                .record_async(&dep, worker, probe, &result, ended)
                 .await;
-            let c = classify(&result, self.wall(end));
+            let c = classify(&result, ended.wall);
             self.attempt_event(end, &dep, worker, class, &c, end - now, probe, None);
             spent = spent.saturating_add(tokens_of(&result));
             let Some(reason) = c.reason else {
@@ -118,7 +146,7 @@ impl<T: Transport> Engine<T> {
             };
             let decision = {
                 let mut core = self.core();
-                decide(&self.config.budget, &state, self.opts.speed, &mut core.rng)
+                decide_retry(&self.config.budget, &state, self.opts.speed, &mut core.rng)
             };
             match decision {
                 RetryDecision::Retry { delay } => tokio::time::sleep(delay).await,

@@ -1,6 +1,7 @@
 //! Table tests of the retry decision (budget shares, idempotency, classes) and the backoff.
 
 use super::*;
+use crate::engine::outcome::Reason;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -58,7 +59,16 @@ fn retry_decision_table() {
         ),
     ];
     for (s, want) in table {
-        assert_eq!(kind(decide(&cfg, &s, 1.0, &mut rng)), want, "{s:?}");
+        assert_eq!(
+            kind(decide_retry(
+                &cfg,
+                &s,
+                crate::util::speed::sp(1.0),
+                &mut rng
+            )),
+            want,
+            "{s:?}"
+        );
     }
 }
 
@@ -71,15 +81,25 @@ fn full_jitter_backoff_stays_under_the_doubling_ceiling_and_is_seeded() {
         let ceiling = (Duration::from_millis(200) * 2u32.pow(retry - 1)).min(cfg.backoff_cap);
         let mut max_seen = Duration::ZERO;
         for _ in 0..200 {
-            let d = backoff(&cfg, retry, 1.0, &mut a);
+            let d = backoff(&cfg, retry, crate::util::speed::sp(1.0), &mut a);
             assert!(d <= ceiling, "retry {retry}: {d:?} > {ceiling:?}");
-            assert_eq!(d, backoff(&cfg, retry, 1.0, &mut b));
+            assert_eq!(d, backoff(&cfg, retry, crate::util::speed::sp(1.0), &mut b));
             max_seen = max_seen.max(d);
         }
         assert!(max_seen > ceiling / 2, "full jitter spans the range");
     }
-    let fast = backoff(&cfg, 1, 10.0, &mut ChaCha8Rng::seed_from_u64(3));
-    let slow = backoff(&cfg, 1, 1.0, &mut ChaCha8Rng::seed_from_u64(3));
+    let fast = backoff(
+        &cfg,
+        1,
+        crate::util::speed::sp(10.0),
+        &mut ChaCha8Rng::seed_from_u64(3),
+    );
+    let slow = backoff(
+        &cfg,
+        1,
+        crate::util::speed::sp(1.0),
+        &mut ChaCha8Rng::seed_from_u64(3),
+    );
     assert_eq!(fast, slow / 10);
 }
 

@@ -6,8 +6,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::config::ConfigError;
-use super::dep::{DEFAULT_REGION, model_dep};
+use crate::engine::config::ConfigError;
+use crate::engine::dep::{DEFAULT_REGION, model_dep};
 use crate::util::fingerprint;
 
 /// One auth profile (a `[[profile]]` table of a scenario).

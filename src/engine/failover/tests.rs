@@ -142,12 +142,12 @@ fn decision_table() {
             now,
             &mut rng(),
         );
-        let got = match &step.decision {
-            Decision::Done => "done".to_string(),
-            Decision::RetrySame { .. } => "retry".to_string(),
-            Decision::Rotate { to } => format!("rotate {to}"),
-            Decision::Fallback { model } => format!("fallback {model}"),
-            Decision::Fail => "fail".to_string(),
+        let got = match &step.choice {
+            Choice::Done => "done".to_string(),
+            Choice::RetrySame { .. } => "retry".to_string(),
+            Choice::Rotate { to } => format!("rotate {to}"),
+            Choice::Fallback { model } => format!("fallback {model}"),
+            Choice::Fail => "fail".to_string(),
         };
         assert_eq!(got, want, "case {name}");
     }
@@ -166,8 +166,8 @@ fn retry_gate_jitter_stays_inside_the_backoff_range_and_writes_nothing() {
             Instant::now(),
             &mut r,
         );
-        let Decision::RetrySame { delay } = step.decision else {
-            panic!("expected a retry, got {:?}", step.decision);
+        let Choice::RetrySame { delay } = step.choice else {
+            panic!("expected a retry, got {:?}", step.choice);
         };
         assert!((300..=1200).contains(&delay.as_millis()), "{delay:?}");
         assert_eq!(step.cooldown, None);
@@ -241,8 +241,8 @@ fn all_profiles_cooling_logs_no_profile_and_falls_back() {
         &mut rng(),
     );
     assert_eq!(
-        step.decision,
-        Decision::Fallback {
+        step.choice,
+        Choice::Fallback {
             model: "anthropic/claude-opus".into()
         }
     );
@@ -271,7 +271,7 @@ fn tried_but_healthy_profiles_fail_without_fallback() {
         now,
         &mut rng(),
     );
-    assert_eq!(step.decision, Decision::Fail);
+    assert_eq!(step.choice, Choice::Fail);
     assert_eq!(
         step.cooldown, None,
         "5xx is the breaker's business under the default preset"

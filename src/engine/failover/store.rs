@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::outcome::Reason;
+use crate::engine::outcome::Reason;
 use crate::util::write_atomic;
 
 /// A store error, naming the file.
