@@ -46,3 +46,4 @@ pub mod transport;
 pub mod upstream;
 pub mod util;
 pub mod verdict;
+pub mod wire;

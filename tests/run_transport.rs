@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rehearse::engine::transport::{Call, CallTarget, Deadlines, Transport};
+use rehearse::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
 use rehearse::engine::{AttemptResult, OpClass, TimeoutPhase, TransportFailure};
 use rehearse::transport::Diagnostics;
 use rehearse::transport::HttpTransport;
@@ -101,7 +101,7 @@ fn llm_call() -> Call {
         bearer: Some("openai-codex:default".into()),
         idempotency_key: None,
         probe: None,
-        worker: 0,
+        origin: Origin::Worker(0),
         attempt: 1,
         deadlines: Deadlines {
             ttfb: Some(Duration::from_millis(400)),

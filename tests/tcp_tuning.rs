@@ -9,7 +9,7 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use rehearse::engine::transport::{Call, CallTarget, Deadlines, Transport};
+use rehearse::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
 use rehearse::engine::{AttemptResult, OpClass};
 use rehearse::transport::Diagnostics;
 use rehearse::transport::HttpTransport;
@@ -37,7 +37,7 @@ fn call(dep: &str, class: OpClass, target: CallTarget) -> Call {
         bearer: None,
         idempotency_key: None,
         probe: None,
-        worker: 0,
+        origin: Origin::Worker(0),
         attempt: 1,
         deadlines: Deadlines {
             ttfb: Some(Duration::from_secs(5)),

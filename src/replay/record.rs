@@ -164,7 +164,8 @@ async fn handle(
         .path_and_query()
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "/".into());
-    if req.uri().path() == "/ws" && req.headers().contains_key("sec-websocket-key") {
+    if req.uri().path() == crate::wire::route::WS && req.headers().contains_key("sec-websocket-key")
+    {
         return Ok(proxy_ws(&mut req, rec, seq, at_ms, &path_q).await);
     }
     let (parts, body) = req.into_parts();

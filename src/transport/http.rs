@@ -22,10 +22,10 @@ use tokio::time::{Instant, timeout};
 
 use super::diagnostics::{Diagnostics, ReadFailure};
 use super::errors::{Phase, classify};
+use super::request::{self, RequestSpec};
 use super::sse::{drain_events, provider_code, usage_tokens};
 use super::ws;
 use super::{TcpTuning, TunedConnector};
-use crate::engine::canary::{CANARY_HEADER, CANARY_WORKER};
 use crate::engine::transport::{Call, CallTarget, Transport};
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
 
@@ -82,15 +82,13 @@ impl HttpTransport {
     /// One HTTP exchange with its deadlines, plus the read-failure class when it failed.
     async fn http(&self, call: &Call) -> (AttemptResult, Option<ReadFailure>) {
         let started = Instant::now();
-        let req = match build_request(self.addr, call) {
+        let base = format!("http://{}", self.addr);
+        let req = match request::http(&base, &call.target, &RequestSpec::of_call(call)) {
             Ok(r) => r,
-            Err(_) => {
-                return (
-                    AttemptResult::Transport {
-                        failure: TransportFailure::Other,
-                    },
-                    Some(ReadFailure::Other),
-                );
+            // Nothing was sent: not the upstream's failure (the breaker does not count it).
+            Err(e) => {
+                let reason = e.to_string();
+                return (AttemptResult::Unsendable { reason }, None);
             }
         };
         let tokens = AtomicU32::new(0);
@@ -191,13 +189,13 @@ impl HttpTransport {
 impl Transport for HttpTransport {
     async fn send(&self, call: Call) -> AttemptResult {
         let (result, failure) = match &call.target {
-            CallTarget::Ws { channel, messages } => {
+            CallTarget::Ws { messages, .. } => {
                 let ws = ws::WsTarget {
                     addr: self.addr,
                     connector: &self.connector,
                     pong_default: self.pong_deadline,
                 };
-                ws::session(&ws, &call, channel, *messages).await
+                ws::session(&ws, &call, *messages).await
             }
             _ => self.http(&call).await,
         };
@@ -277,45 +275,4 @@ async fn read_stream(
             Some(ReadFailure::BodyEndedEarly),
         )
     }
-}
-
-/// Builds the upstream request of a model or tool call.
-fn build_request(
-    addr: SocketAddr,
-    call: &Call,
-) -> Result<hyper::Request<Full<Bytes>>, http::Error> {
-    let (path, body) = match &call.target {
-        CallTarget::Llm {
-            model,
-            stream,
-            max_tokens,
-        } => (
-            "/v1/chat/completions".to_string(),
-            serde_json::json!({
-                "model": model,
-                "stream": stream,
-                "max_tokens": max_tokens,
-                "messages": [{"role": "user", "content": "rehearse"}],
-            }),
-        ),
-        CallTarget::Tool { name, body } => (format!("/tools/{name}"), body.clone()),
-        CallTarget::Ws { channel, .. } => {
-            (format!("/ws?channel={channel}"), serde_json::Value::Null)
-        }
-    };
-    let mut b = hyper::Request::post(format!("http://{addr}{path}"))
-        .header(http::header::CONTENT_TYPE, "application/json");
-    if let Some(token) = &call.bearer {
-        b = b.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
-    }
-    if let Some(key) = &call.idempotency_key {
-        b = b.header("idempotency-key", key.as_str());
-    }
-    if let Some(dep) = &call.probe {
-        b = b.header("x-breaker-probe", dep.as_str());
-    }
-    if call.worker == CANARY_WORKER {
-        b = b.header(CANARY_HEADER, "1");
-    }
-    b.body(Full::new(Bytes::from(body.to_string())))
 }
