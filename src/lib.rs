@@ -42,6 +42,7 @@ pub mod scenario;
 pub mod schedule;
 pub mod scrape;
 pub mod target;
+pub mod transport;
 pub mod upstream;
 pub mod util;
 pub mod verdict;

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use rehearse::engine::transport::{Call, CallTarget, Deadlines, Transport};
 use rehearse::engine::{AttemptResult, OpClass, TimeoutPhase, TransportFailure};
-use rehearse::run::diagnostics::Diagnostics;
-use rehearse::run::transport_http::HttpTransport;
+use rehearse::transport::Diagnostics;
+use rehearse::transport::HttpTransport;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

@@ -11,9 +11,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use rehearse::engine::transport::{Call, CallTarget, Deadlines, Transport};
 use rehearse::engine::{AttemptResult, OpClass};
-use rehearse::host::{TcpTuning, TunedConnector, sockopt};
-use rehearse::run::diagnostics::Diagnostics;
-use rehearse::run::transport_http::HttpTransport;
+use rehearse::transport::Diagnostics;
+use rehearse::transport::HttpTransport;
+use rehearse::transport::{TcpTuning, TunedConnector, sockopt};
 
 use crate::support::rehearse;
 use crate::support::run::{mutated_copy, repo_root, report_json, run_in, run_scenario, show};

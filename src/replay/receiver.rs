@@ -26,7 +26,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
-use crate::util::arrival::{ArrivalMark, Stamped};
+use crate::transport::arrival::{ArrivalMark, Stamped};
 
 /// One request as the receiver saw it.
 #[derive(Debug, Clone)]
@@ -68,7 +68,7 @@ pub async fn serve_receiver(
     arrivals: Arc<Arrivals>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    crate::util::arrival::stamp_listener(&listener);
+    crate::transport::arrival::stamp_listener(&listener);
     tokio::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {

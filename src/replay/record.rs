@@ -36,7 +36,7 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use super::journal::Journal;
 pub use super::journal::RecordStats;
 use super::redact::{http_line, ws_line};
-use crate::util::arrival::{ArrivalMark, Stamped};
+use crate::transport::arrival::{ArrivalMark, Stamped};
 
 /// The recorder could not start.
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +115,7 @@ pub async fn serve_recorder(
     recorder: Arc<Recorder>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<RecordStats> {
-    crate::util::arrival::stamp_listener(&listener);
+    crate::transport::arrival::stamp_listener(&listener);
     tokio::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {

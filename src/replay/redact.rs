@@ -16,9 +16,9 @@
 use http::HeaderMap;
 use serde_json::{Map, Value};
 
-use super::http_dispatch::{H_BUDGET, H_CLASS, H_IDEMPOTENT, H_SESSION, H_TENANT};
 use super::traffic::{TrafficKind, TrafficLine};
 use crate::engine::OpClass;
+use crate::transport::dispatch::{H_BUDGET, H_CLASS, H_IDEMPOTENT, H_SESSION, H_TENANT};
 
 /// What replaces a removed secret.
 pub const REDACTED: &str = "[redacted]";

@@ -30,9 +30,9 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
-use super::replayer::{DispatchOutcome, Dispatcher};
-use super::traffic::{TrafficKind, TrafficLine};
-use crate::host::{TcpTuning, TunedConnector};
+use super::{TcpTuning, TunedConnector};
+use crate::replay::replayer::{DispatchOutcome, Dispatcher};
+use crate::replay::traffic::{TrafficKind, TrafficLine};
 
 /// Header carrying the line's tenant.
 pub const H_TENANT: &str = "x-rehearse-tenant";

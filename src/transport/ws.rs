@@ -21,13 +21,13 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
+use super::TunedConnector;
+use super::connector::BoxError;
 use super::diagnostics::ReadFailure;
 use super::errors::{Phase, classify, from_io_kind};
 use crate::engine::canary::{CANARY_HEADER, CANARY_WORKER};
 use crate::engine::transport::Call;
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
-use crate::host::TunedConnector;
-use crate::host::connector::BoxError;
 
 /// The pong deadline at speed 1 when the engine gives none (python-websockets uses 20 s; a
 /// rehearsal wants a faster verdict).
