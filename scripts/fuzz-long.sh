@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long property-test run: every property of tests/props.rs with PROPTEST_CASES cases each
+# The long property-test run: every property of tests/props/main.rs with PROPTEST_CASES cases each
 # (default 100000; `cargo test` runs 256) in a release build, one property at a time, then the
 # control API's socket property (`cargo test` runs 64) with SOCKET_CASES (default a tenth) in the
 # dev profile (a release build of the whole integration binary would double the build time). Prints cases, seconds and the verdict

@@ -48,6 +48,8 @@ pub mod scenario;
 pub mod schedule;
 pub mod scrape;
 pub mod target;
+pub mod transport;
 pub mod upstream;
 pub mod util;
 pub mod verdict;
+pub mod wire;

@@ -4,8 +4,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rehearse::engine::Origin;
 use rehearse::engine::events::{BreakerState, Collector, Event, EventKind, EventSink, FanOut};
-use rehearse::engine::health::canary::{CANARY_WORKER, Canary, run_canaries};
+use rehearse::engine::health::canary::{Canary, run_canaries};
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{AttemptResult, Call, EngineConfig, Transport};
 use tokio::time::Instant;
@@ -70,7 +71,7 @@ async fn a_canary_per_dep_every_10s_marked_with_the_probe_header() {
             Some(c.dep.as_str()),
             "X-Breaker-Probe: DEP"
         );
-        assert_eq!(c.worker, CANARY_WORKER);
+        assert_eq!(c.origin, Origin::Canary);
     }
     let checks: Vec<(String, bool)> = events
         .events()

@@ -231,7 +231,7 @@ request_latency_seconds_count 6
     );
 }
 
-/// Found by `tests/props.rs` (the engine's rendering parses back): a dep named with `\r` or NUL
+/// Found by `tests/props/main.rs` (the engine's rendering parses back): a dep named with `\r` or NUL
 /// (tool and channel names come from the traffic file) made every scrape of the engine's
 /// `/metrics` fail. Raw `\r`/NUL are fine inside label values and HELP text, as in Prometheus'
 /// own parser; anywhere else on a sample line (a CRLF file) they are still an error.

@@ -1,6 +1,7 @@
 //! Time as the engine's decisions receive it. Every decision takes its `now` as an argument;
-//! only the async edges (the executor's loop, the canary loop, the fleet follower) read a clock,
-//! and they read it here.
+//! only the async edges (the executor's loop, the canary loop, the fleet follower) read tokio's
+//! clock, and the wall time they pair with it comes from a [`Clock`], never from a second
+//! reading of the system clock.
 //!
 //! - [`Now`]: one instant on both clocks — tokio's monotonic clock (paused in tests; breaker and
 //!   cooldown times) and the wall clock it corresponds to (what an HTTP-date `Retry-After` and

@@ -14,8 +14,8 @@
 //! - [`admission`]: the `Admission` seam the breakers implement (`Admit`, `AlwaysAllow`).
 //! - [`clock`]: [`Now`], the monotonic and wall instant every decision is handed (the one
 //!   place the engine's clocks are read).
-//! - [`dep`]: dependency names (`PROVIDER/REGION/FP`); [`outcome`]: attempt results and failure
-//!   reasons (the transport's contract).
+//! - [`outcome`]: attempt results and failure reasons (the transport's contract). Dependency
+//!   names (`PROVIDER/REGION/FP`) are wire names: [`crate::wire::dep`].
 //! - [`config`], [`timeouts`]: `EngineConfig` (OpenClaw key names), its validation and the
 //!   deadlines per operation class.
 //! - [`breaker`]: per-dependency circuit breakers: the pure machine, what trips it
@@ -45,7 +45,6 @@ pub mod budget;
 pub mod clock;
 pub mod config;
 pub mod coordinator;
-pub mod dep;
 pub mod events;
 pub mod executor;
 pub mod failover;
@@ -67,4 +66,4 @@ pub use failover::policy::Policy;
 pub use failover::profiles::Profile;
 pub use outcome::{AttemptResult, Reason, TimeoutPhase, TransportFailure};
 pub use request::{EngineRequest, EngineResponse, RequestKind};
-pub use transport::{Call, CallTarget, Deadlines, Transport};
+pub use transport::{Call, CallTarget, Deadlines, Origin, Transport};

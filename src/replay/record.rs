@@ -36,7 +36,7 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use super::journal::Journal;
 pub use super::journal::RecordStats;
 use super::redact::{http_line, ws_line};
-use crate::util::arrival::{ArrivalMark, Stamped};
+use crate::transport::arrival::{ArrivalMark, Stamped};
 
 /// The recorder could not start.
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +115,7 @@ pub async fn serve_recorder(
     recorder: Arc<Recorder>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<RecordStats> {
-    crate::util::arrival::stamp_listener(&listener);
+    crate::transport::arrival::stamp_listener(&listener);
     tokio::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -164,7 +164,8 @@ async fn handle(
         .path_and_query()
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "/".into());
-    if req.uri().path() == "/ws" && req.headers().contains_key("sec-websocket-key") {
+    if req.uri().path() == crate::wire::route::WS && req.headers().contains_key("sec-websocket-key")
+    {
         return Ok(proxy_ws(&mut req, rec, seq, at_ms, &path_q).await);
     }
     let (parts, body) = req.into_parts();

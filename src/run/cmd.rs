@@ -15,9 +15,9 @@ use super::rundir::{self, safe_name};
 use super::suite::{Index, IndexRow, worst, write_index};
 use crate::cli::RunArgs;
 use crate::exit::{CmdError, CmdResult};
-use crate::host::SocketsReport;
 use crate::report::model::{ExpectStatus, Report, Verdict};
 use crate::report::rfc3339;
+use crate::transport::SocketsReport;
 use crate::util::shutdown::Shutdown;
 
 /// Runs `rehearse run`.

@@ -34,9 +34,12 @@ pub use record::{MemoryRecords, RecordSink, UpstreamRecord};
 pub use server::serve;
 pub use stats::{Arrival, DepStats, ProfileStats, RouteStats, Stats};
 
+use crate::util::shutdown::Shutdown;
 use crate::util::speed::Speed;
 use faults::{ActionCtx, FaultTable, RequestScope, RouteKind};
 use stats::{Observation, StatsState};
+
+use crate::wire::dep;
 
 /// Default gap between streamed tokens (before the speed factor).
 pub const DEFAULT_TOKEN_INTERVAL: Duration = Duration::from_millis(20);
@@ -77,7 +80,7 @@ pub struct Upstream {
     inner: Mutex<Inner>,
     sinks: RwLock<Vec<Arc<dyn RecordSink>>>,
     /// Set by `POST /_rehearse/shutdown`: the server stops as if its process had died.
-    halted: tokio::sync::watch::Sender<bool>,
+    halted: Shutdown,
 }
 
 struct Inner {
@@ -125,25 +128,24 @@ impl Upstream {
                 stats: StatsState::with_arrival_cap(cfg.max_arrivals_per_dep),
             }),
             sinks: RwLock::new(Vec::new()),
-            halted: tokio::sync::watch::Sender::new(false),
+            halted: Shutdown::new(),
         })
     }
 
     /// Asks the server to stop (`POST /_rehearse/shutdown`): its listener closes and its
     /// connections are dropped after a short grace, as when the process dies.
     pub fn halt(&self) {
-        self.halted.send_replace(true);
+        self.halted.request("POST /_rehearse/shutdown");
     }
 
     /// Whether [`Upstream::halt`] was called.
     pub fn is_halted(&self) -> bool {
-        *self.halted.borrow()
+        self.halted.is_requested()
     }
 
     /// Resolves once [`Upstream::halt`] was called.
     pub async fn halted(&self) {
-        let mut rx = self.halted.subscribe();
-        let _ = rx.wait_for(|h| *h).await;
+        self.halted.requested().await
     }
 
     /// Sets the instant fault windows and `t_ms` are measured from.
@@ -282,10 +284,11 @@ fn dep_name(inc: &Incoming<'_>, profile_fp: Option<&str>) -> String {
         RouteKind::Llm => {
             let provider = inc
                 .model
-                .and_then(|m| m.split('/').next())
+                .map(dep::provider_of)
                 .filter(|p| !p.is_empty())
                 .unwrap_or("unknown");
-            format!("{provider}/default/{}", profile_fp.unwrap_or("none"))
+            let fp = profile_fp.unwrap_or("none");
+            dep::model_dep_of_fingerprint(provider, dep::DEFAULT_REGION, fp)
         }
     }
 }

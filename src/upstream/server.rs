@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 use super::Upstream;
 use super::conn::ConnCtl;
 use super::routes;
-use crate::util::arrival::Stamped;
+use crate::transport::arrival::Stamped;
 use crate::util::shutdown::Shutdown;
 
 /// How long open connections may finish after shutdown before they are dropped.
@@ -30,7 +30,7 @@ pub async fn serve(
     upstream: Arc<Upstream>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> io::Result<()> {
-    crate::util::arrival::stamp_listener(&listener);
+    crate::transport::arrival::stamp_listener(&listener);
     // Every connection holds the stop request; the join set drains them (and aborts what the
     // grace leaves, which a drop-to-drain could not).
     let stop = Shutdown::new();

@@ -1,8 +1,7 @@
-//! Small helpers shared by several modules (atomic writes, fingerprints, arrival stamps, listen
-//! checks, the one stop mechanism (shutdown and drain), the `--speed` bounds with the one saturating scale, counted nouns,
+//! Small helpers shared by several modules (atomic writes, fingerprints, listen checks, the one
+//! stop mechanism (shutdown and drain), the `--speed` type with the one saturating scale, counted nouns,
 //! rounding of measured floats, and stdout/stderr lines that never panic).
 
-pub mod arrival;
 pub mod atomic;
 pub mod fingerprint;
 pub mod listen;

@@ -278,16 +278,17 @@ impl<T: Transport> Engine<T> {
             }
             RequestKind::Tool {
                 name,
-                body,
                 idempotency_key,
                 idempotent,
+                ..
             } => {
-                let plan = SimpleCall::tool(name, body, idempotency_key.as_ref(), *idempotent);
+                let target = req.kind.target();
+                let plan = SimpleCall::tool(name, target, idempotency_key.as_ref(), *idempotent);
                 self.handle_simple(&req, worker, plan).await
             }
-            RequestKind::Ws { channel, messages } => {
-                self.handle_simple(&req, worker, SimpleCall::ws(channel, *messages))
-                    .await
+            RequestKind::Ws { channel, .. } => {
+                let plan = SimpleCall::ws(channel, req.kind.target());
+                self.handle_simple(&req, worker, plan).await
             }
         }
     }

@@ -21,12 +21,12 @@ use tokio::time::Instant;
 use super::Engine;
 use super::chain::{LlmShape, ModelRun};
 use crate::engine::budget::{Rung, ladder, within_budget};
-use crate::engine::dep::provider_of;
 use crate::engine::events::{AttemptOutcome, EventKind, LadderRung, OpClass};
 use crate::engine::failover::fallback_event;
 use crate::engine::outcome::Reason;
 use crate::engine::request::{EngineRequest, EngineResponse};
 use crate::engine::transport::Transport;
+use crate::wire::dep::provider_of;
 
 impl<T: Transport> Engine<T> {
     /// A model call, as [`Engine::handle`] routed it.

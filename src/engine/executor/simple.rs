@@ -15,7 +15,7 @@ use crate::engine::budget::{RetryDecision, RetryState, decide_retry};
 use crate::engine::events::{AttemptOutcome, EventKind};
 use crate::engine::failover::classify::{classify, tokens_of};
 use crate::engine::request::{EngineRequest, EngineResponse};
-use crate::engine::transport::{Call, CallTarget, Transport};
+use crate::engine::transport::{Call, CallTarget, Origin, Transport};
 
 /// What a tool or WebSocket request calls and whether it may be retried.
 #[derive(Debug)]
@@ -33,33 +33,26 @@ pub(super) struct SimpleCall {
 }
 
 impl SimpleCall {
-    /// A tool call.
-    pub fn tool(
-        name: &str,
-        body: &serde_json::Value,
-        key: Option<&String>,
-        idempotent: bool,
-    ) -> Self {
+    /// A tool call to `target` (the request's [`RequestKind::target`]).
+    ///
+    /// [`RequestKind::target`]: crate::engine::request::RequestKind::target
+    pub fn tool(name: &str, target: CallTarget, key: Option<&String>, idempotent: bool) -> Self {
         Self {
             dep: name.to_string(),
-            target: CallTarget::Tool {
-                name: name.to_string(),
-                body: body.clone(),
-            },
+            target,
             key: key.cloned(),
             idempotent,
             retryable: true,
         }
     }
 
-    /// A WebSocket session.
-    pub fn ws(channel: &str, messages: u32) -> Self {
+    /// A WebSocket session to `target` (the request's [`RequestKind::target`]).
+    ///
+    /// [`RequestKind::target`]: crate::engine::request::RequestKind::target
+    pub fn ws(channel: &str, target: CallTarget) -> Self {
         Self {
             dep: channel.to_string(),
-            target: CallTarget::Ws {
-                channel: channel.to_string(),
-                messages,
-            },
+            target,
             key: None,
             idempotent: true,
             retryable: false,
@@ -104,7 +97,7 @@ impl<T: Transport> Engine<T> {
                 bearer: None,
                 idempotency_key: key.clone(),
                 probe: probe.then(|| dep.clone()),
-                worker,
+                origin: Origin::Worker(worker),
                 attempt: attempts,
                 deadlines: self.deadlines(class, timeout),
             };

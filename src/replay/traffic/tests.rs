@@ -166,7 +166,7 @@ fn missing_file_is_an_io_error_naming_the_path() {
     assert_eq!(e.line(), None);
 }
 
-/// Found by `tests/props.rs` (traffic round trip): without serde_json's `float_roundtrip`,
+/// Found by `tests/props/main.rs` (traffic round trip): without serde_json's `float_roundtrip`,
 /// `6.690651195367989e-115` in a tool body came back one ULP off after write → parse.
 #[test]
 fn tool_body_floats_round_trip_bit_for_bit() {
@@ -195,7 +195,7 @@ fn tool_body_floats_round_trip_bit_for_bit() {
     }
 }
 
-/// Found by `tests/props.rs` (errors located inside the input): serde_json's byte column put a
+/// Found by `tests/props/main.rs` (errors located inside the input): serde_json's byte column put a
 /// JSON error on a line of non-ASCII text past the line's end.
 #[test]
 fn json_error_column_counts_characters() {

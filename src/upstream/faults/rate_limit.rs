@@ -125,7 +125,7 @@ mod tests {
         assert_eq!(parsed, now + Duration::from_secs(90));
     }
 
-    /// Found by `tests/props.rs` (acting out any fault that parses): `retry_after = "10000years"`
+    /// Found by `tests/props/main.rs` (acting out any fault that parses): `retry_after = "10000years"`
     /// as an HTTP date panicked inside httpdate (years past 9999), killing the connection's task.
     #[test]
     fn http_date_past_year_9999_is_the_latest_date_not_a_panic() {

@@ -166,7 +166,7 @@ fn line_col_counts_from_one() {
     assert_eq!(line_col("ab\ncd", 4), (2, 2));
 }
 
-/// Found by `tests/props.rs`: a fault duration long enough to overflow the upstream's clock
+/// Found by `tests/props/main.rs`: a fault duration long enough to overflow the upstream's clock
 /// arithmetic (or an HTTP date past 9999) was accepted; now every duration key is capped at a year.
 #[test]
 fn durations_longer_than_a_year_are_refused_naming_the_key() {

@@ -3,7 +3,5 @@
 //! (`$REHEARSE_OPENCLAW`, set by `.ci/test` from `scripts/install-openclaw.sh`) driven against an
 //! in-process mock upstream. A missing install fails the real test, saying how to install it.
 
-#[path = "target_openclaw/fake.rs"]
 mod fake;
-#[path = "target_openclaw/real.rs"]
 mod real;

@@ -4,29 +4,22 @@
 //! more). A separate test binary, so its CPU-heavy cases never share the cores with the
 //! timing-sensitive integration tests.
 
-#[path = "props/common.rs"]
 mod common;
 
 // Scenario TOML: parse and validate.
-#[path = "props/scenario.rs"]
 mod scenario;
 
 // Traffic JSONL: parse, and the writer's output parses back identical.
-#[path = "props/traffic.rs"]
 mod traffic;
 
 // Fault files, the control API body, fault actions and Retry-After.
-#[path = "props/faults.rs"]
 mod faults;
 
 // The Prometheus exposition parser against the engine's writer; series selectors.
-#[path = "props/exposition.rs"]
 mod exposition;
 
 // The recording proxy's request handling and redaction.
-#[path = "props/record.rs"]
 mod record;
 
 // The cooldown store file.
-#[path = "props/store.rs"]
 mod store;
