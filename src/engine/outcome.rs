@@ -87,7 +87,8 @@ pub enum AttemptResult {
     /// A WebSocket ping got no pong within its deadline.
     WsPingTimeout,
     /// The request could not be built (a header value HTTP forbids), so nothing was sent. Not
-    /// the upstream's failure: the breaker ignores it, and the engine does not retry it.
+    /// the upstream's failure: the breaker ignores it; failover reads it as reason `unknown`
+    /// (a permanent error: never retried as is).
     Unsendable {
         /// What was wrong with the request.
         reason: String,

@@ -1,6 +1,6 @@
 //! The seam between the engine and the network: the engine builds a `Call` and a `Transport`
-//! turns it into an `AttemptResult`. The real hyper/tungstenite transports live with the run
-//! harness; tests use a scripted one. The transport enforces the deadlines itself (keeping its
+//! turns it into an `AttemptResult`. The real hyper/tungstenite transport is
+//! `crate::transport::HttpTransport`; tests use a scripted one. The transport enforces the deadlines itself (keeping its
 //! own deadline expiry apart from kernel errors) and reports `AttemptResult::Timeout{phase}`.
 
 use std::future::Future;

@@ -6,7 +6,7 @@
 //! (JSON, or 3 SSE chunks and `data: [DONE]` when the body says `"stream": true`),
 //! `POST /tools/NAME` (`{"ok":true}`), `GET /ws` (a WebSocket echo), anything else `200 ok`.
 //! The arrival instant is when the request's first bytes reached the host (the kernel's receive
-//! timestamp on Linux, see [`crate::util::arrival`]), not when the handler ran.
+//! timestamp on Linux, see [`crate::transport::arrival`]), not when the handler ran.
 
 use std::convert::Infallible;
 use std::future::Future;

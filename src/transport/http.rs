@@ -1,5 +1,5 @@
 //! The real transport the harness gives the engine: a pooled hyper-util HTTP/1 client for model
-//! and tool calls (WebSocket sessions go to [`super::transport_ws`]). Every connection, HTTP or
+//! and tool calls (WebSocket sessions go to [`super::ws`]). Every connection, HTTP or
 //! WebSocket, goes through one [`TunedConnector`] carrying the scenario's `[tcp]` tuning.
 //!
 //! Deadlines are enforced here with `tokio::time::timeout`, so our own `Elapsed` never mixes

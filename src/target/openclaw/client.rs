@@ -99,7 +99,7 @@ impl TurnClient {
             .http
             .exchange(
                 Method::POST,
-                "/v1/chat/completions",
+                crate::wire::route::CHAT,
                 Some(Bytes::from(body.to_string())),
             )
             .await;
