@@ -30,4 +30,4 @@ mod traffic_json;
 pub use cmd::{record_command, replay_command};
 pub use precise::{Pacing, replay_on_own_thread};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};
-pub use traffic::{TrafficError, TrafficKind, TrafficLine, load_traffic, parse_traffic};
+pub use traffic::{TrafficError, TrafficLine, load_traffic, parse_traffic};
