@@ -23,7 +23,7 @@ use crate::wire::header::{
     BUDGET as H_BUDGET, CLASS as H_CLASS, IDEMPOTENT as H_IDEMPOTENT, SESSION as H_SESSION,
     TENANT as H_TENANT,
 };
-use crate::wire::{header, route};
+use crate::wire::{self, header, route};
 
 /// What replaces a removed secret.
 pub const REDACTED: &str = "[redacted]";
@@ -135,27 +135,6 @@ fn scrub_str(s: &str, secrets: &[String]) -> String {
     out
 }
 
-/// Percent-decodes a path segment or query value (invalid escapes are kept as written).
-pub fn decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(b) = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The traffic line of a `/ws` session (one message so far: the journal counts the rest), or
 /// `None` without a `channel`. The channel is scrubbed like every recorded string.
 pub fn ws_line(at_ms: u64, query: Option<&str>, headers: &HeaderMap) -> Option<TrafficLine> {
@@ -172,12 +151,7 @@ pub fn ws_line(at_ms: u64, query: Option<&str>, headers: &HeaderMap) -> Option<T
 
 /// The `channel` query parameter of a `/ws` request.
 pub fn ws_channel(query: Option<&str>) -> Option<String> {
-    query?
-        .split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .find(|(k, _)| *k == route::WS_CHANNEL)
-        .map(|(_, v)| decode(v))
-        .filter(|c| !c.is_empty())
+    wire::channel_of_query(query).filter(|c| !c.is_empty())
 }
 
 /// A line with the metadata of the `X-Rehearse-*` headers (invalid values are left out), every
@@ -276,7 +250,7 @@ pub fn http_line(
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         RequestKind::Tool {
-            name: decode(name),
+            name: wire::decode_lossy(name),
             body,
             idempotent: headers
                 .get(H_IDEMPOTENT)
@@ -403,7 +377,7 @@ mod tests {
             Some("real time")
         );
         assert_eq!(ws_channel(Some("a=1")), None);
-        assert_eq!(decode("%zz%41"), "%zzA");
+        assert_eq!(wire::decode_lossy("%zz%41"), "%zzA");
     }
 
     /// Found by `tests/props/main.rs` (header secrets never reach the recording): a secret repeated

@@ -69,6 +69,12 @@ pub fn decode(encoded: &str) -> Option<Cow<'_, str>> {
     percent_decode_str(encoded).decode_utf8().ok()
 }
 
+/// Decodes a percent-encoded name, bytes that are not UTF-8 replaced (what a recording keeps of
+/// a name). Invalid escapes are kept as written.
+pub fn decode_lossy(encoded: &str) -> String {
+    percent_decode_str(encoded).decode_utf8_lossy().into_owned()
+}
+
 /// The path of a tool call: `/tools/NAME`, NAME encoded.
 pub fn tool_path(name: &str) -> String {
     format!("{}{}", route::TOOLS_PREFIX, encode(name))
@@ -95,7 +101,7 @@ pub fn channel_of_query(query: Option<&str>) -> Option<String> {
         .split('&')
         .filter_map(|kv| kv.split_once('='))
         .find(|(k, _)| *k == route::WS_CHANNEL)
-        .map(|(_, v)| decode(v).map_or_else(|| v.to_string(), Cow::into_owned))
+        .map(|(_, v)| decode_lossy(v))
 }
 
 #[cfg(test)]
@@ -107,6 +113,9 @@ mod tests {
         assert_eq!(encode("crm_search-v1.2~x"), "crm_search-v1.2~x");
         assert_eq!(encode("a b/c"), "a%20b%2Fc");
         assert_eq!(encode("é"), "%C3%A9");
+        assert_eq!(decode_lossy("%zz%41%C3%A9"), "%zzAé");
+        assert_eq!(decode("%FF"), None);
+        assert_eq!(decode_lossy("%FF"), "\u{FFFD}");
     }
 
     #[test]
