@@ -1,10 +1,11 @@
 //! Budgets, idempotency, throttle and breakers wired into the engine's executor (issue 3):
 //! a scripted transport on paused time, `Breakers` as admission, `Metrics` as a sink.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::breaker::exhausted;
+use crate::support::fake::{Answer, CountBy, FakeTransport};
 use rehearse::engine::RequestKind;
 use rehearse::engine::breaker::Breakers;
 use rehearse::engine::events::Collector;
@@ -15,35 +16,25 @@ use rehearse::engine::{
 };
 use tokio::time::Instant;
 
-type Script = dyn Fn(&Call) -> AttemptResult + Send + Sync;
-
-/// Answers every call with `script(call)` after 10 ms and records (time, call).
+/// Answers every call with `script(call)` after 10 ms and records (time, call): the one fake
+/// transport (`support::fake`).
 #[derive(Clone)]
-struct Fake {
-    script: Arc<Script>,
-    calls: Arc<Mutex<Vec<(Instant, Call)>>>,
-}
+struct Fake(FakeTransport);
 
 impl Fake {
     fn new(script: impl Fn(&Call) -> AttemptResult + Send + Sync + 'static) -> Self {
-        Self {
-            script: Arc::new(script),
-            calls: Arc::default(),
-        }
+        Self(FakeTransport::new(CountBy::Dep, move |call, _| {
+            Answer::after_ms(10, script(call))
+        }))
     }
     fn calls(&self) -> Vec<(Instant, Call)> {
-        self.calls.lock().unwrap().clone()
+        self.0.calls()
     }
 }
 
 impl Transport for Fake {
     fn send(&self, call: Call) -> impl std::future::Future<Output = AttemptResult> + Send {
-        let result = (self.script)(&call);
-        self.calls.lock().unwrap().push((Instant::now(), call));
-        async move {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            result
-        }
+        self.0.send(call)
     }
 }
 

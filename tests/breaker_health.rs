@@ -1,22 +1,22 @@
 //! Synthetic canaries (issue 3 point 4): one per dep every 10 s (speed-scaled), marked with
 //! `X-Breaker-Probe`, and the canary/breaker disagreement gauge.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::support::fake::{Answer, CountBy, FakeTransport};
 
 use rehearse::engine::Origin;
 use rehearse::engine::events::{BreakerState, Collector, Event, EventKind, EventSink, FanOut};
 use rehearse::engine::health::canary::{Canary, run_canaries};
 use rehearse::engine::metrics::Metrics;
-use rehearse::engine::{AttemptResult, Call, EngineConfig, Transport};
+use rehearse::engine::{AttemptResult, Call, EngineConfig};
 use tokio::time::Instant;
 
-#[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<(Instant, Call)>>>);
-
-impl Transport for Recorder {
-    fn send(&self, call: Call) -> impl std::future::Future<Output = AttemptResult> + Send {
-        let result = if call.dep == "crm_search" {
+/// `crm_search` answers 200, every other dep 503, at once.
+fn recorder() -> FakeTransport {
+    FakeTransport::new(CountBy::Dep, |call, _| {
+        Answer::Now(if call.dep == "crm_search" {
             AttemptResult::Ok {
                 tokens: 0,
                 latency: Duration::from_millis(5),
@@ -28,17 +28,15 @@ impl Transport for Recorder {
                 provider_code: None,
                 latency: Duration::from_millis(5),
             }
-        };
-        self.0.lock().unwrap().push((Instant::now(), call));
-        async move { result }
-    }
+        })
+    })
 }
 
 /// Runs the canaries for `for_ms` of (paused) time. Stop times sit between ticks: a stop on a
 /// tick's instant races with that tick and made the count flaky.
 async fn run(speed: f64, for_ms: u64, sink: Arc<dyn EventSink>) -> Vec<(Instant, Call)> {
     let t0 = Instant::now();
-    let rec = Recorder::default();
+    let rec = recorder();
     let canaries = vec![Canary::tool("crm_search"), Canary::ws("realtime")];
     let stop = tokio::time::sleep(Duration::from_millis(for_ms));
     run_canaries(
@@ -51,7 +49,7 @@ async fn run(speed: f64, for_ms: u64, sink: Arc<dyn EventSink>) -> Vec<(Instant,
         stop,
     )
     .await;
-    rec.0.lock().unwrap().clone()
+    rec.calls()
 }
 
 #[tokio::test(start_paused = true)]
@@ -224,32 +222,24 @@ async fn without_a_clock_the_gauge_keeps_its_value_at_the_last_event() {
 const DEP_A: &str = "crm_search";
 
 /// `crm_search` answers at once; `stuck` takes 25 s to fail (a stalled call until its deadline).
-#[derive(Clone, Default)]
-struct OneStuck(Arc<Mutex<Vec<(Instant, String)>>>);
-
-impl Transport for OneStuck {
-    fn send(&self, call: Call) -> impl std::future::Future<Output = AttemptResult> + Send {
-        self.0
-            .lock()
-            .unwrap()
-            .push((Instant::now(), call.dep.clone()));
-        let stuck = call.dep == "stuck";
-        async move {
-            if stuck {
-                tokio::time::sleep(Duration::from_secs(25)).await;
-            }
-            AttemptResult::Ok {
-                tokens: 0,
-                latency: Duration::from_millis(5),
-            }
+fn one_stuck() -> FakeTransport {
+    FakeTransport::new(CountBy::Dep, |call, _| {
+        let ok = AttemptResult::Ok {
+            tokens: 0,
+            latency: Duration::from_millis(5),
+        };
+        if call.dep == "stuck" {
+            Answer::After(Duration::from_secs(25), ok)
+        } else {
+            Answer::Now(ok)
         }
-    }
+    })
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_stuck_canary_delays_only_its_own_dep() {
     let t0 = Instant::now();
-    let rec = OneStuck::default();
+    let rec = one_stuck();
     let canaries = vec![Canary::tool("crm_search"), Canary::tool("stuck")];
     let stop = tokio::time::sleep(Duration::from_millis(45_000));
     let sink = Arc::new(Collector::default());
@@ -264,10 +254,9 @@ async fn a_stuck_canary_delays_only_its_own_dep() {
     )
     .await;
     let at = |dep: &str| -> Vec<u64> {
-        let calls = rec.0.lock().unwrap();
-        calls
+        rec.calls()
             .iter()
-            .filter(|(_, d)| d == dep)
+            .filter(|(_, c)| c.dep == dep)
             .map(|(t, _)| (*t - t0).as_secs())
             .collect()
     };
@@ -280,25 +269,17 @@ async fn a_stuck_canary_delays_only_its_own_dep() {
 }
 
 /// A transport like an upstream that goes away with the run: each call stalls until the
-/// shutdown signal flips, then fails with a reset (what a canary saw when the mock upstream
+/// shutdown flag flips, then fails with a reset (what a canary saw when the mock upstream
 /// closed its connections at the end of a run).
-#[derive(Clone)]
-struct DiesWithTheRun {
-    down: tokio::sync::watch::Receiver<bool>,
-    sent: Arc<Mutex<u32>>,
-}
-
-impl Transport for DiesWithTheRun {
-    fn send(&self, _call: Call) -> impl std::future::Future<Output = AttemptResult> + Send {
-        *self.sent.lock().unwrap() += 1;
-        let mut down = self.down.clone();
-        async move {
-            let _ = down.wait_for(|d| *d).await;
+fn dies_with_the_run(down: tokio::sync::watch::Receiver<bool>) -> FakeTransport {
+    FakeTransport::new(CountBy::Dep, move |_, _| {
+        Answer::When(
+            down.clone(),
             AttemptResult::Transport {
                 failure: rehearse::engine::TransportFailure::Reset,
-            }
-        }
-    }
+            },
+        )
+    })
 }
 
 /// Issue 12 item 6: a canary cut by shutdown is not a failure — neither one still in flight nor
@@ -311,10 +292,7 @@ async fn a_canary_cut_by_shutdown_is_not_a_failure() {
         let t0 = Instant::now();
         let events = Arc::new(Collector::default());
         let (tx, rx) = tokio::sync::watch::channel(false);
-        let transport = DiesWithTheRun {
-            down: rx.clone(),
-            sent: Arc::default(),
-        };
+        let transport = dies_with_the_run(rx.clone());
         let mut stop = rx.clone();
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(2_500)).await;
@@ -332,11 +310,7 @@ async fn a_canary_cut_by_shutdown_is_not_a_failure() {
             },
         )
         .await;
-        assert_eq!(
-            *transport.sent.lock().unwrap(),
-            2,
-            "round {round}: both sent"
-        );
+        assert_eq!(transport.count(), 2, "round {round}: both sent");
         let checks: Vec<_> = events
             .events()
             .into_iter()

@@ -366,7 +366,9 @@ impl EventSink for FanOut {
     }
 }
 
-/// Collects events in memory (tests, and the report's in-process view).
+/// Collects events in memory. Test and benchmark support (the integration tests and
+/// `benches/engine.rs` need it from outside the crate), kept out of the documented API.
+#[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct Collector(pub std::sync::Mutex<Vec<Event>>);
 

@@ -12,13 +12,17 @@
 //!   [`crate::transport::dispatch`] with the run's transport.
 //! - [`record`]: the recording reverse proxy; [`redact`]: request → line without secrets;
 //!   [`journal`]: ordered, line-flushed output.
-//! - [`receiver`]: a loopback receiver that timestamps arrivals (tests, benchmark).
+//! - `receiver`: a loopback receiver that timestamps arrivals (tests and the benchmark only;
+//!   hidden from the API docs).
 
 mod cmd;
 pub mod journal;
 pub mod pacer;
 pub mod pacer_thread;
 pub mod precise;
+// Test and benchmark support (the integration tests and `examples/replay_receiver.rs` need it
+// from outside the crate), kept out of the documented API.
+#[doc(hidden)]
 pub mod receiver;
 pub mod record;
 pub mod redact;

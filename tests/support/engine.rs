@@ -1,16 +1,15 @@
-//! A scripted `Transport` for engine tests: every call is answered by a closure of (call, n-th
-//! call to the same profile/dep), timeouts wait out the call's own deadline on tokio's (paused)
-//! clock, and every call is recorded.
+//! The engine tests' scripted transport (`support::fake`'s one fake, answering in a small
+//! `Reply` vocabulary: every call is answered by a closure of (call, n-th call to the same
+//! profile/dep), timeouts wait out the call's own deadline on tokio's paused clock) and readers
+//! of the collected events.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rehearse::engine::events::{Collector, Event, EventKind};
-use rehearse::engine::{
-    AttemptResult, Call, CallTarget, TimeoutPhase, Transport, TransportFailure,
-};
+use rehearse::engine::{AttemptResult, Call, Transport, TransportFailure};
 use tokio::time::Instant;
+
+use super::fake::{Answer, CountBy, FakeTransport, model_of};
 
 /// What the script answers.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +24,36 @@ pub enum Reply {
     Status(u16, Option<String>),
     /// Connection reset.
     Reset,
+}
+
+impl Reply {
+    /// The one fake transport's answer for this reply.
+    fn answer(self) -> Answer {
+        // An HTTP answer is there at once; its latency is only what it reports.
+        let http = |status, retry_after, provider_code| {
+            Answer::Now(AttemptResult::Http {
+                status,
+                retry_after,
+                provider_code,
+                latency: Duration::from_millis(20),
+            })
+        };
+        match self {
+            Reply::Ok => Answer::after_ms(
+                50,
+                AttemptResult::Ok {
+                    tokens: 10,
+                    latency: Duration::from_millis(50),
+                },
+            ),
+            Reply::Timeout => Answer::Stall,
+            Reply::RateLimit(ra) => http(429, ra, Some("rate_limit_exceeded".into())),
+            Reply::Status(status, code) => http(status, None, code),
+            Reply::Reset => Answer::Now(AttemptResult::Transport {
+                failure: TransportFailure::Reset,
+            }),
+        }
+    }
 }
 
 /// One recorded call.
@@ -42,30 +71,32 @@ pub struct Sent {
     pub probe: Option<String>,
 }
 
-type Script = dyn Fn(&Call, u32) -> Reply + Send + Sync;
-
-/// The scripted transport (cheap to clone; clones share the record).
+/// The engine tests' transport: `support::fake`'s, answering in the `Reply` vocabulary.
 #[derive(Clone)]
-pub struct Scripted {
-    script: Arc<Script>,
-    sent: Arc<Mutex<Vec<Sent>>>,
-    counts: Arc<Mutex<HashMap<String, u32>>>,
-}
+pub struct Scripted(FakeTransport);
 
 impl Scripted {
     /// Answers with `script(call, n)` where n counts calls (1-based) to the same profile, or to
     /// the same dep for calls without a bearer.
     pub fn new(script: impl Fn(&Call, u32) -> Reply + Send + Sync + 'static) -> Self {
-        Self {
-            script: Arc::new(script),
-            sent: Arc::default(),
-            counts: Arc::default(),
-        }
+        Self(FakeTransport::new(CountBy::ProfileOrDep, move |call, n| {
+            script(call, n).answer()
+        }))
     }
 
     /// Every call so far.
     pub fn sent(&self) -> Vec<Sent> {
-        self.sent.lock().unwrap().clone()
+        self.0
+            .calls()
+            .into_iter()
+            .map(|(at, call)| Sent {
+                at,
+                model: model_of(&call).map(str::to_string),
+                dep: call.dep,
+                profile: call.bearer,
+                probe: call.probe,
+            })
+            .collect()
     }
 
     /// The profiles called, in order.
@@ -76,59 +107,7 @@ impl Scripted {
 
 impl Transport for Scripted {
     fn send(&self, call: Call) -> impl std::future::Future<Output = AttemptResult> + Send {
-        let key = call.bearer.clone().unwrap_or_else(|| call.dep.clone());
-        let n = {
-            let mut c = self.counts.lock().unwrap();
-            let e = c.entry(key).or_insert(0);
-            *e += 1;
-            *e
-        };
-        let reply = (self.script)(&call, n);
-        let model = match &call.target {
-            CallTarget::Llm { model, .. } => Some(model.clone()),
-            _ => None,
-        };
-        self.sent.lock().unwrap().push(Sent {
-            at: Instant::now(),
-            dep: call.dep.clone(),
-            profile: call.bearer.clone(),
-            model,
-            probe: call.probe.clone(),
-        });
-        let deadline = call.deadlines.ttfb.unwrap_or(call.deadlines.total);
-        async move {
-            match reply {
-                Reply::Ok => {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    AttemptResult::Ok {
-                        tokens: 10,
-                        latency: Duration::from_millis(50),
-                    }
-                }
-                Reply::Timeout => {
-                    tokio::time::sleep(deadline).await;
-                    AttemptResult::Timeout {
-                        phase: TimeoutPhase::Ttfb,
-                        tokens_received: 0,
-                    }
-                }
-                Reply::RateLimit(ra) => AttemptResult::Http {
-                    status: 429,
-                    retry_after: ra,
-                    provider_code: Some("rate_limit_exceeded".into()),
-                    latency: Duration::from_millis(20),
-                },
-                Reply::Status(status, code) => AttemptResult::Http {
-                    status,
-                    retry_after: None,
-                    provider_code: code,
-                    latency: Duration::from_millis(20),
-                },
-                Reply::Reset => AttemptResult::Transport {
-                    failure: TransportFailure::Reset,
-                },
-            }
-        }
+        self.0.send(call)
     }
 }
 

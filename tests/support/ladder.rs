@@ -1,7 +1,7 @@
 //! The degradation-ladder tests' rig: a transport scripted per model on paused time, an engine
 //! with two `openai-codex` profiles, `Breakers` as admission, and event/metric readers.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rehearse::engine::RequestKind;
@@ -9,9 +9,11 @@ use rehearse::engine::breaker::Breakers;
 use rehearse::engine::events::{Collector, EventKind, LadderRung};
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{
-    AttemptResult, Call, CallTarget, Engine, EngineConfig, EngineRequest, Profile, Transport,
+    AttemptResult, Call, Engine, EngineConfig, EngineRequest, Profile, Transport,
 };
 use tokio::time::Instant;
+
+use super::fake::{Answer, CountBy, FakeTransport, model_of};
 
 /// The requested model (profiles `openai-codex:p1`, `p2`).
 pub const PRIMARY: &str = "openai-codex/gpt-5";
@@ -22,26 +24,30 @@ pub const LIGHTER: &str = "google/gemini-flash";
 /// A `modelFailover.contextFallbacks` entry (a larger window).
 pub const LONG: &str = "mistral/large-ctx";
 
-/// `(model, n-th call to it) -> result`.
-pub type Script = dyn Fn(&str, u32) -> AttemptResult + Send + Sync;
-
-/// Answers `script(model, n)` (n: 1-based count of calls to that model) after 10 ms.
+/// Answers `script(model, n)` (n: 1-based count of calls to that model) after 10 ms: the one
+/// fake transport (`support::fake`) counting by model. Model calls only.
 #[derive(Clone)]
-pub struct Fake {
-    script: Arc<Script>,
-    calls: Arc<Mutex<Vec<(Instant, String, String)>>>,
-}
+pub struct Fake(FakeTransport);
 
 impl Fake {
     pub fn new(script: impl Fn(&str, u32) -> AttemptResult + Send + Sync + 'static) -> Self {
-        Self {
-            script: Arc::new(script),
-            calls: Arc::default(),
-        }
+        Self(FakeTransport::new(CountBy::Model, move |call, n| {
+            let Some(model) = model_of(call) else {
+                panic!("model calls only: {call:?}")
+            };
+            Answer::after_ms(10, script(model, n))
+        }))
     }
     /// (time, model, profile) of every call.
     pub fn calls(&self) -> Vec<(Instant, String, String)> {
-        self.calls.lock().unwrap().clone()
+        self.0
+            .calls()
+            .into_iter()
+            .map(|(at, call)| {
+                let model = model_of(&call).unwrap_or_default().to_string();
+                (at, model, call.bearer.unwrap_or_default())
+            })
+            .collect()
     }
     pub fn models(&self) -> Vec<String> {
         self.calls().into_iter().map(|(_, m, _)| m).collect()
@@ -50,20 +56,7 @@ impl Fake {
 
 impl Transport for Fake {
     fn send(&self, call: Call) -> impl std::future::Future<Output = AttemptResult> + Send {
-        let CallTarget::Llm { model, .. } = &call.target else {
-            panic!("model calls only: {call:?}")
-        };
-        let result = {
-            let mut calls = self.calls.lock().unwrap();
-            let n = calls.iter().filter(|(_, m, _)| m == model).count() as u32 + 1;
-            let bearer = call.bearer.clone().unwrap_or_default();
-            calls.push((Instant::now(), model.clone(), bearer));
-            (self.script)(model, n)
-        };
-        async move {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            result
-        }
+        self.0.send(call)
     }
 }
 

@@ -16,6 +16,8 @@ pub fn rehearse(args: &[&str]) -> Output {
 
 pub mod breaker;
 pub mod engine;
+/// The one scripted fake transport.
+pub mod fake;
 /// A simulated fleet of hosts sharing one coordinator backend.
 pub mod fleet;
 /// The degradation-ladder rig (model calls scripted per model).
