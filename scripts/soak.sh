@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Soak: run a scenario (default `weekly`, speed 1: what the LaunchAgent runs) back to back for
 # DURATION seconds (default 3600), sampling the running `rehearse` process every INTERVAL seconds
-# (default 10): RSS (VmRSS), open file descriptors, threads, and the report directory's size.
+# (default 10): RSS (VmRSS), open file descriptors, threads, the report directory's size, and the
+# machine's 1-minute load average.
 # Writes OUT/soak.csv and OUT/soak.svg (one panel per figure, run boundaries marked) and prints a
 # summary (first/last/max per figure, RSS slope after the first minute of each run). Goal: flat.
 #
@@ -23,7 +24,7 @@ fi
 [ -r /proc/self/status ] || { echo "soak.sh samples /proc: Linux only" >&2; exit 2; }
 
 csv="$out/soak.csv"
-echo "t_s,run,pid,rss_kb,fds,threads,report_kb" >"$csv"
+echo "t_s,run,pid,rss_kb,fds,threads,report_kb,load1" >"$csv"
 start=$(date +%s)
 run=0
 status=0
@@ -39,7 +40,8 @@ while [ $(($(date +%s) - start)) -lt "$duration" ]; do
       threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
       fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
       report=$(du -sk "$out/reports" 2>/dev/null | cut -f1)
-      [ -n "$rss" ] && echo "$now,$run,$pid,$rss,$fds,$threads,$report" >>"$csv"
+      load=$(cut -d' ' -f1 /proc/loadavg) # the machine's 1-minute load: what else was running
+      [ -n "$rss" ] && echo "$now,$run,$pid,$rss,$fds,$threads,$report,$load" >>"$csv"
     fi
     if [ "$now" -ge "$duration" ]; then
       kill -TERM "$pid" 2>/dev/null || true # the last run is cut at DURATION (reported incomplete)
