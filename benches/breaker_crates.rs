@@ -16,11 +16,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use failsafe::CircuitBreaker as _;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rehearse::engine::AttemptResult;
-use rehearse::engine::admission::Admission;
+use rehearse::engine::admission::{Admission, Admit};
 use rehearse::engine::breaker::{BreakerConfig, Decision, Machine, classify};
 use rehearse::engine::breakers::Breakers;
 use rehearse::engine::events::{Collector, EventSink};
@@ -106,7 +105,7 @@ fn open_reject(c: &mut Criterion) {
     // Stay well inside `open_for` (30 s) for every iteration.
     let now = t0 + Duration::from_millis(1);
     assert!(
-        matches!(ours.admit("crm_search", 1, now), Decision::Reject { .. }),
+        matches!(ours.admit("crm_search", 1, now), Admit::Reject { .. }),
         "our breaker did not trip"
     );
     g.bench_function("rehearse Breakers", |b| {

@@ -71,7 +71,9 @@ policies = ["retry-gate"]
 workers = 4
 ''')
 PY
-  ours=$(timeout "$LIMIT" "$PROBE" --scenario "$d/capacity.toml" --dir "$d/run" 2>"$d/probe.err" || true)
+  # Its last stdout line is the summary (plain progress lines come before it).
+  ours=$(timeout "$LIMIT" "$PROBE" --scenario "$d/capacity.toml" --dir "$d/run" 2>"$d/probe.err" \
+    | tee "$d/probe.out" | grep '^{"' | tail -n1 || true)
   [ -n "$ours" ] || { echo "capacity_probe failed at $rate:" >&2; tail -5 "$d/probe.err" >&2; ours='{}'; }
   sleep 1
   timeout "$LIMIT" "$OHA" --no-tui --output-format json --latency-correction -q "$rate" -n "$((rate * SECS))" \
