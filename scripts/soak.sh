@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Soak: run a scenario (default `weekly`, speed 1: what the LaunchAgent runs) back to back for
 # DURATION seconds (default 3600), sampling the running `rehearse` process every INTERVAL seconds
-# (default 10): RSS (VmRSS), open file descriptors, threads, and the report directory's size.
+# (default 10): RSS (VmRSS), open file descriptors, threads, the report directory's size, and the
+# machine's 1-minute load average.
 # Writes OUT/soak.csv and OUT/soak.svg (one panel per figure, run boundaries marked) and prints a
 # summary (first/last/max per figure, RSS slope after the first minute of each run). Goal: flat.
 #
@@ -23,7 +24,7 @@ fi
 [ -r /proc/self/status ] || { echo "soak.sh samples /proc: Linux only" >&2; exit 2; }
 
 csv="$out/soak.csv"
-echo "t_s,run,pid,rss_kb,fds,threads,report_kb" >"$csv"
+echo "t_s,run,pid,rss_kb,fds,threads,report_kb,load1" >"$csv"
 start=$(date +%s)
 run=0
 status=0
@@ -39,7 +40,8 @@ while [ $(($(date +%s) - start)) -lt "$duration" ]; do
       threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
       fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
       report=$(du -sk "$out/reports" 2>/dev/null | cut -f1)
-      [ -n "$rss" ] && echo "$now,$run,$pid,$rss,$fds,$threads,$report" >>"$csv"
+      load=$(cut -d' ' -f1 /proc/loadavg) # the machine's 1-minute load: what else was running
+      [ -n "$rss" ] && echo "$now,$run,$pid,$rss,$fds,$threads,$report,$load" >>"$csv"
     fi
     if [ "$now" -ge "$duration" ]; then
       kill -TERM "$pid" 2>/dev/null || true # the last run is cut at DURATION (reported incomplete)
@@ -57,6 +59,8 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 if not rows:
     sys.exit("no samples")
 figs = [("rss_kb", "RSS (KB)"), ("fds", "open fds"), ("threads", "threads"), ("report_kb", "report dir (KB)")]
+if "load1" in rows[0]:
+    figs.append(("load1", "machine load (1 min)"))
 t = [float(r["t_s"]) for r in rows]
 W, H, PAD = 760, 150, 50
 svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H * len(figs) + 30}" font-family="sans-serif" font-size="11">']
@@ -82,7 +86,7 @@ open(sys.argv[2], "w").write("\n".join(svg) + "\n")
 print(f"samples: {len(rows)} over {tmax:.0f} s, runs: {len(starts)}")
 for key, label in figs:
     v = [float(r[key]) for r in rows]
-    print(f"{label:16} first {v[0]:10.0f}  last {v[-1]:10.0f}  max {max(v):10.0f}")
+    print(f"{label:20} first {v[0]:10.1f}  last {v[-1]:10.1f}  max {max(v):10.1f}")
 # RSS slope within each run, after its first minute (KB per minute), by least squares.
 for run, s0 in starts.items():
     pts = [(float(r["t_s"]), float(r["rss_kb"])) for r in rows if r["run"] == run and float(r["t_s"]) - s0 >= 60]
@@ -91,5 +95,10 @@ for run, s0 in starts.items():
         den = sum((p[0] - mx) ** 2 for p in pts) or 1
         slope = sum((p[0] - mx) * (p[1] - my) for p in pts) / den * 60
         print(f"run {run}: RSS slope after the first minute {slope:+.1f} KB/min ({n} samples)")
+# Per-run peaks: flat from run to run is the goal (a run's own climb ends with the run).
+for run in starts:
+    rr = [r for r in rows if r["run"] == run]
+    print(f"run {run}: peak RSS {max(int(r['rss_kb']) for r in rr)} KB, max fds {max(int(r['fds']) for r in rr)}, "
+          f"max threads {max(int(r['threads']) for r in rr)}")
 print(f"csv: {sys.argv[1]}\nplot: {sys.argv[2]}")
 PY

@@ -1,0 +1,159 @@
+//! Our breaker's admit + record side by side with two published Rust circuit breakers,
+//! `recloser` (lock-free ring buffer) and `failsafe` (mutex-guarded state machine), in one
+//! criterion run. Each is measured on the same two paths:
+//!
+//! - **closed, ok**: ask for permission, then record a success (the path of almost every call);
+//! - **open, reject**: ask for permission on a tripped breaker and be refused.
+//!
+//! Ours is measured through `Breakers` (the mutex-guarded registry keyed by dep that the engine
+//! calls, result classification and event emission included) and on the bare `Machine`. The two
+//! crates do less: no per-dep map, no latency samples, no probe spacing or distinct workers, no
+//! events; the comparison is "what one admit + record costs", not "same features".
+//! Run: `cargo bench --bench breaker_crates -- --quick` (figures in docs/bench/engine.md).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rehearse::engine::AttemptResult;
+use rehearse::engine::admission::{Admission, Admit};
+use rehearse::engine::breaker::{BreakerConfig, Decision, Machine, classify};
+use rehearse::engine::breakers::Breakers;
+use rehearse::engine::events::{Collector, EventSink};
+use rehearse::engine::outcome::TransportFailure;
+use tokio::time::Instant;
+
+const OK: AttemptResult = AttemptResult::Ok {
+    tokens: 12,
+    latency: Duration::from_millis(40),
+};
+const REFUSED: AttemptResult = AttemptResult::Transport {
+    failure: TransportFailure::Refused,
+};
+
+/// A registry with a few other deps, so the map lookup is not trivially the only entry.
+fn breakers(t0: Instant) -> Breakers {
+    let sink: Arc<dyn EventSink> = Arc::new(Collector::default());
+    let breakers = Breakers::new(BreakerConfig::default(), 1.0, 7, sink, t0);
+    for dep in ["calculator", "realtime", "openai-codex/default/ba7816"] {
+        breakers.record(dep, 0, false, &OK, t0);
+    }
+    breakers
+}
+
+fn closed_ok(c: &mut Criterion) {
+    let mut g = c.benchmark_group("admit+record, closed, ok");
+
+    let t0 = Instant::now();
+    let ours = breakers(t0);
+    let mut step = 0u64;
+    g.bench_function("rehearse Breakers", |b| {
+        b.iter(|| {
+            step += 1;
+            let now = t0 + Duration::from_micros(step * 100);
+            let d = ours.admit(black_box("crm_search"), 1, now);
+            ours.record("crm_search", 1, false, black_box(&OK), now);
+            d
+        })
+    });
+
+    let cfg = BreakerConfig::default();
+    let mut m = Machine::new(&cfg);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut notes = Vec::new();
+    let signal = classify(&OK, SystemTime::now());
+    let mut step = 0u64;
+    g.bench_function("rehearse Machine (bare)", |b| {
+        b.iter(|| {
+            step += 1;
+            let now = t0 + Duration::from_micros(step * 100);
+            let d = m.admit(&cfg, 1, now, &mut rng, &mut notes);
+            m.record(&cfg, 1, false, black_box(signal), now, &mut notes);
+            notes.clear();
+            d
+        })
+    });
+
+    let rc = recloser::Recloser::default();
+    g.bench_function("recloser 1.4 call", |b| {
+        b.iter(|| rc.call(|| black_box(Ok::<u32, ()>(1))))
+    });
+
+    let fs = failsafe::Config::new().build();
+    g.bench_function("failsafe 1.3 is_call_permitted+on_success", |b| {
+        b.iter(|| {
+            let permitted = fs.is_call_permitted();
+            fs.on_success();
+            black_box(permitted)
+        })
+    });
+    g.finish();
+}
+
+fn open_reject(c: &mut Criterion) {
+    let mut g = c.benchmark_group("admit, open, rejected");
+
+    let t0 = Instant::now();
+    let ours = breakers(t0);
+    let cfg = BreakerConfig::default();
+    for _ in 0..cfg.consecutive_failures {
+        ours.record("crm_search", 1, false, &REFUSED, t0);
+    }
+    // Stay well inside `open_for` (30 s) for every iteration.
+    let now = t0 + Duration::from_millis(1);
+    assert!(
+        matches!(ours.admit("crm_search", 1, now), Admit::Reject { .. }),
+        "our breaker did not trip"
+    );
+    g.bench_function("rehearse Breakers", |b| {
+        b.iter(|| ours.admit(black_box("crm_search"), 1, now))
+    });
+
+    let mut m = Machine::new(&cfg);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut notes = Vec::new();
+    let refused = classify(&REFUSED, SystemTime::now());
+    for _ in 0..cfg.consecutive_failures {
+        m.record(&cfg, 1, false, refused, t0, &mut notes);
+    }
+    assert!(matches!(
+        m.admit(&cfg, 1, now, &mut rng, &mut notes),
+        Decision::Reject { .. }
+    ));
+    g.bench_function("rehearse Machine (bare)", |b| {
+        b.iter(|| {
+            let d = m.admit(&cfg, 1, black_box(now), &mut rng, &mut notes);
+            notes.clear();
+            d
+        })
+    });
+
+    let rc = recloser::Recloser::custom()
+        .closed_len(1)
+        .open_wait(Duration::from_secs(30))
+        .build();
+    let _ = rc.call(|| Err::<(), ()>(()));
+    let _ = rc.call(|| Err::<(), ()>(()));
+    assert!(
+        matches!(rc.call(|| Ok::<(), ()>(())), Err(recloser::Error::Rejected)),
+        "recloser did not trip"
+    );
+    g.bench_function("recloser 1.4 call", |b| {
+        b.iter(|| rc.call(|| black_box(Ok::<u32, ()>(1))))
+    });
+
+    let fs = failsafe::Config::new().build();
+    while fs.is_call_permitted() {
+        fs.on_error();
+    }
+    g.bench_function("failsafe 1.3 is_call_permitted", |b| {
+        b.iter(|| black_box(fs.is_call_permitted()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, closed_ok, open_reject);
+criterion_main!(benches);
