@@ -19,6 +19,9 @@
 //! - [`verdict`]: the diff of expected against observed behaviour (pure).
 //! - [`report`]: Markdown, JSON and HTML+SVG report writers.
 //! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.
+//! - [`fleet`]: fleet mode: N gateway hosts as separate processes (the hidden `__fleet-host`
+//!   subcommand), the redis-server a run starts, coordinator faults, the fleet checks and the
+//!   report's `fleet` section; A/B over `[fleet] coordination`.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
 //! - [`target`]: systems under test other than the embedded engine: the supervisor of a real
 //!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state).
@@ -34,6 +37,7 @@ pub mod cli;
 pub mod engine;
 pub mod exit;
 pub mod exporter;
+pub mod fleet;
 pub mod host;
 pub mod replay;
 pub mod report;

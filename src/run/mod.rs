@@ -13,7 +13,7 @@
 //! - `observe`: exact latencies and the picture's marks from the events, fault hits from the upstream.
 //! - `progress`, `signals`: the terminal bar and SIGINT/SIGTERM handling.
 
-mod assemble;
+pub mod assemble;
 mod cmd;
 pub mod contradictions;
 pub mod diagnostics;

@@ -36,7 +36,12 @@ pub struct HttpTransport {
     client: Client<TunedConnector, Full<Bytes>>,
     diag: Arc<Diagnostics>,
     pong_deadline: Duration,
+    /// Fleet mode: this host's id, sent as [`HOST_HEADER`] on every request.
+    host: Option<Arc<str>>,
 }
+
+/// The header naming the fleet host a request came from (recorded by the upstream as `host`).
+pub const HOST_HEADER: &str = "x-rehearse-host";
 
 impl HttpTransport {
     /// A transport to the upstream at `addr`, counting read failures into `diag`, on sockets
@@ -58,7 +63,14 @@ impl HttpTransport {
             client,
             diag,
             pong_deadline: transport_ws::DEFAULT_PONG_DEADLINE,
+            host: None,
         }
+    }
+
+    /// Names this transport's fleet host: every HTTP request carries `X-Rehearse-Host: ID`.
+    pub fn with_host(mut self, id: &str) -> Self {
+        self.host = Some(Arc::from(id));
+        self
     }
 
     /// The connector every connection of this transport goes through (for its report).
@@ -81,7 +93,7 @@ impl HttpTransport {
     /// One HTTP exchange with its deadlines, plus the read-failure class when it failed.
     async fn http(&self, call: &Call) -> (AttemptResult, Option<ReadFailure>) {
         let started = Instant::now();
-        let req = match build_request(self.addr, call) {
+        let req = match build_request(self.addr, call, self.host.as_deref()) {
             Ok(r) => r,
             Err(_) => {
                 return (
@@ -318,6 +330,7 @@ fn carries_content(data: &str) -> bool {
 fn build_request(
     addr: SocketAddr,
     call: &Call,
+    host: Option<&str>,
 ) -> Result<hyper::Request<Full<Bytes>>, http::Error> {
     let (path, body) = match &call.target {
         CallTarget::Llm {
@@ -351,6 +364,9 @@ fn build_request(
     }
     if call.worker == CANARY_WORKER {
         b = b.header(CANARY_HEADER, "1");
+    }
+    if let Some(h) = host {
+        b = b.header(HOST_HEADER, h);
     }
     b.body(Full::new(Bytes::from(body.to_string())))
 }

@@ -101,7 +101,14 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         f.validate()
             .map_err(|e| invalid(&format!("fault[{i}]"), e))?;
     }
-    let names: Vec<&str> = file.policies.iter().map(|p| p.as_str()).collect();
+    file.fleet
+        .validate(file.coordinator.as_ref(), file.policies.len())
+        .map_err(|e| invalid(&e.field, e.msg))?;
+    let mut names: Vec<&str> = file.policies.iter().map(|p| p.as_str()).collect();
+    if file.fleet.is_fleet() {
+        // A fleet run's sections are named after its coordination runs.
+        names.extend(file.fleet.coordination.iter().map(|c| c.as_str()));
+    }
     file.expect
         .validate(&names)
         .map_err(|e| invalid(&e.field, e.msg))?;
