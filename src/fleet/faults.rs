@@ -149,11 +149,12 @@ impl CoordinatorFaults {
 }
 
 /// A loopback TCP proxy in front of Redis that delays what hosts send by the latency faults'
-/// delay at that moment. Ends when its task is dropped.
+/// delay at that moment of the run (none before `start` is set: the run's `go`). Ends when its
+/// task is dropped.
 pub async fn latency_proxy(
     redis: SocketAddr,
     faults: CoordinatorFaults,
-    start: Instant,
+    start: Arc<std::sync::OnceLock<Instant>>,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let l = TcpListener::bind("127.0.0.1:0").await?;
     let addr = l.local_addr()?;
@@ -161,6 +162,7 @@ pub async fn latency_proxy(
     let task = tokio::spawn(async move {
         while let Ok((client, _)) = l.accept().await {
             let faults = faults.clone();
+            let start = start.clone();
             tokio::spawn(async move {
                 let Ok(server) = TcpStream::connect(redis).await else {
                     return;
@@ -174,7 +176,9 @@ pub async fn latency_proxy(
                             Ok(0) | Err(_) => break,
                             Ok(n) => n,
                         };
-                        let d = faults.delay_at(start.elapsed());
+                        let d = start
+                            .get()
+                            .map_or(Duration::ZERO, |s| faults.delay_at(s.elapsed()));
                         if !d.is_zero() {
                             tokio::time::sleep(d).await;
                         }

@@ -10,10 +10,12 @@
 //! - `redis_server`: the redis-server a run starts itself (`[coordinator] spawn = true`).
 //! - `faults`: coordinator faults (`route = "coordinator"`: `down`, `latency`).
 //! - `run`: one coordination run (upstream, coordinator, hosts, scrapers, faults).
-//! - `checks`: the fleet checks, pure; `section`: the report's `fleet` section.
+//! - `checks`: the fleet checks, pure; `section`: the report's `fleet` section; `expect`:
+//!   `[[expect.fleet]]` against them.
 //! - `scenario`: every coordination run of a scenario → the report.
 
 pub mod checks;
+pub mod expect;
 pub mod faults;
 pub mod host;
 pub mod redis_server;

@@ -49,6 +49,20 @@ pub fn host_exe() -> std::io::Result<PathBuf> {
     }
 }
 
+/// `HOST:PORT` of a `redis://[user[:pass]@]HOST:PORT[/DB]` URL, resolved.
+fn redis_addr(url: &str) -> Option<SocketAddr> {
+    use std::net::ToSocketAddrs;
+    let rest = url.strip_prefix("redis://")?;
+    let authority = rest.split('/').next()?;
+    let hostport = authority.rsplit('@').next()?;
+    let hostport = if hostport.contains(':') {
+        hostport.to_string()
+    } else {
+        format!("{hostport}:6379")
+    };
+    hostport.to_socket_addrs().ok()?.next()
+}
+
 /// A harness failure of a fleet run (exit 3).
 #[derive(Debug, thiserror::Error)]
 pub enum FleetError {
@@ -260,6 +274,24 @@ pub async fn run_coordination(
             }
         },
     };
+    // A latency fault puts a delaying proxy between the hosts and Redis.
+    let faults = CoordinatorFaults::of(&file.fault, speed);
+    let mut proxy_task = None;
+    let go = Arc::new(std::sync::OnceLock::new());
+    let redis_url = match redis_url {
+        Some(url) if faults.needs_proxy() => {
+            let target = redis_addr(&url).ok_or_else(|| FleetError::Host {
+                host: "coordinator".into(),
+                why: format!("cannot read host:port from {url} for the latency proxy"),
+            })?;
+            let (addr, task) = super::faults::latency_proxy(target, faults.clone(), go.clone())
+                .await
+                .map_err(FleetError::Bind)?;
+            proxy_task = Some(task);
+            Some(format!("redis://{addr}"))
+        }
+        other => other,
+    };
     let prefix = format!(
         "rehearse:{}:{}",
         run_dir
@@ -299,8 +331,9 @@ pub async fn run_coordination(
             .map_or(String::new(), |s| format!(", coordinator {s}"))
     );
 
-    // Go: one instant for the upstream, the scrapers and every host.
+    // Go: one instant for the upstream, the scrapers, the faults and every host.
     let start = Instant::now();
+    let _ = go.set(start);
     upstream.set_run_start(start);
     for p in &mut procs {
         if let Some(stdin) = p.stdin.as_mut() {
@@ -345,7 +378,6 @@ pub async fn run_coordination(
     }
 
     // Coordinator faults on their schedule.
-    let faults = CoordinatorFaults::of(&file.fault, speed);
     let fault_log = Arc::new(FaultLog::default());
     let fault_task = tokio::spawn(faults.run(spawned, start, fault_log.clone()));
 
@@ -413,6 +445,9 @@ pub async fn run_coordination(
     // The fault task owns the spawned redis-server: stopping it stops the server.
     fault_task.abort();
     let _ = fault_task.await;
+    if let Some(t) = proxy_task {
+        t.abort();
+    }
     let _ = shutdown_tx.send(true);
     let _ = timeout(Duration::from_millis(500), up_task).await;
     let probes = log.probes.lock().unwrap_or_else(|p| p.into_inner()).clone();

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::run::{FleetRun, run_coordination};
 use super::section::{FleetSection, run_report};
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
-use crate::report::model::{PolicyReport, Report, Verdict};
+use crate::report::model::{PolicyReport, PolicyStatus, Report, Verdict};
 use crate::run::assemble::{ReportContext, report};
 use crate::run::fault_scope::fault_windows;
 use crate::run::harness::RunFiles;
@@ -98,7 +98,24 @@ pub async fn run_fleet_scenario(
             ..ctx
         },
     );
-    let mut sections: Vec<PolicyReport> = runs.iter().map(|r| policy_report(sp, r)).collect();
+    let fleet_runs: Vec<_> = runs
+        .iter()
+        .map(|r| run_report(r, &file.engine.breaker, sp.speed))
+        .collect();
+    let mut sections: Vec<PolicyReport> = runs
+        .iter()
+        .zip(&fleet_runs)
+        .map(|(r, fr)| {
+            let mut pr = policy_report(sp, r);
+            for e in &file.expect.for_policy(r.coordination.as_str()).fleet {
+                let dep = fr.deps.iter().find(|d| d.dep == e.dep);
+                pr.expectations.extend(super::expect::check(e, dep));
+            }
+            pr.status = PolicyStatus::of(&pr.expectations, r.stopped.is_some());
+            pr.ok = pr.status == PolicyStatus::Pass;
+            pr
+        })
+        .collect();
     for c in file.fleet.coordination.iter().skip(runs.len()) {
         let mut nr =
             crate::run::assemble::not_run_report(sp, sp.policies[0], "the run ended before it");
@@ -142,11 +159,7 @@ pub async fn run_fleet_scenario(
             .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         probe_interval_ms: u64::try_from(file.engine.breaker.probe_interval.as_millis())
             .unwrap_or(u64::MAX),
-        runs: runs
-            .iter()
-            .map(|r| run_report(r, &file.engine.breaker, sp.speed))
-            .collect(),
+        runs: fleet_runs,
     });
-    let _ = files;
     rep
 }
