@@ -236,6 +236,91 @@ pub fn agreement(hosts: &[(String, Vec<Transition>)], dep: &str, window_ms: u64)
     groups.into_iter().map(|(g, _)| g).collect()
 }
 
+/// One coordinator outage as the fleet lived it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outage {
+    /// When the coordinator went away (ms).
+    pub down_ms: u64,
+    /// When it was back (ms; `None`: not within the run).
+    pub up_ms: Option<u64>,
+    /// Hosts that fell back to their local breakers meanwhile.
+    pub hosts_fell_back: u64,
+    /// Hosts that were back on the coordinator after `up_ms`.
+    pub hosts_rejoined: u64,
+    /// The last host's rejoin after `up_ms`, ms (`None`: some host never rejoined).
+    pub rejoin_ms: Option<u64>,
+    /// Probes at the upstream from `down_ms` to the last rejoin.
+    pub probes: u64,
+    /// The most probes one host sent inside one probe interval in that time.
+    pub max_per_host_in_interval: u64,
+}
+
+/// The outage `[down_ms, up_ms)` from every host's mode changes (`local` = fell back, anything
+/// else = on the coordinator) and the probes; `interval_ms` the probe interval.
+pub fn outage(
+    down_ms: u64,
+    up_ms: Option<u64>,
+    modes: &[(String, Vec<(u64, String)>)],
+    probes: &[FleetProbe],
+    interval_ms: u64,
+) -> Outage {
+    let fell_back = modes
+        .iter()
+        .filter(|(_, m)| {
+            m.iter()
+                .any(|(t, mode)| mode == "local" && *t >= down_ms && up_ms.is_none_or(|u| *t <= u))
+        })
+        .count() as u64;
+    let rejoins: Vec<Option<u64>> = up_ms.map_or_else(Vec::new, |up| {
+        modes
+            .iter()
+            .map(|(_, m)| {
+                // The host's mode at `up`: rejoined at once if it never left.
+                let before = m
+                    .iter()
+                    .rev()
+                    .find(|(t, _)| *t < up)
+                    .map(|(_, x)| x.as_str());
+                if before != Some("local") {
+                    return Some(0);
+                }
+                m.iter()
+                    .find(|(t, mode)| *t >= up && mode != "local")
+                    .map(|(t, _)| t - up)
+            })
+            .collect()
+    });
+    let rejoin_ms = if up_ms.is_some() && rejoins.iter().all(Option::is_some) {
+        rejoins.iter().flatten().copied().max()
+    } else {
+        None
+    };
+    let until = match (up_ms, rejoin_ms) {
+        (Some(u), Some(r)) => u + r,
+        _ => u64::MAX,
+    };
+    let during: Vec<FleetProbe> = probes
+        .iter()
+        .filter(|p| p.t_ms >= down_ms && p.t_ms <= until)
+        .cloned()
+        .collect();
+    let deps: BTreeSet<&str> = during.iter().map(|p| p.dep.as_str()).collect();
+    let per_host = deps
+        .iter()
+        .map(|d| spacing(&during, d, interval_ms).max_per_host_in_interval)
+        .max()
+        .unwrap_or(0);
+    Outage {
+        down_ms,
+        up_ms,
+        hosts_fell_back: fell_back,
+        hosts_rejoined: rejoins.iter().filter(|r| r.is_some()).count() as u64,
+        rejoin_ms,
+        probes: during.len() as u64,
+        max_per_host_in_interval: per_host,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,6 +395,45 @@ mod tests {
         assert_eq!(c[0].ok_hosts, vec!["h2".to_string(), "h3".to_string()]);
         let c = distinct_before_close(&ps, "crm", &[610], 0);
         assert_eq!(c[0].ok_hosts, vec!["h2".to_string()]);
+    }
+
+    #[test]
+    fn an_outage_counts_fallbacks_rejoin_lag_and_probes_per_host() {
+        let m = |v: &[(u64, &str)]| {
+            v.iter()
+                .map(|(t, s)| (*t, s.to_string()))
+                .collect::<Vec<_>>()
+        };
+        let modes = vec![
+            (
+                "h0".to_string(),
+                m(&[(0, "redis"), (1010, "local"), (3020, "redis")]),
+            ),
+            (
+                "h1".to_string(),
+                m(&[(0, "redis"), (1200, "local"), (3090, "redis")]),
+            ),
+            ("h2".to_string(), m(&[(0, "redis")])),
+        ];
+        let probes = vec![
+            p(1500, "h0", false),
+            p(1600, "h1", false),
+            p(1800, "h0", false),
+        ];
+        let o = outage(1000, Some(3000), &modes, &probes, 250);
+        assert_eq!(
+            (o.hosts_fell_back, o.hosts_rejoined, o.rejoin_ms),
+            (2, 3, Some(90))
+        );
+        assert_eq!((o.probes, o.max_per_host_in_interval), (3, 1));
+        let never = vec![("h0".to_string(), m(&[(0, "redis"), (1010, "local")]))];
+        let o = outage(1000, Some(3000), &never, &probes, 250);
+        assert_eq!((o.hosts_rejoined, o.rejoin_ms), (0, None));
+        let storm = vec![p(1500, "h0", false), p(1600, "h0", false)];
+        assert_eq!(
+            outage(1000, None, &modes, &storm, 250).max_per_host_in_interval,
+            2
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `[[expect.fleet]]` against a coordination run's fleet checks (pure): one report row per
 //! bound given, about the dep's [`DepFleet`] figures (scenario time).
 
+use super::checks::Outage;
 use super::section::DepFleet;
 use crate::verdict::{ExpectFleet, ExpectKind, ExpectStatus, ExpectationResult, secs};
 
@@ -28,8 +29,13 @@ fn row(
     }
 }
 
-/// The rows of `e` for `dep` (`None`: the run saw neither probes nor transitions of it).
-pub fn check(e: &ExpectFleet, dep: Option<&DepFleet>) -> Vec<ExpectationResult> {
+/// The rows of `e` for `dep` (`None`: the run saw neither probes nor transitions of it) and
+/// the run's coordinator `outages`.
+pub fn check(
+    e: &ExpectFleet,
+    dep: Option<&DepFleet>,
+    outages: &[Outage],
+) -> Vec<ExpectationResult> {
     let empty = DepFleet {
         dep: e.dep.clone(),
         spacing: Default::default(),
@@ -113,6 +119,26 @@ pub fn check(e: &ExpectFleet, dep: Option<&DepFleet>) -> Vec<ExpectationResult> 
             None,
         ));
     }
+    if let Some(within) = e.rejoin_within {
+        let want = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
+        let worst = outages
+            .iter()
+            .map(|o| o.rejoin_ms.map(|r| r as i64))
+            .try_fold(0_i64, |m, r| r.map(|r| m.max(r)));
+        let observed = match (outages.len(), worst) {
+            (0, _) => "no coordinator outage".to_string(),
+            (n, Some(w)) => format!("{n} outages, the last host back {} after", secs(w)),
+            (n, None) => format!("{n} outages, a host never rejoined"),
+        };
+        let ok = !outages.is_empty() && worst.is_some_and(|w| w <= want);
+        out.push(row(
+            e,
+            format!("every host back on the coordinator within {}", secs(want)),
+            observed,
+            ok,
+            worst.filter(|_| !outages.is_empty()).map(|w| (want, w)),
+        ));
+    }
     out
 }
 
@@ -156,7 +182,7 @@ mod tests {
             max_probes_per_spell: Some(2),
             ..Default::default()
         };
-        let rows = check(&e, Some(&dep()));
+        let rows = check(&e, Some(&dep()), &[]);
         assert_eq!(rows.len(), 4);
         assert!(rows.iter().all(|r| r.ok), "{rows:#?}");
         let strict = ExpectFleet {
@@ -164,9 +190,30 @@ mod tests {
             min_probes_per_interval: Some(3),
             ..e.clone()
         };
-        let rows = check(&strict, Some(&dep()));
+        let rows = check(&strict, Some(&dep()), &[]);
         assert_eq!(rows.iter().filter(|r| !r.ok).count(), 2);
         // A dep the run never saw: nothing holds.
-        assert!(check(&e, None).iter().all(|r| !r.ok));
+        assert!(check(&e, None, &[]).iter().all(|r| !r.ok));
+        let rejoin = ExpectFleet {
+            dep: "crm".into(),
+            rejoin_within: Some(std::time::Duration::from_millis(250)),
+            ..Default::default()
+        };
+        let o = |r: Option<u64>| Outage {
+            down_ms: 1000,
+            up_ms: Some(3000),
+            hosts_fell_back: 3,
+            hosts_rejoined: 3,
+            rejoin_ms: r,
+            probes: 2,
+            max_per_host_in_interval: 1,
+        };
+        assert!(check(&rejoin, Some(&dep()), &[o(Some(120))])[0].ok);
+        assert!(!check(&rejoin, Some(&dep()), &[o(Some(400))])[0].ok);
+        assert!(!check(&rejoin, Some(&dep()), &[o(None)])[0].ok);
+        assert!(
+            !check(&rejoin, Some(&dep()), &[])[0].ok,
+            "no outage: nothing shown"
+        );
     }
 }

@@ -42,22 +42,37 @@ pub enum CoordFault {
 #[derive(Debug, Clone, Default)]
 pub struct CoordinatorFaults(pub Vec<CoordFault>);
 
-/// What the fault task did, in run ms.
+/// What the fault task did, in run ms: (when, back up?, what).
 #[derive(Debug, Default)]
-pub struct FaultLog(Mutex<Vec<(u64, String)>>);
+pub struct FaultLog(Mutex<Vec<(u64, bool, String)>>);
 
 impl FaultLog {
-    fn push(&self, at: Instant, start: Instant, what: String) {
+    fn push(&self, at: Instant, start: Instant, up: bool, what: String) {
         let ms = u64::try_from(at.saturating_duration_since(start).as_millis()).unwrap_or(0);
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((ms, what));
+            .push((ms, up, what));
     }
 
-    /// Everything so far.
+    /// Everything so far: (run ms, what).
     pub fn entries(&self) -> Vec<(u64, String)> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        g.iter().map(|(t, _, w)| (*t, w.clone())).collect()
+    }
+
+    /// The outages: (down ms, back-up ms if it came back).
+    pub fn outages(&self) -> Vec<(u64, Option<u64>)> {
+        let g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out: Vec<(u64, Option<u64>)> = Vec::new();
+        for (t, up, _) in g.iter() {
+            match (up, out.last_mut()) {
+                (false, _) => out.push((*t, None)),
+                (true, Some(last)) if last.1.is_none() => last.1 = Some(*t),
+                (true, _) => {}
+            }
+        }
+        out
     }
 }
 
@@ -132,15 +147,13 @@ impl CoordinatorFaults {
                     Ok(()) => format!("redis-server restarted (pid {})", r.pid().unwrap_or(0)),
                     Err(e) => format!("redis-server did not restart: {e}"),
                 };
-                log.push(Instant::now(), start, what);
+                log.push(Instant::now(), start, true, what);
             } else {
                 let pid = r.pid().unwrap_or(0);
+                // The outage starts as the signal goes (hosts notice within a millisecond).
+                let at = Instant::now();
                 tokio::task::block_in_place(|| r.kill());
-                log.push(
-                    Instant::now(),
-                    start,
-                    format!("redis-server killed (pid {pid})"),
-                );
+                log.push(at, start, false, format!("redis-server killed (pid {pid})"));
             }
         }
         std::future::pending::<()>().await;

@@ -31,14 +31,26 @@ use crate::run::transport_http::HttpTransport;
 /// How often a coordinated host reads the shared records.
 pub const FOLLOW_EVERY: Duration = Duration::from_millis(25);
 
-/// Counts `CoordinatorError` events (the host's share of `coordinator_errors_total`).
+/// Counts `CoordinatorError` events (the host's share of `coordinator_errors_total`) and keeps
+/// its `CoordinatorMode` changes (engine ms, mode).
 #[derive(Debug, Default)]
-struct ErrorCount(AtomicU64);
+struct CoordLog {
+    errors: AtomicU64,
+    modes: std::sync::Mutex<Vec<(u64, String)>>,
+}
 
-impl EventSink for ErrorCount {
+impl EventSink for CoordLog {
     fn emit(&self, event: &Event) {
-        if matches!(event.kind, EventKind::CoordinatorError { .. }) {
-            self.0.fetch_add(1, Ordering::Relaxed);
+        match &event.kind {
+            EventKind::CoordinatorError { .. } => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+            }
+            EventKind::CoordinatorMode { mode } => self
+                .modes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((event.t_ms, mode.clone())),
+            _ => {}
         }
     }
 }
@@ -76,7 +88,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
     let file = &checked.file;
     let speed = spec.speed;
     let traffic = share(&checked.traffic, spec.index, spec.hosts);
-    let clock = HostClock::skewed(spec.skew_ms);
+    let clock = HostClock::wall_skewed(spec.skew_ms);
     let wall = clock.wall();
     let start_unix_s = wall
         .duration_since(UNIX_EPOCH)
@@ -123,7 +135,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
 
     let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(events_file, &spec.label, speed));
     let transitions = Arc::new(TransitionLog::default());
-    let errors = Arc::new(ErrorCount::default());
+    let errors = Arc::new(CoordLog::default());
     let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![
         metrics.clone(),
         events,
@@ -225,7 +237,12 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
         mode: breakers.coordinator_mode().unwrap_or("alone").to_string(),
         elapsed_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
         transitions: transitions.sorted().0,
-        coordinator_errors: errors.0.load(Ordering::Relaxed),
+        coordinator_errors: errors.errors.load(Ordering::Relaxed),
+        modes: errors
+            .modes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone(),
     };
     // The run scrapes once more after `done`: keep /metrics up until stdin closes (bounded).
     say(&format!(

@@ -118,6 +118,8 @@ pub struct FleetRun {
     pub coordinator: Option<String>,
     /// The coordinator faults as they were applied (run ms, what).
     pub coordinator_log: Vec<(u64, String)>,
+    /// The coordinator outages of `down` faults: (down ms, back-up ms).
+    pub outages: Vec<(u64, Option<u64>)>,
     /// Set when a stop request cut the run short.
     pub stopped: Option<String>,
 }
@@ -469,6 +471,7 @@ pub async fn run_coordination(
         fault_hits,
         coordinator: shown,
         coordinator_log: fault_log.entries(),
+        outages: fault_log.outages(),
         stopped,
     })
 }

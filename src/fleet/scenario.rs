@@ -109,7 +109,8 @@ pub async fn run_fleet_scenario(
             let mut pr = policy_report(sp, r);
             for e in &file.expect.for_policy(r.coordination.as_str()).fleet {
                 let dep = fr.deps.iter().find(|d| d.dep == e.dep);
-                pr.expectations.extend(super::expect::check(e, dep));
+                pr.expectations
+                    .extend(super::expect::check(e, dep, &fr.outages));
             }
             pr.status = PolicyStatus::of(&pr.expectations, r.stopped.is_some());
             pr.ok = pr.status == PolicyStatus::Pass;

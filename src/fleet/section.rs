@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::checks::{
-    Agreement, CloseCheck, FleetProbe, Spacing, Spell, agreement, distinct_before_close,
-    fleet_closes, spacing, spells,
+    Agreement, CloseCheck, FleetProbe, Outage, Spacing, Spell, agreement, distinct_before_close,
+    fleet_closes, outage, spacing, spells,
 };
 use super::run::FleetRun;
 use crate::engine::breaker::BreakerConfig;
@@ -49,6 +49,8 @@ pub struct FleetRunReport {
     pub probes_dropped: u64,
     /// Per dep that saw probes or transitions.
     pub deps: Vec<DepFleet>,
+    /// Each coordinator outage (`down` fault): fallbacks, rejoin, probes meanwhile.
+    pub outages: Vec<Outage>,
 }
 
 /// One host of a run.
@@ -64,6 +66,8 @@ pub struct HostRow {
     pub failed: u64,
     /// Coordinator calls that failed (it fell back to its local breaker for them).
     pub coordinator_errors: u64,
+    /// Times it switched to its local breakers (`coordinator_mode{mode="local"}`).
+    pub fell_back: u64,
     /// Its coordinator mode at the end (`redis`, `local`, `alone`).
     pub mode: String,
     /// Its breaker transitions (from its events).
@@ -207,6 +211,7 @@ pub fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> FleetRunRe
                 sent: done.sent,
                 failed: done.failed,
                 coordinator_errors: done.coordinator_errors,
+                fell_back: done.modes.iter().filter(|(_, m)| m == "local").count() as u64,
                 mode: if done.mode.is_empty() {
                     "unknown".into()
                 } else {
@@ -217,6 +222,29 @@ pub fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> FleetRunRe
                 scrape_failures: h.scrapes.failures,
                 exit: h.exit.clone(),
                 lanes: lanes(&done.transitions, speed),
+            }
+        })
+        .collect();
+    let modes: Vec<(String, Vec<(u64, String)>)> = run
+        .hosts
+        .iter()
+        .map(|h| {
+            (
+                h.id.clone(),
+                h.done.as_ref().map(|d| d.modes.clone()).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let outages = run
+        .outages
+        .iter()
+        .map(|&(down, up)| {
+            let o = outage(down, up, &modes, &run.probes, interval_ms);
+            Outage {
+                down_ms: scen(o.down_ms),
+                up_ms: o.up_ms.map(scen),
+                rejoin_ms: o.rejoin_ms.map(scen),
+                ..o
             }
         })
         .collect();
@@ -236,5 +264,6 @@ pub fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> FleetRunRe
         probes,
         probes_dropped: dropped,
         deps,
+        outages,
     }
 }

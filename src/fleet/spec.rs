@@ -66,6 +66,9 @@ pub struct HostDone {
     /// `coordinator_errors_total` over every op.
     #[serde(default)]
     pub coordinator_errors: u64,
+    /// Its coordinator mode changes: (engine ms, `redis` | `local`).
+    #[serde(default)]
+    pub modes: Vec<(u64, String)>,
 }
 
 /// FNV-1a (64 bit): a stable hash for the session split (std's hasher is seeded per process).

@@ -93,7 +93,28 @@ fn lead(f: &FleetSection) -> String {
     )
 }
 
-fn host_cells(r: &FleetRunReport) -> Vec<[String; 9]> {
+fn outage_line(o: &crate::fleet::checks::Outage) -> String {
+    format!(
+        "coordinator down at {}{}: {} hosts fell back to local breakers, {} rejoined{}; {} probes \
+         meanwhile, at most {} per host per probe interval",
+        secs(o.down_ms as i64),
+        o.up_ms
+            .map_or(" (not back before the end)".into(), |u| format!(
+                ", back at {}",
+                secs(u as i64)
+            )),
+        o.hosts_fell_back,
+        o.hosts_rejoined,
+        o.rejoin_ms.map_or(String::new(), |r| format!(
+            ", the last {} after it was back",
+            secs(r as i64)
+        )),
+        o.probes,
+        o.max_per_host_in_interval
+    )
+}
+
+fn host_cells(r: &FleetRunReport) -> Vec<[String; 10]> {
     r.hosts
         .iter()
         .map(|h| {
@@ -103,6 +124,7 @@ fn host_cells(r: &FleetRunReport) -> Vec<[String; 9]> {
                 h.sent.to_string(),
                 h.failed.to_string(),
                 h.coordinator_errors.to_string(),
+                h.fell_back.to_string(),
                 h.mode.clone(),
                 h.transitions.to_string(),
                 format!("{}/{}", h.scrapes_ok, h.scrapes_ok + h.scrape_failures),
@@ -112,12 +134,13 @@ fn host_cells(r: &FleetRunReport) -> Vec<[String; 9]> {
         .collect()
 }
 
-const HOST_HEAD: [&str; 9] = [
+const HOST_HEAD: [&str; 10] = [
     "host",
     "skew ms",
     "sent",
     "failed",
     "coordinator errors",
+    "fell back",
     "mode at end",
     "transitions",
     "scrapes",
@@ -153,6 +176,9 @@ pub fn markdown(o: &mut String, f: &FleetSection) {
         }
         for (t, what) in &r.coordinator_faults {
             let _ = writeln!(o, "- at {}: {what}", secs(*t as i64));
+        }
+        for out in &r.outages {
+            let _ = writeln!(o, "- {}", outage_line(out));
         }
         let _ = writeln!(
             o,
@@ -330,6 +356,9 @@ pub fn html(o: &mut String, f: &FleetSection, end_ms: u64) {
             o.push_str("<ul>");
             for (t, what) in &r.coordinator_faults {
                 let _ = write!(o, "<li>at {}: {}</li>", secs(*t as i64), esc(what));
+            }
+            for out in &r.outages {
+                let _ = write!(o, "<li>{}</li>", esc(&outage_line(out)));
             }
             o.push_str("</ul>\n");
         }

@@ -150,6 +150,14 @@ pub struct ExpectFleet {
     /// At most this many probes in one half-open spell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_probes_per_spell: Option<u64>,
+    /// After each coordinator outage (`down` fault), every host is back on the coordinator
+    /// within this of its return (at speed 1); the outage must have happened.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rejoin_within: Option<Duration>,
     /// Only for this coordination run; all runs when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
@@ -164,6 +172,7 @@ impl ExpectFleet {
             && self.min_close_hosts.is_none()
             && self.agree_within.is_none()
             && self.max_probes_per_spell.is_none()
+            && self.rejoin_within.is_none()
     }
 }
 
