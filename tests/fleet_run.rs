@@ -276,10 +276,13 @@ fn redis_killed_mid_run_hosts_fall_back_keep_serving_and_rejoin_within_an_interv
     assert_clean(&report, &dir);
 }
 
+/// An edit of a scenario's text.
+type Edit = dyn Fn(String) -> String;
+
 #[test]
 fn bad_fleet_and_coordinator_tables_are_exit_2_with_file_line_col() {
     let tmp = tempfile::tempdir().unwrap();
-    let cases: [(&str, &dyn Fn(String) -> String, &str); 4] = [
+    let cases: [(&str, &Edit, &str); 4] = [
         (
             "hosts",
             &|t: String| t.replace("hosts = 12", "hosts = 0"),

@@ -120,18 +120,32 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
     // Wait for `go`; stdin closing before or after it stops the host.
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    loop {
+    let go_unix_us = loop {
         match lines.next_line().await {
-            Ok(Some(l)) if l.trim() == "go" => break,
-            Ok(Some(_)) => continue,
+            Ok(Some(l)) => {
+                if let Some(us) = l
+                    .trim()
+                    .strip_prefix("go ")
+                    .and_then(|u| u.parse::<u64>().ok())
+                {
+                    break us;
+                }
+            }
             _ => return Err(anyhow!("host {}: stdin closed before `go`", spec.id)),
         }
-    }
+    };
     tokio::spawn(async move {
         while let Ok(Some(_)) = lines.next_line().await {}
         let _ = stop_tx.send(true);
     });
-    let start = Instant::now();
+    // The run's start is the parent's `go` instant (the same machine's real wall clock, read
+    // by both): every host's ms 0 is the upstream's, however late its `go` line arrived.
+    let now = Instant::now();
+    let late = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH + Duration::from_micros(go_unix_us))
+        .unwrap_or_default()
+        .min(Duration::from_secs(5));
+    let start = now.checked_sub(late).unwrap_or(now);
 
     let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(events_file, &spec.label, speed));
     let transitions = Arc::new(TransitionLog::default());

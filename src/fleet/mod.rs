@@ -9,7 +9,7 @@
 //! - `host`: the host process (`rehearse __fleet-host`, hidden).
 //! - `redis_server`: the redis-server a run starts itself (`[coordinator] spawn = true`).
 //! - `faults`: coordinator faults (`route = "coordinator"`: `down`, `latency`).
-//! - `run`: one coordination run (upstream, coordinator, hosts, scrapers, faults).
+//! - `launch`: starting one host process; `run`: one coordination run (upstream, coordinator, hosts, scrapers, faults).
 //! - `checks`: the fleet checks, pure; `section`: the report's `fleet` section; `expect`:
 //!   `[[expect.fleet]]` against them.
 //! - `scenario`: every coordination run of a scenario → the report.
@@ -18,6 +18,7 @@ pub mod checks;
 pub mod expect;
 pub mod faults;
 pub mod host;
+mod launch;
 pub mod redis_server;
 pub mod run;
 pub mod scenario;

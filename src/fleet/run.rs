@@ -3,22 +3,22 @@
 //! starts), N host processes (`rehearse __fleet-host`), a scraper per host, the coordinator
 //! faults on their schedule; at `duration` a final scrape of every host, then every process
 //! stopped by its pid and reaped. Nothing is left running: hosts are killed on drop
-//! (`kill_on_drop`) and the spawned redis-server when its guard drops.
+//! (`kill_on_drop`) and the spawned redis-server when its guard drops. A little over 400
+//! lines: the run is one sequence (start, go, wait, collect, stop) best read in one place.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout};
 
 use super::checks::FleetProbe;
 use super::faults::{CoordinatorFaults, FaultLog};
+use super::launch::start_host;
 use super::redis_server::SpawnedRedis;
 use super::spec::{HostDone, HostSpec};
 use crate::engine::Policy;
@@ -33,21 +33,10 @@ use crate::upstream::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord};
 use crate::util::speed::scale;
 use crate::verdict::ProbeArrival;
 
-/// How long a host may take to bind its `/metrics` and say so.
-const HOST_READY: Duration = Duration::from_secs(30);
 /// How long a host may take past `duration` to say `done`.
 const HOST_DONE_GRACE: Duration = Duration::from_secs(10);
 /// Longest one scrape may take.
 const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// The executable that runs `__fleet-host`: `REHEARSE_HOST_EXE` when set (tests running the
-/// harness in-process), else this executable.
-pub fn host_exe() -> std::io::Result<PathBuf> {
-    match std::env::var_os("REHEARSE_HOST_EXE") {
-        Some(p) => Ok(PathBuf::from(p)),
-        None => std::env::current_exe(),
-    }
-}
 
 /// `HOST:PORT` of a `redis://[user[:pass]@]HOST:PORT[/DB]` URL, resolved.
 fn redis_addr(url: &str) -> Option<SocketAddr> {
@@ -148,66 +137,6 @@ impl RecordSink for FleetLog {
             ok: r.fault.is_none(),
         });
     }
-}
-
-struct Proc {
-    id: String,
-    skew_ms: i64,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Lines<BufReader<ChildStdout>>,
-    metrics: SocketAddr,
-}
-
-async fn start_host(spec: &HostSpec, dir: &Path) -> Result<Proc, FleetError> {
-    let fail = |why: String| FleetError::Host {
-        host: spec.id.clone(),
-        why,
-    };
-    std::fs::create_dir_all(dir).map_err(|e| fail(format!("creating {}: {e}", dir.display())))?;
-    let spec_path = dir.join("spec.json");
-    let json = serde_json::to_vec_pretty(spec).map_err(|e| fail(e.to_string()))?;
-    crate::util::write_atomic(&spec_path, &json)
-        .map_err(|e| fail(format!("writing {}: {e}", spec_path.display())))?;
-    let stderr = std::fs::File::create(dir.join("stderr.log"))
-        .map_err(|e| fail(format!("creating stderr.log: {e}")))?;
-    let exe = host_exe().map_err(|e| fail(format!("finding the rehearse executable: {e}")))?;
-    let mut child = Command::new(&exe)
-        .arg("__fleet-host")
-        .arg("--spec")
-        .arg(&spec_path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(stderr))
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| fail(format!("starting {}: {e}", exe.display())))?;
-    let stdin = child.stdin.take();
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| fail("no stdout".into()))?;
-    let mut lines = BufReader::new(stdout).lines();
-    let first = timeout(HOST_READY, lines.next_line()).await;
-    let addr = match first {
-        Ok(Ok(Some(l))) => l
-            .strip_prefix("metrics ")
-            .and_then(|a| a.trim().parse::<SocketAddr>().ok())
-            .ok_or_else(|| fail(format!("said {l:?} instead of `metrics ADDR`")))?,
-        Ok(_) => {
-            let why = std::fs::read_to_string(dir.join("stderr.log")).unwrap_or_default();
-            return Err(fail(format!("exited before it was ready: {}", why.trim())));
-        }
-        Err(_) => return Err(fail(format!("not ready within {HOST_READY:?}"))),
-    };
-    Ok(Proc {
-        id: spec.id.clone(),
-        skew_ms: spec.skew_ms,
-        child,
-        stdin,
-        lines,
-        metrics: addr,
-    })
 }
 
 /// Runs `plan` with `coordination`, writing into `run_dir` and `files`.
@@ -335,11 +264,17 @@ pub async fn run_coordination(
 
     // Go: one instant for the upstream, the scrapers, the faults and every host.
     let start = Instant::now();
+    let go_line = format!(
+        "go {}\n",
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros())
+    );
     let _ = go.set(start);
     upstream.set_run_start(start);
     for p in &mut procs {
         if let Some(stdin) = p.stdin.as_mut() {
-            let _ = stdin.write_all(b"go\n").await;
+            let _ = stdin.write_all(go_line.as_bytes()).await;
             let _ = stdin.flush().await;
         }
     }

@@ -2,8 +2,9 @@
 //! file in the host's own directory), the line protocol on its stdio, and the split of the
 //! traffic by session.
 //!
-//! Protocol: the host binds its `/metrics`, prints `metrics ADDR` and waits for a `go` line
-//! on stdin (every host starts its replay at that moment); it replays its share until
+//! Protocol: the host binds its `/metrics`, prints `metrics ADDR` and waits for a
+//! `go UNIX_MICROS` line on stdin (the run's start on the machine's real wall clock: every host
+//! counts from that instant, however late the line reached it); it replays its share until
 //! `duration`, prints `done {json}` ([`HostDone`]) and exits 0. Stdin closing (the run
 //! stopped, or died) stops it early.
 
