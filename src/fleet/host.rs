@@ -23,10 +23,10 @@ use crate::engine::metrics::{AtScrape, Metrics};
 use crate::engine::{Engine, EngineOptions, Event, EventKind, EventSink};
 use crate::exit::{CmdError, CmdResult};
 use crate::replay::replayer::{Pacing, ReplayOptions, replay};
-use crate::run::diagnostics::Diagnostics;
 use crate::run::dispatch::{Counters, EngineDispatcher};
 use crate::run::sinks::{EventsWriter, JsonlFile, TransitionLog};
-use crate::run::transport_http::HttpTransport;
+use crate::transport::Diagnostics;
+use crate::transport::HttpTransport;
 
 /// How often a coordinated host reads the shared records.
 pub const FOLLOW_EVERY: Duration = Duration::from_millis(25);
@@ -189,7 +189,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
     let transport = HttpTransport::with_tcp(spec.upstream, diagnostics, file.tcp.clone())
         .with_host(&spec.id)
         .with_pong_deadline(crate::util::speed::scale(
-            crate::run::transport_ws::DEFAULT_PONG_DEADLINE,
+            crate::transport::ws::DEFAULT_PONG_DEADLINE,
             speed,
         ));
     let opts = EngineOptions {

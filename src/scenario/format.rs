@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fleet::{CoordinatorConfig, FleetConfig};
 use crate::engine::{EngineConfig, Policy, Profile};
-use crate::host::TcpTuning;
+use crate::transport::TcpTuning;
 use crate::upstream::FaultSpec;
 use crate::verdict::Expectations;
 
