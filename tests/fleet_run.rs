@@ -1,7 +1,8 @@
 //! Fleet mode end to end (issue 16), through the real binary: 12 host processes, the run's own
 //! redis-server on a free loopback port, the mock upstream on loopback. The storm fixture at
 //! speed 1 (none vs redis), the same storm through Redis with host clocks skewed ±2 s, and a
-//! run whose redis-server is killed mid-run and restarted. Figures come from report.json and
+//! run whose redis-server is killed mid-run and restarted, then slowed past the hosts' call
+//! bound. Figures come from report.json and
 //! are asserted with tolerances for a busy 2-core machine; the strict figures are the
 //! scenarios' own expectations. Bad `[fleet]`/`[coordinator]` tables are exit 2 with
 //! file:line:col. Fleet runs take the lock below so no two of them overlap (13+ processes
@@ -238,7 +239,10 @@ fn redis_killed_mid_run_hosts_fall_back_keep_serving_and_rejoin_within_an_interv
         .map(|f| f[1].as_str().unwrap())
         .collect();
     assert!(
-        faults.len() == 2 && faults[0].contains("killed") && faults[1].contains("restarted"),
+        faults.len() == 4
+            && faults[0].contains("killed")
+            && faults[1].contains("restarted")
+            && faults[2].contains("delayed"),
         "{faults:?}"
     );
     let o = &redis["outages"][0];
@@ -253,7 +257,8 @@ fn redis_killed_mid_run_hosts_fall_back_keep_serving_and_rejoin_within_an_interv
     assert!(u(&o["max_per_host_in_interval"]) <= 1, "{o}");
     for h in redis["hosts"].as_array().unwrap() {
         assert!(u(&h["coordinator_errors"]) > 0, "{h}");
-        assert!(u(&h["fell_back"]) >= 1, "{h}");
+        // Once for the kill, once for the 300 ms latency (past the 100 ms call bound).
+        assert!(u(&h["fell_back"]) >= 2, "{h}");
         assert_eq!(h["mode"], "redis", "{h}");
     }
     // They kept serving while Redis was gone (10 s to 16 s of scenario time).

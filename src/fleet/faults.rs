@@ -42,12 +42,12 @@ pub enum CoordFault {
 #[derive(Debug, Clone, Default)]
 pub struct CoordinatorFaults(pub Vec<CoordFault>);
 
-/// What the fault task did, in run ms: (when, back up?, what).
+/// What the fault task did, in run ms: (when, `Some(back up?)` for a `down` step, what).
 #[derive(Debug, Default)]
-pub struct FaultLog(Mutex<Vec<(u64, bool, String)>>);
+pub struct FaultLog(Mutex<Vec<(u64, Option<bool>, String)>>);
 
 impl FaultLog {
-    fn push(&self, at: Instant, start: Instant, up: bool, what: String) {
+    fn push(&self, at: Instant, start: Instant, up: Option<bool>, what: String) {
         let ms = u64::try_from(at.saturating_duration_since(start).as_millis()).unwrap_or(0);
         self.0
             .lock()
@@ -67,9 +67,9 @@ impl FaultLog {
         let mut out: Vec<(u64, Option<u64>)> = Vec::new();
         for (t, up, _) in g.iter() {
             match (up, out.last_mut()) {
-                (false, _) => out.push((*t, None)),
-                (true, Some(last)) if last.1.is_none() => last.1 = Some(*t),
-                (true, _) => {}
+                (Some(false), _) => out.push((*t, None)),
+                (Some(true), Some(last)) if last.1.is_none() => last.1 = Some(*t),
+                _ => {}
             }
         }
         out
@@ -127,18 +127,33 @@ impl CoordinatorFaults {
     /// Applies the `down` faults to `redis` on their schedule (from `start`), logging each
     /// stop and restart; then holds `redis` until the task is dropped (which stops it).
     pub async fn run(self, mut redis: Option<SpawnedRedis>, start: Instant, log: Arc<FaultLog>) {
-        let mut steps: Vec<(Duration, bool)> = Vec::new();
+        // (when, step): `Some(up)` for a `down` step, `None` a latency note.
+        let mut steps: Vec<(Duration, Option<bool>, String)> = Vec::new();
         for f in &self.0 {
-            if let CoordFault::Down { from, until } = *f {
-                steps.push((from, false));
-                if let Some(u) = until {
-                    steps.push((u, true));
+            match *f {
+                CoordFault::Down { from, until } => {
+                    steps.push((from, Some(false), String::new()));
+                    if let Some(u) = until {
+                        steps.push((u, Some(true), String::new()));
+                    }
+                }
+                CoordFault::Latency { from, until, .. } => {
+                    let on = "latency fault: every Redis command delayed".to_string();
+                    steps.push((from, None, on));
+                    if let Some(u) = until {
+                        let off = "latency fault over: Redis commands no longer delayed";
+                        steps.push((u, None, off.to_string()));
+                    }
                 }
             }
         }
         steps.sort();
-        for (at, up) in steps {
+        for (at, step, note) in steps {
             sleep_until(start + at).await;
+            let Some(up) = step else {
+                log.push(Instant::now(), start, None, note);
+                continue;
+            };
             let Some(r) = redis.as_mut() else { break };
             if up {
                 // Blocking (the server is polled until it answers): off the async workers.
@@ -147,13 +162,18 @@ impl CoordinatorFaults {
                     Ok(()) => format!("redis-server restarted (pid {})", r.pid().unwrap_or(0)),
                     Err(e) => format!("redis-server did not restart: {e}"),
                 };
-                log.push(Instant::now(), start, true, what);
+                log.push(Instant::now(), start, Some(true), what);
             } else {
                 let pid = r.pid().unwrap_or(0);
                 // The outage starts as the signal goes (hosts notice within a millisecond).
                 let at = Instant::now();
                 tokio::task::block_in_place(|| r.kill());
-                log.push(at, start, false, format!("redis-server killed (pid {pid})"));
+                log.push(
+                    at,
+                    start,
+                    Some(false),
+                    format!("redis-server killed (pid {pid})"),
+                );
             }
         }
         std::future::pending::<()>().await;
