@@ -93,11 +93,14 @@ impl HttpTransport {
         let started = Instant::now();
         let base = format!("http://{}", self.addr);
         let mut spec = RequestSpec::of_call(call);
-        if let Some(h) = &self.host {
-            spec.extra.push((
-                http::HeaderName::from_static(crate::wire::header::HOST),
-                h.to_string(),
-            ));
+        // A host id is 1-64 of `A-Z a-z 0-9 . _ -` (checked by `with_host`'s caller's HostId).
+        if let Some(v) = self
+            .host
+            .as_deref()
+            .and_then(|h| http::HeaderValue::from_str(h).ok())
+        {
+            spec.extra
+                .push((http::HeaderName::from_static(crate::wire::header::HOST), v));
         }
         let req = match request::http(&base, &call.target, &spec) {
             Ok(r) => r,
