@@ -25,5 +25,6 @@ pub fn dispatch(cli: Cli) -> CmdResult {
         Some(Command::Record(args)) => crate::replay::record_command(args),
         Some(Command::Schedule(args)) => crate::schedule::command(args),
         Some(Command::Report(args)) => crate::report::command(args),
+        Some(Command::FleetHost(args)) => crate::fleet::host::command(&args.spec),
     }
 }

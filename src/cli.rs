@@ -59,6 +59,17 @@ pub enum Command {
     /// with the report's verdict.
     #[command(after_help = EXIT_CODES)]
     Report(ReportArgs),
+    /// One host of a fleet run (started by the run itself; not for direct use).
+    #[command(name = "__fleet-host", hide = true)]
+    FleetHost(FleetHostArgs),
+}
+
+/// Flags of the hidden `__fleet-host`.
+#[derive(Debug, Clone, Args)]
+pub struct FleetHostArgs {
+    /// The host's spec (JSON, written by the fleet run).
+    #[arg(long, value_name = "FILE")]
+    pub spec: PathBuf,
 }
 
 /// Flags of `rehearse run` (and of the bare `rehearse --scenario`).

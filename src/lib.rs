@@ -23,6 +23,9 @@
 //! - [`verdict`]: the diff of expected against observed behaviour (pure).
 //! - [`report`]: Markdown, JSON and HTML+SVG report writers.
 //! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.
+//! - [`fleet`]: fleet mode: N gateway hosts as separate processes (the hidden `__fleet-host`
+//!   subcommand), the redis-server a run starts, coordinator faults, the fleet checks and the
+//!   report's `fleet` section; A/B over `[fleet] coordination`.
 //! - [`transport`]: every client the harness has — the engine's HTTP/SSE/WebSocket transport,
 //!   `rehearse replay`'s dispatcher, the one request builder and error mapping they share, the
 //!   tuned connector and socket options (`[tcp]`) the run, `replay` and `record` connect
@@ -44,6 +47,7 @@ pub mod cli;
 pub mod engine;
 pub mod exit;
 pub mod exporter;
+pub mod fleet;
 pub mod host;
 pub mod replay;
 pub mod report;

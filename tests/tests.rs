@@ -23,6 +23,9 @@ mod breaker_half_open;
 // Exported breaker state at scrape time; observing a breaker changes none of its decisions.
 mod breaker_scrape_time;
 
+// Fleet mode end to end: 12 host processes, a real redis-server, coordinator faults.
+mod fleet_run;
+
 // The fleet coordinator: one behavioural suite against the in-process room and a real redis-server.
 mod coordinator;
 

@@ -150,6 +150,9 @@ pub fn render(r: &Report) -> String {
         o.push_str("</tr>\n");
     }
     o.push_str("</table>\n");
+    if let Some(f) = &r.fleet {
+        super::fleet::html(&mut o, f, r.duration_ms);
+    }
     o.push_str("<h2>Fault windows</h2>\n");
     table::faults(r).html(&mut o);
     for p in &r.policies {

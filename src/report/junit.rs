@@ -99,7 +99,9 @@ fn case_name(e: &ExpectationResult) -> String {
             format!("{series} {}", e.expected)
         }
         ExpectKind::NoTransition => format!("{dep} no transition"),
-        ExpectKind::Transition | ExpectKind::ProbeSpacing => format!("{dep} {}", e.expected),
+        ExpectKind::Transition | ExpectKind::ProbeSpacing | ExpectKind::Fleet => {
+            format!("{dep} {}", e.expected)
+        }
     }
 }
 

@@ -170,6 +170,9 @@ pub fn render(r: &Report) -> String {
     for (label, vals) in ab_rows(&r.policies) {
         let _ = writeln!(o, "| {label} | {} |", vals.join(" | "));
     }
+    if let Some(f) = &r.fleet {
+        super::fleet::markdown(&mut o, f);
+    }
     o.push_str("\n## Fault windows\n\n");
     table::faults(r).markdown(&mut o);
     for p in &r.policies {

@@ -11,6 +11,7 @@ pub mod build;
 mod cmd;
 pub mod counts;
 pub mod fault_window;
+pub mod fleet;
 pub mod html;
 pub mod junit;
 pub mod lead;

@@ -145,6 +145,10 @@ pub struct Report {
     pub contradictions: Vec<serde_json::Value>,
     /// The effective scenario/engine configuration.
     pub config: serde_json::Value,
+    /// Fleet mode: per-host lanes, fleet-wide probe arrivals and the fleet checks per
+    /// coordination run (absent for a single-engine run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<crate::fleet::FleetSection>,
 }
 
 /// One policy run.

@@ -261,6 +261,7 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
         replay,
         contradictions: ctx.contradictions,
         config,
+        fleet: None,
     }
 }
 

@@ -183,6 +183,17 @@ async fn run_scenario(
     let files = RunFiles::open(dir)
         .with_context(|| format!("opening the run files in {}", dir.display()))
         .map_err(CmdError::harness)?;
+    if sp.checked.file.fleet.is_fleet() {
+        let host = crate::host::fingerprint();
+        let ctx = ReportContext {
+            started_at,
+            host: serde_json::to_value(&host).unwrap_or_default(),
+            contradictions: super::contradictions::check(sp, &host),
+            error: None,
+        };
+        let report = crate::fleet::run_fleet_scenario(sp, dir, &files, stop, ctx).await;
+        return finish(dir, &files, report);
+    }
     let mut runs = Vec::new();
     let mut error = None;
     for &policy in &sp.policies {
@@ -226,7 +237,11 @@ async fn run_scenario(
         contradictions,
         error,
     };
-    let report = report(sp, &runs, ctx);
+    finish(dir, &files, report(sp, &runs, ctx))
+}
+
+/// Checks scrapes.prom and writes the report.
+fn finish(dir: &Path, files: &RunFiles, report: Report) -> Result<Report, CmdError> {
     // scrapes.prom was written scrape by scrape during the runs.
     if let Some(e) = files.scrapes.last_error() {
         return Err(CmdError::harness(anyhow!(

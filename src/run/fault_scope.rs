@@ -86,6 +86,7 @@ pub fn lanes_of(f: &FaultSpec, lanes: &[String], ws_channels: &BTreeSet<String>)
             RouteSel::Ws => ws_channels.contains(d.as_str()),
             RouteSel::Llm => is_model_dep(d),
             RouteSel::Any => true,
+            RouteSel::Coordinator => false,
         };
         if !route_ok {
             return false;

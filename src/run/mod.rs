@@ -14,7 +14,7 @@
 //! - `progress`: the terminal bar (a stop request, SIGINT/SIGTERM included, is
 //!   [`crate::util::shutdown::Shutdown`]).
 
-mod assemble;
+pub mod assemble;
 mod cmd;
 pub mod contradictions;
 pub mod dispatch;

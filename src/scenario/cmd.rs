@@ -8,7 +8,6 @@ use super::format::ScenarioFile;
 use super::resolve::{is_path, resolve, scenario_dirs};
 use super::validate::check;
 use crate::cli::{ListArgs, ValidateArgs};
-use crate::engine::Policy;
 use crate::exit::{CmdError, CmdResult, Status};
 use crate::util::text::{count, plural};
 use crate::verdict::Expectations;
@@ -114,7 +113,7 @@ fn validate_one(path: &Path) -> Result<String, String> {
                 f.name,
                 count(checked.traffic.len(), "request"),
                 count(f.fault.len(), "fault"),
-                checks_line(&f.expect, &f.policies)
+                checks_line(&f.expect, &run_names(f))
             ))
         }
     }
@@ -123,10 +122,10 @@ fn validate_one(path: &Path) -> Result<String, String> {
 /// `7 expectations, 8 checks over 2 policy runs (legacy 4, retry-gate 4)`: a check is one
 /// expectation in one policy run, what the report counts (it adds a row for each unexpected
 /// transition it observes).
-fn checks_line(expect: &Expectations, policies: &[Policy]) -> String {
-    let per: Vec<(Policy, usize)> = policies
+fn checks_line(expect: &Expectations, runs: &[String]) -> String {
+    let per: Vec<(&String, usize)> = runs
         .iter()
-        .map(|&p| (p, expect.for_policy(p.as_str()).len()))
+        .map(|p| (p, checks_of(&expect.for_policy(p))))
         .collect();
     let total: usize = per.iter().map(|(_, n)| n).sum();
     let runs = match per.as_slice() {
@@ -145,6 +144,42 @@ fn checks_line(expect: &Expectations, policies: &[Policy]) -> String {
         count(expect.len(), "expectation"),
         count(total, "check")
     )
+}
+
+/// The runs a scenario makes: its policies, or a fleet's coordination runs.
+fn run_names(f: &crate::scenario::ScenarioFile) -> Vec<String> {
+    if f.fleet.is_fleet() {
+        f.fleet
+            .coordination
+            .iter()
+            .map(|c| c.as_str().to_string())
+            .collect()
+    } else {
+        f.policies.iter().map(|p| p.as_str().to_string()).collect()
+    }
+}
+
+/// Report rows `e` makes: one per table, but one per bound of an `[[expect.fleet]]`.
+fn checks_of(e: &Expectations) -> usize {
+    let bounds: usize = e
+        .fleet
+        .iter()
+        .map(|f| {
+            [
+                f.max_probes_per_interval.is_some(),
+                f.max_probes_per_host_per_interval.is_some(),
+                f.min_probes_per_interval.is_some(),
+                f.min_close_hosts.is_some(),
+                f.agree_within.is_some(),
+                f.max_probes_per_spell.is_some(),
+                f.rejoin_within.is_some(),
+            ]
+            .iter()
+            .filter(|b| **b)
+            .count()
+        })
+        .sum();
+    e.len() - e.fleet.len() + bounds
 }
 
 /// `validate`'s argument → a file: an existing file, or anything with a separator or an

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::fleet::{CoordinatorConfig, FleetConfig};
 use crate::engine::{EngineConfig, Policy, Profile};
 use crate::transport::TcpTuning;
 use crate::upstream::FaultSpec;
@@ -53,6 +54,12 @@ pub struct ScenarioFile {
     /// empty = the kernel defaults.
     #[serde(default)]
     pub tcp: TcpTuning,
+    /// `[fleet]`: several gateway hosts as separate processes (docs/coordinator.md).
+    #[serde(default)]
+    pub fleet: FleetConfig,
+    /// `[coordinator]`: the Redis the fleet's `redis` coordination uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinator: Option<CoordinatorConfig>,
 }
 
 fn default_scrape_interval() -> Duration {

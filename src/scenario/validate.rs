@@ -102,7 +102,15 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         f.validate()
             .map_err(|e| invalid(&format!("fault[{i}]"), e))?;
     }
-    let names: Vec<&str> = file.policies.iter().map(|p| p.as_str()).collect();
+    file.fleet
+        .validate(file.coordinator.as_ref(), file.policies.len())
+        .map_err(|e| invalid(&e.field, e.msg))?;
+    check_fleet_extras(&file).map_err(|(field, msg)| invalid(&field, msg))?;
+    let mut names: Vec<&str> = file.policies.iter().map(|p| p.as_str()).collect();
+    if file.fleet.is_fleet() {
+        // A fleet run's sections are named after its coordination runs.
+        names.extend(file.fleet.coordination.iter().map(|c| c.as_str()));
+    }
     file.expect
         .validate(&names)
         .map_err(|e| invalid(&e.field, e.msg))?;
@@ -176,6 +184,44 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
 }
 
 /// An `Invalid` error located at `needle` inside `field`'s value (else at the value).
+/// What only a fleet run can do: `[[expect.fleet]]`, coordinator faults (and `down` only on a
+/// redis-server the run starts itself).
+fn check_fleet_extras(file: &ScenarioFile) -> Result<(), (String, String)> {
+    use crate::upstream::faults::{FaultKind, RouteSel};
+    let fleet = file.fleet.is_fleet();
+    if !fleet && !file.expect.fleet.is_empty() {
+        return Err((
+            "expect.fleet[0]".into(),
+            "needs a fleet run ([fleet] hosts > 1)".into(),
+        ));
+    }
+    let spawned = file.coordinator.as_ref().is_some_and(|c| c.spawn);
+    let redis = file
+        .fleet
+        .coordination
+        .contains(&crate::scenario::fleet::Coordination::Redis);
+    for (i, f) in file.fault.iter().enumerate() {
+        if f.route != RouteSel::Coordinator {
+            continue;
+        }
+        let field = format!("fault[{i}].route");
+        if !fleet || !redis {
+            return Err((
+                field,
+                "a coordinator fault needs a fleet run with `redis` in [fleet] coordination".into(),
+            ));
+        }
+        if matches!(f.kind, FaultKind::Down(_)) && !spawned {
+            return Err((
+                field,
+                "kind `down` stops the run's own redis-server: needs [coordinator] spawn = true"
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn located_within(
     origin: &str,
     text: &str,

@@ -37,6 +37,8 @@ pub struct HttpTransport {
     client: Client<TunedConnector, Full<Bytes>>,
     diag: Arc<Diagnostics>,
     pong_deadline: Duration,
+    /// Fleet mode: this host's id, sent as `X-Rehearse-Host` on every HTTP request.
+    host: Option<Arc<str>>,
 }
 
 impl HttpTransport {
@@ -59,7 +61,14 @@ impl HttpTransport {
             client,
             diag,
             pong_deadline: ws::DEFAULT_PONG_DEADLINE,
+            host: None,
         }
+    }
+
+    /// Names this transport's fleet host: every HTTP request carries `X-Rehearse-Host: ID`.
+    pub fn with_host(mut self, id: &str) -> Self {
+        self.host = Some(Arc::from(id));
+        self
     }
 
     /// The connector every connection of this transport goes through (for its report).
@@ -83,7 +92,17 @@ impl HttpTransport {
     async fn http(&self, call: &Call) -> (AttemptResult, Option<ReadFailure>) {
         let started = Instant::now();
         let base = format!("http://{}", self.addr);
-        let req = match request::http(&base, &call.target, &RequestSpec::of_call(call)) {
+        let mut spec = RequestSpec::of_call(call);
+        // A host id is 1-64 of `A-Z a-z 0-9 . _ -` (checked by `with_host`'s caller's HostId).
+        if let Some(v) = self
+            .host
+            .as_deref()
+            .and_then(|h| http::HeaderValue::from_str(h).ok())
+        {
+            spec.extra
+                .push((http::HeaderName::from_static(crate::wire::header::HOST), v));
+        }
+        let req = match request::http(&base, &call.target, &spec) {
             Ok(r) => r,
             // Nothing was sent: not the upstream's failure (the breaker does not count it).
             Err(e) => {

@@ -129,6 +129,7 @@ mod tests {
             fault_index: Some(0),
             idempotency_key: None,
             duplicate: false,
+            host: None,
         };
         let line = verbose_line(&r);
         assert!(line.ends_with(".123Z llm model=mockai/m1 profile=1a2b3c fault=status"));

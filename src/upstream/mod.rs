@@ -109,6 +109,8 @@ pub(crate) struct Incoming<'a> {
     /// Carried `X-Rehearse-Canary` (a synthetic health check, not user traffic).
     pub canary: bool,
     pub idempotency_key: Option<&'a str>,
+    /// `X-Rehearse-Host`: the fleet host that sent it.
+    pub host: Option<&'a str>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -264,6 +266,7 @@ impl Upstream {
                 fault_index: decision.as_ref().and(index),
                 idempotency_key: inc.idempotency_key.map(str::to_string),
                 duplicate,
+                host: inc.host.map(str::to_string),
             };
             for s in sinks.iter() {
                 s.record(&rec);
@@ -307,6 +310,7 @@ mod tests {
             probe: None,
             canary: false,
             idempotency_key: None,
+            host: None,
         }
     }
 

@@ -40,6 +40,9 @@ pub struct UpstreamRecord {
     /// Whether this request executed a key that had already been executed.
     #[serde(default)]
     pub duplicate: bool,
+    /// Fleet mode: the gateway host that sent it (`X-Rehearse-Host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// Receives every [`UpstreamRecord`]. Called on the request path: keep it quick.

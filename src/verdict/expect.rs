@@ -28,6 +28,9 @@ pub struct Expectations {
     /// `[[expect.probe_spacing]]`, checked against the upstream's probe arrival times.
     #[serde(default)]
     pub probe_spacing: Vec<ExpectProbeSpacing>,
+    /// `[[expect.fleet]]`: fleet mode only, checked against every host and the upstream.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fleet: Vec<ExpectFleet>,
 }
 
 /// One expected breaker transition.
@@ -119,6 +122,60 @@ pub struct ExpectProbeSpacing {
     pub policy: Option<String>,
 }
 
+/// What a fleet run must show for one dep (docs/coordinator.md): every bound given is checked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectFleet {
+    /// The dep.
+    pub dep: String,
+    /// At most this many probes at the upstream inside any one probe interval, all hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_probes_per_interval: Option<u64>,
+    /// At most this many probes from one host inside any one probe interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_probes_per_host_per_interval: Option<u64>,
+    /// At least this many probes inside some probe interval (the storm a run must show).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_probes_per_interval: Option<u64>,
+    /// Every close comes after probe successes from at least this many distinct hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_close_hosts: Option<u64>,
+    /// Hosts enter each breaker state within this of each other (at speed 1).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub agree_within: Option<Duration>,
+    /// At most this many probes in one half-open spell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_probes_per_spell: Option<u64>,
+    /// After each coordinator outage (`down` fault), every host is back on the coordinator
+    /// within this of its return (at speed 1); the outage must have happened.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rejoin_within: Option<Duration>,
+    /// Only for this coordination run; all runs when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+impl ExpectFleet {
+    /// True when no bound is given.
+    pub fn is_vacuous(&self) -> bool {
+        self.max_probes_per_interval.is_none()
+            && self.max_probes_per_host_per_interval.is_none()
+            && self.min_probes_per_interval.is_none()
+            && self.min_close_hosts.is_none()
+            && self.agree_within.is_none()
+            && self.max_probes_per_spell.is_none()
+            && self.rejoin_within.is_none()
+    }
+}
+
 /// A semantic problem in an otherwise well-formed `[expect]` table.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {msg}")]
@@ -196,6 +253,20 @@ impl Expectations {
                 );
             }
         }
+        for (i, f) in self.fleet.iter().enumerate() {
+            if f.is_vacuous() {
+                return err(
+                    format!("expect.fleet[{i}]"),
+                    "give at least one bound (max_probes_per_interval, min_close_hosts, ...)",
+                );
+            }
+            if !policy_ok(&f.policy) {
+                return err(
+                    format!("expect.fleet[{i}].policy"),
+                    "not one of the scenario's policies",
+                );
+            }
+        }
         Ok(())
     }
 
@@ -226,6 +297,12 @@ impl Expectations {
                 .filter(|e| applies(&e.policy, policy))
                 .cloned()
                 .collect(),
+            fleet: self
+                .fleet
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
         }
     }
 
@@ -235,6 +312,7 @@ impl Expectations {
             + self.metric.len()
             + self.no_transition.len()
             + self.probe_spacing.len()
+            + self.fleet.len()
     }
 
     /// True when there is nothing to check.
@@ -243,5 +321,6 @@ impl Expectations {
             && self.metric.is_empty()
             && self.no_transition.is_empty()
             && self.probe_spacing.is_empty()
+            && self.fleet.is_empty()
     }
 }

@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 pub use diff::{ProbeArrival, diff, diff_until, scaled_tolerance};
 pub use expect::{
-    ExpectError, ExpectMetric, ExpectNoTransition, ExpectProbeSpacing, ExpectTransition,
-    Expectations,
+    ExpectError, ExpectFleet, ExpectMetric, ExpectNoTransition, ExpectProbeSpacing,
+    ExpectTransition, Expectations,
 };
 
 /// Which kind of expectation a result is about.
@@ -34,6 +34,8 @@ pub enum ExpectKind {
     NoTransition,
     /// `[[expect.probe_spacing]]`.
     ProbeSpacing,
+    /// `[[expect.fleet]]` (fleet mode).
+    Fleet,
 }
 
 impl ExpectKind {
@@ -44,6 +46,7 @@ impl ExpectKind {
             Self::Metric => "metric",
             Self::NoTransition => "no_transition",
             Self::ProbeSpacing => "probe_spacing",
+            Self::Fleet => "fleet",
         }
     }
 }

@@ -29,6 +29,8 @@ pub mod header {
     pub const CLASS: &str = "x-rehearse-class";
     /// A replayed tool line's `idempotent` flag (`true` / `false`).
     pub const IDEMPOTENT: &str = "x-rehearse-idempotent";
+    /// Fleet mode: the gateway host that sent a request (the upstream records it as `host`).
+    pub const HOST: &str = "x-rehearse-host";
 }
 
 /// Routes of the upstream (docs/faults.md) and of its control API.

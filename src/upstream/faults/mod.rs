@@ -13,6 +13,7 @@
 //! sees it, armed or not, and never uses it up), and `probability` draws for canaries come from
 //! a separate seeded stream.
 
+mod down;
 mod latency;
 mod parse;
 mod rate_limit;
@@ -34,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::util::speed::Speed;
 
+pub use down::DownFault;
 pub use latency::LatencyFault;
 pub use parse::{FaultFileError, parse_fault_file};
 pub use rate_limit::{RateLimitFault, RetryAfterFormat};
@@ -103,6 +105,8 @@ pub enum FaultKind {
     WsPingTimeout(WsPingTimeoutFault),
     /// An abnormal close frame.
     WsClose(WsCloseFault),
+    /// The coordinator stopped (route `coordinator` only).
+    Down(DownFault),
 }
 
 impl FaultKind {
@@ -119,6 +123,7 @@ impl FaultKind {
             Self::SlowStream(f) => f,
             Self::WsPingTimeout(f) => f,
             Self::WsClose(f) => f,
+            Self::Down(f) => f,
         }
     }
 

@@ -136,6 +136,32 @@ impl FaultSpec {
             ));
         }
         let fault = self.kind.as_fault();
+        let coordinator = self.route == RouteSel::Coordinator;
+        if coordinator != matches!(self.kind, FaultKind::Down(_))
+            && !matches!(self.kind, FaultKind::Latency(_))
+        {
+            return Err(if coordinator {
+                format!(
+                    "route `coordinator` takes kind `down` or `latency`, not `{}`",
+                    fault.name()
+                )
+            } else {
+                format!(
+                    "fault kind `down` applies to route `coordinator` only, not `{}`",
+                    self.route
+                )
+            });
+        }
+        if coordinator
+            && (self.profile.is_some()
+                || self.model.is_some()
+                || self.first.is_some()
+                || self.probability != 1.0)
+        {
+            return Err(
+                "route `coordinator` takes only `from`, `until` and the kind's attributes".into(),
+            );
+        }
         fault
             .validate()
             .map_err(|e| format!("fault kind `{}`: {e}", fault.name()))?;
@@ -169,7 +195,8 @@ impl FaultSpec {
             | FaultKind::ResetMidStream(_)
             | FaultKind::StallStream(_)
             | FaultKind::WsPingTimeout(_)
-            | FaultKind::WsClose(_) => {}
+            | FaultKind::WsClose(_)
+            | FaultKind::Down(_) => {}
         }
         out
     }

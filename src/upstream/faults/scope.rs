@@ -27,6 +27,8 @@ pub enum RouteSel {
     Ws,
     /// `*`: every route.
     Any,
+    /// `coordinator`: the fleet's Redis, not the upstream (fleet mode: `down`, `latency`).
+    Coordinator,
 }
 
 impl RouteSel {
@@ -37,6 +39,7 @@ impl RouteSel {
             Self::Llm => route == RouteKind::Llm,
             Self::Ws => route == RouteKind::Ws,
             Self::Tool(name) => route == RouteKind::Tool && tool == Some(name.as_str()),
+            Self::Coordinator => false,
         }
     }
 
@@ -46,7 +49,7 @@ impl RouteSel {
             Self::Llm => Some(RouteKind::Llm),
             Self::Tool(_) => Some(RouteKind::Tool),
             Self::Ws => Some(RouteKind::Ws),
-            Self::Any => None,
+            Self::Any | Self::Coordinator => None,
         }
     }
 }
@@ -58,6 +61,7 @@ impl fmt::Display for RouteSel {
             Self::Tool(n) => write!(f, "tool:{n}"),
             Self::Ws => f.write_str("ws"),
             Self::Any => f.write_str("*"),
+            Self::Coordinator => f.write_str("coordinator"),
         }
     }
 }
@@ -70,12 +74,13 @@ impl FromStr for RouteSel {
             "llm" => Ok(Self::Llm),
             "ws" => Ok(Self::Ws),
             "*" => Ok(Self::Any),
+            "coordinator" => Ok(Self::Coordinator),
             _ => match s.strip_prefix("tool:") {
                 Some(name) if !name.is_empty() && !name.contains('/') => {
                     Ok(Self::Tool(name.to_string()))
                 }
                 _ => Err(format!(
-                    "invalid route `{s}`: expected `llm`, `tool:NAME`, `ws` or `*`"
+                    "invalid route `{s}`: expected `llm`, `tool:NAME`, `ws`, `*` or `coordinator`"
                 )),
             },
         }

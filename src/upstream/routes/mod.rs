@@ -75,6 +75,8 @@ pub(crate) struct Meta {
     pub canary: bool,
     /// `Idempotency-Key`.
     pub idempotency_key: Option<String>,
+    /// `X-Rehearse-Host` (fleet mode).
+    pub host: Option<String>,
 }
 
 impl Meta {
@@ -96,6 +98,7 @@ impl Meta {
             probe: self.probe.as_deref(),
             canary: self.canary,
             idempotency_key: self.idempotency_key.as_deref(),
+            host: self.host.as_deref(),
         }
     }
 
@@ -118,6 +121,11 @@ impl Meta {
             probe: text(wire::header::PROBE),
             canary: h.contains_key(wire::header::CANARY),
             idempotency_key: text(wire::header::IDEMPOTENCY_KEY),
+            host: text(wire::header::HOST).filter(|h| {
+                h.len() <= 64
+                    && h.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+            }),
         }
     }
 }

@@ -47,16 +47,33 @@ use crate::engine::outcome::AttemptResult;
 pub struct HostClock {
     /// Milliseconds this host's clocks run ahead (negative: behind).
     pub skew_ms: i64,
+    /// Only the wall clock is shifted (a host process: its monotonic clock is the one every
+    /// instant the engine passes comes from, so shifting it would only shift it against itself).
+    pub wall_only: bool,
 }
 
 impl HostClock {
     /// A clock `skew_ms` ahead (or behind, when negative).
     pub fn skewed(skew_ms: i64) -> Self {
-        Self { skew_ms }
+        Self {
+            skew_ms,
+            wall_only: false,
+        }
+    }
+
+    /// A host whose wall clock alone is `skew_ms` ahead (fleet mode's host processes).
+    pub fn wall_skewed(skew_ms: i64) -> Self {
+        Self {
+            skew_ms,
+            wall_only: true,
+        }
     }
 
     /// `at` on this host's clock.
     pub fn shift(&self, at: Instant) -> Instant {
+        if self.wall_only {
+            return at;
+        }
         let d = Duration::from_millis(self.skew_ms.unsigned_abs());
         if self.skew_ms >= 0 {
             at + d

@@ -1,0 +1,29 @@
+//! Fleet mode (docs/coordinator.md): a scenario with `[fleet] hosts = N > 1` runs N gateway
+//! hosts as separate OS processes — each its own engine, breakers and `/metrics`, its share of
+//! the traffic split by session — against one mock upstream, once per `coordination`
+//! (`none`: each host decides alone; `redis`: they share probe leases, breaker state and
+//! cooldowns through Redis), and reports them side by side like `policies`.
+//!
+//! # Layout
+//! - `spec`: what a host process is told, its stdio protocol, the traffic split.
+//! - `host`: the host process (`rehearse __fleet-host`, hidden).
+//! - `redis_server`: the redis-server a run starts itself (`[coordinator] spawn = true`).
+//! - `faults`: coordinator faults (`route = "coordinator"`: `down`, `latency`).
+//! - `launch`: starting one host process; `run`: one coordination run (upstream, coordinator, hosts, scrapers, faults).
+//! - `checks`: the fleet checks, pure; `section`: the report's `fleet` section; `expect`:
+//!   `[[expect.fleet]]` against them.
+//! - `scenario`: every coordination run of a scenario → the report.
+
+pub mod checks;
+pub mod expect;
+pub mod faults;
+pub mod host;
+mod launch;
+pub mod redis_server;
+pub mod run;
+pub mod scenario;
+pub mod section;
+pub mod spec;
+
+pub use scenario::run_fleet_scenario;
+pub use section::FleetSection;

@@ -1,0 +1,166 @@
+//! A fleet scenario: every coordination run in order, each turned into a report section the
+//! way a policy run is (named after its coordination: `none`, `redis`) plus the `fleet`
+//! section. The sections' breaker lanes and transitions are host `h0`'s (every host's lanes
+//! are in the fleet section); probe arrivals, so `[[expect.probe_spacing]]`, are fleet-wide.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::run::{FleetRun, run_coordination};
+use super::section::{FleetSection, run_report};
+use crate::report::build::{PolicyRun as BuildInput, build_policy};
+use crate::report::model::{PolicyReport, PolicyStatus, Report, Verdict};
+use crate::run::assemble::{ReportContext, report};
+use crate::run::fault_scope::fault_windows;
+use crate::run::harness::RunFiles;
+use crate::run::plan::ScenarioPlan;
+use crate::run::signals::Stop;
+use crate::scrape::CompactScrapes;
+
+fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
+    let file = &plan.checked.file;
+    let empty = CompactScrapes::new(0.0);
+    let h0 = run.hosts.first();
+    let transitions = h0
+        .and_then(|h| h.done.as_ref())
+        .map(|d| d.transitions.clone())
+        .unwrap_or_default();
+    let sum = |f: fn(&super::spec::HostDone) -> u64| {
+        run.hosts
+            .iter()
+            .filter_map(|h| h.done.as_ref())
+            .map(f)
+            .sum::<u64>()
+    };
+    build_policy(BuildInput {
+        policy: run.coordination.as_str(),
+        expect: &file.expect,
+        scrapes: h0.map_or(&empty, |h| &h.scrapes),
+        events: Some(&transitions),
+        scrape_interval_ms: run.scrape_interval_ms,
+        arrivals: &run.arrivals,
+        speed: plan.speed,
+        fault_windows: fault_windows(&file.fault, &file.profile, run.fault_hits.snapshot()),
+        latency: BTreeMap::new(),
+        marks: Default::default(),
+        replay: None,
+        failed_requests: Some(sum(|d| d.failed)),
+        user_visible_errors: Some(sum(|d| d.user_errors)),
+        elapsed_ms: run.elapsed_ms,
+        canaries: BTreeMap::new(),
+        stopped_at_ms: run.stopped.as_ref().map(|_| run.elapsed_ms),
+    })
+}
+
+/// Why a run's hosts make it a harness failure: one that never said `done` or exited badly.
+fn host_failure(run: &FleetRun) -> Option<String> {
+    run.hosts
+        .iter()
+        .find(|h| h.done.is_none() || h.exit.is_some())
+        .map(|h| {
+            format!(
+                "{}: host {} {}",
+                run.coordination.as_str(),
+                h.id,
+                h.exit.as_deref().unwrap_or("never reported done")
+            )
+        })
+}
+
+/// Runs every coordination of `sp` into `dir`; the report (not yet written).
+pub async fn run_fleet_scenario(
+    sp: &ScenarioPlan,
+    dir: &Path,
+    files: &RunFiles,
+    stop: &Stop,
+    ctx: ReportContext,
+) -> Report {
+    let file = &sp.checked.file;
+    let mut runs = Vec::new();
+    let mut error = ctx.error.clone();
+    for &c in &file.fleet.coordination {
+        if stop.reason().is_some() || error.is_some() {
+            break;
+        }
+        match run_coordination(sp, c, dir, files, stop).await {
+            Ok(run) => {
+                error = host_failure(&run);
+                runs.push(run);
+            }
+            Err(e) => error = Some(format!("{}: {e}", c.as_str())),
+        }
+    }
+    let mut rep = report(
+        sp,
+        &[],
+        ReportContext {
+            error: error.clone(),
+            ..ctx
+        },
+    );
+    let fleet_runs: Vec<_> = runs
+        .iter()
+        .map(|r| run_report(r, &file.engine.breaker, sp.speed))
+        .collect();
+    let mut sections: Vec<PolicyReport> = runs
+        .iter()
+        .zip(&fleet_runs)
+        .map(|(r, fr)| {
+            let mut pr = policy_report(sp, r);
+            for e in &file.expect.for_policy(r.coordination.as_str()).fleet {
+                let dep = fr.deps.iter().find(|d| d.dep == e.dep);
+                pr.expectations
+                    .extend(super::expect::check(e, dep, &fr.outages));
+            }
+            pr.status = PolicyStatus::of(&pr.expectations, r.stopped.is_some());
+            pr.ok = pr.status == PolicyStatus::Pass;
+            pr
+        })
+        .collect();
+    for c in file.fleet.coordination.iter().skip(runs.len()) {
+        let mut nr =
+            crate::run::assemble::not_run_report(sp, sp.policies[0], "the run ended before it");
+        nr.policy = c.as_str().to_string();
+        sections.push(nr);
+    }
+    let stopped = runs.iter().find_map(|r| r.stopped.clone());
+    let (verdict, reason) = match (&error, &stopped) {
+        (Some(e), _) => (Verdict::Error, Some(e.clone())),
+        (None, Some(s)) => (Verdict::Incomplete, Some(s.clone())),
+        (None, None) if runs.len() < file.fleet.coordination.len() => (
+            Verdict::Incomplete,
+            Some("not every coordination run finished".to_string()),
+        ),
+        (None, None) => (Report::verdict_from_policies(&sections), None),
+    };
+    rep.verdict = verdict;
+    rep.reason = reason;
+    rep.policies = sections;
+    if let Some(obj) = rep.config.as_object_mut() {
+        obj.insert(
+            "fleet".into(),
+            serde_json::to_value(&file.fleet).unwrap_or_default(),
+        );
+        obj.insert(
+            "policies".into(),
+            serde_json::json!(
+                file.fleet
+                    .coordination
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+            ),
+        );
+    }
+    rep.fleet = Some(FleetSection {
+        hosts: file.fleet.hosts,
+        clock_skew_ms: file
+            .fleet
+            .clock_skew
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        probe_interval_ms: u64::try_from(file.engine.breaker.probe_interval.as_millis())
+            .unwrap_or(u64::MAX),
+        runs: fleet_runs,
+    });
+    rep
+}

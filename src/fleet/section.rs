@@ -1,0 +1,269 @@
+//! The report's `fleet` section: per coordination run, every host's lane and tallies, the
+//! fleet-wide probe arrivals at the upstream, and per dep the fleet checks of
+//! [`super::checks`]. Every time here is scenario time (wall ms × speed), as in the rest of
+//! the report.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::checks::{
+    Agreement, CloseCheck, FleetProbe, Outage, Spacing, Spell, agreement, distinct_before_close,
+    fleet_closes, outage, spacing, spells,
+};
+use super::run::FleetRun;
+use crate::engine::breaker::BreakerConfig;
+use crate::scrape::{StatePoint, Transition};
+use crate::verdict::scenario_ms_u;
+
+/// Probe arrivals kept in the report per run (all of them are in upstream.jsonl).
+pub const MAX_PROBES_SHOWN: usize = 5000;
+
+/// `report.json` → `fleet`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetSection {
+    /// Hosts per run.
+    pub hosts: usize,
+    /// `[fleet] clock_skew`, ms (host i's offset is spread over ±it).
+    pub clock_skew_ms: Option<u64>,
+    /// The breakers' probe interval, ms.
+    pub probe_interval_ms: u64,
+    /// One per coordination, in run order.
+    pub runs: Vec<FleetRunReport>,
+}
+
+/// One coordination run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetRunReport {
+    /// `none` or `redis`.
+    pub coordination: String,
+    /// Where the coordinator was.
+    pub coordinator: Option<String>,
+    /// Coordinator faults as applied: `(t_ms, what)`.
+    pub coordinator_faults: Vec<(u64, String)>,
+    /// Per host.
+    pub hosts: Vec<HostRow>,
+    /// Fleet-wide probe arrivals at the upstream (the first [`MAX_PROBES_SHOWN`]).
+    pub probes: Vec<FleetProbe>,
+    /// Probe arrivals left out of `probes`.
+    pub probes_dropped: u64,
+    /// Per dep that saw probes or transitions.
+    pub deps: Vec<DepFleet>,
+    /// Each coordinator outage (`down` fault): fallbacks, rejoin, probes meanwhile.
+    pub outages: Vec<Outage>,
+}
+
+/// One host of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostRow {
+    /// `h0`, ...
+    pub id: String,
+    /// Its wall-clock offset, ms.
+    pub skew_ms: i64,
+    /// Requests it replayed.
+    pub sent: u64,
+    /// Of those, failed.
+    pub failed: u64,
+    /// Coordinator calls that failed (it fell back to its local breaker for them).
+    pub coordinator_errors: u64,
+    /// Times it switched to its local breakers (`coordinator_mode{mode="local"}`).
+    pub fell_back: u64,
+    /// Its coordinator mode at the end (`redis`, `local`, `alone`).
+    pub mode: String,
+    /// Its breaker transitions (from its events).
+    pub transitions: u64,
+    /// Scrapes of its `/metrics` that worked / failed.
+    pub scrapes_ok: u64,
+    /// Failed scrapes.
+    pub scrape_failures: u64,
+    /// How it ended when not cleanly.
+    pub exit: Option<String>,
+    /// Its breaker lanes: per dep, the state from each transition on.
+    pub lanes: BTreeMap<String, Vec<StatePoint>>,
+}
+
+/// The fleet checks of one dep in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DepFleet {
+    /// The dep.
+    pub dep: String,
+    /// Probe spacing over all hosts (gaps in scenario ms).
+    pub spacing: Spacing,
+    /// Half-open spells as the upstream saw them.
+    pub spells: Vec<Spell>,
+    /// Each fleet close, with the hosts whose probes succeeded before it.
+    pub closes: Vec<CloseCheck>,
+    /// Hosts entering the same state, grouped (each group within one open time).
+    pub agreement: Vec<Agreement>,
+    /// The largest spread of a group that more than one host entered, ms.
+    pub max_spread_ms: Option<u64>,
+}
+
+fn lanes(transitions: &[Transition], speed: f64) -> BTreeMap<String, Vec<StatePoint>> {
+    let mut out: BTreeMap<String, Vec<StatePoint>> = BTreeMap::new();
+    for t in transitions {
+        let lane = out.entry(t.dep.clone()).or_insert_with(|| {
+            vec![StatePoint {
+                t_ms: 0,
+                state: t.from,
+            }]
+        });
+        lane.push(StatePoint {
+            t_ms: scenario_ms_u(t.t_ms, speed),
+            state: t.to,
+        });
+    }
+    out
+}
+
+fn scen_probe(p: &FleetProbe, speed: f64) -> FleetProbe {
+    FleetProbe {
+        t_ms: scenario_ms_u(p.t_ms, speed),
+        ..p.clone()
+    }
+}
+
+/// The section of one run; `cfg` the breakers' configuration, `speed` the run's.
+pub fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> FleetRunReport {
+    let interval = crate::util::speed::scale(cfg.probe_interval, speed);
+    let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
+    let open_ms = u64::try_from(crate::util::speed::scale(cfg.open_for, speed).as_millis())
+        .unwrap_or(u64::MAX);
+    let per_host: Vec<(String, Vec<Transition>)> = run
+        .hosts
+        .iter()
+        .map(|h| {
+            (
+                h.id.clone(),
+                h.done
+                    .as_ref()
+                    .map(|d| d.transitions.clone())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    let scen = |ms: u64| scenario_ms_u(ms, speed);
+    let deps: BTreeSet<String> = run
+        .probes
+        .iter()
+        .map(|p| p.dep.clone())
+        .chain(
+            per_host
+                .iter()
+                .flat_map(|(_, t)| t.iter().map(|t| t.dep.clone())),
+        )
+        .collect();
+    // Spells split at half the open time: a re-open waits at least that long.
+    let split = (open_ms / 2).max(interval_ms.saturating_mul(2));
+    let deps = deps
+        .into_iter()
+        .map(|dep| {
+            let s = spacing(&run.probes, &dep, interval_ms);
+            let closes = fleet_closes(&per_host, &dep, interval_ms);
+            let checks = distinct_before_close(&run.probes, &dep, &closes, interval_ms);
+            let groups = agreement(&per_host, &dep, open_ms.max(interval_ms));
+            let max_spread = groups
+                .iter()
+                .filter(|g| g.hosts > 1)
+                .map(|g| scen(g.spread_ms))
+                .max();
+            DepFleet {
+                spacing: Spacing {
+                    min_gap_ms: s.min_gap_ms.map(scen),
+                    ..s
+                },
+                spells: spells(&run.probes, &dep, split)
+                    .into_iter()
+                    .map(|sp| Spell {
+                        from_ms: scen(sp.from_ms),
+                        to_ms: scen(sp.to_ms),
+                        ..sp
+                    })
+                    .collect(),
+                closes: checks
+                    .into_iter()
+                    .map(|c| CloseCheck {
+                        t_ms: scen(c.t_ms),
+                        ..c
+                    })
+                    .collect(),
+                agreement: groups
+                    .into_iter()
+                    .map(|g| Agreement {
+                        first_ms: scen(g.first_ms),
+                        spread_ms: scen(g.spread_ms),
+                        ..g
+                    })
+                    .collect(),
+                max_spread_ms: max_spread,
+                dep,
+            }
+        })
+        .collect();
+    let hosts = run
+        .hosts
+        .iter()
+        .map(|h| {
+            let done = h.done.clone().unwrap_or_default();
+            HostRow {
+                id: h.id.clone(),
+                skew_ms: h.skew_ms,
+                sent: done.sent,
+                failed: done.failed,
+                coordinator_errors: done.coordinator_errors,
+                fell_back: done.modes.iter().filter(|(_, m)| m == "local").count() as u64,
+                mode: if done.mode.is_empty() {
+                    "unknown".into()
+                } else {
+                    done.mode.clone()
+                },
+                transitions: done.transitions.len() as u64,
+                scrapes_ok: h.scrapes.ok,
+                scrape_failures: h.scrapes.failures,
+                exit: h.exit.clone(),
+                lanes: lanes(&done.transitions, speed),
+            }
+        })
+        .collect();
+    let modes: Vec<(String, Vec<(u64, String)>)> = run
+        .hosts
+        .iter()
+        .map(|h| {
+            (
+                h.id.clone(),
+                h.done.as_ref().map(|d| d.modes.clone()).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let outages = run
+        .outages
+        .iter()
+        .map(|&(down, up)| {
+            let o = outage(down, up, &modes, &run.probes, interval_ms);
+            Outage {
+                down_ms: scen(o.down_ms),
+                up_ms: o.up_ms.map(scen),
+                rejoin_ms: o.rejoin_ms.map(scen),
+                ..o
+            }
+        })
+        .collect();
+    let mut probes: Vec<FleetProbe> = run.probes.iter().map(|p| scen_probe(p, speed)).collect();
+    probes.sort_by_key(|p| p.t_ms);
+    let dropped = probes.len().saturating_sub(MAX_PROBES_SHOWN) as u64;
+    probes.truncate(MAX_PROBES_SHOWN);
+    FleetRunReport {
+        coordination: run.coordination.as_str().to_string(),
+        coordinator: run.coordinator.clone(),
+        coordinator_faults: run
+            .coordinator_log
+            .iter()
+            .map(|(t, w)| (scen(*t), w.clone()))
+            .collect(),
+        hosts,
+        probes,
+        probes_dropped: dropped,
+        deps,
+        outages,
+    }
+}

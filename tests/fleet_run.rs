@@ -1,0 +1,340 @@
+//! Fleet mode end to end (issue 16), through the real binary: 12 host processes, the run's own
+//! redis-server on a free loopback port, the mock upstream on loopback. The storm fixture at
+//! speed 1 (none vs redis), the same storm through Redis with host clocks skewed ±2 s, and a
+//! run whose redis-server is killed mid-run and restarted, then slowed past the hosts' call
+//! bound. Figures come from report.json and
+//! are asserted with tolerances for a busy 2-core machine; the strict figures are the
+//! scenarios' own expectations. Bad `[fleet]`/`[coordinator]` tables are exit 2 with
+//! file:line:col. Fleet runs take the lock below so no two of them overlap (13+ processes
+//! each).
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::report_contracts::assert_report_contracts;
+use crate::support::run::{fixture, mutated_copy, report_json, reported_path, run_scenario, show};
+
+/// One fleet run at a time.
+static FLEET: Mutex<()> = Mutex::new(());
+
+/// Slack for scheduling noise on a probe gap at the upstream (scenario ms).
+const GAP_SLACK_MS: u64 = 20;
+
+fn fleet_run<'a>(report: &'a Value, coordination: &str) -> &'a Value {
+    report["fleet"]["runs"]
+        .as_array()
+        .expect("report.fleet.runs")
+        .iter()
+        .find(|r| r["coordination"] == coordination)
+        .unwrap_or_else(|| panic!("no {coordination} run in {}", report["fleet"]))
+}
+
+fn dep<'a>(run: &'a Value, name: &str) -> &'a Value {
+    run["deps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["dep"] == name)
+        .unwrap_or_else(|| panic!("no dep {name} in {}", run["deps"]))
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// The run's failed expectation rows, as "[policy] detail".
+fn failed_rows(report: &Value) -> Vec<String> {
+    report["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| {
+            p["expectations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e["status"] == "fail")
+                .map(move |e| format!("[{}] {}", p["policy"], e["detail"]))
+        })
+        .collect()
+}
+
+/// Every host of every run ended cleanly and said `done`; nothing of the run is still running
+/// (no process names the run directory, the spawned redis-server's pid is gone).
+fn assert_clean(report: &Value, dir: &Path) {
+    for run in report["fleet"]["runs"].as_array().unwrap() {
+        for h in run["hosts"].as_array().unwrap() {
+            assert!(
+                h["exit"].is_null(),
+                "host {} ended badly: {}",
+                h["id"],
+                h["exit"]
+            );
+            assert!(u(&h["sent"]) > 0, "host {} sent nothing", h["id"]);
+            assert!(u(&h["scrapes_ok"]) > 0, "host {} never scraped", h["id"]);
+        }
+        if let Some(c) = run["coordinator"].as_str()
+            && let Some(pid) = c.split("(pid ").nth(1).and_then(|r| r.split(')').next())
+        {
+            let alive = std::process::Command::new("kill")
+                .args(["-0", pid])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(!alive, "redis-server {pid} still runs after the run");
+        }
+    }
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pid,args"])
+        .output()
+        .expect("ps");
+    let needle = dir.display().to_string();
+    let left: Vec<String> = String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(&needle))
+        .map(str::to_string)
+        .collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
+#[test]
+fn twelve_hosts_alone_storm_the_upstream_and_through_redis_probe_one_at_a_time_at_speed_1() {
+    let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_scenario(&fixture("fleet-probe-storm"), "1", tmp.path());
+    let report = report_json(&out);
+    let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let fails = failed_rows(&report);
+    let none = fleet_run(&report, "none");
+    let redis = fleet_run(&report, "redis");
+    let (a, b) = (dep(none, "crm_search"), dep(redis, "crm_search"));
+    eprintln!(
+        "fleet-probe-storm x1: none {} | redis {} | redis closes {}",
+        a["spacing"], b["spacing"], b["closes"]
+    );
+    // Alone: every host probes on its own, many probes inside one interval.
+    assert!(u(&a["spacing"]["probes"]) >= 24, "{}", a["spacing"]);
+    assert!(
+        u(&a["spacing"]["max_in_interval"]) >= 3,
+        "no storm: {}",
+        a["spacing"]
+    );
+    let alone_gap = u(&a["spacing"]["min_gap_ms"]);
+    assert!(
+        alone_gap < 250,
+        "alone, probes {alone_gap} ms apart at least"
+    );
+    // Through Redis: one probe per interval fleet-wide, closes on 2 distinct hosts.
+    let gap = u(&b["spacing"]["min_gap_ms"]);
+    assert!(
+        gap + GAP_SLACK_MS >= 250,
+        "redis: two probes {gap} ms apart"
+    );
+    assert!(u(&b["spacing"]["max_per_host_in_interval"]) <= 1);
+    assert!(
+        u(&b["spacing"]["probes"]) * 3 <= u(&a["spacing"]["probes"]),
+        "redis {} vs none {}",
+        b["spacing"],
+        a["spacing"]
+    );
+    let closes = b["closes"].as_array().unwrap();
+    assert!(!closes.is_empty(), "redis: crm_search never closed");
+    for c in closes {
+        assert!(
+            c["ok_hosts"].as_array().unwrap().len() >= 2,
+            "close on one host: {c}"
+        );
+    }
+    // The verdict: pass, or a spacing row that failed inside the slack above.
+    assert!(
+        out.status.code() == Some(0)
+            || (out.status.code() == Some(1)
+                && gap + GAP_SLACK_MS >= 250
+                && fails
+                    .iter()
+                    .all(|f| f.contains("apart") || f.contains("probe interval"))),
+        "{fails:#?}\n{}",
+        show(&out)
+    );
+    // Every host appears at the upstream under its own name.
+    let up = std::fs::read_to_string(dir.join("upstream.jsonl")).unwrap();
+    for i in 0..12 {
+        assert!(
+            up.contains(&format!("\"host\":\"h{i}\"")),
+            "h{i} not in upstream.jsonl"
+        );
+    }
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Fleet</h2>") && html.contains("class=\"fleet\""));
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("| most probes within 0.250s |"), "{md}");
+    assert_report_contracts(&dir);
+    assert_clean(&report, &dir);
+}
+
+#[test]
+fn host_clocks_skewed_two_seconds_change_nothing_through_redis() {
+    let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let path = mutated_copy("fleet-probe-storm", tmp.path(), "skew", |t| {
+        t.replace(
+            "coordination = [\"none\", \"redis\"]",
+            "coordination = [\"redis\"]\nclock_skew = \"2s\"",
+        )
+        .replace("policy = \"none\"", "policy = \"redis\"")
+        .replace("min_probes_per_interval = 3\n", "")
+    });
+    let out = run_scenario(&path, "2", tmp.path());
+    let report = report_json(&out);
+    let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let redis = fleet_run(&report, "redis");
+    let skews: Vec<i64> = redis["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["skew_ms"].as_i64().unwrap())
+        .collect();
+    assert_eq!((skews[0], skews[11]), (-2000, 2000), "{skews:?}");
+    let b = dep(redis, "crm_search");
+    eprintln!(
+        "fleet-probe-storm x2 skew ±2s: {} closes {}",
+        b["spacing"], b["closes"]
+    );
+    let gap = u(&b["spacing"]["min_gap_ms"]);
+    // Scenario ms at speed 2: the wall-clock slack counts double.
+    assert!(
+        gap + 2 * GAP_SLACK_MS >= 250,
+        "skewed: two probes {gap} ms apart"
+    );
+    assert!(u(&b["spacing"]["max_per_host_in_interval"]) <= 1);
+    let closes = b["closes"].as_array().unwrap();
+    assert!(!closes.is_empty());
+    for c in closes {
+        assert!(c["ok_hosts"].as_array().unwrap().len() >= 2, "{c}");
+    }
+    let spread = u(&b["max_spread_ms"]);
+    assert!(spread <= 250, "hosts disagree for {spread} ms");
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "{}",
+        show(&out)
+    );
+    assert_clean(&report, &dir);
+}
+
+#[test]
+fn redis_killed_mid_run_hosts_fall_back_keep_serving_and_rejoin_within_an_interval() {
+    let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_scenario(&fixture("fleet-redis-down"), "2", tmp.path());
+    let report = report_json(&out);
+    let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let redis = fleet_run(&report, "redis");
+    let faults: Vec<&str> = redis["coordinator_faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f[1].as_str().unwrap())
+        .collect();
+    assert!(
+        faults.len() == 4
+            && faults[0].contains("killed")
+            && faults[1].contains("restarted")
+            && faults[2].contains("delayed"),
+        "{faults:?}"
+    );
+    let o = &redis["outages"][0];
+    eprintln!("fleet-redis-down x2: outage {o}");
+    assert_eq!(u(&o["hosts_fell_back"]), 12, "{o}");
+    assert_eq!(u(&o["hosts_rejoined"]), 12, "{o}");
+    let rejoin = u(&o["rejoin_ms"]);
+    assert!(
+        rejoin <= 250,
+        "last host rejoined {rejoin} ms after redis was back"
+    );
+    assert!(u(&o["max_per_host_in_interval"]) <= 1, "{o}");
+    for h in redis["hosts"].as_array().unwrap() {
+        assert!(u(&h["coordinator_errors"]) > 0, "{h}");
+        // Once for the kill, once for the 300 ms latency (past the 100 ms call bound).
+        assert!(u(&h["fell_back"]) >= 2, "{h}");
+        assert_eq!(h["mode"], "redis", "{h}");
+    }
+    // They kept serving while Redis was gone (10 s to 16 s of scenario time).
+    let up = std::fs::read_to_string(dir.join("upstream.jsonl")).unwrap();
+    let during: std::collections::BTreeSet<String> = up
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| (10_500..15_500).contains(&r["scenario_ms"].as_u64().unwrap_or(0)))
+        .filter_map(|r| r["host"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        during.len(),
+        12,
+        "hosts serving during the outage: {during:?}"
+    );
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("fell back to local breakers"), "{md}");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_report_contracts(&dir);
+    assert_clean(&report, &dir);
+}
+
+/// An edit of a scenario's text.
+type Edit = dyn Fn(String) -> String;
+
+#[test]
+fn bad_fleet_and_coordinator_tables_are_exit_2_with_file_line_col() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&str, &Edit, &str); 4] = [
+        (
+            "hosts",
+            &|t: String| t.replace("hosts = 12", "hosts = 0"),
+            "fleet.hosts",
+        ),
+        (
+            "nocoord",
+            &|t: String| t.replace("[coordinator]\nspawn = true\n", ""),
+            "fleet.coordination",
+        ),
+        (
+            "both",
+            &|t: String| {
+                t.replace(
+                    "spawn = true",
+                    "spawn = true\nurl = \"redis://127.0.0.1:1\"",
+                )
+            },
+            "coordinator.spawn",
+        ),
+        (
+            "kind",
+            &|t: String| t.replace("kind = \"down\"", "kind = \"reset\""),
+            "route `coordinator` takes kind `down` or `latency`",
+        ),
+    ];
+    for (tag, edit, want) in cases {
+        let name = if tag == "kind" {
+            "fleet-redis-down"
+        } else {
+            "fleet-probe-storm"
+        };
+        let path = mutated_copy(name, tmp.path(), tag, edit);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rehearse"))
+            .args(["validate", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{tag}: {}", show(&out));
+        let prefix = format!("{}:", path.display());
+        let located = err.lines().any(|l| {
+            l.contains(&prefix)
+                && l.split(&prefix)
+                    .nth(1)
+                    .and_then(|r| r.split(':').next())
+                    .is_some_and(|n| n.parse::<usize>().is_ok())
+        });
+        assert!(located && err.contains(want), "{tag}: {err}");
+    }
+}
