@@ -19,11 +19,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rehearse::engine::AttemptResult;
+use rehearse::engine::Now;
 use rehearse::engine::admission::{Admission, Admit};
-use rehearse::engine::breaker::{BreakerConfig, Decision, Machine, classify};
-use rehearse::engine::breakers::Breakers;
+use rehearse::engine::breaker::{BreakerConfig, Breakers, Machine, Signal};
 use rehearse::engine::events::{Collector, EventSink};
 use rehearse::engine::outcome::TransportFailure;
+use rehearse::util::speed::Speed;
 use tokio::time::Instant;
 
 const OK: AttemptResult = AttemptResult::Ok {
@@ -34,12 +35,21 @@ const REFUSED: AttemptResult = AttemptResult::Transport {
     failure: TransportFailure::Refused,
 };
 
+/// `now` on both clocks (the wall clock only reads an HTTP-date Retry-After, which these results
+/// do not carry).
+fn at(now: Instant) -> Now {
+    Now {
+        at: now,
+        wall: SystemTime::UNIX_EPOCH,
+    }
+}
+
 /// A registry with a few other deps, so the map lookup is not trivially the only entry.
 fn breakers(t0: Instant) -> Breakers {
     let sink: Arc<dyn EventSink> = Arc::new(Collector::default());
-    let breakers = Breakers::new(BreakerConfig::default(), 1.0, 7, sink, t0);
+    let breakers = Breakers::new(BreakerConfig::default(), Speed::ONE, 7, sink, t0);
     for dep in ["calculator", "realtime", "openai-codex/default/ba7816"] {
-        breakers.record(dep, 0, false, &OK, t0);
+        breakers.record(dep, 0, false, &OK, at(t0));
     }
     breakers
 }
@@ -55,7 +65,7 @@ fn closed_ok(c: &mut Criterion) {
             step += 1;
             let now = t0 + Duration::from_micros(step * 100);
             let d = ours.admit(black_box("crm_search"), 1, now);
-            ours.record("crm_search", 1, false, black_box(&OK), now);
+            ours.record("crm_search", 1, false, black_box(&OK), at(now));
             d
         })
     });
@@ -64,7 +74,7 @@ fn closed_ok(c: &mut Criterion) {
     let mut m = Machine::new(&cfg);
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let mut notes = Vec::new();
-    let signal = classify(&OK, SystemTime::now());
+    let signal = Signal::of(&OK, SystemTime::now());
     let mut step = 0u64;
     g.bench_function("rehearse Machine (bare)", |b| {
         b.iter(|| {
@@ -100,7 +110,7 @@ fn open_reject(c: &mut Criterion) {
     let ours = breakers(t0);
     let cfg = BreakerConfig::default();
     for _ in 0..cfg.consecutive_failures {
-        ours.record("crm_search", 1, false, &REFUSED, t0);
+        ours.record("crm_search", 1, false, &REFUSED, at(t0));
     }
     // Stay well inside `open_for` (30 s) for every iteration.
     let now = t0 + Duration::from_millis(1);
@@ -115,13 +125,13 @@ fn open_reject(c: &mut Criterion) {
     let mut m = Machine::new(&cfg);
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let mut notes = Vec::new();
-    let refused = classify(&REFUSED, SystemTime::now());
+    let refused = Signal::of(&REFUSED, SystemTime::now());
     for _ in 0..cfg.consecutive_failures {
         m.record(&cfg, 1, false, refused, t0, &mut notes);
     }
     assert!(matches!(
         m.admit(&cfg, 1, now, &mut rng, &mut notes),
-        Decision::Reject { .. }
+        Admit::Reject { .. }
     ));
     g.bench_function("rehearse Machine (bare)", |b| {
         b.iter(|| {

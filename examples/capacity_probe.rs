@@ -15,7 +15,7 @@ use clap::Parser;
 use rehearse::cli::RunArgs;
 use rehearse::run::harness::{RunFiles, run_policy};
 use rehearse::run::plan;
-use rehearse::run::signals::Stop;
+use rehearse::util::shutdown::Shutdown;
 use serde_json::json;
 
 /// Flags.
@@ -49,7 +49,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let run = rt.block_on(async {
         let files = RunFiles::open(&args.dir)?;
-        let stop = Stop::new();
+        let stop = Shutdown::new();
         anyhow::Ok(run_policy(sp, policy, &args.dir, &files, &stop, true).await?)
     })?;
     rt.shutdown_timeout(std::time::Duration::from_millis(500));
