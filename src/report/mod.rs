@@ -20,6 +20,7 @@ pub mod model;
 pub mod status;
 pub mod svg;
 pub mod table;
+pub mod target;
 pub mod write;
 
 pub use build::{PolicyRun, build_policy, rfc3339, summary_from};

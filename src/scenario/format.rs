@@ -11,6 +11,8 @@ use crate::host::TcpTuning;
 use crate::upstream::FaultSpec;
 use crate::verdict::Expectations;
 
+use super::target::{TargetSpec, UpstreamSpec};
+
 /// One scenario exactly as written in its file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -53,6 +55,12 @@ pub struct ScenarioFile {
     /// empty = the kernel defaults.
     #[serde(default)]
     pub tcp: TcpTuning,
+    /// `[target]`: the system under test (default: the embedded engine).
+    #[serde(default)]
+    pub target: TargetSpec,
+    /// `[upstream]`: where the mock upstream listens.
+    #[serde(default)]
+    pub upstream: UpstreamSpec,
 }
 
 fn default_scrape_interval() -> Duration {

@@ -5,7 +5,9 @@ mod cmd;
 pub mod format;
 pub mod locate;
 pub mod resolve;
+pub mod target;
 pub mod validate;
+mod validate_target;
 
 pub use cmd::{list_command, validate_command};
 pub use format::{ScenarioError, ScenarioFile};

@@ -89,6 +89,12 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     file.tcp
         .validate()
         .map_err(|e| invalid(&format!("tcp.{}", e.field), e.reason))?;
+    file.target
+        .validate()
+        .map_err(|(k, m)| invalid(&format!("target.{k}"), m))?;
+    file.upstream
+        .validate()
+        .map_err(|m| invalid("upstream.listen", m))?;
     file.engine.validate().map_err(|e| {
         let field = e.key().map_or("engine".into(), |k| format!("engine.{k}"));
         invalid(&field, e.to_string())
@@ -101,7 +107,12 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         f.validate()
             .map_err(|e| invalid(&format!("fault[{i}]"), e))?;
     }
-    let names: Vec<&str> = file.policies.iter().map(|p| p.as_str()).collect();
+    // An external target is one "policy" run, named after its kind.
+    let names: Vec<&str> = if file.target.kind.is_external() {
+        vec![file.target.kind.as_str()]
+    } else {
+        file.policies.iter().map(|p| p.as_str()).collect()
+    };
     file.expect
         .validate(&names)
         .map_err(|e| invalid(&e.field, e.msg))?;
@@ -150,6 +161,8 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
             ),
         ));
     }
+    super::validate_target::check_target(&file, &traffic, duration_ms)
+        .map_err(|(field, msg)| invalid(&field, msg))?;
     let deps = exercised_deps(&file, &book, &traffic);
     if let Some(e) = unknown_dep(&file, &deps) {
         let (field, dep) = e;
@@ -163,7 +176,8 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         );
         return Err(located_within(&origin, text, &field, &dep, msg));
     }
-    let warnings = warnings(&file, &traffic, beyond_duration);
+    let mut warnings = warnings(&file, &traffic, beyond_duration);
+    warnings.extend(super::validate_target::target_warnings(&file, &traffic));
     Ok(Checked {
         path: path.to_path_buf(),
         file,

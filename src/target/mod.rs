@@ -4,3 +4,4 @@
 //! `[target]` scenario table and the run path that use it build on these modules.
 
 pub mod openclaw;
+pub mod scenario;

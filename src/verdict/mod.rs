@@ -11,6 +11,9 @@
 
 pub mod diff;
 pub mod expect;
+pub mod gateway_eval;
+pub mod ground;
+pub mod ground_eval;
 pub mod probe_spacing;
 pub mod reach;
 
@@ -34,6 +37,18 @@ pub enum ExpectKind {
     NoTransition,
     /// `[[expect.probe_spacing]]`.
     ProbeSpacing,
+    /// `[[expect.attempts]]` (upstream ground truth).
+    Attempts,
+    /// `[[expect.first_request]]` (upstream ground truth).
+    FirstRequest,
+    /// `[[expect.no_request]]` (upstream ground truth).
+    NoRequest,
+    /// `[[expect.retry_gaps]]` (upstream ground truth).
+    RetryGaps,
+    /// `[[expect.openclaw_decision]]` (an OpenClaw target's log).
+    GatewayDecision,
+    /// `[[expect.openclaw_cooldown]]` (an OpenClaw target's auth state).
+    GatewayCooldown,
 }
 
 impl ExpectKind {
@@ -44,6 +59,12 @@ impl ExpectKind {
             Self::Metric => "metric",
             Self::NoTransition => "no_transition",
             Self::ProbeSpacing => "probe_spacing",
+            Self::Attempts => "attempts",
+            Self::FirstRequest => "first_request",
+            Self::NoRequest => "no_request",
+            Self::RetryGaps => "retry_gaps",
+            Self::GatewayDecision => "openclaw_decision",
+            Self::GatewayCooldown => "openclaw_cooldown",
         }
     }
 }

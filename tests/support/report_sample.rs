@@ -196,5 +196,6 @@ pub fn sample_report() -> Report {
         replay: ReplayInfo::combine(&[replay]),
         contradictions: vec![],
         config: serde_json::json!({"workers": 4}),
+        target: None,
     }
 }
