@@ -21,7 +21,9 @@
 //! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
 //! - [`target`]: systems under test other than the embedded engine: the supervisor of a real
-//!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state).
+//!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state) and a
+//!   scenario's gateway configuration and turns; the run path is `run::external`, the
+//!   ground-truth and OpenClaw expectations `verdict::ground*` and `verdict::gateway_eval`.
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and the connector that
 //!   applies a scenario's `[tcp]` socket options to the harness's own upstream connections.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, arrival timestamps,

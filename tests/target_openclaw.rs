@@ -1,9 +1,15 @@
 //! The OpenClaw supervisor (`rehearse::target::openclaw`) against processes: a stand-in gateway
 //! (a small Python script) for the lifecycle and failure paths, and the real pinned OpenClaw
 //! (`$REHEARSE_OPENCLAW`, set by `.ci/test` from `scripts/install-openclaw.sh`) driven against an
-//! in-process mock upstream. A missing install fails the real test, saying how to install it.
+//! in-process mock upstream; the `openclaw-*` fixture scenarios through the CLI (`scenarios`) and
+//! the same against a gateway by URL (`http`). A missing install fails the real tests, saying how
+//! to install it.
 
 #[path = "target_openclaw/fake.rs"]
 mod fake;
+#[path = "target_openclaw/http.rs"]
+mod http;
 #[path = "target_openclaw/real.rs"]
 mod real;
+#[path = "target_openclaw/scenarios.rs"]
+mod scenarios;

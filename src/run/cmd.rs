@@ -183,6 +183,13 @@ async fn run_scenario(
     let files = RunFiles::open(dir)
         .with_context(|| format!("opening the run files in {}", dir.display()))
         .map_err(CmdError::harness)?;
+    if sp.checked.file.target.kind.is_external() {
+        let report = super::external::run_external(sp, dir, &files, stop).await;
+        crate::report::write_all(dir, &report)
+            .with_context(|| format!("writing the report into {}", dir.display()))
+            .map_err(CmdError::harness)?;
+        return Ok(report);
+    }
     let mut runs = Vec::new();
     let mut error = None;
     for &policy in &sp.policies {

@@ -57,6 +57,10 @@ pub struct TargetSpec {
     /// `http`: the environment variable holding its bearer token (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_env: Option<String>,
+    /// `http`: the `model` the turns name (default: the traffic line's `PROVIDER/MODEL`; an
+    /// OpenClaw gateway by URL wants `openclaw/default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// `openclaw`: every provider's `timeoutSeconds` (whole seconds; default 30 s).
     #[serde(
         default,
@@ -71,6 +75,14 @@ pub struct TargetSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub agent_timeout: Option<Duration>,
+    /// `openclaw`: how long it may take to become healthy after its keys are seeded (default
+    /// 300 s: 6–14 s on an idle 2-core machine, minutes on a busy one).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ready_timeout: Option<Duration>,
     /// How long the harness waits for one turn's answer (default 600 s).
     #[serde(
         default,
@@ -84,6 +96,8 @@ pub struct TargetSpec {
 pub const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default whole-turn limit of an `openclaw` target.
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default wait for an `openclaw` target to become healthy.
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default wait for one turn's answer.
 pub const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -102,6 +116,11 @@ impl TargetSpec {
             .unwrap_or(DEFAULT_AGENT_TIMEOUT)
             .as_secs()
             .max(1)
+    }
+
+    /// The wait for an `openclaw` target to become healthy.
+    pub fn ready_timeout(&self) -> Duration {
+        self.ready_timeout.unwrap_or(DEFAULT_READY_TIMEOUT)
     }
 
     /// The wait for one turn.
@@ -134,12 +153,14 @@ impl TargetSpec {
             (self.url.is_some(), "url"),
             (self.metrics_url.is_some(), "metrics_url"),
             (self.token_env.is_some(), "token_env"),
+            (self.model.is_some(), "model"),
         ] {
             only(set && k != TargetKind::Http, key, "http")?;
         }
         for (set, key) in [
             (self.provider_timeout.is_some(), "provider_timeout"),
             (self.agent_timeout.is_some(), "agent_timeout"),
+            (self.ready_timeout.is_some(), "ready_timeout"),
         ] {
             only(set && k != TargetKind::Openclaw, key, "openclaw")?;
         }
@@ -169,6 +190,7 @@ impl TargetSpec {
             (self.provider_timeout, "provider_timeout"),
             (self.agent_timeout, "agent_timeout"),
             (self.turn_timeout, "turn_timeout"),
+            (self.ready_timeout, "ready_timeout"),
         ] {
             if let Some(d) = d
                 && (d < Duration::from_secs(1) || d > Duration::from_secs(48 * 3600))

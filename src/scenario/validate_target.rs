@@ -34,7 +34,7 @@ pub fn check_target(
                 return Err((
                     format!("expect.{table}[0]"),
                     format!(
-                        "judges the embedded engine's breakers, which a `{}` target does not have: \
+                        "judges the embedded engine's breakers, which this `{}` target does not expose: \
                          use expect.attempts, first_request, no_request or retry_gaps (judged at \
                          the upstream)",
                         kind.as_str()

@@ -82,6 +82,11 @@ pub struct ExpectFirstRequest {
     /// No request of the subject at all.
     #[serde(default)]
     pub never: bool,
+    /// Count `at_least`/`at_most` from the run's first model request at the upstream (any
+    /// profile or model) instead of the run start: how long the rotation or fallback took,
+    /// without the gateway's own warm-up before its first provider call.
+    #[serde(default)]
+    pub after_first: bool,
     /// Only for this policy run (or target).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,

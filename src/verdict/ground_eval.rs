@@ -115,18 +115,18 @@ fn row(kind: ExpectKind, dep: String, expected: String, observed: String) -> Exp
     }
 }
 
-fn finish(mut r: ExpectationResult, status: ExpectStatus, what: &str) -> ExpectationResult {
+fn finish(mut r: ExpectationResult, status: ExpectStatus) -> ExpectationResult {
     r.status = status;
     r.ok = status == ExpectStatus::Pass;
     let dep = r.dep.clone().unwrap_or_default();
     r.detail = match status {
         ExpectStatus::NotReached => {
             format!(
-                "{dep} {what} {}: not reached (observed so far: {})",
+                "{dep} {}: not reached (observed so far: {})",
                 r.expected, r.observed
             )
         }
-        _ => format!("{dep} {what} {}: observed {}", r.expected, r.observed),
+        _ => format!("{dep} {}: observed {}", r.expected, r.observed),
     };
     r
 }
@@ -165,15 +165,25 @@ pub fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult 
         expected,
         n.to_string(),
     );
-    finish(r, status(ok, over, f.reached(until)), "")
+    finish(r, status(ok, over, f.reached(until)))
 }
 
 /// `[[expect.first_request]]`.
 pub fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> ExpectationResult {
+    let origin = if e.after_first {
+        f.times(None, None).first().copied().unwrap_or(0)
+    } else {
+        0
+    };
     let first = f
         .times(e.profile.as_deref(), e.model.as_deref())
         .first()
-        .copied();
+        .map(|t| t.saturating_sub(origin));
+    let since = if e.after_first {
+        " after the first request"
+    } else {
+        ""
+    };
     let (lo, hi) = (e.at_least.map(ms), e.at_most.map(ms));
     let expected = if e.never {
         "first request never".to_string()
@@ -187,6 +197,7 @@ pub fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> Expectati
             (None, None) => "first request at some time".to_string(),
         }
     };
+    let expected = format!("{expected}{since}");
     let observed = first.map_or("none".into(), |t| secs(t as i64));
     let (ok, certain, reached) = match first {
         _ if e.never => (first.is_none(), first.is_some(), f.reached(None)),
@@ -204,7 +215,7 @@ pub fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> Expectati
     );
     r.observed_ms = first.map(|t| t as i64);
     r.expected_ms = hi.or(lo).map(|t| t as i64);
-    finish(r, status(ok, certain, reached), "")
+    finish(r, status(ok, certain, reached))
 }
 
 /// `[[expect.no_request]]`.
@@ -232,7 +243,7 @@ pub fn no_request(e: &ExpectNoRequest, f: &UpstreamFacts<'_>) -> ExpectationResu
     );
     r.observed_ms = inside.first().map(|&t| t as i64);
     let ok = inside.is_empty();
-    finish(r, status(ok, !ok, f.reached(Some(until))), "")
+    finish(r, status(ok, !ok, f.reached(Some(until))))
 }
 
 /// `[[expect.retry_gaps]]`: every gap between consecutive requests of the subject.
@@ -277,7 +288,7 @@ pub fn retry_gaps(e: &ExpectRetryGaps, f: &UpstreamFacts<'_>) -> ExpectationResu
     r.expected_ms = lo.map(|l| l as i64);
     r.tolerance_ms = (tol > 0).then_some(tol as i64);
     let certain = !ok && !gaps.is_empty();
-    finish(r, status(ok, certain, f.reached(None)), "")
+    finish(r, status(ok, certain, f.reached(None)))
 }
 
 /// Every ground-truth expectation of `e` (already filtered to the run), in table order.
@@ -403,8 +414,26 @@ mod tests {
             ..b.clone()
         };
         assert_eq!(first_request(&late, &f).status, ExpectStatus::Fail);
-        let never_b = ExpectFirstRequest { never: true, ..b };
+        let never_b = ExpectFirstRequest {
+            never: true,
+            ..b.clone()
+        };
         assert_eq!(first_request(&never_b, &f).status, ExpectStatus::Fail);
+        let after = ExpectFirstRequest {
+            at_most: secs_d(19),
+            after_first: true,
+            ..b.clone()
+        };
+        let got = first_request(&after, &f);
+        assert!(
+            got.ok && got.observed_ms == Some(19_000),
+            "20 s − the first at 1 s: {got:?}"
+        );
+        let too_soon = ExpectFirstRequest {
+            at_most: secs_d(18),
+            ..after
+        };
+        assert!(!first_request(&too_soon, &f).ok);
         let never_f = ExpectFirstRequest {
             profile: Some("fallback:f".into()),
             never: true,

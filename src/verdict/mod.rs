@@ -46,8 +46,10 @@ pub enum ExpectKind {
     /// `[[expect.retry_gaps]]` (upstream ground truth).
     RetryGaps,
     /// `[[expect.openclaw_decision]]` (an OpenClaw target's log).
+    #[serde(rename = "openclaw_decision")]
     GatewayDecision,
     /// `[[expect.openclaw_cooldown]]` (an OpenClaw target's auth state).
+    #[serde(rename = "openclaw_cooldown")]
     GatewayCooldown,
 }
 
