@@ -14,8 +14,8 @@ use std::time::Duration;
 use clap::Parser;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rehearse::replay::http_dispatch::HttpDispatcher;
 use rehearse::replay::{Pacing, ReplayOptions, TrafficKind, TrafficLine, replay, stop_signal};
+use rehearse::transport::HttpDispatcher;
 use serde_json::json;
 
 /// Flags.

@@ -19,14 +19,19 @@
 //! - [`verdict`]: the diff of expected against observed behaviour (pure).
 //! - [`report`]: Markdown, JSON and HTML+SVG report writers.
 //! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.
+//! - [`transport`]: every client the harness has — the engine's HTTP/SSE/WebSocket transport,
+//!   `rehearse replay`'s dispatcher, the one request builder and error mapping they share, the
+//!   tuned connector and socket options (`[tcp]`) the run, `replay` and `record` connect
+//!   through, read-failure diagnostics, and the kernel arrival stamps of the harness's servers.
+//! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
 //! - [`target`]: systems under test other than the embedded engine: the supervisor of a real
 //!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state) and a
 //!   scenario's gateway configuration and turns; the run path is `run::external`, the
 //!   ground-truth and OpenClaw expectations `verdict::ground*` and `verdict::gateway_eval`.
-//! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and the connector that
-//!   applies a scenario's `[tcp]` socket options to the harness's own upstream connections.
-//! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, arrival timestamps,
+//! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and its
+//!   contradictions with a scenario's timings.
+//! - [`util`]: small shared helpers (atomic file writes, secret fingerprints,
 //!   the `--speed` bounds and the one saturating scale of speed-divided durations, error positions in characters).
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
@@ -44,6 +49,8 @@ pub mod scenario;
 pub mod schedule;
 pub mod scrape;
 pub mod target;
+pub mod transport;
 pub mod upstream;
 pub mod util;
 pub mod verdict;
+pub mod wire;

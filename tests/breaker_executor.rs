@@ -268,7 +268,7 @@ async fn a_plan_pinned_to_a_model_whose_breaker_is_open_is_unavailable() {
             failure: TransportFailure::Refused,
         }),
     );
-    let dep = rehearse::engine::dep::model_dep("anthropic", "default", "anthropic:default");
+    let dep = rehearse::wire::dep::model_dep("anthropic", "default", "anthropic:default");
     let now = Instant::now();
     for _ in 0..5 {
         use rehearse::engine::Admission;

@@ -4,7 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rehearse::engine::canary::{CANARY_WORKER, Canary, run_canaries};
+use rehearse::engine::Origin;
+use rehearse::engine::canary::{Canary, run_canaries};
 use rehearse::engine::events::{BreakerState, Collector, Event, EventKind, EventSink, FanOut};
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{AttemptResult, Call, EngineConfig, Transport};
@@ -70,7 +71,7 @@ async fn a_canary_per_dep_every_10s_marked_with_the_probe_header() {
             Some(c.dep.as_str()),
             "X-Breaker-Probe: DEP"
         );
-        assert_eq!(c.worker, CANARY_WORKER);
+        assert_eq!(c.origin, Origin::Canary);
     }
     let checks: Vec<(String, bool)> = events
         .events()

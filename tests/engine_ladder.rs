@@ -175,7 +175,7 @@ async fn an_exhausted_failover_chain_degrades_to_the_lighter_model() {
 async fn a_lighter_model_whose_breaker_is_open_is_skipped() {
     let cfg = format!("[modelFailover]\nlighterModel = \"{LIGHTER}\"");
     let r = rig(&cfg, Fake::new(chain_fails_lighter_answers));
-    let dep = rehearse::engine::dep::model_dep("google", "default", "google:default");
+    let dep = rehearse::wire::dep::model_dep("google", "default", "google:default");
     let refused = AttemptResult::Transport {
         failure: TransportFailure::Refused,
     };

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use rehearse::host::{self, Check, Severity, TcpTuning};
+use rehearse::host::{self, Check, Severity};
+use rehearse::transport::TcpTuning;
 
 #[cfg(target_os = "linux")]
 fn proc_u64(name: &str) -> u64 {
@@ -68,7 +69,7 @@ fn host_info_round_trips_through_json() {
 #[cfg(target_os = "linux")]
 #[test]
 fn tuning_applied_to_a_real_loopback_socket_reads_back() {
-    use rehearse::host::sockopt;
+    use rehearse::transport::sockopt;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     let sock = socket2::SockRef::from(&stream);

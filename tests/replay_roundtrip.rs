@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rehearse::replay::http_dispatch::HttpDispatcher;
 use rehearse::replay::{
     Pacing, ReplayOptions, TrafficKind, TrafficLine, load_traffic, replay_on_own_thread,
 };
+use rehearse::transport::HttpDispatcher;
 use rehearse::upstream::MemoryRecords;
 use serde_json::json;
 use tokio::time::Instant;

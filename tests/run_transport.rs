@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rehearse::engine::transport::{Call, CallTarget, Deadlines, Transport};
+use rehearse::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
 use rehearse::engine::{AttemptResult, OpClass, TimeoutPhase, TransportFailure};
-use rehearse::run::diagnostics::Diagnostics;
-use rehearse::run::transport_http::HttpTransport;
+use rehearse::transport::Diagnostics;
+use rehearse::transport::HttpTransport;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -101,7 +101,7 @@ fn llm_call() -> Call {
         bearer: Some("openai-codex:default".into()),
         idempotency_key: None,
         probe: None,
-        worker: 0,
+        origin: Origin::Worker(0),
         attempt: 1,
         deadlines: Deadlines {
             ttfb: Some(Duration::from_millis(400)),

@@ -9,11 +9,11 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use rehearse::engine::transport::{Call, CallTarget, Deadlines, Transport};
+use rehearse::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
 use rehearse::engine::{AttemptResult, OpClass};
-use rehearse::host::{TcpTuning, TunedConnector, sockopt};
-use rehearse::run::diagnostics::Diagnostics;
-use rehearse::run::transport_http::HttpTransport;
+use rehearse::transport::Diagnostics;
+use rehearse::transport::HttpTransport;
+use rehearse::transport::{TcpTuning, TunedConnector, sockopt};
 
 use crate::support::rehearse;
 use crate::support::run::{mutated_copy, repo_root, report_json, run_in, run_scenario, show};
@@ -37,7 +37,7 @@ fn call(dep: &str, class: OpClass, target: CallTarget) -> Call {
         bearer: None,
         idempotency_key: None,
         probe: None,
-        worker: 0,
+        origin: Origin::Worker(0),
         attempt: 1,
         deadlines: Deadlines {
             ttfb: Some(Duration::from_secs(5)),

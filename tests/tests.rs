@@ -11,6 +11,9 @@ mod replay;
 // The run harness's real transport: typed failures from misbehaving loopback servers.
 mod run_transport;
 
+// The one request builder on the wire: run and replay send the same bytes; names encoded.
+mod transport_request;
+
 // Breaker trip/open/half-open/close rules on paused time.
 mod breaker_machine;
 

@@ -1,7 +1,7 @@
 //! The synthetic health-check loop: every `[engine.health] interval` (speed-scaled) each
 //! dependency gets one canary call carrying `X-Breaker-Probe: DEP` (`Call::probe`), and a
-//! `HealthCheck { dep, ok }` event. Transports add [`CANARY_HEADER`] to calls from
-//! [`CANARY_WORKER`] so the upstream can tell canaries from half-open breaker probes. Canaries bypass admission on purpose — they must see the
+//! `HealthCheck { dep, ok }` event. Canary calls have [`Origin::Canary`], which transports send
+//! as `X-Rehearse-Canary` so the upstream can tell canaries from half-open breaker probes. Canaries bypass admission on purpose — they must see the
 //! upstream while the breaker is open — and never feed the breaker, so the two can disagree
 //! (see [`super::health`]).
 //!
@@ -19,14 +19,7 @@ use super::breaker::{Signal, classify};
 use super::config::EngineConfig;
 use super::events::{Event, EventKind, EventSink, OpClass};
 use super::profiles::Profile;
-use super::transport::{Call, CallTarget, Transport};
-
-/// The worker id canaries carry (no engine worker has it).
-pub const CANARY_WORKER: usize = usize::MAX;
-
-/// The header (value `1`) a transport adds to calls from [`CANARY_WORKER`], next to
-/// `X-Breaker-Probe`, so the upstream can tell a canary from a half-open breaker probe.
-pub const CANARY_HEADER: &str = "x-rehearse-canary";
+use super::transport::{Call, CallTarget, Origin, Transport};
 
 /// One dependency's canary call.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,7 +110,7 @@ pub async fn run_canaries<T: Transport>(
                     bearer: c.bearer.clone(),
                     idempotency_key: None,
                     probe: Some(c.dep.clone()),
-                    worker: CANARY_WORKER,
+                    origin: Origin::Canary,
                     attempt: 1,
                     deadlines: config.deadlines(c.class, speed),
                 };

@@ -85,6 +85,8 @@ pub fn classify(result: &AttemptResult, wall_now: SystemTime) -> Classified {
         AttemptResult::Transport { .. } => failed(Reason::Transport, AttemptOutcome::Transport),
         AttemptResult::StreamCut { .. } => failed(Reason::StreamCut, AttemptOutcome::StreamCut),
         AttemptResult::WsPingTimeout => failed(Reason::Timeout, AttemptOutcome::Timeout),
+        // A request that cannot be built will not build on a retry either: permanent.
+        AttemptResult::Unsendable { .. } => failed(Reason::Unknown, AttemptOutcome::Transport),
         AttemptResult::WsClosed { .. } => failed(Reason::Transport, AttemptOutcome::Transport),
     }
 }

@@ -21,12 +21,12 @@ use tokio::time::Instant;
 use super::Engine;
 use super::llm::{LlmShape, Progress};
 use crate::engine::budget::{Rung, ladder, within_budget};
-use crate::engine::dep::provider_of;
 use crate::engine::events::{AttemptOutcome, EventKind, LadderRung, OpClass};
 use crate::engine::failover::fallback_event;
 use crate::engine::outcome::Reason;
 use crate::engine::request::{EngineRequest, EngineResponse, RequestKind};
 use crate::engine::transport::Transport;
+use crate::wire::dep::provider_of;
 
 impl<T: Transport> Engine<T> {
     pub(super) async fn handle_llm(&self, req: &EngineRequest, worker: usize) -> EngineResponse {

@@ -11,12 +11,12 @@ use super::llm::Progress;
 use crate::engine::budget::{
     ErrorClass, RetryDecision, RetryState, decide, error_class, within_budget,
 };
-use crate::engine::dep::provider_of;
 use crate::engine::events::{AttemptOutcome, EventKind, OpClass};
 use crate::engine::outcome::Reason;
 use crate::engine::request::{EngineRequest, EngineResponse};
 use crate::engine::throttle::Route;
 use crate::engine::transport::Transport;
+use crate::wire::dep::provider_of;
 
 impl<T: Transport> Engine<T> {
     /// True when every endpoint of `model`'s provider has an open breaker.

@@ -12,12 +12,12 @@ use super::{Engine, MAX_ATTEMPTS, user_error};
 use crate::engine::admission::Admit;
 use crate::engine::budget::{ErrorClass, error_class};
 use crate::engine::classify::{classify, tokens_of};
-use crate::engine::dep::provider_of;
 use crate::engine::events::{AttemptOutcome, EventKind, OpClass};
 use crate::engine::failover::{Decision, RequestState, decide, pick_profile, when_no_profile};
 use crate::engine::outcome::{AttemptResult, Reason};
 use crate::engine::request::EngineRequest;
-use crate::engine::transport::{Call, CallTarget, Transport};
+use crate::engine::transport::{Call, CallTarget, Origin, Transport};
+use crate::wire::dep::provider_of;
 
 /// How a failed model request ends: its last failure.
 pub(super) struct Failure {
@@ -200,7 +200,7 @@ impl<T: Transport> Engine<T> {
                 bearer: Some(entry.profile.credential().to_string()),
                 idempotency_key: None,
                 probe: probe.then(|| dep.clone()),
-                worker,
+                origin: Origin::Worker(worker),
                 attempt: p.attempts,
                 deadlines: self.deadlines(class, timeout),
             };

@@ -15,7 +15,7 @@ use crate::engine::budget::{RetryDecision, RetryState, decide};
 use crate::engine::classify::{classify, tokens_of};
 use crate::engine::events::{AttemptOutcome, EventKind};
 use crate::engine::request::{EngineRequest, EngineResponse, RequestKind};
-use crate::engine::transport::{Call, CallTarget, Transport};
+use crate::engine::transport::{Call, Origin, Transport};
 
 impl<T: Transport> Engine<T> {
     pub(super) async fn handle_simple(&self, req: &EngineRequest, worker: usize) -> EngineResponse {
@@ -23,32 +23,22 @@ impl<T: Transport> Engine<T> {
         let (dep, target, key, idempotent, retryable) = match &req.kind {
             RequestKind::Tool {
                 name,
-                body,
                 idempotency_key,
                 idempotent,
+                ..
             } => (
                 name.clone(),
-                CallTarget::Tool {
-                    name: name.clone(),
-                    body: body.clone(),
-                },
+                req.kind.target(),
                 idempotency_key.clone(),
                 *idempotent,
                 true,
             ),
-            RequestKind::Ws { channel, messages } => (
-                channel.clone(),
-                CallTarget::Ws {
-                    channel: channel.clone(),
-                    messages: *messages,
-                },
-                None,
-                true,
-                false,
-            ),
+            RequestKind::Ws { channel, .. } => {
+                (channel.clone(), req.kind.target(), None, true, false)
+            }
             RequestKind::Llm { model, .. } => (
                 model.clone(),
-                CallTarget::Llm {
+                crate::engine::transport::CallTarget::Llm {
                     model: model.clone(),
                     stream: false,
                     max_tokens: None,
@@ -79,7 +69,7 @@ impl<T: Transport> Engine<T> {
                 bearer: None,
                 idempotency_key: key.clone(),
                 probe: probe.then(|| dep.clone()),
-                worker,
+                origin: Origin::Worker(worker),
                 attempt: attempts,
                 deadlines: self.deadlines(class, timeout),
             };

@@ -10,7 +10,7 @@
 //! - [`request`]: what the harness asks (`EngineRequest`) and gets back (`EngineResponse`).
 //! - [`transport`]: the `Transport` seam (`Call`, `CallTarget`, `Deadlines`).
 //! - [`admission`]: the `Admission` seam the breakers implement (`Admit`, `AlwaysAllow`).
-//! - [`dep`]: dependency names (`PROVIDER/REGION/FP`).
+//! - Dependency names (`PROVIDER/REGION/FP`) are wire names: [`crate::wire::dep`].
 //! - [`outcome`], [`classify`], [`retry_after`]: attempt results → failure reasons.
 //! - [`config`]: `EngineConfig` (OpenClaw key names) and its validation.
 //! - [`profiles`], [`policy`], [`cooldown`], [`store`]: auth profiles, policies, schedules, the
@@ -39,7 +39,6 @@ pub mod classify;
 pub mod config;
 pub mod cooldown;
 pub mod coordinator;
-pub mod dep;
 pub mod events;
 pub mod executor;
 pub mod failover;
@@ -64,4 +63,4 @@ pub use outcome::{AttemptResult, Reason, TimeoutPhase, TransportFailure};
 pub use policy::Policy;
 pub use profiles::Profile;
 pub use request::{EngineRequest, EngineResponse, RequestKind};
-pub use transport::{Call, CallTarget, Deadlines, Transport};
+pub use transport::{Call, CallTarget, Deadlines, Origin, Transport};

@@ -86,6 +86,13 @@ pub enum AttemptResult {
     },
     /// A WebSocket ping got no pong within its deadline.
     WsPingTimeout,
+    /// The request could not be built (a header value HTTP forbids), so nothing was sent. Not
+    /// the upstream's failure: the breaker ignores it; failover reads it as reason `unknown`
+    /// (a permanent error: never retried as is).
+    Unsendable {
+        /// What was wrong with the request.
+        reason: String,
+    },
     /// The WebSocket peer closed with an abnormal close code.
     WsClosed {
         /// The close code.

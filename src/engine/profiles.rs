@@ -7,8 +7,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::config::ConfigError;
-use super::dep::{DEFAULT_REGION, model_dep};
 use crate::util::fingerprint;
+use crate::wire::dep::{DEFAULT_REGION, model_dep};
 
 /// One auth profile (a `[[profile]]` table of a scenario).
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]

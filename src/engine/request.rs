@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::events::{AttemptOutcome, OpClass};
+use super::transport::CallTarget;
 
 /// The kind of work a request asks for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +47,31 @@ impl RequestKind {
             Self::Llm { .. } => OpClass::LlmInference,
             Self::Tool { .. } => OpClass::ToolCall,
             Self::Ws { .. } => OpClass::Session,
+        }
+    }
+
+    /// What an attempt at this request calls — the one conversion from the request vocabulary
+    /// to the transport's. A model call's attempts may go to a fallback model instead: the
+    /// executor then swaps `model` (and the degradation ladder `max_tokens`).
+    pub fn target(&self) -> CallTarget {
+        match self {
+            Self::Llm {
+                model,
+                stream,
+                max_tokens,
+            } => CallTarget::Llm {
+                model: model.clone(),
+                stream: *stream,
+                max_tokens: *max_tokens,
+            },
+            Self::Tool { name, body, .. } => CallTarget::Tool {
+                name: name.clone(),
+                body: body.clone(),
+            },
+            Self::Ws { channel, messages } => CallTarget::Ws {
+                channel: channel.clone(),
+                messages: *messages,
+            },
         }
     }
 }

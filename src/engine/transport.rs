@@ -1,6 +1,6 @@
 //! The seam between the engine and the network: the engine builds a `Call` and a `Transport`
-//! turns it into an `AttemptResult`. The real hyper/tungstenite transports live with the run
-//! harness; tests use a scripted one. The transport enforces the deadlines itself (keeping its
+//! turns it into an `AttemptResult`. The real hyper/tungstenite transport is
+//! `crate::transport::HttpTransport`; tests use a scripted one. The transport enforces the deadlines itself (keeping its
 //! own deadline expiry apart from kernel errors) and reports `AttemptResult::Timeout{phase}`.
 
 use std::future::Future;
@@ -9,7 +9,11 @@ use std::time::Duration;
 use super::events::OpClass;
 use super::outcome::AttemptResult;
 
-/// What to call.
+/// What to call: the route and body of one attempt (the request's [`RequestKind`] with the
+/// model of this attempt, see [`RequestKind::target`]).
+///
+/// [`RequestKind`]: super::request::RequestKind
+/// [`RequestKind::target`]: super::request::RequestKind::target
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallTarget {
     /// `POST /v1/chat/completions`.
@@ -35,6 +39,15 @@ pub enum CallTarget {
         /// Messages to exchange.
         messages: u32,
     },
+}
+
+/// Who makes a call: an engine worker, or the health-check loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Engine worker N, on behalf of a request.
+    Worker(usize),
+    /// A synthetic health check (canary); transports mark it with `X-Rehearse-Canary`.
+    Canary,
 }
 
 /// The deadlines of one attempt, already divided by the run's speed.
@@ -63,8 +76,8 @@ pub struct Call {
     pub idempotency_key: Option<String>,
     /// The `X-Breaker-Probe` header value (the dep) when this call is a breaker probe.
     pub probe: Option<String>,
-    /// The engine worker making the call.
-    pub worker: usize,
+    /// Who makes the call.
+    pub origin: Origin,
     /// The attempt number within its request (1-based).
     pub attempt: u32,
     /// The deadlines to enforce.

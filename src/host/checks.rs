@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::sockopt::{TcpTuning, rxt_conndroptime_secs};
 use super::tcp::{HostInfo, LINUX_DEFAULT_HZ};
+use crate::transport::sockopt::{TcpTuning, rxt_conndroptime_secs};
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

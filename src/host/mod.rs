@@ -12,26 +12,20 @@
 //!   documented timer-granularity constants with their sources.
 //! - `checks`: the pure contradiction checks ([`contradictions`], [`Contradiction`]).
 //! - `linux` / `macos`: readers of `/proc/sys/net/ipv4/` and `sysctlbyname` (cfg by target).
-//! - [`sockopt`]: the socket options ([`sockopt::TcpTuning`]) the harness applies to its client
-//!   sockets, set the same way on both systems.
-//! - [`connector`]: the hyper-util connector ([`TunedConnector`]) that applies them to every
-//!   upstream connection of the run transports and `rehearse replay`, and reports what the
-//!   kernel read back.
+//! - The socket options the harness applies to its own client sockets, and the connector that
+//!   applies them, belong to the clients: [`crate::transport::sockopt`],
+//!   [`crate::transport::connector`].
 //!
 //! Every value the host may not expose is an `Option`: a missing sysctl or `/proc` file is
 //! `None`, never a panic.
 
 mod checks;
-pub mod connector;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "macos")]
 mod macos;
-pub mod sockopt;
 pub mod tcp;
 
-pub use connector::{SocketsReport, TunedConnector};
-pub use sockopt::TcpTuning;
 pub use tcp::{
     Check, Contradiction, HostInfo, PortRange, Severity, TcpStack, TimerFacts, contradictions,
 };

@@ -6,7 +6,6 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use tokio::time::Instant;
 
-use super::http_dispatch::HttpDispatcher;
 use super::pacer::check_speed;
 use super::precise::{Pacing, replay_on_own_thread};
 use super::record::{RecordError, RecordStats, Recorder, serve_recorder};
@@ -14,6 +13,7 @@ use super::replayer::ReplayOptions;
 use super::traffic::load_traffic;
 use crate::cli::{RecordArgs, ReplayArgs};
 use crate::exit::{CmdError, CmdResult, Status};
+use crate::transport::HttpDispatcher;
 
 /// Per-request deadline of `rehearse replay` (a WebSocket session included).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);

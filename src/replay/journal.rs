@@ -3,7 +3,7 @@
 //!
 //! Each request reserves a sequence number and its `at_ms` (offset of its arrival from the first
 //! request's, rounded to the nearest ms) under one lock when its handler starts. Arrivals are the
-//! kernel's receive times (see [`crate::util::arrival`]), so two requests on different
+//! kernel's receive times (see [`crate::transport::arrival`]), so two requests on different
 //! connections can reach their handlers in the opposite order; the later handler's `at_ms` is
 //! then raised to the earlier one's, so `at_ms` never decreases along the file (such a pair
 //! arrived within one scheduler delay of each other). A line is written once it and every earlier one are complete; a WebSocket session stays

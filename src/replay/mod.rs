@@ -1,6 +1,5 @@
 //! Recorded traffic (docs/traffic.md): the JSONL format, the pure pacer, the open-model
-//! replayer, the HTTP/WebSocket dispatcher of `rehearse replay` and the recording proxy of
-//! `rehearse record`.
+//! replayer and the recording proxy of `rehearse record`.
 //!
 //! - [`traffic`]: `TrafficLine`, `load_traffic`, `parse_traffic` (errors name line and field).
 //! - [`pacer`]: `send_at(start, at_ms, speed)`, the absolute schedule (pure).
@@ -9,13 +8,13 @@
 //!   `replay_on_own_thread`, the pacer thread of `rehearse replay`; [`pacer_thread`]: that
 //!   thread's OS settings (timer slack, priority).
 //! - [`summary`]: per-request records, lag and latency percentiles (HDR histograms).
-//! - [`http_dispatch`]: the HTTP/WebSocket `Dispatcher` of `rehearse replay`.
+//! - The HTTP/WebSocket `Dispatcher` of `rehearse replay` is a client, so it lives in
+//!   [`crate::transport::dispatch`] with the run's transport.
 //! - [`record`]: the recording reverse proxy; [`redact`]: request → line without secrets;
 //!   [`journal`]: ordered, line-flushed output.
 //! - [`receiver`]: a loopback receiver that timestamps arrivals (tests, benchmark).
 
 mod cmd;
-pub mod http_dispatch;
 pub mod journal;
 pub mod pacer;
 pub mod pacer_thread;

@@ -6,7 +6,7 @@
 //! (JSON, or 3 SSE chunks and `data: [DONE]` when the body says `"stream": true`),
 //! `POST /tools/NAME` (`{"ok":true}`), `GET /ws` (a WebSocket echo), anything else `200 ok`.
 //! The arrival instant is when the request's first bytes reached the host (the kernel's receive
-//! timestamp on Linux, see [`crate::util::arrival`]), not when the handler ran.
+//! timestamp on Linux, see [`crate::transport::arrival`]), not when the handler ran.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -26,7 +26,8 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
-use crate::util::arrival::{ArrivalMark, Stamped};
+use crate::transport::arrival::{ArrivalMark, Stamped};
+use crate::wire::route;
 
 /// One request as the receiver saw it.
 #[derive(Debug, Clone)]
@@ -68,7 +69,7 @@ pub async fn serve_receiver(
     arrivals: Arc<Arrivals>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    crate::util::arrival::stamp_listener(&listener);
+    crate::transport::arrival::stamp_listener(&listener);
     tokio::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -111,7 +112,7 @@ async fn handle(
             )
         })
         .collect();
-    if req.uri().path() == "/ws"
+    if req.uri().path() == route::WS
         && let Some(key) = req.headers().get("sec-websocket-key")
     {
         let accept = derive_accept_key(key.as_bytes());
@@ -149,7 +150,7 @@ async fn handle(
         .await
         .map(|c| c.to_bytes())
         .unwrap_or_default();
-    let stream = path == "/v1/chat/completions"
+    let stream = path == route::CHAT
         && serde_json::from_slice::<serde_json::Value>(&body)
             .ok()
             .and_then(|v| v.get("stream").and_then(|s| s.as_bool()))
@@ -166,12 +167,12 @@ async fn handle(
             "text/event-stream",
             format!("data: {chunk}\n\ndata: {chunk}\n\ndata: {chunk}\n\ndata: [DONE]\n\n"),
         )
-    } else if path == "/v1/chat/completions" {
+    } else if path == route::CHAT {
         (
             "application/json",
             r#"{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"total_tokens":3}}"#.to_string(),
         )
-    } else if path.starts_with("/tools/") {
+    } else if path.starts_with(route::TOOLS_PREFIX) {
         ("application/json", r#"{"ok":true}"#.to_string())
     } else {
         ("text/plain", "ok".to_string())

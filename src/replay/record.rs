@@ -23,7 +23,6 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
@@ -36,7 +35,8 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use super::journal::Journal;
 pub use super::journal::RecordStats;
 use super::redact::{http_line, ws_line};
-use crate::util::arrival::{ArrivalMark, Stamped};
+use crate::transport::arrival::{ArrivalMark, Stamped};
+use crate::transport::{TcpTuning, TunedConnector};
 
 /// The recorder could not start.
 #[derive(Debug, thiserror::Error)]
@@ -61,7 +61,7 @@ type ProxyBody = BoxBody<Bytes, hyper::Error>;
 pub struct Recorder {
     http_base: String,
     ws_base: String,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<TunedConnector, Full<Bytes>>,
     journal: Mutex<Journal<File>>,
 }
 
@@ -93,8 +93,9 @@ impl Recorder {
             path: out.display().to_string(),
             source,
         })?;
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
+        // The harness's connector, kernel-default options (a recording has no scenario): the
+        // same connect path as the run's and `rehearse replay`'s upstream connections.
+        let connector = TunedConnector::new(TcpTuning::default());
         Ok(Self {
             http_base: format!("http://{auth}{prefix}"),
             ws_base: format!("ws://{auth}{prefix}"),
@@ -115,7 +116,7 @@ pub async fn serve_recorder(
     recorder: Arc<Recorder>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<RecordStats> {
-    crate::util::arrival::stamp_listener(&listener);
+    crate::transport::arrival::stamp_listener(&listener);
     tokio::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -157,14 +158,15 @@ async fn handle(
     rec: Arc<Recorder>,
     mark: Arc<ArrivalMark>,
 ) -> Result<Response<ProxyBody>, Infallible> {
-    // When the request reached this host, not when this task got to run (see `util::arrival`).
+    // When the request reached this host, not when this task got to run (see `transport::arrival`).
     let (seq, at_ms) = rec.journal().reserve(mark.take_or(Instant::now()));
     let path_q = req
         .uri()
         .path_and_query()
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "/".into());
-    if req.uri().path() == "/ws" && req.headers().contains_key("sec-websocket-key") {
+    if req.uri().path() == crate::wire::route::WS && req.headers().contains_key("sec-websocket-key")
+    {
         return Ok(proxy_ws(&mut req, rec, seq, at_ms, &path_q).await);
     }
     let (parts, body) = req.into_parts();

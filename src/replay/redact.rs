@@ -16,9 +16,13 @@
 use http::HeaderMap;
 use serde_json::{Map, Value};
 
-use super::http_dispatch::{H_BUDGET, H_CLASS, H_IDEMPOTENT, H_SESSION, H_TENANT};
 use super::traffic::{TrafficKind, TrafficLine};
 use crate::engine::OpClass;
+use crate::wire::header::{
+    BUDGET as H_BUDGET, CLASS as H_CLASS, IDEMPOTENT as H_IDEMPOTENT, SESSION as H_SESSION,
+    TENANT as H_TENANT,
+};
+use crate::wire::{header, route};
 
 /// What replaces a removed secret.
 pub const REDACTED: &str = "[redacted]";
@@ -170,7 +174,7 @@ pub fn ws_channel(query: Option<&str>) -> Option<String> {
     query?
         .split('&')
         .filter_map(|kv| kv.split_once('='))
-        .find(|(k, _)| *k == "channel")
+        .find(|(k, _)| *k == route::WS_CHANNEL)
         .map(|(_, v)| decode(v))
         .filter(|c| !c.is_empty())
 }
@@ -243,7 +247,7 @@ pub fn http_line(
         }
         serde_json::from_slice(body).map_err(|e| format!("POST {path}: body is not JSON ({e})"))
     };
-    let kind = if path == "/v1/chat/completions" {
+    let kind = if path == route::CHAT {
         let v = json()?;
         let model = v
             .get("model")
@@ -261,13 +265,13 @@ pub fn http_line(
             stream: v.get("stream").and_then(Value::as_bool).unwrap_or(false),
             max_tokens,
         }
-    } else if let Some(name) = path.strip_prefix("/tools/")
+    } else if let Some(name) = path.strip_prefix(route::TOOLS_PREFIX)
         && !name.is_empty()
         && !name.contains('/')
     {
         let body = json()?;
         let key = headers
-            .get("idempotency-key")
+            .get(header::IDEMPOTENCY_KEY)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         TrafficKind::Tool {

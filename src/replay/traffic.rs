@@ -26,7 +26,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::engine::OpClass;
+use crate::engine::{OpClass, RequestKind};
 
 /// One request of a traffic file.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,6 +84,37 @@ impl TrafficKind {
             Self::Llm { .. } => "llm",
             Self::Tool { .. } => "tool",
             Self::Ws { .. } => "ws",
+        }
+    }
+}
+
+/// The one conversion from the traffic vocabulary to the engine's (and, through
+/// [`RequestKind::target`], to the transport's): the run and `rehearse replay` both go through
+/// it, so a line means the same request to both.
+impl From<TrafficKind> for RequestKind {
+    fn from(kind: TrafficKind) -> Self {
+        match kind {
+            TrafficKind::Llm {
+                model,
+                stream,
+                max_tokens,
+            } => RequestKind::Llm {
+                model,
+                stream,
+                max_tokens: Some(max_tokens),
+            },
+            TrafficKind::Tool {
+                tool,
+                body,
+                idempotent,
+                idempotency_key,
+            } => RequestKind::Tool {
+                name: tool,
+                body,
+                idempotent,
+                idempotency_key,
+            },
+            TrafficKind::Ws { channel, messages } => RequestKind::Ws { channel, messages },
         }
     }
 }

@@ -16,9 +16,9 @@ use super::signals::Stop;
 use super::suite::{Index, IndexRow, worst, write_index};
 use crate::cli::RunArgs;
 use crate::exit::{CmdError, CmdResult};
-use crate::host::SocketsReport;
 use crate::report::model::{ExpectStatus, Report, Verdict};
 use crate::report::rfc3339;
+use crate::transport::SocketsReport;
 
 /// Runs `rehearse run`.
 pub fn command(args: RunArgs) -> CmdResult {

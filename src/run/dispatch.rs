@@ -12,7 +12,7 @@ use crate::engine::Engine;
 use crate::engine::request::{EngineRequest, RequestKind};
 use crate::engine::transport::Transport;
 use crate::replay::replayer::{DispatchOutcome, Dispatcher};
-use crate::replay::traffic::{TrafficKind, TrafficLine};
+use crate::replay::traffic::TrafficLine;
 
 /// Live counters for the progress display and the A/B summary.
 #[derive(Debug, Default)]
@@ -73,32 +73,9 @@ pub fn worker_of(seed: u64, seq: u64, workers: usize) -> usize {
 
 /// The engine request of a traffic line (`seq` becomes its id).
 pub fn to_request(seq: u64, line: TrafficLine) -> EngineRequest {
-    let kind = match line.kind {
-        TrafficKind::Llm {
-            model,
-            stream,
-            max_tokens,
-        } => RequestKind::Llm {
-            model,
-            stream,
-            max_tokens: Some(max_tokens),
-        },
-        TrafficKind::Tool {
-            tool,
-            body,
-            idempotent,
-            idempotency_key,
-        } => RequestKind::Tool {
-            name: tool,
-            body,
-            idempotent,
-            idempotency_key,
-        },
-        TrafficKind::Ws { channel, messages } => RequestKind::Ws { channel, messages },
-    };
     EngineRequest {
         id: seq,
-        kind,
+        kind: RequestKind::from(line.kind),
         tenant: line.tenant,
         budget_tokens: line.budget_tokens,
         session: line.session,

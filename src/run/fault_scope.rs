@@ -8,11 +8,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::Profile;
-use crate::engine::dep::provider_of;
 use crate::report::model::{FaultHit, FaultWindow};
 use crate::upstream::FaultSpec;
 use crate::upstream::faults::RouteSel;
 use crate::verdict::diff::nominal_ms;
+use crate::wire::dep::provider_of;
 
 fn ms(d: std::time::Duration) -> u64 {
     nominal_ms(d).max(0) as u64
@@ -134,10 +134,9 @@ mod tests {
     #[test]
     fn a_fault_touches_only_the_lanes_in_its_scope() {
         let default =
-            crate::engine::dep::model_dep("openai-codex", "default", "openai-codex:default");
-        let backup =
-            crate::engine::dep::model_dep("openai-codex", "default", "openai-codex:backup");
-        let claude = crate::engine::dep::model_dep("anthropic", "default", "anthropic:default");
+            crate::wire::dep::model_dep("openai-codex", "default", "openai-codex:default");
+        let backup = crate::wire::dep::model_dep("openai-codex", "default", "openai-codex:backup");
+        let claude = crate::wire::dep::model_dep("anthropic", "default", "anthropic:default");
         let lanes: Vec<String> = vec![
             "calculator".into(),
             "crm_search".into(),

@@ -16,7 +16,6 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout};
 
-use super::diagnostics::Diagnostics;
 use super::dispatch::{Counters, EngineDispatcher};
 use super::health::{CanaryCount, HealthTally};
 use super::observe::{FaultHits, Observed};
@@ -24,14 +23,15 @@ use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
 use super::signals::Stop;
 use super::sinks::{EventsWriter, JsonlFile, PromFile, TransitionLog};
-use super::transport_http::HttpTransport;
 use crate::engine::breakers::Breakers;
 use crate::engine::events::FanOut;
 use crate::engine::metrics::{AtScrape, Metrics};
 use crate::engine::{BreakerState, Engine, EngineOptions, Event, EventKind, EventSink, Policy};
-use crate::host::SocketsReport;
 use crate::replay::replayer::{Pacing, ReplayOptions, ReplaySummary, replay};
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
+use crate::transport::Diagnostics;
+use crate::transport::HttpTransport;
+use crate::transport::SocketsReport;
 use crate::upstream::{RecordSink, Stats, Upstream, UpstreamConfig, UpstreamRecord};
 use crate::verdict::ProbeArrival;
 
@@ -270,7 +270,7 @@ pub async fn run_policy(
     metrics.advance_at_scrape(at_scrape);
     let diagnostics = Arc::new(Diagnostics::default());
     let transport = HttpTransport::with_tcp(up_addr, diagnostics.clone(), file.tcp.clone())
-        .with_pong_deadline(scaled(super::transport_ws::DEFAULT_PONG_DEADLINE, speed));
+        .with_pong_deadline(scaled(crate::transport::ws::DEFAULT_PONG_DEADLINE, speed));
     let connector = transport.connector().clone();
 
     // Synthetic health checks: one canary per dep, over the same transport, until they are

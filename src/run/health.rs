@@ -9,11 +9,11 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::canary::Canary;
-use crate::engine::dep::provider_of;
 use crate::engine::profiles::ProfileBook;
 use crate::engine::{Event, EventKind, EventSink};
 use crate::replay::traffic::{TrafficKind, TrafficLine};
 use crate::scenario::ScenarioFile;
+use crate::wire::dep::provider_of;
 
 /// One canary per dep, in dep order, except tools the traffic calls as non-idempotent. A model endpoint's canary asks for the first model of its
 /// provider the traffic uses (else the fallback that brought the provider in).

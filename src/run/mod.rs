@@ -7,7 +7,7 @@
 //! - `cmd`: the CLI edge (anyhow, exit codes); `plan`: flags + scenario → a validated run plan.
 //! - `harness`: one policy's run; `health`: its canaries and their tally; `suite`: several scenarios into one run directory.
 //! - `supervise`: the mock upstream dying mid-run is a harness failure (exit 3).
-//! - `transport_http` / `transport_ws` / `errors` / `diagnostics`: the real transport.
+//! - The real transport the engine is given lives in [`crate::transport`].
 //! - `dispatch`: replayed lines → `Engine::handle` across workers.
 //! - `sinks`: events.jsonl / upstream.jsonl line writers; `rundir`: run directory names.
 //! - `observe`: exact latencies and the picture's marks from the events, fault hits from the upstream.
@@ -18,9 +18,7 @@
 mod assemble;
 mod cmd;
 pub mod contradictions;
-pub mod diagnostics;
 pub mod dispatch;
-mod errors;
 pub mod external;
 mod external_gateway;
 mod external_report;
@@ -36,7 +34,5 @@ pub mod signals;
 pub mod sinks;
 pub mod suite;
 mod supervise;
-pub mod transport_http;
-pub mod transport_ws;
 
 pub use cmd::command;

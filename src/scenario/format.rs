@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{EngineConfig, Policy, Profile};
-use crate::host::TcpTuning;
+use crate::transport::TcpTuning;
 use crate::upstream::FaultSpec;
 use crate::verdict::Expectations;
 

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use super::format::{ScenarioError, ScenarioFile};
 use super::locate::locate_within;
-use crate::engine::dep::provider_of;
 use crate::engine::families::{SelectorProblem, check_selector};
 use crate::engine::profiles::ProfileBook;
 use crate::replay::traffic::{TrafficKind, TrafficLine, load_traffic};
 use crate::util::suggest::closest;
+use crate::wire::dep::provider_of;
 
 /// The most engine workers a scenario may ask for.
 pub const MAX_WORKERS: usize = 256;

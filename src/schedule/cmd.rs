@@ -37,7 +37,11 @@ fn render(args: &SchedulePlanArgs, env: &Env) -> Result<(plist::LaunchAgent, Str
 }
 
 fn print(args: &SchedulePlanArgs, env: &Env) -> CmdResult {
-    print!("{}", render(args, env)?.1);
+    let xml = render(args, env)?.1;
+    {
+        use std::io::Write as _;
+        let _ = std::io::stdout().lock().write_all(xml.as_bytes());
+    }
     Ok(Status::Pass)
 }
 
@@ -76,12 +80,12 @@ fn install(args: &ScheduleInstallArgs, env: &Env) -> CmdResult {
     crate::util::write_atomic(&path, xml.as_bytes())
         .with_context(|| format!("writing {}", path.display()))
         .map_err(CmdError::harness)?;
-    println!("wrote {}", path.display());
+    crate::outln!("wrote {}", path.display());
     if let Some(logs) = plist::logs_of(&agent) {
-        println!("logs: {}", logs.display());
+        crate::outln!("logs: {}", logs.display());
     }
     let Some(launchctl) = launchctl else {
-        println!("not loaded (--no-load)");
+        crate::outln!("not loaded (--no-load)");
         return Ok(Status::Pass);
     };
     let uid = launchctl::current_uid();
@@ -100,7 +104,7 @@ fn install(args: &ScheduleInstallArgs, env: &Env) -> CmdResult {
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    println!("loaded {}/{}", launchctl::gui_domain(uid), file.label);
+    crate::outln!("loaded {}/{}", launchctl::gui_domain(uid), file.label);
     Ok(Status::Pass)
 }
 
@@ -113,9 +117,9 @@ fn uninstall(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
             .with_context(|| format!("running {}", launchctl.display()))
             .map_err(CmdError::harness)?;
         if out.status.success() {
-            println!("unloaded {}/{}", launchctl::gui_domain(uid), args.label);
+            crate::outln!("unloaded {}/{}", launchctl::gui_domain(uid), args.label);
         } else {
-            println!(
+            crate::outln!(
                 "not loaded ({}/{}: {})",
                 launchctl::gui_domain(uid),
                 args.label,
@@ -124,9 +128,9 @@ fn uninstall(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
         }
     }
     match std::fs::remove_file(&path) {
-        Ok(()) => println!("removed {}", path.display()),
+        Ok(()) => crate::outln!("removed {}", path.display()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            println!("no plist at {}", path.display())
+            crate::outln!("no plist at {}", path.display())
         }
         Err(e) => {
             return Err(CmdError::harness(
@@ -140,14 +144,14 @@ fn uninstall(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
 fn status(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
     let launchctl = need_launchctl(args, env, "status")?;
     let path = plist_path(&args.label, args.dir.as_deref(), env).map_err(CmdError::bad_input)?;
-    println!("label: {}", args.label);
+    crate::outln!("label: {}", args.label);
     let installed = read_installed(&path);
     match &installed {
-        Ok(_) => println!("plist: {}", path.display()),
-        Err(why) => println!("plist: {} ({why})", path.display()),
+        Ok(_) => crate::outln!("plist: {}", path.display()),
+        Err(why) => crate::outln!("plist: {} ({why})", path.display()),
     }
     match launchctl {
-        None => println!("loaded: unknown (--no-load)"),
+        None => crate::outln!("loaded: unknown (--no-load)"),
         Some(launchctl) => {
             let uid = launchctl::current_uid();
             let out = launchctl::run(&launchctl::print_argv(&launchctl, uid, &args.label))
@@ -156,19 +160,19 @@ fn status(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
             if out.status.success() {
                 let s = launchctl::summarise_print(&String::from_utf8_lossy(&out.stdout));
                 let na = || "-".to_string();
-                println!(
+                crate::outln!(
                     "loaded: yes ({}/{})",
                     launchctl::gui_domain(uid),
                     args.label
                 );
-                println!("state: {}", s.state.unwrap_or_else(na));
+                crate::outln!("state: {}", s.state.unwrap_or_else(na));
                 if let Some(pid) = s.pid {
-                    println!("pid: {pid}");
+                    crate::outln!("pid: {pid}");
                 }
-                println!("runs: {}", s.runs.unwrap_or_else(na));
-                println!("last exit code: {}", s.last_exit_code.unwrap_or_else(na));
+                crate::outln!("runs: {}", s.runs.unwrap_or_else(na));
+                crate::outln!("last exit code: {}", s.last_exit_code.unwrap_or_else(na));
             } else {
-                println!("loaded: no");
+                crate::outln!("loaded: no");
             }
         }
     }
@@ -178,10 +182,10 @@ fn status(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
     };
     if !entries.is_empty() {
         let when: Vec<String> = entries.iter().map(CalendarEntry::describe).collect();
-        println!("schedule: {}", when.join(", "));
+        crate::outln!("schedule: {}", when.join(", "));
     }
-    println!("next run: {}", next_run_text(&entries));
-    println!(
+    crate::outln!("next run: {}", next_run_text(&entries));
+    crate::outln!(
         "(summary of `launchctl print`, informational only; a run's verdict is in its report)"
     );
     Ok(Status::Pass)

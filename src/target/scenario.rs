@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::dep::provider_of;
 use crate::replay::traffic::{TrafficKind, TrafficLine};
 use crate::scenario::ScenarioFile;
+use crate::wire::dep::provider_of;
 
 use super::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 

@@ -11,7 +11,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::util::arrival::ArrivalMark;
+use crate::transport::arrival::ArrivalMark;
 
 /// How often a held (stalled) request checks whether its client is still there.
 const HOLD_POLL: Duration = Duration::from_millis(100);

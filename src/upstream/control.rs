@@ -8,6 +8,7 @@ use http::{Method, Request, Response, StatusCode};
 use super::Upstream;
 use super::faults::parse_fault_file;
 use super::routes::{Body, error_json, json_response, read_body};
+use crate::wire::route;
 
 /// The origin named in errors about a PUT body.
 const PUT_ORIGIN: &str = "PUT /_rehearse/faults";
@@ -16,11 +17,11 @@ const PUT_ORIGIN: &str = "PUT /_rehearse/faults";
 pub(crate) async fn handle(req: Request<hyper::body::Incoming>, up: &Upstream) -> Response<Body> {
     let path = req.uri().path().to_string();
     match (req.method().clone(), path.as_str()) {
-        (Method::GET, "/_rehearse/faults") => match serde_json::to_string(&up.faults()) {
+        (Method::GET, route::FAULTS) => match serde_json::to_string(&up.faults()) {
             Ok(s) => json_response(StatusCode::OK, s),
             Err(e) => error_json(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
         },
-        (Method::PUT, "/_rehearse/faults") => {
+        (Method::PUT, route::FAULTS) => {
             let body = match read_body(req).await {
                 Ok(b) => b,
                 Err(r) => return r,
@@ -43,15 +44,15 @@ pub(crate) async fn handle(req: Request<hyper::body::Incoming>, up: &Upstream) -
                 }
             }
         }
-        (Method::GET, "/_rehearse/stats") => match serde_json::to_string(&up.stats()) {
+        (Method::GET, route::STATS) => match serde_json::to_string(&up.stats()) {
             Ok(s) => json_response(StatusCode::OK, s),
             Err(e) => error_json(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
         },
-        (Method::POST, "/_rehearse/shutdown") => {
+        (Method::POST, route::SHUTDOWN) => {
             up.halt();
             json_response(StatusCode::OK, "{\"stopping\":true}".to_string())
         }
-        (_, "/_rehearse/faults" | "/_rehearse/stats" | "/_rehearse/shutdown") => {
+        (_, route::FAULTS | route::STATS | route::SHUTDOWN) => {
             error_json(StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
         }
         _ => error_json(StatusCode::NOT_FOUND, "no such control route"),

@@ -37,6 +37,8 @@ pub use stats::{Arrival, DepStats, ProfileStats, RouteStats, Stats};
 use faults::{ActionCtx, FaultTable, RequestScope, RouteKind, scale};
 use stats::{Observation, StatsState};
 
+use crate::wire::dep;
+
 /// Default gap between streamed tokens (before the speed factor).
 pub const DEFAULT_TOKEN_INTERVAL: Duration = Duration::from_millis(20);
 
@@ -286,10 +288,11 @@ fn dep_name(inc: &Incoming<'_>, profile_fp: Option<&str>) -> String {
         RouteKind::Llm => {
             let provider = inc
                 .model
-                .and_then(|m| m.split('/').next())
+                .map(dep::provider_of)
                 .filter(|p| !p.is_empty())
                 .unwrap_or("unknown");
-            format!("{provider}/default/{}", profile_fp.unwrap_or("none"))
+            let fp = profile_fp.unwrap_or("none");
+            dep::model_dep_of_fingerprint(provider, dep::DEFAULT_REGION, fp)
         }
     }
 }

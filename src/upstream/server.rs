@@ -17,7 +17,7 @@ use tokio::task::JoinSet;
 use super::Upstream;
 use super::conn::ConnCtl;
 use super::routes;
-use crate::util::arrival::Stamped;
+use crate::transport::arrival::Stamped;
 
 /// How long open connections may finish after shutdown before they are dropped.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
@@ -30,7 +30,7 @@ pub async fn serve(
     upstream: Arc<Upstream>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> io::Result<()> {
-    crate::util::arrival::stamp_listener(&listener);
+    crate::transport::arrival::stamp_listener(&listener);
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut conns = JoinSet::new();
     tokio::pin!(shutdown);

@@ -1,8 +1,7 @@
-//! Small helpers shared by several modules (atomic writes, fingerprints, arrival stamps, listen
+//! Small helpers shared by several modules (atomic writes, fingerprints, listen
 //! checks, signals, the `--speed` bounds with the one saturating scale, counted nouns,
 //! rounding of measured floats, and stdout/stderr lines that never panic).
 
-pub mod arrival;
 pub mod atomic;
 pub mod fingerprint;
 pub mod listen;

@@ -87,6 +87,8 @@ pub fn classify(result: &AttemptResult, wall_now: SystemTime) -> Signal {
         AttemptResult::Transport { .. } => Signal::ConnectFailure,
         AttemptResult::StreamCut { .. } => Signal::Neutral,
         AttemptResult::WsPingTimeout => Signal::PingTimeout,
+        // Nothing reached the upstream: no evidence about it either way.
+        AttemptResult::Unsendable { .. } => Signal::Neutral,
         AttemptResult::WsClosed { .. } => Signal::ConnectFailure,
     }
 }
@@ -137,6 +139,12 @@ mod tests {
                     failure: TransportFailure::Reset,
                 },
                 Signal::ConnectFailure,
+            ),
+            (
+                AttemptResult::Unsendable {
+                    reason: "header `idempotency-key`".into(),
+                },
+                Signal::Neutral,
             ),
             (
                 AttemptResult::Timeout {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::replay::http_dispatch::{HttpDispatcher, TargetError};
+use crate::transport::dispatch::{HttpDispatcher, TargetError};
 
 /// The model a turn names: the gateway's default agent.
 pub const GATEWAY_MODEL: &str = "openclaw/default";
@@ -110,7 +110,7 @@ impl TurnClient {
             .http
             .exchange(
                 Method::POST,
-                "/v1/chat/completions",
+                crate::wire::route::CHAT,
                 Some(Bytes::from(body.to_string())),
             )
             .await;

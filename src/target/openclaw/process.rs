@@ -206,7 +206,7 @@ impl Gateway {
     }
 
     /// A client for turns and health checks (no keep-alive).
-    pub fn client(&self) -> Result<TurnClient, crate::replay::http_dispatch::TargetError> {
+    pub fn client(&self) -> Result<TurnClient, crate::transport::dispatch::TargetError> {
         TurnClient::new(&self.base_url(), &self.token, self.options.turn_timeout)
     }
 

@@ -19,7 +19,7 @@ use super::conn::{ConnCtl, Cut};
 use super::control;
 use super::faults::{Action, CutAt, CutMode, RouteKind};
 use super::{Incoming, Upstream};
-use crate::engine::canary::CANARY_HEADER;
+use crate::wire::{self, route};
 
 /// Errors a handler or body returns; any error makes hyper drop the connection.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -36,29 +36,29 @@ pub(crate) async fn handle(
     ctl: Arc<ConnCtl>,
 ) -> Result<Response<Body>, BoxError> {
     let path = req.uri().path();
-    if path == "/v1/chat/completions" {
+    if path == route::CHAT {
         if req.method() != Method::POST {
             return Ok(method_not_allowed("POST"));
         }
         return chat::handle(req, &up, &ctl).await;
     }
-    if let Some(name) = path.strip_prefix("/tools/") {
+    if path.starts_with(route::TOOLS_PREFIX) {
         if req.method() != Method::POST {
             return Ok(method_not_allowed("POST"));
         }
-        if name.is_empty() || name.contains('/') {
+        // The name is percent-decoded: `/tools/a%2Fb` is the tool (and dep) `a/b`.
+        let Some(name) = wire::tool_of_path(path) else {
             return Ok(error_json(StatusCode::NOT_FOUND, "no such tool route"));
-        }
-        let name = name.to_string();
+        };
         return tools::handle(req, name, &up, &ctl).await;
     }
-    if path == "/ws" {
+    if path == route::WS {
         if req.method() != Method::GET {
             return Ok(method_not_allowed("GET"));
         }
         return ws::handle(req, &up, &ctl).await;
     }
-    if path.starts_with("/_rehearse/") {
+    if path.starts_with(route::CONTROL_PREFIX) {
         return Ok(control::handle(req, &up).await);
     }
     Ok(error_json(StatusCode::NOT_FOUND, "no such route"))
@@ -115,9 +115,9 @@ impl Meta {
             .or_else(|| text("api-key"));
         Self {
             bearer,
-            probe: text("x-breaker-probe"),
-            canary: h.contains_key(CANARY_HEADER),
-            idempotency_key: text("idempotency-key"),
+            probe: text(wire::header::PROBE),
+            canary: h.contains_key(wire::header::CANARY),
+            idempotency_key: text(wire::header::IDEMPOTENCY_KEY),
         }
     }
 }

@@ -60,12 +60,7 @@ pub(crate) async fn handle(
         ));
     }
     let meta = Meta::from_headers(h);
-    let channel = req.uri().query().and_then(|q| {
-        q.split('&')
-            .filter_map(|kv| kv.split_once('='))
-            .find(|(k, _)| *k == "channel")
-            .map(|(_, v)| v.to_string())
-    });
+    let channel = crate::wire::channel_of_query(req.uri().query());
     let decision = up.admit(
         &meta.incoming(RouteKind::Ws, None, channel.as_deref(), None),
         ctl.arrived(),

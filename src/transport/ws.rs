@@ -15,19 +15,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use tokio::time::{Instant, timeout, timeout_at};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
+use super::TunedConnector;
+use super::connector::BoxError;
 use super::diagnostics::ReadFailure;
-use super::errors::{Phase, classify, from_io_kind};
-use crate::engine::canary::{CANARY_HEADER, CANARY_WORKER};
+use super::errors::{Failure, Phase, classify};
+use super::request::{self, RequestSpec};
 use crate::engine::transport::Call;
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
-use crate::host::TunedConnector;
-use crate::host::connector::BoxError;
 
 /// The pong deadline at speed 1 when the engine gives none (python-websockets uses 20 s; a
 /// rehearsal wants a faster verdict).
@@ -44,16 +43,15 @@ pub struct WsTarget<'a> {
     pub pong_default: Duration,
 }
 
-/// Runs one WebSocket session of `messages` echoes on `channel`.
+/// Runs one WebSocket session of `messages` echoes on the call's channel.
 pub async fn session(
     target: &WsTarget<'_>,
     call: &Call,
-    channel: &str,
     messages: u32,
 ) -> (AttemptResult, Option<ReadFailure>) {
     let started = Instant::now();
     let total_deadline = started + call.deadlines.total;
-    let session = run(target, call, channel, messages, started);
+    let session = run(target, call, messages, started);
     match timeout_at(total_deadline, session).await {
         Ok(out) => out,
         Err(_elapsed) => (
@@ -69,29 +67,19 @@ pub async fn session(
 async fn run(
     target: &WsTarget<'_>,
     call: &Call,
-    channel: &str,
     messages: u32,
     started: Instant,
 ) -> (AttemptResult, Option<ReadFailure>) {
     let pong_deadline = call.deadlines.inter_token.unwrap_or(target.pong_default);
-    let url = format!("ws://{}/ws?channel={channel}", target.addr);
-    let Ok(mut req) = url.into_client_request() else {
-        return transport(TransportFailure::Other, ReadFailure::Other);
+    let base = format!("ws://{}", target.addr);
+    let req = match request::ws(&base, &call.target, &RequestSpec::of_call(call)) {
+        Ok(r) => r,
+        // Nothing was sent: not the upstream's failure (the breaker does not count it).
+        Err(e) => {
+            let reason = e.to_string();
+            return (AttemptResult::Unsendable { reason }, None);
+        }
     };
-    if let Some(token) = &call.bearer
-        && let Ok(v) = format!("Bearer {token}").parse()
-    {
-        req.headers_mut().insert(http::header::AUTHORIZATION, v);
-    }
-    if let Some(dep) = &call.probe
-        && let Ok(v) = dep.parse()
-    {
-        req.headers_mut().insert("x-breaker-probe", v);
-    }
-    if call.worker == CANARY_WORKER {
-        req.headers_mut()
-            .insert(CANARY_HEADER, http::HeaderValue::from_static("1"));
-    }
     let connect = async {
         let stream = match target.connector.connect_tcp(target.addr).await {
             Ok(s) => s,
@@ -192,7 +180,7 @@ fn transport(failure: TransportFailure, diag: ReadFailure) -> (AttemptResult, Op
 fn ws_error(e: WsError, phase: Phase) -> (AttemptResult, Option<ReadFailure>) {
     match e {
         WsError::Io(io) => {
-            let (failure, diag) = from_io_kind(Some(io.kind()), phase);
+            let (failure, diag) = Failure::of_io_kind(Some(io.kind()), phase).engine();
             transport(failure, diag)
         }
         WsError::Http(resp) => (

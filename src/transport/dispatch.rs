@@ -3,8 +3,9 @@
 //!
 //! - `llm` → `POST {target}/v1/chat/completions`, OpenAI-shaped body (`model`, `stream`,
 //!   `max_tokens`, one user message); a streamed body is read to the end.
-//! - `tool` → `POST {target}/tools/NAME` with the line's `body`; `Idempotency-Key` when keyed.
-//! - `ws` → `GET {target}/ws?channel=NAME` upgraded to a WebSocket; N text messages, each
+//! - `tool` → `POST {target}/tools/NAME` (NAME percent-encoded) with the line's `body`;
+//!   `Idempotency-Key` when keyed.
+//! - `ws` → `GET {target}/ws?channel=NAME` (NAME percent-encoded) upgraded to a WebSocket; N text messages, each
 //!   answered (echoed) before the next, then a close.
 //!
 //! The line's metadata travels as headers the recording proxy reads back, so a record → replay
@@ -15,9 +16,14 @@
 //! [`TunedConnector`] with no `[tcp]` tuning, since a replay has no scenario: the same connect
 //! path as a run's upstream connections, kernel-default socket options.
 //!
+//! Requests are built by [`super::request`] from the line's kind through the one conversion
+//! (`TrafficKind` → `RequestKind` → `CallTarget`), exactly as the run's transport builds them.
+//!
 //! Error kinds: `http_NNN` (non-2xx status), `connect` (refused / unreachable), `reset`
 //! (connection reset), `incomplete` (closed before the response ended), `timeout` (our deadline),
-//! `http` (other HTTP errors), `ws_connect`, `ws_closed`, `ws_protocol`.
+//! `http` (other HTTP errors), all read from the error chain by [`super::errors::Failure`];
+//! `bad_request` (the line's request could not be built: nothing was sent), `ws_connect`,
+//! `ws_closed`, `ws_protocol`.
 
 use std::time::Duration;
 
@@ -27,23 +33,15 @@ use http::{Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
-use super::replayer::{DispatchOutcome, Dispatcher};
-use super::traffic::{TrafficKind, TrafficLine};
-use crate::host::{TcpTuning, TunedConnector};
-
-/// Header carrying the line's tenant.
-pub const H_TENANT: &str = "x-rehearse-tenant";
-/// Header carrying the line's session id.
-pub const H_SESSION: &str = "x-rehearse-session";
-/// Header carrying the line's token budget.
-pub const H_BUDGET: &str = "x-rehearse-budget-tokens";
-/// Header carrying the line's operation-class override.
-pub const H_CLASS: &str = "x-rehearse-class";
-/// Header carrying a tool line's `idempotent` flag.
-pub const H_IDEMPOTENT: &str = "x-rehearse-idempotent";
+use super::errors::{Failure, Phase};
+use super::request::{self, RequestSpec};
+use super::{TcpTuning, TunedConnector};
+use crate::engine::RequestKind;
+use crate::replay::replayer::{DispatchOutcome, Dispatcher};
+use crate::replay::traffic::TrafficLine;
+use crate::wire::header;
 
 /// The `--target` URL is unusable.
 #[derive(Debug, thiserror::Error)]
@@ -154,13 +152,13 @@ impl HttpDispatcher {
                 .client
                 .request(req)
                 .await
-                .map_err(|e| classify_client(&e))?;
+                .map_err(|e| Failure::of(&e, Phase::Head).kind().to_string())?;
             let status = resp.status();
             let body = resp
                 .into_body()
                 .collect()
                 .await
-                .map_err(|e| classify_hyper(&e))?;
+                .map_err(|e| Failure::of(&e, Phase::Body).kind().to_string())?;
             Ok((status, body.to_bytes()))
         };
         tokio::time::timeout(self.timeout, work)
@@ -174,85 +172,75 @@ impl HttpDispatcher {
         self
     }
 
-    /// The HTTP request a non-WebSocket line turns into (public for tests and the proxy's docs).
-    pub fn http_request(&self, seq: u64, line: &TrafficLine) -> Option<Request<Full<Bytes>>> {
-        let (path, body, key, idempotent) = match &line.kind {
-            TrafficKind::Llm {
-                model,
-                stream,
-                max_tokens,
-            } => {
-                let body = json!({
-                    "model": model,
-                    "stream": stream,
-                    "max_tokens": max_tokens,
-                    "messages": [{"role": "user", "content": format!("rehearse request {seq}")}],
-                });
-                ("/v1/chat/completions".to_string(), body, None, None)
-            }
-            TrafficKind::Tool {
-                tool,
-                body,
-                idempotent,
-                idempotency_key,
-            } => (
-                format!("/tools/{}", encode(tool)),
-                body.clone(),
-                idempotency_key.as_deref(),
-                Some(*idempotent),
-            ),
-            TrafficKind::Ws { .. } => return None,
-        };
-        let mut b = Request::builder()
-            .method(Method::POST)
-            .uri(format!("{}{path}", self.base))
-            .header(http::header::CONTENT_TYPE, "application/json");
-        if let Some(k) = key {
-            b = b.header("idempotency-key", k);
+    /// The HTTP request a non-WebSocket line turns into: the line's kind through the one
+    /// conversion to a call target, then the one request builder (the run's transport builds
+    /// its requests there too). `Ok(None)` for a WebSocket line.
+    pub fn http_request(
+        &self,
+        line: &TrafficLine,
+    ) -> Result<Option<Request<Full<Bytes>>>, request::BuildError> {
+        let kind = RequestKind::from(line.kind.clone());
+        if matches!(kind, RequestKind::Ws { .. }) {
+            return Ok(None);
         }
-        if let Some(i) = idempotent {
-            b = b.header(H_IDEMPOTENT, if i { "true" } else { "false" });
+        let spec = self.spec(line, &kind);
+        request::http(&self.base, &kind.target(), &spec).map(Some)
+    }
+
+    /// The headers of a line: its idempotency key, the `X-Rehearse-*` metadata and the
+    /// dispatcher's extra headers.
+    fn spec<'a>(&'a self, line: &TrafficLine, kind: &'a RequestKind) -> RequestSpec<'a> {
+        let mut extra = Vec::new();
+        let mut key = None;
+        if let RequestKind::Tool {
+            idempotent,
+            idempotency_key,
+            ..
+        } = kind
+        {
+            key = idempotency_key.as_deref();
+            let flag = if *idempotent { "true" } else { "false" };
+            extra.push((
+                http::HeaderName::from_static(header::IDEMPOTENT),
+                flag.into(),
+            ));
         }
         for (name, value) in meta_headers(line) {
-            b = b.header(name, value);
+            extra.push((http::HeaderName::from_static(name), value));
         }
         for (name, value) in &self.extra {
-            b = b.header(name, value);
+            extra.push((
+                name.clone(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            ));
         }
-        b.body(Full::new(Bytes::from(body.to_string()))).ok()
+        RequestSpec {
+            idempotency_key: key,
+            extra,
+            ..RequestSpec::default()
+        }
     }
 
     async fn send_http(&self, req: Request<Full<Bytes>>) -> DispatchOutcome {
         let resp = match self.client.request(req).await {
             Ok(r) => r,
-            Err(e) => return DispatchOutcome::error(classify_client(&e)),
+            Err(e) => return DispatchOutcome::error(Failure::of(&e, Phase::Head).kind()),
         };
         let status = resp.status();
         // Read the whole body (SSE streams included): a cut stream is a failure.
         match resp.into_body().collect().await {
-            Err(e) => DispatchOutcome::error(classify_hyper(&e)),
+            Err(e) => DispatchOutcome::error(Failure::of(&e, Phase::Body).kind()),
             Ok(_) if status.is_success() => DispatchOutcome::ok(),
             Ok(_) => DispatchOutcome::error(format!("http_{}", status.as_u16())),
         }
     }
 
-    async fn send_ws(&self, line: &TrafficLine, channel: &str, messages: u32) -> DispatchOutcome {
-        let url = format!("{}/ws?channel={}", self.ws_base, encode(channel));
-        let mut req =
-            match tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
-                url,
-            ) {
-                Ok(r) => r,
-                Err(_) => return DispatchOutcome::error("ws_connect"),
-            };
-        for (name, value) in meta_headers(line) {
-            if let Ok(v) = http::HeaderValue::from_str(&value) {
-                req.headers_mut().insert(name, v);
-            }
-        }
-        for (name, value) in &self.extra {
-            req.headers_mut().insert(name, value.clone());
-        }
+    async fn send_ws(&self, line: &TrafficLine, messages: u32) -> DispatchOutcome {
+        let kind = RequestKind::from(line.kind.clone());
+        let req = match request::ws(&self.ws_base, &kind.target(), &self.spec(line, &kind)) {
+            Ok(r) => r,
+            Err(_) => return DispatchOutcome::error("bad_request"),
+        };
         let connected = match self.ws_addr {
             Some(addr) => match self.connector.connect_tcp(addr).await {
                 Ok(tcp) => {
@@ -294,15 +282,16 @@ impl HttpDispatcher {
 }
 
 impl Dispatcher for HttpDispatcher {
-    async fn dispatch(&self, seq: u64, line: TrafficLine) -> DispatchOutcome {
+    async fn dispatch(&self, _seq: u64, line: TrafficLine) -> DispatchOutcome {
         let work = async {
             match &line.kind {
-                TrafficKind::Ws { channel, messages } => {
-                    self.send_ws(&line, channel, *messages).await
+                crate::replay::TrafficKind::Ws { messages, .. } => {
+                    self.send_ws(&line, *messages).await
                 }
-                _ => match self.http_request(seq, &line) {
-                    Some(req) => self.send_http(req).await,
-                    None => DispatchOutcome::error("bad_request"),
+                _ => match self.http_request(&line) {
+                    Ok(Some(req)) => self.send_http(req).await,
+                    // A request that cannot be built was never sent: its own kind.
+                    Ok(None) | Err(_) => DispatchOutcome::error("bad_request"),
                 },
             }
         };
@@ -316,82 +305,18 @@ impl Dispatcher for HttpDispatcher {
 fn meta_headers(line: &TrafficLine) -> Vec<(&'static str, String)> {
     let mut h = Vec::new();
     if let Some(t) = &line.tenant {
-        h.push((H_TENANT, t.clone()));
+        h.push((header::TENANT, t.clone()));
     }
     if let Some(s) = &line.session {
-        h.push((H_SESSION, s.clone()));
+        h.push((header::SESSION, s.clone()));
     }
     if let Some(b) = line.budget_tokens {
-        h.push((H_BUDGET, b.to_string()));
+        h.push((header::BUDGET, b.to_string()));
     }
     if let Some(c) = line.class {
-        h.push((H_CLASS, c.as_str().to_string()));
+        h.push((header::CLASS, c.as_str().to_string()));
     }
     h
-}
-
-/// Percent-encodes everything but unreserved characters (RFC 3986).
-pub fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// Classifies a client error by its typed chain (never by message text).
-fn classify_client(e: &hyper_util::client::legacy::Error) -> String {
-    if let Some(kind) = io_kind(e) {
-        return kind.to_string();
-    }
-    if e.is_connect() {
-        return "connect".into();
-    }
-    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
-    while let Some(s) = src {
-        if let Some(h) = s.downcast_ref::<hyper::Error>() {
-            return classify_hyper(h);
-        }
-        src = s.source();
-    }
-    "http".into()
-}
-
-fn classify_hyper(e: &hyper::Error) -> String {
-    if let Some(kind) = io_kind(e) {
-        return kind.to_string();
-    }
-    if e.is_incomplete_message() {
-        "incomplete".into()
-    } else {
-        "http".into()
-    }
-}
-
-/// The innermost `io::Error` kind of a chain, mapped to an error kind.
-fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
-    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    let mut kind = None;
-    while let Some(s) = src {
-        if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            kind = Some(io.kind());
-        }
-        src = s.source();
-    }
-    use std::io::ErrorKind::*;
-    match kind? {
-        ConnectionRefused | AddrNotAvailable | HostUnreachable | NetworkUnreachable => {
-            Some("connect")
-        }
-        ConnectionReset | BrokenPipe | ConnectionAborted => Some("reset"),
-        UnexpectedEof => Some("incomplete"),
-        TimedOut => Some("timeout"),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -406,11 +331,5 @@ mod tests {
         let d = HttpDispatcher::new("http://127.0.0.1:9/gw/", Duration::from_secs(1)).unwrap();
         assert_eq!(d.base, "http://127.0.0.1:9/gw");
         assert_eq!(d.ws_base, "ws://127.0.0.1:9/gw");
-    }
-
-    #[test]
-    fn encode_keeps_unreserved_only() {
-        assert_eq!(encode("crm_search"), "crm_search");
-        assert_eq!(encode("a b/c"), "a%20b%2Fc");
     }
 }

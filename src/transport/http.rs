@@ -1,5 +1,5 @@
 //! The real transport the harness gives the engine: a pooled hyper-util HTTP/1 client for model
-//! and tool calls (WebSocket sessions go to [`super::transport_ws`]). Every connection, HTTP or
+//! and tool calls (WebSocket sessions go to [`super::ws`]). Every connection, HTTP or
 //! WebSocket, goes through one [`TunedConnector`] carrying the scenario's `[tcp]` tuning.
 //!
 //! Deadlines are enforced here with `tokio::time::timeout`, so our own `Elapsed` never mixes
@@ -22,11 +22,12 @@ use tokio::time::{Instant, timeout};
 
 use super::diagnostics::{Diagnostics, ReadFailure};
 use super::errors::{Phase, classify};
-use super::transport_ws;
-use crate::engine::canary::{CANARY_HEADER, CANARY_WORKER};
+use super::request::{self, RequestSpec};
+use super::sse::{drain_events, provider_code, usage_tokens};
+use super::ws;
+use super::{TcpTuning, TunedConnector};
 use crate::engine::transport::{Call, CallTarget, Transport};
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
-use crate::host::{TcpTuning, TunedConnector};
 
 /// The HTTP (+ WebSocket) transport to one upstream base address.
 #[derive(Debug, Clone)]
@@ -57,7 +58,7 @@ impl HttpTransport {
             connector,
             client,
             diag,
-            pong_deadline: transport_ws::DEFAULT_PONG_DEADLINE,
+            pong_deadline: ws::DEFAULT_PONG_DEADLINE,
         }
     }
 
@@ -81,15 +82,13 @@ impl HttpTransport {
     /// One HTTP exchange with its deadlines, plus the read-failure class when it failed.
     async fn http(&self, call: &Call) -> (AttemptResult, Option<ReadFailure>) {
         let started = Instant::now();
-        let req = match build_request(self.addr, call) {
+        let base = format!("http://{}", self.addr);
+        let req = match request::http(&base, &call.target, &RequestSpec::of_call(call)) {
             Ok(r) => r,
-            Err(_) => {
-                return (
-                    AttemptResult::Transport {
-                        failure: TransportFailure::Other,
-                    },
-                    Some(ReadFailure::Other),
-                );
+            // Nothing was sent: not the upstream's failure (the breaker does not count it).
+            Err(e) => {
+                let reason = e.to_string();
+                return (AttemptResult::Unsendable { reason }, None);
             }
         };
         let tokens = AtomicU32::new(0);
@@ -190,13 +189,13 @@ impl HttpTransport {
 impl Transport for HttpTransport {
     async fn send(&self, call: Call) -> AttemptResult {
         let (result, failure) = match &call.target {
-            CallTarget::Ws { channel, messages } => {
-                let ws = transport_ws::WsTarget {
+            CallTarget::Ws { messages, .. } => {
+                let ws = ws::WsTarget {
                     addr: self.addr,
                     connector: &self.connector,
                     pong_default: self.pong_deadline,
                 };
-                transport_ws::session(&ws, &call, channel, *messages).await
+                ws::session(&ws, &call, *messages).await
             }
             _ => self.http(&call).await,
         };
@@ -275,144 +274,5 @@ async fn read_stream(
             AttemptResult::Transport { failure },
             Some(ReadFailure::BodyEndedEarly),
         )
-    }
-}
-
-/// Consumes complete SSE lines from `buf`: returns the token events seen and whether
-/// `data: [DONE]` was among them.
-fn drain_events(buf: &mut Vec<u8>) -> (u32, bool) {
-    let mut tokens = 0;
-    let mut done = false;
-    while let Some(pos) = buf.iter().position(|b| *b == b'\n') {
-        let line: Vec<u8> = buf.drain(..=pos).collect();
-        let line = String::from_utf8_lossy(&line);
-        let Some(data) = line.trim_end().strip_prefix("data:") else {
-            continue;
-        };
-        if data.trim() == "[DONE]" {
-            done = true;
-        } else if carries_content(data) {
-            tokens += 1;
-        }
-    }
-    (tokens, done)
-}
-
-/// Whether an SSE event's data is a token: any event but an OpenAI chunk whose choices carry no
-/// content (the role delta, the `finish_reason` chunk, the usage chunk with empty `choices`).
-fn carries_content(data: &str) -> bool {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
-        return true;
-    };
-    match v.get("choices").and_then(|c| c.as_array()) {
-        None => true,
-        Some(choices) => choices.iter().any(|c| {
-            c.pointer("/delta/content")
-                .and_then(|t| t.as_str())
-                .is_some_and(|t| !t.is_empty())
-        }),
-    }
-}
-
-/// Builds the upstream request of a model or tool call.
-fn build_request(
-    addr: SocketAddr,
-    call: &Call,
-) -> Result<hyper::Request<Full<Bytes>>, http::Error> {
-    let (path, body) = match &call.target {
-        CallTarget::Llm {
-            model,
-            stream,
-            max_tokens,
-        } => (
-            "/v1/chat/completions".to_string(),
-            serde_json::json!({
-                "model": model,
-                "stream": stream,
-                "max_tokens": max_tokens,
-                "messages": [{"role": "user", "content": "rehearse"}],
-            }),
-        ),
-        CallTarget::Tool { name, body } => (format!("/tools/{name}"), body.clone()),
-        CallTarget::Ws { channel, .. } => {
-            (format!("/ws?channel={channel}"), serde_json::Value::Null)
-        }
-    };
-    let mut b = hyper::Request::post(format!("http://{addr}{path}"))
-        .header(http::header::CONTENT_TYPE, "application/json");
-    if let Some(token) = &call.bearer {
-        b = b.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
-    }
-    if let Some(key) = &call.idempotency_key {
-        b = b.header("idempotency-key", key.as_str());
-    }
-    if let Some(dep) = &call.probe {
-        b = b.header("x-breaker-probe", dep.as_str());
-    }
-    if call.worker == CANARY_WORKER {
-        b = b.header(CANARY_HEADER, "1");
-    }
-    b.body(Full::new(Bytes::from(body.to_string())))
-}
-
-/// The provider error code of an OpenAI-shaped error body (`error.code`, else `error.type`).
-fn provider_code(body: &[u8]) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let err = v.get("error")?;
-    err.get("code")
-        .and_then(|c| c.as_str())
-        .or_else(|| err.get("type").and_then(|c| c.as_str()))
-        .map(str::to_string)
-}
-
-/// `usage.completion_tokens` of a non-streaming completion, 0 when absent (tools).
-fn usage_tokens(body: &[u8]) -> u32 {
-    serde_json::from_slice::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| {
-            v.pointer("/usage/completion_tokens")
-                .and_then(|t| t.as_u64())
-        })
-        .and_then(|t| u32::try_from(t).ok())
-        .unwrap_or(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sse_lines_count_tokens_and_done_across_chunk_boundaries() {
-        let mut buf = b"data: {\"a\":1}\n\ndata: {\"a\"".to_vec();
-        assert_eq!(drain_events(&mut buf), (1, false));
-        buf.extend_from_slice(b":2}\n\ndata: [DONE]\n\n");
-        assert_eq!(drain_events(&mut buf), (1, true));
-        assert!(buf.is_empty());
-    }
-
-    #[test]
-    fn openai_chunks_without_content_are_not_tokens() {
-        let mut buf = concat!(
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t1\"}}]}\n\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" t2\"}}]}\n\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
-            "data: {\"choices\":[],\"usage\":{\"completion_tokens\":2}}\n\n",
-            "data: [DONE]\n\n",
-        )
-        .as_bytes()
-        .to_vec();
-        assert_eq!(drain_events(&mut buf), (2, true));
-    }
-
-    #[test]
-    fn provider_codes_and_usage_come_from_json_bodies() {
-        let b = br#"{"error":{"code":"context_length_exceeded","type":"invalid_request_error"}}"#;
-        assert_eq!(provider_code(b).as_deref(), Some("context_length_exceeded"));
-        let b = br#"{"error":{"type":"rate_limit_exceeded"}}"#;
-        assert_eq!(provider_code(b).as_deref(), Some("rate_limit_exceeded"));
-        assert_eq!(provider_code(b"not json"), None);
-        assert_eq!(usage_tokens(br#"{"usage":{"completion_tokens":64}}"#), 64);
-        assert_eq!(usage_tokens(b"{}"), 0);
     }
 }

@@ -1,0 +1,257 @@
+//! The one request builder: what to call ([`CallTarget`]) plus who asks ([`RequestSpec`]) →
+//! an HTTP request or a WebSocket handshake request. The run's transport and `rehearse replay`
+//! both build here, so a tool name, a channel, a header or a body cannot differ between them.
+//!
+//! - Routes come from [`crate::wire`]: a tool name and a channel are percent-encoded there
+//!   (`/tools/crm%20search%2Fv2`, `/ws?channel=room%201`).
+//! - Headers: `Content-Type: application/json` (HTTP), `Authorization: Bearer` when a
+//!   credential is given, `Idempotency-Key`, `X-Breaker-Probe: DEP` on probes,
+//!   `X-Rehearse-Canary: 1` on canaries, then any extra headers (a replayed line's metadata, a
+//!   gateway's credential).
+//! - Bodies: a model call is an OpenAI-shaped completion request with one user message; a tool
+//!   call sends its JSON body; a WebSocket handshake has none.
+//!
+//! A request that cannot be built (a header value with a control character, say) is a
+//! [`BuildError`]: the caller reports it as such, never as a transport failure of the upstream.
+
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Method, Request};
+use http_body_util::Full;
+
+use crate::engine::transport::{Call, CallTarget, Origin};
+use crate::wire::{self, header, route};
+
+/// The one user message of a model call's body.
+pub const PROMPT: &str = "rehearse";
+
+/// Why a request could not be built.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BuildError {
+    /// A header value is not allowed in HTTP (a control character, a newline).
+    #[error("header `{name}`: the value is not a valid header value")]
+    Header {
+        /// The header's name.
+        name: String,
+    },
+    /// The URI did not parse (a base that is not `scheme://authority[/prefix]`).
+    #[error("URI `{uri}`: {reason}")]
+    Uri {
+        /// The URI as built.
+        uri: String,
+        /// What the parser said.
+        reason: String,
+    },
+}
+
+/// Everything a request carries besides its target.
+#[derive(Debug, Clone, Default)]
+pub struct RequestSpec<'a> {
+    /// Sent as `Authorization: Bearer …` (never logged).
+    pub bearer: Option<&'a str>,
+    /// Sent as `Idempotency-Key`.
+    pub idempotency_key: Option<&'a str>,
+    /// Sent as `X-Breaker-Probe` (the dep) when the call is a probe or canary.
+    pub probe: Option<&'a str>,
+    /// Adds `X-Rehearse-Canary: 1`.
+    pub canary: bool,
+    /// More headers, added last in this order (names are trusted; values are checked).
+    pub extra: Vec<(HeaderName, String)>,
+}
+
+impl<'a> RequestSpec<'a> {
+    /// The spec of an engine call.
+    pub fn of_call(call: &'a Call) -> Self {
+        Self {
+            bearer: call.bearer.as_deref(),
+            idempotency_key: call.idempotency_key.as_deref(),
+            probe: call.probe.as_deref(),
+            canary: call.origin == Origin::Canary,
+            extra: Vec::new(),
+        }
+    }
+
+    /// The headers in the order they are sent.
+    fn headers(&self) -> Result<Vec<(HeaderName, HeaderValue)>, BuildError> {
+        let mut out = Vec::new();
+        let mut push = |name: HeaderName, value: &str| {
+            let v = HeaderValue::from_str(value).map_err(|_| BuildError::Header {
+                name: name.as_str().to_string(),
+            })?;
+            out.push((name, v));
+            Ok::<(), BuildError>(())
+        };
+        if let Some(token) = self.bearer {
+            push(http::header::AUTHORIZATION, &format!("Bearer {token}"))?;
+        }
+        if let Some(key) = self.idempotency_key {
+            push(HeaderName::from_static(header::IDEMPOTENCY_KEY), key)?;
+        }
+        if let Some(dep) = self.probe {
+            push(HeaderName::from_static(header::PROBE), dep)?;
+        }
+        if self.canary {
+            push(HeaderName::from_static(header::CANARY), "1")?;
+        }
+        for (name, value) in &self.extra {
+            push(name.clone(), value)?;
+        }
+        Ok(out)
+    }
+}
+
+/// The path (and query) of a target's route, names percent-encoded.
+pub fn path(target: &CallTarget) -> String {
+    match target {
+        CallTarget::Llm { .. } => route::CHAT.to_string(),
+        CallTarget::Tool { name, .. } => wire::tool_path(name),
+        CallTarget::Ws { channel, .. } => wire::ws_path(channel),
+    }
+}
+
+/// The JSON body of an HTTP target (`None` for a WebSocket session).
+pub fn body(target: &CallTarget) -> Option<serde_json::Value> {
+    match target {
+        CallTarget::Llm {
+            model,
+            stream,
+            max_tokens,
+        } => Some(serde_json::json!({
+            "model": model,
+            "stream": stream,
+            "max_tokens": max_tokens,
+            "messages": [{"role": "user", "content": PROMPT}],
+        })),
+        CallTarget::Tool { body, .. } => Some(body.clone()),
+        CallTarget::Ws { .. } => None,
+    }
+}
+
+/// The HTTP request of a model or tool call to `base` (`http://HOST:PORT[/prefix]`, no
+/// trailing slash). A WebSocket target has no HTTP request: see [`ws`].
+pub fn http(
+    base: &str,
+    target: &CallTarget,
+    spec: &RequestSpec<'_>,
+) -> Result<Request<Full<Bytes>>, BuildError> {
+    let uri = format!("{base}{}", path(target));
+    let body = body(target).unwrap_or(serde_json::Value::Null);
+    let mut b = Request::builder()
+        .method(Method::POST)
+        .uri(&uri)
+        .header(http::header::CONTENT_TYPE, "application/json");
+    for (name, value) in spec.headers()? {
+        b = b.header(name, value);
+    }
+    b.body(Full::new(Bytes::from(body.to_string())))
+        .map_err(|e| BuildError::Uri {
+            uri,
+            reason: e.to_string(),
+        })
+}
+
+/// The handshake request of a WebSocket session to `ws_base` (`ws://HOST:PORT[/prefix]`).
+pub fn ws(
+    ws_base: &str,
+    target: &CallTarget,
+    spec: &RequestSpec<'_>,
+) -> Result<tokio_tungstenite::tungstenite::handshake::client::Request, BuildError> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let uri = format!("{ws_base}{}", path(target));
+    let mut req = uri
+        .as_str()
+        .into_client_request()
+        .map_err(|e| BuildError::Uri {
+            uri: uri.clone(),
+            reason: e.to_string(),
+        })?;
+    for (name, value) in spec.headers()? {
+        req.headers_mut().insert(name, value);
+    }
+    Ok(req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> CallTarget {
+        CallTarget::Tool {
+            name: name.to_string(),
+            body: serde_json::json!({"q": 1}),
+        }
+    }
+
+    #[test]
+    fn a_tool_name_with_a_space_and_a_slash_is_one_encoded_segment() {
+        let req = http(
+            "http://127.0.0.1:9",
+            &tool("crm search/v2"),
+            &RequestSpec::default(),
+        );
+        let req = req.unwrap();
+        assert_eq!(req.uri().path(), "/tools/crm%20search%2Fv2");
+        assert_eq!(req.method(), Method::POST);
+    }
+
+    #[test]
+    fn a_channel_with_a_space_and_a_slash_is_one_encoded_query_value() {
+        let target = CallTarget::Ws {
+            channel: "room 1/a".to_string(),
+            messages: 1,
+        };
+        let req = ws("ws://127.0.0.1:9", &target, &RequestSpec::default()).unwrap();
+        assert_eq!(req.uri().path(), "/ws");
+        assert_eq!(req.uri().query(), Some("channel=room%201%2Fa"));
+    }
+
+    #[test]
+    fn probe_canary_idempotency_and_bearer_headers_use_the_wire_names() {
+        let spec = RequestSpec {
+            bearer: Some("sk-1"),
+            idempotency_key: Some("k-7"),
+            probe: Some("crm"),
+            canary: true,
+            extra: vec![(HeaderName::from_static(header::TENANT), "team-a".into())],
+        };
+        let req = http("http://h:1", &tool("crm"), &spec).unwrap();
+        let h = req.headers();
+        assert_eq!(h["authorization"], "Bearer sk-1");
+        assert_eq!(h[header::IDEMPOTENCY_KEY], "k-7");
+        assert_eq!(h[header::PROBE], "crm");
+        assert_eq!(h[header::CANARY], "1");
+        assert_eq!(h[header::TENANT], "team-a");
+        assert_eq!(h["content-type"], "application/json");
+    }
+
+    #[test]
+    fn a_header_value_that_http_forbids_is_a_build_error_naming_the_header() {
+        let spec = RequestSpec {
+            idempotency_key: Some("k\n1"),
+            ..RequestSpec::default()
+        };
+        let err = http("http://h:1", &tool("crm"), &spec).unwrap_err();
+        assert_eq!(
+            err,
+            BuildError::Header {
+                name: header::IDEMPOTENCY_KEY.to_string()
+            }
+        );
+        let bad_base = http("not a base", &tool("crm"), &RequestSpec::default());
+        assert!(matches!(bad_base, Err(BuildError::Uri { .. })));
+    }
+
+    #[test]
+    fn a_model_call_body_is_openai_shaped() {
+        let target = CallTarget::Llm {
+            model: "openai-codex/gpt-5".into(),
+            stream: true,
+            max_tokens: Some(64),
+        };
+        let v = body(&target).unwrap();
+        assert_eq!(v["model"], "openai-codex/gpt-5");
+        assert_eq!(v["stream"], true);
+        assert_eq!(v["max_tokens"], 64);
+        assert_eq!(v["messages"][0]["content"], PROMPT);
+        assert_eq!(path(&target), route::CHAT);
+    }
+}

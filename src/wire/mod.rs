@@ -1,0 +1,134 @@
+//! Wire names, written once: the headers and routes the harness's clients send and its servers
+//! read (the engine's transport, `rehearse replay`, `rehearse record`, the mock upstream), the
+//! percent-encoding of names in a path or query, and dependency names ([`dep`]).
+//!
+//! Plain constants and string functions only (no hyper), so the engine can use them too.
+
+pub mod dep;
+
+use std::borrow::Cow;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
+/// Header names (lower case, as `http::HeaderName` stores them).
+pub mod header {
+    /// The dep a breaker probe (half-open trial or canary) is for.
+    pub const PROBE: &str = "x-breaker-probe";
+    /// Present (value `1`) on the engine's synthetic health checks, next to [`PROBE`], so the
+    /// upstream can tell a canary from a half-open breaker probe.
+    pub const CANARY: &str = "x-rehearse-canary";
+    /// The key that makes retrying a non-idempotent tool call safe.
+    pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+    /// A replayed line's tenant (read back by the recording proxy).
+    pub const TENANT: &str = "x-rehearse-tenant";
+    /// A replayed line's session id.
+    pub const SESSION: &str = "x-rehearse-session";
+    /// A replayed line's token budget.
+    pub const BUDGET: &str = "x-rehearse-budget-tokens";
+    /// A replayed line's operation-class override.
+    pub const CLASS: &str = "x-rehearse-class";
+    /// A replayed tool line's `idempotent` flag (`true` / `false`).
+    pub const IDEMPOTENT: &str = "x-rehearse-idempotent";
+}
+
+/// Routes of the upstream (docs/faults.md) and of its control API.
+pub mod route {
+    /// Model calls (`POST`, OpenAI-shaped).
+    pub const CHAT: &str = "/v1/chat/completions";
+    /// Tool calls: `POST /tools/NAME` (NAME percent-encoded, see [`super::tool_path`]).
+    pub const TOOLS_PREFIX: &str = "/tools/";
+    /// WebSocket sessions: `GET /ws?channel=NAME`.
+    pub const WS: &str = "/ws";
+    /// The query parameter naming a WebSocket session's channel.
+    pub const WS_CHANNEL: &str = "channel";
+    /// Everything under it is the upstream's control API.
+    pub const CONTROL_PREFIX: &str = "/_rehearse/";
+    /// `GET` / `PUT` the live faults.
+    pub const FAULTS: &str = "/_rehearse/faults";
+    /// `GET` the per-route and per-dep counts.
+    pub const STATS: &str = "/_rehearse/stats";
+    /// `POST`: the upstream stops as if its process had died.
+    pub const SHUTDOWN: &str = "/_rehearse/shutdown";
+}
+
+/// What a name keeps unescaped in a path segment or query value: RFC 3986's unreserved
+/// characters (letters, digits, `-._~`); everything else, `/` and space included, is `%XX`.
+const NAME: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Percent-encodes a name for a path segment or a query value (UTF-8, then `%XX`).
+pub fn encode(name: &str) -> Cow<'_, str> {
+    utf8_percent_encode(name, NAME).into()
+}
+
+/// Decodes a percent-encoded name; `None` when the bytes are not UTF-8.
+pub fn decode(encoded: &str) -> Option<Cow<'_, str>> {
+    percent_decode_str(encoded).decode_utf8().ok()
+}
+
+/// The path of a tool call: `/tools/NAME`, NAME encoded.
+pub fn tool_path(name: &str) -> String {
+    format!("{}{}", route::TOOLS_PREFIX, encode(name))
+}
+
+/// The path and query of a WebSocket session: `/ws?channel=NAME`, NAME encoded.
+pub fn ws_path(channel: &str) -> String {
+    format!("{}?{}={}", route::WS, route::WS_CHANNEL, encode(channel))
+}
+
+/// The decoded tool name of a request path, when it is a tool route with one non-empty
+/// segment (`/tools/a%2Fb` is the tool `a/b`; `/tools/a/b` is no tool).
+pub fn tool_of_path(path: &str) -> Option<String> {
+    let raw = path.strip_prefix(route::TOOLS_PREFIX)?;
+    if raw.is_empty() || raw.contains('/') {
+        return None;
+    }
+    decode(raw).map(Cow::into_owned)
+}
+
+/// The decoded channel of a `/ws` request's query (`channel=NAME`), if any.
+pub fn channel_of_query(query: Option<&str>) -> Option<String> {
+    query?
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == route::WS_CHANNEL)
+        .map(|(_, v)| decode(v).map_or_else(|| v.to_string(), Cow::into_owned))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_keep_unreserved_characters_only() {
+        assert_eq!(encode("crm_search-v1.2~x"), "crm_search-v1.2~x");
+        assert_eq!(encode("a b/c"), "a%20b%2Fc");
+        assert_eq!(encode("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn a_tool_name_with_a_space_and_a_slash_round_trips_through_its_path() {
+        let path = tool_path("crm search/v2");
+        assert_eq!(path, "/tools/crm%20search%2Fv2");
+        assert_eq!(tool_of_path(&path).as_deref(), Some("crm search/v2"));
+        assert_eq!(tool_of_path("/tools/a/b"), None);
+        assert_eq!(tool_of_path("/tools/"), None);
+        assert_eq!(tool_of_path("/tool/x"), None);
+    }
+
+    #[test]
+    fn a_channel_with_a_space_and_a_slash_round_trips_through_its_query() {
+        let path = ws_path("room 1/a&b");
+        assert_eq!(path, "/ws?channel=room%201%2Fa%26b");
+        let query = path.split_once('?').map(|(_, q)| q);
+        assert_eq!(channel_of_query(query).as_deref(), Some("room 1/a&b"));
+        assert_eq!(
+            channel_of_query(Some("x=1&channel=rt")).as_deref(),
+            Some("rt")
+        );
+        assert_eq!(channel_of_query(None), None);
+    }
+}
