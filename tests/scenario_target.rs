@@ -161,3 +161,53 @@ fn an_external_target_runs_at_speed_1_only() {
     );
     assert!(!reports.exists());
 }
+
+#[test]
+fn ground_truth_expectations_judge_the_embedded_engine_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = mutated_copy("smoke", tmp.path(), "ground", |s| {
+        format!(
+            "{s}\n[[expect.attempts]]\nmodel = \"openai-codex/gpt-5.2\"\nat_least = 20\n\
+             [[expect.first_request]]\nmodel = \"openai-codex/gpt-5.2\"\nat_least = \"800ms\"\nat_most = \"2s\"\n\
+             [[expect.no_request]]\nmodel = \"openai-codex/gpt-5.2\"\nfrom = \"5s\"\nuntil = \"8s\"\n"
+        )
+    });
+    let reports = tmp.path().join("reports");
+    let out = rehearse(&[
+        "run",
+        "--no-progress",
+        "--scenario",
+        p.to_str().unwrap(),
+        "--speed",
+        "4",
+        "--report-dir",
+        reports.to_str().unwrap(),
+    ]);
+    // The model calls come every second: the quiet span cannot hold, the rest does.
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let r = crate::support::run::report_json(&out);
+    let rows: Vec<&serde_json::Value> = r["policies"][0]["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            ["attempts", "first_request", "no_request"].contains(&e["kind"].as_str().unwrap_or(""))
+        })
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(rows[0]["status"], "pass", "{}", rows[0]);
+    assert_eq!(
+        rows[1]["status"], "pass",
+        "first call at 0.9 s of scenario time: {}",
+        rows[1]
+    );
+    assert_eq!(rows[2]["status"], "fail", "{}", rows[2]);
+    assert!(
+        rows[2]["observed"]
+            .as_str()
+            .unwrap_or("")
+            .contains("(first at "),
+        "{}",
+        rows[2]
+    );
+}

@@ -25,7 +25,7 @@ use super::sinks::EventsWriter;
 use crate::report::model::{Report, TargetReport};
 use crate::scenario::target::TargetKind;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
-use crate::target::openclaw::{Gateway, GatewayOptions, Install, TurnClient};
+use crate::target::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
 use crate::target::scenario::{PlannedTurn, gateway_config, planned_turns};
 use crate::upstream::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord};
 
@@ -143,12 +143,30 @@ pub async fn run_external(
                 file.name,
                 install.openclaw_version
             );
-            let gw = match Gateway::start(&install, &config, &gateway_dir, options).await {
-                Ok(g) => g,
-                Err(e) => {
-                    run.target.last_lines = e.last_lines().to_vec();
-                    let _ = std::fs::remove_dir_all(&gateway_dir);
-                    return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task).await;
+            // OpenClaw 2026.9.6 can exit during its own start-up on a starved machine ("state
+            // lease heartbeat did not become ready", a 5 s deadline of its own): one more try
+            // from a fresh state, said in the report. A gateway that never gets healthy, or
+            // fails twice, is the harness failure.
+            let mut tries = 0;
+            let gw = loop {
+                tries += 1;
+                match Gateway::start(&install, &config, &gateway_dir, options.clone()).await {
+                    Ok(g) => break g,
+                    Err(e) => {
+                        let _ = std::fs::remove_dir_all(&gateway_dir);
+                        if tries == 1 && matches!(e, GatewayError::Exited { .. }) {
+                            let why = e.last_lines().last().cloned().unwrap_or_default();
+                            crate::errln!(
+                                "{}/openclaw: the gateway exited while starting ({why}); trying once more",
+                                file.name
+                            );
+                            run.notes.push(format!("the first start exited before it was healthy ({why}); started again from a fresh state"));
+                            continue;
+                        }
+                        run.target.last_lines = e.last_lines().to_vec();
+                        return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task)
+                            .await;
+                    }
                 }
             };
             run.target.url = Some(gw.base_url());

@@ -14,6 +14,7 @@ pub mod expect;
 pub mod gateway_eval;
 pub mod ground;
 pub mod ground_eval;
+mod ground_validate;
 pub mod probe_spacing;
 pub mod reach;
 

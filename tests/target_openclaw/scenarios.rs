@@ -10,15 +10,16 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// The fixture scenarios reproducing the table of what OpenClaw 2026.9.6 does per fault.
+/// The fixture scenarios reproducing the table of what OpenClaw 2026.9.6 does per fault, longest
+/// turn first (they start two at a time; the longest should not start last).
 pub const TABLE: &[&str] = &[
-    "openclaw-stall-before-headers",
-    "openclaw-503-key-a",
-    "openclaw-503-every-profile",
     "openclaw-429-retry-after",
-    "openclaw-reset",
     "openclaw-reset-mid-stream",
     "openclaw-stall-mid-stream",
+    "openclaw-reset",
+    "openclaw-stall-before-headers",
+    "openclaw-503-every-profile",
+    "openclaw-503-key-a",
     "openclaw-401-every-profile",
 ];
 
@@ -197,7 +198,7 @@ pub fn table_row(name: &str, r: &Value) -> String {
         })
         .collect();
     format!(
-        "| {name} | decisions {} | turn: status {} ok {} error {} | cooldowns: {} | turn {} ms | verdict {} |",
+        "| {name} | decisions {} | turn: status {} ok {} error {} | cooldowns: {} | turn {} ms | verdict {} {} |",
         t["decisions"],
         turn["status"],
         turn["ok"],
@@ -208,7 +209,8 @@ pub fn table_row(name: &str, r: &Value) -> String {
             cooled.join(", ")
         },
         turn["elapsed_ms"],
-        r["verdict"].as_str().unwrap_or("")
+        r["verdict"].as_str().unwrap_or(""),
+        r["reason"].as_str().unwrap_or("")
     )
 }
 
