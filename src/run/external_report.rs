@@ -115,7 +115,7 @@ impl<'a> ExternalRun<'a> {
             fault_windows: fault_windows(&file.fault, &file.profile, self.fault_hits.clone()),
             latency: Default::default(),
             marks: Default::default(),
-            replay: Some(replay.clone()),
+            replay: Some(replay),
             failed_requests: Some(failed),
             user_visible_errors: Some(failed),
             elapsed_ms: self.elapsed_ms,

@@ -90,11 +90,14 @@ impl Drop for StartPermit {
     }
 }
 
+/// `(name, scenario, report_dir, envs)` of one run.
+pub type PlannedRun = (String, PathBuf, PathBuf, Vec<(String, String)>);
+
 /// Runs `rehearse run` for each `(name, scenario, report_dir, envs)`, all overlapping, but each
 /// started only with a [`StartPermit`], held until its gateway is healthy (its stderr says
 /// `N turns to URL`) or it exits. Returns each run's output, in the order given.
 pub fn run_overlapping(
-    runs: Vec<(String, PathBuf, PathBuf, Vec<(String, String)>)>,
+    runs: Vec<PlannedRun>,
 ) -> Vec<(String, Output)> {
     use std::io::BufRead;
     let mut waiting = Vec::new();
@@ -218,7 +221,7 @@ pub fn table_row(name: &str, r: &Value) -> String {
 fn every_openclaw_fixture_reproduces_what_the_pinned_gateway_does_and_the_seeds_wish_gets_its_measured_verdict()
  {
     let tmp = tempfile::tempdir().unwrap();
-    let t0 = std::time::Instant::now();
+    let t0 = tokio::time::Instant::now();
     let mut runs = Vec::new();
     for name in TABLE.iter().chain(std::iter::once(&"openclaw-seed-wish")) {
         let dir = tmp.path().join(name);
