@@ -14,7 +14,8 @@ use std::time::Duration;
 use clap::Parser;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rehearse::replay::{Pacing, ReplayOptions, TrafficKind, TrafficLine, replay, stop_signal};
+use rehearse::engine::RequestKind;
+use rehearse::replay::{Pacing, ReplayOptions, TrafficLine, replay, stop_signal};
 use rehearse::transport::HttpDispatcher;
 use serde_json::json;
 
@@ -68,7 +69,7 @@ fn generate(args: &Args) -> Vec<TrafficLine> {
         }
         let r: f64 = rng.r#gen();
         let kind = if r < 0.004 {
-            TrafficKind::Ws {
+            RequestKind::Ws {
                 channel: "realtime".into(),
                 messages: rng.gen_range(3..=12),
             }
@@ -81,10 +82,10 @@ fn generate(args: &Args) -> Vec<TrafficLine> {
             } else {
                 "anthropic/claude-haiku"
             };
-            TrafficKind::Llm {
+            RequestKind::Llm {
                 model: model.into(),
                 stream: rng.gen_bool(0.6),
-                max_tokens: [64, 128, 256, 512, 1024][rng.gen_range(0..5)],
+                max_tokens: Some([64, 128, 256, 512, 1024][rng.gen_range(0..5)]),
             }
         } else {
             let tool: f64 = rng.r#gen();
@@ -112,14 +113,14 @@ fn generate(args: &Args) -> Vec<TrafficLine> {
                     Some(format!("tk-{}-{tickets:05}", args.seed)),
                 )
             };
-            TrafficKind::Tool {
-                tool: name.into(),
+            RequestKind::Tool {
+                name: name.into(),
                 body,
                 idempotent,
                 idempotency_key: key,
             }
         };
-        let llm = matches!(kind, TrafficKind::Llm { .. });
+        let llm = matches!(kind, RequestKind::Llm { .. });
         lines.push(TrafficLine {
             at_ms: t.floor() as u64,
             kind,

@@ -5,12 +5,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::support::breaker::exhausted;
+use rehearse::engine::RequestKind;
 use rehearse::engine::breakers::Breakers;
 use rehearse::engine::events::Collector;
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{
-    AttemptResult, BreakerState, Call, CallTarget, Engine, EngineConfig, EngineRequest,
-    RequestKind, Transport, TransportFailure,
+    AttemptResult, BreakerState, Call, CallTarget, Engine, EngineConfig, EngineRequest, Transport,
+    TransportFailure,
 };
 use tokio::time::Instant;
 

@@ -5,10 +5,11 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rehearse::engine::RequestKind;
 use rehearse::engine::events::Collector;
 use rehearse::engine::{
     Admission, Admit, AlwaysAllow, AttemptOutcome, AttemptResult, Engine, EngineConfig,
-    EngineOptions, EngineRequest, EventKind, OpClass, Policy, Profile, RequestKind,
+    EngineOptions, EngineRequest, EventKind, OpClass, Policy, Profile,
 };
 use tokio::time::Instant;
 

@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use rehearse::engine::EngineResponse;
+use rehearse::engine::RequestKind;
 use rehearse::engine::events::Collector;
 use rehearse::engine::store::CooldownStore;
 use rehearse::engine::{
-    AlwaysAllow, Engine, EngineConfig, EngineOptions, EngineRequest, Policy, Profile, RequestKind,
+    AlwaysAllow, Engine, EngineConfig, EngineOptions, EngineRequest, Policy, Profile,
 };
 use tokio::time::Instant;
 

@@ -3,11 +3,11 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use rehearse::engine::RequestKind;
 use rehearse::engine::events::Collector;
 use rehearse::engine::store::{CooldownStore, StoreError};
 use rehearse::engine::{
     AlwaysAllow, ConfigError, Engine, EngineConfig, EngineOptions, EngineRequest, Profile, Reason,
-    RequestKind,
 };
 use tokio::time::Instant;
 

@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rehearse::replay::{
-    Pacing, ReplayOptions, TrafficKind, TrafficLine, load_traffic, replay_on_own_thread,
-};
+use rehearse::engine::RequestKind;
+use rehearse::replay::{Pacing, ReplayOptions, TrafficLine, load_traffic, replay_on_own_thread};
 use rehearse::transport::HttpDispatcher;
 use rehearse::upstream::MemoryRecords;
 use serde_json::json;
@@ -31,32 +30,32 @@ fn original() -> Vec<TrafficLine> {
     (0..20u64)
         .map(|i| {
             let kind = match i % 5 {
-                0 => TrafficKind::Llm {
+                0 => RequestKind::Llm {
                     model: "openai-codex/gpt-5.2".into(),
                     stream: true,
-                    max_tokens: 64,
+                    max_tokens: Some(64),
                 },
-                1 => TrafficKind::Tool {
-                    tool: "crm_search".into(),
+                1 => RequestKind::Tool {
+                    name: "crm_search".into(),
                     body: json!({"q": format!("acme-{i}")}),
                     idempotent: true,
                     idempotency_key: None,
                 },
-                2 => TrafficKind::Tool {
-                    tool: "ticket_create".into(),
+                2 => RequestKind::Tool {
+                    name: "ticket_create".into(),
                     body: json!({"title": "t", "api_key": "ak-SECRET-cccc",
                                  "note": "use sk-roundtrip-SECRET-aaaa"}),
                     idempotent: false,
                     idempotency_key: Some(format!("k-{i}")),
                 },
-                3 => TrafficKind::Ws {
+                3 => RequestKind::Ws {
                     channel: "realtime".into(),
                     messages: 3,
                 },
-                _ => TrafficKind::Llm {
+                _ => RequestKind::Llm {
                     model: "anthropic/claude-opus".into(),
                     stream: false,
-                    max_tokens: 128,
+                    max_tokens: Some(128),
                 },
             };
             TrafficLine {
@@ -202,7 +201,7 @@ async fn round_trip() -> Result<(), String> {
             (&o.tenant, &o.session, o.budget_tokens),
             (&r.tenant, &r.session, r.budget_tokens)
         );
-        if let (TrafficKind::Tool { body: ob, .. }, TrafficKind::Tool { body: rb, .. }) =
+        if let (RequestKind::Tool { body: ob, .. }, RequestKind::Tool { body: rb, .. }) =
             (&o.kind, &r.kind)
         {
             if ob.get("api_key").is_none() {
@@ -246,8 +245,8 @@ async fn round_trip() -> Result<(), String> {
 /// The route name the mock upstream records a line under.
 fn upstream_route_of(line: &TrafficLine) -> String {
     match &line.kind {
-        TrafficKind::Llm { .. } => "llm".into(),
-        TrafficKind::Tool { tool, .. } => format!("tool:{tool}"),
-        TrafficKind::Ws { .. } => "ws".into(),
+        RequestKind::Llm { .. } => "llm".into(),
+        RequestKind::Tool { name: tool, .. } => format!("tool:{tool}"),
+        RequestKind::Ws { .. } => "ws".into(),
     }
 }

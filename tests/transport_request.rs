@@ -5,9 +5,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rehearse::engine::RequestKind;
 use rehearse::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
 use rehearse::engine::{AttemptResult, OpClass};
-use rehearse::replay::{Dispatcher, TrafficKind, TrafficLine};
+use rehearse::replay::{Dispatcher, TrafficLine};
 use rehearse::transport::{Diagnostics, HttpDispatcher, HttpTransport};
 use rehearse::upstream::{MemoryRecords, RecordSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -81,7 +82,7 @@ fn call(target: CallTarget, key: Option<&str>) -> Call {
     }
 }
 
-fn line(kind: TrafficKind) -> TrafficLine {
+fn line(kind: RequestKind) -> TrafficLine {
     TrafficLine {
         at_ms: 0,
         kind,
@@ -117,10 +118,10 @@ async fn run_and_replay_send_the_same_bytes_for_a_model_call() {
         stream: false,
         max_tokens: Some(64),
     };
-    let kind = TrafficKind::Llm {
+    let kind = RequestKind::Llm {
         model: "openai-codex/gpt-5.2".into(),
         stream: false,
-        max_tokens: 64,
+        max_tokens: Some(64),
     };
     let (run, replay) = both(call(target, None), line(kind)).await;
     assert!(
@@ -137,8 +138,8 @@ async fn run_and_replay_send_the_same_tool_request_with_an_encoded_name() {
         name: "crm search/v2".into(),
         body: body.clone(),
     };
-    let kind = TrafficKind::Tool {
-        tool: "crm search/v2".into(),
+    let kind = RequestKind::Tool {
+        name: "crm search/v2".into(),
         body,
         idempotent: false,
         idempotency_key: Some("k-17".into()),
@@ -191,8 +192,8 @@ async fn a_request_that_cannot_be_built_is_unsendable_and_sends_nothing() {
         "{got:?}"
     );
     let replay = HttpDispatcher::new(&format!("http://{addr}"), Duration::from_secs(10)).unwrap();
-    let kind = TrafficKind::Tool {
-        tool: "crm".into(),
+    let kind = RequestKind::Tool {
+        name: "crm".into(),
         body: serde_json::json!({}),
         idempotent: false,
         idempotency_key: Some("k\n1".into()),

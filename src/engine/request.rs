@@ -1,5 +1,6 @@
 //! What the harness asks the engine to do (`EngineRequest`) and what it gets back
-//! (`EngineResponse`). One request may take several attempts (same-profile retries, rotations,
+//! (`EngineResponse`). [`RequestKind`] is the one request vocabulary: a traffic line's kind, the
+//! engine's request, and (through [`RequestKind::target`]) what each attempt calls. One request may take several attempts (same-profile retries, rotations,
 //! model fallbacks); the response sums them up.
 
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,15 @@ pub enum RequestKind {
 }
 
 impl RequestKind {
+    /// `llm`, `tool` or `ws` (the traffic format's `kind`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Llm { .. } => "llm",
+            Self::Tool { .. } => "tool",
+            Self::Ws { .. } => "ws",
+        }
+    }
+
     /// The operation class of this kind of request.
     pub fn class(&self) -> OpClass {
         match self {

@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use tokio::time::Instant;
 
-use super::traffic::{TrafficKind, TrafficLine};
+use super::traffic::TrafficLine;
+use crate::engine::RequestKind;
 
 /// What the recorder wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -154,7 +155,7 @@ fn ws_line(mut line: TrafficLine, count: &AtomicU32) -> Option<TrafficLine> {
     if n == 0 {
         return None;
     }
-    if let TrafficKind::Ws { messages, .. } = &mut line.kind {
+    if let RequestKind::Ws { messages, .. } = &mut line.kind {
         *messages = n;
     }
     Some(line)
@@ -168,8 +169,8 @@ mod tests {
     fn tool(at_ms: u64) -> Option<TrafficLine> {
         Some(TrafficLine {
             at_ms,
-            kind: TrafficKind::Tool {
-                tool: "t".into(),
+            kind: RequestKind::Tool {
+                name: "t".into(),
                 body: serde_json::json!({}),
                 idempotent: true,
                 idempotency_key: None,
@@ -222,7 +223,7 @@ mod tests {
         let (w, at) = j.reserve(t0);
         let count = Arc::new(AtomicU32::new(0));
         let ws = TrafficLine {
-            kind: TrafficKind::Ws {
+            kind: RequestKind::Ws {
                 channel: "realtime".into(),
                 messages: 1,
             },

@@ -31,4 +31,4 @@ pub use crate::util::stop_signal;
 pub use cmd::{record_command, replay_command};
 pub use precise::{Pacing, replay_on_own_thread};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};
-pub use traffic::{TrafficError, TrafficKind, TrafficLine, load_traffic, parse_traffic};
+pub use traffic::{TrafficError, TrafficLine, load_traffic, parse_traffic};

@@ -16,8 +16,9 @@
 use http::HeaderMap;
 use serde_json::{Map, Value};
 
-use super::traffic::{TrafficKind, TrafficLine};
+use super::traffic::TrafficLine;
 use crate::engine::OpClass;
+use crate::engine::RequestKind;
 use crate::wire::header::{
     BUDGET as H_BUDGET, CLASS as H_CLASS, IDEMPOTENT as H_IDEMPOTENT, SESSION as H_SESSION,
     TENANT as H_TENANT,
@@ -161,7 +162,7 @@ pub fn ws_line(at_ms: u64, query: Option<&str>, headers: &HeaderMap) -> Option<T
     let channel = ws_channel(query)?;
     Some(with_meta(
         at_ms,
-        TrafficKind::Ws {
+        RequestKind::Ws {
             channel,
             messages: 1,
         },
@@ -181,7 +182,7 @@ pub fn ws_channel(query: Option<&str>) -> Option<String> {
 
 /// A line with the metadata of the `X-Rehearse-*` headers (invalid values are left out), every
 /// string of it scrubbed of the request's header secrets (see the module docs).
-pub fn with_meta(at_ms: u64, kind: TrafficKind, headers: &HeaderMap) -> TrafficLine {
+pub fn with_meta(at_ms: u64, kind: RequestKind, headers: &HeaderMap) -> TrafficLine {
     let secrets = header_secrets(headers);
     let h = |name: &str| {
         headers
@@ -191,30 +192,30 @@ pub fn with_meta(at_ms: u64, kind: TrafficKind, headers: &HeaderMap) -> TrafficL
             .filter(|s| !s.is_empty())
     };
     let kind = match kind {
-        TrafficKind::Llm {
+        RequestKind::Llm {
             model,
             stream,
             max_tokens,
-        } => TrafficKind::Llm {
+        } => RequestKind::Llm {
             model: scrub_str(&model, &secrets),
             stream,
             max_tokens,
         },
-        TrafficKind::Tool {
-            tool,
+        RequestKind::Tool {
+            name: tool,
             mut body,
             idempotent,
             idempotency_key,
         } => {
             scrub(&mut body, &secrets);
-            TrafficKind::Tool {
-                tool: scrub_str(&tool, &secrets),
+            RequestKind::Tool {
+                name: scrub_str(&tool, &secrets),
                 body,
                 idempotent,
                 idempotency_key: idempotency_key.map(|k| scrub_str(&k, &secrets)),
             }
         }
-        TrafficKind::Ws { channel, messages } => TrafficKind::Ws {
+        RequestKind::Ws { channel, messages } => RequestKind::Ws {
             channel: scrub_str(&channel, &secrets),
             messages,
         },
@@ -260,10 +261,10 @@ pub fn http_line(
             .and_then(|n| u32::try_from(n).ok())
             .filter(|n| *n >= 1)
             .unwrap_or(DEFAULT_MAX_TOKENS);
-        TrafficKind::Llm {
+        RequestKind::Llm {
             model: model.to_string(),
             stream: v.get("stream").and_then(Value::as_bool).unwrap_or(false),
-            max_tokens,
+            max_tokens: Some(max_tokens),
         }
     } else if let Some(name) = path.strip_prefix(route::TOOLS_PREFIX)
         && !name.is_empty()
@@ -274,8 +275,8 @@ pub fn http_line(
             .get(header::IDEMPOTENCY_KEY)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        TrafficKind::Tool {
-            tool: decode(name),
+        RequestKind::Tool {
+            name: decode(name),
             body,
             idempotent: headers
                 .get(H_IDEMPOTENT)
@@ -355,10 +356,10 @@ mod tests {
         let line = http_line(5, &http::Method::POST, "/v1/chat/completions", &h, body).unwrap();
         assert_eq!(
             line.kind,
-            TrafficKind::Llm {
+            RequestKind::Llm {
                 model: "anthropic/claude-opus".into(),
                 stream: true,
-                max_tokens: 77
+                max_tokens: Some(77)
             }
         );
         assert_eq!(line.tenant.as_deref(), Some("team-b"));
@@ -382,8 +383,8 @@ mod tests {
         .unwrap();
         assert_eq!(
             line.kind,
-            TrafficKind::Tool {
-                tool: "ticket_create".into(),
+            RequestKind::Tool {
+                name: "ticket_create".into(),
                 body: json!({"t": 1}),
                 idempotent: false,
                 idempotency_key: Some("k-1".into())
@@ -420,7 +421,7 @@ mod tests {
         let ws = ws_line(0, Some("channel=rt-sk-live-abc123"), &h).unwrap();
         assert_eq!(
             ws.kind,
-            TrafficKind::Ws {
+            RequestKind::Ws {
                 channel: "rt-[redacted]".into(),
                 messages: 1
             }

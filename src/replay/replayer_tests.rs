@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::replay::traffic::TrafficKind;
+use crate::engine::RequestKind;
 
 /// Records when each request was dispatched, then "answers" after `delay(seq)`.
 struct Probe {
@@ -47,7 +47,7 @@ fn uniform(n: u64, gap_ms: u64) -> Vec<TrafficLine> {
     (0..n)
         .map(|i| TrafficLine {
             at_ms: i * gap_ms,
-            kind: TrafficKind::Ws {
+            kind: RequestKind::Ws {
                 channel: "c".into(),
                 messages: 1,
             },

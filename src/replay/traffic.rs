@@ -26,15 +26,17 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::engine::{OpClass, RequestKind};
+use crate::engine::OpClass;
+use crate::engine::RequestKind;
 
 /// One request of a traffic file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrafficLine {
     /// Offset from the start of the recording, in milliseconds (divided by `--speed` on replay).
     pub at_ms: u64,
-    /// What to send.
-    pub kind: TrafficKind,
+    /// What to send: the engine's request vocabulary, so a line is the same request to the
+    /// run's engine and to `rehearse replay` (tool `name` is the format's `tool` key).
+    pub kind: RequestKind,
     /// The tenant the request belongs to (per-tenant throttles).
     pub tenant: Option<String>,
     /// Token budget of the whole request, retries included.
@@ -43,80 +45,6 @@ pub struct TrafficLine {
     pub session: Option<String>,
     /// Operation-class override (otherwise derived from the kind).
     pub class: Option<OpClass>,
-}
-
-/// The three request kinds.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TrafficKind {
-    /// A model call: `POST /v1/chat/completions`.
-    Llm {
-        /// `PROVIDER/MODEL`, e.g. `openai-codex/gpt-5.2`.
-        model: String,
-        /// SSE streaming response.
-        stream: bool,
-        /// `max_tokens` of the completion.
-        max_tokens: u32,
-    },
-    /// A tool call: `POST /tools/NAME`.
-    Tool {
-        /// The tool name (also its breaker dep).
-        tool: String,
-        /// The JSON body sent.
-        body: Value,
-        /// Whether the call may be retried without an idempotency key.
-        idempotent: bool,
-        /// Sent as `Idempotency-Key` on every attempt when present.
-        idempotency_key: Option<String>,
-    },
-    /// A WebSocket session: `GET /ws?channel=NAME`, N messages sent and echoed.
-    Ws {
-        /// The channel (also its breaker dep).
-        channel: String,
-        /// Messages sent in the session.
-        messages: u32,
-    },
-}
-
-impl TrafficKind {
-    /// `llm`, `tool` or `ws`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Llm { .. } => "llm",
-            Self::Tool { .. } => "tool",
-            Self::Ws { .. } => "ws",
-        }
-    }
-}
-
-/// The one conversion from the traffic vocabulary to the engine's (and, through
-/// [`RequestKind::target`], to the transport's): the run and `rehearse replay` both go through
-/// it, so a line means the same request to both.
-impl From<TrafficKind> for RequestKind {
-    fn from(kind: TrafficKind) -> Self {
-        match kind {
-            TrafficKind::Llm {
-                model,
-                stream,
-                max_tokens,
-            } => RequestKind::Llm {
-                model,
-                stream,
-                max_tokens: Some(max_tokens),
-            },
-            TrafficKind::Tool {
-                tool,
-                body,
-                idempotent,
-                idempotency_key,
-            } => RequestKind::Tool {
-                name: tool,
-                body,
-                idempotent,
-                idempotency_key,
-            },
-            TrafficKind::Ws { channel, messages } => RequestKind::Ws { channel, messages },
-        }
-    }
 }
 
 /// A traffic file could not be read or is invalid.
@@ -262,13 +190,13 @@ pub fn parse_line(raw: &str, origin: &str, line_no: usize) -> Result<TrafficLine
         return Err(f.err(key, msg));
     }
     let kind = match kind_name.as_str() {
-        "llm" => TrafficKind::Llm {
+        "llm" => RequestKind::Llm {
             model: f.str_req("model")?,
             stream: f.bool_opt("stream")?.unwrap_or(false),
-            max_tokens: f.positive_u32("max_tokens")?,
+            max_tokens: Some(f.positive_u32("max_tokens")?),
         },
-        "tool" => TrafficKind::Tool {
-            tool: f.str_req("tool")?,
+        "tool" => RequestKind::Tool {
+            name: f.str_req("tool")?,
             body: map
                 .get("body")
                 .cloned()
@@ -278,7 +206,7 @@ pub fn parse_line(raw: &str, origin: &str, line_no: usize) -> Result<TrafficLine
                 .ok_or_else(|| f.err("idempotent", "missing (true or false)"))?,
             idempotency_key: f.str_opt("idempotency_key")?,
         },
-        _ => TrafficKind::Ws {
+        _ => RequestKind::Ws {
             channel: f.str_req("channel")?,
             messages: f.positive_u32("messages")?,
         },

@@ -3,8 +3,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::traffic::{TrafficKind, TrafficLine};
+use super::traffic::TrafficLine;
 use crate::engine::OpClass;
+use crate::engine::RequestKind;
 
 /// The serialised shape of a line: fixed key order, optional keys left out.
 #[derive(Serialize)]
@@ -60,17 +61,17 @@ impl TrafficLine {
             class: self.class,
         };
         match &self.kind {
-            TrafficKind::Llm {
+            RequestKind::Llm {
                 model,
                 stream,
                 max_tokens,
             } => {
                 out.model = Some(model);
                 out.stream = Some(*stream);
-                out.max_tokens = Some(*max_tokens);
+                out.max_tokens = *max_tokens;
             }
-            TrafficKind::Tool {
-                tool,
+            RequestKind::Tool {
+                name: tool,
                 body,
                 idempotent,
                 idempotency_key,
@@ -80,7 +81,7 @@ impl TrafficLine {
                 out.idempotent = Some(*idempotent);
                 out.idempotency_key = idempotency_key.as_deref();
             }
-            TrafficKind::Ws { channel, messages } => {
+            RequestKind::Ws { channel, messages } => {
                 out.channel = Some(channel);
                 out.messages = Some(*messages);
             }

@@ -17,17 +17,17 @@ fn design_example_parses() {
     assert_eq!(lines.len(), 4);
     assert_eq!(
         lines[0].kind,
-        TrafficKind::Llm {
+        RequestKind::Llm {
             model: "openai-codex/gpt-5.2".into(),
             stream: true,
-            max_tokens: 64
+            max_tokens: Some(64)
         }
     );
     assert_eq!(lines[0].tenant.as_deref(), Some("team-a"));
     assert_eq!(
         lines[2].kind,
-        TrafficKind::Tool {
-            tool: "ticket_create".into(),
+        RequestKind::Tool {
+            name: "ticket_create".into(),
             body: serde_json::json!({}),
             idempotent: false,
             idempotency_key: Some("k-17".into())
@@ -179,8 +179,8 @@ fn tool_body_floats_round_trip_bit_for_bit() {
     ] {
         let line = TrafficLine {
             at_ms: 0,
-            kind: TrafficKind::Tool {
-                tool: "t".into(),
+            kind: RequestKind::Tool {
+                name: "t".into(),
                 body: serde_json::json!({ "x": x }),
                 idempotent: true,
                 idempotency_key: None,

@@ -10,8 +10,8 @@ use super::fault_scope::{assign_lanes, fault_windows};
 use super::harness::PolicyRun;
 use super::plan::ScenarioPlan;
 use super::signals::cause;
+use crate::engine::RequestKind;
 use crate::engine::{Policy, Profile};
-use crate::replay::traffic::TrafficKind;
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
 use crate::report::model::{
     Lag, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION, Stopped,
@@ -93,7 +93,7 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         .traffic
         .iter()
         .filter_map(|l| match &l.kind {
-            TrafficKind::Ws { channel, .. } => Some(channel.clone()),
+            RequestKind::Ws { channel, .. } => Some(channel.clone()),
             _ => None,
         })
         .collect();

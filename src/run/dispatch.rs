@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::engine::Engine;
-use crate::engine::request::{EngineRequest, RequestKind};
+use crate::engine::request::EngineRequest;
 use crate::engine::transport::Transport;
 use crate::replay::replayer::{DispatchOutcome, Dispatcher};
 use crate::replay::traffic::TrafficLine;
@@ -75,7 +75,7 @@ pub fn worker_of(seed: u64, seq: u64, workers: usize) -> usize {
 pub fn to_request(seq: u64, line: TrafficLine) -> EngineRequest {
     EngineRequest {
         id: seq,
-        kind: RequestKind::from(line.kind),
+        kind: line.kind,
         tenant: line.tenant,
         budget_tokens: line.budget_tokens,
         session: line.session,

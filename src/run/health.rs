@@ -8,10 +8,11 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::RequestKind;
 use crate::engine::canary::Canary;
 use crate::engine::profiles::ProfileBook;
 use crate::engine::{Event, EventKind, EventSink};
-use crate::replay::traffic::{TrafficKind, TrafficLine};
+use crate::replay::traffic::TrafficLine;
 use crate::scenario::ScenarioFile;
 use crate::wire::dep::provider_of;
 
@@ -29,9 +30,11 @@ pub fn canaries(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<Canary> {
     };
     for line in traffic {
         match &line.kind {
-            TrafficKind::Llm { model: m, .. } => model(m),
-            TrafficKind::Tool {
-                tool, idempotent, ..
+            RequestKind::Llm { model: m, .. } => model(m),
+            RequestKind::Tool {
+                name: tool,
+                idempotent,
+                ..
             } => {
                 if *idempotent {
                     tools.insert(tool.clone());
@@ -39,7 +42,7 @@ pub fn canaries(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<Canary> {
                     side_effects.insert(tool.clone());
                 }
             }
-            TrafficKind::Ws { channel, .. } => {
+            RequestKind::Ws { channel, .. } => {
                 channels.insert(channel.clone());
             }
         }
@@ -109,7 +112,7 @@ impl EventSink for HealthTally {
 mod tests {
     use super::*;
 
-    fn line(kind: TrafficKind) -> TrafficLine {
+    fn line(kind: RequestKind) -> TrafficLine {
         TrafficLine {
             at_ms: 0,
             kind,
@@ -128,12 +131,12 @@ mod tests {
         )
         .unwrap();
         let traffic = vec![
-            line(TrafficKind::Llm {
+            line(RequestKind::Llm {
                 model: "openai/gpt".into(),
                 stream: true,
-                max_tokens: 5,
+                max_tokens: Some(5),
             }),
-            line(TrafficKind::Ws {
+            line(RequestKind::Ws {
                 channel: "rt".into(),
                 messages: 2,
             }),
@@ -142,16 +145,16 @@ mod tests {
         traffic.push(traffic[0].clone());
         traffic.insert(
             0,
-            line(TrafficKind::Tool {
-                tool: "crm".into(),
+            line(RequestKind::Tool {
+                name: "crm".into(),
                 body: serde_json::json!({}),
                 idempotent: true,
                 idempotency_key: None,
             }),
         );
         for idempotent in [true, false] {
-            traffic.push(line(TrafficKind::Tool {
-                tool: "ticket_create".into(),
+            traffic.push(line(RequestKind::Tool {
+                name: "ticket_create".into(),
                 body: serde_json::json!({}),
                 idempotent,
                 idempotency_key: Some("k".into()),

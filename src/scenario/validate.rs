@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use super::format::{ScenarioError, ScenarioFile};
 use super::locate::locate_within;
+use crate::engine::RequestKind;
 use crate::engine::families::{SelectorProblem, check_selector};
 use crate::engine::profiles::ProfileBook;
-use crate::replay::traffic::{TrafficKind, TrafficLine, load_traffic};
+use crate::replay::traffic::{TrafficLine, load_traffic};
 use crate::util::suggest::closest;
 use crate::wire::dep::provider_of;
 
@@ -251,13 +252,13 @@ pub fn exercised_deps(
     let mut providers = BTreeSet::new();
     for line in traffic {
         match &line.kind {
-            TrafficKind::Llm { model, .. } => {
+            RequestKind::Llm { model, .. } => {
                 providers.insert(provider_of(model).to_string());
             }
-            TrafficKind::Tool { tool, .. } => {
+            RequestKind::Tool { name: tool, .. } => {
                 deps.insert(tool.clone());
             }
-            TrafficKind::Ws { channel, .. } => {
+            RequestKind::Ws { channel, .. } => {
                 deps.insert(channel.clone());
             }
         }

@@ -17,7 +17,7 @@
 //! path as a run's upstream connections, kernel-default socket options.
 //!
 //! Requests are built by [`super::request`] from the line's kind through the one conversion
-//! (`TrafficKind` → `RequestKind` → `CallTarget`), exactly as the run's transport builds them.
+//! ([`RequestKind::target`] → `CallTarget`), exactly as the run's transport builds them.
 //!
 //! Error kinds: `http_NNN` (non-2xx status), `connect` (refused / unreachable), `reset`
 //! (connection reset), `incomplete` (closed before the response ended), `timeout` (our deadline),
@@ -173,52 +173,38 @@ impl HttpDispatcher {
     }
 
     /// The HTTP request a non-WebSocket line turns into: the line's kind through the one
-    /// conversion to a call target, then the one request builder (the run's transport builds
-    /// its requests there too). `Ok(None)` for a WebSocket line.
+    /// conversion to a call target ([`RequestKind::target`]), then the one request builder
+    /// (the run's transport builds its requests there too). `Ok(None)` for a WebSocket line.
     pub fn http_request(
         &self,
         line: &TrafficLine,
     ) -> Result<Option<Request<Full<Bytes>>>, request::BuildError> {
-        let kind = RequestKind::from(line.kind.clone());
-        if matches!(kind, RequestKind::Ws { .. }) {
+        if matches!(line.kind, RequestKind::Ws { .. }) {
             return Ok(None);
         }
-        let spec = self.spec(line, &kind);
-        request::http(&self.base, &kind.target(), &spec).map(Some)
+        let spec = self.spec(line)?;
+        request::http(&self.base, &line.kind.target(), &spec).map(Some)
     }
 
     /// The headers of a line: its idempotency key, the `X-Rehearse-*` metadata and the
     /// dispatcher's extra headers.
-    fn spec<'a>(&'a self, line: &TrafficLine, kind: &'a RequestKind) -> RequestSpec<'a> {
-        let mut extra = Vec::new();
-        let mut key = None;
+    fn spec<'a>(&'a self, line: &'a TrafficLine) -> Result<RequestSpec<'a>, request::BuildError> {
+        let mut spec = RequestSpec::default();
         if let RequestKind::Tool {
             idempotent,
             idempotency_key,
             ..
-        } = kind
+        } = &line.kind
         {
-            key = idempotency_key.as_deref();
+            spec.idempotency_key = idempotency_key.as_deref();
             let flag = if *idempotent { "true" } else { "false" };
-            extra.push((
-                http::HeaderName::from_static(header::IDEMPOTENT),
-                flag.into(),
-            ));
+            spec.with(http::HeaderName::from_static(header::IDEMPOTENT), flag)?;
         }
         for (name, value) in meta_headers(line) {
-            extra.push((http::HeaderName::from_static(name), value));
+            spec.with(http::HeaderName::from_static(name), &value)?;
         }
-        for (name, value) in &self.extra {
-            extra.push((
-                name.clone(),
-                String::from_utf8_lossy(value.as_bytes()).into_owned(),
-            ));
-        }
-        RequestSpec {
-            idempotency_key: key,
-            extra,
-            ..RequestSpec::default()
-        }
+        spec.extra.extend(self.extra.iter().cloned());
+        Ok(spec)
     }
 
     async fn send_http(&self, req: Request<Full<Bytes>>) -> DispatchOutcome {
@@ -236,10 +222,11 @@ impl HttpDispatcher {
     }
 
     async fn send_ws(&self, line: &TrafficLine, messages: u32) -> DispatchOutcome {
-        let kind = RequestKind::from(line.kind.clone());
-        let req = match request::ws(&self.ws_base, &kind.target(), &self.spec(line, &kind)) {
-            Ok(r) => r,
-            Err(_) => return DispatchOutcome::error("bad_request"),
+        let built = self
+            .spec(line)
+            .and_then(|spec| request::ws(&self.ws_base, &line.kind.target(), &spec));
+        let Ok(req) = built else {
+            return DispatchOutcome::error("bad_request");
         };
         let connected = match self.ws_addr {
             Some(addr) => match self.connector.connect_tcp(addr).await {
@@ -285,9 +272,7 @@ impl Dispatcher for HttpDispatcher {
     async fn dispatch(&self, _seq: u64, line: TrafficLine) -> DispatchOutcome {
         let work = async {
             match &line.kind {
-                crate::replay::TrafficKind::Ws { messages, .. } => {
-                    self.send_ws(&line, *messages).await
-                }
+                RequestKind::Ws { messages, .. } => self.send_ws(&line, *messages).await,
                 _ => match self.http_request(&line) {
                     Ok(Some(req)) => self.send_http(req).await,
                     // A request that cannot be built was never sent: its own kind.

@@ -54,8 +54,8 @@ pub struct RequestSpec<'a> {
     pub probe: Option<&'a str>,
     /// Adds `X-Rehearse-Canary: 1`.
     pub canary: bool,
-    /// More headers, added last in this order (names are trusted; values are checked).
-    pub extra: Vec<(HeaderName, String)>,
+    /// More headers, added last in this order (see [`RequestSpec::with`]).
+    pub extra: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl<'a> RequestSpec<'a> {
@@ -70,13 +70,18 @@ impl<'a> RequestSpec<'a> {
         }
     }
 
+    /// Adds an extra header from text, checked: a value HTTP forbids is a [`BuildError`].
+    pub fn with(&mut self, name: HeaderName, value: &str) -> Result<(), BuildError> {
+        let v = header_value(&name, value)?;
+        self.extra.push((name, v));
+        Ok(())
+    }
+
     /// The headers in the order they are sent.
     fn headers(&self) -> Result<Vec<(HeaderName, HeaderValue)>, BuildError> {
         let mut out = Vec::new();
         let mut push = |name: HeaderName, value: &str| {
-            let v = HeaderValue::from_str(value).map_err(|_| BuildError::Header {
-                name: name.as_str().to_string(),
-            })?;
+            let v = header_value(&name, value)?;
             out.push((name, v));
             Ok::<(), BuildError>(())
         };
@@ -92,11 +97,15 @@ impl<'a> RequestSpec<'a> {
         if self.canary {
             push(HeaderName::from_static(header::CANARY), "1")?;
         }
-        for (name, value) in &self.extra {
-            push(name.clone(), value)?;
-        }
+        out.extend(self.extra.iter().cloned());
         Ok(out)
     }
+}
+
+fn header_value(name: &HeaderName, value: &str) -> Result<HeaderValue, BuildError> {
+    HeaderValue::from_str(value).map_err(|_| BuildError::Header {
+        name: name.as_str().to_string(),
+    })
 }
 
 /// The path (and query) of a target's route, names percent-encoded.
@@ -211,8 +220,20 @@ mod tests {
             idempotency_key: Some("k-7"),
             probe: Some("crm"),
             canary: true,
-            extra: vec![(HeaderName::from_static(header::TENANT), "team-a".into())],
+            extra: Vec::new(),
         };
+        let mut spec = spec;
+        spec.with(HeaderName::from_static(header::TENANT), "team-a")
+            .unwrap();
+        let bad = spec
+            .clone()
+            .with(HeaderName::from_static(header::TENANT), "a\rb");
+        assert_eq!(
+            bad,
+            Err(BuildError::Header {
+                name: header::TENANT.to_string()
+            })
+        );
         let req = http("http://h:1", &tool("crm"), &spec).unwrap();
         let h = req.headers();
         assert_eq!(h["authorization"], "Bearer sk-1");

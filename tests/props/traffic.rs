@@ -4,7 +4,8 @@
 
 use proptest::prelude::*;
 use rehearse::engine::OpClass;
-use rehearse::replay::traffic::{TrafficError, TrafficKind, TrafficLine, parse_traffic};
+use rehearse::engine::RequestKind;
+use rehearse::replay::traffic::{TrafficError, TrafficLine, parse_traffic};
 use serde_json::Value;
 
 use super::common::{apply, assert_inside, config, edits, fixture, noise};
@@ -59,13 +60,13 @@ fn non_empty() -> impl Strategy<Value = String> {
     any::<String>().prop_filter("required strings are non-empty", |s| !s.is_empty())
 }
 
-fn kind() -> impl Strategy<Value = TrafficKind> {
+fn kind() -> impl Strategy<Value = RequestKind> {
     prop_oneof![
         (non_empty(), any::<bool>(), 1u32..).prop_map(|(model, stream, max_tokens)| {
-            TrafficKind::Llm {
+            RequestKind::Llm {
                 model,
                 stream,
-                max_tokens,
+                max_tokens: Some(max_tokens),
             }
         }),
         (
@@ -75,14 +76,14 @@ fn kind() -> impl Strategy<Value = TrafficKind> {
             proptest::option::of(any::<String>()),
         )
             .prop_map(
-                |(tool, body, idempotent, idempotency_key)| TrafficKind::Tool {
-                    tool,
+                |(name, body, idempotent, idempotency_key)| RequestKind::Tool {
+                    name,
                     body,
                     idempotent,
                     idempotency_key,
                 }
             ),
-        (non_empty(), 1u32..).prop_map(|(channel, messages)| TrafficKind::Ws { channel, messages }),
+        (non_empty(), 1u32..).prop_map(|(channel, messages)| RequestKind::Ws { channel, messages }),
     ]
 }
 

@@ -4,12 +4,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rehearse::engine::RequestKind;
 use rehearse::engine::breakers::Breakers;
 use rehearse::engine::events::{Collector, EventKind, LadderRung};
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{
-    AttemptResult, Call, CallTarget, Engine, EngineConfig, EngineRequest, Profile, RequestKind,
-    Transport,
+    AttemptResult, Call, CallTarget, Engine, EngineConfig, EngineRequest, Profile, Transport,
 };
 use tokio::time::Instant;
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rehearse::replay::TrafficKind;
+use rehearse::engine::RequestKind;
 use rehearse::replay::TrafficLine;
 use rehearse::replay::receiver::{Arrival, Arrivals, serve_receiver};
 use rehearse::replay::record::{RecordStats, Recorder, serve_recorder};
@@ -104,9 +104,9 @@ pub async fn start_recorder(upstream: &str, out: &Path) -> TestRecorder {
 /// The route a line arrives on at the receiver.
 pub fn route_of(line: &TrafficLine) -> String {
     match &line.kind {
-        TrafficKind::Llm { .. } => "POST /v1/chat/completions".into(),
-        TrafficKind::Tool { tool, .. } => format!("POST /tools/{tool}"),
-        TrafficKind::Ws { channel, .. } => format!("GET /ws?channel={channel}"),
+        RequestKind::Llm { .. } => "POST /v1/chat/completions".into(),
+        RequestKind::Tool { name: tool, .. } => format!("POST /tools/{tool}"),
+        RequestKind::Ws { channel, .. } => format!("GET /ws?channel={channel}"),
     }
 }
 
