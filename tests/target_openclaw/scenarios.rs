@@ -96,9 +96,7 @@ pub type PlannedRun = (String, PathBuf, PathBuf, Vec<(String, String)>);
 /// Runs `rehearse run` for each `(name, scenario, report_dir, envs)`, all overlapping, but each
 /// started only with a [`StartPermit`], held until its gateway is healthy (its stderr says
 /// `N turns to URL`) or it exits. Returns each run's output, in the order given.
-pub fn run_overlapping(
-    runs: Vec<PlannedRun>,
-) -> Vec<(String, Output)> {
+pub fn run_overlapping(runs: Vec<PlannedRun>) -> Vec<(String, Output)> {
     use std::io::BufRead;
     let mut waiting = Vec::new();
     for (name, scenario, dir, envs) in runs {
