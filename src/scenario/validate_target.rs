@@ -4,7 +4,8 @@
 //! named by expectations must exist; an OpenClaw target must be configurable from the scenario
 //! (one primary model, a key per provider).
 
-use crate::replay::traffic::{TrafficKind, TrafficLine};
+use crate::engine::RequestKind;
+use crate::replay::traffic::TrafficLine;
 use crate::target::scenario::gateway_config;
 
 use super::format::ScenarioFile;
@@ -52,7 +53,7 @@ pub fn check_target(
         }
         let calls = traffic
             .iter()
-            .filter(|l| l.at_ms < duration_ms && matches!(l.kind, TrafficKind::Llm { .. }))
+            .filter(|l| l.at_ms < duration_ms && matches!(l.kind, RequestKind::Llm { .. }))
             .count();
         if calls == 0 {
             return Err((
@@ -90,7 +91,7 @@ pub fn target_warnings(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<Stri
     }
     let other = traffic
         .iter()
-        .filter(|l| !matches!(l.kind, TrafficKind::Llm { .. }))
+        .filter(|l| !matches!(l.kind, RequestKind::Llm { .. }))
         .count();
     if other == 0 {
         return Vec::new();

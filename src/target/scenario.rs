@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::replay::traffic::{TrafficKind, TrafficLine};
+use crate::engine::RequestKind;
+use crate::replay::traffic::TrafficLine;
 use crate::scenario::ScenarioFile;
 use crate::wire::dep::provider_of;
 
@@ -32,7 +33,7 @@ pub fn planned_turns(traffic: &[TrafficLine], duration_ms: u64) -> Vec<PlannedTu
         .enumerate()
         .filter(|(_, l)| l.at_ms < duration_ms)
         .filter_map(|(i, l)| match &l.kind {
-            TrafficKind::Llm { stream, .. } => Some(PlannedTurn {
+            RequestKind::Llm { stream, .. } => Some(PlannedTurn {
                 at_ms: l.at_ms,
                 session: l.session.clone().unwrap_or_else(|| format!("line-{i}")),
                 stream: *stream,
@@ -48,7 +49,7 @@ pub fn primary_model(traffic: &[TrafficLine]) -> Result<String, (String, String)
     let mut models: Vec<&str> = traffic
         .iter()
         .filter_map(|l| match &l.kind {
-            TrafficKind::Llm { model, .. } => Some(model.as_str()),
+            RequestKind::Llm { model, .. } => Some(model.as_str()),
             _ => None,
         })
         .collect();
@@ -151,7 +152,7 @@ pub fn traffic_providers(traffic: &[TrafficLine]) -> Vec<String> {
     let mut out: Vec<String> = traffic
         .iter()
         .filter_map(|l| match &l.kind {
-            TrafficKind::Llm { model, .. } => Some(provider_of(model).to_string()),
+            RequestKind::Llm { model, .. } => Some(provider_of(model).to_string()),
             _ => None,
         })
         .collect();
