@@ -33,7 +33,9 @@
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
 //! - [`target`]: systems under test other than the embedded engine: the supervisor of a real
-//!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state).
+//!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state) and a
+//!   scenario's gateway configuration and turns; the run path is `run::external`, the
+//!   ground-truth and OpenClaw expectations `verdict::ground*` and `verdict::gateway_eval`.
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and its
 //!   contradictions with a scenario's timings.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, the `Speed` type

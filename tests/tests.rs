@@ -103,6 +103,9 @@ mod run_health;
 // No vacuous pass: misspelt series/labels, unproducible deps, empty or late traffic are exit 2.
 mod scenario_validate;
 
+// `[target]` / `[upstream]` validation and the speed rule for external targets.
+mod scenario_target;
+
 // SIGTERM early in weekly: the stop line, not_reached checks, not_run for an A/B's second policy.
 mod run_interrupted;
 

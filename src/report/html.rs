@@ -106,6 +106,7 @@ pub fn render(r: &Report) -> String {
         };
         let _ = writeln!(o, "<h3>Policy <code>{}</code></h3>\n{body}", esc(&p.policy));
     }
+    super::target_section::html(r, &mut o);
     o.push_str("<h2>Profiles</h2>\n");
     table::profiles(r).html(&mut o);
     o.push_str("<h2>Expected vs observed</h2>\n");
@@ -137,25 +138,28 @@ pub fn render(r: &Report) -> String {
         }
         o.push_str("</table>\n");
     }
-    o.push_str("<h2>Policies side by side</h2>\n<table><tr><th></th>");
-    for p in &r.policies {
-        let _ = write!(o, "<th><code>{}</code></th>", esc(&p.policy));
-    }
-    o.push_str("</tr>\n");
-    for (label, vals) in ab_rows(&r.policies) {
-        let _ = write!(o, "<tr><td>{}</td>", esc(&label));
-        for v in vals {
-            let _ = write!(o, "<td class=\"num\">{}</td>", esc(&v));
+    let engine = r.target.is_none();
+    if engine {
+        o.push_str("<h2>Policies side by side</h2>\n<table><tr><th></th>");
+        for p in &r.policies {
+            let _ = write!(o, "<th><code>{}</code></th>", esc(&p.policy));
         }
         o.push_str("</tr>\n");
+        for (label, vals) in ab_rows(&r.policies) {
+            let _ = write!(o, "<tr><td>{}</td>", esc(&label));
+            for v in vals {
+                let _ = write!(o, "<td class=\"num\">{}</td>", esc(&v));
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</table>\n");
     }
-    o.push_str("</table>\n");
     if let Some(f) = &r.fleet {
         super::fleet::html(&mut o, f, r.duration_ms);
     }
     o.push_str("<h2>Fault windows</h2>\n");
     table::faults(r).html(&mut o);
-    for p in &r.policies {
+    for p in r.policies.iter().filter(|_| engine) {
         policy_tables(&mut o, p, r.speed);
     }
     let _ = writeln!(

@@ -99,9 +99,7 @@ fn case_name(e: &ExpectationResult) -> String {
             format!("{series} {}", e.expected)
         }
         ExpectKind::NoTransition => format!("{dep} no transition"),
-        ExpectKind::Transition | ExpectKind::ProbeSpacing | ExpectKind::Fleet => {
-            format!("{dep} {}", e.expected)
-        }
+        _ => format!("{dep} {}", e.expected),
     }
 }
 

@@ -130,9 +130,12 @@ pub fn render(r: &Report) -> String {
     }) {
         let _ = writeln!(o, "- ✗ [{}] {}", p.policy, e.detail);
     }
-    for p in &r.policies {
+    // The engine's breaker timing and A/B numbers say nothing about an external gateway.
+    let engine = r.target.is_none();
+    for p in r.policies.iter().filter(|_| engine) {
         let _ = writeln!(o, "- [{}] {}", p.policy, table::timing_note(p));
     }
+    super::target_section::markdown(r, &mut o);
     o.push_str("\n## Profiles\n\n");
     table::profiles(r).markdown(&mut o);
     o.push_str("\n## Expected vs observed\n");
@@ -157,25 +160,27 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
-    o.push_str("\n## Policies side by side\n\n");
-    let _ = writeln!(
-        o,
-        "| | {} |",
-        pols.iter()
-            .map(|p| format!("`{p}`"))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    );
-    let _ = writeln!(o, "|---|{}", "---|".repeat(pols.len()));
-    for (label, vals) in ab_rows(&r.policies) {
-        let _ = writeln!(o, "| {label} | {} |", vals.join(" | "));
+    if engine {
+        o.push_str("\n## Policies side by side\n\n");
+        let _ = writeln!(
+            o,
+            "| | {} |",
+            pols.iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        let _ = writeln!(o, "|---|{}", "---|".repeat(pols.len()));
+        for (label, vals) in ab_rows(&r.policies) {
+            let _ = writeln!(o, "| {label} | {} |", vals.join(" | "));
+        }
     }
     if let Some(f) = &r.fleet {
         super::fleet::markdown(&mut o, f);
     }
     o.push_str("\n## Fault windows\n\n");
     table::faults(r).markdown(&mut o);
-    for p in &r.policies {
+    for p in r.policies.iter().filter(|_| engine) {
         policy_details(&mut o, p, r.speed);
     }
     o.push_str("\n## Replay schedule lag (wall clock)\n\n");

@@ -21,6 +21,8 @@ pub mod model;
 pub mod status;
 pub mod svg;
 pub mod table;
+pub mod target;
+pub mod target_section;
 pub mod write;
 
 pub use build::{PolicyRun, build_policy, rfc3339, summary_from};

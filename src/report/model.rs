@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 pub use super::fault_window::{FaultHit, FaultWindow};
 pub use super::marks::Marks;
 pub use super::status::{PolicyStatus, Stopped, TrafficInfo};
+pub use super::target::{CooldownRow, TargetReport, TurnRow};
 use crate::exit::{CmdError, CmdResult, Status};
 use crate::scrape::{Disagreement, RatePoint, StatePoint, Transition};
 use crate::util::round::ser3;
@@ -149,6 +150,9 @@ pub struct Report {
     /// coordination run (absent for a single-engine run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<crate::fleet::FleetSection>,
+    /// The system under test when it is not the embedded engine (`null` for the engine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetReport>,
 }
 
 /// One policy run.

@@ -21,7 +21,7 @@ pub struct Table {
 }
 
 impl Table {
-    fn new(head: &[&str], numeric: &[bool]) -> Self {
+    pub(crate) fn new(head: &[&str], numeric: &[bool]) -> Self {
         Self {
             head: head.iter().map(|s| s.to_string()).collect(),
             numeric: numeric.to_vec(),

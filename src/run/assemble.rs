@@ -76,6 +76,17 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         // A run cut short by a signal vouches only for what came before the stop.
         stopped_at_ms: run.stopped.as_ref().map(|_| run.elapsed_ms),
     });
+    let fps = crate::target::scenario::profile_fingerprints(file);
+    let facts = crate::verdict::ground_eval::UpstreamFacts {
+        records: &run.upstream_records,
+        profile_fps: &fps,
+        speed: plan.speed,
+        end_ms: report.elapsed_ms,
+        stopped_at_ms: report.stopped_at_ms,
+    };
+    let ground =
+        crate::verdict::ground_eval::evaluate(&file.expect.for_policy(run.policy.as_str()), &facts);
+    add_results(&mut report, ground);
     let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
     let ws: BTreeSet<String> = plan
         .checked
@@ -103,6 +114,16 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         });
     }
     report
+}
+
+/// Appends checked expectations to a policy's section and recomputes its status.
+pub fn add_results(report: &mut PolicyReport, results: Vec<crate::verdict::ExpectationResult>) {
+    if results.is_empty() {
+        return;
+    }
+    report.expectations.extend(results);
+    report.status = PolicyStatus::of(&report.expectations, report.stopped_at_ms.is_some());
+    report.ok = report.status == PolicyStatus::Pass;
 }
 
 /// The profile table: the scenario's profiles, then the implicit `PROVIDER:default` profile of
@@ -262,6 +283,7 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
         contradictions: ctx.contradictions,
         config,
         fleet: None,
+        target: None,
     }
 }
 

@@ -194,6 +194,13 @@ async fn run_scenario(
         let report = crate::fleet::run_fleet_scenario(sp, dir, &files, stop, ctx).await;
         return finish(dir, &files, report);
     }
+    if sp.checked.file.target.kind.is_external() {
+        let report = super::external::run_external(sp, dir, &files, stop).await;
+        crate::report::write_all(dir, &report)
+            .with_context(|| format!("writing the report into {}", dir.display()))
+            .map_err(CmdError::harness)?;
+        return Ok(report);
+    }
     let mut runs = Vec::new();
     let mut error = None;
     for &policy in &sp.policies {

@@ -120,6 +120,8 @@ pub struct PolicyRun {
     pub observed: Arc<Observed>,
     /// Which user requests each fault applied to.
     pub fault_hits: Arc<FaultHits>,
+    /// Model requests at the upstream (kept only for ground-truth expectations).
+    pub upstream_records: Vec<UpstreamRecord>,
 }
 
 /// Records upstream requests to upstream.jsonl, keeps the arrivals of breaker probes (canaries
@@ -131,11 +133,26 @@ struct UpstreamLog {
     arrivals: Mutex<Vec<ProbeArrival>>,
     duplicates: Arc<dyn EventSink>,
     faults: Arc<FaultHits>,
+    /// Model requests kept for the ground-truth expectations (only when the scenario has some;
+    /// at most [`MAX_GROUND_RECORDS`]).
+    ground: Option<Mutex<Vec<UpstreamRecord>>>,
 }
+
+/// Most model requests a run keeps in memory for the ground-truth expectations.
+pub const MAX_GROUND_RECORDS: usize = 200_000;
 
 impl RecordSink for UpstreamLog {
     fn record(&self, r: &UpstreamRecord) {
         self.out.append_at(r.t_ms, r);
+        if let Some(g) = &self.ground
+            && r.route == "llm"
+            && !r.canary
+        {
+            let mut g = g.lock().unwrap_or_else(|p| p.into_inner());
+            if g.len() < MAX_GROUND_RECORDS {
+                g.push(r.clone());
+            }
+        }
         if r.duplicate {
             self.duplicates.emit(&Event {
                 t_ms: r.t_ms,
@@ -211,6 +228,7 @@ pub async fn run_policy(
         arrivals: Mutex::new(Vec::new()),
         duplicates: metrics.clone(),
         faults: fault_hits.clone(),
+        ground: file.expect.has_ground().then(|| Mutex::new(Vec::new())),
     });
     upstream.subscribe(up_log.clone());
     let up_listener = bind("mock upstream").await?;
@@ -450,5 +468,10 @@ pub async fn run_policy(
         failed: died.reason(),
         observed,
         fault_hits,
+        upstream_records: up_log
+            .ground
+            .as_ref()
+            .map(|g| std::mem::take(&mut *g.lock().unwrap_or_else(|p| p.into_inner())))
+            .unwrap_or_default(),
     })
 }

@@ -11,6 +11,8 @@
 //! - `dispatch`: replayed lines → `Engine::handle` across workers.
 //! - `sinks`: events.jsonl / upstream.jsonl line writers; `rundir`: run directory names.
 //! - `observe`: exact latencies and the picture's marks from the events, fault hits from the upstream.
+//! - `external` (+ `external_gateway`, `external_report`): a run against an external target
+//!   (`[target] kind = "openclaw" | "http"`): upstream, gateway, turns, stop, report.
 //! - `progress`: the terminal bar (a stop request, SIGINT/SIGTERM included, is
 //!   [`crate::util::shutdown::Shutdown`]).
 
@@ -18,6 +20,9 @@ pub mod assemble;
 mod cmd;
 pub mod contradictions;
 pub mod dispatch;
+pub mod external;
+mod external_gateway;
+mod external_report;
 pub mod fault_scope;
 pub mod harness;
 pub mod health;

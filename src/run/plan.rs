@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use crate::cli::{PolicyArg, RunArgs};
 use crate::engine::Policy;
 use crate::scenario::resolve::resolve;
+use crate::scenario::target::TargetKind;
 use crate::scenario::validate::{Checked, check};
 use crate::util::speed::Speed;
 
@@ -55,6 +56,41 @@ impl From<PolicyArg> for Policy {
     }
 }
 
+/// What a run of an external target needs beyond the file: speed 1 (a real gateway's timers
+/// cannot be compressed), no `--policy` (that picks an embedded policy), an OpenClaw install, a
+/// token in `token_env`.
+fn check_target_run(checked: &Checked, speed: Speed, policies: &[Policy]) -> anyhow::Result<()> {
+    let t = &checked.file.target;
+    if !t.kind.is_external() {
+        return Ok(());
+    }
+    let kind = t.kind.as_str();
+    if speed != Speed::ONE {
+        bail!(
+            "--speed {speed}: a `{kind}` target runs at speed 1 only: the harness cannot \
+             compress a real gateway's own timers (its retries, backoff and cooldowns), so a \
+             faster replay would judge a different system"
+        );
+    }
+    if !policies.is_empty() {
+        bail!("--policy picks an embedded engine policy; this scenario's target is `{kind}`");
+    }
+    match t.kind {
+        TargetKind::Openclaw => {
+            crate::target::openclaw::Install::find(t.command.as_deref())?;
+        }
+        TargetKind::Http => {
+            if let Some(env) = &t.token_env
+                && std::env::var_os(env).is_none()
+            {
+                bail!("[target] token_env names `{env}`, which is not set");
+            }
+        }
+        TargetKind::Embedded => {}
+    }
+    Ok(())
+}
+
 /// Builds the plan from the flags.
 pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
     if args.scenarios.is_empty() {
@@ -67,6 +103,8 @@ pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
     for arg in &args.scenarios {
         let path = resolve(arg)?;
         let checked = check(&path).with_context(|| format!("scenario `{arg}`"))?;
+        check_target_run(&checked, speed, &cli_policies)
+            .with_context(|| format!("scenario `{arg}`"))?;
         let policies = if cli_policies.is_empty() {
             checked.file.policies.clone()
         } else {

@@ -113,7 +113,15 @@ fn validate_one(path: &Path) -> Result<String, String> {
                 f.name,
                 count(checked.traffic.len(), "request"),
                 count(f.fault.len(), "fault"),
-                checks_line(&f.expect, &run_names(f))
+                if f.target.kind.is_external() {
+                    format!(
+                        "{} in the {} run",
+                        count(f.expect.len(), "expectation"),
+                        f.target.kind.as_str()
+                    )
+                } else {
+                    checks_line(&f.expect, &run_names(f))
+                }
             ))
         }
     }

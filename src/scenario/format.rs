@@ -12,6 +12,8 @@ use crate::transport::TcpTuning;
 use crate::upstream::FaultSpec;
 use crate::verdict::Expectations;
 
+use super::target::{TargetSpec, UpstreamSpec};
+
 /// One scenario exactly as written in its file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +62,12 @@ pub struct ScenarioFile {
     /// `[coordinator]`: the Redis the fleet's `redis` coordination uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coordinator: Option<CoordinatorConfig>,
+    /// `[target]`: the system under test (default: the embedded engine).
+    #[serde(default)]
+    pub target: TargetSpec,
+    /// `[upstream]`: where the mock upstream listens.
+    #[serde(default)]
+    pub upstream: UpstreamSpec,
 }
 
 fn default_scrape_interval() -> Duration {

@@ -6,7 +6,9 @@ pub mod fleet;
 pub mod format;
 pub mod locate;
 pub mod resolve;
+pub mod target;
 pub mod validate;
+mod validate_target;
 
 pub use cmd::{list_command, validate_command};
 pub use format::{ScenarioError, ScenarioFile};

@@ -90,6 +90,12 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     file.tcp
         .validate()
         .map_err(|e| invalid(&format!("tcp.{}", e.field), e.reason))?;
+    file.target
+        .validate()
+        .map_err(|(k, m)| invalid(&format!("target.{k}"), m))?;
+    file.upstream
+        .validate()
+        .map_err(|m| invalid("upstream.listen", m))?;
     file.engine.validate().map_err(|e| {
         let field = e.key().map_or("engine".into(), |k| format!("engine.{k}"));
         invalid(&field, e.to_string())
@@ -106,7 +112,12 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         .validate(file.coordinator.as_ref(), file.policies.len())
         .map_err(|e| invalid(&e.field, e.msg))?;
     check_fleet_extras(&file).map_err(|(field, msg)| invalid(&field, msg))?;
-    let mut names: Vec<&str> = file.policies.iter().map(|p| p.as_str()).collect();
+    // An external target is one "policy" run, named after its kind.
+    let mut names: Vec<&str> = if file.target.kind.is_external() {
+        vec![file.target.kind.as_str()]
+    } else {
+        file.policies.iter().map(|p| p.as_str()).collect()
+    };
     if file.fleet.is_fleet() {
         // A fleet run's sections are named after its coordination runs.
         names.extend(file.fleet.coordination.iter().map(|c| c.as_str()));
@@ -159,6 +170,8 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
             ),
         ));
     }
+    super::validate_target::check_target(&file, &traffic, duration_ms)
+        .map_err(|(field, msg)| invalid(&field, msg))?;
     let deps = exercised_deps(&file, &book, &traffic);
     if let Some(e) = unknown_dep(&file, &deps) {
         let (field, dep) = e;
@@ -172,7 +185,8 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         );
         return Err(located_within(&origin, text, &field, &dep, msg));
     }
-    let warnings = warnings(&file, &traffic, beyond_duration);
+    let mut warnings = warnings(&file, &traffic, beyond_duration);
+    warnings.extend(super::validate_target::target_warnings(&file, &traffic));
     Ok(Checked {
         path: path.to_path_buf(),
         file,
@@ -326,7 +340,8 @@ fn warnings(file: &ScenarioFile, traffic: &[TrafficLine], beyond_duration: usize
         ));
     }
     let last = traffic.last().map_or(0, |l| l.at_ms);
-    if Duration::from_millis(last) < file.duration / 2 {
+    // An external target's turns outlast their send times (its own retries take minutes).
+    if Duration::from_millis(last) < file.duration / 2 && !file.target.kind.is_external() {
         out.push(format!(
             "traffic: the last request is at {last} ms, well before `duration` ({duration})"
         ));

@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 use crate::engine::events::BreakerState;
 use crate::scrape::Selector;
 
+use super::ground::{
+    ExpectAttempts, ExpectFirstRequest, ExpectGatewayCooldown, ExpectGatewayDecision,
+    ExpectNoRequest, ExpectRetryGaps,
+};
+
 /// Default tolerance of a transition expectation without `tolerance`.
 pub const DEFAULT_TOLERANCE: Duration = Duration::from_secs(1);
 
@@ -31,6 +36,24 @@ pub struct Expectations {
     /// `[[expect.fleet]]`: fleet mode only, checked against every host and the upstream.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fleet: Vec<ExpectFleet>,
+    /// `[[expect.attempts]]`, from the upstream's records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<ExpectAttempts>,
+    /// `[[expect.first_request]]`, from the upstream's records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub first_request: Vec<ExpectFirstRequest>,
+    /// `[[expect.no_request]]`, from the upstream's records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_request: Vec<ExpectNoRequest>,
+    /// `[[expect.retry_gaps]]`, from the upstream's records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retry_gaps: Vec<ExpectRetryGaps>,
+    /// `[[expect.openclaw_decision]]`, from an OpenClaw target's log.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub openclaw_decision: Vec<ExpectGatewayDecision>,
+    /// `[[expect.openclaw_cooldown]]`, from an OpenClaw target's auth state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub openclaw_cooldown: Vec<ExpectGatewayCooldown>,
 }
 
 /// One expected breaker transition.
@@ -267,7 +290,7 @@ impl Expectations {
                 );
             }
         }
-        Ok(())
+        self.validate_ground(&policy_ok)
     }
 
     /// The expectations that apply to the run of `policy`.
@@ -303,6 +326,32 @@ impl Expectations {
                 .filter(|e| applies(&e.policy, policy))
                 .cloned()
                 .collect(),
+            attempts: self
+                .attempts
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+            first_request: self
+                .first_request
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+            no_request: self
+                .no_request
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+            retry_gaps: self
+                .retry_gaps
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+            openclaw_decision: self.openclaw_decision.clone(),
+            openclaw_cooldown: self.openclaw_cooldown.clone(),
         }
     }
 
@@ -313,6 +362,12 @@ impl Expectations {
             + self.no_transition.len()
             + self.probe_spacing.len()
             + self.fleet.len()
+            + self.attempts.len()
+            + self.first_request.len()
+            + self.no_request.len()
+            + self.retry_gaps.len()
+            + self.openclaw_decision.len()
+            + self.openclaw_cooldown.len()
     }
 
     /// True when there is nothing to check.
@@ -322,5 +377,7 @@ impl Expectations {
             && self.no_transition.is_empty()
             && self.probe_spacing.is_empty()
             && self.fleet.is_empty()
+            && !self.has_ground()
+            && !self.has_gateway()
     }
 }

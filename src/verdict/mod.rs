@@ -11,6 +11,10 @@
 
 pub mod diff;
 pub mod expect;
+pub mod gateway_eval;
+pub mod ground;
+pub mod ground_eval;
+mod ground_validate;
 pub mod probe_spacing;
 pub mod reach;
 
@@ -36,6 +40,20 @@ pub enum ExpectKind {
     ProbeSpacing,
     /// `[[expect.fleet]]` (fleet mode).
     Fleet,
+    /// `[[expect.attempts]]` (upstream ground truth).
+    Attempts,
+    /// `[[expect.first_request]]` (upstream ground truth).
+    FirstRequest,
+    /// `[[expect.no_request]]` (upstream ground truth).
+    NoRequest,
+    /// `[[expect.retry_gaps]]` (upstream ground truth).
+    RetryGaps,
+    /// `[[expect.openclaw_decision]]` (an OpenClaw target's log).
+    #[serde(rename = "openclaw_decision")]
+    GatewayDecision,
+    /// `[[expect.openclaw_cooldown]]` (an OpenClaw target's auth state).
+    #[serde(rename = "openclaw_cooldown")]
+    GatewayCooldown,
 }
 
 impl ExpectKind {
@@ -47,6 +65,12 @@ impl ExpectKind {
             Self::NoTransition => "no_transition",
             Self::ProbeSpacing => "probe_spacing",
             Self::Fleet => "fleet",
+            Self::Attempts => "attempts",
+            Self::FirstRequest => "first_request",
+            Self::NoRequest => "no_request",
+            Self::RetryGaps => "retry_gaps",
+            Self::GatewayDecision => "openclaw_decision",
+            Self::GatewayCooldown => "openclaw_cooldown",
         }
     }
 }

@@ -197,5 +197,6 @@ pub fn sample_report() -> Report {
         contradictions: vec![],
         config: serde_json::json!({"workers": 4}),
         fleet: None,
+        target: None,
     }
 }

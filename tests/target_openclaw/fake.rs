@@ -270,3 +270,91 @@ async fn dropping_a_running_gateway_kills_it() {
     }
     panic!("still running after drop: {procs:?}");
 }
+
+/// A scenario whose `[target]` is the fake at `exe`: one turn at 1 s, `duration` 10 s.
+fn fake_scenario(dir: &Path, exe: &Path) -> PathBuf {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/scenarios/openclaw-503-key-a.toml"
+    );
+    let traffic = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/traffic/openclaw-one-turn.jsonl"
+    );
+    let text = std::fs::read_to_string(fixture)
+        .unwrap()
+        .replace("../traffic/openclaw-one-turn.jsonl", traffic)
+        .replace(
+            "kind = \"openclaw\"\n",
+            &format!(
+                "kind = \"openclaw\"\ncommand = \"{}\"\nready_timeout = \"30s\"\n",
+                exe.display()
+            ),
+        );
+    let path = dir.join("fake-target.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `rehearse run` of the fake target: exit code, report.md, report.json.
+fn run_fake(fake: &Fake) -> (Option<i32>, String, serde_json::Value) {
+    let exe = fake.dir.path().join("openclaw");
+    let reports = tempfile::tempdir().unwrap();
+    let scenario = fake_scenario(reports.path(), &exe);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["run", "--no-progress", "--scenario"])
+        .arg(&scenario)
+        .arg("--report-dir")
+        .arg(reports.path().join("r"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let md = PathBuf::from(
+        stdout
+            .lines()
+            .last()
+            .and_then(|l| l.strip_prefix("report: "))
+            .unwrap_or_else(|| panic!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr))),
+    );
+    let json =
+        serde_json::from_str(&std::fs::read_to_string(md.with_file_name("report.json")).unwrap())
+            .unwrap();
+    let gateway_dir = md.parent().unwrap().join(".gateway");
+    assert!(
+        !gateway_dir.exists(),
+        "the gateway's state directory is removed"
+    );
+    (
+        out.status.code(),
+        std::fs::read_to_string(&md).unwrap(),
+        json,
+    )
+}
+
+#[test]
+fn a_target_that_never_starts_or_crashes_mid_run_is_exit_3_with_its_last_log_lines_in_the_report() {
+    let (code, md, json) = run_fake(&Fake::new("exit"));
+    assert_eq!(code, Some(3), "{md}");
+    assert_eq!(json["verdict"], "error");
+    assert!(md.contains("fatal: the fake was told to exit"), "{md}");
+    assert!(
+        json["target"]["last_lines"]
+            .to_string()
+            .contains("fatal: the fake was told to exit")
+    );
+
+    let fake = Fake::new("crash:cli");
+    let (code, md, json) = run_fake(&fake);
+    assert_eq!(code, Some(3), "{md}");
+    assert_eq!(json["verdict"], "error");
+    assert!(
+        json["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("exited mid-run"),
+        "{json}"
+    );
+    assert!(md.contains("fatal: the fake crashed mid-run"), "{md}");
+    assert_eq!(json["target"]["left_running"], serde_json::json!([]));
+    let _ = std::fs::remove_file("/tmp/openclaw-fake-cli");
+}

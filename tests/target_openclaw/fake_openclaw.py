@@ -9,12 +9,14 @@ behaves as the file `mode` beside this script says:
   serve     answer GET /health with {"ok":true}; ignore SIGTERM if the file `stubborn` exists;
             start a worker in a process group of its own (like OpenClaw's spawn broker);
             with `serve:NAME`, write /tmp/openclaw-fake-NAME (hard-coded /tmp, like OpenClaw)
+  crash:NAME as serve:NAME, then print a line and exit 7 three seconds later (a crash mid-run)
 """
 import http.server
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 here = os.path.dirname(os.path.realpath(__file__))
@@ -53,6 +55,15 @@ else:
         worker.kill()
         sys.exit(0)
     signal.signal(signal.SIGTERM, bye)
+
+
+if mode.startswith("crash"):
+    def crash():
+        time.sleep(3)
+        print("fatal: the fake crashed mid-run", flush=True)
+        worker.kill()
+        os._exit(7)
+    threading.Thread(target=crash, daemon=True).start()
 
 
 class Health(http.server.BaseHTTPRequestHandler):

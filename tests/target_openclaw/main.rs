@@ -1,7 +1,11 @@
 //! The OpenClaw supervisor (`rehearse::target::openclaw`) against processes: a stand-in gateway
 //! (a small Python script) for the lifecycle and failure paths, and the real pinned OpenClaw
 //! (`$REHEARSE_OPENCLAW`, set by `.ci/test` from `scripts/install-openclaw.sh`) driven against an
-//! in-process mock upstream. A missing install fails the real test, saying how to install it.
+//! in-process mock upstream; the `openclaw-*` fixture scenarios through the CLI (`scenarios`) and
+//! the same against a gateway by URL (`http`). A missing install fails the real tests, saying how
+//! to install it.
 
 mod fake;
+mod http;
 mod real;
+mod scenarios;

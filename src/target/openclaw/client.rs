@@ -59,6 +59,7 @@ impl TurnOutcome {
 #[derive(Debug, Clone)]
 pub struct TurnClient {
     http: HttpDispatcher,
+    model: String,
 }
 
 impl TurnClient {
@@ -74,10 +75,20 @@ impl TurnClient {
         let http = HttpDispatcher::new(base_url, timeout)?
             .without_keep_alive()
             .with_header(header::AUTHORIZATION, auth);
-        Ok(Self { http })
+        Ok(Self {
+            http,
+            model: GATEWAY_MODEL.to_string(),
+        })
     }
 
     /// `GET /health` answered `"ok": true`.
+    /// The same client sending `model` instead of OpenClaw's `openclaw/default` (another
+    /// gateway's model name).
+    pub fn with_model(mut self, model: &str) -> Self {
+        self.model = model.to_string();
+        self
+    }
+
     pub async fn healthy(&self) -> bool {
         match self.http.exchange(Method::GET, "/health", None).await {
             Ok((status, body)) if status.is_success() => serde_json::from_slice::<Value>(&body)
@@ -89,7 +100,7 @@ impl TurnClient {
     /// Sends one turn and reads the whole answer.
     pub async fn send(&self, turn: &Turn) -> TurnOutcome {
         let body = json!({
-            "model": GATEWAY_MODEL,
+            "model": self.model,
             "user": format!("conv:{}", turn.session),
             "stream": turn.stream,
             "messages": [{"role": "user", "content": turn.message}],

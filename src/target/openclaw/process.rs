@@ -210,6 +210,11 @@ impl Gateway {
         TurnClient::new(&self.base_url(), &self.token, self.options.turn_timeout)
     }
 
+    /// Its bearer token (for a caller that drives it by URL, as a `kind = "http"` target).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     /// `http://127.0.0.1:PORT`.
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)

@@ -1,0 +1,98 @@
+//! The system under test in report.json (`target`): which gateway ran (kind, version, URL),
+//! every turn the harness sent it with its outcome and time, what the gateway decided (its log
+//! decisions counted by event), its auth-profile cooldowns after the stop, its last log lines
+//! when it failed, and what it left behind. Absent for the embedded engine. Part of the report
+//! model (re-exported by [`super::model`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// report.json `target`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetReport {
+    /// `openclaw` or `http`.
+    pub kind: String,
+    /// The gateway's version (`2026.9.6`), when known.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Where the turns went (`http://127.0.0.1:PORT`).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Where the mock upstream listened.
+    #[serde(default)]
+    pub upstream: Option<String>,
+    /// How OpenClaw's `/tmp` writes were contained (`namespace` | `none`).
+    #[serde(default)]
+    pub isolation: Option<String>,
+    /// Every turn sent, in send order.
+    #[serde(default)]
+    pub turns: Vec<TurnRow>,
+    /// OpenClaw's log decisions counted by event (`rotate_profile`, `same_model_retry`, ...).
+    #[serde(default)]
+    pub decisions: BTreeMap<String, u64>,
+    /// Its auth-profile state after the stop (no keys in it).
+    #[serde(default)]
+    pub cooldowns: Vec<CooldownRow>,
+    /// Files in the run directory: its log, its auth-state snapshot.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// How the stop went (`SIGTERM, exited in 1.2 s` / `SIGKILL after 10 s`).
+    #[serde(default)]
+    pub stop: Option<String>,
+    /// Its last log lines, when it failed to start, crashed or never became healthy.
+    #[serde(default)]
+    pub last_lines: Vec<String>,
+    /// Processes of its tree still running after the stop (should be empty).
+    #[serde(default)]
+    pub left_running: Vec<u32>,
+    /// `/tmp/openclaw*` entries it left when it ran without a private namespace.
+    #[serde(default)]
+    pub left_in_tmp: Vec<String>,
+}
+
+/// One turn (one model call of the traffic) and what came back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnRow {
+    /// The traffic line (0-based).
+    pub line: usize,
+    /// The conversation (`user` = `conv:SESSION`).
+    pub session: String,
+    /// When it was due, ms since the run start.
+    pub at_ms: u64,
+    /// How late it was sent, ms.
+    pub lag_ms: u64,
+    /// Streamed.
+    pub stream: bool,
+    /// HTTP status, when an answer came.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// A complete answer (2xx, a finish_reason, no error event).
+    pub ok: bool,
+    /// The answer's finish_reason.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    /// The error the client saw (an error body or event, a transport failure, a timeout).
+    #[serde(default)]
+    pub error: Option<String>,
+    /// How long the turn took, ms.
+    pub elapsed_ms: u64,
+}
+
+/// One profile's state in the gateway's auth store after the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CooldownRow {
+    /// The profile id.
+    pub profile: String,
+    /// `cooldownReason`.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// `cooldownUntil − lastFailureAt`, ms.
+    #[serde(default)]
+    pub cooldown_ms: Option<u64>,
+    /// `errorCount`.
+    pub error_count: u64,
+    /// `disabledReason`, when disabled.
+    #[serde(default)]
+    pub disabled_reason: Option<String>,
+}

@@ -1,0 +1,127 @@
+//! The report's "Target" section for an external system under test (report.json `target`):
+//! which gateway and version, the turns sent and what came back, its decisions by event, its
+//! cooldowns after the run, the files kept, how it stopped and its last log lines — as
+//! [`Table`]s both renderers share.
+
+use std::fmt::Write as _;
+
+use super::model::{Report, TargetReport};
+use super::table::Table;
+use crate::verdict::secs;
+
+fn facts(t: &TargetReport) -> Table {
+    let mut tab = Table::new(&["", ""], &[false, false]);
+    let mut row = |k: &str, v: Option<String>| {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            tab.rows.push(vec![k.to_string(), v]);
+        }
+    };
+    row("kind", Some(t.kind.clone()));
+    row("version", t.version.clone());
+    row("gateway", t.url.clone());
+    row("mock upstream", t.upstream.clone());
+    row("/tmp isolation", t.isolation.clone());
+    row("stop", t.stop.clone());
+    row("files", Some(t.files.join(", ")));
+    row(
+        "left running",
+        (!t.left_running.is_empty()).then(|| format!("{:?}", t.left_running)),
+    );
+    row("left in /tmp", Some(t.left_in_tmp.join(", ")));
+    tab
+}
+
+fn turns(t: &TargetReport) -> Table {
+    let mut tab = Table::new(
+        &[
+            "line", "session", "due", "stream", "status", "outcome", "took",
+        ],
+        &[true, false, true, false, true, false, true],
+    );
+    for r in &t.turns {
+        let outcome = match (&r.error, &r.finish_reason) {
+            (Some(e), _) => format!("error: {e}"),
+            (None, Some(f)) if r.ok => format!("answered ({f})"),
+            (None, _) => "incomplete answer".into(),
+        };
+        tab.rows.push(vec![
+            r.line.to_string(),
+            r.session.clone(),
+            secs(r.at_ms as i64),
+            r.stream.to_string(),
+            r.status.map_or("-".into(), |s| s.to_string()),
+            outcome,
+            secs(r.elapsed_ms as i64),
+        ]);
+    }
+    tab
+}
+
+fn decisions(t: &TargetReport) -> Table {
+    let mut tab = Table::new(&["decision", "count"], &[false, true]);
+    for (k, v) in &t.decisions {
+        tab.rows.push(vec![k.clone(), v.to_string()]);
+    }
+    tab
+}
+
+fn cooldowns(t: &TargetReport) -> Table {
+    let mut tab = Table::new(
+        &["profile", "cooldown", "reason", "errors", "disabled"],
+        &[false, true, false, true, false],
+    );
+    for c in &t.cooldowns {
+        tab.rows.push(vec![
+            c.profile.clone(),
+            c.cooldown_ms.map_or("none".into(), |m| secs(m as i64)),
+            c.reason.clone().unwrap_or_else(|| "-".into()),
+            c.error_count.to_string(),
+            c.disabled_reason.clone().unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    tab
+}
+
+/// `## Target` in Markdown (nothing for the embedded engine).
+pub fn markdown(r: &Report, o: &mut String) {
+    let Some(t) = &r.target else { return };
+    o.push_str("\n## Target\n\n");
+    facts(t).markdown(o);
+    o.push_str("\n### Turns\n\n");
+    turns(t).markdown(o);
+    if t.kind == "openclaw" {
+        o.push_str("\n### Decisions (its log)\n\n");
+        decisions(t).markdown(o);
+        o.push_str("\n### Auth state after the run\n\n");
+        cooldowns(t).markdown(o);
+    }
+    if !t.last_lines.is_empty() {
+        o.push_str("\n### Last log lines\n\n```text\n");
+        for l in &t.last_lines {
+            let _ = writeln!(o, "{}", l.replace("```", "'''"));
+        }
+        o.push_str("```\n");
+    }
+}
+
+/// `<h2>Target</h2>` in HTML (nothing for the embedded engine).
+pub fn html(r: &Report, o: &mut String) {
+    let Some(t) = &r.target else { return };
+    o.push_str("<h2>Target</h2>\n");
+    facts(t).html(o);
+    o.push_str("<h3>Turns</h3>\n");
+    turns(t).html(o);
+    if t.kind == "openclaw" {
+        o.push_str("<h3>Decisions (its log)</h3>\n");
+        decisions(t).html(o);
+        o.push_str("<h3>Auth state after the run</h3>\n");
+        cooldowns(t).html(o);
+    }
+    if !t.last_lines.is_empty() {
+        let _ = writeln!(
+            o,
+            "<h3>Last log lines</h3><pre>{}</pre>",
+            super::svg::esc(&t.last_lines.join("\n"))
+        );
+    }
+}

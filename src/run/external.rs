@@ -1,0 +1,352 @@
+//! One run of a scenario against an external target (`[target] kind = "openclaw" | "http"`):
+//! the mock upstream (at `[upstream] listen`, else an ephemeral loopback port) recording every
+//! request to upstream.jsonl and in memory; the gateway — started from a fresh state by the
+//! harness (`openclaw`, in `RUN/.gateway/`, removed afterwards: its database holds the keys) or
+//! the user's (`http`, by URL) — sent the scenario's model calls as turns at their recorded
+//! times (speed 1); its metrics scraped when `metrics_url` is given; then stopped, its log
+//! (keys scrubbed) and its auth state (no keys) kept in the run directory. A gateway that does
+//! not start, crashes mid-run or never becomes healthy is a harness failure (verdict `error`,
+//! exit 3) whose last log lines are in the report; nothing is left running.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tokio::time::{Instant, sleep_until, timeout};
+
+use super::harness::RunFiles;
+use super::observe::FaultHits;
+use super::plan::ScenarioPlan;
+use super::signals::Stop;
+use super::sinks::EventsWriter;
+use crate::report::model::{Report, TargetReport};
+use crate::scenario::target::TargetKind;
+use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
+use crate::target::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
+use crate::target::scenario::{PlannedTurn, gateway_config, planned_turns};
+use crate::upstream::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord};
+
+use super::external_gateway::{finish_gateway, turn_row};
+pub use super::external_report::ExternalRun;
+
+/// Records every upstream request to upstream.jsonl and keeps the model requests.
+struct Ground {
+    out: EventsWriter,
+    records: Mutex<Vec<UpstreamRecord>>,
+    faults: Arc<FaultHits>,
+}
+
+impl RecordSink for Ground {
+    fn record(&self, r: &UpstreamRecord) {
+        self.out.append_at(r.t_ms, r);
+        if let Some(i) = r.fault_index {
+            self.faults.record(i, r.t_ms, &r.dep);
+        }
+        let mut g = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        if g.len() < super::harness::MAX_GROUND_RECORDS {
+            g.push(r.clone());
+        }
+    }
+}
+
+/// The gateway the turns go to.
+enum Driven {
+    Openclaw(Box<Gateway>),
+    Http,
+}
+
+/// Runs `plan` against its external target into `dir`; never fails: a harness failure is the
+/// report's verdict (`error`) and reason.
+pub async fn run_external(
+    plan: &ScenarioPlan,
+    dir: &Path,
+    files: &RunFiles,
+    stop: &Stop,
+) -> Report {
+    let file = &plan.checked.file;
+    let kind = file.target.kind;
+    let start_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let mut run = ExternalRun::new(plan, start_unix_s);
+    run.target.kind = kind.as_str().to_string();
+
+    // The mock upstream.
+    let upstream = Upstream::new(UpstreamConfig {
+        faults: file.fault.clone(),
+        seed: plan.seed,
+        speed: 1.0,
+        max_arrivals_per_dep: 0,
+        ..UpstreamConfig::default()
+    });
+    let fault_hits = Arc::new(FaultHits::new(1.0));
+    let ground = Arc::new(Ground {
+        out: EventsWriter::new(files.upstream.clone(), kind.as_str(), 1.0),
+        records: Mutex::new(Vec::new()),
+        faults: fault_hits.clone(),
+    });
+    upstream.subscribe(ground.clone());
+    let listen = file
+        .upstream
+        .listen
+        .unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
+    let listener = match tokio::net::TcpListener::bind(listen).await {
+        Ok(l) => l,
+        Err(e) => return run.failed(format!("binding the mock upstream to {listen}: {e}")),
+    };
+    let up_addr = listener.local_addr().unwrap_or(listen);
+    run.target.upstream = Some(format!("http://{up_addr}"));
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let mut rx = shutdown_rx.clone();
+    let up_task = tokio::spawn(crate::upstream::serve(
+        listener,
+        upstream.clone(),
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        },
+    ));
+
+    // The gateway.
+    let gateway_dir = dir.join(".gateway");
+    let turn_timeout = file.target.turn_timeout();
+    let (mut driven, client) = match kind {
+        TargetKind::Openclaw => {
+            let install = match Install::find(file.target.command.as_deref()) {
+                Ok(i) => i,
+                Err(e) => {
+                    return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task).await;
+                }
+            };
+            run.target.version = Some(install.openclaw_version.clone());
+            let config =
+                match gateway_config(file, &plan.checked.traffic, &format!("http://{up_addr}")) {
+                    Ok(c) => c,
+                    Err((f, m)) => {
+                        return stop_upstream(
+                            run.failed(format!("{f}: {m}")),
+                            shutdown_tx,
+                            up_task,
+                        )
+                        .await;
+                    }
+                };
+            let options = GatewayOptions {
+                turn_timeout,
+                ready_timeout: file.target.ready_timeout(),
+                ..GatewayOptions::default()
+            };
+            crate::errln!(
+                "{}/openclaw: starting OpenClaw {} (mock upstream http://{up_addr})",
+                file.name,
+                install.openclaw_version
+            );
+            // OpenClaw 2026.9.6 can exit during its own start-up on a starved machine ("state
+            // lease heartbeat did not become ready", a 5 s deadline of its own): one more try
+            // from a fresh state, said in the report. A gateway that never gets healthy, or
+            // fails twice, is the harness failure.
+            let mut tries = 0;
+            let gw = loop {
+                tries += 1;
+                match Gateway::start(&install, &config, &gateway_dir, options.clone()).await {
+                    Ok(g) => break g,
+                    Err(e) => {
+                        let _ = std::fs::remove_dir_all(&gateway_dir);
+                        if tries == 1 && matches!(e, GatewayError::Exited { .. }) {
+                            let why = e.last_lines().last().cloned().unwrap_or_default();
+                            crate::errln!(
+                                "{}/openclaw: the gateway exited while starting ({why}); trying once more",
+                                file.name
+                            );
+                            run.notes.push(format!("the first start exited before it was healthy ({why}); started again from a fresh state"));
+                            continue;
+                        }
+                        run.target.last_lines = e.last_lines().to_vec();
+                        return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task)
+                            .await;
+                    }
+                }
+            };
+            run.target.url = Some(gw.base_url());
+            run.target.isolation = Some(format!("{:?}", gw.isolation()).to_lowercase());
+            let client = match gw.client() {
+                Ok(c) => c,
+                Err(e) => {
+                    return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task).await;
+                }
+            };
+            (Driven::Openclaw(Box::new(gw)), client)
+        }
+        TargetKind::Http | TargetKind::Embedded => {
+            let url = file.target.url.clone().unwrap_or_default();
+            let token = file
+                .target
+                .token_env
+                .as_ref()
+                .and_then(|e| std::env::var(e).ok())
+                .unwrap_or_default();
+            run.target.url = Some(url.clone());
+            let model = match &file.target.model {
+                Some(m) => m.clone(),
+                None => crate::target::scenario::primary_model(&plan.checked.traffic)
+                    .unwrap_or_default(),
+            };
+            match TurnClient::new(&url, &token, turn_timeout) {
+                Ok(c) => (Driven::Http, c.with_model(&model)),
+                Err(e) => {
+                    return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task).await;
+                }
+            }
+        }
+    };
+
+    // The run's clock starts once the gateway is up: its start-up (seconds to a minute) is not
+    // part of the scenario's time.
+    let start = Instant::now();
+    upstream.set_run_start(start);
+    let start_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    run.set_start(start_unix_s);
+
+    // Its metrics, when it has an endpoint.
+    let (scrape_stop_tx, scrape_stop_rx) = watch::channel(false);
+    let scraper = file
+        .target
+        .metrics_url
+        .as_ref()
+        .and_then(|u| u.parse::<http::Uri>().ok())
+        .map(|url| {
+            let s = Scraper::new(ScraperConfig {
+                url,
+                interval: file.scrape_interval,
+                start,
+                timeout: Duration::from_secs(2),
+            });
+            let sink = (files.scrapes.clone(), CompactScrapes::new(start_unix_s));
+            let mut rx = scrape_stop_rx;
+            tokio::spawn(async move {
+                s.run_into(sink, async move {
+                    let _ = rx.wait_for(|s| *s).await;
+                })
+                .await
+            })
+        });
+
+    // The turns, at their times; the gateway watched while they run.
+    let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
+    let turns = planned_turns(&plan.checked.traffic, duration_ms);
+    crate::errln!(
+        "{}/{}: {} turns to {} over {}",
+        file.name,
+        kind.as_str(),
+        turns.len(),
+        run.target.url.as_deref().unwrap_or("?"),
+        humantime::format_duration(file.duration)
+    );
+    let mut set = JoinSet::new();
+    for t in turns {
+        let client = client.clone();
+        set.spawn(send_turn(client, t, start));
+    }
+    drop(client);
+    let end = crate::util::speed::after(start, file.duration);
+    let mut crashed: Option<String> = None;
+    let mut rows = Vec::new();
+    loop {
+        tokio::select! {
+            next = set.join_next() => match next {
+                Some(Ok(row)) => rows.push(row),
+                Some(Err(_)) => {}
+                None => {
+                    // Every turn answered: wait out `duration` (windows after the last turn).
+                    if Instant::now() >= end { break; }
+                    tokio::select! {
+                        _ = sleep_until(end) => break,
+                        _ = stop.stopped() => break,
+                        _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                    }
+                }
+            },
+            _ = stop.stopped() => break,
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+        }
+        if let Driven::Openclaw(gw) = &mut driven
+            && !gw.running()
+        {
+            run.target.last_lines = gw.last_lines();
+            crashed = Some("the OpenClaw gateway exited mid-run".to_string());
+            break;
+        }
+    }
+    set.abort_all();
+    while let Some(r) = set.join_next().await {
+        if let Ok(row) = r {
+            rows.push(row);
+        }
+    }
+    rows.sort_by_key(|r| (r.at_ms, r.line));
+    run.target.turns = rows;
+    run.elapsed_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    run.stopped = stop.reason().filter(|_| run.elapsed_ms < duration_ms);
+
+    // Stop the gateway, keep what it decided and remembers.
+    if let Driven::Openclaw(gw) = driven {
+        finish_gateway(*gw, dir, &gateway_dir, plan, &mut run).await;
+    }
+    let _ = scrape_stop_tx.send(true);
+    if let Some(task) = scraper
+        && let Ok((_, compact)) = task.await
+    {
+        run.scrapes = compact;
+    }
+    let _ = shutdown_tx.send(true);
+    let _ = timeout(Duration::from_millis(500), up_task).await;
+    run.records = std::mem::take(&mut *ground.records.lock().unwrap_or_else(|p| p.into_inner()));
+    run.fault_hits = fault_hits.snapshot();
+    if let Some(why) = crashed {
+        let lines = run.target.last_lines.join("\n");
+        return run.failed(format!("{why}; last log lines:\n{lines}"));
+    }
+    run.into_report()
+}
+
+async fn stop_upstream(
+    report: Report,
+    tx: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+) -> Report {
+    let _ = tx.send(true);
+    let _ = timeout(Duration::from_millis(500), task).await;
+    report
+}
+
+async fn send_turn(
+    client: TurnClient,
+    t: PlannedTurn,
+    start: Instant,
+) -> crate::report::model::TurnRow {
+    let due = start + Duration::from_millis(t.at_ms);
+    sleep_until(due).await;
+    let lag_ms = u64::try_from(Instant::now().saturating_duration_since(due).as_millis())
+        .unwrap_or(u64::MAX);
+    let turn = crate::target::openclaw::Turn {
+        session: t.session.clone(),
+        stream: t.stream,
+        message: format!("rehearse turn {} of session {}", t.line, t.session),
+    };
+    let outcome = client.send(&turn).await;
+    turn_row(&t, lag_ms, &outcome)
+}
+
+/// Used by [`ExternalRun`]: the run's per-fault hits.
+pub type Hits = BTreeMap<usize, (u64, Vec<crate::report::model::FaultHit>)>;
+
+impl TargetReport {
+    /// True when every turn got a complete answer.
+    pub fn all_answered(&self) -> bool {
+        self.turns.iter().all(|t| t.ok)
+    }
+}

@@ -1,0 +1,139 @@
+//! The end of an OpenClaw target's run: stop it (SIGTERM, grace, SIGKILL, workers), read its
+//! log decisions and its auth state, keep `openclaw.log` and `openclaw-console.log` (profile keys
+//! replaced by fingerprints) and `openclaw-auth-state.json` (the typed cooldowns, no keys) in
+//! the run directory, and remove its working directory (its database holds the keys). Also the
+//! report row of one turn.
+
+use std::path::Path;
+
+use super::external_report::ExternalRun;
+use super::plan::ScenarioPlan;
+use crate::report::model::{CooldownRow, TurnRow};
+use crate::target::openclaw::{Gateway, TurnOutcome};
+use crate::target::scenario::PlannedTurn;
+use crate::verdict::gateway_eval::event_name;
+
+/// `text` with every secret replaced by its fingerprint.
+fn scrub(text: &str, secrets: &[String]) -> String {
+    secrets
+        .iter()
+        .filter(|s| !s.is_empty())
+        .fold(text.to_string(), |t, s| {
+            t.replace(
+                s.as_str(),
+                &format!("<secret {}>", crate::util::fingerprint(s)),
+            )
+        })
+}
+
+fn keep(from: &Path, to: &Path, secrets: &[String]) -> Option<String> {
+    let bytes = std::fs::read(from).ok()?;
+    let text = scrub(&String::from_utf8_lossy(&bytes), secrets);
+    crate::util::atomic::write_atomic(to, text.as_bytes()).ok()?;
+    to.file_name().map(|n| n.to_string_lossy().into_owned())
+}
+
+/// Stops `gw` and fills in what it leaves in `run`.
+pub async fn finish_gateway(
+    gw: Gateway,
+    dir: &Path,
+    gateway_dir: &Path,
+    plan: &ScenarioPlan,
+    run: &mut ExternalRun<'_>,
+) {
+    let secrets: Vec<String> = plan
+        .checked
+        .file
+        .profile
+        .iter()
+        .map(|p| p.credential().to_string())
+        .collect();
+    let stopped = gw.stop().await;
+    run.target.stop = Some(if stopped.graceful {
+        format!("SIGTERM: exited in {:.1} s", stopped.took.as_secs_f64())
+    } else {
+        format!(
+            "SIGKILL after {:.1} s (no exit within the grace after SIGTERM)",
+            stopped.took.as_secs_f64()
+        )
+    });
+    run.target.left_running = stopped.survivors.clone();
+    run.target.left_in_tmp = stopped
+        .left_in_tmp
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    match stopped.decisions() {
+        Ok(d) => {
+            for x in &d {
+                *run.target
+                    .decisions
+                    .entry(event_name(&x.decision).to_string())
+                    .or_default() += 1;
+            }
+            run.decisions = d;
+        }
+        Err(e) => run.notes.push(format!("reading OpenClaw's log: {e}")),
+    }
+    match stopped.auth_state() {
+        Ok(s) => {
+            run.target.cooldowns = s
+                .profiles
+                .iter()
+                .map(|p| CooldownRow {
+                    profile: p.profile.clone(),
+                    reason: p.cooldown_reason.clone(),
+                    cooldown_ms: p.cooldown_ms,
+                    error_count: p.error_count,
+                    disabled_reason: p.disabled_reason.clone(),
+                })
+                .collect();
+            let snapshot = serde_json::json!({
+                "found": s.found,
+                "profiles": s.profiles,
+            });
+            let text = scrub(
+                &serde_json::to_string_pretty(&snapshot).unwrap_or_default(),
+                &secrets,
+            );
+            let path = dir.join("openclaw-auth-state.json");
+            if crate::util::atomic::write_atomic(&path, text.as_bytes()).is_ok() {
+                run.target.files.push("openclaw-auth-state.json".into());
+            }
+            run.auth = Some(s);
+        }
+        Err(e) => run
+            .notes
+            .push(format!("reading OpenClaw's auth state: {e}")),
+    }
+    if let Some(f) = keep(&stopped.dirs.log, &dir.join("openclaw.log"), &secrets) {
+        run.target.files.push(f);
+    }
+    if let Some(f) = keep(
+        &stopped.dirs.console,
+        &dir.join("openclaw-console.log"),
+        &secrets,
+    ) {
+        run.target.files.push(f);
+    }
+    if let Err(e) = std::fs::remove_dir_all(gateway_dir) {
+        run.notes
+            .push(format!("removing {}: {e}", gateway_dir.display()));
+    }
+}
+
+/// The report row of one turn.
+pub fn turn_row(t: &PlannedTurn, lag_ms: u64, o: &TurnOutcome) -> TurnRow {
+    TurnRow {
+        line: t.line,
+        session: t.session.clone(),
+        at_ms: t.at_ms,
+        lag_ms,
+        stream: t.stream,
+        status: o.status,
+        ok: o.is_ok(),
+        finish_reason: o.finish_reason.clone(),
+        error: o.error.clone(),
+        elapsed_ms: o.elapsed_ms,
+    }
+}

@@ -1,0 +1,306 @@
+//! The scenario's system under test (`[target]`, docs/scenario.md) and where its mock upstream
+//! listens (`[upstream]`): the embedded engine (default), a real OpenClaw gateway the harness
+//! runs, or any OpenAI-compatible gateway by URL. Pure data and checks; the run path lives in
+//! `run::external`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Which system the scenario rehearses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// The in-process failover + breaker engine.
+    #[default]
+    Embedded,
+    /// A real OpenClaw gateway, started and stopped by the harness.
+    Openclaw,
+    /// An OpenAI-compatible gateway the user runs, by URL.
+    Http,
+}
+
+impl TargetKind {
+    /// `embedded`, `openclaw` or `http`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Embedded => "embedded",
+            Self::Openclaw => "openclaw",
+            Self::Http => "http",
+        }
+    }
+
+    /// True for a gateway outside the harness's process (its timers cannot be compressed).
+    pub fn is_external(self) -> bool {
+        self != Self::Embedded
+    }
+}
+
+/// `[target]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    /// `embedded` (default) | `openclaw` | `http`.
+    #[serde(default)]
+    pub kind: TargetKind,
+    /// `openclaw`: the executable (else `$REHEARSE_OPENCLAW`, else `PATH`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<PathBuf>,
+    /// `http`: the gateway's base URL (`http://127.0.0.1:18789`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `http`: its Prometheus endpoint, scraped like the engine's (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_url: Option<String>,
+    /// `http`: the environment variable holding its bearer token (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_env: Option<String>,
+    /// `http`: the `model` the turns name (default: the traffic line's `PROVIDER/MODEL`; an
+    /// OpenClaw gateway by URL wants `openclaw/default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `openclaw`: every provider's `timeoutSeconds` (whole seconds; default 30 s).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub provider_timeout: Option<Duration>,
+    /// `openclaw`: `agents.defaults.timeoutSeconds`, the whole turn (default 600 s).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub agent_timeout: Option<Duration>,
+    /// `openclaw`: how long it may take to become healthy after its keys are seeded (default
+    /// 300 s: 6–14 s on an idle 2-core machine, minutes on a busy one).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ready_timeout: Option<Duration>,
+    /// How long the harness waits for one turn's answer (default 600 s).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub turn_timeout: Option<Duration>,
+}
+
+/// Default provider timeout of an `openclaw` target.
+pub const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default whole-turn limit of an `openclaw` target.
+pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default wait for an `openclaw` target to become healthy.
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default wait for one turn's answer.
+pub const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(600);
+
+impl TargetSpec {
+    /// `provider_timeout` in whole seconds (at least 1).
+    pub fn provider_timeout_s(&self) -> u64 {
+        self.provider_timeout
+            .unwrap_or(DEFAULT_PROVIDER_TIMEOUT)
+            .as_secs()
+            .max(1)
+    }
+
+    /// `agent_timeout` in whole seconds (at least 1).
+    pub fn agent_timeout_s(&self) -> u64 {
+        self.agent_timeout
+            .unwrap_or(DEFAULT_AGENT_TIMEOUT)
+            .as_secs()
+            .max(1)
+    }
+
+    /// The wait for an `openclaw` target to become healthy.
+    pub fn ready_timeout(&self) -> Duration {
+        self.ready_timeout.unwrap_or(DEFAULT_READY_TIMEOUT)
+    }
+
+    /// The wait for one turn.
+    pub fn turn_timeout(&self) -> Duration {
+        self.turn_timeout.unwrap_or(DEFAULT_TURN_TIMEOUT)
+    }
+
+    /// Checks what serde cannot; `Err((field, message))` names the key under `target`.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let only = |set: bool, key: &'static str, kind: &str| {
+            if set {
+                Err((
+                    key,
+                    format!(
+                        "only for `kind = \"{kind}\"` (this target is `{}`)",
+                        self.kind.as_str()
+                    ),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        let k = self.kind;
+        only(
+            self.command.is_some() && k != TargetKind::Openclaw,
+            "command",
+            "openclaw",
+        )?;
+        for (set, key) in [
+            (self.url.is_some(), "url"),
+            (self.metrics_url.is_some(), "metrics_url"),
+            (self.token_env.is_some(), "token_env"),
+            (self.model.is_some(), "model"),
+        ] {
+            only(set && k != TargetKind::Http, key, "http")?;
+        }
+        for (set, key) in [
+            (self.provider_timeout.is_some(), "provider_timeout"),
+            (self.agent_timeout.is_some(), "agent_timeout"),
+            (self.ready_timeout.is_some(), "ready_timeout"),
+        ] {
+            only(set && k != TargetKind::Openclaw, key, "openclaw")?;
+        }
+        only(
+            self.turn_timeout.is_some() && !k.is_external(),
+            "turn_timeout",
+            "openclaw\" or \"http",
+        )?;
+        if k == TargetKind::Http {
+            let Some(url) = &self.url else {
+                return Err((
+                    "kind",
+                    "`kind = \"http\"` needs `url` (the gateway's base URL)".into(),
+                ));
+            };
+            check_url(url).map_err(|m| ("url", m))?;
+            if let Some(m) = &self.metrics_url {
+                check_url(m).map_err(|m| ("metrics_url", m))?;
+            }
+            if let Some(env) = &self.token_env
+                && (env.is_empty() || env.contains(['=', '\0']))
+            {
+                return Err(("token_env", "must name an environment variable".into()));
+            }
+        }
+        for (d, key) in [
+            (self.provider_timeout, "provider_timeout"),
+            (self.agent_timeout, "agent_timeout"),
+            (self.turn_timeout, "turn_timeout"),
+            (self.ready_timeout, "ready_timeout"),
+        ] {
+            if let Some(d) = d
+                && (d < Duration::from_secs(1) || d > Duration::from_secs(48 * 3600))
+            {
+                return Err((key, "must be 1s..=48h".into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_url(url: &str) -> Result<(), String> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+    if uri.scheme_str() != Some("http") || uri.authority().is_none() {
+        return Err(format!("`{url}` must be an http://HOST:PORT URL"));
+    }
+    Ok(())
+}
+
+/// `[upstream]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamSpec {
+    /// A fixed loopback address for the mock upstream (an `http` target's providers point at
+    /// it); an ephemeral port when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<SocketAddr>,
+}
+
+impl UpstreamSpec {
+    /// The address must be loopback.
+    pub fn validate(&self) -> Result<(), String> {
+        match self.listen {
+            Some(a) if !a.ip().is_loopback() => Err(format!(
+                "`{a}` is not a loopback address: the mock upstream binds 127.0.0.1 or ::1 only"
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(toml_text: &str) -> TargetSpec {
+        toml::from_str(toml_text).unwrap()
+    }
+
+    #[test]
+    fn embedded_is_the_default_and_needs_nothing() {
+        let t = TargetSpec::default();
+        assert_eq!(t.kind, TargetKind::Embedded);
+        assert!(!t.kind.is_external());
+        assert!(t.validate().is_ok());
+        assert_eq!(t.provider_timeout_s(), 30);
+    }
+
+    #[test]
+    fn http_needs_a_url_and_keys_belong_to_their_kind() {
+        assert_eq!(spec("kind = \"http\"").validate().unwrap_err().0, "kind");
+        assert!(
+            spec("kind = \"http\"\nurl = \"http://127.0.0.1:9\"")
+                .validate()
+                .is_ok()
+        );
+        assert_eq!(
+            spec("kind = \"http\"\nurl = \"ftp://x\"")
+                .validate()
+                .unwrap_err()
+                .0,
+            "url"
+        );
+        assert_eq!(
+            spec("url = \"http://127.0.0.1:9\"")
+                .validate()
+                .unwrap_err()
+                .0,
+            "url"
+        );
+        assert_eq!(
+            spec("kind = \"http\"\nurl = \"http://127.0.0.1:9\"\ncommand = \"/x\"")
+                .validate()
+                .unwrap_err()
+                .0,
+            "command"
+        );
+        assert_eq!(
+            spec("kind = \"openclaw\"\nprovider_timeout = \"500ms\"")
+                .validate()
+                .unwrap_err()
+                .0,
+            "provider_timeout"
+        );
+        assert!(
+            spec("kind = \"openclaw\"\nprovider_timeout = \"5s\"")
+                .validate()
+                .is_ok()
+        );
+        assert!(toml::from_str::<TargetSpec>("kind = \"nginx\"").is_err());
+    }
+
+    #[test]
+    fn the_upstream_listens_on_loopback_only() {
+        let u: UpstreamSpec = toml::from_str("listen = \"127.0.0.1:18081\"").unwrap();
+        assert!(u.validate().is_ok());
+        let u: UpstreamSpec = toml::from_str("listen = \"0.0.0.0:18081\"").unwrap();
+        assert!(u.validate().unwrap_err().contains("loopback"));
+        assert!(toml::from_str::<UpstreamSpec>("listen = \"localhost\"").is_err());
+    }
+}

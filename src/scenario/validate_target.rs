@@ -1,0 +1,104 @@
+//! Checks that depend on the scenario's `[target]`: an external gateway's breakers are not
+//! visible, so breaker-transition and probe-spacing expectations (and metric ones without a
+//! `metrics_url`) would judge nothing; OpenClaw expectations need an OpenClaw target; profiles
+//! named by expectations must exist; an OpenClaw target must be configurable from the scenario
+//! (one primary model, a key per provider).
+
+use crate::engine::RequestKind;
+use crate::replay::traffic::TrafficLine;
+use crate::target::scenario::gateway_config;
+
+use super::format::ScenarioFile;
+use super::target::TargetKind;
+
+/// `Err((field, message))`.
+pub fn check_target(
+    file: &ScenarioFile,
+    traffic: &[TrafficLine],
+    duration_ms: u64,
+) -> Result<(), (String, String)> {
+    let kind = file.target.kind;
+    let e = &file.expect;
+    for (i, p) in e.named_profiles() {
+        if !file.profile.iter().any(|q| q.id == p) {
+            return Err((i, format!("`{p}` is not the id of a [[profile]]")));
+        }
+    }
+    if kind.is_external() {
+        let invisible = [
+            ("transition", e.transition.len()),
+            ("no_transition", e.no_transition.len()),
+            ("probe_spacing", e.probe_spacing.len()),
+        ];
+        for (table, n) in invisible {
+            if n > 0 {
+                return Err((
+                    format!("expect.{table}[0]"),
+                    format!(
+                        "judges the embedded engine's breakers, which this `{}` target does not expose: \
+                         use expect.attempts, first_request, no_request or retry_gaps (judged at \
+                         the upstream)",
+                        kind.as_str()
+                    ),
+                ));
+            }
+        }
+        if !e.metric.is_empty() && file.target.metrics_url.is_none() {
+            return Err((
+                "expect.metric[0]".into(),
+                "needs `[target] metrics_url` to scrape: this target exports no metrics the \
+                 harness can read"
+                    .into(),
+            ));
+        }
+        let calls = traffic
+            .iter()
+            .filter(|l| l.at_ms < duration_ms && matches!(l.kind, RequestKind::Llm { .. }))
+            .count();
+        if calls == 0 {
+            return Err((
+                "traffic".into(),
+                "an external target is driven by model calls: none falls before `duration`".into(),
+            ));
+        }
+    }
+    if kind != TargetKind::Openclaw {
+        for (table, n) in [
+            ("openclaw_decision", e.openclaw_decision.len()),
+            ("openclaw_cooldown", e.openclaw_cooldown.len()),
+        ] {
+            if n > 0 {
+                return Err((
+                    format!("expect.{table}[0]"),
+                    format!(
+                        "is about an OpenClaw gateway's log and state; this target is `{}`",
+                        kind.as_str()
+                    ),
+                ));
+            }
+        }
+    }
+    if kind == TargetKind::Openclaw {
+        gateway_config(file, traffic, "http://127.0.0.1:1")?;
+    }
+    Ok(())
+}
+
+/// Warnings: tool and WebSocket lines an external target does not get.
+pub fn target_warnings(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<String> {
+    if !file.target.kind.is_external() {
+        return Vec::new();
+    }
+    let other = traffic
+        .iter()
+        .filter(|l| !matches!(l.kind, RequestKind::Llm { .. }))
+        .count();
+    if other == 0 {
+        return Vec::new();
+    }
+    vec![format!(
+        "traffic: {other} tool/WebSocket lines are left out: a `{}` target is driven over \
+         /v1/chat/completions only",
+        file.target.kind.as_str()
+    )]
+}

@@ -1,0 +1,246 @@
+//! A scenario → what an external target needs: the OpenClaw gateway's configuration (one
+//! provider per scenario provider, all pointing at the mock upstream; the profiles and their
+//! tokens; the traffic's model as the primary and `[engine.modelFailover] fallbacks` as the
+//! fallbacks) and the turns to send (the scenario's model calls, at their recorded times, one
+//! stable `user` per traffic session). Used by validation (with a placeholder URL) and the run.
+
+use std::collections::BTreeMap;
+
+use crate::engine::RequestKind;
+use crate::replay::traffic::TrafficLine;
+use crate::scenario::ScenarioFile;
+use crate::wire::dep::provider_of;
+
+use super::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
+
+/// One turn of the replay: when, which conversation, streamed or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedTurn {
+    /// Offset from the run start, ms.
+    pub at_ms: u64,
+    /// The traffic line's session (else `line-N`): the `user` of the turn.
+    pub session: String,
+    /// Streamed answer.
+    pub stream: bool,
+    /// The traffic line's index in the file.
+    pub line: usize,
+}
+
+/// The model calls before `duration_ms`, in order.
+pub fn planned_turns(traffic: &[TrafficLine], duration_ms: u64) -> Vec<PlannedTurn> {
+    traffic
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.at_ms < duration_ms)
+        .filter_map(|(i, l)| match &l.kind {
+            RequestKind::Llm { stream, .. } => Some(PlannedTurn {
+                at_ms: l.at_ms,
+                session: l.session.clone().unwrap_or_else(|| format!("line-{i}")),
+                stream: *stream,
+                line: i,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The one `PROVIDER/MODEL` the traffic's model calls name (the gateway's primary).
+pub fn primary_model(traffic: &[TrafficLine]) -> Result<String, (String, String)> {
+    let mut models: Vec<&str> = traffic
+        .iter()
+        .filter_map(|l| match &l.kind {
+            RequestKind::Llm { model, .. } => Some(model.as_str()),
+            _ => None,
+        })
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    match models.as_slice() {
+        [] => Err((
+            "traffic".into(),
+            "an external target is driven by model calls: the traffic has none".into(),
+        )),
+        [one] if one.contains('/') => Ok(one.to_string()),
+        [one] => Err((
+            "traffic".into(),
+            format!("model `{one}` must be PROVIDER/MODEL (the gateway's provider id)"),
+        )),
+        many => Err((
+            "traffic".into(),
+            format!(
+                "the gateway has one primary model, but the traffic names {}: {}",
+                many.len(),
+                many.join(", ")
+            ),
+        )),
+    }
+}
+
+/// The OpenClaw configuration for `file`, its providers at `upstream_url` (`http://ADDR`).
+/// Errors name the scenario field.
+pub fn gateway_config(
+    file: &ScenarioFile,
+    traffic: &[TrafficLine],
+    upstream_url: &str,
+) -> Result<GatewayConfig, (String, String)> {
+    let primary = primary_model(traffic)?;
+    let fallbacks = file.engine.model_failover.fallbacks.clone();
+    let mut providers: BTreeMap<String, ProviderSpec> = BTreeMap::new();
+    for (i, m) in std::iter::once(&primary).chain(&fallbacks).enumerate() {
+        let Some((provider, id)) = m
+            .split_once('/')
+            .filter(|(p, id)| !p.is_empty() && !id.is_empty())
+        else {
+            return Err((
+                format!("engine.modelFailover.fallbacks[{}]", i.saturating_sub(1)),
+                format!("`{m}` must be PROVIDER/MODEL"),
+            ));
+        };
+        let p = providers
+            .entry(provider.to_string())
+            .or_insert_with(|| ProviderSpec {
+                id: provider.to_string(),
+                base_url: format!("{upstream_url}/v1"),
+                timeout_seconds: file.target.provider_timeout_s(),
+                models: Vec::new(),
+            });
+        if !p.models.iter().any(|x| x.id == id) {
+            p.models.push(ModelSpec::new(id));
+        }
+    }
+    let profiles: Vec<ProfileSpec> = file
+        .profile
+        .iter()
+        .filter(|p| providers.contains_key(&p.provider))
+        .map(|p| ProfileSpec {
+            id: p.id.clone(),
+            provider: p.provider.clone(),
+            key: p.credential().to_string(),
+        })
+        .collect();
+    for id in providers.keys() {
+        if !profiles.iter().any(|p| &p.provider == id) {
+            return Err((
+                "profile".into(),
+                format!(
+                    "provider `{id}` has no [[profile]]: OpenClaw needs a key for each provider"
+                ),
+            ));
+        }
+    }
+    let config = GatewayConfig {
+        providers: providers.into_values().collect(),
+        profiles,
+        primary,
+        fallbacks,
+        agent_timeout_seconds: file.target.agent_timeout_s(),
+    };
+    config.validate().map_err(|m| ("profile".to_string(), m))?;
+    Ok(config)
+}
+
+/// Profile id → fingerprint of its token (as upstream records name tokens).
+pub fn profile_fingerprints(file: &ScenarioFile) -> BTreeMap<String, String> {
+    file.profile
+        .iter()
+        .map(|p| (p.id.clone(), crate::util::fingerprint(p.credential())))
+        .collect()
+}
+
+/// The provider of every model call in the traffic (for checks).
+pub fn traffic_providers(traffic: &[TrafficLine]) -> Vec<String> {
+    let mut out: Vec<String> = traffic
+        .iter()
+        .filter_map(|l| match &l.kind {
+            RequestKind::Llm { model, .. } => Some(provider_of(model).to_string()),
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::traffic::parse_traffic;
+
+    const SCENARIO: &str = r#"
+name = "x"
+duration = "60s"
+traffic = "t.jsonl"
+[target]
+kind = "openclaw"
+provider_timeout = "5s"
+[engine.modelFailover]
+fallbacks = ["fallback/m2"]
+[[profile]]
+provider = "mockai"
+id = "mockai:a"
+token = "key-A"
+[[profile]]
+provider = "mockai"
+id = "mockai:b"
+token = "key-B"
+[[profile]]
+provider = "fallback"
+id = "fallback:f"
+token = "key-F"
+"#;
+
+    fn traffic(text: &str) -> Vec<TrafficLine> {
+        parse_traffic(text, "t.jsonl").unwrap()
+    }
+
+    #[test]
+    fn the_gateway_config_follows_the_scenario() {
+        let file = ScenarioFile::parse(SCENARIO, "x.toml").unwrap();
+        let t = traffic(
+            "{\"at_ms\":0,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"stream\":true,\"max_tokens\":16,\"session\":\"s1\"}\n\
+             {\"at_ms\":70000,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"max_tokens\":16}\n",
+        );
+        let c = gateway_config(&file, &t, "http://127.0.0.1:9").unwrap();
+        assert_eq!(c.primary, "mockai/m1");
+        assert_eq!(c.fallbacks, ["fallback/m2"]);
+        let ids: Vec<&str> = c.providers.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, ["fallback", "mockai"]);
+        assert_eq!(c.providers[1].timeout_seconds, 5);
+        assert_eq!(c.providers[1].base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(c.order()["mockai"], ["mockai:a", "mockai:b"]);
+        assert_eq!(c.profiles[0].key, "key-A");
+        let turns = planned_turns(&t, 60_000);
+        assert_eq!(turns.len(), 1, "the second call is after `duration`");
+        assert_eq!((turns[0].session.as_str(), turns[0].stream), ("s1", true));
+        assert_eq!(
+            profile_fingerprints(&file)["mockai:b"],
+            crate::util::fingerprint("key-B")
+        );
+    }
+
+    #[test]
+    fn what_openclaw_cannot_be_given_is_named() {
+        let file = ScenarioFile::parse(SCENARIO, "x.toml").unwrap();
+        let two = traffic(
+            "{\"at_ms\":0,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"max_tokens\":16}\n\
+             {\"at_ms\":1,\"kind\":\"llm\",\"model\":\"mockai/m3\",\"max_tokens\":16}\n",
+        );
+        assert!(
+            gateway_config(&file, &two, "u")
+                .unwrap_err()
+                .1
+                .contains("one primary model")
+        );
+        let none = traffic("{\"at_ms\":0,\"kind\":\"tool\",\"tool\":\"x\",\"idempotent\":true}\n");
+        assert_eq!(gateway_config(&file, &none, "u").unwrap_err().0, "traffic");
+        let no_fallback_key = SCENARIO.replace("provider = \"fallback\"", "provider = \"other\"");
+        let file = ScenarioFile::parse(&no_fallback_key, "x.toml").unwrap();
+        let one =
+            traffic("{\"at_ms\":0,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"max_tokens\":16}\n");
+        let e = gateway_config(&file, &one, "u").unwrap_err();
+        assert!(
+            e.1.contains("provider `fallback` has no [[profile]]"),
+            "{e:?}"
+        );
+    }
+}

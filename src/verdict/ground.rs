@@ -1,0 +1,291 @@
+//! Expectations judged from ground truth at the mock upstream (every model request with its
+//! time, profile token fingerprint, model and fault), which hold for any target — the embedded
+//! engine, a real OpenClaw or any gateway by URL — and two about an OpenClaw gateway's own view
+//! (its log decisions and its auth-profile cooldowns). The tables as written; the pure
+//! evaluators are in [`super::ground_eval`] and [`super::gateway_eval`].
+//!
+//! A subject names `profile` (a `[[profile]]` id: requests carrying its token) and/or `model`
+//! (requests naming it; `PROVIDER/MODEL` and a bare `MODEL` match the bare id the gateway sends).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// `[[expect.attempts]]`: how many requests of a subject reach the upstream in a window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectAttempts {
+    /// Requests carrying this profile's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Requests naming this model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Only requests that got this fault kind (`status`, `stall`, ...; `none` = no fault).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+    /// Window start (scenario time; default 0).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub from: Option<Duration>,
+    /// Window end (exclusive; default the end of the run).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub until: Option<Duration>,
+    /// Exactly this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<u64>,
+    /// At least this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<u64>,
+    /// At most this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<u64>,
+    /// Only for this policy run (or target); all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// `[[expect.first_request]]`: when the first request of a subject arrives (a rotation or a
+/// fallback reached, and how long it took), or that none does (`never = true`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectFirstRequest {
+    /// Requests carrying this profile's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Requests naming this model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// No earlier than this (scenario time).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub at_least: Option<Duration>,
+    /// No later than this.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub at_most: Option<Duration>,
+    /// No request of the subject at all.
+    #[serde(default)]
+    pub never: bool,
+    /// Count `at_least`/`at_most` from the run's first model request at the upstream (any
+    /// profile or model) instead of the run start: how long the rotation or fallback took,
+    /// without the gateway's own warm-up before its first provider call.
+    #[serde(default)]
+    pub after_first: bool,
+    /// Only for this policy run (or target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// `[[expect.no_request]]`: no request of a subject during a span (a cooldown or a
+/// Retry-After respected).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectNoRequest {
+    /// Requests carrying this profile's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Requests naming this model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Span start (scenario time).
+    #[serde(with = "humantime_serde")]
+    pub from: Duration,
+    /// Span end (exclusive).
+    #[serde(with = "humantime_serde")]
+    pub until: Duration,
+    /// Only for this policy run (or target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// `[[expect.retry_gaps]]`: the gaps between consecutive requests of a subject.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectRetryGaps {
+    /// Requests carrying this profile's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Requests naming this model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Every gap at least this long (minus `tolerance`).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub min: Option<Duration>,
+    /// Every gap at most this long (plus `tolerance`).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max: Option<Duration>,
+    /// Slack on both bounds (default 0).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tolerance: Option<Duration>,
+    /// Only for this policy run (or target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// `[[expect.openclaw_decision]]` (OpenClaw targets): how many of its log decisions of one
+/// kind it made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectGatewayDecision {
+    /// One of [`DECISION_EVENTS`].
+    pub event: String,
+    /// Only decisions with this reason (`server_error`, `timeout`, `rate_limit`, `auth`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Only decisions about this profile (failover decisions and failure-state updates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Exactly this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<u64>,
+    /// At least this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<u64>,
+    /// At most this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<u64>,
+}
+
+/// `[[expect.openclaw_cooldown]]` (OpenClaw targets): a profile's cooldown in its auth state
+/// after the run (`cooldownUntil − lastFailureAt`), or that it has none (`none = true`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectGatewayCooldown {
+    /// The profile id.
+    pub profile: String,
+    /// Its cooldown reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The cooldown's length.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cooldown: Option<Duration>,
+    /// Allowed |observed − cooldown| (default 1 s).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tolerance: Option<Duration>,
+    /// The profile has no cooldown.
+    #[serde(default)]
+    pub none: bool,
+}
+
+/// The `event` names of `[[expect.openclaw_decision]]`.
+pub const DECISION_EVENTS: &[&str] = &[
+    "rotate_profile",
+    "fallback_model",
+    "candidate_failed",
+    "candidate_succeeded",
+    "chain_stopped",
+    "same_model_retry",
+    "retry_window_elapsed",
+    "idle_timeout_breaker_tripped",
+    "profile_failure_state",
+];
+
+/// Checks of one subject: at least one of `profile`/`model`.
+pub fn check_subject(profile: &Option<String>, model: &Option<String>) -> Result<(), String> {
+    if profile.is_none() && model.is_none() {
+        return Err("name a `profile` or a `model`".into());
+    }
+    Ok(())
+}
+
+/// Count bounds present and consistent.
+pub fn check_counts(
+    equals: Option<u64>,
+    lo: Option<u64>,
+    hi: Option<u64>,
+) -> Result<(), (&'static str, String)> {
+    if equals.is_none() && lo.is_none() && hi.is_none() {
+        return Err(("equals", "give `equals`, `at_least` or `at_most`".into()));
+    }
+    if equals.is_some() && (lo.is_some() || hi.is_some()) {
+        return Err(("equals", "`equals` excludes `at_least`/`at_most`".into()));
+    }
+    if let (Some(lo), Some(hi)) = (lo, hi)
+        && lo > hi
+    {
+        return Err(("at_most", "`at_most` is below `at_least`".into()));
+    }
+    Ok(())
+}
+
+/// `= 5`, `>= 2`, `<= 3`, `2..=3`.
+pub fn counts_text(equals: Option<u64>, lo: Option<u64>, hi: Option<u64>) -> String {
+    match (equals, lo, hi) {
+        (Some(e), _, _) => format!("= {e}"),
+        (None, Some(l), Some(h)) => format!("{l}..={h}"),
+        (None, Some(l), None) => format!(">= {l}"),
+        (None, None, Some(h)) => format!("<= {h}"),
+        (None, None, None) => "any".into(),
+    }
+}
+
+/// Whether `n` is within the bounds.
+pub fn counts_hold(n: u64, equals: Option<u64>, lo: Option<u64>, hi: Option<u64>) -> bool {
+    equals.is_none_or(|e| n == e) && lo.is_none_or(|l| n >= l) && hi.is_none_or(|h| n <= h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_bounds_are_checked_and_printed() {
+        assert!(check_counts(None, None, None).is_err());
+        assert!(check_counts(Some(1), Some(1), None).is_err());
+        assert_eq!(
+            check_counts(None, Some(3), Some(2)).unwrap_err().0,
+            "at_most"
+        );
+        assert!(check_counts(None, Some(2), Some(3)).is_ok());
+        assert_eq!(counts_text(None, Some(2), Some(3)), "2..=3");
+        assert!(counts_hold(3, None, Some(2), Some(3)));
+        assert!(!counts_hold(4, None, Some(2), Some(3)));
+        assert!(!counts_hold(4, Some(5), None, None));
+    }
+
+    #[test]
+    fn tables_parse_with_durations_and_reject_unknown_keys() {
+        let a: ExpectAttempts =
+            toml::from_str("profile = \"mockai:a\"\nuntil = \"90s\"\nequals = 9").unwrap();
+        assert_eq!(a.until, Some(Duration::from_secs(90)));
+        assert!(toml::from_str::<ExpectAttempts>("profile = \"a\"\ncount = 1").is_err());
+        let f: ExpectFirstRequest =
+            toml::from_str("model = \"fallback/m2\"\nnever = true").unwrap();
+        assert!(f.never);
+        assert!(check_subject(&None, &None).is_err());
+    }
+}

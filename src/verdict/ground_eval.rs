@@ -1,0 +1,305 @@
+//! Pure evaluators of the upstream ground-truth expectations ([`super::ground`]) over the
+//! upstream's records: model requests only (canaries left out), their times in scenario ms
+//! (record ms × speed). A run stopped early leaves an expectation whose window reaches past the
+//! stop `not_reached`, unless it already failed for certain (a count above its bound, a request
+//! where none may be).
+
+use std::collections::BTreeMap;
+
+use super::ground::{
+    ExpectAttempts, ExpectFirstRequest, ExpectNoRequest, ExpectRetryGaps, counts_hold, counts_text,
+};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, scenario_ms_u, secs};
+use crate::upstream::UpstreamRecord;
+
+/// What the evaluators look at.
+#[derive(Debug, Clone, Copy)]
+pub struct UpstreamFacts<'a> {
+    /// Every upstream record of the run.
+    pub records: &'a [UpstreamRecord],
+    /// Profile id → fingerprint of its token (as upstream records name tokens).
+    pub profile_fps: &'a BTreeMap<String, String>,
+    /// The `--speed` divisor the records' times are at.
+    pub speed: f64,
+    /// Scenario ms the run observed (the end of open windows).
+    pub end_ms: u64,
+    /// Scenario ms of an early stop.
+    pub stopped_at_ms: Option<u64>,
+}
+
+fn bare(model: &str) -> &str {
+    model.rsplit('/').next().unwrap_or(model)
+}
+
+impl UpstreamFacts<'_> {
+    /// Scenario-ms times of the model requests of a subject, in order.
+    pub fn times(&self, profile: Option<&str>, model: Option<&str>) -> Vec<u64> {
+        self.matching(profile, model, None)
+    }
+
+    fn matching(
+        &self,
+        profile: Option<&str>,
+        model: Option<&str>,
+        fault: Option<&str>,
+    ) -> Vec<u64> {
+        let fp = profile.map(|p| self.profile_fps.get(p).map(String::as_str));
+        let mut out: Vec<u64> = self
+            .records
+            .iter()
+            .filter(|r| r.route == "llm" && !r.canary)
+            .filter(|r| match fp {
+                None => true,
+                Some(None) => false,
+                Some(Some(fp)) => r.profile_fp.as_deref() == Some(fp),
+            })
+            .filter(|r| {
+                model.is_none_or(|m| r.model.as_deref().is_some_and(|rm| bare(rm) == bare(m)))
+            })
+            .filter(|r| match fault {
+                None => true,
+                Some("none") => r.fault.is_none(),
+                Some(k) => r.fault.as_deref() == Some(k),
+            })
+            .map(|r| scenario_ms_u(r.t_ms, self.speed))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Whether a window ending at `until` (scenario ms; `None` = end of run) was fully seen.
+    fn reached(&self, until: Option<u64>) -> bool {
+        match self.stopped_at_ms {
+            None => true,
+            Some(stop) => until.is_some_and(|u| u <= stop),
+        }
+    }
+}
+
+fn subject(profile: &Option<String>, model: &Option<String>) -> String {
+    match (profile, model) {
+        (Some(p), Some(m)) => format!("{p} {m}"),
+        (Some(p), None) => p.clone(),
+        (None, Some(m)) => m.clone(),
+        (None, None) => "all".into(),
+    }
+}
+
+fn status(ok: bool, certain_fail: bool, reached: bool) -> ExpectStatus {
+    match (ok, reached) {
+        (true, true) => ExpectStatus::Pass,
+        (false, true) => ExpectStatus::Fail,
+        (false, false) if certain_fail => ExpectStatus::Fail,
+        _ => ExpectStatus::NotReached,
+    }
+}
+
+fn ms(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn row(kind: ExpectKind, dep: String, expected: String, observed: String) -> ExpectationResult {
+    ExpectationResult {
+        kind,
+        dep: Some(dep),
+        series: None,
+        expected,
+        observed,
+        expected_ms: None,
+        observed_ms: None,
+        delta_ms: None,
+        tolerance_ms: None,
+        ok: false,
+        status: ExpectStatus::Fail,
+        detail: String::new(),
+    }
+}
+
+fn finish(mut r: ExpectationResult, status: ExpectStatus) -> ExpectationResult {
+    r.status = status;
+    r.ok = status == ExpectStatus::Pass;
+    let dep = r.dep.clone().unwrap_or_default();
+    r.detail = match status {
+        ExpectStatus::NotReached => {
+            format!(
+                "{dep} {}: not reached (observed so far: {})",
+                r.expected, r.observed
+            )
+        }
+        _ => format!("{dep} {}: observed {}", r.expected, r.observed),
+    };
+    r
+}
+
+/// `[[expect.attempts]]`.
+pub fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult {
+    let from = e.from.map_or(0, ms);
+    let until = e.until.map(ms);
+    let n = f
+        .matching(e.profile.as_deref(), e.model.as_deref(), e.fault.as_deref())
+        .into_iter()
+        .filter(|&t| t >= from && until.is_none_or(|u| t < u))
+        .count() as u64;
+    let window = match (e.from, e.until) {
+        (None, None) => String::new(),
+        _ => format!(
+            " in [{}, {})",
+            secs(from as i64),
+            until.map_or("end".into(), |u| secs(u as i64))
+        ),
+    };
+    let fault = e
+        .fault
+        .as_ref()
+        .map(|k| format!(" with fault {k}"))
+        .unwrap_or_default();
+    let expected = format!(
+        "attempts{fault}{window} {}",
+        counts_text(e.equals, e.at_least, e.at_most)
+    );
+    let ok = counts_hold(n, e.equals, e.at_least, e.at_most);
+    let over = e.equals.or(e.at_most).is_some_and(|hi| n > hi);
+    let r = row(
+        ExpectKind::Attempts,
+        subject(&e.profile, &e.model),
+        expected,
+        n.to_string(),
+    );
+    finish(r, status(ok, over, f.reached(until)))
+}
+
+/// `[[expect.first_request]]`.
+pub fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> ExpectationResult {
+    let origin = if e.after_first {
+        f.times(None, None).first().copied().unwrap_or(0)
+    } else {
+        0
+    };
+    let first = f
+        .times(e.profile.as_deref(), e.model.as_deref())
+        .first()
+        .map(|t| t.saturating_sub(origin));
+    let since = if e.after_first {
+        " after the first request"
+    } else {
+        ""
+    };
+    let (lo, hi) = (e.at_least.map(ms), e.at_most.map(ms));
+    let expected = if e.never {
+        "first request never".to_string()
+    } else {
+        match (lo, hi) {
+            (Some(l), Some(h)) => {
+                format!("first request in [{}, {}]", secs(l as i64), secs(h as i64))
+            }
+            (Some(l), None) => format!("first request at or after {}", secs(l as i64)),
+            (None, Some(h)) => format!("first request by {}", secs(h as i64)),
+            (None, None) => "first request at some time".to_string(),
+        }
+    };
+    let expected = format!("{expected}{since}");
+    let observed = first.map_or("none".into(), |t| secs(t as i64));
+    let (ok, certain, reached) = match first {
+        _ if e.never => (first.is_none(), first.is_some(), f.reached(None)),
+        None => (false, false, f.reached(hi)),
+        Some(t) => {
+            let ok = lo.is_none_or(|l| t >= l) && hi.is_none_or(|h| t <= h);
+            (ok, !ok, true)
+        }
+    };
+    let mut r = row(
+        ExpectKind::FirstRequest,
+        subject(&e.profile, &e.model),
+        expected,
+        observed,
+    );
+    r.observed_ms = first.map(|t| t as i64);
+    r.expected_ms = hi.or(lo).map(|t| t as i64);
+    finish(r, status(ok, certain, reached))
+}
+
+/// `[[expect.no_request]]`.
+pub fn no_request(e: &ExpectNoRequest, f: &UpstreamFacts<'_>) -> ExpectationResult {
+    let (from, until) = (ms(e.from), ms(e.until));
+    let inside: Vec<u64> = f
+        .times(e.profile.as_deref(), e.model.as_deref())
+        .into_iter()
+        .filter(|&t| t >= from && t < until)
+        .collect();
+    let expected = format!(
+        "no request in [{}, {})",
+        secs(from as i64),
+        secs(until as i64)
+    );
+    let observed = match inside.first() {
+        None => "none".to_string(),
+        Some(&t) => format!("{} (first at {})", inside.len(), secs(t as i64)),
+    };
+    let mut r = row(
+        ExpectKind::NoRequest,
+        subject(&e.profile, &e.model),
+        expected,
+        observed,
+    );
+    r.observed_ms = inside.first().map(|&t| t as i64);
+    let ok = inside.is_empty();
+    finish(r, status(ok, !ok, f.reached(Some(until))))
+}
+
+/// `[[expect.retry_gaps]]`: every gap between consecutive requests of the subject.
+pub fn retry_gaps(e: &ExpectRetryGaps, f: &UpstreamFacts<'_>) -> ExpectationResult {
+    let times = f.times(e.profile.as_deref(), e.model.as_deref());
+    let gaps: Vec<u64> = times
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .collect();
+    let tol = e.tolerance.map_or(0, ms);
+    let (lo, hi) = (e.min.map(ms), e.max.map(ms));
+    let expected = match (lo, hi) {
+        (Some(l), Some(h)) => format!("gaps in [{}, {}]", secs(l as i64), secs(h as i64)),
+        (Some(l), None) => format!("gaps >= {}", secs(l as i64)),
+        (None, Some(h)) => format!("gaps <= {}", secs(h as i64)),
+        (None, None) => "gaps".into(),
+    } + &if tol > 0 {
+        format!(" ±{}", secs(tol as i64))
+    } else {
+        String::new()
+    };
+    let (min, max) = (gaps.iter().min().copied(), gaps.iter().max().copied());
+    let observed = match (min, max) {
+        (Some(a), Some(b)) => format!(
+            "{} gaps, {}..{}",
+            gaps.len(),
+            secs(a as i64),
+            secs(b as i64)
+        ),
+        _ => format!("{} requests, no gap", times.len()),
+    };
+    let ok = !gaps.is_empty()
+        && lo.is_none_or(|l| min.is_some_and(|m| m + tol >= l))
+        && hi.is_none_or(|h| max.is_some_and(|m| m <= h.saturating_add(tol)));
+    let mut r = row(
+        ExpectKind::RetryGaps,
+        subject(&e.profile, &e.model),
+        expected,
+        observed,
+    );
+    r.observed_ms = min.map(|m| m as i64);
+    r.expected_ms = lo.map(|l| l as i64);
+    r.tolerance_ms = (tol > 0).then_some(tol as i64);
+    let certain = !ok && !gaps.is_empty();
+    finish(r, status(ok, certain, f.reached(None)))
+}
+
+/// Every ground-truth expectation of `e` (already filtered to the run), in table order.
+pub fn evaluate(e: &crate::verdict::Expectations, f: &UpstreamFacts<'_>) -> Vec<ExpectationResult> {
+    let mut out: Vec<ExpectationResult> = e.attempts.iter().map(|x| attempts(x, f)).collect();
+    out.extend(e.first_request.iter().map(|x| first_request(x, f)));
+    out.extend(e.no_request.iter().map(|x| no_request(x, f)));
+    out.extend(e.retry_gaps.iter().map(|x| retry_gaps(x, f)));
+    out
+}
+
+#[cfg(test)]
+#[path = "ground_eval_tests.rs"]
+mod tests;

@@ -1,0 +1,223 @@
+//! Tests of the upstream ground-truth evaluators ([`super`]).
+
+use super::*;
+use std::time::Duration;
+
+fn rec(t_ms: u64, fp: &str, model: &str, fault: Option<&str>) -> UpstreamRecord {
+    UpstreamRecord {
+        t_ms,
+        wall_ms: 0,
+        route: "llm".into(),
+        dep: format!("mockai/default/{fp}"),
+        model: Some(model.into()),
+        profile_fp: Some(fp.into()),
+        probe: false,
+        canary: false,
+        fault: fault.map(str::to_string),
+        fault_index: None,
+        idempotency_key: None,
+        duplicate: false,
+    }
+}
+
+fn fps() -> BTreeMap<String, String> {
+    [
+        ("mockai:a", "fpa"),
+        ("mockai:b", "fpb"),
+        ("fallback:f", "fpf"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect()
+}
+
+/// Key-A gets five stalls 1 s apart and more, key-B answers at 20 s, fallback is never used.
+fn records() -> Vec<UpstreamRecord> {
+    let mut v: Vec<UpstreamRecord> = (0..5)
+        .map(|i| rec(1000 + i * 1000, "fpa", "m1", Some("stall")))
+        .collect();
+    v.push(rec(20_000, "fpb", "m1", None));
+    let mut canary = rec(2500, "fpa", "m1", None);
+    canary.canary = true;
+    v.push(canary);
+    v
+}
+
+fn facts<'a>(r: &'a [UpstreamRecord], fps: &'a BTreeMap<String, String>) -> UpstreamFacts<'a> {
+    UpstreamFacts {
+        records: r,
+        profile_fps: fps,
+        speed: 1.0,
+        end_ms: 30_000,
+        stopped_at_ms: None,
+    }
+}
+
+fn secs_d(s: u64) -> Option<Duration> {
+    Some(Duration::from_secs(s))
+}
+
+#[test]
+fn attempts_count_a_profiles_requests_in_a_window_without_canaries() {
+    let (r, fps) = (records(), fps());
+    let f = facts(&r, &fps);
+    let e = ExpectAttempts {
+        profile: Some("mockai:a".into()),
+        equals: Some(5),
+        ..Default::default()
+    };
+    assert_eq!(attempts(&e, &f).status, ExpectStatus::Pass);
+    let wrong = ExpectAttempts {
+        equals: Some(4),
+        ..e.clone()
+    };
+    let got = attempts(&wrong, &f);
+    assert_eq!(got.status, ExpectStatus::Fail);
+    assert!(got.detail.contains("observed 5"), "{}", got.detail);
+    let windowed = ExpectAttempts {
+        from: secs_d(3),
+        until: secs_d(5),
+        equals: Some(2),
+        ..e.clone()
+    };
+    assert!(attempts(&windowed, &f).ok);
+    let clean = ExpectAttempts {
+        fault: Some("none".into()),
+        equals: Some(0),
+        ..e
+    };
+    assert!(attempts(&clean, &f).ok);
+    let by_model = ExpectAttempts {
+        model: Some("mockai/m1".into()),
+        equals: Some(6),
+        ..Default::default()
+    };
+    assert!(attempts(&by_model, &f).ok);
+}
+
+#[test]
+fn first_request_times_a_rotation_and_never_fails_when_one_came() {
+    let (r, fps) = (records(), fps());
+    let f = facts(&r, &fps);
+    let b = ExpectFirstRequest {
+        profile: Some("mockai:b".into()),
+        at_most: secs_d(25),
+        ..Default::default()
+    };
+    let got = first_request(&b, &f);
+    assert!(got.ok, "{got:?}");
+    assert_eq!(got.observed_ms, Some(20_000));
+    let late = ExpectFirstRequest {
+        at_most: secs_d(10),
+        ..b.clone()
+    };
+    assert_eq!(first_request(&late, &f).status, ExpectStatus::Fail);
+    let never_b = ExpectFirstRequest {
+        never: true,
+        ..b.clone()
+    };
+    assert_eq!(first_request(&never_b, &f).status, ExpectStatus::Fail);
+    let after = ExpectFirstRequest {
+        at_most: secs_d(19),
+        after_first: true,
+        ..b.clone()
+    };
+    let got = first_request(&after, &f);
+    assert!(
+        got.ok && got.observed_ms == Some(19_000),
+        "20 s − the first at 1 s: {got:?}"
+    );
+    let too_soon = ExpectFirstRequest {
+        at_most: secs_d(18),
+        ..after
+    };
+    assert!(!first_request(&too_soon, &f).ok);
+    let never_f = ExpectFirstRequest {
+        profile: Some("fallback:f".into()),
+        never: true,
+        ..Default::default()
+    };
+    assert!(first_request(&never_f, &f).ok);
+}
+
+#[test]
+fn no_request_fails_on_one_inside_the_span() {
+    let (r, fps) = (records(), fps());
+    let f = facts(&r, &fps);
+    let quiet = ExpectNoRequest {
+        profile: Some("mockai:a".into()),
+        from: Duration::from_secs(6),
+        until: Duration::from_secs(30),
+        policy: None,
+        model: None,
+    };
+    assert!(no_request(&quiet, &f).ok);
+    let busy = ExpectNoRequest {
+        from: Duration::from_secs(4),
+        ..quiet
+    };
+    let got = no_request(&busy, &f);
+    assert_eq!(got.status, ExpectStatus::Fail);
+    assert!(got.observed.contains("first at 4.000s"), "{}", got.observed);
+}
+
+#[test]
+fn retry_gaps_hold_every_gap_to_the_bounds() {
+    let (r, fps) = (records(), fps());
+    let f = facts(&r, &fps);
+    let e = ExpectRetryGaps {
+        profile: Some("mockai:a".into()),
+        min: secs_d(1),
+        max: secs_d(1),
+        ..Default::default()
+    };
+    assert!(retry_gaps(&e, &f).ok);
+    let wide = ExpectRetryGaps {
+        min: secs_d(2),
+        ..e.clone()
+    };
+    assert_eq!(retry_gaps(&wide, &f).status, ExpectStatus::Fail);
+    let tol = ExpectRetryGaps {
+        tolerance: Some(Duration::from_millis(1000)),
+        ..wide
+    };
+    assert!(retry_gaps(&tol, &f).ok);
+    let one = ExpectRetryGaps {
+        profile: Some("mockai:b".into()),
+        ..e
+    };
+    assert!(!retry_gaps(&one, &f).ok, "one request has no gap to judge");
+}
+
+#[test]
+fn a_stop_leaves_open_windows_not_reached_but_keeps_certain_failures() {
+    let (r, fps) = (records(), fps());
+    let mut f = facts(&r, &fps);
+    f.stopped_at_ms = Some(10_000);
+    let e = ExpectAttempts {
+        profile: Some("mockai:b".into()),
+        at_least: Some(1),
+        ..Default::default()
+    };
+    assert_eq!(attempts(&e, &f).status, ExpectStatus::NotReached);
+    let over = ExpectAttempts {
+        profile: Some("mockai:a".into()),
+        at_most: Some(2),
+        ..Default::default()
+    };
+    assert_eq!(attempts(&over, &f).status, ExpectStatus::Fail);
+    let speedy = UpstreamFacts {
+        speed: 2.0,
+        stopped_at_ms: None,
+        ..f
+    };
+    let b = ExpectFirstRequest {
+        profile: Some("mockai:b".into()),
+        at_least: secs_d(39),
+        ..Default::default()
+    };
+    assert!(
+        first_request(&b, &speedy).ok,
+        "record ms × speed is scenario time"
+    );
+}
