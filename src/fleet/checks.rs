@@ -343,6 +343,7 @@ mod tests {
             to,
             t_ms,
             timing: Timing::Event,
+            reason: None,
         }
     }
 

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 
 use super::spec::{HostDone, HostSpec, share};
-use crate::engine::breakers::{Breakers, HostClock};
+use crate::engine::breaker::{Breakers, HostClock};
 use crate::engine::coordinator::{HostId, RedisCoordinator, RedisOptions};
 use crate::engine::events::FanOut;
 use crate::engine::metrics::{AtScrape, Metrics};
@@ -86,10 +86,11 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
     let checked = crate::scenario::validate::check(&spec.scenario)
         .map_err(|e| anyhow!("host {}: {e}", spec.id))?;
     let file = &checked.file;
-    let speed = spec.speed;
+    let speed =
+        crate::util::speed::Speed::new(spec.speed).map_err(|e| anyhow!("host {}: {e}", spec.id))?;
     let traffic = share(&checked.traffic, spec.index, spec.hosts);
     let clock = HostClock::wall_skewed(spec.skew_ms);
-    let wall = clock.wall();
+    let wall = clock.read().wall;
     let start_unix_s = wall
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -147,7 +148,8 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
         .min(Duration::from_secs(5));
     let start = now.checked_sub(late).unwrap_or(now);
 
-    let events: Arc<dyn EventSink> = Arc::new(EventsWriter::new(events_file, &spec.label, speed));
+    let events: Arc<dyn EventSink> =
+        Arc::new(EventsWriter::new(events_file, &spec.label, speed.get()));
     let transitions = Arc::new(TransitionLog::default());
     let errors = Arc::new(CoordLog::default());
     let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![
@@ -188,10 +190,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
     let diagnostics = Arc::new(Diagnostics::default());
     let transport = HttpTransport::with_tcp(spec.upstream, diagnostics, file.tcp.clone())
         .with_host(&spec.id)
-        .with_pong_deadline(crate::util::speed::scale(
-            crate::transport::ws::DEFAULT_PONG_DEADLINE,
-            speed,
-        ));
+        .with_pong_deadline(speed.scale(crate::transport::ws::DEFAULT_PONG_DEADLINE));
     let opts = EngineOptions {
         policy: spec.policy,
         seed,
@@ -215,7 +214,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
         seed,
         counters.clone(),
     ));
-    let run_for = crate::util::speed::scale(file.duration, speed);
+    let run_for = speed.scale(file.duration);
     let end = crate::util::speed::after(start, run_for);
     let until_end = {
         let mut stop_rx = stop_rx.clone();

@@ -25,12 +25,11 @@ use crate::engine::Policy;
 use crate::run::harness::RunFiles;
 use crate::run::observe::FaultHits;
 use crate::run::plan::ScenarioPlan;
-use crate::run::signals::Stop;
 use crate::run::sinks::{EventsWriter, PromFile};
 use crate::scenario::fleet::Coordination;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
 use crate::upstream::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord};
-use crate::util::speed::scale;
+use crate::util::shutdown::Shutdown as Stop;
 use crate::verdict::ProbeArrival;
 
 /// How long a host may take past `duration` to say `done`.
@@ -169,9 +168,9 @@ pub async fn run_coordination(
         max_arrivals_per_dep: 0,
         ..UpstreamConfig::default()
     });
-    let fault_hits = Arc::new(FaultHits::new(speed));
+    let fault_hits = Arc::new(FaultHits::new(speed.get()));
     let log = Arc::new(FleetLog {
-        out: EventsWriter::new(files.upstream.clone(), label, speed),
+        out: EventsWriter::new(files.upstream.clone(), label, speed.get()),
         probes: Mutex::new(Vec::new()),
         faults: fault_hits.clone(),
     });
@@ -206,7 +205,7 @@ pub async fn run_coordination(
         },
     };
     // A latency fault puts a delaying proxy between the hosts and Redis.
-    let faults = CoordinatorFaults::of(&file.fault, speed);
+    let faults = CoordinatorFaults::of(&file.fault, speed.get());
     let mut proxy_task = None;
     let go = Arc::new(std::sync::OnceLock::new());
     let redis_url = match redis_url {
@@ -243,7 +242,7 @@ pub async fn run_coordination(
             id: id.clone(),
             upstream: up_addr,
             redis_url: redis_url.clone(),
-            speed,
+            speed: speed.get(),
             seed: plan.seed,
             policy,
             skew_ms: fleet.skew_ms(i),
@@ -284,7 +283,7 @@ pub async fn run_coordination(
         ));
     }
     let (scrape_stop_tx, scrape_stop_rx) = watch::channel(false);
-    let interval = scale(file.scrape_interval, speed);
+    let interval = speed.scale(file.scrape_interval);
     let mut scrapers = Vec::new();
     for p in &procs {
         let prom = PromFile::open(
@@ -319,11 +318,11 @@ pub async fn run_coordination(
     let fault_task = tokio::spawn(faults.run(spawned, start, fault_log.clone()));
 
     // Until `duration`, or a stop.
-    let run_for = scale(file.duration, speed);
+    let run_for = speed.scale(file.duration);
     let end = crate::util::speed::after(start, run_for);
     tokio::select! {
         _ = sleep_until(end) => {}
-        _ = stop.stopped() => {}
+        _ = stop.requested() => {}
     }
     let elapsed_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
     let stopped = stop

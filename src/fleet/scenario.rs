@@ -14,8 +14,8 @@ use crate::run::assemble::{ReportContext, report};
 use crate::run::fault_scope::fault_windows;
 use crate::run::harness::RunFiles;
 use crate::run::plan::ScenarioPlan;
-use crate::run::signals::Stop;
 use crate::scrape::CompactScrapes;
+use crate::util::shutdown::Shutdown as Stop;
 
 fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
     let file = &plan.checked.file;
@@ -39,7 +39,7 @@ fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
         events: Some(&transitions),
         scrape_interval_ms: run.scrape_interval_ms,
         arrivals: &run.arrivals,
-        speed: plan.speed,
+        speed: plan.speed.get(),
         fault_windows: fault_windows(&file.fault, &file.profile, run.fault_hits.snapshot()),
         latency: BTreeMap::new(),
         marks: Default::default(),
@@ -100,7 +100,7 @@ pub async fn run_fleet_scenario(
     );
     let fleet_runs: Vec<_> = runs
         .iter()
-        .map(|r| run_report(r, &file.engine.breaker, sp.speed))
+        .map(|r| run_report(r, &file.engine.breaker, sp.speed.get()))
         .collect();
     let mut sections: Vec<PolicyReport> = runs
         .iter()

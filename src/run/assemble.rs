@@ -80,7 +80,7 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
     let facts = crate::verdict::ground_eval::UpstreamFacts {
         records: &run.upstream_records,
         profile_fps: &fps,
-        speed: plan.speed,
+        speed: plan.speed.get(),
         end_ms: report.elapsed_ms,
         stopped_at_ms: report.stopped_at_ms,
     };

@@ -20,7 +20,6 @@ use tokio::time::{Instant, sleep_until, timeout};
 use super::harness::RunFiles;
 use super::observe::FaultHits;
 use super::plan::ScenarioPlan;
-use super::signals::Stop;
 use super::sinks::EventsWriter;
 use crate::report::model::{Report, TargetReport};
 use crate::scenario::target::TargetKind;
@@ -28,6 +27,7 @@ use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
 use crate::target::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
 use crate::target::scenario::{PlannedTurn, gateway_config, planned_turns};
 use crate::upstream::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord};
+use crate::util::shutdown::Shutdown as Stop;
 
 use super::external_gateway::{finish_gateway, turn_row};
 pub use super::external_report::ExternalRun;
@@ -78,7 +78,7 @@ pub async fn run_external(
     let upstream = Upstream::new(UpstreamConfig {
         faults: file.fault.clone(),
         seed: plan.seed,
-        speed: 1.0,
+        speed: crate::util::speed::Speed::ONE,
         max_arrivals_per_dep: 0,
         ..UpstreamConfig::default()
     });
@@ -265,12 +265,12 @@ pub async fn run_external(
                     if Instant::now() >= end { break; }
                     tokio::select! {
                         _ = sleep_until(end) => break,
-                        _ = stop.stopped() => break,
+                        _ = stop.requested() => break,
                         _ = tokio::time::sleep(Duration::from_millis(500)) => {}
                     }
                 }
             },
-            _ = stop.stopped() => break,
+            _ = stop.requested() => break,
             _ = tokio::time::sleep(Duration::from_millis(500)) => {}
         }
         if let Driven::Openclaw(gw) = &mut driven

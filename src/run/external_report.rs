@@ -10,7 +10,6 @@ use std::time::{Duration, UNIX_EPOCH};
 use super::assemble::{add_results, faults_without_tokens};
 use super::fault_scope::fault_windows;
 use super::plan::ScenarioPlan;
-use super::signals::cause;
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
 use crate::report::model::{
     Lag, ReplayInfo, Report, SCHEMA_VERSION, Stopped, TargetReport, TimeBase, TrafficInfo, Verdict,
@@ -19,6 +18,7 @@ use crate::scrape::CompactScrapes;
 use crate::target::openclaw::{AuthState, LoggedDecision};
 use crate::target::scenario::profile_fingerprints;
 use crate::upstream::UpstreamRecord;
+use crate::util::shutdown::cause;
 use crate::verdict::ground_eval::{UpstreamFacts, evaluate};
 
 /// Everything one external run observed.
@@ -193,6 +193,7 @@ impl<'a> ExternalRun<'a> {
             contradictions: Vec::new(),
             config,
             target: Some(target),
+            fleet: None,
         }
     }
 }

@@ -301,5 +301,4 @@ pub fn evaluate(e: &crate::verdict::Expectations, f: &UpstreamFacts<'_>) -> Vec<
 }
 
 #[cfg(test)]
-#[path = "ground_eval_tests.rs"]
 mod tests;

@@ -17,6 +17,7 @@ fn rec(t_ms: u64, fp: &str, model: &str, fault: Option<&str>) -> UpstreamRecord 
         fault_index: None,
         idempotency_key: None,
         duplicate: false,
+        host: None,
     }
 }
 
