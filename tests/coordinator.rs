@@ -1,6 +1,9 @@
 //! One behavioural suite, two coordinators: every scenario runs against the in-process room (on
 //! paused time) and a real redis-server (real time, generous tolerances), each with host clocks
 //! in step and skewed by ±2 s. Several `Breakers` with distinct host ids share one backend.
+//!
+//! Longer than 400 lines on purpose: one behavioural suite written once and run against both
+//! coordinators and with skewed clocks.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

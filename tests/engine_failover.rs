@@ -1,5 +1,8 @@
 //! The failover engine end to end on paused time: retry gate, cooldowns, rotation, fallbacks,
 //! under both policies, with a scripted transport and a seeded RNG.
+//!
+//! Longer than 400 lines on purpose: the failover scenarios share one rig and are easiest to
+//! compare side by side.
 
 use std::sync::Arc;
 

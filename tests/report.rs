@@ -2,6 +2,9 @@
 //! names mismatches, report.html is self-contained with the SVG timeline, `rehearse report`
 //! re-renders from report.json (exit 2 naming file:line:col on bad JSON). Headless Chromium
 //! renders the page in `report_render`.
+//!
+//! Longer than 400 lines on purpose: one sample report, read back through every report file;
+//! splitting it would repeat the sample's set-up.
 
 use rehearse::report::build::{PolicyRun, build_policy, summary_from};
 use rehearse::report::model::{Report, SCHEMA_VERSION, Verdict};

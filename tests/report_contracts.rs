@@ -1,6 +1,9 @@
 //! Report contracts for machines: `rehearse report DIR` exits with the report's verdict,
 //! report.junit.xml read by an independent JUnit reader (Python's `xml.etree`), and report.json
 //! checked against the committed JSON Schema (`docs/report.schema.json`).
+//!
+//! Longer than 400 lines on purpose: each contract (exit code, JUnit, schema, Markdown lead) is
+//! checked against the same rendered sample report.
 
 use std::path::Path;
 

@@ -1,4 +1,8 @@
 //! `rehearse schedule` and the checked-in launchd example (issue 7.1–7.2).
+//!
+//! Longer than 400 lines on purpose: one suite for one command: plist rendering,
+//! install/uninstall/status against a fake launchctl, and the checked-in example, which share their
+//! fixtures.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

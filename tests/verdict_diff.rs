@@ -1,5 +1,8 @@
 //! The pure diff: a correct observation passes, and every mutation of the expectations (shifted
 //! beyond tolerance, removed, wrong dep, metric bound off by one) fails with a one-line reason.
+//!
+//! Longer than 400 lines on purpose: one correct observation and every mutation of it, side by
+//! side.
 
 use std::time::Duration;
 

@@ -4,6 +4,9 @@
 //! All times are ms since the run start on the harness's clock (the upstream's arrivals; each
 //! host's transitions are since the run's `go` too). Over 400 lines: the five checks share
 //! their helpers and are tested together.
+//!
+//! Longer than 400 lines on purpose: every fleet check folds the same arrivals and transitions, and
+//! their unit tests (the last third of the file) sit with them.
 
 use std::collections::{BTreeMap, BTreeSet};
 

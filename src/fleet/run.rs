@@ -5,6 +5,9 @@
 //! stopped by its pid and reaped. Nothing is left running: hosts are killed on drop
 //! (`kill_on_drop`) and the spawned redis-server when its guard drops. A little over 400
 //! lines: the run is one sequence (start, go, wait, collect, stop) best read in one place.
+//!
+//! Longer than 400 lines on purpose: one coordination run's start-up and tear-down order (upstream,
+//! redis, hosts, scrapes, faults, stop) read top to bottom.
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -9,6 +9,9 @@
 //! - A connection with *unacknowledged* data is dropped after the user timeout
 //!   (Linux `TCP_USER_TIMEOUT`; macOS `TCP_RXT_CONNDROPTIME`, whole seconds).
 //! - Dead-peer detection is the shorter of the two that apply.
+//!
+//! Longer than 400 lines on purpose: each contradiction check with the tests that pin its
+//! thresholds.
 
 use std::time::Duration;
 

@@ -6,6 +6,10 @@
 //! `[engine.health] interval` (speed-scaled) over the same transport; their `HealthCheck` events
 //! feed `health_breaker_disagreement_seconds{dep}`, events.jsonl and the report's tally, and the
 //! upstream records them as canaries, which the probe-spacing arrivals leave out.
+//!
+//! Longer than 400 lines on purpose: the run's start-up and tear-down order (upstream, engine,
+//! scraper, replayer, canaries, drain) is one sequence read top to bottom; its parts live in the
+//! sibling files.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -9,6 +9,9 @@
 //! of scenario time, 120 ms of wall clock at ×4): the engine's nominal delays and cooldowns are
 //! already, and the fields it measures on its own clock (`latency_ms`, a breaker's
 //! `open_for_ms`, a Retry-After skip's `until_ms`) are converted here.
+//!
+//! Longer than 400 lines on purpose: the three writers share the line-buffering and the 4 KiB
+//! boundary rule, and their tests sit with them.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

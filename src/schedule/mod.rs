@@ -12,6 +12,9 @@
 //! checked-in example in `launchd/` is reproducible on any machine. [`check_paths`] then asks the
 //! file system what a run at 03:00 would need: every scenario file valid now, the working
 //! directory a directory, the program an executable file (exit 2 otherwise).
+//!
+//! Longer than 400 lines on purpose: the plist model, its rendering and the launchctl calls change
+//! together.
 
 pub mod calendar;
 mod cmd;

@@ -3,6 +3,9 @@
 //! ([`Note`]) to a buffer the caller turns into events. No clock, no lock, no I/O.
 //! A coordinated breaker (fleet mode) also [`Machine::adopt`]s the shared state of its
 //! dependency and gives back a probe slot the fleet-wide lease refused ([`Machine::probe_denied`]).
+//!
+//! Longer than 400 lines on purpose: the breaker's states and their transitions are one pure state
+//! machine; its window, probe and trip rules are in sibling files.
 
 use std::time::Duration;
 

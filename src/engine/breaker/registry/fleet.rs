@@ -21,6 +21,9 @@
 //!
 //! Answers carry durations left; this host turns them into instants with its own `now` at the
 //! answer ([`HostClock`] shifts a simulated host's clocks, to prove skew changes nothing).
+//!
+//! Longer than 400 lines on purpose: the follower, the lease handling and the fallback to local
+//! breakers are one state machine over the coordinator and read the same fields.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
