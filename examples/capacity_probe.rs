@@ -60,7 +60,7 @@ fn main() -> anyhow::Result<()> {
         "lag_p50_ms": s.lag_p50_ms, "lag_p99_ms": s.lag_p99_ms, "lag_max_ms": s.lag_max_ms,
         "latency_p50_ms": s.latency_p50_ms, "latency_p99_ms": s.latency_p99_ms,
         "latency_max_ms": s.latency_max_ms, "elapsed_ms": run.elapsed_ms,
-        "failed": run.failed,
+        "failed": run.failed, "pacer_thread": s.pacer_thread,
     });
     println!("{line}");
     Ok(())

@@ -32,6 +32,6 @@ pub mod traffic;
 mod traffic_json;
 
 pub use cmd::{record_command, replay_command};
-pub use precise::{Pacing, replay_on_own_thread};
+pub use precise::{Pacing, replay_on_own_thread, replay_on_pacer_thread};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};
 pub use traffic::{TrafficError, TrafficLine, load_traffic, parse_traffic};

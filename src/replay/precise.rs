@@ -2,7 +2,7 @@
 //! clock, without burning a core.
 //!
 //! tokio's timer wheel has 1 ms granularity and `sleep_until` rounds up, so a timer-only pacer
-//! sends 0–1 ms late (plus the wake-up delay of a busy machine). [`Pacing::Precise`] waits in
+//! sends 1–2 ms late (plus the wake-up delay of a busy machine). [`Pacing::Precise`] waits in
 //! three stages, each chosen by the pure [`wait_step`] from `now`:
 //!
 //! 1. **timer** — `sleep_until(deadline − spin − TIMER_SLOP)` on tokio's timer, which wakes the
@@ -22,6 +22,8 @@
 //! runtime, so the pacer, the HTTP client and its connections share one thread: when the
 //! instant comes the request is written without a cross-thread hand-off, and no other
 //! runtime's tasks can sit in front of the pacer's wake-up. `rehearse replay` uses it.
+//! [`replay_on_pacer_thread`] runs only the pacer loop there and spawns each request on another
+//! runtime: the run harness, whose requests go through the engine on its multi-thread runtime.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -29,17 +31,21 @@ use std::time::Duration;
 
 use tokio::time::{Instant, sleep_until};
 
-use super::replayer::{Dispatcher, ReplayOptions, ReplaySummary, replay};
+use super::replayer::{Dispatcher, ReplayOptions, ReplaySummary, replay_spawning_on};
 use super::traffic::TrafficLine;
 
 /// How the replayer waits for each send instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Pacing {
-    /// tokio's `sleep_until` only: exact on the paused clock, 0–1 ms late on the real one.
+    /// tokio's `sleep_until` only: exact on the paused clock, 1–2 ms late on the real one.
     #[default]
     Timer,
     /// Timer, then OS naps, then a bounded yield-spin (real clock only; see the module docs).
     Precise,
+    /// Timer, then OS naps to the instant, no spin (real clock only): a nap's wake-up delay
+    /// late (tens of µs on a quiet host) at a small fraction of the CPU the spin takes. The run
+    /// harness's pacer thread, whose engine needs the cores.
+    Nap,
 }
 
 /// How late tokio's timer may fire (1 ms granularity, rounded up) plus 0.5 ms headroom.
@@ -104,7 +110,7 @@ pub async fn wait_precisely(deadline: Instant, spin: Duration) {
     }
 }
 
-/// Runs [`replay`] with [`Pacing::Precise`] on a new thread (`rehearse-pacer`) with its own
+/// Runs [`replay`](super::replayer::replay) with [`Pacing::Precise`] on a new thread (`rehearse-pacer`) with its own
 /// current-thread runtime, tuned as [`super::pacer_thread`] says (what was granted is in the
 /// summary's `pacer_thread`); `stop()` is called on that thread to make the stop future.
 ///
@@ -123,19 +129,64 @@ where
     F: FnOnce() -> S + Send + 'static,
     S: Future<Output = ()>,
 {
+    pacer_thread(lines, dispatcher, opts, Pacing::Precise, stop, None)
+}
+
+/// Like [`replay_on_own_thread`], but only the pacer loop runs on the new thread, with
+/// [`Pacing::Nap`] (no spin: the cores are the engine's), and every request task is spawned on
+/// `requests_on` (the run harness's engine runtime): the naps never hold up the engine's
+/// workers and the engine's work never delays a send instant. A request's send time is taken
+/// when its task starts on `requests_on` (the hand-off counts as lag).
+pub fn replay_on_pacer_thread<D, L, F, S>(
+    lines: L,
+    dispatcher: Arc<D>,
+    opts: ReplayOptions,
+    stop: F,
+    requests_on: tokio::runtime::Handle,
+) -> std::io::Result<std::thread::JoinHandle<ReplaySummary>>
+where
+    D: Dispatcher,
+    L: IntoIterator<Item = TrafficLine> + Send + 'static,
+    L::IntoIter: ExactSizeIterator,
+    F: FnOnce() -> S + Send + 'static,
+    S: Future<Output = ()>,
+{
+    pacer_thread(
+        lines,
+        dispatcher,
+        opts,
+        Pacing::Nap,
+        stop,
+        Some(requests_on),
+    )
+}
+
+fn pacer_thread<D, L, F, S>(
+    lines: L,
+    dispatcher: Arc<D>,
+    opts: ReplayOptions,
+    pacing: Pacing,
+    stop: F,
+    requests_on: Option<tokio::runtime::Handle>,
+) -> std::io::Result<std::thread::JoinHandle<ReplaySummary>>
+where
+    D: Dispatcher,
+    L: IntoIterator<Item = TrafficLine> + Send + 'static,
+    L::IntoIter: ExactSizeIterator,
+    F: FnOnce() -> S + Send + 'static,
+    S: Future<Output = ()>,
+{
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let opts = ReplayOptions {
-        pacing: Pacing::Precise,
-        ..opts
-    };
+    let opts = ReplayOptions { pacing, ..opts };
     std::thread::Builder::new()
         .name("rehearse-pacer".into())
         .spawn(move || {
             let tuned = super::pacer_thread::tune_current_thread();
-            let mut summary =
-                runtime.block_on(async move { replay(lines, dispatcher, opts, stop()).await });
+            let mut summary = runtime.block_on(async move {
+                replay_spawning_on(lines, dispatcher, opts, stop(), requests_on.as_ref()).await
+            });
             summary.pacer_thread = Some(tuned.describe());
             summary
         })
@@ -193,6 +244,31 @@ mod tests {
         assert_eq!(wait_step(deadline - US, deadline, spin), WaitStep::Spin);
         assert_eq!(wait_step(deadline, deadline, spin), WaitStep::Fire);
         assert_eq!(wait_step(deadline + MS, deadline, spin), WaitStep::Fire);
+    }
+
+    #[test]
+    fn without_a_spin_window_it_naps_to_the_instant_and_never_spins() {
+        let start = Instant::now();
+        let deadline = start + 100 * MS;
+        let mut now = start;
+        let mut naps = 0;
+        loop {
+            match wait_step(now, deadline, Duration::ZERO) {
+                WaitStep::Fire => break,
+                WaitStep::Timer(t) => {
+                    assert_eq!(t, deadline - TIMER_SLOP);
+                    now = t + MS; // the timer fires 1 ms late
+                }
+                WaitStep::Nap(d) => {
+                    assert!(d <= NAP_MAX && !d.is_zero());
+                    naps += 1;
+                    now += d;
+                }
+                WaitStep::Spin => panic!("spun without a spin window"),
+            }
+        }
+        assert_eq!(now, deadline, "naps end on the instant");
+        assert_eq!(naps, 1, "0.5 ms left after the late timer: one nap");
     }
 
     #[test]

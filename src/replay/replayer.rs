@@ -6,9 +6,12 @@
 //! `tokio::spawn`s the request and moves on, so a slow target never delays later sends. If the
 //! pacer itself falls behind (a stalled runtime), late lines go out at once (catch-up, like
 //! vegeta) and their lag is recorded. The wait is tokio's `sleep_until` ([`Pacing::Timer`], exact
-//! on the paused clock, 0–1 ms late on the real one) or timer + OS naps + a bounded spin
-//! ([`Pacing::Precise`], see [`super::precise`]); `rehearse replay` runs the precise pacer on a
-//! thread of its own ([`super::precise::replay_on_own_thread`]).
+//! on the paused clock, 1–2 ms late on the real one), timer + OS naps + a bounded spin
+//! ([`Pacing::Precise`], see [`super::precise`]) or timer + naps ([`Pacing::Nap`]). `rehearse
+//! replay` runs the precise pacer on a thread of its own
+//! ([`super::precise::replay_on_own_thread`]); the run harness runs the napping pacer on a thread
+//! of its own and each request on the engine's runtime
+//! ([`super::precise::replay_on_pacer_thread`]).
 //!
 //! ## In-flight limit and overflow
 //! A semaphore bounds requests in flight (`max_in_flight`). A line whose slot is not free at its
@@ -158,6 +161,25 @@ where
     L: IntoIterator<Item = TrafficLine>,
     L::IntoIter: ExactSizeIterator,
 {
+    replay_spawning_on(lines, dispatcher, opts, stop, None).await
+}
+
+/// [`replay`], with every request task spawned on `requests_on` when given (the pacer loop stays
+/// on the caller's runtime): a pacer on a thread of its own drives requests that run on another
+/// runtime (the run harness's engine). A request's send time is still taken when its task starts
+/// there and gets its slot, so the hand-off between the two runtimes counts as lag.
+pub(crate) async fn replay_spawning_on<D, L>(
+    lines: L,
+    dispatcher: Arc<D>,
+    opts: ReplayOptions,
+    stop: impl Future<Output = ()>,
+    requests_on: Option<&tokio::runtime::Handle>,
+) -> ReplaySummary
+where
+    D: Dispatcher,
+    L: IntoIterator<Item = TrafficLine>,
+    L::IntoIter: ExactSizeIterator,
+{
     let lines = lines.into_iter();
     let total = lines.len() as u64;
     let semaphore = Arc::new(Semaphore::new(opts.max_in_flight.max(1)));
@@ -182,6 +204,7 @@ where
                         previous.map_or(Duration::MAX, |p| intended.saturating_duration_since(p));
                     wait_precisely(intended, spin_window(gap)).await;
                 }
+                Pacing::Nap => wait_precisely(intended, Duration::ZERO).await,
             }
         };
         tokio::select! {
@@ -201,7 +224,7 @@ where
         let semaphore = semaphore.clone();
         let dispatcher = dispatcher.clone();
         let book = book.clone();
-        tasks.spawn(async move {
+        let task = async move {
             let permit = match semaphore.clone().try_acquire_owned() {
                 Ok(p) => p,
                 Err(_) => {
@@ -220,7 +243,11 @@ where
             let outcome = dispatcher.dispatch(seq, line).await;
             lock(&book).close(seq, Some((Instant::now(), outcome)));
             drop(permit);
-        });
+        };
+        match requests_on {
+            Some(rt) => tasks.spawn_on(task, rt),
+            None => tasks.spawn(task),
+        };
     }
 
     if !stopped {

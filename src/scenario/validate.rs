@@ -31,8 +31,8 @@ pub struct Checked {
     pub file: ScenarioFile,
     /// The traffic file, resolved against the scenario's directory.
     pub traffic_path: PathBuf,
-    /// The traffic lines.
-    pub traffic: Vec<TrafficLine>,
+    /// The traffic lines (shared: a run's pacer thread reads them without a second copy).
+    pub traffic: std::sync::Arc<Vec<TrafficLine>>,
     /// How many traffic lines fall at or after `duration`: the replay leaves them out.
     pub beyond_duration: usize,
     /// Things that do not stop a run but are probably mistakes.
@@ -191,7 +191,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         path: path.to_path_buf(),
         file,
         traffic_path,
-        traffic,
+        traffic: std::sync::Arc::new(traffic),
         beyond_duration,
         warnings,
     })

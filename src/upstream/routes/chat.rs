@@ -6,6 +6,7 @@
 //! true, and `data: [DONE]`. Clients that insist on a final `finish_reason` (OpenClaw's own
 //! stream client, the official SDKs) read it as complete.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -25,9 +26,9 @@ const DEFAULT_TOKENS: u64 = 16;
 const MAX_TOKENS: u64 = 4096;
 
 #[derive(Debug, Deserialize)]
-struct ChatRequest {
-    #[serde(default)]
-    model: Option<String>,
+struct ChatRequest<'a> {
+    #[serde(default, borrow)]
+    model: Option<Model<'a>>,
     #[serde(default)]
     stream: bool,
     #[serde(default)]
@@ -37,6 +38,11 @@ struct ChatRequest {
     #[serde(default)]
     stream_options: Option<StreamOptions>,
 }
+
+/// The model name, borrowed from the body unless it has escapes (serde borrows a `Cow` only as a
+/// field of its own, not inside an `Option`).
+#[derive(Debug, Deserialize)]
+struct Model<'a>(#[serde(borrow)] Cow<'a, str>);
 
 #[derive(Debug, Deserialize)]
 struct StreamOptions {
@@ -58,7 +64,7 @@ pub(crate) async fn handle(
         Ok(b) => b,
         Err(r) => return Ok(r),
     };
-    let chat: ChatRequest = match serde_json::from_slice(&body) {
+    let chat: ChatRequest<'_> = match serde_json::from_slice(&body) {
         Ok(c) => c,
         Err(e) => {
             let msg = format!("invalid chat completion request: {e}");
@@ -70,9 +76,10 @@ pub(crate) async fn handle(
         .or(chat.max_completion_tokens)
         .unwrap_or(DEFAULT_TOKENS)
         .clamp(1, MAX_TOKENS) as usize;
-    let model = chat.model.as_deref().unwrap_or("unknown");
+    let requested = chat.model.as_ref().map(|m| m.0.as_ref());
+    let model = requested.unwrap_or("unknown");
     let decision = up.admit(
-        &meta.incoming(RouteKind::Llm, None, None, chat.model.as_deref()),
+        &meta.incoming(RouteKind::Llm, None, None, requested),
         ctl.arrived(),
         SystemTime::now(),
     );
@@ -84,7 +91,7 @@ pub(crate) async fn handle(
         created: SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
-        model_json: serde_json::Value::from(model).to_string(),
+        model_json: json_string(model),
         tokens,
         prompt_tokens: (body.len() / 4).max(1),
     };
@@ -99,6 +106,12 @@ pub(crate) async fn handle(
         ));
     }
     Ok(json_body(answer.json(), tokens, proceed, ctl.clone()))
+}
+
+/// `s` as a JSON string (quoted and escaped).
+fn json_string(s: &str) -> String {
+    // ok: serialising a `str` cannot fail.
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
 /// One answer, the same text whether streamed or not: `t1 t2 … tN`.
@@ -130,17 +143,46 @@ impl Answer {
         )
     }
 
-    /// The non-streamed completion: the whole text, `finish_reason: "stop"` and `usage`.
+    /// The non-streamed completion: the whole text, `finish_reason: "stop"` and `usage`,
+    /// written into one buffer sized for it up front (the upstream's hot path: no `format!`,
+    /// no intermediate strings).
     fn json(&self) -> Bytes {
-        let content: String = (1..=self.tokens).map(Self::piece).collect();
-        Bytes::from(format!(
-            "{{\"id\":\"{ID}\",\"object\":\"chat.completion\",\"created\":{},\
-             \"model\":{},\"choices\":[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\
-             \"content\":\"{content}\"}},\"finish_reason\":\"stop\"}}],\"usage\":{}}}",
-            self.created,
-            self.model_json,
-            self.usage()
-        ))
+        const OBJECT: &str = "\",\"object\":\"chat.completion\",\"created\":";
+        const MESSAGE: &str =
+            ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"";
+        const USAGE: &str = "\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":";
+        let mut n = itoa::Buffer::new();
+        // Each token is at most " t" and 20 digits; the numbers at most 20 digits each.
+        let cap = 8
+            + ID.len()
+            + OBJECT.len()
+            + MESSAGE.len()
+            + USAGE.len()
+            + self.model_json.len()
+            + 9 // ,"model":
+            + self.tokens * 4
+            + 4 * 20
+            + 64;
+        let mut out = Vec::with_capacity(cap);
+        out.extend_from_slice(b"{\"id\":\"");
+        out.extend_from_slice(ID.as_bytes());
+        out.extend_from_slice(OBJECT.as_bytes());
+        out.extend_from_slice(n.format(self.created).as_bytes());
+        out.extend_from_slice(b",\"model\":");
+        out.extend_from_slice(self.model_json.as_bytes());
+        out.extend_from_slice(MESSAGE.as_bytes());
+        for i in 1..=self.tokens {
+            out.extend_from_slice(if i == 1 { b"t" } else { b" t" });
+            out.extend_from_slice(n.format(i).as_bytes());
+        }
+        out.extend_from_slice(USAGE.as_bytes());
+        out.extend_from_slice(n.format(self.prompt_tokens).as_bytes());
+        out.extend_from_slice(b",\"completion_tokens\":");
+        out.extend_from_slice(n.format(self.tokens).as_bytes());
+        out.extend_from_slice(b",\"total_tokens\":");
+        out.extend_from_slice(n.format(self.prompt_tokens + self.tokens).as_bytes());
+        out.extend_from_slice(b"}}");
+        Bytes::from(out)
     }
 
     /// A `chat.completion.chunk` event with these `choices` (and extra top-level fields).
@@ -172,5 +214,89 @@ impl Answer {
         }
         tail.push(Bytes::from_static(b"data: [DONE]\n\n"));
         SseEvents { head, tokens, tail }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer as the route built it before it wrote into one buffer (`format!` of each
+    /// piece): the bytes on the wire must not change.
+    fn reference_json(a: &Answer) -> Vec<u8> {
+        let content: String = (1..=a.tokens).map(Answer::piece).collect();
+        let usage = format!(
+            "{{\"prompt_tokens\":{},\"completion_tokens\":{},\"total_tokens\":{}}}",
+            a.prompt_tokens,
+            a.tokens,
+            a.prompt_tokens + a.tokens
+        );
+        format!(
+            "{{\"id\":\"{ID}\",\"object\":\"chat.completion\",\"created\":{},\
+             \"model\":{},\"choices\":[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\
+             \"content\":\"{content}\"}},\"finish_reason\":\"stop\"}}],\"usage\":{}}}",
+            a.created, a.model_json, usage
+        )
+        .into_bytes()
+    }
+
+    fn answer(created: u64, model: &str, tokens: usize, prompt_tokens: usize) -> Answer {
+        Answer {
+            created,
+            model_json: json_string(model),
+            tokens,
+            prompt_tokens,
+        }
+    }
+
+    #[test]
+    fn json_answer_bytes_are_exactly_the_documented_shape() {
+        let a = answer(1_764_547_200, "openai-codex/gpt-5.2", 3, 25);
+        assert_eq!(
+            std::str::from_utf8(&a.json()).unwrap(),
+            "{\"id\":\"chatcmpl-rehearse\",\"object\":\"chat.completion\",\"created\":1764547200,\
+             \"model\":\"openai-codex/gpt-5.2\",\"choices\":[{\"index\":0,\"message\":\
+             {\"role\":\"assistant\",\"content\":\"t1 t2 t3\"},\"finish_reason\":\"stop\"}],\
+             \"usage\":{\"prompt_tokens\":25,\"completion_tokens\":3,\"total_tokens\":28}}"
+        );
+    }
+
+    #[test]
+    fn json_answer_is_byte_for_byte_the_formatted_one() {
+        let models = [
+            "openai-codex/gpt-5.2",
+            "unknown",
+            "",
+            "a \"quoted\" \\ model",
+            "tab\tnew\nline\u{1}",
+            "ünïcödé/模型",
+        ];
+        for model in models {
+            for tokens in [1, 2, 9, 10, 16, 99, 100, 1000, 4096] {
+                for (created, prompt) in [(0, 1), (1_764_547_200, 25), (u64::MAX, usize::MAX / 2)] {
+                    let a = answer(created, model, tokens, prompt);
+                    let got = a.json();
+                    assert_eq!(
+                        got.as_ref(),
+                        reference_json(&a).as_slice(),
+                        "{model:?} {tokens} {created}"
+                    );
+                    // It parses, and says what it says.
+                    let v: serde_json::Value = serde_json::from_slice(&got).unwrap();
+                    assert_eq!(v["model"], model);
+                    assert_eq!(v["usage"]["completion_tokens"], tokens as u64);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_model_is_borrowed_from_the_body_unless_escaped() {
+        let plain: ChatRequest<'_> = serde_json::from_slice(br#"{"model":"m/x"}"#).unwrap();
+        assert!(matches!(plain.model, Some(Model(Cow::Borrowed("m/x")))));
+        let escaped: ChatRequest<'_> = serde_json::from_slice(br#"{"model":"m\"x"}"#).unwrap();
+        assert!(matches!(escaped.model, Some(Model(Cow::Owned(m))) if m == "m\"x"));
+        let none: ChatRequest<'_> = serde_json::from_slice(br#"{"model":null}"#).unwrap();
+        assert!(none.model.is_none());
     }
 }
