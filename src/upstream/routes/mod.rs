@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 
@@ -103,29 +103,53 @@ impl Meta {
     }
 
     pub fn from_headers(h: &HeaderMap) -> Self {
-        let text = |name: &str| {
-            h.get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(|s| s.trim().to_string())
-        };
-        let bearer = text(header::AUTHORIZATION.as_str())
+        // One pass over the request's few headers instead of a hashed lookup per name (the
+        // upstream's hot path); a name's first value counts, as `HeaderMap::get` has it.
+        let (mut auth, mut x_api_key, mut api_key) = (None, None, None);
+        let (mut probe, mut idempotency_key, mut host) = (None, None, None);
+        let mut canary = false;
+        for (name, value) in h {
+            let slot = match name.as_str() {
+                "authorization" => &mut auth,
+                "x-api-key" => &mut x_api_key,
+                "api-key" => &mut api_key,
+                wire::header::PROBE => &mut probe,
+                wire::header::IDEMPOTENCY_KEY => &mut idempotency_key,
+                wire::header::HOST => &mut host,
+                wire::header::CANARY => {
+                    canary = true;
+                    continue;
+                }
+                _ => continue,
+            };
+            if slot.is_none() {
+                *slot = Some(value);
+            }
+        }
+        fn text(v: Option<&HeaderValue>) -> Option<&str> {
+            v.and_then(|v| v.to_str().ok()).map(str::trim)
+        }
+        let bearer = text(auth)
             .and_then(|a| {
                 a.strip_prefix("Bearer ")
                     .or_else(|| a.strip_prefix("bearer "))
-                    .map(|t| t.trim().to_string())
             })
-            .or_else(|| text("x-api-key"))
-            .or_else(|| text("api-key"));
+            .map(str::trim)
+            .or_else(|| text(x_api_key))
+            .or_else(|| text(api_key))
+            .map(str::to_string);
         Self {
             bearer,
-            probe: text(wire::header::PROBE),
-            canary: h.contains_key(wire::header::CANARY),
-            idempotency_key: text(wire::header::IDEMPOTENCY_KEY),
-            host: text(wire::header::HOST).filter(|h| {
-                h.len() <= 64
-                    && h.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-            }),
+            probe: text(probe).map(str::to_string),
+            canary,
+            idempotency_key: text(idempotency_key).map(str::to_string),
+            host: text(host)
+                .filter(|h| {
+                    h.len() <= 64
+                        && h.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+                })
+                .map(str::to_string),
         }
     }
 }
@@ -228,5 +252,83 @@ pub(crate) async fn pre_response(
         } => Ok(Ok(Proceed::Cut(after_fraction, mode, at))),
         Action::SlowStream(d) => Ok(Ok(Proceed::Slow(d))),
         Action::WsPingTimeout | Action::WsClose(_) => Ok(Ok(Proceed::Normal)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Meta::from_headers` as it was, one `HeaderMap::get` per name: the single pass must read
+    /// every request the same way.
+    fn reference(h: &HeaderMap) -> Meta {
+        let text = |name: &str| {
+            h.get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(|s| s.trim().to_string())
+        };
+        let bearer = text(header::AUTHORIZATION.as_str())
+            .and_then(|a| {
+                a.strip_prefix("Bearer ")
+                    .or_else(|| a.strip_prefix("bearer "))
+                    .map(|t| t.trim().to_string())
+            })
+            .or_else(|| text("x-api-key"))
+            .or_else(|| text("api-key"));
+        Meta {
+            bearer,
+            probe: text(wire::header::PROBE),
+            canary: h.contains_key(wire::header::CANARY),
+            idempotency_key: text(wire::header::IDEMPOTENCY_KEY),
+            host: text(wire::header::HOST).filter(|h| {
+                h.len() <= 64
+                    && h.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+            }),
+        }
+    }
+
+    fn key(m: &Meta) -> (Option<&str>, Option<&str>, bool, Option<&str>, Option<&str>) {
+        (
+            m.bearer.as_deref(),
+            m.probe.as_deref(),
+            m.canary,
+            m.idempotency_key.as_deref(),
+            m.host.as_deref(),
+        )
+    }
+
+    #[test]
+    fn one_pass_reads_headers_as_one_lookup_per_name_did() {
+        let cases: &[&[(&str, &[u8])]] = &[
+            &[],
+            &[("authorization", b"Bearer  sk-1 ")],
+            &[("authorization", b"bearer sk-2"), ("x-api-key", b"k")],
+            &[("authorization", b"Basic abc"), ("x-api-key", b" k2 ")],
+            &[("api-key", b"a"), ("x-api-key", b"b")],
+            &[("authorization", b"Bearer first"), ("authorization", b"Bearer second")],
+            // The first value is not text: `get` saw only it, so no bearer from this header.
+            &[("authorization", b"Bearer \xff"), ("authorization", b"Bearer ok")],
+            &[
+                ("x-breaker-probe", b"openai/default/abc"),
+                ("x-rehearse-canary", b""),
+                ("idempotency-key", b" k-1 "),
+                ("x-rehearse-host", b"host-3.local"),
+                ("content-type", b"application/json"),
+            ],
+            &[("x-rehearse-host", b"bad host!")],
+            &[("x-rehearse-host", b"h1"), ("x-rehearse-host", b"h2")],
+        ];
+        for case in cases {
+            let mut h = HeaderMap::new();
+            for (name, value) in *case {
+                h.append(
+                    http::HeaderName::from_static(name),
+                    HeaderValue::from_bytes(value).unwrap(),
+                );
+            }
+            let (got, want) = (Meta::from_headers(&h), reference(&h));
+            assert_eq!(key(&got), key(&want), "{case:?}");
+        }
     }
 }
