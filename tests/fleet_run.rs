@@ -2,7 +2,7 @@
 //! redis-server on a free loopback port, the mock upstream on loopback. The storm fixture at
 //! speed 1 (none vs redis), the same storm through Redis with host clocks skewed ±2 s, and a
 //! run whose redis-server is killed mid-run and restarted, then slowed past the hosts' call
-//! bound. Figures come from report.json and
+//! bound, and a profile cooldown one host writes keeping the others off that profile. Figures come from report.json and
 //! are asserted with tolerances for a busy 2-core machine; the strict figures are the
 //! scenarios' own expectations. Bad `[fleet]`/`[coordinator]` tables are exit 2 with
 //! file:line:col. Fleet runs take the lock below so no two of them overlap (13+ processes
@@ -277,6 +277,87 @@ fn redis_killed_mid_run_hosts_fall_back_keep_serving_and_rejoin_within_an_interv
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(md.contains("fell back to local breakers"), "{md}");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_report_contracts(&dir);
+    assert_clean(&report, &dir);
+}
+
+/// The hosts whose events (in the run's `hosts/COORDINATION/` tree) hold a `cooldown_adopted`.
+fn adopting_hosts(dir: &Path, coordination: &str) -> Vec<String> {
+    let root = dir.join("hosts").join(coordination);
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display())) {
+        let host = e.unwrap().path();
+        let mut text = String::new();
+        for f in std::fs::read_dir(&host).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|x| x == "jsonl") {
+                text.push_str(&std::fs::read_to_string(&f).unwrap());
+            }
+        }
+        if text.contains("\"event\":\"cooldown_adopted\"") {
+            out.push(host.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Hosts of the `coordination` run that got a 429 on `fp`'s profile, from upstream.jsonl.
+fn rate_limited_hosts(dir: &Path, coordination: &str, fp: &str) -> Vec<String> {
+    let up = std::fs::read_to_string(dir.join("upstream.jsonl")).unwrap();
+    let hosts: std::collections::BTreeSet<String> = up
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["policy"] == coordination && r["fault"] == "rate_limit")
+        .filter(|r| r["profile_fp"] == fp)
+        .filter_map(|r| r["host"].as_str().map(str::to_string))
+        .collect();
+    hosts.into_iter().collect()
+}
+
+#[test]
+fn a_cooldown_one_host_writes_keeps_the_fleet_off_the_profile_through_redis() {
+    let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_scenario(&fixture("fleet-cooldown-share"), "2", tmp.path());
+    let report = report_json(&out);
+    let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let fp = rehearse::util::fingerprint("sk-fleet-profile-a");
+    let alone = rate_limited_hosts(&dir, "none", &fp);
+    let shared = rate_limited_hosts(&dir, "redis", &fp);
+    let adopted = adopting_hosts(&dir, "redis");
+    eprintln!(
+        "fleet-cooldown-share x2: 429s on profile a from hosts none {alone:?}, redis {shared:?}; \
+         adopted on {adopted:?}"
+    );
+    assert_eq!(
+        alone.len(),
+        6,
+        "alone every host walks into the 429: {alone:?}"
+    );
+    assert!(
+        (1..=3).contains(&shared.len()),
+        "through redis the cooldown should keep most hosts off: {shared:?}"
+    );
+    // Every host that never got the 429 stayed off the profile because it adopted the cooldown.
+    let spared: Vec<String> = (0..6)
+        .map(|i| format!("h{i}"))
+        .filter(|h| !shared.contains(h))
+        .collect();
+    assert!(
+        spared.iter().all(|h| adopted.contains(h)),
+        "spared hosts {spared:?}, adopted on {adopted:?}"
+    );
+    assert!(
+        adopting_hosts(&dir, "none").is_empty(),
+        "alone, nobody adopts"
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        failed_rows(&report).is_empty(),
+        "{:?}",
+        failed_rows(&report)
+    );
     assert_report_contracts(&dir);
     assert_clean(&report, &dir);
 }

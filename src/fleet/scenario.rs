@@ -1,7 +1,9 @@
 //! A fleet scenario: every coordination run in order, each turned into a report section the
 //! way a policy run is (named after its coordination: `none`, `redis`) plus the `fleet`
 //! section. The sections' breaker lanes and transitions are host `h0`'s (every host's lanes
-//! are in the fleet section); probe arrivals, so `[[expect.probe_spacing]]`, are fleet-wide.
+//! are in the fleet section); probe arrivals, so `[[expect.probe_spacing]]`, are fleet-wide, and
+//! so are the expectations judged at the upstream (`[[expect.attempts]]`, ...): every host's
+//! model requests.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,6 +18,7 @@ use crate::run::harness::RunFiles;
 use crate::run::plan::ScenarioPlan;
 use crate::scrape::CompactScrapes;
 use crate::util::shutdown::Shutdown as Stop;
+use crate::verdict::ground_eval::{UpstreamFacts, evaluate};
 
 fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
     let file = &plan.checked.file;
@@ -107,11 +110,22 @@ pub async fn run_fleet_scenario(
         .zip(&fleet_runs)
         .map(|(r, fr)| {
             let mut pr = policy_report(sp, r);
-            for e in &file.expect.for_policy(r.coordination.as_str()).fleet {
+            let expect = file.expect.for_policy(r.coordination.as_str());
+            for e in &expect.fleet {
                 let dep = fr.deps.iter().find(|d| d.dep == e.dep);
                 pr.expectations
                     .extend(super::expect::check(e, dep, &fr.outages));
             }
+            // Judged at the upstream over every host's requests.
+            let fps = crate::target::scenario::profile_fingerprints(file);
+            let facts = UpstreamFacts {
+                records: &r.upstream_records,
+                profile_fps: &fps,
+                speed: sp.speed.get(),
+                end_ms: r.elapsed_ms,
+                stopped_at_ms: r.stopped.as_ref().map(|_| r.elapsed_ms),
+            };
+            pr.expectations.extend(evaluate(&expect, &facts));
             pr.status = PolicyStatus::of(&pr.expectations, r.stopped.is_some());
             pr.ok = pr.status == PolicyStatus::Pass;
             pr
