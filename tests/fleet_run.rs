@@ -302,13 +302,16 @@ fn adopting_hosts(dir: &Path, coordination: &str) -> Vec<String> {
     out
 }
 
-/// Hosts of the `coordination` run that got a 429 on `fp`'s profile, from upstream.jsonl.
+/// Hosts of the `coordination` run whose user requests got a 429 on `fp`'s profile, from
+/// upstream.jsonl.
 fn rate_limited_hosts(dir: &Path, coordination: &str, fp: &str) -> Vec<String> {
     let up = std::fs::read_to_string(dir.join("upstream.jsonl")).unwrap();
     let hosts: std::collections::BTreeSet<String> = up
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|r| r["policy"] == coordination && r["fault"] == "rate_limit")
+        // Canaries check every profile's endpoint whatever the cooldowns: not user traffic.
+        .filter(|r| r["canary"] != true)
         .filter(|r| r["profile_fp"] == fp)
         .filter_map(|r| r["host"].as_str().map(str::to_string))
         .collect();
