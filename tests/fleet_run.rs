@@ -365,6 +365,100 @@ fn a_cooldown_one_host_writes_keeps_the_fleet_off_the_profile_through_redis() {
     assert_clean(&report, &dir);
 }
 
+/// The processes whose command line names `needle` (the run's directory), as "pid args".
+fn processes_naming(needle: &str) -> Vec<String> {
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pid,args"])
+        .output()
+        .expect("ps");
+    String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(needle) && !l.contains(" ps -eo"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn pid_alive(pid: u32) -> bool {
+    std::process::Command::new("kill")
+        .args(["-0", &pid.to_string()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn a_fleet_run_killed_with_sigkill_leaves_no_redis_server_and_no_host_running() {
+    use std::io::BufRead;
+    let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let path = mutated_copy("fleet-cooldown-share", tmp.path(), "sigkill", |t| {
+        t.replace(
+            "coordination = [\"none\", \"redis\"]",
+            "coordination = [\"redis\"]",
+        )
+        .replace("policy = \"none\"", "policy = \"redis\"")
+    });
+    let reports = tmp.path().join("reports");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["run", "--no-progress", "--speed", "1", "--scenario"])
+        .arg(&path)
+        .arg("--report-dir")
+        .arg(&reports)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rehearse");
+    // The run's progress lines (stderr) name the redis-server it spawned.
+    let stderr = child.stderr.take().unwrap();
+    let mut redis_pid = None;
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push(line.clone());
+        if let Some(pid) = line
+            .split("redis-server (pid ")
+            .nth(1)
+            .and_then(|r| r.split(')').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        {
+            redis_pid = Some(pid);
+            break;
+        }
+    }
+    let redis_pid =
+        redis_pid.unwrap_or_else(|| panic!("no redis-server pid in the run's output: {seen:?}"));
+    // Keep draining its stderr so the run never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    // Mid-run: hosts replaying, redis answering.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let needle = reports.display().to_string();
+    assert!(
+        pid_alive(redis_pid),
+        "redis-server {redis_pid} should run now"
+    );
+    let hosts = processes_naming(&needle);
+    assert!(hosts.len() >= 6, "the hosts should run now: {hosts:?}");
+    child.kill().expect("SIGKILL the run");
+    let _ = child.wait();
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_secs(15)
+        && (pid_alive(redis_pid) || !processes_naming(&needle).is_empty())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    eprintln!(
+        "fleet run SIGKILLed: redis-server and hosts gone {} ms later",
+        t.elapsed().as_millis()
+    );
+    assert!(
+        !pid_alive(redis_pid),
+        "redis-server {redis_pid} outlived the run"
+    );
+    let left = processes_naming(&needle);
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
 /// An edit of a scenario's text.
 type Edit = dyn Fn(String) -> String;
 
