@@ -88,22 +88,31 @@ pub fn command(pid: u32, group: bool) {
     if released(BufReader::new(std::io::stdin())) {
         return;
     }
-    let (signal, alive): (fn(u32, libc::c_int) -> bool, fn(u32) -> bool) = if group {
-        (signal_group, group_alive)
-    } else {
-        (signal_pid, pid_alive)
+    let signal = |sig| {
+        if group {
+            signal_group(pid, sig)
+        } else {
+            signal_pid(pid, sig)
+        }
     };
-    if !signal(pid, libc::SIGTERM) {
+    let alive = || {
+        if group {
+            group_alive(pid)
+        } else {
+            pid_alive(pid)
+        }
+    };
+    if !signal(libc::SIGTERM) {
         return;
     }
     let until = Instant::now() + GRACE;
     while Instant::now() < until {
-        if !alive(pid) {
+        if !alive() {
             return;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    signal(pid, libc::SIGKILL);
+    signal(libc::SIGKILL);
 }
 
 #[cfg(test)]
