@@ -441,7 +441,7 @@ fn a_fleet_run_killed_with_sigkill_leaves_no_redis_server_and_no_host_running() 
     assert!(hosts.len() >= 6, "the hosts should run now: {hosts:?}");
     child.kill().expect("SIGKILL the run");
     let _ = child.wait();
-    let t = std::time::Instant::now();
+    let t = tokio::time::Instant::now();
     while t.elapsed() < std::time::Duration::from_secs(15)
         && (pid_alive(redis_pid) || !processes_naming(&needle).is_empty())
     {

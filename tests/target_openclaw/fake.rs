@@ -406,7 +406,7 @@ fn a_run_killed_with_sigkill_leaves_no_gateway_running() {
     // worker sits in a session of its own, so only a pid namespace (Linux with `unshare`) takes
     // it down with the gateway; the watchdog stops the gateway's process group. Its pid may be
     // the namespace's, so it is not checked here.
-    let started = std::time::Instant::now();
+    let started = tokio::time::Instant::now();
     loop {
         if find_file(reports.path(), "worker.pid").is_some() {
             break;
@@ -424,7 +424,7 @@ fn a_run_killed_with_sigkill_leaves_no_gateway_running() {
     );
     run.kill().unwrap();
     let _ = run.wait();
-    let t = std::time::Instant::now();
+    let t = tokio::time::Instant::now();
     while t.elapsed() < Duration::from_secs(15) && !processes_naming(&needle).is_empty() {
         std::thread::sleep(Duration::from_millis(100));
     }
