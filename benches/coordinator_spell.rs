@@ -6,7 +6,9 @@
 //! `INFO commandstats` (reset before each phase) and the hosts' coordinator calls by kind are
 //! printed as Markdown.
 //!
-//! Run: `scripts/bench-coordinator.sh [HOSTS] [RPS] [FOLLOW_MS]` (defaults 12, 10, 50).
+//! Run: `scripts/bench-coordinator.sh [HOSTS] [RPS] [FOLLOW_MS] [PROFILES]` (defaults 12, 10,
+//! 25 — what fleet hosts use —, 0; PROFILES is how many auth profiles each host's engine
+//! follows the fleet cooldowns of).
 
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
@@ -159,7 +161,8 @@ fn main() {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let arg = |i: usize, d: u64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
-    let (hosts, rps, follow_ms) = (arg(0, 12) as usize, arg(1, 10).max(1), arg(2, 50));
+    let (hosts, rps, follow_ms) = (arg(0, 12) as usize, arg(1, 10).max(1), arg(2, 25));
+    let profiles = arg(3, 0) as usize;
     let dir = tempfile::tempdir().expect("temp dir");
     let server = start_redis(dir.path());
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -167,11 +170,12 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    rt.block_on(run(server.1, hosts, rps, follow_ms));
+    rt.block_on(run(server.1, hosts, rps, follow_ms, profiles));
     drop(server);
 }
 
-async fn run(port: u16, n: usize, rps: u64, follow_ms: u64) {
+async fn run(port: u16, n: usize, rps: u64, follow_ms: u64, profiles: usize) {
+    let ids: Vec<String> = (0..profiles).map(|i| format!("openai-codex:p{i}")).collect();
     let cfg = BreakerConfig {
         open_for: Duration::from_secs(2),
         ..BreakerConfig::default()
@@ -198,6 +202,8 @@ async fn run(port: u16, n: usize, rps: u64, follow_ms: u64) {
                 Instant::now(),
             )
             .with_coordinator(Arc::new(tally), host, HostClock::default());
+            // What an engine with PROFILES auth profiles asks its breakers to follow.
+            b.follow_profiles(&ids);
             let b = Arc::new(b);
             let mut rx = rx.clone();
             let every = Duration::from_millis(follow_ms);
@@ -249,7 +255,10 @@ async fn run(port: u16, n: usize, rps: u64, follow_ms: u64) {
             futures_util::future::join_all(tasks).await;
         }
     };
-    println!("# Coordinator commands: {n} hosts, {rps} RPS in all, followers every {follow_ms} ms");
+    println!(
+        "# Coordinator commands: {n} hosts, {rps} RPS in all, followers every {follow_ms} ms, \
+         {profiles} followed profiles per host"
+    );
     for b in &hosts {
         b.record_async(
             DEP,

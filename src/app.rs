@@ -26,5 +26,9 @@ pub fn dispatch(cli: Cli) -> CmdResult {
         Some(Command::Schedule(args)) => crate::schedule::command(args),
         Some(Command::Report(args)) => crate::report::command(args),
         Some(Command::FleetHost(args)) => crate::fleet::host::command(&args.spec),
+        Some(Command::Watchdog(args)) => {
+            crate::util::watchdog::command(args.pid, args.group);
+            Ok(crate::exit::Status::Pass)
+        }
     }
 }

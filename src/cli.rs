@@ -62,6 +62,20 @@ pub enum Command {
     /// One host of a fleet run (started by the run itself; not for direct use).
     #[command(name = "__fleet-host", hide = true)]
     FleetHost(FleetHostArgs),
+    /// Stops a program the run started if the run dies (started by the run; not for direct use).
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog(WatchdogArgs),
+}
+
+/// Flags of the hidden `__watchdog`.
+#[derive(Debug, Clone, Args)]
+pub struct WatchdogArgs {
+    /// The program's pid.
+    #[arg(long)]
+    pub pid: u32,
+    /// Stop its whole process group (the pid is the group's leader).
+    #[arg(long)]
+    pub group: bool,
 }
 
 /// Flags of the hidden `__fleet-host`.

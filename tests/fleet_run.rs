@@ -2,7 +2,7 @@
 //! redis-server on a free loopback port, the mock upstream on loopback. The storm fixture at
 //! speed 1 (none vs redis), the same storm through Redis with host clocks skewed ±2 s, and a
 //! run whose redis-server is killed mid-run and restarted, then slowed past the hosts' call
-//! bound. Figures come from report.json and
+//! bound, and a profile cooldown one host writes keeping the others off that profile. Figures come from report.json and
 //! are asserted with tolerances for a busy 2-core machine; the strict figures are the
 //! scenarios' own expectations. Bad `[fleet]`/`[coordinator]` tables are exit 2 with
 //! file:line:col. Fleet runs take the lock below so no two of them overlap (13+ processes
@@ -279,6 +279,184 @@ fn redis_killed_mid_run_hosts_fall_back_keep_serving_and_rejoin_within_an_interv
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_report_contracts(&dir);
     assert_clean(&report, &dir);
+}
+
+/// The hosts whose events (in the run's `hosts/COORDINATION/` tree) hold a `cooldown_adopted`.
+fn adopting_hosts(dir: &Path, coordination: &str) -> Vec<String> {
+    let root = dir.join("hosts").join(coordination);
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display())) {
+        let host = e.unwrap().path();
+        let mut text = String::new();
+        for f in std::fs::read_dir(&host).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|x| x == "jsonl") {
+                text.push_str(&std::fs::read_to_string(&f).unwrap());
+            }
+        }
+        if text.contains("\"event\":\"cooldown_adopted\"") {
+            out.push(host.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Hosts of the `coordination` run whose user requests got a 429 on `fp`'s profile, from
+/// upstream.jsonl.
+fn rate_limited_hosts(dir: &Path, coordination: &str, fp: &str) -> Vec<String> {
+    let up = std::fs::read_to_string(dir.join("upstream.jsonl")).unwrap();
+    let hosts: std::collections::BTreeSet<String> = up
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["policy"] == coordination && r["fault"] == "rate_limit")
+        // Canaries check every profile's endpoint whatever the cooldowns: not user traffic.
+        .filter(|r| r["canary"] != true)
+        .filter(|r| r["profile_fp"] == fp)
+        .filter_map(|r| r["host"].as_str().map(str::to_string))
+        .collect();
+    hosts.into_iter().collect()
+}
+
+#[test]
+fn a_cooldown_one_host_writes_keeps_the_fleet_off_the_profile_through_redis() {
+    let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_scenario(&fixture("fleet-cooldown-share"), "2", tmp.path());
+    let report = report_json(&out);
+    let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let fp = rehearse::util::fingerprint("sk-fleet-profile-a");
+    let alone = rate_limited_hosts(&dir, "none", &fp);
+    let shared = rate_limited_hosts(&dir, "redis", &fp);
+    let adopted = adopting_hosts(&dir, "redis");
+    eprintln!(
+        "fleet-cooldown-share x2: 429s on profile a from hosts none {alone:?}, redis {shared:?}; \
+         adopted on {adopted:?}"
+    );
+    assert_eq!(
+        alone.len(),
+        6,
+        "alone every host walks into the 429: {alone:?}"
+    );
+    assert!(
+        (1..=3).contains(&shared.len()),
+        "through redis the cooldown should keep most hosts off: {shared:?}"
+    );
+    // Every host that never got the 429 stayed off the profile because it adopted the cooldown.
+    let spared: Vec<String> = (0..6)
+        .map(|i| format!("h{i}"))
+        .filter(|h| !shared.contains(h))
+        .collect();
+    assert!(
+        spared.iter().all(|h| adopted.contains(h)),
+        "spared hosts {spared:?}, adopted on {adopted:?}"
+    );
+    assert!(
+        adopting_hosts(&dir, "none").is_empty(),
+        "alone, nobody adopts"
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        failed_rows(&report).is_empty(),
+        "{:?}",
+        failed_rows(&report)
+    );
+    assert_report_contracts(&dir);
+    assert_clean(&report, &dir);
+}
+
+/// The processes whose command line names `needle` (the run's directory), as "pid args".
+fn processes_naming(needle: &str) -> Vec<String> {
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pid,args"])
+        .output()
+        .expect("ps");
+    String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(needle) && !l.contains(" ps -eo"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn pid_alive(pid: u32) -> bool {
+    std::process::Command::new("kill")
+        .args(["-0", &pid.to_string()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn a_fleet_run_killed_with_sigkill_leaves_no_redis_server_and_no_host_running() {
+    use std::io::BufRead;
+    let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let path = mutated_copy("fleet-cooldown-share", tmp.path(), "sigkill", |t| {
+        t.replace(
+            "coordination = [\"none\", \"redis\"]",
+            "coordination = [\"redis\"]",
+        )
+        .replace("policy = \"none\"", "policy = \"redis\"")
+    });
+    let reports = tmp.path().join("reports");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["run", "--no-progress", "--speed", "1", "--scenario"])
+        .arg(&path)
+        .arg("--report-dir")
+        .arg(&reports)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rehearse");
+    // The run's progress lines (stderr) name the redis-server it spawned.
+    let stderr = child.stderr.take().unwrap();
+    let mut redis_pid = None;
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push(line.clone());
+        if let Some(pid) = line
+            .split("redis-server (pid ")
+            .nth(1)
+            .and_then(|r| r.split(')').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        {
+            redis_pid = Some(pid);
+            break;
+        }
+    }
+    let redis_pid =
+        redis_pid.unwrap_or_else(|| panic!("no redis-server pid in the run's output: {seen:?}"));
+    // Keep draining its stderr so the run never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    // Mid-run: hosts replaying, redis answering.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let needle = reports.display().to_string();
+    assert!(
+        pid_alive(redis_pid),
+        "redis-server {redis_pid} should run now"
+    );
+    let hosts = processes_naming(&needle);
+    assert!(hosts.len() >= 6, "the hosts should run now: {hosts:?}");
+    child.kill().expect("SIGKILL the run");
+    let _ = child.wait();
+    let t = tokio::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_secs(15)
+        && (pid_alive(redis_pid) || !processes_naming(&needle).is_empty())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    eprintln!(
+        "fleet run SIGKILLed: redis-server and hosts gone {} ms later",
+        t.elapsed().as_millis()
+    );
+    assert!(
+        !pid_alive(redis_pid),
+        "redis-server {redis_pid} outlived the run"
+    );
+    let left = processes_naming(&needle);
+    assert!(left.is_empty(), "left running: {left:?}");
 }
 
 /// An edit of a scenario's text.

@@ -102,6 +102,25 @@ fn a_misspelt_label_is_exit_2_at_the_label_naming_the_family_labels() {
 }
 
 #[test]
+fn host_bounds_of_an_attempts_table_are_checked_at_their_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = smoke_plus(
+        tmp.path(),
+        "hosts",
+        "[[expect.attempts]]\nmodel = \"openai-codex/gpt-5.2\"\nhosts_at_least = 3\nhosts_at_most = 1\n",
+    );
+    let (line, col) = where_is(&path, "hosts_at_most = 1");
+    assert_rejected(
+        &path,
+        (line, col + "hosts_at_most = ".len()),
+        &[
+            "expect.attempts[0].hosts_at_most",
+            "is below `hosts_at_least`",
+        ],
+    );
+}
+
+#[test]
 fn a_dep_nothing_produces_is_an_error_in_every_expectation_kind() {
     let tmp = tempfile::tempdir().unwrap();
     let cases: [(&str, &'static str, &str); 4] = [

@@ -28,6 +28,8 @@ mod fleet_run;
 
 // The fleet coordinator: one behavioural suite against the in-process room and a real redis-server.
 mod coordinator;
+// Shared profile cooldowns through two hosts' engines on one coordinator.
+mod coordinator_cooldowns;
 
 // The breaker/timeouts/budget/health/throttle config sub-tables.
 mod breaker_config;

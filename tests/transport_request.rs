@@ -179,6 +179,37 @@ async fn the_upstream_decodes_an_encoded_tool_name_and_channel_into_their_deps()
 }
 
 #[tokio::test]
+async fn a_fleet_host_names_itself_on_http_requests_and_websocket_handshakes() {
+    let up = start("", 1).await;
+    let records = Arc::new(MemoryRecords::default());
+    up.upstream
+        .subscribe(records.clone() as Arc<dyn RecordSink>);
+    let t = HttpTransport::new(up.addr, Arc::new(Diagnostics::default())).with_host("h7");
+    let tool = CallTarget::Tool {
+        name: "crm".into(),
+        body: serde_json::json!({}),
+    };
+    let ws = CallTarget::Ws {
+        channel: "realtime".into(),
+        messages: 1,
+    };
+    for target in [tool, ws] {
+        let got = t.send(call(target, None)).await;
+        assert!(matches!(got, AttemptResult::Ok { .. }), "{got:?}");
+    }
+    let hosts: Vec<(String, Option<String>)> = records
+        .take()
+        .into_iter()
+        .map(|r| (r.route, r.host))
+        .collect();
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    assert!(
+        hosts.iter().all(|(_, h)| h.as_deref() == Some("h7")),
+        "{hosts:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_request_that_cannot_be_built_is_unsendable_and_sends_nothing() {
     let (addr, seen) = capture().await;
     let t = HttpTransport::new(addr, Arc::new(Diagnostics::default()));

@@ -2,7 +2,9 @@
 //! `Admission` whether the dependency may be called, and afterwards tells it what happened.
 //! The breaker registry implements it; `AlwaysAllow` is the no-breaker default. The engine calls
 //! the `*_async` forms: they are the sync ones unless a coordinated breaker has to ask the fleet
-//! (a half-open probe lease, a trip, a probe result), and stay allocation-free otherwise.
+//! (a half-open probe lease, a trip, a probe result), and stay allocation-free otherwise. A
+//! coordinated admission also carries the fleet's profile cooldowns (`publish_cooldown`,
+//! `fleet_cooldown`).
 
 use std::future::{Ready, ready};
 use std::time::Duration;
@@ -11,6 +13,7 @@ use futures_util::future::{BoxFuture, Either};
 use tokio::time::Instant;
 
 use super::clock::Now;
+use super::coordinator::{CooldownWrite, FleetCooldown};
 use super::outcome::AttemptResult;
 
 /// The answer to "may this worker call this dependency now?".
@@ -62,6 +65,22 @@ pub trait Admission: Send + Sync {
     ) -> Pending<'a, ()> {
         self.record(dep, worker, probe, result, now);
         settled(())
+    }
+    /// Shares a profile cooldown the engine just wrote with the fleet (nothing alone).
+    fn publish_cooldown<'a>(
+        &'a self,
+        _profile: &'a str,
+        _write: &'a CooldownWrite,
+    ) -> Pending<'a, ()> {
+        settled(())
+    }
+    /// Follows the fleet's cooldowns of `profiles` from now on (the engine's configured ones;
+    /// nothing alone).
+    fn follow_profiles(&self, _profiles: &[String]) {}
+    /// The fleet's running cooldown of `profile` at `now` as last followed, never a round trip
+    /// (`None` alone). Asking starts following the profile.
+    fn fleet_cooldown(&self, _profile: &str, _now: Instant) -> Option<FleetCooldown> {
+        None
     }
 }
 

@@ -314,6 +314,17 @@ pub enum EventKind {
         /// What went wrong (`redis: …`, `no answer within 100ms`, …).
         error: String,
     },
+    /// Another host of the fleet cooled a profile this host uses: failover here skips it for
+    /// the time left. Log: `Cooldown adopted from the fleet: PROFILE for 9950ms (rate_limit reason)`
+    CooldownAdopted {
+        /// Profile id.
+        profile: String,
+        /// The cooldown's reason, when the writer said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<Reason>,
+        /// Cooldown left when this host read it.
+        remaining_ms: u64,
+    },
     /// The host's coordination mode changed: the coordinator's (`redis`, `in_process`) when it
     /// answers, `local` while the host falls back to its own breakers.
     CoordinatorMode {

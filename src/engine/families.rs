@@ -187,8 +187,16 @@ pub const COORDINATOR_MODE: Family = Family {
     labels: &["mode"],
 };
 
-/// Every family, in docs/metrics.md (and `/metrics`) order; the fleet coordinator's two last.
-pub const FAMILIES: [Family; 19] = [
+/// `cooldowns_adopted_total` (a coordinated host only).
+pub const COOLDOWNS_ADOPTED: Family = Family {
+    name: "cooldowns_adopted_total",
+    help: "Profile cooldowns another fleet host started that this host then honoured.",
+    kind: FamilyType::Counter,
+    labels: &["profile"],
+};
+
+/// Every family, in docs/metrics.md (and `/metrics`) order; the fleet coordinator's three last.
+pub const FAMILIES: [Family; 20] = [
     BREAKER_STATE,
     TRANSITIONS,
     LAST_TRANSITION,
@@ -208,6 +216,7 @@ pub const FAMILIES: [Family; 19] = [
     THROTTLED,
     COORDINATOR_ERRORS,
     COORDINATOR_MODE,
+    COOLDOWNS_ADOPTED,
 ];
 
 const HISTOGRAM_SUFFIXES: [&str; 3] = ["_bucket", "_sum", "_count"];

@@ -1,7 +1,8 @@
 //! One gateway host of a fleet run, as its own OS process (`rehearse __fleet-host --spec
 //! FILE`, hidden): its own engine, breakers (coordinated through Redis or alone), event log
 //! and `/metrics` on loopback; it replays its share of the traffic (split by session) against
-//! the run's mock upstream, naming itself in `X-Rehearse-Host`. See [`super::spec`] for the
+//! the run's mock upstream, naming itself in `X-Rehearse-Host`, with its canaries (one per dep
+//! its share reaches, as a single run has). See [`super::spec`] for the
 //! stdio protocol.
 
 use std::io::Write as _;
@@ -191,6 +192,21 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
     let transport = HttpTransport::with_tcp(spec.upstream, diagnostics, file.tcp.clone())
         .with_host(&spec.id)
         .with_pong_deadline(speed.scale(crate::transport::ws::DEFAULT_PONG_DEADLINE));
+    // This host's synthetic health checks, as a single run has them: one canary per dep its
+    // share of the traffic reaches, over the same transport (so they name the host too).
+    let wall_start = std::time::SystemTime::now()
+        .checked_sub(now.saturating_duration_since(start))
+        .unwrap_or_else(std::time::SystemTime::now);
+    let canary_stop = crate::util::shutdown::Shutdown::new();
+    let canary_task = tokio::spawn(crate::engine::health::canary::run_canaries(
+        Arc::new(transport.clone()),
+        crate::run::health::canaries(file, &traffic),
+        file.engine.clone(),
+        speed,
+        sink.clone(),
+        crate::engine::clock::Clock::new(start, wall_start),
+        canary_stop.requested(),
+    ));
     let opts = EngineOptions {
         policy: spec.policy,
         seed,
@@ -243,6 +259,8 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
         _ = sleep_until(end) => {}
         _ = stop_rx2.wait_for(|s| *s) => {}
     }
+    canary_stop.request("the run ended");
+    let _ = tokio::time::timeout(Duration::from_millis(500), canary_task).await;
     let done = HostDone {
         sent: summary.sent,
         failed: summary.error_count(),

@@ -3,7 +3,7 @@
 //! `metrics ADDR` line awaited.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -16,23 +16,6 @@ use super::spec::HostSpec;
 
 /// How long a host may take to bind its `/metrics` and say so.
 const HOST_READY: Duration = Duration::from_secs(30);
-
-/// The executable that runs `__fleet-host`: `REHEARSE_HOST_EXE` when set (tests running the
-/// harness in-process), else this executable — on Linux through `/proc/self/exe`, which still
-/// runs it after the file was replaced mid-run (a rebuild, an upgrade).
-pub fn host_exe() -> std::io::Result<PathBuf> {
-    if let Some(p) = std::env::var_os("REHEARSE_HOST_EXE") {
-        return Ok(PathBuf::from(p));
-    }
-    #[cfg(target_os = "linux")]
-    {
-        let proc_exe = PathBuf::from("/proc/self/exe");
-        if proc_exe.exists() {
-            return Ok(proc_exe);
-        }
-    }
-    std::env::current_exe()
-}
 
 /// A started host process.
 #[derive(Debug)]
@@ -58,7 +41,8 @@ pub(super) async fn start_host(spec: &HostSpec, dir: &Path) -> Result<Proc, Flee
         .map_err(|e| fail(format!("writing {}: {e}", spec_path.display())))?;
     let stderr = std::fs::File::create(dir.join("stderr.log"))
         .map_err(|e| fail(format!("creating stderr.log: {e}")))?;
-    let exe = host_exe().map_err(|e| fail(format!("finding the rehearse executable: {e}")))?;
+    let exe = crate::util::proc::self_exe()
+        .map_err(|e| fail(format!("finding the rehearse executable: {e}")))?;
     let mut child = Command::new(&exe)
         .arg("__fleet-host")
         .arg("--spec")

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use crate::util::watchdog::Watchdog;
+
 /// Why the run's redis-server could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum RedisSpawnError {
@@ -30,6 +32,8 @@ pub enum RedisSpawnError {
 #[derive(Debug)]
 pub struct SpawnedRedis {
     child: Option<Child>,
+    /// Stops it if the run dies without stopping it.
+    guard: Option<Watchdog>,
     port: u16,
     dir: PathBuf,
 }
@@ -57,6 +61,7 @@ impl SpawnedRedis {
         for _ in 0..5 {
             let mut s = Self {
                 child: None,
+                guard: None,
                 port: free_port()?,
                 dir: dir.to_path_buf(),
             };
@@ -81,6 +86,10 @@ impl SpawnedRedis {
             .map_err(RedisSpawnError::Missing)?;
         for _ in 0..500 {
             if pong(self.port) {
+                // Stops it should the run die without stopping it (a SIGKILL of the run).
+                self.guard = Watchdog::guard(child.id(), false)
+                    .map_err(|e| eprintln!("warning: no watchdog over redis-server: {e}"))
+                    .ok();
                 self.child = Some(child);
                 return Ok(());
             }
@@ -109,6 +118,9 @@ impl SpawnedRedis {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
+        }
+        if let Some(g) = self.guard.take() {
+            g.release();
         }
     }
 

@@ -113,6 +113,9 @@ pub struct FleetRun {
     pub outages: Vec<(u64, Option<u64>)>,
     /// Set when a stop request cut the run short.
     pub stopped: Option<String>,
+    /// The upstream's model-request records (kept only when the scenario has expectations
+    /// judged at the upstream, `[[expect.attempts]]` and the like).
+    pub upstream_records: Vec<UpstreamRecord>,
 }
 
 /// Records upstream requests to upstream.jsonl and keeps the probes with their host.
@@ -120,6 +123,8 @@ struct FleetLog {
     out: EventsWriter,
     probes: Mutex<Vec<FleetProbe>>,
     faults: Arc<FaultHits>,
+    /// Keeps the model requests' records (for the ground-truth expectations).
+    keep: Option<Mutex<Vec<UpstreamRecord>>>,
 }
 
 impl RecordSink for FleetLog {
@@ -127,6 +132,11 @@ impl RecordSink for FleetLog {
         self.out.append_at(r.t_ms, r);
         if let Some(i) = r.fault_index.filter(|_| !r.canary) {
             self.faults.record(i, r.t_ms, &r.dep);
+        }
+        if let Some(keep) = self.keep.as_ref().filter(|_| r.route == "llm") {
+            keep.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(r.clone());
         }
         if r.canary || !r.probe {
             return;
@@ -176,6 +186,7 @@ pub async fn run_coordination(
         out: EventsWriter::new(files.upstream.clone(), label, speed.get()),
         probes: Mutex::new(Vec::new()),
         faults: fault_hits.clone(),
+        keep: file.expect.has_ground().then(|| Mutex::new(Vec::new())),
     });
     upstream.subscribe(log.clone());
     let listener = TcpListener::bind("127.0.0.1:0")
@@ -410,5 +421,10 @@ pub async fn run_coordination(
         coordinator_log: fault_log.entries(),
         outages: fault_log.outages(),
         stopped,
+        upstream_records: log
+            .keep
+            .as_ref()
+            .map(|k| std::mem::take(&mut *k.lock().unwrap_or_else(|p| p.into_inner())))
+            .unwrap_or_default(),
     })
 }

@@ -1,7 +1,10 @@
 //! A fleet scenario: every coordination run in order, each turned into a report section the
 //! way a policy run is (named after its coordination: `none`, `redis`) plus the `fleet`
 //! section. The sections' breaker lanes and transitions are host `h0`'s (every host's lanes
-//! are in the fleet section); probe arrivals, so `[[expect.probe_spacing]]`, are fleet-wide.
+//! are in the fleet section), but `[[expect.transition]]` / `[[expect.no_transition]]` must
+//! hold on every host; probe arrivals, so `[[expect.probe_spacing]]`, are fleet-wide, and
+//! so are the expectations judged at the upstream (`[[expect.attempts]]`, ...): every host's
+//! model requests.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,8 +17,9 @@ use crate::run::assemble::{ReportContext, report};
 use crate::run::fault_scope::fault_windows;
 use crate::run::harness::RunFiles;
 use crate::run::plan::ScenarioPlan;
-use crate::scrape::CompactScrapes;
+use crate::scrape::{CompactScrapes, Transition};
 use crate::util::shutdown::Shutdown as Stop;
+use crate::verdict::ground_eval::{UpstreamFacts, evaluate};
 
 fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
     let file = &plan.checked.file;
@@ -50,6 +54,44 @@ fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
         canaries: BTreeMap::new(),
         stopped_at_ms: run.stopped.as_ref().map(|_| run.elapsed_ms),
     })
+}
+
+/// `[[expect.transition]]` and `[[expect.no_transition]]` hold on every host, not only on h0
+/// whose lanes the section shows: each other host's transitions are diffed alike, and a row h0
+/// passes fails when another host does not (its detail names the host and what it observed).
+/// The row count stays one per expectation; h0's unexpected transitions keep their rows, the
+/// other hosts' are in the fleet section's lanes.
+fn every_host_transitions(
+    rows: &mut [crate::verdict::ExpectationResult],
+    expect: &crate::verdict::Expectations,
+    others: &[(&str, &[Transition])],
+    speed: f64,
+    stop: Option<u64>,
+) {
+    let only = crate::verdict::Expectations {
+        transition: expect.transition.clone(),
+        no_transition: expect.no_transition.clone(),
+        ..Default::default()
+    };
+    if only.is_empty() {
+        return;
+    }
+    for (host, transitions) in others {
+        let theirs = crate::verdict::diff::diff_until(&only, transitions, None, &[], speed, stop);
+        for t in theirs.iter().filter(|t| !t.is_unexpected()) {
+            let mine = rows.iter_mut().find(|r| {
+                r.kind == t.kind && r.dep == t.dep && r.expected == t.expected && !r.is_unexpected()
+            });
+            if let Some(r) = mine
+                && t.status == crate::verdict::ExpectStatus::Fail
+                && r.status != crate::verdict::ExpectStatus::Fail
+            {
+                r.detail = format!("{}; on {host}: observed {}", r.detail, t.observed);
+                r.ok = false;
+                r.status = crate::verdict::ExpectStatus::Fail;
+            }
+        }
+    }
 }
 
 /// Why a run's hosts make it a harness failure: one that never said `done` or exited badly.
@@ -107,11 +149,30 @@ pub async fn run_fleet_scenario(
         .zip(&fleet_runs)
         .map(|(r, fr)| {
             let mut pr = policy_report(sp, r);
-            for e in &file.expect.for_policy(r.coordination.as_str()).fleet {
+            let expect = file.expect.for_policy(r.coordination.as_str());
+            for e in &expect.fleet {
                 let dep = fr.deps.iter().find(|d| d.dep == e.dep);
                 pr.expectations
                     .extend(super::expect::check(e, dep, &fr.outages));
             }
+            // Judged at the upstream over every host's requests.
+            let fps = crate::target::scenario::profile_fingerprints(file);
+            let facts = UpstreamFacts {
+                records: &r.upstream_records,
+                profile_fps: &fps,
+                speed: sp.speed.get(),
+                end_ms: r.elapsed_ms,
+                stopped_at_ms: r.stopped.as_ref().map(|_| r.elapsed_ms),
+            };
+            pr.expectations.extend(evaluate(&expect, &facts));
+            let others: Vec<(&str, &[Transition])> = r
+                .hosts
+                .iter()
+                .skip(1)
+                .filter_map(|h| h.done.as_ref().map(|d| (h.id.as_str(), &d.transitions[..])))
+                .collect();
+            let stop = r.stopped.as_ref().map(|_| r.elapsed_ms);
+            every_host_transitions(&mut pr.expectations, &expect, &others, sp.speed.get(), stop);
             pr.status = PolicyStatus::of(&pr.expectations, r.stopped.is_some());
             pr.ok = pr.status == PolicyStatus::Pass;
             pr
@@ -163,4 +224,48 @@ pub async fn run_fleet_scenario(
         runs: fleet_runs,
     });
     rep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::events::BreakerState;
+    use crate::verdict::{ExpectNoTransition, ExpectStatus, Expectations};
+
+    fn tr(t_ms: u64, dep: &str) -> Transition {
+        Transition {
+            t_ms,
+            dep: dep.into(),
+            from: BreakerState::Closed,
+            to: BreakerState::Open,
+            timing: crate::scrape::timeline::Timing::Event,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn a_transition_on_another_host_fails_the_row_h0_passed_and_names_the_host() {
+        let expect = Expectations {
+            no_transition: vec![ExpectNoTransition {
+                dep: "calculator".into(),
+                policy: None,
+            }],
+            ..Default::default()
+        };
+        let mut rows = crate::verdict::diff::diff_until(&expect, &[], None, &[], 1.0, None);
+        assert_eq!(rows[0].status, ExpectStatus::Pass);
+        let quiet = [tr(100, "crm_search")];
+        let noisy = [tr(5000, "calculator")];
+        let others: Vec<(&str, &[Transition])> = vec![("h1", &quiet[..]), ("h3", &noisy[..])];
+        every_host_transitions(&mut rows, &expect, &others, 1.0, None);
+        assert_eq!(rows.len(), 1, "no extra rows");
+        assert_eq!(rows[0].status, ExpectStatus::Fail);
+        assert!(!rows[0].ok);
+        assert!(
+            rows[0].detail.contains("on h3: observed 1"),
+            "{}",
+            rows[0].detail
+        );
+        assert!(!rows[0].detail.contains("h1"), "{}", rows[0].detail);
+    }
 }

@@ -167,7 +167,8 @@ fn run_names(f: &crate::scenario::ScenarioFile) -> Vec<String> {
     }
 }
 
-/// Report rows `e` makes: one per table, but one per bound of an `[[expect.fleet]]`.
+/// Report rows `e` makes: one per table, but one per bound of an `[[expect.fleet]]`, and two for
+/// an `[[expect.attempts]]` with both count and host bounds.
 fn checks_of(e: &Expectations) -> usize {
     let bounds: usize = e
         .fleet
@@ -187,7 +188,15 @@ fn checks_of(e: &Expectations) -> usize {
             .count()
         })
         .sum();
-    e.len() - e.fleet.len() + bounds
+    let both = e
+        .attempts
+        .iter()
+        .filter(|a| {
+            a.equals.or(a.at_least).or(a.at_most).is_some()
+                && a.hosts_at_least.or(a.hosts_at_most).is_some()
+        })
+        .count();
+    e.len() - e.fleet.len() + bounds + both
 }
 
 /// `validate`'s argument → a file: an existing file, or anything with a separator or an

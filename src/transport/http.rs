@@ -65,7 +65,8 @@ impl HttpTransport {
         }
     }
 
-    /// Names this transport's fleet host: every HTTP request carries `X-Rehearse-Host: ID`.
+    /// Names this transport's fleet host: every HTTP request and WebSocket handshake carries
+    /// `X-Rehearse-Host: ID`.
     pub fn with_host(mut self, id: &str) -> Self {
         self.host = Some(Arc::from(id));
         self
@@ -92,16 +93,7 @@ impl HttpTransport {
     async fn http(&self, call: &Call) -> (AttemptResult, Option<ReadFailure>) {
         let started = Instant::now();
         let base = format!("http://{}", self.addr);
-        let mut spec = RequestSpec::of_call(call);
-        // A host id is 1-64 of `A-Z a-z 0-9 . _ -` (checked by `with_host`'s caller's HostId).
-        if let Some(v) = self
-            .host
-            .as_deref()
-            .and_then(|h| http::HeaderValue::from_str(h).ok())
-        {
-            spec.extra
-                .push((http::HeaderName::from_static(crate::wire::header::HOST), v));
-        }
+        let spec = RequestSpec::of_call(call).with_host(self.host.as_deref());
         let req = match request::http(&base, &call.target, &spec) {
             Ok(r) => r,
             // Nothing was sent: not the upstream's failure (the breaker does not count it).
@@ -213,6 +205,7 @@ impl Transport for HttpTransport {
                     addr: self.addr,
                     connector: &self.connector,
                     pong_default: self.pong_deadline,
+                    host: self.host.as_deref(),
                 };
                 ws::session(&ws, &call, *messages).await
             }

@@ -77,6 +77,16 @@ impl<'a> RequestSpec<'a> {
         Ok(())
     }
 
+    /// Adds `X-Rehearse-Host: ID` when `host` names a fleet host (1–64 of `A-Z a-z 0-9 . _ -`,
+    /// checked where the id was made; anything else is left out).
+    pub fn with_host(mut self, host: Option<&str>) -> Self {
+        if let Some(v) = host.and_then(|h| HeaderValue::from_str(h).ok()) {
+            self.extra
+                .push((HeaderName::from_static(crate::wire::header::HOST), v));
+        }
+        self
+    }
+
     /// The headers in the order they are sent.
     fn headers(&self) -> Result<Vec<(HeaderName, HeaderValue)>, BuildError> {
         let mut out = Vec::new();

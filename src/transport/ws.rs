@@ -41,6 +41,8 @@ pub struct WsTarget<'a> {
     pub connector: &'a TunedConnector,
     /// The pong deadline when the engine gives no inter-token deadline.
     pub pong_default: Duration,
+    /// The fleet host the handshake names (`X-Rehearse-Host`), if any.
+    pub host: Option<&'a str>,
 }
 
 /// Runs one WebSocket session of `messages` echoes on the call's channel.
@@ -72,7 +74,8 @@ async fn run(
 ) -> (AttemptResult, Option<ReadFailure>) {
     let pong_deadline = call.deadlines.inter_token.unwrap_or(target.pong_default);
     let base = format!("ws://{}", target.addr);
-    let req = match request::ws(&base, &call.target, &RequestSpec::of_call(call)) {
+    let spec = RequestSpec::of_call(call).with_host(target.host);
+    let req = match request::ws(&base, &call.target, &spec) {
         Ok(r) => r,
         // Nothing was sent: not the upstream's failure (the breaker does not count it).
         Err(e) => {

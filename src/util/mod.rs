@@ -1,17 +1,20 @@
 //! Small helpers shared by several modules (atomic writes, fingerprints, listen checks, the one
 //! stop mechanism (shutdown and drain), the `--speed` type with the one saturating scale, counted nouns,
-//! rounding of measured floats, and stdout/stderr lines that never panic).
+//! rounding of measured floats, stdout/stderr lines that never panic, processes by pid and the
+//! watchdog that stops a started program when the run dies).
 
 pub mod atomic;
 pub mod fingerprint;
 pub mod listen;
 pub mod out;
+pub mod proc;
 pub mod round;
 pub mod shutdown;
 pub mod speed;
 pub mod suggest;
 pub mod text;
 pub mod textpos;
+pub mod watchdog;
 
 pub use atomic::write_atomic;
 pub use fingerprint::fingerprint;

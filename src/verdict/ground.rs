@@ -47,6 +47,13 @@ pub struct ExpectAttempts {
     /// At most this many.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_most: Option<u64>,
+    /// The matching requests come from at least this many distinct hosts (fleet mode; one run
+    /// alone is one host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts_at_least: Option<u64>,
+    /// The matching requests come from at most this many distinct hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts_at_most: Option<u64>,
     /// Only for this policy run (or target); all when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,

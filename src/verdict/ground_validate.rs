@@ -28,8 +28,27 @@ impl Expectations {
         for (i, a) in self.attempts.iter().enumerate() {
             let f = format!("expect.attempts[{i}]");
             subject(&f, &a.profile, &a.model)?;
-            check_counts(a.equals, a.at_least, a.at_most)
-                .or_else(|(k, m)| err(format!("{f}.{k}"), m))?;
+            let hosts = a.hosts_at_least.is_some() || a.hosts_at_most.is_some();
+            let counts = a.equals.is_some() || a.at_least.is_some() || a.at_most.is_some();
+            if !hosts && !counts {
+                return err(
+                    format!("{f}.equals"),
+                    "give `equals`, `at_least`, `at_most`, `hosts_at_least` or `hosts_at_most`"
+                        .into(),
+                );
+            }
+            if counts {
+                check_counts(a.equals, a.at_least, a.at_most)
+                    .or_else(|(k, m)| err(format!("{f}.{k}"), m))?;
+            }
+            if let (Some(lo), Some(hi)) = (a.hosts_at_least, a.hosts_at_most)
+                && lo > hi
+            {
+                return err(
+                    format!("{f}.hosts_at_most"),
+                    "`hosts_at_most` is below `hosts_at_least`".into(),
+                );
+            }
             if let (Some(from), Some(until)) = (a.from, a.until)
                 && from >= until
             {

@@ -358,3 +358,80 @@ fn a_target_that_never_starts_or_crashes_mid_run_is_exit_3_with_its_last_log_lin
     assert_eq!(json["target"]["left_running"], serde_json::json!([]));
     let _ = std::fs::remove_file("/tmp/openclaw-fake-cli");
 }
+
+/// The processes whose command line names `needle`, as "pid args".
+fn processes_naming(needle: &str) -> Vec<String> {
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pid,args"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(needle) && !l.contains(" ps -eo"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The first file named `name` under `dir`.
+fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(f) = find_file(&p, name) {
+                return Some(f);
+            }
+        } else if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_run_killed_with_sigkill_leaves_no_gateway_running() {
+    let fake = Fake::new("serve:kill9");
+    let exe = fake.dir.path().join("openclaw");
+    let reports = tempfile::tempdir().unwrap();
+    let scenario = fake_scenario(reports.path(), &exe);
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["run", "--no-progress", "--scenario"])
+        .arg(&scenario)
+        .arg("--report-dir")
+        .arg(reports.path().join("r"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The gateway serves once its worker's pid is written (inside the run's state dir). The
+    // worker sits in a session of its own, so only a pid namespace (Linux with `unshare`) takes
+    // it down with the gateway; the watchdog stops the gateway's process group. Its pid may be
+    // the namespace's, so it is not checked here.
+    let started = tokio::time::Instant::now();
+    loop {
+        if find_file(reports.path(), "worker.pid").is_some() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the fake gateway never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let needle = fake.dir.path().display().to_string();
+    assert!(
+        !processes_naming(&needle).is_empty(),
+        "the gateway should run now"
+    );
+    run.kill().unwrap();
+    let _ = run.wait();
+    let t = tokio::time::Instant::now();
+    while t.elapsed() < Duration::from_secs(15) && !processes_naming(&needle).is_empty() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = std::fs::remove_file("/tmp/openclaw-fake-kill9");
+    let left = processes_naming(&needle);
+    assert!(
+        left.is_empty(),
+        "left running after the run's SIGKILL: {left:?}"
+    );
+}

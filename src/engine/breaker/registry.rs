@@ -11,7 +11,8 @@
 //! one never observed. Received Retry-After values are wall-clock durations
 //! from the upstream and are not divided by `speed` (a speed-scaled upstream already scales them).
 //! With a fleet coordinator attached (`registry/fleet.rs`) the same registry follows and
-//! changes the dependencies' shared state; without one (the default) it decides alone.
+//! changes the dependencies' shared state and shares the engine's profile cooldowns
+//! (`registry/cooldowns.rs`); without one (the default) it decides alone.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,14 +21,19 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
-use crate::engine::admission::{Admission, Admit, Pending};
+use futures_util::FutureExt;
+use futures_util::future::Either;
+
+use crate::engine::admission::{Admission, Admit, Pending, settled};
 use crate::engine::breaker::{BreakerConfig, Machine, Note, Phase, Signal};
 use crate::engine::clock::Now;
+use crate::engine::coordinator::{CooldownWrite, FleetCooldown};
 use crate::engine::events::{BreakerState, Event, EventKind, EventSink};
 use crate::engine::metrics::AtScrape;
 use crate::engine::outcome::AttemptResult;
 use crate::util::speed::Speed;
 
+mod cooldowns;
 mod fleet;
 pub use fleet::HostClock;
 
@@ -279,6 +285,32 @@ impl Admission for Breakers {
         now: Now,
     ) -> Pending<'a, ()> {
         self.record_coordinated(dep, worker, probe, result, now)
+    }
+
+    fn publish_cooldown<'a>(
+        &'a self,
+        profile: &'a str,
+        write: &'a CooldownWrite,
+    ) -> Pending<'a, ()> {
+        if self.coord.is_none() {
+            return settled(());
+        }
+        Either::Right(
+            async move {
+                self.share_cooldown(profile, write).await;
+            }
+            .boxed(),
+        )
+    }
+
+    fn follow_profiles(&self, profiles: &[String]) {
+        if let Some(co) = &self.coord {
+            co.cooldowns.follow(profiles);
+        }
+    }
+
+    fn fleet_cooldown(&self, profile: &str, now: Instant) -> Option<FleetCooldown> {
+        self.mirrored_cooldown(profile, now)
     }
 }
 

@@ -237,6 +237,15 @@ pub struct SharedCooldown {
     pub remaining: Duration,
 }
 
+/// A fleet cooldown of a profile as a host follows it: until an instant on that host's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FleetCooldown {
+    /// The profile is skipped until then.
+    pub until: tokio::time::Instant,
+    /// Why it cools (`cooldownReason`), when the writer said.
+    pub reason: Option<Reason>,
+}
+
 /// What the hosts of a fleet share. Every call is bounded in time by the implementation.
 pub trait Coordinator: Send + Sync + std::fmt::Debug {
     /// The `coordinator_mode` label while this coordinator answers (`redis`, `in_process`).

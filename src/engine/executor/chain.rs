@@ -11,9 +11,13 @@ use tokio::time::Instant;
 use super::{Engine, MAX_ATTEMPTS, user_error};
 use crate::engine::admission::Admit;
 use crate::engine::budget::{ErrorClass, error_class};
+use crate::engine::coordinator::CooldownWrite as FleetWrite;
 use crate::engine::events::{AttemptOutcome, EventKind, OpClass};
 use crate::engine::failover::classify::{classify, tokens_of};
-use crate::engine::failover::{Choice, RequestState, decide, pick_profile, when_no_profile};
+use crate::engine::failover::store::CooldownStore;
+use crate::engine::failover::{
+    Choice, CooldownWrite, RequestState, decide, pick_profile, when_no_profile,
+};
 use crate::engine::outcome::{AttemptResult, Reason};
 use crate::engine::request::EngineRequest;
 use crate::engine::transport::{Call, CallTarget, Origin, Transport};
@@ -239,7 +243,7 @@ impl<T: Transport> Engine<T> {
                 tokio::time::sleep(self.scale(delay)).await;
                 continue;
             }
-            let step = {
+            let (step, shared) = {
                 let mut core = self.core();
                 let window_ms = super::ms_of(self.scale(self.config.failure_window()));
                 let counts = core
@@ -248,14 +252,21 @@ impl<T: Transport> Engine<T> {
                     .map_or((0, 0), |s| s.counts(reason, end_ms, window_ms));
                 let views = self.views(&core.store, &entries, end);
                 let step = decide(&self.ctx(&views, counts), &p.state, &c, end, &mut core.rng);
+                let mut shared = None;
                 if let Some(cd) = &step.cooldown {
-                    let until = end_ms.saturating_add(super::ms_of(self.scale(cd.duration)));
+                    let cool_for = self.scale(cd.duration);
+                    let until = end_ms.saturating_add(super::ms_of(cool_for));
                     core.store
                         .mark_failure(&cd.profile, cd.reason, until, end_ms, window_ms);
                     self.save(&mut core);
+                    shared = Some((cd.profile.clone(), fleet_write(&core.store, cd, cool_for)));
                 }
-                step
+                (step, shared)
             };
+            if let Some((profile, write)) = &shared {
+                // The fleet's copy (OpenClaw's usageStats shape); nothing alone.
+                self.admission.publish_cooldown(profile, write).await;
+            }
             let mut no_profile = None;
             for (kind, log) in step.events {
                 if matches!(kind, EventKind::NoProfileAvailable { .. }) {
@@ -288,5 +299,16 @@ impl<T: Transport> Engine<T> {
                 }
             }
         }
+    }
+}
+
+/// The fleet's copy of a cooldown just written to `store`: its length and the profile's counts.
+fn fleet_write(store: &CooldownStore, cd: &CooldownWrite, cool_for: Duration) -> FleetWrite {
+    let stats = store.stats(&cd.profile);
+    FleetWrite {
+        cool_for,
+        reason: Some(cd.reason),
+        error_count: stats.and_then(|s| s.error_count).unwrap_or(1),
+        failure_counts: stats.map(|s| s.failure_counts.clone()).unwrap_or_default(),
     }
 }

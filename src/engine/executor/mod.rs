@@ -136,10 +136,13 @@ impl<T: Transport> Engine<T> {
             Some(p) => CooldownStore::load(p)?,
             None => CooldownStore::in_memory(),
         };
+        let book = ProfileBook::new(profiles)?;
+        let ids: Vec<String> = book.all().map(|e| e.profile.id.clone()).collect();
+        admission.follow_profiles(&ids);
         Ok(Self {
             schedules: config.schedules()?,
             backoff_ms: config.backoff_range()?,
-            book: ProfileBook::new(profiles)?,
+            book,
             clock: Clock::new(opts.start, SystemTime::now()),
             core: Mutex::new(Core {
                 store,
@@ -235,10 +238,17 @@ impl<T: Transport> Engine<T> {
                 let until = stats
                     .and_then(|s| s.unavailable_until())
                     .filter(|&u| u > now_ms);
+                let local = until.map(|u| now + Duration::from_millis(u - now_ms));
+                // A cooldown another fleet host wrote counts like this host's own (the later wins).
+                let fleet = self.admission.fleet_cooldown(&e.profile.id, now);
+                let (cooling_until, cooldown_reason) = match (local, fleet) {
+                    (l, Some(f)) if l.is_none_or(|l| f.until > l) => (Some(f.until), f.reason),
+                    _ => (local, stats.and_then(|s| s.cooldown_reason)),
+                };
                 ProfileView {
                     id: e.profile.id.clone(),
-                    cooling_until: until.map(|u| now + Duration::from_millis(u - now_ms)),
-                    cooldown_reason: stats.and_then(|s| s.cooldown_reason),
+                    cooling_until,
+                    cooldown_reason,
                     open: self.admission.is_open(&e.dep, now),
                     last_used_ms: stats.and_then(|s| s.last_used).unwrap_or(0),
                 }

@@ -86,6 +86,10 @@ impl EventSink for Metrics {
                 self.coordinator_errors.with_label_values(&[op]).inc()
             }
             EventKind::CoordinatorMode { mode } => self.coordinator_mode(mode),
+            EventKind::CooldownAdopted { profile, .. } => self
+                .cooldowns_adopted
+                .with_label_values(&[profile.as_str()])
+                .inc(),
             EventKind::RequestFinished { .. } | EventKind::Degraded { .. } => {}
         }
     }

@@ -65,6 +65,7 @@ pub struct Metrics {
     throttled: IntCounterVec,
     coordinator_errors: IntCounterVec,
     coordinator_mode: GaugeVec,
+    cooldowns_adopted: IntCounterVec,
     health: Mutex<HashMap<String, Disagreement>>,
     /// The engine's start instant (engine ms 0), when known: enables the scrape-time refresh.
     clock: Option<Instant>,
@@ -136,6 +137,7 @@ impl Metrics {
             throttled: counter(&fam::THROTTLED),
             coordinator_errors: counter(&fam::COORDINATOR_ERRORS),
             coordinator_mode: gauge(&fam::COORDINATOR_MODE),
+            cooldowns_adopted: counter(&fam::COOLDOWNS_ADOPTED),
             health: Mutex::new(HashMap::new()),
             clock: None,
             at_scrape: Mutex::new(Vec::new()),
@@ -197,7 +199,7 @@ impl Metrics {
     }
 
     /// Every collector with its definition, in [`fam::FAMILIES`] order (docs/metrics.md order).
-    fn families(&self) -> [(&dyn Collector, &'static Family); 19] {
+    fn families(&self) -> [(&dyn Collector, &'static Family); 20] {
         [
             (&self.breaker_state, &fam::BREAKER_STATE),
             (&self.transitions, &fam::TRANSITIONS),
@@ -218,6 +220,7 @@ impl Metrics {
             (&self.throttled, &fam::THROTTLED),
             (&self.coordinator_errors, &fam::COORDINATOR_ERRORS),
             (&self.coordinator_mode, &fam::COORDINATOR_MODE),
+            (&self.cooldowns_adopted, &fam::COOLDOWNS_ADOPTED),
         ]
     }
 

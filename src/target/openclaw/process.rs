@@ -21,6 +21,7 @@ use super::procs::{SeenProcess, descendants, signal_group};
 use super::sandbox::{GatewayDirs, Sandbox, TmpIsolation, TmpRecord};
 use super::seed::{scrub, seed, tail};
 use super::state::{AuthState, StateError, database_path, read_auth_state};
+use crate::util::watchdog::Watchdog;
 
 /// A running OpenClaw gateway.
 #[derive(Debug)]
@@ -36,6 +37,8 @@ pub struct Gateway {
     options: GatewayOptions,
     /// Every process seen in its tree while it ran (to check nothing is left).
     seen: Vec<SeenProcess>,
+    /// Stops its process group if the run dies without stopping it (a SIGKILL of the run).
+    guard: Option<Watchdog>,
 }
 
 /// How a stop went, and what the gateway left.
@@ -147,7 +150,16 @@ impl Gateway {
             tmp_before,
             options,
             seen: Vec::new(),
+            guard: None,
         };
+        gw.guard = Watchdog::guard(gw.pid, true)
+            .map_err(|e| {
+                eprintln!(
+                    "warning: no watchdog over the gateway (pid {}): {e}",
+                    gw.pid
+                )
+            })
+            .ok();
         gw.wait_ready().await?;
         Ok(gw)
     }
@@ -287,6 +299,9 @@ impl Gateway {
             }
         }
         let survivors = self.kill_tree_leftovers().await;
+        if let Some(g) = self.guard.take() {
+            g.release();
+        }
         let left_in_tmp = self
             .tmp_before
             .as_ref()
@@ -332,6 +347,9 @@ impl Gateway {
         }
         if let Some(mut c) = self.child.take() {
             let _ = c.wait();
+        }
+        if let Some(g) = self.guard.take() {
+            g.release();
         }
     }
 }

@@ -5,6 +5,8 @@
 
 use std::process::Command;
 
+pub use crate::util::proc::{group_alive, signal_group, signal_pid};
+
 /// Every descendant of `root` (not `root` itself), from `ps` (Linux and macOS).
 pub fn descendants(root: u32) -> Vec<u32> {
     let Ok(out) = Command::new("ps").args(["-A", "-o", "pid=,ppid="]).output() else {
@@ -77,35 +79,6 @@ fn start_time(pid: u32) -> Option<String> {
         .ok()?;
     let t = String::from_utf8_lossy(&out.stdout).trim().to_string();
     (!t.is_empty()).then_some(t)
-}
-
-/// Sends `sig` to the process group `pgid`; false if there is no such group.
-pub fn signal_group(pgid: u32, sig: libc::c_int) -> bool {
-    let Ok(id) = libc::pid_t::try_from(pgid) else {
-        return false;
-    };
-    if id <= 1 {
-        return false;
-    }
-    // SAFETY: kill(2) with a negative pid signals that process group; no memory is involved.
-    unsafe { libc::kill(-id, sig) == 0 }
-}
-
-/// Sends `sig` to the process `pid`; false if there is no such process.
-pub fn signal_pid(pid: u32, sig: libc::c_int) -> bool {
-    let Ok(id) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if id <= 1 {
-        return false;
-    }
-    // SAFETY: kill(2) on one pid; no memory is involved.
-    unsafe { libc::kill(id, sig) == 0 }
-}
-
-/// Whether a process group still has a member.
-pub fn group_alive(pgid: u32) -> bool {
-    signal_group(pgid, 0)
 }
 
 /// Whether a process is still running (a zombie — dead, not yet reaped by whoever inherited

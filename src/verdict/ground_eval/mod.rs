@@ -43,28 +43,54 @@ impl UpstreamFacts<'_> {
         model: Option<&str>,
         fault: Option<&str>,
     ) -> Vec<u64> {
-        let fp = profile.map(|p| self.profile_fps.get(p).map(String::as_str));
         let mut out: Vec<u64> = self
-            .records
-            .iter()
-            .filter(|r| r.route == "llm" && !r.canary)
-            .filter(|r| match fp {
-                None => true,
-                Some(None) => false,
-                Some(Some(fp)) => r.profile_fp.as_deref() == Some(fp),
-            })
-            .filter(|r| {
-                model.is_none_or(|m| r.model.as_deref().is_some_and(|rm| bare(rm) == bare(m)))
-            })
-            .filter(|r| match fault {
-                None => true,
-                Some("none") => r.fault.is_none(),
-                Some(k) => r.fault.as_deref() == Some(k),
-            })
+            .matching_records(profile, model, fault)
             .map(|r| scenario_ms_u(r.t_ms, self.speed))
             .collect();
         out.sort_unstable();
         out
+    }
+
+    /// The distinct hosts (`-` for a record without one: a single host) of the subject's
+    /// requests in `[from, until)`.
+    fn hosts(
+        &self,
+        e: &ExpectAttempts,
+        from: u64,
+        until: Option<u64>,
+    ) -> std::collections::BTreeSet<String> {
+        self.matching_records(e.profile.as_deref(), e.model.as_deref(), e.fault.as_deref())
+            .filter(|r| {
+                let t = scenario_ms_u(r.t_ms, self.speed);
+                t >= from && until.is_none_or(|u| t < u)
+            })
+            .map(|r| r.host.clone().unwrap_or_else(|| "-".into()))
+            .collect()
+    }
+
+    fn matching_records<'s>(
+        &'s self,
+        profile: Option<&'s str>,
+        model: Option<&'s str>,
+        fault: Option<&'s str>,
+    ) -> impl Iterator<Item = &'s UpstreamRecord> + 's {
+        let fp = profile.map(|p| self.profile_fps.get(p).map(String::as_str));
+        self.records
+            .iter()
+            .filter(|r| r.route == "llm" && !r.canary)
+            .filter(move |r| match fp {
+                None => true,
+                Some(None) => false,
+                Some(Some(fp)) => r.profile_fp.as_deref() == Some(fp),
+            })
+            .filter(move |r| {
+                model.is_none_or(|m| r.model.as_deref().is_some_and(|rm| bare(rm) == bare(m)))
+            })
+            .filter(move |r| match fault {
+                None => true,
+                Some("none") => r.fault.is_none(),
+                Some(k) => r.fault.as_deref() == Some(k),
+            })
     }
 
     /// Whether a window ending at `until` (scenario ms; `None` = end of run) was fully seen.
@@ -164,6 +190,47 @@ pub fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult 
         subject(&e.profile, &e.model),
         expected,
         n.to_string(),
+    );
+    finish(r, status(ok, over, f.reached(until)))
+}
+
+/// `[[expect.attempts]]`'s `hosts_at_least` / `hosts_at_most`: how many distinct hosts sent the
+/// subject's requests in the window (the fleet's: did the other hosts stay off a cooled profile?).
+pub fn attempt_hosts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult {
+    let from = e.from.map_or(0, ms);
+    let until = e.until.map(ms);
+    let hosts = f.hosts(e, from, until);
+    let n = hosts.len() as u64;
+    let fault = e
+        .fault
+        .as_ref()
+        .map(|k| format!(" with fault {k}"))
+        .unwrap_or_default();
+    let window = match (e.from, e.until) {
+        (None, None) => String::new(),
+        _ => format!(
+            " in [{}, {})",
+            secs(from as i64),
+            until.map_or("end".into(), |u| secs(u as i64))
+        ),
+    };
+    let expected = format!(
+        "hosts sending attempts{fault}{window} {}",
+        counts_text(None, e.hosts_at_least, e.hosts_at_most)
+    );
+    let names: Vec<&str> = hosts.iter().map(String::as_str).collect();
+    let observed = if names.is_empty() {
+        "0".to_string()
+    } else {
+        format!("{n} ({})", names.join(", "))
+    };
+    let ok = counts_hold(n, None, e.hosts_at_least, e.hosts_at_most);
+    let over = e.hosts_at_most.is_some_and(|hi| n > hi);
+    let r = row(
+        ExpectKind::Attempts,
+        subject(&e.profile, &e.model),
+        expected,
+        observed,
     );
     finish(r, status(ok, over, f.reached(until)))
 }
@@ -293,7 +360,15 @@ pub fn retry_gaps(e: &ExpectRetryGaps, f: &UpstreamFacts<'_>) -> ExpectationResu
 
 /// Every ground-truth expectation of `e` (already filtered to the run), in table order.
 pub fn evaluate(e: &crate::verdict::Expectations, f: &UpstreamFacts<'_>) -> Vec<ExpectationResult> {
-    let mut out: Vec<ExpectationResult> = e.attempts.iter().map(|x| attempts(x, f)).collect();
+    let mut out: Vec<ExpectationResult> = Vec::new();
+    for x in &e.attempts {
+        if x.equals.or(x.at_least).or(x.at_most).is_some() {
+            out.push(attempts(x, f));
+        }
+        if x.hosts_at_least.or(x.hosts_at_most).is_some() {
+            out.push(attempt_hosts(x, f));
+        }
+    }
     out.extend(e.first_request.iter().map(|x| first_request(x, f)));
     out.extend(e.no_request.iter().map(|x| no_request(x, f)));
     out.extend(e.retry_gaps.iter().map(|x| retry_gaps(x, f)));

@@ -222,3 +222,55 @@ fn a_stop_leaves_open_windows_not_reached_but_keeps_certain_failures() {
         "record ms × speed is scenario time"
     );
 }
+
+#[test]
+fn attempt_hosts_count_the_distinct_hosts_of_a_subject_in_a_window() {
+    let mut r: Vec<UpstreamRecord> = ["h0", "h1", "h0", "h2"]
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let mut x = rec(5000 + i as u64 * 100, "fpa", "m1", Some("rate_limit"));
+            x.host = Some(h.to_string());
+            x
+        })
+        .collect();
+    let mut late = rec(9000, "fpa", "m1", Some("rate_limit"));
+    late.host = Some("h3".into());
+    r.push(late);
+    let fps = fps();
+    let f = facts(&r, &fps);
+    let e = ExpectAttempts {
+        profile: Some("mockai:a".into()),
+        fault: Some("rate_limit".into()),
+        until: secs_d(8),
+        hosts_at_most: Some(3),
+        ..ExpectAttempts::default()
+    };
+    let row = attempt_hosts(&e, &f);
+    assert!(row.ok, "{row:?}");
+    assert_eq!(row.observed, "3 (h0, h1, h2)");
+    let all = ExpectAttempts {
+        until: None,
+        ..e.clone()
+    };
+    let row = attempt_hosts(&all, &f);
+    assert!(!row.ok && row.status == ExpectStatus::Fail, "{row:?}");
+    // A table with both kinds of bounds makes two rows; records without a host are one host.
+    let both = ExpectAttempts {
+        at_least: Some(1),
+        hosts_at_least: Some(1),
+        ..ExpectAttempts::default()
+    };
+    let both = ExpectAttempts {
+        profile: Some("mockai:a".into()),
+        ..both
+    };
+    let exp = crate::verdict::Expectations {
+        attempts: vec![both],
+        ..Default::default()
+    };
+    let single = records();
+    let rows = evaluate(&exp, &facts(&single, &fps));
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1].observed, "1 (-)");
+}

@@ -38,8 +38,7 @@ use crate::engine::admission::{Admit, Pending, settled};
 use crate::engine::breaker::{BreakerConfig, Note, Phase, Shared, Signal};
 use crate::engine::clock::Now;
 use crate::engine::coordinator::{
-    Change, ChangeArgs, CloseRule, CooldownWrite, CoordError, Coordinator, HostId, OpenFor, Record,
-    Seed, SharedCooldown,
+    Change, ChangeArgs, CloseRule, CoordError, Coordinator, HostId, OpenFor, Record, Seed,
 };
 use crate::engine::events::{BreakerState, Event, EventKind};
 use crate::engine::outcome::AttemptResult;
@@ -106,15 +105,17 @@ impl HostClock {
 
 /// What a coordinated `Breakers` keeps about its coordinator.
 pub(super) struct Coordination {
-    c: std::sync::Arc<dyn Coordinator>,
+    pub(super) c: std::sync::Arc<dyn Coordinator>,
     host: HostId,
-    clock: HostClock,
+    pub(super) clock: HostClock,
     /// The machines' configuration while the coordinator answers: they never close on their own.
     deferred: BreakerConfig,
     rule: CloseRule,
-    up: AtomicBool,
+    pub(super) up: AtomicBool,
     /// Counts rejoins: a dependency synced in an older generation adopts whatever it reads.
     generation: AtomicU64,
+    /// The fleet's profile cooldowns as last read (`registry/cooldowns.rs`).
+    pub(super) cooldowns: super::cooldowns::Mirror,
 }
 
 /// What one dependency follows.
@@ -169,6 +170,7 @@ impl Breakers {
             rule,
             up: AtomicBool::new(true),
             generation: AtomicU64::new(0),
+            cooldowns: Default::default(),
         });
         self.coordinator_event(
             clock.now(),
@@ -206,12 +208,22 @@ impl Breakers {
         self.lock().get(dep).map_or(0, |d| d.sync.epoch)
     }
 
-    fn coordinator_event(&self, at: Instant, kind: EventKind) {
+    pub(super) fn coordinator_event(&self, at: Instant, kind: EventKind) {
         let log = match &kind {
             EventKind::CoordinatorError { op, error } => Some(format!(
                 "Coordinator call {op} failed: {error}; deciding locally"
             )),
             EventKind::CoordinatorMode { mode } => Some(format!("Coordinator mode: {mode}")),
+            EventKind::CooldownAdopted {
+                profile,
+                reason,
+                remaining_ms,
+            } => {
+                let why = reason.map_or(String::new(), |r| format!(" ({} reason)", r.as_str()));
+                Some(format!(
+                    "Cooldown adopted from the fleet: {profile} for {remaining_ms}ms{why}"
+                ))
+            }
             _ => None,
         };
         self.sink.emit(&Event {
@@ -221,7 +233,7 @@ impl Breakers {
         });
     }
 
-    fn fail(&self, co: &Coordination, op: &str, e: &CoordError, at: Instant) {
+    pub(super) fn fail(&self, co: &Coordination, op: &str, e: &CoordError, at: Instant) {
         let error = e.to_string();
         self.coordinator_event(
             at,
@@ -269,8 +281,16 @@ impl Breakers {
 
     /// One round of following: reads every known dependency's record and adopts what changed;
     /// on the first answer after an outage, rejoins (adopts all, seeds what the coordinator lost).
+    /// Then, while the coordinator answers, reads the followed profiles' shared cooldowns.
     pub async fn follow(&self) {
         let Some(co) = &self.coord else { return };
+        self.follow_records(co).await;
+        if co.up.load(Ordering::SeqCst) {
+            self.follow_cooldowns(co).await;
+        }
+    }
+
+    async fn follow_records(&self, co: &Coordination) {
         let names: Vec<String> = self.lock().keys().cloned().collect();
         if names.is_empty() {
             return;
@@ -454,41 +474,5 @@ impl Breakers {
             }
             .boxed(),
         )
-    }
-
-    /// Shares a cooldown of `profile` through the coordinator; the cooldown left, or `None`
-    /// alone, fallen back, or on an error (counted; the local cooldown still applies).
-    pub async fn share_cooldown(&self, profile: &str, write: &CooldownWrite) -> Option<Duration> {
-        let co = self
-            .coord
-            .as_ref()
-            .filter(|co| co.up.load(Ordering::SeqCst))?;
-        let (issued, now) = (Instant::now(), co.clock.now());
-        match co.c.put_cooldown(profile, write).await {
-            Ok(left) => Some(left),
-            Err(e) => {
-                self.fail(co, "cooldown", &e, now + issued.elapsed());
-                None
-            }
-        }
-    }
-
-    /// `profile`'s shared cooldown and the instant it ends on this host's clock, if running.
-    pub async fn shared_cooldown(&self, profile: &str) -> Option<(SharedCooldown, Instant)> {
-        let co = self
-            .coord
-            .as_ref()
-            .filter(|co| co.up.load(Ordering::SeqCst))?;
-        let (issued, now) = (Instant::now(), co.clock.now());
-        match co.c.cooldown(profile).await {
-            Ok(c) => c.map(|c| {
-                let until = now + issued.elapsed() + c.remaining;
-                (c, until)
-            }),
-            Err(e) => {
-                self.fail(co, "cooldown", &e, now + issued.elapsed());
-                None
-            }
-        }
     }
 }
