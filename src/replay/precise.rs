@@ -110,9 +110,10 @@ pub async fn wait_precisely(deadline: Instant, spin: Duration) {
     }
 }
 
-/// Runs [`replay`](super::replayer::replay) with [`Pacing::Precise`] on a new thread (`rehearse-pacer`) with its own
-/// current-thread runtime, tuned as [`super::pacer_thread`] says (what was granted is in the
-/// summary's `pacer_thread`); `stop()` is called on that thread to make the stop future.
+/// Runs [`replay`](super::replayer::replay) with [`Pacing::Precise`] on a new thread
+/// (`rehearse-pacer`) with its own current-thread runtime, tuned as [`super::pacer_thread`] says
+/// (what was granted is in the summary's `pacer_thread`); `stop()` is called on that thread to
+/// make the stop future.
 ///
 /// `opts.start` should leave a few milliseconds for the thread and runtime to start (the CLI
 /// uses 50 ms). The dispatcher's futures run on the new runtime, so anything they spawn

@@ -1,7 +1,8 @@
 //! One policy run of one scenario, in process: a fresh mock upstream and a fresh engine (with
 //! its breakers, metrics registry and `/metrics` endpoint) on ephemeral loopback ports, the
-//! replayer (its pacer on a thread of its own) driving the engine over the real transport, the scraper, progress, and — at
-//! `duration` or on a stop request — a final scrape and an orderly shutdown. Alongside the
+//! replayer driving the engine over the real transport (its pacer on a thread of its own, the
+//! requests on the engine's runtime), the scraper, progress, and — at `duration` or on a stop
+//! request — a final scrape and an orderly shutdown. Alongside the
 //! replay, the synthetic health checks ([`super::health`]) call every dep every
 //! `[engine.health] interval` (speed-scaled) over the same transport; their `HealthCheck` events
 //! feed `health_breaker_disagreement_seconds{dep}`, events.jsonl and the report's tally, and the
