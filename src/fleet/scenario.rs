@@ -49,7 +49,13 @@ fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
         fault_windows: fault_windows(&file.fault, &file.profile, run.fault_hits.snapshot()),
         latency: BTreeMap::new(),
         marks: Default::default(),
-        replay: None,
+        // The slowest host's lag: a fleet is as late as its latest host.
+        replay: Some(crate::report::model::ReplayInfo::combine(
+            &run.hosts
+                .iter()
+                .filter_map(|h| h.done.as_ref().map(|d| d.replay))
+                .collect::<Vec<_>>(),
+        )),
         failed_requests: Some(sum(|d| d.failed)),
         user_visible_errors: Some(sum(|d| d.user_errors)),
         elapsed_ms: run.elapsed_ms,
@@ -247,6 +253,9 @@ pub async fn run_fleet_scenario(
     };
     rep.verdict = verdict;
     rep.reason = reason;
+    rep.replay = crate::report::model::ReplayInfo::combine(
+        &sections.iter().filter_map(|s| s.replay).collect::<Vec<_>>(),
+    );
     rep.policies = sections;
     if let Some(obj) = rep.config.as_object_mut() {
         obj.insert(
