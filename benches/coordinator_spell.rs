@@ -175,7 +175,9 @@ fn main() {
 }
 
 async fn run(port: u16, n: usize, rps: u64, follow_ms: u64, profiles: usize) {
-    let ids: Vec<String> = (0..profiles).map(|i| format!("openai-codex:p{i}")).collect();
+    let ids: Vec<String> = (0..profiles)
+        .map(|i| format!("openai-codex:p{i}"))
+        .collect();
     let cfg = BreakerConfig {
         open_for: Duration::from_secs(2),
         ..BreakerConfig::default()

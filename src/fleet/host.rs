@@ -261,7 +261,16 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
     }
     canary_stop.request("the run ended");
     let _ = tokio::time::timeout(Duration::from_millis(500), canary_task).await;
+    let lag = crate::report::model::Lag {
+        p50: summary.lag_p50_ms,
+        p99: summary.lag_p99_ms,
+        max: summary.lag_max_ms,
+    };
     let done = HostDone {
+        replay: crate::report::model::ReplayInfo {
+            sent: summary.sent,
+            lag_ms: lag,
+        },
         sent: summary.sent,
         failed: summary.error_count(),
         user_errors: Counters::get(&counters.user_errors),

@@ -2,7 +2,8 @@
 //! way a policy run is (named after its coordination: `none`, `redis`) plus the `fleet`
 //! section. The sections' breaker lanes and transitions are host `h0`'s (every host's lanes
 //! are in the fleet section), but `[[expect.transition]]` / `[[expect.no_transition]]` must
-//! hold on every host; probe arrivals, so `[[expect.probe_spacing]]`, are fleet-wide, and
+//! hold on every host, and `[[expect.metric]]` and the section's counters read every host's
+//! final scrape summed; probe arrivals, so `[[expect.probe_spacing]]`, are fleet-wide, and
 //! so are the expectations judged at the upstream (`[[expect.attempts]]`, ...): every host's
 //! model requests.
 
@@ -17,8 +18,9 @@ use crate::run::assemble::{ReportContext, report};
 use crate::run::fault_scope::fault_windows;
 use crate::run::harness::RunFiles;
 use crate::run::plan::ScenarioPlan;
-use crate::scrape::{CompactScrapes, Transition};
+use crate::scrape::{CompactScrapes, Exposition, Transition};
 use crate::util::shutdown::Shutdown as Stop;
+use crate::verdict::ExpectKind;
 use crate::verdict::ground_eval::{UpstreamFacts, evaluate};
 
 fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
@@ -47,13 +49,34 @@ fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
         fault_windows: fault_windows(&file.fault, &file.profile, run.fault_hits.snapshot()),
         latency: BTreeMap::new(),
         marks: Default::default(),
-        replay: None,
+        // The slowest host's lag: a fleet is as late as its latest host.
+        replay: Some(crate::report::model::ReplayInfo::combine(
+            &run.hosts
+                .iter()
+                .filter_map(|h| h.done.as_ref().map(|d| d.replay))
+                .collect::<Vec<_>>(),
+        )),
         failed_requests: Some(sum(|d| d.failed)),
         user_visible_errors: Some(sum(|d| d.user_errors)),
         elapsed_ms: run.elapsed_ms,
         canaries: BTreeMap::new(),
         stopped_at_ms: run.stopped.as_ref().map(|_| run.elapsed_ms),
     })
+}
+
+/// Every host's final scrape as one exposition: each family's samples from all hosts, so a
+/// selector's sum (what `[[expect.metric]]` and the report's counters read) is the fleet's.
+fn fleet_exposition(finals: &[&Exposition]) -> Exposition {
+    let mut out = Exposition::default();
+    for e in finals {
+        for f in &e.families {
+            match out.families.iter_mut().find(|g| g.name == f.name) {
+                Some(g) => g.samples.extend(f.samples.iter().cloned()),
+                None => out.families.push(f.clone()),
+            }
+        }
+    }
+    out
 }
 
 /// `[[expect.transition]]` and `[[expect.no_transition]]` hold on every host, not only on h0
@@ -173,6 +196,40 @@ pub async fn run_fleet_scenario(
                 .collect();
             let stop = r.stopped.as_ref().map(|_| r.elapsed_ms);
             every_host_transitions(&mut pr.expectations, &expect, &others, sp.speed.get(), stop);
+            // Counters and the metric expectations: the whole fleet's, not h0's.
+            let finals: Vec<&Exposition> = r
+                .hosts
+                .iter()
+                .filter_map(|h| h.scrapes.last_parsed())
+                .collect();
+            let merged = fleet_exposition(&finals);
+            let keep = (pr.summary.failed_requests, pr.summary.user_visible_errors);
+            let latency = std::mem::take(&mut pr.summary.latency_by_dep);
+            pr.summary = crate::report::build::summary_from(&merged);
+            (pr.summary.failed_requests, pr.summary.user_visible_errors) = keep;
+            pr.summary.latency_by_dep = latency;
+            let only = crate::verdict::Expectations {
+                metric: expect.metric.clone(),
+                ..Default::default()
+            };
+            let fleet_rows = crate::verdict::diff::diff_until(
+                &only,
+                &[],
+                Some(&merged),
+                &[],
+                sp.speed.get(),
+                stop,
+            );
+            let mut fleet_rows = fleet_rows.into_iter();
+            for row in pr
+                .expectations
+                .iter_mut()
+                .filter(|x| x.kind == ExpectKind::Metric)
+            {
+                if let Some(f) = fleet_rows.next() {
+                    *row = f;
+                }
+            }
             pr.status = PolicyStatus::of(&pr.expectations, r.stopped.is_some());
             pr.ok = pr.status == PolicyStatus::Pass;
             pr
@@ -196,6 +253,9 @@ pub async fn run_fleet_scenario(
     };
     rep.verdict = verdict;
     rep.reason = reason;
+    rep.replay = crate::report::model::ReplayInfo::combine(
+        &sections.iter().filter_map(|s| s.replay).collect::<Vec<_>>(),
+    );
     rep.policies = sections;
     if let Some(obj) = rep.config.as_object_mut() {
         obj.insert(
@@ -241,6 +301,23 @@ mod tests {
             timing: crate::scrape::timeline::Timing::Event,
             reason: None,
         }
+    }
+
+    #[test]
+    fn the_fleet_exposition_sums_a_counter_over_every_host() {
+        let a = crate::scrape::parse(
+            "# TYPE requests_total counter\nrequests_total{dep=\"x\",outcome=\"ok\"} 3\n",
+        )
+        .unwrap();
+        let b = crate::scrape::parse(
+            "# TYPE requests_total counter\nrequests_total{dep=\"x\",outcome=\"ok\"} 4\n\
+             # TYPE profile_rotations_total counter\nprofile_rotations_total{provider=\"p\",reason=\"timeout\"} 2\n",
+        )
+        .unwrap();
+        let m = fleet_exposition(&[&a, &b]);
+        let s = crate::report::build::summary_from(&m);
+        assert_eq!(s.outcomes_by_dep["x"]["ok"], 7);
+        assert_eq!(s.rotations, 2);
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub struct HostRow {
     pub mode: String,
     /// Its breaker transitions (from its events).
     pub transitions: u64,
+    /// Its replay schedule lag p99, ms (send time minus intended time).
+    #[serde(default)]
+    pub lag_p99_ms: f64,
     /// Scrapes of its `/metrics` that worked / failed.
     pub scrapes_ok: u64,
     /// Failed scrapes.
@@ -218,6 +221,7 @@ pub fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> FleetRunRe
                     done.mode.clone()
                 },
                 transitions: done.transitions.len() as u64,
+                lag_p99_ms: crate::util::round::round3(done.replay.lag_ms.p99),
                 scrapes_ok: h.scrapes.ok,
                 scrape_failures: h.scrapes.failures,
                 exit: h.exit.clone(),

@@ -70,6 +70,9 @@ pub struct HostDone {
     /// Its coordinator mode changes: (engine ms, `redis` | `local`).
     #[serde(default)]
     pub modes: Vec<(u64, String)>,
+    /// Its replay schedule lag (send time minus intended time).
+    #[serde(default)]
+    pub replay: crate::report::model::ReplayInfo,
 }
 
 /// FNV-1a (64 bit): a stable hash for the session split (std's hasher is seeded per process).

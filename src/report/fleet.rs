@@ -114,7 +114,7 @@ fn outage_line(o: &crate::fleet::checks::Outage) -> String {
     )
 }
 
-fn host_cells(r: &FleetRunReport) -> Vec<[String; 10]> {
+fn host_cells(r: &FleetRunReport) -> Vec<[String; 11]> {
     r.hosts
         .iter()
         .map(|h| {
@@ -127,6 +127,7 @@ fn host_cells(r: &FleetRunReport) -> Vec<[String; 10]> {
                 h.fell_back.to_string(),
                 h.mode.clone(),
                 h.transitions.to_string(),
+                format!("{:.1}", h.lag_p99_ms),
                 format!("{}/{}", h.scrapes_ok, h.scrapes_ok + h.scrape_failures),
                 h.exit.clone().unwrap_or_else(|| "ok".into()),
             ]
@@ -134,7 +135,7 @@ fn host_cells(r: &FleetRunReport) -> Vec<[String; 10]> {
         .collect()
 }
 
-const HOST_HEAD: [&str; 10] = [
+const HOST_HEAD: [&str; 11] = [
     "host",
     "skew ms",
     "sent",
@@ -143,6 +144,7 @@ const HOST_HEAD: [&str; 10] = [
     "fell back",
     "mode at end",
     "transitions",
+    "replay lag p99 ms",
     "scrapes",
     "exit",
 ];
