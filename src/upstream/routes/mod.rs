@@ -306,9 +306,15 @@ mod tests {
             &[("authorization", b"bearer sk-2"), ("x-api-key", b"k")],
             &[("authorization", b"Basic abc"), ("x-api-key", b" k2 ")],
             &[("api-key", b"a"), ("x-api-key", b"b")],
-            &[("authorization", b"Bearer first"), ("authorization", b"Bearer second")],
+            &[
+                ("authorization", b"Bearer first"),
+                ("authorization", b"Bearer second"),
+            ],
             // The first value is not text: `get` saw only it, so no bearer from this header.
-            &[("authorization", b"Bearer \xff"), ("authorization", b"Bearer ok")],
+            &[
+                ("authorization", b"Bearer \xff"),
+                ("authorization", b"Bearer ok"),
+            ],
             &[
                 ("x-breaker-probe", b"openai/default/abc"),
                 ("x-rehearse-canary", b""),
