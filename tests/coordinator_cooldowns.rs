@@ -120,3 +120,61 @@ async fn alone_the_other_host_hits_the_cooled_profile_again() {
     assert_eq!(after, [P1, P2]);
     assert_eq!(adopted, 0);
 }
+
+/// A cooldown written while the coordinator is down is shared, with the time it has left, once
+/// the host is back on it.
+async fn held_while_down_then_shared(mut be: Backend) {
+    use rehearse::engine::admission::Admission;
+    use rehearse::engine::coordinator::CooldownWrite;
+    use rehearse::engine::outcome::Reason;
+    use std::time::Duration;
+
+    let fleet = Fleet::new(Some(&be), 2, &BreakerConfig::default(), &[0]);
+    fleet.hosts[1].b.follow_profiles(&[P1.to_string()]);
+    // A dep both know, so their followers read (and notice the outage and the return).
+    for h in &fleet.hosts {
+        h.admit(crate::support::breaker::DEP, 0).await;
+    }
+    be.down();
+    let local = fleet
+        .until(Duration::from_secs(5), |f| {
+            f.hosts[0].b.coordinator_mode() == Some("local")
+        })
+        .await;
+    assert!(local.is_some(), "h0 never fell back");
+    let write = CooldownWrite {
+        cool_for: Duration::from_secs(30),
+        reason: Some(Reason::RateLimit),
+        error_count: 1,
+        failure_counts: [("rate_limit".to_string(), 1)].into(),
+    };
+    assert_eq!(fleet.hosts[0].b.share_cooldown(P1, &write).await, None);
+    be.restart();
+    let seen = fleet
+        .until(Duration::from_secs(5), |f| {
+            let h = &f.hosts[1];
+            h.b.mirrored_cooldown(P1, h.clock.now()).is_some()
+        })
+        .await;
+    assert!(
+        seen.is_some(),
+        "h1 never saw the cooldown h0 wrote while it was down"
+    );
+    let (c, _) = fleet.hosts[1].b.shared_cooldown(P1).await.expect("shared");
+    assert!(
+        c.remaining <= write.cool_for && c.remaining > Duration::from_secs(20),
+        "shared with {:?} left",
+        c.remaining
+    );
+    assert_eq!(c.stats.cooldown_reason, Some(Reason::RateLimit));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cooldown_written_while_the_coordinator_is_down_is_shared_on_rejoin_in_process() {
+    held_while_down_then_shared(Backend::in_process()).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cooldown_written_while_the_coordinator_is_down_is_shared_on_rejoin_redis() {
+    held_while_down_then_shared(Backend::redis()).await
+}

@@ -11,7 +11,8 @@
 //! cooldown is never shortened (the coordinator keeps the longer window) and ends by itself at
 //! `cooldownUntil`; a success on one host clears that host's own store entry, not the fleet's.
 //! While the coordinator is down the mirror's entries still run out at their instants and the
-//! engine's own store applies as always.
+//! engine's own store applies as always; cooldowns this host writes meanwhile are held and
+//! shared, with the time they have left, in the first follower round after it answers again.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -38,6 +39,9 @@ struct MirrorState {
     /// Every profile the engine asked about, in order of first sight.
     followed: Vec<String>,
     running: BTreeMap<String, Running>,
+    /// Cooldowns this host wrote while the coordinator did not answer: shared when it is back
+    /// (until then, on this host's clock).
+    pending: BTreeMap<String, (Instant, CooldownWrite)>,
 }
 
 /// One profile's fleet cooldown on this host's clock.
@@ -129,6 +133,34 @@ impl Mirror {
         self.lock().followed.clone()
     }
 
+    /// Keeps a cooldown to share later (the longer of two for one profile).
+    fn hold(&self, profile: &str, until: Instant, write: &CooldownWrite) {
+        let mut m = self.lock();
+        let keep = m.pending.get(profile).is_some_and(|(u, _)| *u >= until);
+        if !keep {
+            m.pending
+                .insert(profile.to_string(), (until, write.clone()));
+        }
+    }
+
+    /// The held cooldowns still running at `now`, each with the time it has left (taken out).
+    fn take_held(&self, now: Instant) -> Vec<(String, CooldownWrite)> {
+        let held = std::mem::take(&mut self.lock().pending);
+        held.into_iter()
+            .filter(|(_, (until, _))| *until > now)
+            .map(|(p, (until, w))| {
+                let left = until.saturating_duration_since(now);
+                (
+                    p,
+                    CooldownWrite {
+                        cool_for: left,
+                        ..w
+                    },
+                )
+            })
+            .collect()
+    }
+
     /// Applies one answer; true when it told this host of a cooldown it did not know.
     fn apply(
         &self,
@@ -157,11 +189,13 @@ impl Breakers {
     /// (a longer running one is kept), or `None` alone, fallen back, or on an error (counted;
     /// the engine's own cooldown still applies).
     pub async fn share_cooldown(&self, profile: &str, write: &CooldownWrite) -> Option<Duration> {
-        let co = self
-            .coord
-            .as_ref()
-            .filter(|co| co.up.load(Ordering::SeqCst))?;
+        let co = self.coord.as_ref()?;
         let (issued, now) = (co.clock.now(), co.clock.now());
+        if !co.up.load(Ordering::SeqCst) {
+            // Fallen back: shared when the coordinator is back (`follow`).
+            co.cooldowns.hold(profile, now + write.cool_for, write);
+            return None;
+        }
         let started = Instant::now();
         match co.c.put_cooldown(profile, write).await {
             Ok(left) => {
@@ -171,8 +205,19 @@ impl Breakers {
                 Some(left)
             }
             Err(e) => {
+                co.cooldowns.hold(profile, now + write.cool_for, write);
                 self.fail(co, "cooldown", &e, now + started.elapsed());
                 None
+            }
+        }
+    }
+
+    /// Shares the cooldowns this host wrote while the coordinator did not answer, with the time
+    /// each has left (a rejoin; runs in the follower's round once the coordinator answers).
+    pub(super) async fn share_held(&self, co: &Coordination) {
+        for (profile, write) in co.cooldowns.take_held(co.clock.now()) {
+            if self.share_cooldown(&profile, &write).await.is_none() {
+                return; // held again, and the host is back to local
             }
         }
     }

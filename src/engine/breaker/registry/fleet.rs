@@ -286,6 +286,7 @@ impl Breakers {
         let Some(co) = &self.coord else { return };
         self.follow_records(co).await;
         if co.up.load(Ordering::SeqCst) {
+            self.share_held(co).await;
             self.follow_cooldowns(co).await;
         }
     }
