@@ -21,7 +21,7 @@ pub const GRACE: Duration = Duration::from_secs(3);
 /// A running watchdog over one program.
 #[derive(Debug)]
 pub struct Watchdog {
-    child: Child,
+    child: Option<Child>,
     stdin: Option<ChildStdin>,
 }
 
@@ -41,7 +41,10 @@ impl Watchdog {
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn()?;
         let stdin = child.stdin.take();
-        Ok(Self { child, stdin })
+        Ok(Self {
+            child: Some(child),
+            stdin,
+        })
     }
 
     /// The run stopped the program itself: the watchdog exits without touching it.
@@ -53,16 +56,18 @@ impl Watchdog {
         if let Some(mut s) = self.stdin.take() {
             let _ = s.write_all(b"done\n");
         }
-        // It exits at once on `done`; do not wait long on a stuck one (it holds nothing).
-        let until = Instant::now() + Duration::from_millis(500);
-        while Instant::now() < until {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
+        // It exits at once on `done`; reap it off this thread, never blocking the caller (an
+        // async task stopping its redis-server, say). Without a thread, init reaps it once this
+        // process exits.
+        if let Some(mut child) = self.child.take()
+            && !matches!(child.try_wait(), Ok(Some(_)))
+        {
+            let _ = std::thread::Builder::new()
+                .name("rehearse-watchdog-reaper".into())
+                .spawn(move || {
+                    let _ = child.wait();
+                });
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
