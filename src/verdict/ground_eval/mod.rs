@@ -157,6 +157,24 @@ fn finish(mut r: ExpectationResult, status: ExpectStatus) -> ExpectationResult {
     r
 }
 
+/// ` with fault KIND in [FROM, UNTIL)` of an `[[expect.attempts]]` row (each part when given).
+fn attempts_scope(e: &ExpectAttempts, from: u64, until: Option<u64>) -> String {
+    let fault = e
+        .fault
+        .as_ref()
+        .map(|k| format!(" with fault {k}"))
+        .unwrap_or_default();
+    let window = match (e.from, e.until) {
+        (None, None) => String::new(),
+        _ => format!(
+            " in [{}, {})",
+            secs(from as i64),
+            until.map_or("end".into(), |u| secs(u as i64))
+        ),
+    };
+    format!("{fault}{window}")
+}
+
 /// `[[expect.attempts]]`.
 pub fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult {
     let from = e.from.map_or(0, ms);
@@ -166,21 +184,9 @@ pub fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult 
         .into_iter()
         .filter(|&t| t >= from && until.is_none_or(|u| t < u))
         .count() as u64;
-    let window = match (e.from, e.until) {
-        (None, None) => String::new(),
-        _ => format!(
-            " in [{}, {})",
-            secs(from as i64),
-            until.map_or("end".into(), |u| secs(u as i64))
-        ),
-    };
-    let fault = e
-        .fault
-        .as_ref()
-        .map(|k| format!(" with fault {k}"))
-        .unwrap_or_default();
     let expected = format!(
-        "attempts{fault}{window} {}",
+        "attempts{} {}",
+        attempts_scope(e, from, until),
         counts_text(e.equals, e.at_least, e.at_most)
     );
     let ok = counts_hold(n, e.equals, e.at_least, e.at_most);
@@ -201,21 +207,9 @@ pub fn attempt_hosts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationRe
     let until = e.until.map(ms);
     let hosts = f.hosts(e, from, until);
     let n = hosts.len() as u64;
-    let fault = e
-        .fault
-        .as_ref()
-        .map(|k| format!(" with fault {k}"))
-        .unwrap_or_default();
-    let window = match (e.from, e.until) {
-        (None, None) => String::new(),
-        _ => format!(
-            " in [{}, {})",
-            secs(from as i64),
-            until.map_or("end".into(), |u| secs(u as i64))
-        ),
-    };
     let expected = format!(
-        "hosts sending attempts{fault}{window} {}",
+        "hosts sending attempts{} {}",
+        attempts_scope(e, from, until),
         counts_text(None, e.hosts_at_least, e.hosts_at_most)
     );
     let names: Vec<&str> = hosts.iter().map(String::as_str).collect();

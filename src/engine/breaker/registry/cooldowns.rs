@@ -1,9 +1,9 @@
 //! Shared auth-profile cooldowns, the host side: a coordinated [`Breakers`] shares every cooldown
-//! its engine writes ([`Admission::publish_cooldown`] → [`Breakers::share_cooldown`]) and follows
+//! its engine writes ([`Admission::publish_cooldown`](crate::engine::admission::Admission::publish_cooldown) → [`Breakers::share_cooldown`]) and follows
 //! the fleet's cooldowns of every profile its engine is configured with
-//! ([`Admission::follow_profiles`]) or has looked at, reading them in the
+//! ([`Admission::follow_profiles`](crate::engine::admission::Admission::follow_profiles)) or has looked at, reading them in the
 //! follower's round ([`Breakers::follow`]) into a [`Mirror`]. Failover reads the mirror
-//! ([`Admission::fleet_cooldown`]), so picking a profile never waits for the coordinator: a
+//! ([`Admission::fleet_cooldown`](crate::engine::admission::Admission::fleet_cooldown)), so picking a profile never waits for the coordinator: a
 //! cooldown written on one host keeps the others off that profile within one follower round.
 //!
 //! Times: the coordinator answers with the cooldown *left*; this host adds it to its own `now`
@@ -24,8 +24,6 @@ use tokio::time::Instant;
 
 use super::Breakers;
 use super::fleet::Coordination;
-#[allow(unused_imports)] // named in the docs
-use crate::engine::admission::Admission;
 use crate::engine::coordinator::{CooldownWrite, FleetCooldown, SharedCooldown};
 use crate::engine::events::EventKind;
 use crate::engine::outcome::Reason;
@@ -190,7 +188,8 @@ impl Breakers {
     /// the engine's own cooldown still applies).
     pub async fn share_cooldown(&self, profile: &str, write: &CooldownWrite) -> Option<Duration> {
         let co = self.coord.as_ref()?;
-        let (issued, now) = (co.clock.now(), co.clock.now());
+        let now = co.clock.now();
+        let issued = now;
         if !co.up.load(Ordering::SeqCst) {
             // Fallen back: shared when the coordinator is back (`follow`).
             co.cooldowns.hold(profile, now + write.cool_for, write);
@@ -254,7 +253,8 @@ impl Breakers {
         if profiles.is_empty() {
             return;
         }
-        let (issued, now) = (co.clock.now(), co.clock.now());
+        let now = co.clock.now();
+        let issued = now;
         let started = Instant::now();
         let reads = try_join_all(profiles.iter().map(|p| co.c.cooldown(p))).await;
         let at = now + started.elapsed();
