@@ -6,6 +6,7 @@
 //! Longer than 400 lines on purpose: the event vocabulary is one enum with its log lines; splitting
 //! it would scatter one contract (docs/engine.md).
 
+use crate::util::sync::Locked;
 use serde::{Deserialize, Serialize};
 
 use super::breaker::TripReason;
@@ -389,19 +390,13 @@ pub struct Collector(pub std::sync::Mutex<Vec<Event>>);
 impl Collector {
     /// A copy of every event so far.
     pub fn events(&self) -> Vec<Event> {
-        match self.0.lock() {
-            Ok(v) => v.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.0.locked().clone()
     }
 }
 
 impl EventSink for Collector {
     fn emit(&self, event: &Event) {
-        match self.0.lock() {
-            Ok(mut v) => v.push(event.clone()),
-            Err(poisoned) => poisoned.into_inner().push(event.clone()),
-        }
+        self.0.locked().push(event.clone())
     }
 }
 

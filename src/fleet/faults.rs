@@ -4,6 +4,7 @@
 //! by `delay` (± `jitter`) inside its window, through a loopback proxy the hosts connect to
 //! instead of Redis. Windows are scenario time, divided by the run's speed.
 
+use crate::util::sync::Locked;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -49,21 +50,18 @@ pub struct FaultLog(Mutex<Vec<(u64, Option<bool>, String)>>);
 impl FaultLog {
     fn push(&self, at: Instant, start: Instant, up: Option<bool>, what: String) {
         let ms = u64::try_from(at.saturating_duration_since(start).as_millis()).unwrap_or(0);
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((ms, up, what));
+        self.0.locked().push((ms, up, what));
     }
 
     /// Everything so far: (run ms, what).
     pub fn entries(&self) -> Vec<(u64, String)> {
-        let g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let g = self.0.locked();
         g.iter().map(|(t, _, w)| (*t, w.clone())).collect()
     }
 
     /// The outages: (down ms, back-up ms if it came back).
     pub fn outages(&self) -> Vec<(u64, Option<u64>)> {
-        let g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let g = self.0.locked();
         let mut out: Vec<(u64, Option<u64>)> = Vec::new();
         for (t, up, _) in g.iter() {
             match (up, out.last_mut()) {

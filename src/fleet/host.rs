@@ -5,6 +5,7 @@
 //! its share reaches, as a single run has). See [`super::spec`] for the
 //! stdio protocol.
 
+use crate::util::sync::Locked;
 use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,11 +47,9 @@ impl EventSink for CoordLog {
             EventKind::CoordinatorError { .. } => {
                 self.errors.fetch_add(1, Ordering::Relaxed);
             }
-            EventKind::CoordinatorMode { mode } => self
-                .modes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((event.t_ms, mode.clone())),
+            EventKind::CoordinatorMode { mode } => {
+                self.modes.locked().push((event.t_ms, mode.clone()))
+            }
             _ => {}
         }
     }
@@ -278,11 +277,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
         elapsed_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
         transitions: transitions.sorted().0,
         coordinator_errors: errors.errors.load(Ordering::Relaxed),
-        modes: errors
-            .modes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone(),
+        modes: errors.modes.locked().clone(),
     };
     // The run scrapes once more after `done`: keep /metrics up until stdin closes (bounded).
     say(&format!(

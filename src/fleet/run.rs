@@ -9,6 +9,7 @@
 //! Longer than 400 lines on purpose: one coordination run's start-up and tear-down order (upstream,
 //! redis, hosts, scrapes, faults, stop) read top to bottom.
 
+use crate::util::sync::Locked;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -134,14 +135,12 @@ impl RecordSink for FleetLog {
             self.faults.record(i, r.t_ms, &r.dep);
         }
         if let Some(keep) = self.keep.as_ref().filter(|_| r.route == "llm") {
-            keep.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(r.clone());
+            keep.locked().push(r.clone());
         }
         if r.canary || !r.probe {
             return;
         }
-        let mut p = self.probes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut p = self.probes.locked();
         p.push(FleetProbe {
             t_ms: r.t_ms,
             dep: r.dep.clone(),
@@ -400,7 +399,7 @@ pub async fn run_coordination(
     }
     let _ = shutdown_tx.send(true);
     let _ = timeout(Duration::from_millis(500), up_task).await;
-    let probes = log.probes.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let probes = log.probes.locked().clone();
     let arrivals = probes
         .iter()
         .map(|p| ProbeArrival {
@@ -424,7 +423,7 @@ pub async fn run_coordination(
         upstream_records: log
             .keep
             .as_ref()
-            .map(|k| std::mem::take(&mut *k.lock().unwrap_or_else(|p| p.into_inner())))
+            .map(|k| std::mem::take(&mut *k.locked()))
             .unwrap_or_default(),
     })
 }

@@ -8,6 +8,7 @@
 //! not start, crashes mid-run or never becomes healthy is a harness failure (verdict `error`,
 //! exit 3) whose last log lines are in the report; nothing is left running.
 
+use crate::util::sync::Locked;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -45,7 +46,7 @@ impl RecordSink for Ground {
         if let Some(i) = r.fault_index {
             self.faults.record(i, r.t_ms, &r.dep);
         }
-        let mut g = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.records.locked();
         if g.len() < super::harness::MAX_GROUND_RECORDS {
             g.push(r.clone());
         }
@@ -304,7 +305,7 @@ pub async fn run_external(
     }
     let _ = shutdown_tx.send(true);
     let _ = timeout(Duration::from_millis(500), up_task).await;
-    run.records = std::mem::take(&mut *ground.records.lock().unwrap_or_else(|p| p.into_inner()));
+    run.records = std::mem::take(&mut *ground.records.locked());
     run.fault_hits = fault_hits.snapshot();
     if let Some(why) = crashed {
         let lines = run.target.last_lines.join("\n");

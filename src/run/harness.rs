@@ -12,6 +12,7 @@
 //! scraper, replayer, canaries, drain) is one sequence read top to bottom; its parts live in the
 //! sibling files.
 
+use crate::util::sync::Locked;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -159,7 +160,7 @@ impl RecordSink for UpstreamLog {
             && r.route == "llm"
             && !r.canary
         {
-            let mut g = g.lock().unwrap_or_else(|p| p.into_inner());
+            let mut g = g.locked();
             if g.len() < MAX_GROUND_RECORDS {
                 g.push(r.clone());
             }
@@ -177,10 +178,7 @@ impl RecordSink for UpstreamLog {
         if r.canary || !r.probe {
             return;
         }
-        let mut a = match self.arrivals.lock() {
-            Ok(a) => a,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut a = self.arrivals.locked();
         a.push(ProbeArrival {
             dep: r.dep.clone(),
             t_ms: r.t_ms,
@@ -474,10 +472,7 @@ pub async fn run_policy(
     servers_stop.request("the run ended");
     let _ = timeout(SHUTDOWN_GRACE, up_task).await;
     let _ = timeout(SHUTDOWN_GRACE, m_task).await;
-    let arrivals = match up_log.arrivals.lock() {
-        Ok(a) => a.clone(),
-        Err(poisoned) => poisoned.into_inner().clone(),
-    };
+    let arrivals = up_log.arrivals.locked().clone();
     let (transitions, transitions_dropped) = transition_log.sorted();
     Ok(PolicyRun {
         policy,
@@ -508,7 +503,7 @@ pub async fn run_policy(
         upstream_records: up_log
             .ground
             .as_ref()
-            .map(|g| std::mem::take(&mut *g.lock().unwrap_or_else(|p| p.into_inner())))
+            .map(|g| std::mem::take(&mut *g.locked()))
             .unwrap_or_default(),
     })
 }

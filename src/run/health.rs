@@ -3,6 +3,7 @@
 //! traffic or a configured fallback reaches — deps `scenario::validate::exercised_deps` also counts),
 //! and a tally of their `HealthCheck` events for the report.
 
+use crate::util::sync::Locked;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
@@ -87,20 +88,14 @@ pub struct HealthTally(Mutex<BTreeMap<String, CanaryCount>>);
 impl HealthTally {
     /// The counts so far.
     pub fn counts(&self) -> BTreeMap<String, CanaryCount> {
-        match self.0.lock() {
-            Ok(g) => g.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        self.0.locked().clone()
     }
 }
 
 impl EventSink for HealthTally {
     fn emit(&self, event: &Event) {
         if let EventKind::HealthCheck { dep, ok } = &event.kind {
-            let mut g = match self.0.lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
+            let mut g = self.0.locked();
             let c = g.entry(dep.clone()).or_default();
             c.calls += 1;
             c.failures += u64::from(!ok);

@@ -5,6 +5,7 @@
 //! (wall ms since the run start) to scenario time on the way in; bounded memory (auto-resizing
 //! histograms, capped mark lists).
 
+use crate::util::sync::Locked;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
@@ -60,10 +61,7 @@ impl Observed {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        match self.state.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        self.state.locked()
     }
 
     fn scen(&self, wall_ms: u64) -> u64 {
@@ -208,10 +206,7 @@ impl FaultHits {
 
     /// Fault `index` applied to a request of `dep` arriving at `wall_ms`.
     pub fn record(&self, index: usize, wall_ms: u64, dep: &str) {
-        let mut g = match self.hits.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut g = self.hits.locked();
         let (count, list) = g.entry(index).or_default();
         *count += 1;
         if list.len() < MAX_MARKS {
@@ -224,10 +219,7 @@ impl FaultHits {
 
     /// Per fault index: how many requests it applied to, and the kept hits.
     pub fn snapshot(&self) -> BTreeMap<usize, (u64, Vec<FaultHit>)> {
-        match self.hits.lock() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.hits.locked().clone()
     }
 }
 

@@ -1,6 +1,7 @@
 //! Progress while a run goes: an indicatif bar on a terminal (elapsed / duration, sent, errors,
 //! open breakers), plain lines otherwise (launchd logs, pipes, `--no-progress`).
 
+use crate::util::sync::Locked;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -86,10 +87,7 @@ impl Progress {
             return;
         }
         let now = Instant::now();
-        let mut last = match self.last_plain.lock() {
-            Ok(l) => l,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut last = self.last_plain.locked();
         if last.is_none_or(|t| now.duration_since(t) >= PLAIN_EVERY) {
             *last = Some(now);
             crate::outln!("{}", plain_line(&self.label, self.total, s));

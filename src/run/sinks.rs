@@ -13,6 +13,7 @@
 //! Longer than 400 lines on purpose: the three writers share the line-buffering and the 4 KiB
 //! boundary rule, and their tests sit with them.
 
+use crate::util::sync::Locked;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -102,10 +103,7 @@ impl JsonlFile {
             }
         };
         line.push(b'\n');
-        let mut f = match self.file.lock() {
-            Ok(f) => f,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut f = self.file.locked();
         let line = f.padded(line);
         match f.file.write_all(&line) {
             Ok(()) => {
@@ -250,17 +248,11 @@ impl PromFile {
     }
 
     fn write(&self, buf: &str) -> bool {
-        let res = match self.file.lock() {
-            Ok(mut f) => f.write_all(buf.as_bytes()),
-            Err(poisoned) => poisoned.into_inner().write_all(buf.as_bytes()),
-        };
+        let res = self.file.locked().write_all(buf.as_bytes());
         match res {
             Ok(()) => true,
             Err(e) => {
-                let mut last = match self.last_error.lock() {
-                    Ok(g) => g,
-                    Err(poisoned) => poisoned.into_inner(),
-                };
+                let mut last = self.last_error.locked();
                 *last = Some(format!("writing {}: {e}", self.path.display()));
                 false
             }
@@ -274,10 +266,7 @@ impl PromFile {
 
     /// The last write failure, if any write failed.
     pub fn last_error(&self) -> Option<String> {
-        match self.last_error.lock() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.last_error.locked().clone()
     }
 }
 
@@ -403,10 +392,7 @@ impl TransitionLog {
     /// The transitions so far, ordered by time (stable: one dep's causal order is kept on ties),
     /// and how many were left out beyond the cap.
     pub fn sorted(&self) -> (Vec<crate::scrape::Transition>, u64) {
-        let mut v = match self.kept.lock() {
-            Ok(g) => g.clone(),
-            Err(p) => p.into_inner().clone(),
-        };
+        let mut v = self.kept.locked().clone();
         v.sort_by_key(|t| t.t_ms);
         (v, self.dropped.load(Ordering::Relaxed))
     }
@@ -424,10 +410,7 @@ impl EventSink for TransitionLog {
         else {
             return;
         };
-        let mut g = match self.kept.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let mut g = self.kept.locked();
         if g.len() >= MAX_TRANSITIONS {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;

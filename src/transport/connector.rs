@@ -11,6 +11,7 @@
 //! A tuning the kernel refuses fails that connection (a run never silently measures with other
 //! options than it reports); the first such error is kept for the report too.
 
+use crate::util::sync::Locked;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -119,10 +120,7 @@ impl TunedConnector {
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
-    }
+    m.locked()
 }
 
 impl Service<Uri> for TunedConnector {

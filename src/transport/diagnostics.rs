@@ -3,6 +3,7 @@
 //! classified by the transports from typed errors (hyper predicates, then the innermost
 //! `io::Error` kind), never by matching error strings.
 
+use crate::util::sync::Locked;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -71,10 +72,7 @@ pub struct Diagnostics {
 impl Diagnostics {
     /// Counts one failure of `dep`.
     pub fn record(&self, dep: &str, failure: ReadFailure) {
-        let mut map = match self.counts.lock() {
-            Ok(m) => m,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut map = self.counts.locked();
         *map.entry(dep.to_string())
             .or_default()
             .entry(failure)
@@ -83,10 +81,7 @@ impl Diagnostics {
 
     /// A copy of the counts: dep → class name → count (only non-zero classes).
     pub fn snapshot(&self) -> BTreeMap<String, BTreeMap<String, u64>> {
-        let map = match self.counts.lock() {
-            Ok(m) => m,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let map = self.counts.locked();
         map.iter()
             .map(|(dep, by)| {
                 let by = by

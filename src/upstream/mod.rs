@@ -23,6 +23,7 @@ mod routes;
 mod server;
 mod stats;
 
+use crate::util::sync::{Locked, RwLocked};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -114,7 +115,7 @@ pub(crate) struct Incoming<'a> {
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.locked()
 }
 
 impl Upstream {
@@ -187,10 +188,7 @@ impl Upstream {
 
     /// Sends every later record to `sink` as well.
     pub fn subscribe(&self, sink: Arc<dyn RecordSink>) {
-        match self.sinks.write() {
-            Ok(mut g) => g.push(sink),
-            Err(p) => p.into_inner().push(sink),
-        }
+        self.sinks.write_locked().push(sink)
     }
 
     /// Decides the fault for one request arriving at `now` (`wall` for HTTP dates), counts it
@@ -246,10 +244,7 @@ impl Upstream {
             });
             (decision, duplicate, index)
         };
-        let sinks = match self.sinks.read() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let sinks = self.sinks.read_locked();
         if !sinks.is_empty() {
             let rec = UpstreamRecord {
                 t_ms,

@@ -2,6 +2,7 @@
 //! [`RecordSink`] (the run harness appends them to `upstream.jsonl`). Bearer tokens appear only
 //! as fingerprints.
 
+use crate::util::sync::Locked;
 use serde::{Deserialize, Serialize};
 
 /// One request as the upstream saw it.
@@ -60,18 +61,12 @@ pub struct MemoryRecords {
 impl MemoryRecords {
     /// Everything recorded so far.
     pub fn take(&self) -> Vec<UpstreamRecord> {
-        match self.records.lock() {
-            Ok(mut g) => std::mem::take(&mut *g),
-            Err(p) => std::mem::take(&mut *p.into_inner()),
-        }
+        std::mem::take(&mut *self.records.locked())
     }
 }
 
 impl RecordSink for MemoryRecords {
     fn record(&self, r: &UpstreamRecord) {
-        match self.records.lock() {
-            Ok(mut g) => g.push(r.clone()),
-            Err(p) => p.into_inner().push(r.clone()),
-        }
+        self.records.locked().push(r.clone())
     }
 }

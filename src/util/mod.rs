@@ -12,6 +12,7 @@ pub mod round;
 pub mod shutdown;
 pub mod speed;
 pub mod suggest;
+pub mod sync;
 pub mod text;
 pub mod textpos;
 pub mod watchdog;

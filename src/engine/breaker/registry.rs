@@ -14,6 +14,7 @@
 //! changes the dependencies' shared state and shares the engine's profile cooldowns
 //! (`registry/cooldowns.rs`); without one (the default) it decides alone.
 
+use crate::util::sync::Locked;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -93,10 +94,7 @@ impl Breakers {
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Dep>> {
-        match self.deps.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        self.deps.locked()
     }
 
     fn with_dep<R>(

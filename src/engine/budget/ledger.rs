@@ -1,5 +1,6 @@
 //! The per-session token ledger: what an agent session spent across its requests.
 
+use crate::util::sync::Locked;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -12,10 +13,7 @@ impl Ledger {
     /// Tokens the session spent in earlier requests (0 without a session).
     pub fn spent(&self, session: Option<&str>) -> u64 {
         let Some(s) = session else { return 0 };
-        match self.0.lock() {
-            Ok(m) => m.get(s).copied().unwrap_or(0),
-            Err(p) => p.into_inner().get(s).copied().unwrap_or(0),
-        }
+        self.0.locked().get(s).copied().unwrap_or(0)
     }
 
     /// Adds a finished request's tokens to its session.
@@ -24,10 +22,7 @@ impl Ledger {
         if tokens == 0 {
             return;
         }
-        let mut m = match self.0.lock() {
-            Ok(m) => m,
-            Err(p) => p.into_inner(),
-        };
+        let mut m = self.0.locked();
         let v = m.entry(s.to_string()).or_insert(0);
         *v = v.saturating_add(tokens);
     }

@@ -5,6 +5,7 @@
 //! (`throttled_total{tenant}`). A plan pinned to a model never moves: when that model's breaker
 //! is open it is *unavailable* (fail fast) rather than silently answered by another model.
 
+use crate::util::sync::Locked;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -107,10 +108,7 @@ impl Throttle {
         &self,
         f: impl FnOnce(&mut HashMap<String, VecDeque<(Instant, u64)>>) -> R,
     ) -> R {
-        match self.usage.lock() {
-            Ok(mut g) => f(&mut g),
-            Err(p) => f(&mut p.into_inner()),
-        }
+        f(&mut self.usage.locked())
     }
 
     /// Tokens the tenant used in the window ending at `now`.

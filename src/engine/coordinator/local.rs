@@ -4,6 +4,7 @@
 //! inside the room like Redis `TIME`. [`InProcess::set_down`] makes every call fail, to rehearse a
 //! coordinator outage on paused time. The rules mirror `scripts/*.lua` one for one.
 
+use crate::util::sync::Locked;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -65,10 +66,7 @@ impl InProcess {
     }
 
     fn lock(&self) -> MutexGuard<'_, Room> {
-        match self.room.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        }
+        self.room.locked()
     }
 
     fn with<T: Send + 'static>(

@@ -10,6 +10,7 @@
 //! The shared state (cooldown store and RNG) sits behind one `std::sync::Mutex`, never held across
 //! an `.await`; the store file is rewritten only when a cooldown is written or cleared.
 
+use crate::util::sync::Locked;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
@@ -195,10 +196,7 @@ impl<T: Transport> Engine<T> {
     }
 
     fn core(&self) -> MutexGuard<'_, Core> {
-        match self.core.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        self.core.locked()
     }
 
     /// Wall-clock time at `now` (tokio clock).

@@ -25,6 +25,7 @@
 
 mod fold;
 
+use crate::util::sync::Locked;
 use std::collections::HashMap;
 use std::sync::{Mutex, Weak};
 
@@ -156,10 +157,7 @@ impl Metrics {
     /// ms), from the live canary/breaker state ([`Disagreement::seconds_at`]).
     pub fn refresh_disagreement(&self, now_ms: u64) {
         let values: Vec<(String, f64)> = {
-            let map = match self.health.lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
+            let map = self.health.locked();
             map.iter()
                 .map(|(dep, d)| (dep.clone(), d.seconds_at(now_ms)))
                 .collect()
@@ -172,10 +170,7 @@ impl Metrics {
     /// Brings `source` up to the render time before every [`render_at`](Self::render_at)
     /// (dropped sources are skipped).
     pub fn advance_at_scrape(&self, source: Weak<dyn AtScrape>) {
-        match self.at_scrape.lock() {
-            Ok(mut g) => g.push(source),
-            Err(p) => p.into_inner().push(source),
-        }
+        self.at_scrape.locked().push(source)
     }
 
     /// [`render`](Self::render) at `now`: every [`AtScrape`] source is advanced to `now` first
@@ -183,10 +178,12 @@ impl Metrics {
     /// gauge is refreshed to `now` too, without one it shows its value at the last canary or
     /// transition.
     pub fn render_at(&self, now: Instant) -> String {
-        let sources: Vec<_> = match self.at_scrape.lock() {
-            Ok(g) => g.iter().filter_map(Weak::upgrade).collect(),
-            Err(p) => p.into_inner().iter().filter_map(Weak::upgrade).collect(),
-        };
+        let sources: Vec<_> = self
+            .at_scrape
+            .locked()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
         // No lock of ours is held here: a source's events come back through `emit`.
         for s in sources {
             s.advance_to(now);
@@ -277,10 +274,7 @@ impl Metrics {
 
     fn set_disagreement(&self, dep: &str, f: impl FnOnce(&mut Disagreement) -> f64) {
         let value = {
-            let mut map = match self.health.lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
+            let mut map = self.health.locked();
             f(map.entry(dep.to_string()).or_default())
         };
         self.disagreement.with_label_values(&[dep]).set(value);

@@ -14,6 +14,7 @@
 //! engine's own store applies as always; cooldowns this host writes meanwhile are held and
 //! shared, with the time they have left, in the first follower round after it answers again.
 
+use crate::util::sync::Locked;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
@@ -99,7 +100,7 @@ fn merge(
 
 impl Mirror {
     fn lock(&self) -> MutexGuard<'_, MirrorState> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.locked()
     }
 
     /// Follows `profiles` (those not followed yet, in order).
