@@ -1,4 +1,4 @@
-//! Budgets, idempotency, throttle and breakers wired into the engine's executor (issue 3):
+//! Budgets, idempotency, throttle and breakers wired into the engine's executor:
 //! a scripted transport on paused time, `Breakers` as admission, `Metrics` as a sink.
 
 use std::sync::Arc;

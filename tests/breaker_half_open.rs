@@ -1,4 +1,4 @@
-//! The half-open rules (issue 3): probe pacing and jitter, one probe in flight, the probe
+//! The half-open rules: probe pacing and jitter, one probe in flight, the probe
 //! timeout, closing on distinct workers, re-opening with a doubled open time.
 
 use std::time::Duration;

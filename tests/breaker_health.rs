@@ -1,4 +1,4 @@
-//! Synthetic canaries (issue 3 point 4): one per dep every 10 s (speed-scaled), marked with
+//! Synthetic canaries: one per dep every 10 s (speed-scaled), marked with
 //! `X-Breaker-Probe`, and the canary/breaker disagreement gauge.
 
 use std::sync::Arc;
@@ -282,7 +282,7 @@ fn dies_with_the_run(down: tokio::sync::watch::Receiver<bool>) -> FakeTransport 
     })
 }
 
-/// Issue 12 item 6: a canary cut by shutdown is not a failure — neither one still in flight nor
+/// A canary cut by shutdown is not a failure — neither one still in flight nor
 /// one whose call fails because the run is ending gets a `HealthCheck`, so the report counts it
 /// neither as a call nor as a failure. (Twenty runs: the failing answer and the shutdown arrive
 /// together, and the old loop let either win.)

@@ -1,4 +1,4 @@
-//! The breaker's trip and open rules (issue 3), table-tested through `Breakers` on paused time
+//! The breaker's trip and open rules, table-tested through `Breakers` on paused time
 //! with explicit instants.
 
 use std::time::Duration;

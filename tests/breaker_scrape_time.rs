@@ -1,4 +1,4 @@
-//! Exported breaker state is the state at scrape time (issue 12 item 1): an open breaker whose
+//! Exported breaker state is the state at scrape time: an open breaker whose
 //! open time ran out reads half-open in the next render with no call in between, stamped with
 //! the instant it was due; and observing a breaker (renders at arbitrary instants) never changes
 //! what its calls see — the same decisions, transitions and jitter draws as an unobserved twin.

@@ -16,8 +16,8 @@ fn unknown_flag_is_bad_usage_exit_2() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// `--speed` is validated once, by its value parser, with the bounds `--help` states (issue 12
-/// item 7): `1e-20` used to panic dividing durations, `1e9` ran with every expected time 0.000s.
+/// `--speed` is validated once, by its value parser, with the bounds `--help` states:
+/// `1e-20` used to panic dividing durations, `1e9` ran with every expected time 0.000s.
 #[test]
 fn speed_outside_its_bounds_is_exit_2_naming_them_and_nothing_runs() {
     let tmp = tempfile::tempdir().unwrap();
@@ -130,7 +130,7 @@ fn policy_values_parse_into_the_engine_policies() {
     );
 }
 
-/// `run --version` was refused (issue 14); every subcommand, nested ones too, takes it now.
+/// `run --version` was refused once; every subcommand, nested ones too, takes it now.
 #[test]
 fn version_is_accepted_by_every_subcommand() {
     use clap::{CommandFactory, Parser, error::ErrorKind};

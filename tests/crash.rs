@@ -1,4 +1,4 @@
-//! Crash safety with real processes (issue 17.2): `rehearse run` is killed with SIGKILL 200 times
+//! Crash safety with real processes: `rehearse run` is killed with SIGKILL 200 times
 //! at seeded random moments 0.1–1 s after it starts, while it writes the cooldown store
 //! (`auth-profiles-*.json`: a 429 storm over 8 profiles with 50 ms cooldowns rewrites it hundreds
 //! of times a second) and, for the later moments, the report. After every kill:
@@ -23,7 +23,7 @@ use rehearse::engine::failover::store::CooldownStore;
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-/// Kills, as the issue asks.
+/// Kills: 200 seeded moments, spread over the store rewrites and the report writes.
 const KILLS: usize = 200;
 /// Seed of the kill moments.
 const SEED: u64 = 17;

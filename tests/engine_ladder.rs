@@ -1,5 +1,5 @@
 //! Content self-correction retries, context fallbacks and the degradation ladder (lighter model →
-//! partial result → fail) in the model-call loop (issue 3 point 3), on paused time with a
+//! partial result → fail) in the model-call loop, on paused time with a
 //! scripted transport, `Breakers` as admission and `Metrics` as a sink.
 
 use std::time::Duration;

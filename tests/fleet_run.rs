@@ -1,4 +1,4 @@
-//! Fleet mode end to end (issue 16), through the real binary: 12 host processes, the run's own
+//! Fleet mode end to end, through the real binary: 12 host processes, the run's own
 //! redis-server on a free loopback port, the mock upstream on loopback. The storm fixture at
 //! speed 1 (none vs redis), the same storm through Redis with host clocks skewed ±2 s, and a
 //! run whose redis-server is killed mid-run and restarted, then slowed past the hosts' call

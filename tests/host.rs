@@ -1,4 +1,4 @@
-//! Host fingerprint, socket options and contradiction checks (issue 7.5–7.7).
+//! Host fingerprint, socket options and contradiction checks.
 
 use std::time::Duration;
 

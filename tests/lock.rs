@@ -1,4 +1,4 @@
-//! The run lock (issue 7.4): a second run is refused naming the holder; stale locks are taken
+//! The run lock: a second run is refused naming the holder; stale locks are taken
 //! over.
 
 use std::process::{Child, Command, Stdio};

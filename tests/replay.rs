@@ -1,4 +1,4 @@
-//! `rehearse replay` and `rehearse record` as real processes (issue 5): malformed traffic exits 2
+//! `rehearse replay` and `rehearse record` as real processes: malformed traffic exits 2
 //! naming the line, a replay prints its summary and per-request JSONL, an unreachable target is
 //! counted as errors, and the recorder prints its address, strips secrets and flushes on SIGTERM.
 

@@ -1,4 +1,4 @@
-//! Record → replay round trip over loopback with the real clock (issue 5): the recording keeps
+//! Record → replay round trip over loopback with the real clock: the recording keeps
 //! routes, order and offsets, no secret reaches the file, and replaying the recording hits the
 //! mock upstream with the same routes, order and offsets (within 5 ms after aligning on the
 //! median offset).
@@ -140,7 +140,7 @@ fn check_offsets(what: &str, got_ms: &[f64], expected_ms: &[f64], tol: f64) -> R
     }
 }
 
-/// The issue's claim as stated: on the real clock over loopback, offsets within 5 ms. Offsets
+/// The round trip's promise as stated: on the real clock over loopback, offsets within 5 ms. Offsets
 /// are those at which requests reached the proxy and the mock upstream (the kernel's receive
 /// times, so a late server thread does not count against the pacer), aligned on their median.
 /// Routes, order, metadata and secrets are asserted exactly. The replays run as `rehearse

@@ -357,7 +357,7 @@ fn markdown_and_html_show_the_same_per_policy_tables() {
     assert!(md.contains("- times: All times are scenario time"), "{md}");
 }
 
-/// Issue 12 item 2: with an event log the timeline and the diff take its times (the one source),
+/// With an event log the timeline and the diff take its times (the one source),
 /// the report says so, and every place the scrapes disagree with it is a row.
 #[test]
 fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() {

@@ -381,7 +381,7 @@ pub fn validate_checks(scenario: &Path) -> usize {
     words[at - 1].parse().unwrap()
 }
 
-/// A real run's report counts its checks as `validate` does (issue 14: 7 against 8).
+/// A real run's report counts its checks as `validate` does (a report once counted 7 where `validate` said 8).
 pub fn assert_counts_match_validate(dir: &Path, scenario: &Path) {
     let report: Report =
         serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
@@ -420,7 +420,7 @@ fn report_md_and_html_count_checks_and_unexpected_transitions_apart() {
     );
 }
 
-/// Issue 12/14: an interrupted run's checks that were never due are `not_reached`, skipped in
+/// An interrupted run's checks that were never due are `not_reached`, skipped in
 /// JUnit (neither passed nor failed), and a policy listed `not_run` is a suite of skipped cases.
 #[test]
 fn junit_skips_not_reached_checks_and_not_run_policies() {

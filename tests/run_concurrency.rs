@@ -1,4 +1,4 @@
-//! The run lock between real `rehearse run` processes (issue 7 "Must show"): a second run on
+//! The run lock between real `rehearse run` processes: a second run on
 //! the same report directory while the first holds the lock exits 3 naming the holder, the
 //! first finishes normally, a third run afterwards takes the lock; a run killed with SIGKILL
 //! leaves a stale lock the next run takes over.

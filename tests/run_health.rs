@@ -1,4 +1,4 @@
-//! Synthetic health checks in a real `rehearse run` (issue 3 point 4): a short scenario where
+//! Synthetic health checks in a real `rehearse run`: a short scenario where
 //! `crm_search` answers 503 for a window. Canaries reach the upstream marked as canaries at
 //! about the configured interval, stay out of the probe-spacing check (they are closer together
 //! than its minimum, so counting them would fail it), fail during the fault (`health_check`

@@ -1,4 +1,4 @@
-//! An interrupted run tells the truth (issue 12 item 5): SIGTERM ~5 s into the weekly scenario
+//! An interrupted run tells the truth: SIGTERM ~5 s into the weekly scenario
 //! (at speed 1, as launchd runs it) is exit 3 with an `incomplete` verdict, a first line saying
 //! where it stopped, every transition due later and every end-of-run check `not_reached` (none
 //! failed), a timeline that ends at the stop — and in an A/B run the policy that never started

@@ -1,6 +1,6 @@
-//! Every fixture scenario passes at the speed CI uses (issue 6, "Must show"), the README's run
+//! Every fixture scenario passes at the speed CI uses, the README's run
 //! command works from the repository root, and the report files match docs/report.md, the JSON Schema
-//! and the JUnit reader (issue 14).
+//! and the JUnit reader.
 
 use std::thread;
 
@@ -307,7 +307,7 @@ fn timeout_storm_report_shows_both_policies_side_by_side() {
             .count(),
         3
     );
-    // Issue 12 item 6: the `first = 1` stalls are aimed at user calls; canaries never see them
+    // The `first = 1` stalls are aimed at user calls; canaries never see them
     // (they used to be stalled by them), and none is failed by the end of the run.
     let (calls, failures) = assert_canaries_reconcile(&reported_path(&out));
     assert!(calls >= 10, "{calls} canaries");

@@ -1,4 +1,4 @@
-//! The mock upstream dying mid-run (issue 17.2): a real `rehearse run` process prints where its
+//! The mock upstream dying mid-run: a real `rehearse run` process prints where its
 //! upstream listens; `POST /_rehearse/shutdown` there stops the upstream as a crash would (the
 //! listener closes, connections drop). The run ends at once — not at `duration` — with exit 3, a
 //! report whose verdict is `error` and says why and when, and nothing left listening.

@@ -1,4 +1,4 @@
-//! No false PASS from a scenario that can only pass vacuously (issue 12, items 3–4): a metric
+//! No false PASS from a scenario that can only pass vacuously: a metric
 //! series the engine does not export, a label its family does not have, a dep nothing in the
 //! scenario produces, an empty traffic file, traffic that lies wholly after `duration`. Each is
 //! exit 2 from `validate` and from `run` (through the real binary), names file:line:col of the

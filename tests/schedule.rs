@@ -1,4 +1,4 @@
-//! `rehearse schedule` and the checked-in launchd example (issue 7.1–7.2).
+//! `rehearse schedule` and the checked-in launchd example.
 //!
 //! Longer than 400 lines on purpose: one suite for one command: plist rendering,
 //! install/uninstall/status against a fake launchctl, and the checked-in example, which share their
@@ -251,7 +251,7 @@ fn python_plistlib_reads_what_we_write_including_xml_specials() {
     assert_eq!(v["ProcessType"], "Interactive");
 }
 
-/// Issue 14: print/install took a scenario, working directory or program that does not exist
+/// print/install used to take a scenario, working directory or program that does not exist
 /// (exit 0), to fail at 03:00. Each is exit 2 now, naming what is wrong, and install writes
 /// nothing.
 #[test]

@@ -1,4 +1,4 @@
-//! Secrets never reach a file (issue 17.3): recognisable fake keys — bearer tokens, `api-key`,
+//! Secrets never reach a file: recognisable fake keys — bearer tokens, `api-key`,
 //! `x-api-key`, cookies, in headers and in bodies, and profile tokens — go through
 //! `rehearse record` and through a `rehearse run`; every byte of the recording, of every file of
 //! the run directory and of the run's stdout/stderr is searched for them. Fingerprints are fine.

@@ -1,4 +1,4 @@
-//! A scenario's `[tcp]` tuning reaches the harness's own sockets (issue 7 item 7): options read
+//! A scenario's `[tcp]` tuning reaches the harness's own sockets: options read
 //! back from real connections made through the harness's connector and transport, the
 //! contradiction it causes flagged end to end, the report's host section showing it, and a bad
 //! value rejected with file:line:col.

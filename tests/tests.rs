@@ -48,10 +48,10 @@ mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
 mod verdict_diff;
 
-// Run lock: held / stale takeover (issue 7.4).
+// Run lock: held / stale takeover.
 mod lock;
 
-// Host and TCP fingerprint, socket options, contradiction checks (issue 7.5-7.7).
+// Host and TCP fingerprint, socket options, contradiction checks.
 mod host;
 
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
@@ -67,7 +67,7 @@ mod report_contracts;
 // The report's picture: the timeline's marks, rendered in headless Chromium and looked at.
 mod report_render;
 
-// launchd schedule: plist, launchctl argv, checked-in example drift (issue 7.1-7.2).
+// launchd schedule: plist, launchctl argv, checked-in example drift.
 mod schedule;
 
 // The engine executor: admission, probes, context fallback, tools, ws, speed.
@@ -99,7 +99,7 @@ mod upstream_openai;
 // The run harness: every fixture scenario passes at CI speed; README command; report shape.
 mod run_scenarios;
 
-// Synthetic health checks in a real run: marked canaries, probe spacing, disagreement (issue 3.4).
+// Synthetic health checks in a real run: marked canaries, probe spacing, disagreement.
 mod run_health;
 
 // No vacuous pass: misspelt series/labels, unproducible deps, empty or late traffic are exit 2.
@@ -114,13 +114,13 @@ mod run_interrupted;
 // The run harness's failure paths: mutations, malformed input, SIGTERM, lock, suites, repeats.
 mod run_failures;
 
-// A scenario's [tcp] tuning on the harness's own sockets: read back, contradictions, report (issue 7.7).
+// A scenario's [tcp] tuning on the harness's own sockets: read back, contradictions, report.
 mod tcp_tuning;
 
 // The mock upstream dying mid-run: exit 3, a report that says so, nothing left listening.
 mod run_upstream_death;
 
-// Fake keys through `rehearse record` and `rehearse run`: none in any file or log (issue 17.3).
+// Fake keys through `rehearse record` and `rehearse run`: none in any file or log.
 mod secrets;
 
 // Two real `rehearse run` processes on one report dir: exit 3 naming the holder; killed-run takeover.

@@ -342,7 +342,7 @@ to = "closed"
     assert_eq!(rehearse::verdict::signed_secs(4_120), "+4.120s");
 }
 
-/// An interrupted run (issue 12 item 5): what the stop came before is `not_reached`, never a
+/// An interrupted run: what the stop came before is `not_reached`, never a
 /// failure; what was already observed keeps its outcome; end-of-run checks are never judged.
 #[test]
 fn a_stopped_run_leaves_what_it_never_reached_not_reached() {

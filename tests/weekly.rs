@@ -1,10 +1,11 @@
-//! The weekly job at its real speed (issue 12): `rehearse --scenario weekly` exactly as the
+//! The weekly job at its real speed: `rehearse --scenario weekly` exactly as the
 //! LaunchAgent runs it — by name, from the repository root, at speed 1, the full five minutes at
 //! ~10 RPS — must pass with every expectation ok. `--speed` compresses time and hid a stale
 //! breaker gauge that only real time showed, so this runs at ×1 and nothing else.
 //!
-//! A test binary of its own: cargo runs test binaries one after another, so these five minutes
-//! do not share the machine's two cores with the integration binary's parallel tests.
+//! A test binary of its own, so these five minutes never share the machine's two cores with the
+//! CPU-bound binaries (`integration`'s parallel tests, `crash`, `props`): `.ci/test` runs it only
+//! beside `target_openclaw`, whose runs mostly wait on the gateway's timers (docs/testing.md).
 
 /// The parts of the integration tests' `support` this test uses.
 #[allow(dead_code)]

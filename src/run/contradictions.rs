@@ -1,4 +1,4 @@
-//! Host facts against the scenario's timing (issue 7 item 6): the breaker's probe timeout and
+//! Host facts against the scenario's timing: the breaker's probe timeout and
 //! `open_for` (at the run's speed) against dead-peer detection, and every expected-transition
 //! tolerance against the TCP timer granularity, with the scenario's `[tcp]` tuning applied (the
 //! options the harness's connector sets). The checks themselves are the host module's.

@@ -1,4 +1,4 @@
-//! Suites (issue 7 item 3): several scenarios run into one `<stamp>-suite/` directory, one
+//! Suites: several scenarios run into one `<stamp>-suite/` directory, one
 //! subdirectory per scenario, with an index (index.md + index.json: verdict, duration and report
 //! link per scenario). The suite's exit code is the worst of its scenarios.
 

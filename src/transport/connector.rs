@@ -1,4 +1,4 @@
-//! The connector of the harness's own upstream sockets (issue 7 item 7): hyper-util's
+//! The connector of the harness's own upstream sockets: hyper-util's
 //! `HttpConnector` for resolution, connect timeout and `TCP_NODELAY`, then the scenario's
 //! [`TcpTuning`] applied to every new connection with [`sockopt::apply`] (keepalive through
 //! socket2 on both systems, `TCP_USER_TIMEOUT` on Linux, `TCP_RXT_CONNDROPTIME` on macOS).

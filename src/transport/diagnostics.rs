@@ -1,4 +1,4 @@
-//! Per-dependency read-failure diagnostics (issue 7 item 8): why reads failed — our deadline,
+//! Per-dependency read-failure diagnostics: why reads failed — our deadline,
 //! a peer reset, a body that ended early, headers that never arrived, an inter-token stall —
 //! classified by the transports from typed errors (hyper predicates, then the innermost
 //! `io::Error` kind), never by matching error strings.

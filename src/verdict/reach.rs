@@ -1,4 +1,4 @@
-//! The status rule of an interrupted run (issue 12 item 5): which checks a run stopped at
+//! The status rule of an interrupted run: which checks a run stopped at
 //! `stop_ms` can still vouch for. Pure; times in run ms, as the diff's.
 //!
 //! - A check that is certain as soon as it is seen — an unexpected transition, a transition of

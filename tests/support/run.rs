@@ -116,7 +116,7 @@ const FAILING_FAULTS: &[&str] = &[
     "ws_ping_timeout",
 ];
 
-/// Issue 12 item 6: the report's canary numbers reconcile with upstream.jsonl. Per policy and
+/// The report's canary numbers reconcile with upstream.jsonl. Per policy and
 /// dep, canaries run one at a time, so the k-th `health_check` event answers the k-th canary
 /// record: every counted canary has its record (at most one more record: a canary cut by the end
 /// of the run, which is not counted), each answer comes after its arrival and before the next

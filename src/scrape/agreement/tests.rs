@@ -1,4 +1,4 @@
-//! Tests of the event log against the scrapes: agreement, the stale gauge of issue 12, a
+//! Tests of the event log against the scrapes: agreement, the stale gauge of the weekly run, a
 //! transition rendered just before its event, counts the events lack.
 
 use super::*;
@@ -67,7 +67,7 @@ fn a_scrape_rendered_just_before_the_event_is_not_a_disagreement() {
 #[test]
 fn the_stale_gauge_of_the_weekly_run_is_shown_twice() {
     // events.jsonl: half-open at 164.573 s; the scrapes kept showing open and counted it only
-    // at 166.014 s (issue 12).
+    // at 166.014 s.
     let events = [tr(134_573, Closed, Open), tr(164_573, Open, HalfOpen)];
     let mut scrapes = Vec::new();
     let mut t = 134_600;

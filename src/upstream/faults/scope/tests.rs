@@ -121,7 +121,7 @@ fn ws_kinds_skip_http_routes_under_star() {
 
 #[test]
 fn canaries_never_see_a_first_n_fault_nor_use_it_up() {
-    // A `first = N` fault is aimed at N user requests (issue 12): a canary arriving while it is
+    // A `first = N` fault is aimed at N user requests: a canary arriving while it is
     // armed passes it by and falls through to the next fault in scope.
     let mut t = table(
         "[[fault]]\nroute='llm'\nkind='stall'\nfirst=1\n\
