@@ -5,8 +5,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::Config;
 
-/// Cases per property in `cargo test` (see README "Property tests"). `PROPTEST_CASES` overrides
-/// it: `scripts/fuzz-long.sh` runs 100 000.
+/// Cases per property in `cargo test` (see docs/testing.md, "Property tests"). `PROPTEST_CASES`
+/// overrides it: `scripts/fuzz-long.sh` runs 100 000.
 pub const DEFAULT_CASES: u32 = 256;
 
 /// The proptest configuration of every property: [`DEFAULT_CASES`] unless `PROPTEST_CASES` says
