@@ -13,8 +13,8 @@ pub fn run(cli: Cli) -> ExitCode {
 /// Runs a parsed command line; tests call this in-process.
 pub fn dispatch(cli: Cli) -> CmdResult {
     match cli.command {
-        Some(Command::Run(args)) => crate::run::command(args),
-        None if !cli.run.scenarios.is_empty() => crate::run::command(cli.run),
+        Some(Command::Run(args)) => crate::rehearsal::command(args),
+        None if !cli.run.scenarios.is_empty() => crate::rehearsal::command(cli.run),
         None => Err(CmdError::bad_input(anyhow::anyhow!(
             "nothing to do: give --scenario NAME or a subcommand (see `rehearse --help`)"
         ))),

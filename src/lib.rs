@@ -21,11 +21,17 @@
 //!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
 //!   checked against the scrapes.
 //! - [`verdict`]: the diff of expected against observed behaviour (pure).
-//! - [`report`]: Markdown, JSON and HTML+SVG report writers.
-//! - [`run`]: the in-process rehearsal: upstream + engine + replayer + scraper, then diff and report.
+//! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
+//!   verdict, reason), Markdown, JSON and HTML+SVG report writers.
+//! - [`rehearsal`]: `rehearse run`, the one pipeline: plan → system under test (embedded |
+//!   gateway | fleet, one type) → observation → the one judge → the report; the top of the
+//!   module graph, the only module that depends on both `run` and `fleet`.
+//! - [`run`]: what every kind of run is built from — the plan, the one upstream recorder, the
+//!   one engine rig (also every fleet host's), the sinks, the embedded and gateway runs and
+//!   their assembly into the report.
 //! - [`fleet`]: fleet mode: N gateway hosts as separate processes (the hidden `__fleet-host`
-//!   subcommand), the redis-server a run starts, coordinator faults, the fleet checks and the
-//!   report's `fleet` section; A/B over `[fleet] coordination`.
+//!   subcommand), the redis-server a run starts, coordinator faults and the fleet checks;
+//!   A/B over `[fleet] coordination`. Depends on `run`, never the other way.
 //! - [`transport`]: every client the harness has — the engine's HTTP/SSE/WebSocket transport,
 //!   `rehearse replay`'s dispatcher, the one request builder and error mapping they share, the
 //!   tuned connector and socket options (`[tcp]`) the run, `replay` and `record` connect
@@ -53,6 +59,7 @@ pub mod exit;
 pub mod exporter;
 pub mod fleet;
 pub mod host;
+pub mod rehearsal;
 pub mod replay;
 pub mod report;
 pub mod run;

@@ -398,6 +398,7 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
             elapsed_ms: 6_000,
             canaries: Default::default(),
             stopped_at_ms: None,
+            final_exposition: None,
         })
     };
     let by_scrape = build(None);

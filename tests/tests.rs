@@ -48,6 +48,9 @@ mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
 mod verdict_diff;
 
+// The one judge: a run past the upstream recorder's cap says so and ends incomplete.
+mod run_judge;
+
 // Run lock: held / stale takeover.
 mod lock;
 

@@ -10,38 +10,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
-
+use super::spec::HostMode;
 use crate::engine::BreakerState;
+pub use crate::report::fleet_model::{Agreement, CloseCheck, FleetProbe, Outage, Spacing, Spell};
 use crate::scrape::Transition;
-
-/// One probe as the upstream saw it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FleetProbe {
-    /// Arrival, ms since the run start.
-    pub t_ms: u64,
-    /// The dep (`X-Breaker-Probe`).
-    pub dep: String,
-    /// The host that sent it (`X-Rehearse-Host`; empty if none).
-    pub host: String,
-    /// True when the upstream answered it without a fault.
-    pub ok: bool,
-}
-
-/// Probe spacing of one dep over all hosts.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Spacing {
-    /// Probes that arrived.
-    pub probes: u64,
-    /// The smallest gap between two consecutive arrivals (`None`: fewer than two).
-    pub min_gap_ms: Option<u64>,
-    /// Consecutive arrivals closer than one probe interval.
-    pub gaps_under_interval: u64,
-    /// The most arrivals inside any window one probe interval long (1 = perfectly paced).
-    pub max_in_interval: u64,
-    /// The largest number of arrivals one host sent inside any window one interval long.
-    pub max_per_host_in_interval: u64,
-}
 
 fn times<'a>(probes: &'a [FleetProbe], dep: &'a str) -> impl Iterator<Item = &'a FleetProbe> {
     probes.iter().filter(move |p| p.dep == dep)
@@ -86,20 +58,6 @@ pub fn spacing(probes: &[FleetProbe], dep: &str, interval_ms: u64) -> Spacing {
     }
 }
 
-/// A burst of probes: arrivals no more than `split_ms` apart (a half-open spell; the next one
-/// comes after an open time at least that long).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Spell {
-    /// First probe.
-    pub from_ms: u64,
-    /// Last probe.
-    pub to_ms: u64,
-    /// Probes in it.
-    pub probes: u64,
-    /// Distinct hosts that sent them.
-    pub hosts: u64,
-}
-
 /// `dep`'s half-open spells as the upstream saw them (gaps over `split_ms` start a new one).
 pub fn spells(probes: &[FleetProbe], dep: &str, split_ms: u64) -> Vec<Spell> {
     let mut ps: Vec<&FleetProbe> = times(probes, dep).collect();
@@ -129,15 +87,6 @@ pub fn spells(probes: &[FleetProbe], dep: &str, split_ms: u64) -> Vec<Spell> {
             s
         })
         .collect()
-}
-
-/// One close of a dep by the fleet.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CloseCheck {
-    /// When the first host closed it.
-    pub t_ms: u64,
-    /// The distinct hosts whose probes succeeded since the last failed probe before it.
-    pub ok_hosts: Vec<String>,
 }
 
 /// The first close of each outage: the earliest `half_open → closed` of any host, ignoring
@@ -189,19 +138,6 @@ pub fn distinct_before_close(
         .collect()
 }
 
-/// How far apart the hosts entered one state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Agreement {
-    /// The state entered.
-    pub to: BreakerState,
-    /// The first host's entry, ms.
-    pub first_ms: u64,
-    /// The last host's entry minus the first's, ms.
-    pub spread_ms: u64,
-    /// Hosts that entered it within the window.
-    pub hosts: u64,
-}
-
 /// Groups every host's entries into `dep`'s `to` states: entries within `window_ms` of a
 /// group's first entry join it (each host once); the spread of each group.
 pub fn agreement(hosts: &[(String, Vec<Transition>)], dep: &str, window_ms: u64) -> Vec<Agreement> {
@@ -240,39 +176,21 @@ pub fn agreement(hosts: &[(String, Vec<Transition>)], dep: &str, window_ms: u64)
     groups.into_iter().map(|(g, _)| g).collect()
 }
 
-/// One coordinator outage as the fleet lived it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Outage {
-    /// When the coordinator went away (ms).
-    pub down_ms: u64,
-    /// When it was back (ms; `None`: not within the run).
-    pub up_ms: Option<u64>,
-    /// Hosts that fell back to their local breakers meanwhile.
-    pub hosts_fell_back: u64,
-    /// Hosts that were back on the coordinator after `up_ms`.
-    pub hosts_rejoined: u64,
-    /// The last host's rejoin after `up_ms`, ms (`None`: some host never rejoined).
-    pub rejoin_ms: Option<u64>,
-    /// Probes at the upstream from `down_ms` to the last rejoin.
-    pub probes: u64,
-    /// The most probes one host sent inside one probe interval in that time.
-    pub max_per_host_in_interval: u64,
-}
-
-/// The outage `[down_ms, up_ms)` from every host's mode changes (`local` = fell back, anything
-/// else = on the coordinator) and the probes; `interval_ms` the probe interval.
+/// The outage `[down_ms, up_ms)` from every host's mode changes and the probes; `interval_ms`
+/// the probe interval.
 pub fn outage(
     down_ms: u64,
     up_ms: Option<u64>,
-    modes: &[(String, Vec<(u64, String)>)],
+    modes: &[(String, Vec<(u64, HostMode)>)],
     probes: &[FleetProbe],
     interval_ms: u64,
 ) -> Outage {
     let fell_back = modes
         .iter()
         .filter(|(_, m)| {
-            m.iter()
-                .any(|(t, mode)| mode == "local" && *t >= down_ms && up_ms.is_none_or(|u| *t <= u))
+            m.iter().any(|(t, mode)| {
+                *mode == HostMode::Local && *t >= down_ms && up_ms.is_none_or(|u| *t <= u)
+            })
         })
         .count() as u64;
     let rejoins: Vec<Option<u64>> = up_ms.map_or_else(Vec::new, |up| {
@@ -280,16 +198,12 @@ pub fn outage(
             .iter()
             .map(|(_, m)| {
                 // The host's mode at `up`: rejoined at once if it never left.
-                let before = m
-                    .iter()
-                    .rev()
-                    .find(|(t, _)| *t < up)
-                    .map(|(_, x)| x.as_str());
-                if before != Some("local") {
+                let before = m.iter().rev().find(|(t, _)| *t < up).map(|(_, x)| *x);
+                if before != Some(HostMode::Local) {
                     return Some(0);
                 }
                 m.iter()
-                    .find(|(t, mode)| *t >= up && mode != "local")
+                    .find(|(t, mode)| *t >= up && *mode != HostMode::Local)
                     .map(|(t, _)| t - up)
             })
             .collect()
@@ -406,7 +320,7 @@ mod tests {
     fn an_outage_counts_fallbacks_rejoin_lag_and_probes_per_host() {
         let m = |v: &[(u64, &str)]| {
             v.iter()
-                .map(|(t, s)| (*t, s.to_string()))
+                .map(|(t, s)| (*t, HostMode::of(s)))
                 .collect::<Vec<_>>()
         };
         let modes = vec![

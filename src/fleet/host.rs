@@ -2,8 +2,9 @@
 //! FILE`, hidden): its own engine, breakers (coordinated through Redis or alone), event log
 //! and `/metrics` on loopback; it replays its share of the traffic (split by session) against
 //! the run's mock upstream, naming itself in `X-Rehearse-Host`, with its canaries (one per dep
-//! its share reaches, as a single run has). See [`super::spec`] for the
-//! stdio protocol.
+//! its share reaches, as a single run has). Its engine is built by the same rig as the embedded
+//! run's ([`crate::run::rig`]): the pacer thread, the metrics clock, the in-flight cap. See
+//! [`super::spec`] for the stdio protocol.
 
 use crate::util::sync::Locked;
 use std::io::Write as _;
@@ -14,21 +15,17 @@ use std::time::{Duration, UNIX_EPOCH};
 use anyhow::{Context, anyhow};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 
-use super::spec::{HostDone, HostSpec, share};
-use crate::engine::breaker::{Breakers, HostClock};
+use super::spec::{HostDone, HostMode, HostSpec, share};
+use crate::engine::breaker::HostClock;
 use crate::engine::coordinator::{HostId, RedisCoordinator, RedisOptions};
-use crate::engine::events::FanOut;
-use crate::engine::metrics::{AtScrape, Metrics};
-use crate::engine::{Engine, EngineOptions, Event, EventKind, EventSink};
+use crate::engine::{Event, EventKind, EventSink};
 use crate::exit::{CmdError, CmdResult};
-use crate::replay::replayer::{Pacing, ReplayOptions, replay};
-use crate::run::dispatch::{Counters, EngineDispatcher};
+use crate::run::dispatch::Counters;
+use crate::run::rig::{Coordinate, Rig, RigSpec};
 use crate::run::sinks::{EventsWriter, JsonlFile, TransitionLog};
-use crate::transport::Diagnostics;
-use crate::transport::HttpTransport;
+use crate::util::shutdown::Shutdown;
 
 /// How often a coordinated host reads the shared records.
 pub const FOLLOW_EVERY: Duration = Duration::from_millis(25);
@@ -38,7 +35,7 @@ pub const FOLLOW_EVERY: Duration = Duration::from_millis(25);
 #[derive(Debug, Default)]
 struct CoordLog {
     errors: AtomicU64,
-    modes: std::sync::Mutex<Vec<(u64, String)>>,
+    modes: std::sync::Mutex<Vec<(u64, HostMode)>>,
 }
 
 impl EventSink for CoordLog {
@@ -48,7 +45,7 @@ impl EventSink for CoordLog {
                 self.errors.fetch_add(1, Ordering::Relaxed);
             }
             EventKind::CoordinatorMode { mode } => {
-                self.modes.locked().push((event.t_ms, mode.clone()))
+                self.modes.locked().push((event.t_ms, HostMode::of(mode)))
             }
             _ => {}
         }
@@ -89,37 +86,23 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
     let speed =
         crate::util::speed::Speed::new(spec.speed).map_err(|e| anyhow!("host {}: {e}", spec.id))?;
     let traffic = share(&checked.traffic, spec.index, spec.hosts);
-    let clock = HostClock::wall_skewed(spec.skew_ms);
-    let wall = clock.read().wall;
-    let start_unix_s = wall
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
+    let host_clock = HostClock::wall_skewed(spec.skew_ms);
     let seed = spec.seed.wrapping_add(spec.index as u64);
     std::fs::create_dir_all(&spec.dir)
         .with_context(|| format!("creating {}", spec.dir.display()))?;
     let events_file = JsonlFile::open(&spec.dir.join("events.jsonl"))
         .with_context(|| format!("opening events.jsonl in {}", spec.dir.display()))?;
 
-    // /metrics first: the run scrapes it from before the start.
-    let metrics = Arc::new(Metrics::new(start_unix_s));
+    // /metrics is bound first (the run learns where from the `metrics ADDR` line) and served
+    // from `go` on, when the engine's clock is known; the run scrapes it from `go`.
     let m_listener = TcpListener::bind("127.0.0.1:0")
         .await
         .context("binding the host's /metrics")?;
     let m_addr = m_listener.local_addr().context("the /metrics address")?;
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let shutdown = |rx: watch::Receiver<bool>| async move {
-        let mut rx = rx;
-        let _ = rx.wait_for(|s| *s).await;
-    };
-    let m_task = tokio::spawn(crate::exporter::serve_metrics(
-        m_listener,
-        metrics.clone(),
-        shutdown(shutdown_rx.clone()),
-    ));
     say(&format!("metrics {m_addr}"));
 
     // Wait for `go`; stdin closing before or after it stops the host.
-    let (stop_tx, stop_rx) = watch::channel(false);
+    let stop = Shutdown::new();
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let go_unix_us = loop {
         match lines.next_line().await {
@@ -135,10 +118,13 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
             _ => return Err(anyhow!("host {}: stdin closed before `go`", spec.id)),
         }
     };
-    tokio::spawn(async move {
-        while let Ok(Some(_)) = lines.next_line().await {}
-        let _ = stop_tx.send(true);
-    });
+    {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(_)) = lines.next_line().await {}
+            stop.request("stdin closed");
+        });
+    }
     // The run's start is the parent's `go` instant (the same machine's real wall clock, read
     // by both): every host's ms 0 is the upstream's, however late its `go` line arrived.
     let now = Instant::now();
@@ -147,119 +133,96 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
         .unwrap_or_default()
         .min(Duration::from_secs(5));
     let start = now.checked_sub(late).unwrap_or(now);
-
-    let events: Arc<dyn EventSink> =
-        Arc::new(EventsWriter::new(events_file, &spec.label, speed.get()));
-    let transitions = Arc::new(TransitionLog::default());
-    let errors = Arc::new(CoordLog::default());
-    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![
-        metrics.clone(),
-        events,
-        transitions.clone(),
-        errors.clone(),
-    ]));
-    let mut breakers = Breakers::new(
-        file.engine.breaker.clone(),
-        speed,
-        seed,
-        sink.clone(),
-        clock.shift(start),
-    );
-    if let Some(url) = &spec.redis_url {
-        let c = RedisCoordinator::new(RedisOptions {
-            url: url.clone(),
-            prefix: spec
-                .redis_prefix
-                .clone()
-                .unwrap_or_else(|| RedisOptions::default().prefix),
-            ..RedisOptions::default()
-        })
-        .map_err(|e| anyhow!("host {}: {e}", spec.id))?;
-        let id = HostId::new(&spec.id).map_err(|e| anyhow!("{e}"))?;
-        breakers = breakers.with_coordinator(Arc::new(c), id, clock);
-    }
-    let breakers = Arc::new(breakers);
-    let at_scrape: std::sync::Weak<dyn AtScrape> = Arc::<Breakers>::downgrade(&breakers);
-    metrics.advance_at_scrape(at_scrape);
-    let follower = tokio::spawn(
-        breakers
-            .clone()
-            .run_follower(FOLLOW_EVERY, shutdown(shutdown_rx.clone())),
-    );
-
-    let diagnostics = Arc::new(Diagnostics::default());
-    let transport = HttpTransport::with_tcp(spec.upstream, diagnostics, file.tcp.clone())
-        .with_host(&spec.id)
-        .with_pong_deadline(speed.scale(crate::transport::ws::DEFAULT_PONG_DEADLINE));
-    // This host's synthetic health checks, as a single run has them: one canary per dep its
-    // share of the traffic reaches, over the same transport (so they name the host too).
     let wall_start = std::time::SystemTime::now()
         .checked_sub(now.saturating_duration_since(start))
         .unwrap_or_else(std::time::SystemTime::now);
-    let canary_stop = crate::util::shutdown::Shutdown::new();
-    let canary_task = tokio::spawn(crate::engine::health::canary::run_canaries(
-        Arc::new(transport.clone()),
-        crate::run::health::canaries(file, &traffic),
-        file.engine.clone(),
-        speed,
-        sink.clone(),
-        crate::engine::clock::Clock::new(start, wall_start),
-        canary_stop.requested(),
+    let clock = crate::engine::clock::Clock::new(start, wall_start);
+    // Its metrics speak this host's (skewed) wall clock, as the run's scrapes of it expect.
+    let skewed_unix_s = host_clock
+        .read()
+        .wall
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+        - now.saturating_duration_since(start).as_secs_f64();
+    let metrics = crate::run::rig::metrics(start, skewed_unix_s);
+    let servers = Shutdown::new();
+    let m_task = tokio::spawn(crate::exporter::serve_metrics(
+        m_listener,
+        metrics.clone(),
+        servers.requested(),
     ));
-    let opts = EngineOptions {
+
+    let transitions = Arc::new(TransitionLog::default());
+    let errors = Arc::new(CoordLog::default());
+    let coordinate = match &spec.redis_url {
+        Some(url) => {
+            let c = RedisCoordinator::new(RedisOptions {
+                url: url.clone(),
+                prefix: spec
+                    .redis_prefix
+                    .clone()
+                    .unwrap_or_else(|| RedisOptions::default().prefix),
+                ..RedisOptions::default()
+            })
+            .map_err(|e| anyhow!("host {}: {e}", spec.id))?;
+            Some(Coordinate {
+                coordinator: Arc::new(c),
+                host: HostId::new(&spec.id).map_err(|e| anyhow!("{e}"))?,
+                clock: host_clock,
+            })
+        }
+        None => None,
+    };
+    // This host's engine, as the embedded run builds it: its canaries are one per dep its
+    // share of the traffic reaches, over the same transport (so they name the host too).
+    let mut rig = Rig::build(RigSpec {
+        file,
+        traffic: &traffic,
         policy: spec.policy,
         seed,
         speed,
-        start,
-        store_path: Some(spec.dir.join("auth-profiles.json")),
-    };
-    let engine = Engine::new(
-        file.engine.clone(),
-        file.profile.clone(),
-        opts,
-        transport,
-        breakers.clone(),
-        sink,
-    )
-    .map_err(|e| anyhow!("host {}: starting the engine: {e}", spec.id))?;
+        clock,
+        upstream: spec.upstream,
+        host: Some(&spec.id),
+        store_path: spec.dir.join("auth-profiles.json"),
+        metrics,
+        sinks: vec![
+            Arc::new(EventsWriter::new(events_file, &spec.label, speed.get())),
+            transitions.clone(),
+            errors.clone(),
+        ],
+        canary_sinks: Vec::new(),
+        coordinate,
+    })
+    .map_err(|e| anyhow!("host {}: {e}", spec.id))?;
+    let breakers = rig.breakers.clone();
+    let follower = tokio::spawn(
+        breakers
+            .clone()
+            .run_follower(FOLLOW_EVERY, servers.requested()),
+    );
+
     let counters = Arc::new(Counters::default());
-    let dispatcher = Arc::new(EngineDispatcher::new(
-        Arc::new(engine),
-        file.workers,
-        seed,
-        counters.clone(),
-    ));
     let run_for = speed.scale(file.duration);
     let end = crate::util::speed::after(start, run_for);
     let until_end = {
-        let mut stop_rx = stop_rx.clone();
-        async move {
+        let stop = stop.clone();
+        move || async move {
             tokio::select! {
                 _ = sleep_until(end) => {}
-                _ = stop_rx.wait_for(|s| *s) => {}
+                _ = stop.requested() => {}
             }
         }
     };
-    let summary = replay(
-        traffic,
-        dispatcher,
-        ReplayOptions {
-            speed,
-            max_in_flight: 4096,
-            start,
-            pacing: Pacing::Timer,
-            keep_records: false,
-        },
-        until_end,
-    )
-    .await;
-    let mut stop_rx2 = stop_rx.clone();
+    let summary = rig
+        .replay(Arc::new(traffic), counters.clone(), until_end)
+        .await
+        .map_err(|e| anyhow!("host {}: {e}", spec.id))?;
     tokio::select! {
         _ = sleep_until(end) => {}
-        _ = stop_rx2.wait_for(|s| *s) => {}
+        _ = stop.requested() => {}
     }
-    canary_stop.request("the run ended");
-    let _ = tokio::time::timeout(Duration::from_millis(500), canary_task).await;
+    rig.stop_canaries(Duration::from_millis(500)).await;
     let lag = crate::report::model::Lag {
         p50: summary.lag_p50_ms,
         p99: summary.lag_p99_ms,
@@ -284,9 +247,8 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
         "done {}",
         serde_json::to_string(&done).unwrap_or_default()
     ));
-    let mut stop_rx3 = stop_rx;
-    let _ = tokio::time::timeout(Duration::from_secs(10), stop_rx3.wait_for(|s| *s)).await;
-    let _ = shutdown_tx.send(true);
+    let _ = tokio::time::timeout(Duration::from_secs(10), stop.requested()).await;
+    servers.request("the host stopped");
     let _ = tokio::time::timeout(Duration::from_millis(300), follower).await;
     let _ = tokio::time::timeout(Duration::from_millis(300), m_task).await;
     Ok(())

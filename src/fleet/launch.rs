@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::timeout;
 
-use super::run::FleetError;
+use super::error::FleetError;
 use super::spec::HostSpec;
 
 /// How long a host may take to bind its `/metrics` and say so.

@@ -9,12 +9,14 @@
 //! - `host`: the host process (`rehearse __fleet-host`, hidden).
 //! - `redis_server`: the redis-server a run starts itself (`[coordinator] spawn = true`).
 //! - `faults`: coordinator faults (`route = "coordinator"`: `down`, `latency`).
-//! - `launch`: starting one host process; `run`: one coordination run (upstream, coordinator, hosts, scrapers, faults).
+//! - `launch`: starting one host process; `run`: one coordination run (upstream, coordinator, hosts, scrapers, faults);
+//!   `error`: their harness failure.
 //! - `checks`: the fleet checks, pure; `section`: the report's `fleet` section; `expect`:
 //!   `[[expect.fleet]]` against them.
 //! - `scenario`: every coordination run of a scenario → the report.
 
 pub mod checks;
+mod error;
 pub mod expect;
 pub mod faults;
 pub mod host;

@@ -9,18 +9,17 @@
 //! Longer than 400 lines on purpose: one coordination run's start-up and tear-down order (upstream,
 //! redis, hosts, scrapes, faults, stop) read top to bottom.
 
-use crate::util::sync::Locked;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout};
 
 use super::checks::FleetProbe;
+pub use super::error::FleetError;
 use super::faults::{CoordinatorFaults, FaultLog};
 use super::launch::start_host;
 use super::redis_server::SpawnedRedis;
@@ -29,11 +28,12 @@ use crate::engine::Policy;
 use crate::run::harness::RunFiles;
 use crate::run::observe::FaultHits;
 use crate::run::plan::ScenarioPlan;
+use crate::run::recorder::{KeptRecords, UpstreamRecorder};
 use crate::run::sinks::{EventsWriter, PromFile};
 use crate::scenario::fleet::Coordination;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
-use crate::upstream::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord};
-use crate::util::shutdown::Shutdown as Stop;
+use crate::upstream::{Upstream, UpstreamConfig};
+use crate::util::shutdown::Shutdown;
 use crate::verdict::ProbeArrival;
 
 /// How long a host may take past `duration` to say `done`.
@@ -53,25 +53,6 @@ fn redis_addr(url: &str) -> Option<SocketAddr> {
         format!("{hostport}:6379")
     };
     hostport.to_socket_addrs().ok()?.next()
-}
-
-/// A harness failure of a fleet run (exit 3).
-#[derive(Debug, thiserror::Error)]
-pub enum FleetError {
-    /// A loopback listener could not be bound.
-    #[error("binding a loopback port for the mock upstream: {0}")]
-    Bind(std::io::Error),
-    /// The run's redis-server would not start.
-    #[error("{0}")]
-    Redis(#[from] super::redis_server::RedisSpawnError),
-    /// A host process could not be started or never became ready.
-    #[error("host {host}: {why}")]
-    Host {
-        /// Its id.
-        host: String,
-        /// Why.
-        why: String,
-    },
 }
 
 /// What one host did.
@@ -115,38 +96,16 @@ pub struct FleetRun {
     /// Set when a stop request cut the run short.
     pub stopped: Option<String>,
     /// The upstream's model-request records (kept only when the scenario has expectations
-    /// judged at the upstream, `[[expect.attempts]]` and the like).
-    pub upstream_records: Vec<UpstreamRecord>,
+    /// judged at the upstream, `[[expect.attempts]]` and the like; up to the recorder's cap).
+    pub upstream_records: KeptRecords,
 }
 
-/// Records upstream requests to upstream.jsonl and keeps the probes with their host.
-struct FleetLog {
-    out: EventsWriter,
-    probes: Mutex<Vec<FleetProbe>>,
-    faults: Arc<FaultHits>,
-    /// Keeps the model requests' records (for the ground-truth expectations).
-    keep: Option<Mutex<Vec<UpstreamRecord>>>,
-}
+/// Requests its stop when dropped, so the servers of a run that returns part-way stop with it.
+struct StopOnDrop(Shutdown);
 
-impl RecordSink for FleetLog {
-    fn record(&self, r: &UpstreamRecord) {
-        self.out.append_at(r.t_ms, r);
-        if let Some(i) = r.fault_index.filter(|_| !r.canary) {
-            self.faults.record(i, r.t_ms, &r.dep);
-        }
-        if let Some(keep) = self.keep.as_ref().filter(|_| r.route == "llm") {
-            keep.locked().push(r.clone());
-        }
-        if r.canary || !r.probe {
-            return;
-        }
-        let mut p = self.probes.locked();
-        p.push(FleetProbe {
-            t_ms: r.t_ms,
-            dep: r.dep.clone(),
-            host: r.host.clone().unwrap_or_default(),
-            ok: r.fault.is_none(),
-        });
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.request("the run ended");
     }
 }
 
@@ -156,7 +115,7 @@ pub async fn run_coordination(
     coordination: Coordination,
     run_dir: &Path,
     files: &RunFiles,
-    stop: &Stop,
+    stop: &Shutdown,
 ) -> Result<FleetRun, FleetError> {
     let file = &plan.checked.file;
     let fleet = &file.fleet;
@@ -166,11 +125,9 @@ pub async fn run_coordination(
     let start_unix_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let shutdown = |rx: watch::Receiver<bool>| async move {
-        let mut rx = rx;
-        let _ = rx.wait_for(|s| *s).await;
-    };
+    // The upstream stops on this request, or when the run returns early (a host that would not
+    // start): the guard requests it on drop.
+    let servers = StopOnDrop(Shutdown::new());
 
     // The upstream every host calls.
     let upstream = Upstream::new(UpstreamConfig {
@@ -181,12 +138,14 @@ pub async fn run_coordination(
         ..UpstreamConfig::default()
     });
     let fault_hits = Arc::new(FaultHits::new(speed.get()));
-    let log = Arc::new(FleetLog {
-        out: EventsWriter::new(files.upstream.clone(), label, speed.get()),
-        probes: Mutex::new(Vec::new()),
-        faults: fault_hits.clone(),
-        keep: file.expect.has_ground().then(|| Mutex::new(Vec::new())),
-    });
+    let log = Arc::new(
+        UpstreamRecorder::new(
+            EventsWriter::new(files.upstream.clone(), label, speed.get()),
+            fault_hits.clone(),
+            file.expect.has_ground(),
+        )
+        .with_cap(plan.record_cap),
+    );
     upstream.subscribe(log.clone());
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
@@ -195,7 +154,7 @@ pub async fn run_coordination(
     let up_task = tokio::spawn(crate::upstream::serve(
         listener,
         upstream.clone(),
-        shutdown(shutdown_rx.clone()),
+        servers.0.requested(),
     ));
 
     // The coordinator.
@@ -295,7 +254,7 @@ pub async fn run_coordination(
             "# coordination {label}: every host's scrapes are in hosts/{label}/HOST/scrapes.prom"
         ));
     }
-    let (scrape_stop_tx, scrape_stop_rx) = watch::channel(false);
+    let scrape_stop = Shutdown::new();
     let interval = speed.scale(file.scrape_interval);
     let mut scrapers = Vec::new();
     for p in &procs {
@@ -317,10 +276,10 @@ pub async fn run_coordination(
             timeout: SCRAPE_TIMEOUT,
         });
         let host_unix = start_unix_s + p.skew_ms as f64 / 1000.0;
-        let rx = scrape_stop_rx.clone();
+        let stopped = scrape_stop.requested();
         scrapers.push(tokio::spawn(async move {
             scraper
-                .run_into((prom, CompactScrapes::new(host_unix)), shutdown(rx))
+                .run_into((prom, CompactScrapes::new(host_unix)), stopped)
                 .await
                 .1
         }));
@@ -361,7 +320,7 @@ pub async fn run_coordination(
         }
         dones.push(done);
     }
-    let _ = scrape_stop_tx.send(true);
+    scrape_stop.request("the run ended");
     let mut scrapes = Vec::new();
     for s in scrapers {
         scrapes.push(s.await.unwrap_or_else(|e| {
@@ -397,9 +356,18 @@ pub async fn run_coordination(
     if let Some(t) = proxy_task {
         t.abort();
     }
-    let _ = shutdown_tx.send(true);
+    servers.0.request("the run ended");
     let _ = timeout(Duration::from_millis(500), up_task).await;
-    let probes = log.probes.locked().clone();
+    let probes: Vec<FleetProbe> = log
+        .probes()
+        .into_iter()
+        .map(|p| FleetProbe {
+            t_ms: p.t_ms,
+            dep: p.dep,
+            host: p.host.unwrap_or_default(),
+            ok: p.ok,
+        })
+        .collect();
     let arrivals = probes
         .iter()
         .map(|p| ProbeArrival {
@@ -420,10 +388,6 @@ pub async fn run_coordination(
         coordinator_log: fault_log.entries(),
         outages: fault_log.outages(),
         stopped,
-        upstream_records: log
-            .keep
-            .as_ref()
-            .map(|k| std::mem::take(&mut *k.locked()))
-            .unwrap_or_default(),
+        upstream_records: log.take_records(),
     })
 }

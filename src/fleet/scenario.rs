@@ -13,17 +13,18 @@ use std::path::Path;
 use super::run::{FleetRun, run_coordination};
 use super::section::{FleetSection, run_report};
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
-use crate::report::model::{PolicyReport, PolicyStatus, Report, Verdict};
-use crate::run::assemble::{ReportContext, report};
+use crate::report::judge::{Ending, judge, settle};
+use crate::report::model::{PolicyReport, Report};
+use crate::run::assemble::{ReportContext, judge_at_upstream, report};
 use crate::run::fault_scope::fault_windows;
 use crate::run::harness::RunFiles;
 use crate::run::plan::ScenarioPlan;
 use crate::scrape::{CompactScrapes, Exposition, Transition};
-use crate::util::shutdown::Shutdown as Stop;
-use crate::verdict::ExpectKind;
-use crate::verdict::ground_eval::{UpstreamFacts, evaluate};
+use crate::util::shutdown::Shutdown;
 
-fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
+/// A coordination run's section: h0's lanes and transitions; the metric rows and counters read
+/// `merged`, every host's final scrape.
+fn policy_report(plan: &ScenarioPlan, run: &FleetRun, merged: &Exposition) -> PolicyReport {
     let file = &plan.checked.file;
     let empty = CompactScrapes::new(0.0);
     let h0 = run.hosts.first();
@@ -61,6 +62,7 @@ fn policy_report(plan: &ScenarioPlan, run: &FleetRun) -> PolicyReport {
         elapsed_ms: run.elapsed_ms,
         canaries: BTreeMap::new(),
         stopped_at_ms: run.stopped.as_ref().map(|_| run.elapsed_ms),
+        final_exposition: Some(merged),
     })
 }
 
@@ -137,9 +139,15 @@ pub async fn run_fleet_scenario(
     sp: &ScenarioPlan,
     dir: &Path,
     files: &RunFiles,
-    stop: &Stop,
-    ctx: ReportContext,
+    stop: &Shutdown,
 ) -> Report {
+    let host = crate::host::fingerprint();
+    let ctx = ReportContext {
+        started_at: crate::report::rfc3339(std::time::SystemTime::now()),
+        host: serde_json::to_value(&host).unwrap_or_default(),
+        contradictions: crate::run::contradictions::check(sp, &host),
+        error: None,
+    };
     let file = &sp.checked.file;
     let mut runs = Vec::new();
     let mut error = ctx.error.clone();
@@ -171,7 +179,14 @@ pub async fn run_fleet_scenario(
         .iter()
         .zip(&fleet_runs)
         .map(|(r, fr)| {
-            let mut pr = policy_report(sp, r);
+            // Counters and the metric expectations: the whole fleet's, not h0's.
+            let finals: Vec<&Exposition> = r
+                .hosts
+                .iter()
+                .filter_map(|h| h.scrapes.last_parsed())
+                .collect();
+            let merged = fleet_exposition(&finals);
+            let mut pr = policy_report(sp, r, &merged);
             let expect = file.expect.for_policy(r.coordination.as_str());
             for e in &expect.fleet {
                 let dep = fr.deps.iter().find(|d| d.dep == e.dep);
@@ -179,15 +194,8 @@ pub async fn run_fleet_scenario(
                     .extend(super::expect::check(e, dep, &fr.outages));
             }
             // Judged at the upstream over every host's requests.
-            let fps = crate::target::scenario::profile_fingerprints(file);
-            let facts = UpstreamFacts {
-                records: &r.upstream_records,
-                profile_fps: &fps,
-                speed: sp.speed.get(),
-                end_ms: r.elapsed_ms,
-                stopped_at_ms: r.stopped.as_ref().map(|_| r.elapsed_ms),
-            };
-            pr.expectations.extend(evaluate(&expect, &facts));
+            let ground = judge_at_upstream(&mut pr, sp, &expect, &r.upstream_records);
+            pr.expectations.extend(ground);
             let others: Vec<(&str, &[Transition])> = r
                 .hosts
                 .iter()
@@ -196,42 +204,7 @@ pub async fn run_fleet_scenario(
                 .collect();
             let stop = r.stopped.as_ref().map(|_| r.elapsed_ms);
             every_host_transitions(&mut pr.expectations, &expect, &others, sp.speed.get(), stop);
-            // Counters and the metric expectations: the whole fleet's, not h0's.
-            let finals: Vec<&Exposition> = r
-                .hosts
-                .iter()
-                .filter_map(|h| h.scrapes.last_parsed())
-                .collect();
-            let merged = fleet_exposition(&finals);
-            let keep = (pr.summary.failed_requests, pr.summary.user_visible_errors);
-            let latency = std::mem::take(&mut pr.summary.latency_by_dep);
-            pr.summary = crate::report::build::summary_from(&merged);
-            (pr.summary.failed_requests, pr.summary.user_visible_errors) = keep;
-            pr.summary.latency_by_dep = latency;
-            let only = crate::verdict::Expectations {
-                metric: expect.metric.clone(),
-                ..Default::default()
-            };
-            let fleet_rows = crate::verdict::diff::diff_until(
-                &only,
-                &[],
-                Some(&merged),
-                &[],
-                sp.speed.get(),
-                stop,
-            );
-            let mut fleet_rows = fleet_rows.into_iter();
-            for row in pr
-                .expectations
-                .iter_mut()
-                .filter(|x| x.kind == ExpectKind::Metric)
-            {
-                if let Some(f) = fleet_rows.next() {
-                    *row = f;
-                }
-            }
-            pr.status = PolicyStatus::of(&pr.expectations, r.stopped.is_some());
-            pr.ok = pr.status == PolicyStatus::Pass;
+            settle(&mut pr);
             pr
         })
         .collect();
@@ -242,15 +215,15 @@ pub async fn run_fleet_scenario(
         sections.push(nr);
     }
     let stopped = runs.iter().find_map(|r| r.stopped.clone());
-    let (verdict, reason) = match (&error, &stopped) {
-        (Some(e), _) => (Verdict::Error, Some(e.clone())),
-        (None, Some(s)) => (Verdict::Incomplete, Some(s.clone())),
-        (None, None) if runs.len() < file.fleet.coordination.len() => (
-            Verdict::Incomplete,
-            Some("not every coordination run finished".to_string()),
-        ),
-        (None, None) => (Report::verdict_from_policies(&sections), None),
-    };
+    let (verdict, reason) = judge(
+        &sections,
+        &Ending {
+            error: error.as_deref(),
+            stopped: stopped.as_deref(),
+            not_started: file.fleet.coordination.len().saturating_sub(runs.len()),
+            arm: "coordination",
+        },
+    );
     rep.verdict = verdict;
     rep.reason = reason;
     rep.replay = crate::report::model::ReplayInfo::combine(
@@ -318,6 +291,51 @@ mod tests {
         let s = crate::report::build::summary_from(&m);
         assert_eq!(s.outcomes_by_dep["x"]["ok"], 7);
         assert_eq!(s.rotations, 2);
+    }
+
+    #[test]
+    fn the_fleet_metric_rows_are_judged_once_on_every_hosts_final_scrape() {
+        let a = crate::scrape::parse(
+            "# TYPE requests_total counter\nrequests_total{dep=\"x\",outcome=\"ok\"} 3\n",
+        )
+        .unwrap();
+        let b = crate::scrape::parse(
+            "# TYPE requests_total counter\nrequests_total{dep=\"x\",outcome=\"ok\"} 4\n",
+        )
+        .unwrap();
+        let merged = fleet_exposition(&[&a, &b]);
+        let expect: crate::verdict::Expectations =
+            toml::from_str("[[metric]]\nseries = \"requests_total\"\nat_least = 5\n").unwrap();
+        // h0's own scrapes hold nothing: only the merged exposition can settle the row.
+        let h0 = CompactScrapes::new(0.0);
+        let section = build_policy(BuildInput {
+            policy: "none",
+            expect: &expect,
+            scrapes: &h0,
+            events: Some(&[]),
+            scrape_interval_ms: 1000,
+            arrivals: &[],
+            speed: 1.0,
+            fault_windows: Vec::new(),
+            latency: BTreeMap::new(),
+            marks: Default::default(),
+            replay: None,
+            failed_requests: Some(0),
+            user_visible_errors: Some(0),
+            elapsed_ms: 10_000,
+            canaries: BTreeMap::new(),
+            stopped_at_ms: None,
+            final_exposition: Some(&merged),
+        });
+        let rows: Vec<_> = section
+            .expectations
+            .iter()
+            .filter(|e| e.kind == crate::verdict::ExpectKind::Metric)
+            .collect();
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0].status, ExpectStatus::Pass, "{}", rows[0].detail);
+        assert!(rows[0].observed.contains('7'), "{}", rows[0].observed);
+        assert_eq!(section.summary.outcomes_by_dep["x"]["ok"], 7);
     }
 
     #[test]

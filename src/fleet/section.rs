@@ -5,102 +5,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
-
 use super::checks::{
     Agreement, CloseCheck, FleetProbe, Outage, Spacing, Spell, agreement, distinct_before_close,
     fleet_closes, outage, spacing, spells,
 };
 use super::run::FleetRun;
+use super::spec::HostMode;
 use crate::engine::breaker::BreakerConfig;
 use crate::scrape::{StatePoint, Transition};
 use crate::verdict::scenario_ms_u;
 
-/// Probe arrivals kept in the report per run (all of them are in upstream.jsonl).
-pub const MAX_PROBES_SHOWN: usize = 5000;
-
-/// `report.json` → `fleet`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FleetSection {
-    /// Hosts per run.
-    pub hosts: usize,
-    /// `[fleet] clock_skew`, ms (host i's offset is spread over ±it).
-    pub clock_skew_ms: Option<u64>,
-    /// The breakers' probe interval, ms.
-    pub probe_interval_ms: u64,
-    /// One per coordination, in run order.
-    pub runs: Vec<FleetRunReport>,
-}
-
-/// One coordination run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FleetRunReport {
-    /// `none` or `redis`.
-    pub coordination: String,
-    /// Where the coordinator was.
-    pub coordinator: Option<String>,
-    /// Coordinator faults as applied: `(t_ms, what)`.
-    pub coordinator_faults: Vec<(u64, String)>,
-    /// Per host.
-    pub hosts: Vec<HostRow>,
-    /// Fleet-wide probe arrivals at the upstream (the first [`MAX_PROBES_SHOWN`]).
-    pub probes: Vec<FleetProbe>,
-    /// Probe arrivals left out of `probes`.
-    pub probes_dropped: u64,
-    /// Per dep that saw probes or transitions.
-    pub deps: Vec<DepFleet>,
-    /// Each coordinator outage (`down` fault): fallbacks, rejoin, probes meanwhile.
-    pub outages: Vec<Outage>,
-}
-
-/// One host of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HostRow {
-    /// `h0`, ...
-    pub id: String,
-    /// Its wall-clock offset, ms.
-    pub skew_ms: i64,
-    /// Requests it replayed.
-    pub sent: u64,
-    /// Of those, failed.
-    pub failed: u64,
-    /// Coordinator calls that failed (it fell back to its local breaker for them).
-    pub coordinator_errors: u64,
-    /// Times it switched to its local breakers (`coordinator_mode{mode="local"}`).
-    pub fell_back: u64,
-    /// Its coordinator mode at the end (`redis`, `local`, `alone`).
-    pub mode: String,
-    /// Its breaker transitions (from its events).
-    pub transitions: u64,
-    /// Its replay schedule lag p99, ms (send time minus intended time).
-    #[serde(default)]
-    pub lag_p99_ms: f64,
-    /// Scrapes of its `/metrics` that worked / failed.
-    pub scrapes_ok: u64,
-    /// Failed scrapes.
-    pub scrape_failures: u64,
-    /// How it ended when not cleanly.
-    pub exit: Option<String>,
-    /// Its breaker lanes: per dep, the state from each transition on.
-    pub lanes: BTreeMap<String, Vec<StatePoint>>,
-}
-
-/// The fleet checks of one dep in one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DepFleet {
-    /// The dep.
-    pub dep: String,
-    /// Probe spacing over all hosts (gaps in scenario ms).
-    pub spacing: Spacing,
-    /// Half-open spells as the upstream saw them.
-    pub spells: Vec<Spell>,
-    /// Each fleet close, with the hosts whose probes succeeded before it.
-    pub closes: Vec<CloseCheck>,
-    /// Hosts entering the same state, grouped (each group within one open time).
-    pub agreement: Vec<Agreement>,
-    /// The largest spread of a group that more than one host entered, ms.
-    pub max_spread_ms: Option<u64>,
-}
+pub use crate::report::fleet_model::{
+    DepFleet, FleetRunReport, FleetSection, HostRow, MAX_PROBES_SHOWN,
+};
 
 fn lanes(transitions: &[Transition], speed: f64) -> BTreeMap<String, Vec<StatePoint>> {
     let mut out: BTreeMap<String, Vec<StatePoint>> = BTreeMap::new();
@@ -214,7 +131,11 @@ pub fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> FleetRunRe
                 sent: done.sent,
                 failed: done.failed,
                 coordinator_errors: done.coordinator_errors,
-                fell_back: done.modes.iter().filter(|(_, m)| m == "local").count() as u64,
+                fell_back: done
+                    .modes
+                    .iter()
+                    .filter(|(_, m)| *m == HostMode::Local)
+                    .count() as u64,
                 mode: if done.mode.is_empty() {
                     "unknown".into()
                 } else {
@@ -229,7 +150,7 @@ pub fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> FleetRunRe
             }
         })
         .collect();
-    let modes: Vec<(String, Vec<(u64, String)>)> = run
+    let modes: Vec<(String, Vec<(u64, HostMode)>)> = run
         .hosts
         .iter()
         .map(|h| {

@@ -67,12 +67,33 @@ pub struct HostDone {
     /// `coordinator_errors_total` over every op.
     #[serde(default)]
     pub coordinator_errors: u64,
-    /// Its coordinator mode changes: (engine ms, `redis` | `local`).
+    /// Its coordinator mode changes: (engine ms, on the coordinator | fallen back).
     #[serde(default)]
-    pub modes: Vec<(u64, String)>,
+    pub modes: Vec<(u64, HostMode)>,
     /// Its replay schedule lag (send time minus intended time).
     #[serde(default)]
     pub replay: crate::report::model::ReplayInfo,
+}
+
+/// Where a coordinated host's breaker decisions are made, as its `CoordinatorMode` events say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostMode {
+    /// On the shared coordinator (its mode `redis`, `in_process`).
+    Coordinated,
+    /// Fallen back to its local breakers (mode `local`: the coordinator is unreachable).
+    Local,
+}
+
+impl HostMode {
+    /// The mode a `CoordinatorMode { mode }` event names.
+    pub fn of(mode: &str) -> Self {
+        if mode == "local" {
+            Self::Local
+        } else {
+            Self::Coordinated
+        }
+    }
 }
 
 /// FNV-1a (64 bit): a stable hash for the session split (std's hasher is seeded per process).

@@ -122,6 +122,10 @@ pub struct PolicyRun<'a> {
     /// When a stop request cut the run short: run ms of the stop (`None`: it reached
     /// `duration`). Expectations the stop came before are `not_reached`.
     pub stopped_at_ms: Option<u64>,
+    /// The exposition the end-of-run checks (`[[expect.metric]]`) and the summary's counters
+    /// read: `None` for the last scrape of `scrapes`; a fleet gives every host's final scrape
+    /// merged, so its metric rows are judged once on the whole fleet.
+    pub final_exposition: Option<&'a Exposition>,
 }
 
 /// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
@@ -178,7 +182,7 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         None => (TransitionTimes::Scrape, Vec::new()),
     };
     let mut health = health_rows(run.scrapes.max_disagreement(), &run.canaries);
-    let final_scrape = run.scrapes.last_parsed();
+    let final_scrape = run.final_exposition.or_else(|| run.scrapes.last_parsed());
     let expectations = diff_until(
         &run.expect.for_policy(run.policy),
         &tl.transitions,
@@ -229,6 +233,7 @@ pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
         marks: run.marks,
         stopped_at_ms: run.stopped_at_ms.map(to_s),
         health,
+        upstream_cap: None,
     }
 }
 

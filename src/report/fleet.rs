@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use super::svg::esc;
 use crate::engine::BreakerState;
-use crate::fleet::FleetSection;
-use crate::fleet::section::{DepFleet, FleetRunReport};
+use crate::report::fleet_model::FleetSection;
+use crate::report::fleet_model::{DepFleet, FleetRunReport};
 use crate::verdict::secs;
 
 fn ms(v: Option<u64>) -> String {
@@ -93,7 +93,7 @@ fn lead(f: &FleetSection) -> String {
     )
 }
 
-fn outage_line(o: &crate::fleet::checks::Outage) -> String {
+fn outage_line(o: &crate::report::fleet_model::Outage) -> String {
     format!(
         "coordinator down at {}{}: {} hosts fell back to local breakers, {} rejoined{}; {} probes \
          meanwhile, at most {} per host per probe interval",

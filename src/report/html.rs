@@ -59,6 +59,16 @@ pub fn render(r: &Report) -> String {
     if let Some(reason) = &r.reason {
         let _ = writeln!(o, "<p><strong>Reason:</strong> {}</p>", esc(reason));
     }
+    for p in &r.policies {
+        if let Some(cap) = &p.upstream_cap {
+            let _ = writeln!(
+                o,
+                "<p><strong>Upstream record cut:</strong> [{}] {}</p>",
+                esc(&p.policy),
+                esc(&cap.line())
+            );
+        }
+    }
     let _ = writeln!(
         o,
         "<p class=\"tally\">verdict: <strong>{}</strong>: {}</p>",

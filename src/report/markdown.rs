@@ -102,6 +102,16 @@ pub fn render(r: &Report) -> String {
     if let Some(reason) = &r.reason {
         let _ = writeln!(o, "**Reason:** {reason}\n");
     }
+    for p in &r.policies {
+        if let Some(cap) = &p.upstream_cap {
+            let _ = writeln!(
+                o,
+                "**Upstream record cut:** [{}] {}\n",
+                p.policy,
+                cap.line()
+            );
+        }
+    }
     let _ = writeln!(
         o,
         "- verdict: **{}**: {}",

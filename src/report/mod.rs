@@ -3,7 +3,8 @@
 //! section from scrapes ([`build`]), the Markdown ([`markdown`]) and self-contained HTML + SVG
 //! ([`html`], [`svg`]) renderers (the per-policy tables shared via [`table`], the opening lines —
 //! stop, verdict, traffic cut — via [`lead`]) and the JUnit XML for CI ([`junit`]), written
-//! atomically by [`write_all`]; [`counts`] tallies checks the same way for every output.
+//! atomically by [`write_all`]; [`judge`] is the one judge of every kind of run (statuses,
+//! verdict, reason); [`counts`] tallies checks the same way for every output.
 //! `rehearse report RUN_DIR` re-renders md, html and JUnit from report.json and exits with its
 //! verdict.
 
@@ -12,7 +13,9 @@ mod cmd;
 pub mod counts;
 pub mod fault_window;
 pub mod fleet;
+pub mod fleet_model;
 pub mod html;
+pub mod judge;
 pub mod junit;
 pub mod lead;
 pub mod markdown;
@@ -29,6 +32,6 @@ pub use build::{PolicyRun, build_policy, rfc3339, summary_from};
 pub use cmd::command;
 pub use model::{
     FaultWindow, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION,
-    Stopped, Summary, TimeBase, Verdict,
+    Stopped, Summary, TimeBase, UpstreamCap, Verdict,
 };
 pub use write::{write_all, write_rendered};

@@ -149,7 +149,7 @@ pub struct Report {
     /// Fleet mode: per-host lanes, fleet-wide probe arrivals and the fleet checks per
     /// coordination run (absent for a single-engine run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fleet: Option<crate::fleet::FleetSection>,
+    pub fleet: Option<crate::report::fleet_model::FleetSection>,
     /// The system under test when it is not the embedded engine (`null` for the engine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetReport>,
@@ -207,6 +207,11 @@ pub struct PolicyReport {
     /// Synthetic health checks per dep.
     #[serde(default)]
     pub health: BTreeMap<String, HealthRow>,
+    /// Set when the upstream recorder reached its cap: the model requests after it are in
+    /// upstream.jsonl only, and the expectations judged at the upstream past it are
+    /// `not_reached` (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_cap: Option<UpstreamCap>,
 }
 
 /// Where a policy run's transition times come from.
@@ -319,6 +324,31 @@ pub struct Lag {
     pub max: f64,
 }
 
+/// Where the upstream recorder's cap cut what a run kept in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpstreamCap {
+    /// Model requests kept (the cap).
+    pub kept: u64,
+    /// Model requests left out.
+    pub dropped: u64,
+    /// Scenario ms of the first request left out.
+    pub at_ms: u64,
+}
+
+impl UpstreamCap {
+    /// The report's line about it.
+    pub fn line(&self) -> String {
+        format!(
+            "the run kept its first {} model requests at the upstream (its cap) and left {} out \
+             from {}: upstream.jsonl holds them all; expectations judged at the upstream past the \
+             cut are not reached",
+            self.kept,
+            self.dropped,
+            crate::verdict::secs(i64::try_from(self.at_ms).unwrap_or(i64::MAX))
+        )
+    }
+}
+
 /// Scrape health of one policy run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScrapeStats {
@@ -345,13 +375,10 @@ impl ReplayInfo {
 }
 
 impl Report {
-    /// pass when every policy run's expectations held, else fail. (The harness sets
-    /// incomplete/error itself, with a reason.)
+    /// The verdict of a run that finished every arm without a stop or a harness error:
+    /// [`super::judge::judge`]'s rule (fail on a failed row, else incomplete on a row not
+    /// reached, else pass).
     pub fn verdict_from_policies(policies: &[PolicyReport]) -> Verdict {
-        if policies.iter().all(|p| p.ok) {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        }
+        super::judge::judge(policies, &super::judge::Ending::default()).0
     }
 }

@@ -9,12 +9,14 @@ use super::dispatch::Counters;
 use super::fault_scope::{assign_lanes, fault_windows};
 use super::harness::PolicyRun;
 use super::plan::ScenarioPlan;
+use super::recorder::KeptRecords;
 use crate::engine::RequestKind;
 use crate::engine::{Policy, Profile};
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
+use crate::report::judge::{Ending, judge, settle};
 use crate::report::model::{
     Lag, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION, Stopped,
-    Summary, TimeBase, TrafficInfo, Verdict,
+    Summary, TimeBase, TrafficInfo, UpstreamCap,
 };
 use crate::scrape::{Disagreement, DisagreementKind};
 use crate::upstream::FaultSpec;
@@ -75,17 +77,10 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
             .collect(),
         // A run cut short by a signal vouches only for what came before the stop.
         stopped_at_ms: run.stopped.as_ref().map(|_| run.elapsed_ms),
+        final_exposition: None,
     });
-    let fps = crate::target::scenario::profile_fingerprints(file);
-    let facts = crate::verdict::ground_eval::UpstreamFacts {
-        records: &run.upstream_records,
-        profile_fps: &fps,
-        speed: plan.speed.get(),
-        end_ms: report.elapsed_ms,
-        stopped_at_ms: report.stopped_at_ms,
-    };
-    let ground =
-        crate::verdict::ground_eval::evaluate(&file.expect.for_policy(run.policy.as_str()), &facts);
+    let expect = file.expect.for_policy(run.policy.as_str());
+    let ground = judge_at_upstream(&mut report, plan, &expect, &run.upstream_records);
     add_results(&mut report, ground);
     let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
     let ws: BTreeSet<String> = plan
@@ -116,14 +111,42 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
     report
 }
 
+/// The expectations judged at the upstream (`[[expect.attempts]]`, ...) over the model requests
+/// the run's recorder kept, in the section's scenario time: its end, its stop, and — when the
+/// recorder reached its cap — the cut, which ends what was observed there (windows past it are
+/// `not_reached`) and is said in the section (`upstream_cap`). Every kind of run calls this.
+pub fn judge_at_upstream(
+    section: &mut PolicyReport,
+    plan: &ScenarioPlan,
+    expect: &crate::verdict::Expectations,
+    kept: &KeptRecords,
+) -> Vec<crate::verdict::ExpectationResult> {
+    let speed = plan.speed.get();
+    let truncated_at_ms = kept.truncated_at_ms.map(|t| scenario_ms_u(t, speed));
+    section.upstream_cap = truncated_at_ms.map(|at_ms| UpstreamCap {
+        kept: kept.records.len() as u64,
+        dropped: kept.dropped,
+        at_ms,
+    });
+    let fps = crate::target::scenario::profile_fingerprints(&plan.checked.file);
+    let facts = crate::verdict::ground_eval::UpstreamFacts {
+        records: &kept.records,
+        profile_fps: &fps,
+        speed,
+        end_ms: section.elapsed_ms,
+        stopped_at_ms: section.stopped_at_ms,
+        truncated_at_ms,
+    };
+    crate::verdict::ground_eval::evaluate(expect, &facts)
+}
+
 /// Appends checked expectations to a policy's section and recomputes its status.
 pub fn add_results(report: &mut PolicyReport, results: Vec<crate::verdict::ExpectationResult>) {
     if results.is_empty() {
         return;
     }
     report.expectations.extend(results);
-    report.status = PolicyStatus::of(&report.expectations, report.stopped_at_ms.is_some());
-    report.ok = report.status == PolicyStatus::Pass;
+    settle(report);
 }
 
 /// The profile table: the scenario's profiles, then the implicit `PROVIDER:default` profile of
@@ -196,6 +219,7 @@ pub fn not_run_report(plan: &ScenarioPlan, policy: Policy, why: &str) -> PolicyR
         marks: Default::default(),
         stopped_at_ms: None,
         health: Default::default(),
+        upstream_cap: None,
     }
 }
 
@@ -232,15 +256,15 @@ pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Re
     for &p in plan.policies.iter().skip(runs.len()) {
         policies.push(not_run_report(plan, p, &why_not));
     }
-    let (verdict, reason) = match (&ctx.error, cut) {
-        (Some(e), _) => (Verdict::Error, Some(e.clone())),
-        (None, Some(r)) => (Verdict::Incomplete, r.stopped.clone()),
-        (None, None) if runs.len() < plan.policies.len() => (
-            Verdict::Incomplete,
-            Some("not every policy run finished".to_string()),
-        ),
-        (None, None) => (Report::verdict_from_policies(&policies), None),
-    };
+    let (verdict, reason) = judge(
+        &policies,
+        &Ending {
+            error: ctx.error.as_deref(),
+            stopped: cut.and_then(|r| r.stopped.as_deref()),
+            not_started: plan.policies.len().saturating_sub(runs.len()),
+            arm: "policy",
+        },
+    );
     let replay = ReplayInfo::combine(&runs.iter().map(replay_info).collect::<Vec<_>>());
     let config = serde_json::json!({
         "scenario_file": plan.checked.path.display().to_string(),

@@ -8,50 +8,28 @@
 //! not start, crashes mid-run or never becomes healthy is a harness failure (verdict `error`,
 //! exit 3) whose last log lines are in the report; nothing is left running.
 
-use crate::util::sync::Locked;
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until, timeout};
 
 use super::harness::RunFiles;
 use super::observe::FaultHits;
 use super::plan::ScenarioPlan;
+use super::recorder::UpstreamRecorder;
 use super::sinks::EventsWriter;
 use crate::report::model::{Report, TargetReport};
 use crate::scenario::target::TargetKind;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
 use crate::target::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
 use crate::target::scenario::{PlannedTurn, gateway_config, planned_turns};
-use crate::upstream::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord};
-use crate::util::shutdown::Shutdown as Stop;
+use crate::upstream::{Upstream, UpstreamConfig};
+use crate::util::shutdown::Shutdown;
 
 use super::external_gateway::{finish_gateway, turn_row};
 pub use super::external_report::ExternalRun;
-
-/// Records every upstream request to upstream.jsonl and keeps the model requests.
-struct Ground {
-    out: EventsWriter,
-    records: Mutex<Vec<UpstreamRecord>>,
-    faults: Arc<FaultHits>,
-}
-
-impl RecordSink for Ground {
-    fn record(&self, r: &UpstreamRecord) {
-        self.out.append_at(r.t_ms, r);
-        if let Some(i) = r.fault_index {
-            self.faults.record(i, r.t_ms, &r.dep);
-        }
-        let mut g = self.records.locked();
-        if g.len() < super::harness::MAX_GROUND_RECORDS {
-            g.push(r.clone());
-        }
-    }
-}
 
 /// The gateway the turns go to.
 enum Driven {
@@ -65,7 +43,7 @@ pub async fn run_external(
     plan: &ScenarioPlan,
     dir: &Path,
     files: &RunFiles,
-    stop: &Stop,
+    stop: &Shutdown,
 ) -> Report {
     let file = &plan.checked.file;
     let kind = file.target.kind;
@@ -84,11 +62,14 @@ pub async fn run_external(
         ..UpstreamConfig::default()
     });
     let fault_hits = Arc::new(FaultHits::new(1.0));
-    let ground = Arc::new(Ground {
-        out: EventsWriter::new(files.upstream.clone(), kind.as_str(), 1.0),
-        records: Mutex::new(Vec::new()),
-        faults: fault_hits.clone(),
-    });
+    let ground = Arc::new(
+        UpstreamRecorder::new(
+            EventsWriter::new(files.upstream.clone(), kind.as_str(), 1.0),
+            fault_hits.clone(),
+            file.expect.has_ground(),
+        )
+        .with_cap(plan.record_cap),
+    );
     upstream.subscribe(ground.clone());
     let listen = file
         .upstream
@@ -100,14 +81,11 @@ pub async fn run_external(
     };
     let up_addr = listener.local_addr().unwrap_or(listen);
     run.target.upstream = Some(format!("http://{up_addr}"));
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let mut rx = shutdown_rx.clone();
+    let servers = Shutdown::new();
     let up_task = tokio::spawn(crate::upstream::serve(
         listener,
         upstream.clone(),
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        },
+        servers.requested(),
     ));
 
     // The gateway.
@@ -118,7 +96,7 @@ pub async fn run_external(
             let install = match Install::find(file.target.command.as_deref()) {
                 Ok(i) => i,
                 Err(e) => {
-                    return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task).await;
+                    return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
                 }
             };
             run.target.version = Some(install.openclaw_version.clone());
@@ -126,12 +104,8 @@ pub async fn run_external(
                 match gateway_config(file, &plan.checked.traffic, &format!("http://{up_addr}")) {
                     Ok(c) => c,
                     Err((f, m)) => {
-                        return stop_upstream(
-                            run.failed(format!("{f}: {m}")),
-                            shutdown_tx,
-                            up_task,
-                        )
-                        .await;
+                        return stop_upstream(run.failed(format!("{f}: {m}")), &servers, up_task)
+                            .await;
                     }
                 };
             let options = GatewayOptions {
@@ -165,17 +139,16 @@ pub async fn run_external(
                             continue;
                         }
                         run.target.last_lines = e.last_lines().to_vec();
-                        return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task)
-                            .await;
+                        return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
                     }
                 }
             };
             run.target.url = Some(gw.base_url());
-            run.target.isolation = Some(format!("{:?}", gw.isolation()).to_lowercase());
+            run.target.isolation = Some(gw.isolation().as_str().to_string());
             let client = match gw.client() {
                 Ok(c) => c,
                 Err(e) => {
-                    return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task).await;
+                    return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
                 }
             };
             (Driven::Openclaw(Box::new(gw)), client)
@@ -197,7 +170,7 @@ pub async fn run_external(
             match TurnClient::new(&url, &token, turn_timeout) {
                 Ok(c) => (Driven::Http, c.with_model(&model)),
                 Err(e) => {
-                    return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task).await;
+                    return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
                 }
             }
         }
@@ -213,7 +186,7 @@ pub async fn run_external(
     run.set_start(start_unix_s);
 
     // Its metrics, when it has an endpoint.
-    let (scrape_stop_tx, scrape_stop_rx) = watch::channel(false);
+    let scrape_stop = Shutdown::new();
     let scraper = file
         .target
         .metrics_url
@@ -227,13 +200,8 @@ pub async fn run_external(
                 timeout: Duration::from_secs(2),
             });
             let sink = (files.scrapes.clone(), CompactScrapes::new(start_unix_s));
-            let mut rx = scrape_stop_rx;
-            tokio::spawn(async move {
-                s.run_into(sink, async move {
-                    let _ = rx.wait_for(|s| *s).await;
-                })
-                .await
-            })
+            let stopped = scrape_stop.requested();
+            tokio::spawn(async move { s.run_into(sink, stopped).await })
         });
 
     // The turns, at their times; the gateway watched while they run.
@@ -297,15 +265,15 @@ pub async fn run_external(
     if let Driven::Openclaw(gw) = driven {
         finish_gateway(*gw, dir, &gateway_dir, plan, &mut run).await;
     }
-    let _ = scrape_stop_tx.send(true);
+    scrape_stop.request("the run ended");
     if let Some(task) = scraper
         && let Ok((_, compact)) = task.await
     {
         run.scrapes = compact;
     }
-    let _ = shutdown_tx.send(true);
+    servers.request("the run ended");
     let _ = timeout(Duration::from_millis(500), up_task).await;
-    run.records = std::mem::take(&mut *ground.records.locked());
+    run.records = ground.take_records();
     run.fault_hits = fault_hits.snapshot();
     if let Some(why) = crashed {
         let lines = run.target.last_lines.join("\n");
@@ -316,10 +284,10 @@ pub async fn run_external(
 
 async fn stop_upstream(
     report: Report,
-    tx: watch::Sender<bool>,
+    servers: &Shutdown,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
 ) -> Report {
-    let _ = tx.send(true);
+    servers.request("the run ended");
     let _ = timeout(Duration::from_millis(500), task).await;
     report
 }
@@ -341,9 +309,6 @@ async fn send_turn(
     let outcome = client.send(&turn).await;
     turn_row(&t, lag_ms, &outcome)
 }
-
-/// Used by [`ExternalRun`]: the run's per-fault hits.
-pub type Hits = BTreeMap<usize, (u64, Vec<crate::report::model::FaultHit>)>;
 
 impl TargetReport {
     /// True when every turn got a complete answer.

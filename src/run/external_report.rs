@@ -7,19 +7,21 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::assemble::{add_results, faults_without_tokens};
+use super::assemble::{add_results, faults_without_tokens, judge_at_upstream};
 use super::fault_scope::fault_windows;
 use super::plan::ScenarioPlan;
+use super::recorder::KeptRecords;
 use crate::report::build::{PolicyRun as BuildInput, build_policy};
+use crate::report::judge::{Ending, judge};
 use crate::report::model::{
-    Lag, ReplayInfo, Report, SCHEMA_VERSION, Stopped, TargetReport, TimeBase, TrafficInfo, Verdict,
+    Lag, ReplayInfo, Report, SCHEMA_VERSION, Stopped, TargetReport, TimeBase, TrafficInfo,
 };
 use crate::scrape::CompactScrapes;
 use crate::target::openclaw::{AuthState, LoggedDecision};
-use crate::target::scenario::profile_fingerprints;
-use crate::upstream::UpstreamRecord;
 use crate::util::shutdown::cause;
-use crate::verdict::ground_eval::{UpstreamFacts, evaluate};
+
+/// Per fault table: how many requests it applied to, and the kept hits.
+pub type Hits = std::collections::BTreeMap<usize, (u64, Vec<crate::report::model::FaultHit>)>;
 
 /// Everything one external run observed.
 #[derive(Debug)]
@@ -34,10 +36,10 @@ pub struct ExternalRun<'a> {
     pub stopped: Option<String>,
     /// The target's metrics (empty without `metrics_url`).
     pub scrapes: CompactScrapes,
-    /// Every upstream request.
-    pub records: Vec<UpstreamRecord>,
+    /// The model requests at the upstream (up to the recorder's cap).
+    pub records: KeptRecords,
     /// Per fault table, where it applied.
-    pub fault_hits: super::external::Hits,
+    pub fault_hits: Hits,
     /// OpenClaw's log decisions.
     pub decisions: Vec<LoggedDecision>,
     /// OpenClaw's auth state after the stop.
@@ -56,7 +58,7 @@ impl<'a> ExternalRun<'a> {
             elapsed_ms: 0,
             stopped: None,
             scrapes: CompactScrapes::new(start_unix_s),
-            records: Vec::new(),
+            records: KeptRecords::default(),
             fault_hits: Default::default(),
             decisions: Vec::new(),
             auth: None,
@@ -121,16 +123,9 @@ impl<'a> ExternalRun<'a> {
             elapsed_ms: self.elapsed_ms,
             canaries: Default::default(),
             stopped_at_ms,
+            final_exposition: None,
         });
-        let fps = profile_fingerprints(file);
-        let facts = UpstreamFacts {
-            records: &self.records,
-            profile_fps: &fps,
-            speed: 1.0,
-            end_ms: self.elapsed_ms,
-            stopped_at_ms,
-        };
-        let mut results = evaluate(&expect, &facts);
+        let mut results = judge_at_upstream(&mut section, plan, &expect, &self.records);
         results.extend(crate::verdict::gateway_eval::evaluate(
             &expect,
             &self.decisions,
@@ -140,11 +135,15 @@ impl<'a> ExternalRun<'a> {
         add_results(&mut section, results);
         let policies = vec![section];
         let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
-        let (verdict, reason) = match (&error, &self.stopped) {
-            (Some(e), _) => (Verdict::Error, Some(e.clone())),
-            (None, Some(s)) => (Verdict::Incomplete, Some(s.clone())),
-            (None, None) => (Report::verdict_from_policies(&policies), None),
-        };
+        let (verdict, reason) = judge(
+            &policies,
+            &Ending {
+                error: error.as_deref(),
+                stopped: self.stopped.as_deref(),
+                not_started: 0,
+                arm: "target",
+            },
+        );
         let stopped = self.stopped.as_ref().map(|s| Stopped {
             reason: cause(s).to_string(),
             at_ms: self.elapsed_ms,

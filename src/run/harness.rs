@@ -12,40 +12,32 @@
 //! scraper, replayer, canaries, drain) is one sequence read top to bottom; its parts live in the
 //! sibling files.
 
-use crate::util::sync::Locked;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::net::TcpListener;
-use tokio::runtime::Handle;
 use tokio::time::{Instant, sleep_until, timeout};
 
-use super::dispatch::{Counters, EngineDispatcher};
+use super::dispatch::Counters;
 use super::health::{CanaryCount, HealthTally};
 use super::observe::{FaultHits, Observed};
 use super::plan::ScenarioPlan;
 use super::progress::{Progress, Snapshot};
+use super::recorder::{KeptRecords, UpstreamRecorder};
+use super::rig::{Rig, RigSpec};
 use super::sinks::{EventsWriter, JsonlFile, PromFile, TransitionLog};
-use crate::engine::breaker::Breakers;
 use crate::engine::clock::Clock;
-use crate::engine::events::FanOut;
-use crate::engine::metrics::{AtScrape, Metrics};
-use crate::engine::{BreakerState, Engine, EngineOptions, Event, EventKind, EventSink, Policy};
-use crate::replay::replay_on_pacer_thread;
-use crate::replay::replayer::{Dispatcher, Pacing, ReplayOptions, ReplaySummary};
-use crate::replay::traffic::TrafficLine;
+use crate::engine::{BreakerState, Policy};
+use crate::replay::replayer::ReplaySummary;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
 use crate::transport::Diagnostics;
-use crate::transport::HttpTransport;
 use crate::transport::SocketsReport;
-use crate::upstream::{RecordSink, Stats, Upstream, UpstreamConfig, UpstreamRecord};
+use crate::upstream::{Stats, Upstream, UpstreamConfig};
 use crate::util::shutdown::Shutdown;
 use crate::verdict::ProbeArrival;
 
-/// Most requests in flight at once in a run (the replayer counts overflow beyond it).
-const MAX_IN_FLIGHT: usize = 4096;
 /// How long servers get to shut down after a run.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 /// Longest one scrape may take.
@@ -84,12 +76,9 @@ pub enum HarnessError {
         /// Why.
         source: std::io::Error,
     },
-    /// The engine refused its configuration.
-    #[error("starting the engine: {0}")]
-    Engine(String),
-    /// The replay's pacer thread could not start or failed.
-    #[error("replaying the traffic: {0}")]
-    Pacer(String),
+    /// The engine could not be built or could not replay.
+    #[error(transparent)]
+    Rig(#[from] super::rig::RigError),
 }
 
 /// Everything one policy run observed.
@@ -132,85 +121,9 @@ pub struct PolicyRun {
     pub observed: Arc<Observed>,
     /// Which user requests each fault applied to.
     pub fault_hits: Arc<FaultHits>,
-    /// Model requests at the upstream (kept only for ground-truth expectations).
-    pub upstream_records: Vec<UpstreamRecord>,
-}
-
-/// Records upstream requests to upstream.jsonl, keeps the arrivals of breaker probes (canaries
-/// are not breaker probes: they stay out of the probe-spacing check), and reports duplicate
-/// executions of an idempotency key (which only the upstream can see) to the engine's metrics as
-/// `idempotent_duplicates_total{dep}` — the gateway's SLO series a real upstream would feed.
-struct UpstreamLog {
-    out: EventsWriter,
-    arrivals: Mutex<Vec<ProbeArrival>>,
-    duplicates: Arc<dyn EventSink>,
-    faults: Arc<FaultHits>,
-    /// Model requests kept for the ground-truth expectations (only when the scenario has some;
-    /// at most [`MAX_GROUND_RECORDS`]).
-    ground: Option<Mutex<Vec<UpstreamRecord>>>,
-}
-
-/// Most model requests a run keeps in memory for the ground-truth expectations.
-pub const MAX_GROUND_RECORDS: usize = 200_000;
-
-impl RecordSink for UpstreamLog {
-    fn record(&self, r: &UpstreamRecord) {
-        self.out.append_at(r.t_ms, r);
-        if let Some(g) = &self.ground
-            && r.route == "llm"
-            && !r.canary
-        {
-            let mut g = g.locked();
-            if g.len() < MAX_GROUND_RECORDS {
-                g.push(r.clone());
-            }
-        }
-        if r.duplicate {
-            self.duplicates.emit(&Event {
-                t_ms: r.t_ms,
-                kind: EventKind::IdempotentDuplicate { dep: r.dep.clone() },
-                log: None,
-            });
-        }
-        if let Some(i) = r.fault_index.filter(|_| !r.canary) {
-            self.faults.record(i, r.t_ms, &r.dep);
-        }
-        if r.canary || !r.probe {
-            return;
-        }
-        let mut a = self.arrivals.locked();
-        a.push(ProbeArrival {
-            dep: r.dep.clone(),
-            t_ms: r.t_ms,
-            probe: r.probe,
-        });
-    }
-}
-
-/// Replays `traffic` with the pacer on a thread of its own and every request on the calling
-/// runtime; waits for the summary without blocking a worker.
-async fn replay_paced<D, F, S>(
-    traffic: Arc<Vec<TrafficLine>>,
-    dispatcher: Arc<D>,
-    opts: ReplayOptions,
-    stop: F,
-) -> Result<ReplaySummary, HarnessError>
-where
-    D: Dispatcher,
-    F: FnOnce() -> S + Send + 'static,
-    S: std::future::Future<Output = ()>,
-{
-    // One clone per line as the pacer reaches it, never a second copy of the traffic.
-    let lines = (0..traffic.len()).map(move |i| traffic[i].clone());
-    let pacer = replay_on_pacer_thread(lines, dispatcher, opts, stop, Handle::current())
-        .map_err(|e| HarnessError::Pacer(format!("starting the pacer thread: {e}")))?;
-    match tokio::task::spawn_blocking(move || pacer.join()).await {
-        Ok(Ok(summary)) => Ok(summary),
-        Ok(Err(_)) => Err(HarnessError::Pacer("the pacer thread panicked".into())),
-        Err(e) => Err(HarnessError::Pacer(format!(
-            "waiting for the pacer thread: {e}"
-        ))),
-    }
+    /// Model requests at the upstream (kept only for ground-truth expectations, up to the
+    /// recorder's cap).
+    pub upstream_records: KeptRecords,
 }
 
 async fn bind(what: &'static str) -> Result<TcpListener, HarnessError> {
@@ -241,30 +154,31 @@ pub async fn run_policy(
     // Each part stops on its own request, in order: scraper, canaries, then the upstream and
     // the exporter.
     let servers_stop = Shutdown::new();
-    let canary_stop = Shutdown::new();
     let scrape_stop = Shutdown::new();
 
     // The engine's metrics first: the upstream log feeds duplicate executions into them.
-    let metrics = Arc::new(Metrics::new(start_unix_s).with_clock(start));
+    let metrics = super::rig::metrics(start, start_unix_s);
 
     // The mock upstream.
     let upstream = Upstream::new(UpstreamConfig {
         faults: file.fault.clone(),
         seed: plan.seed,
         speed,
-        // Every request is in upstream.jsonl and the probe arrivals in `UpstreamLog`.
+        // Every request is in upstream.jsonl and the probe arrivals in the recorder.
         max_arrivals_per_dep: 0,
         ..UpstreamConfig::default()
     });
     upstream.set_run_start(start);
     let fault_hits = Arc::new(FaultHits::new(speed.get()));
-    let up_log = Arc::new(UpstreamLog {
-        out: EventsWriter::new(files.upstream.clone(), pname, speed.get()),
-        arrivals: Mutex::new(Vec::new()),
-        duplicates: metrics.clone(),
-        faults: fault_hits.clone(),
-        ground: file.expect.has_ground().then(|| Mutex::new(Vec::new())),
-    });
+    let up_log = Arc::new(
+        UpstreamRecorder::new(
+            EventsWriter::new(files.upstream.clone(), pname, speed.get()),
+            fault_hits.clone(),
+            file.expect.has_ground(),
+        )
+        .with_cap(plan.record_cap)
+        .with_duplicates(metrics.clone()),
+    );
     upstream.subscribe(up_log.clone());
     let up_listener = bind("mock upstream").await?;
     let up_addr = up_listener
@@ -282,63 +196,31 @@ pub async fn run_policy(
     let (up_task, died) =
         super::supervise::watch_upstream(up_task, servers_stop.clone(), start, speed.get());
 
-    // The engine, its breakers and /metrics.
-    let events: Arc<dyn EventSink> =
-        Arc::new(EventsWriter::new(files.events.clone(), pname, speed.get()));
+    // The engine, its breakers, transport and canaries; then /metrics.
     let transition_log = Arc::new(TransitionLog::default());
     let observed = Arc::new(Observed::new(speed.get()));
-    let sink: Arc<dyn EventSink> = Arc::new(FanOut(vec![
-        metrics.clone(),
-        events,
-        transition_log.clone(),
-        observed.clone(),
-    ]));
-    let breakers = Arc::new(Breakers::new(
-        file.engine.breaker.clone(),
-        speed,
-        plan.seed,
-        sink.clone(),
-        start,
-    ));
-    // Every scrape reads the breakers' state at scrape time (an open breaker whose open time
-    // ran out is half-open in the next scrape, call or no call).
-    let at_scrape: std::sync::Weak<dyn AtScrape> = Arc::<Breakers>::downgrade(&breakers);
-    metrics.advance_at_scrape(at_scrape);
-    let diagnostics = Arc::new(Diagnostics::default());
-    let transport = HttpTransport::with_tcp(up_addr, diagnostics.clone(), file.tcp.clone())
-        .with_pong_deadline(speed.scale(crate::transport::ws::DEFAULT_PONG_DEADLINE));
-    let connector = transport.connector().clone();
-
-    // Synthetic health checks: one canary per dep, over the same transport, until they are
-    // stopped — before the upstream, so none is failed by the upstream going away.
     let tally = Arc::new(HealthTally::default());
-    let canary_task = tokio::spawn(crate::engine::health::canary::run_canaries(
-        Arc::new(transport.clone()),
-        super::health::canaries(file, &plan.checked.traffic),
-        file.engine.clone(),
-        speed,
-        Arc::new(FanOut(vec![sink.clone(), tally.clone()])),
-        clock,
-        canary_stop.requested(),
-    ));
-    let opts = EngineOptions {
+    let mut rig = Rig::build(RigSpec {
+        file,
+        traffic: plan.checked.traffic.as_slice(),
         policy,
         seed: plan.seed,
         speed,
-        start,
-        store_path: Some(run_dir.join(format!("auth-profiles-{pname}.json"))),
-    };
-    let engine = Engine::new(
-        file.engine.clone(),
-        file.profile.clone(),
-        opts,
-        transport,
-        breakers.clone(),
-        sink,
-    )
-    .map_err(|e| HarnessError::Engine(e.to_string()))?
-    .with_wall_start(wall_start);
-    let engine = Arc::new(engine);
+        clock,
+        upstream: up_addr,
+        host: None,
+        store_path: run_dir.join(format!("auth-profiles-{pname}.json")),
+        metrics: metrics.clone(),
+        sinks: vec![
+            Arc::new(EventsWriter::new(files.events.clone(), pname, speed.get())),
+            transition_log.clone(),
+            observed.clone(),
+        ],
+        canary_sinks: vec![tally.clone()],
+        coordinate: None,
+    })?;
+    let breakers = rig.breakers.clone();
+    let diagnostics = rig.diagnostics.clone();
     let m_listener = bind("engine /metrics").await?;
     let m_addr = m_listener
         .local_addr()
@@ -423,29 +305,9 @@ pub async fn run_policy(
             }
         }
     };
-    let dispatcher = Arc::new(EngineDispatcher::new(
-        engine.clone(),
-        file.workers,
-        plan.seed,
-        counters.clone(),
-    ));
-    let replay_opts = ReplayOptions {
-        speed,
-        max_in_flight: MAX_IN_FLIGHT,
-        start,
-        // Timer then OS naps (no spin) on a thread of its own; every request runs here, on the
-        // engine's runtime (see `replay_on_pacer_thread`). tokio's timer alone sent 1–2 ms late.
-        pacing: Pacing::Nap,
-        // The report needs only the lag percentiles and counts: no per-request records.
-        keep_records: false,
-    };
-    let summary = replay_paced(
-        plan.checked.traffic.clone(),
-        dispatcher,
-        replay_opts,
-        stop_at_end,
-    )
-    .await?;
+    let summary = rig
+        .replay(plan.checked.traffic.clone(), counters.clone(), stop_at_end)
+        .await?;
     // Traffic shorter than `duration`: the breakers still have until `duration` to settle.
     tokio::select! {
         _ = sleep_until(end) => {}
@@ -467,12 +329,19 @@ pub async fn run_policy(
     };
     ticker.abort();
     progress.finish(&snapshot());
-    canary_stop.request("the run ended");
-    let _ = timeout(SHUTDOWN_GRACE, canary_task).await;
+    rig.stop_canaries(SHUTDOWN_GRACE).await;
     servers_stop.request("the run ended");
     let _ = timeout(SHUTDOWN_GRACE, up_task).await;
     let _ = timeout(SHUTDOWN_GRACE, m_task).await;
-    let arrivals = up_log.arrivals.locked().clone();
+    let arrivals = up_log
+        .probes()
+        .into_iter()
+        .map(|p| ProbeArrival {
+            dep: p.dep,
+            t_ms: p.t_ms,
+            probe: true,
+        })
+        .collect();
     let (transitions, transitions_dropped) = transition_log.sorted();
     Ok(PolicyRun {
         policy,
@@ -489,7 +358,7 @@ pub async fn run_policy(
         health: tally.counts(),
         upstream_stats: upstream.stats(),
         diagnostics,
-        sockets: connector.report(),
+        sockets: rig.sockets(),
         // A stop that came once `duration` was reached (during the final scrape or shutdown)
         // cut nothing: the run is complete. A dead upstream cut the run short as a stop request
         // does (expectations due later were never reached), and is a harness failure besides.
@@ -500,10 +369,6 @@ pub async fn run_policy(
         failed: died.reason(),
         observed,
         fault_hits,
-        upstream_records: up_log
-            .ground
-            .as_ref()
-            .map(|g| std::mem::take(&mut *g.locked()))
-            .unwrap_or_default(),
+        upstream_records: up_log.take_records(),
     })
 }

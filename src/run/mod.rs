@@ -4,12 +4,16 @@
 //!
 //! # Layout
 //! - `lock`: the run lock (schedule helper).
-//! - `cmd`: the CLI edge (anyhow, exit codes); `plan`: flags + scenario → a validated run plan.
+//! - `plan`: flags + scenario → a validated run plan (the CLI edge is [`crate::rehearsal`]).
+//! - `embedded`: the embedded engine as the system under test (every policy in turn);
+//!   `rig`: the one engine rig of the embedded run and every fleet host.
 //! - `harness`: one policy's run; `health`: its canaries and their tally; `suite`: several scenarios into one run directory.
 //! - `supervise`: the mock upstream dying mid-run is a harness failure (exit 3).
 //! - The real transport the engine is given lives in [`crate::transport`].
 //! - `dispatch`: replayed lines → `Engine::handle` across workers.
 //! - `sinks`: events.jsonl / upstream.jsonl line writers; `rundir`: run directory names.
+//! - `recorder`: the one upstream recorder of every kind of run (upstream.jsonl, probes, fault
+//!   hits, duplicates, the model requests kept under one cap).
 //! - `observe`: exact latencies and the picture's marks from the events, fault hits from the upstream.
 //! - `external` (+ `external_gateway`, `external_report`): a run against an external target
 //!   (`[target] kind = "openclaw" | "http"`): upstream, gateway, turns, stop, report.
@@ -17,9 +21,9 @@
 //!   [`crate::util::shutdown::Shutdown`]).
 
 pub mod assemble;
-mod cmd;
 pub mod contradictions;
 pub mod dispatch;
+pub mod embedded;
 pub mod external;
 mod external_gateway;
 mod external_report;
@@ -30,9 +34,9 @@ pub mod lock;
 pub mod observe;
 pub mod plan;
 pub mod progress;
+pub mod recorder;
+pub mod rig;
 pub mod rundir;
 pub mod sinks;
 pub mod suite;
 mod supervise;
-
-pub use cmd::command;

@@ -27,6 +27,9 @@ pub struct ScenarioPlan {
     pub seed: u64,
     /// The policy runs, in order (`--policy`, else the scenario's `policies`).
     pub policies: Vec<Policy>,
+    /// Most model requests the upstream recorder keeps in memory for the expectations judged
+    /// at the upstream ([`super::recorder::MAX_UPSTREAM_RECORDS`]; a test may lower it).
+    pub record_cap: usize,
 }
 
 impl ScenarioPlan {
@@ -115,6 +118,7 @@ pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
             checked,
             speed,
             policies,
+            record_cap: super::recorder::MAX_UPSTREAM_RECORDS,
         });
     }
     Ok(RunPlan {

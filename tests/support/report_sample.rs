@@ -168,6 +168,7 @@ pub fn sample_report() -> Report {
                 elapsed_ms: 6_000,
                 canaries: [("crm_search".to_string(), (3, 2))].into(),
                 stopped_at_ms: None,
+                final_exposition: None,
             })
         })
         .collect();

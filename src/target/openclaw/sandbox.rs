@@ -72,6 +72,14 @@ pub enum TmpIsolation {
 }
 
 impl TmpIsolation {
+    /// Its name in the report (`namespace`, `none`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Namespace => "namespace",
+            Self::None => "none",
+        }
+    }
+
     /// The namespace where it can be had (and `want` is true), else none.
     pub fn detect(want: bool) -> Self {
         if want && namespace_possible() {

@@ -25,6 +25,9 @@ pub struct UpstreamFacts<'a> {
     pub end_ms: u64,
     /// Scenario ms of an early stop.
     pub stopped_at_ms: Option<u64>,
+    /// Scenario ms where the kept record ends because it reached its cap (`None`: complete).
+    /// Like a stop, nothing after it is observed: a window reaching past it is not reached.
+    pub truncated_at_ms: Option<u64>,
 }
 
 fn bare(model: &str) -> &str {
@@ -95,7 +98,11 @@ impl UpstreamFacts<'_> {
 
     /// Whether a window ending at `until` (scenario ms; `None` = end of run) was fully seen.
     fn reached(&self, until: Option<u64>) -> bool {
-        match self.stopped_at_ms {
+        let end = match (self.stopped_at_ms, self.truncated_at_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match end {
             None => true,
             Some(stop) => until.is_some_and(|u| u <= stop),
         }
@@ -366,6 +373,18 @@ pub fn evaluate(e: &crate::verdict::Expectations, f: &UpstreamFacts<'_>) -> Vec<
     out.extend(e.first_request.iter().map(|x| first_request(x, f)));
     out.extend(e.no_request.iter().map(|x| no_request(x, f)));
     out.extend(e.retry_gaps.iter().map(|x| retry_gaps(x, f)));
+    if let Some(t) = f.truncated_at_ms {
+        for r in out
+            .iter_mut()
+            .filter(|r| r.status == ExpectStatus::NotReached)
+        {
+            r.detail = format!(
+                "{}; the upstream record was kept only up to {} (its cap)",
+                r.detail,
+                secs(t as i64)
+            );
+        }
+    }
     out
 }
 

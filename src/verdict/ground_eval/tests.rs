@@ -51,6 +51,7 @@ fn facts<'a>(r: &'a [UpstreamRecord], fps: &'a BTreeMap<String, String>) -> Upst
         speed: 1.0,
         end_ms: 30_000,
         stopped_at_ms: None,
+        truncated_at_ms: None,
     }
 }
 
@@ -273,4 +274,40 @@ fn attempt_hosts_count_the_distinct_hosts_of_a_subject_in_a_window() {
     let rows = evaluate(&exp, &facts(&single, &fps));
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[1].observed, "1 (-)");
+}
+
+#[test]
+fn a_record_cut_at_its_cap_leaves_windows_past_the_cut_not_reached_never_pass() {
+    let (r, fps) = (records(), fps());
+    let cut = UpstreamFacts {
+        truncated_at_ms: Some(4_000),
+        ..facts(&r, &fps)
+    };
+    // Holds on what was kept, but the window runs to the end of the run: not reached.
+    let whole = ExpectAttempts {
+        profile: Some("mockai:a".into()),
+        at_least: Some(1),
+        ..Default::default()
+    };
+    let got = attempts(&whole, &cut);
+    assert_eq!(got.status, ExpectStatus::NotReached);
+    assert!(!got.ok);
+    let rows = evaluate(
+        &crate::verdict::Expectations {
+            attempts: vec![whole.clone()],
+            ..Default::default()
+        },
+        &cut,
+    );
+    assert!(
+        rows[0].detail.contains("kept only up to 4.000s (its cap)"),
+        "{}",
+        rows[0].detail
+    );
+    // A window that closed before the cut is judged as usual.
+    let early = ExpectAttempts {
+        until: secs_d(3),
+        ..whole
+    };
+    assert_eq!(attempts(&early, &cut).status, ExpectStatus::Pass);
 }

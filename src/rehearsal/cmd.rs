@@ -8,16 +8,15 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, anyhow};
 
-use super::assemble::{ReportContext, report};
-use super::harness::{RunFiles, run_policy};
-use super::plan::{RunPlan, ScenarioPlan, build};
-use super::rundir::{self, safe_name};
-use super::suite::{Index, IndexRow, worst, write_index};
+use super::sut::SystemUnderTest;
 use crate::cli::RunArgs;
 use crate::exit::{CmdError, CmdResult};
 use crate::report::model::{ExpectStatus, Report, Verdict};
 use crate::report::rfc3339;
-use crate::transport::SocketsReport;
+use crate::run::harness::RunFiles;
+use crate::run::plan::{RunPlan, ScenarioPlan, build};
+use crate::run::rundir::{self, safe_name};
+use crate::run::suite::{Index, IndexRow, worst, write_index};
 use crate::util::shutdown::Shutdown;
 
 /// Runs `rehearse run`.
@@ -172,82 +171,23 @@ fn print_outcome(r: &Report) {
     }
 }
 
-/// Runs every policy of one scenario into `dir` and writes its report.
+/// One scenario, whatever its system under test: run it into `dir`, judge it, then
+/// [`finish`].
 async fn run_scenario(
     sp: &ScenarioPlan,
     dir: &Path,
     stop: &Shutdown,
     plain: bool,
 ) -> Result<Report, CmdError> {
-    let started_at = rfc3339(SystemTime::now());
     let files = RunFiles::open(dir)
         .with_context(|| format!("opening the run files in {}", dir.display()))
         .map_err(CmdError::harness)?;
-    if sp.checked.file.fleet.is_fleet() {
-        let host = crate::host::fingerprint();
-        let ctx = ReportContext {
-            started_at,
-            host: serde_json::to_value(&host).unwrap_or_default(),
-            contradictions: super::contradictions::check(sp, &host),
-            error: None,
-        };
-        let report = crate::fleet::run_fleet_scenario(sp, dir, &files, stop, ctx).await;
-        return finish(dir, &files, report);
-    }
-    if sp.checked.file.target.kind.is_external() {
-        let report = super::external::run_external(sp, dir, &files, stop).await;
-        crate::report::write_all(dir, &report)
-            .with_context(|| format!("writing the report into {}", dir.display()))
-            .map_err(CmdError::harness)?;
-        return Ok(report);
-    }
-    let mut runs = Vec::new();
-    let mut error = None;
-    for &policy in &sp.policies {
-        if stop.reason().is_some() {
-            break;
-        }
-        match run_policy(sp, policy, dir, &files, stop, plain).await {
-            Ok(run) => {
-                let failed = run.failed.clone();
-                runs.push(run);
-                if let Some(why) = failed {
-                    error = Some(format!("{policy}: {why}", policy = policy.as_str()));
-                    break;
-                }
-            }
-            Err(e) => {
-                error = Some(format!("{policy}: {e}", policy = policy.as_str()));
-                break;
-            }
-        }
-    }
-    let host = crate::host::fingerprint();
-    let contradictions = super::contradictions::check(sp, &host);
-    let sockets =
-        SocketsReport::merge(runs.iter().map(|r| r.sockets.clone())).unwrap_or_else(|| {
-            SocketsReport {
-                requested: sp.checked.file.tcp.clone(),
-                ..SocketsReport::default()
-            }
-        });
-    let mut host_json = serde_json::to_value(&host).unwrap_or_default();
-    if let Some(obj) = host_json.as_object_mut() {
-        obj.insert(
-            "tcp_tuning".into(),
-            serde_json::to_value(&sockets).unwrap_or_default(),
-        );
-    }
-    let ctx = ReportContext {
-        started_at,
-        host: host_json,
-        contradictions,
-        error,
-    };
-    finish(dir, &files, report(sp, &runs, ctx))
+    let sut = SystemUnderTest::of(sp);
+    let report = sut.rehearse(sp, dir, &files, stop, plain).await;
+    finish(dir, &files, report)
 }
 
-/// Checks scrapes.prom and writes the report.
+/// Every kind of run ends here: checks scrapes.prom and writes the report.
 fn finish(dir: &Path, files: &RunFiles, report: Report) -> Result<Report, CmdError> {
     // scrapes.prom was written scrape by scrape during the runs.
     if let Some(e) = files.scrapes.last_error() {

@@ -1,0 +1,17 @@
+//! `rehearse run` / `rehearse --scenario`: the one pipeline every kind of run goes through,
+//! and the top of the module graph (it alone depends on both [`crate::run`] and
+//! [`crate::fleet`]):
+//!
+//! scenario → plan ([`crate::run::plan`]) → system under test ([`sut::SystemUnderTest`]:
+//! embedded | gateway | fleet, each recording the upstream with [`crate::run::recorder`]) →
+//! what it observed → the one judge ([`crate::report::judge`]) → the report, finished and
+//! written alike for every kind ([`cmd`]).
+//!
+//! # Layout
+//! - `cmd`: the CLI edge (anyhow, exit codes, the run lock, a suite's index).
+//! - `sut`: the system under test, one type with one variant per kind.
+
+mod cmd;
+pub mod sut;
+
+pub use cmd::command;

@@ -1,0 +1,210 @@
+//! The one upstream recorder of every kind of run (embedded, gateway, fleet): every request the
+//! mock upstream served goes to upstream.jsonl; in memory it keeps the breaker probes' arrivals
+//! (canaries are not breaker probes), which user requests each fault applied to, duplicate
+//! executions of an idempotency key fed to the engine's metrics (embedded runs), and — only when
+//! the scenario has expectations judged at the upstream — the model requests, at most `cap` of
+//! them. A run that reaches the cap says so (`truncated_at_ms`): the upstream judge then treats
+//! the record as ending there, so nothing after it can pass.
+
+use std::sync::{Arc, Mutex};
+
+use super::observe::FaultHits;
+use super::sinks::EventsWriter;
+use crate::engine::{Event, EventKind, EventSink};
+use crate::upstream::{RecordSink, UpstreamRecord};
+use crate::util::sync::Locked;
+
+/// Most model requests a run keeps in memory for the ground-truth expectations.
+pub const MAX_UPSTREAM_RECORDS: usize = 200_000;
+
+/// A breaker probe as it arrived at the upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeSeen {
+    /// Arrival, run ms (wall clock since the run start).
+    pub t_ms: u64,
+    /// The dep (`X-Breaker-Probe`).
+    pub dep: String,
+    /// The host that sent it (fleet runs; `None` for one engine).
+    pub host: Option<String>,
+    /// True when the upstream answered it without a fault.
+    pub ok: bool,
+}
+
+/// The model requests a run kept, and where the cap cut them.
+#[derive(Debug, Clone, Default)]
+pub struct KeptRecords {
+    /// The model requests (route `llm`, canaries left out), in arrival order.
+    pub records: Vec<UpstreamRecord>,
+    /// The cap they were kept under.
+    pub cap: usize,
+    /// Run ms of the first model request left out for the cap (`None`: nothing was left out).
+    pub truncated_at_ms: Option<u64>,
+    /// Model requests left out.
+    pub dropped: u64,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    records: Vec<UpstreamRecord>,
+    truncated_at_ms: Option<u64>,
+    dropped: u64,
+}
+
+/// Records upstream requests (see the module doc). Subscribe it to the run's `Upstream`.
+pub struct UpstreamRecorder {
+    out: EventsWriter,
+    faults: Arc<FaultHits>,
+    probes: Mutex<Vec<ProbeSeen>>,
+    duplicates: Option<Arc<dyn EventSink>>,
+    /// `Some` when the scenario has expectations judged at the upstream.
+    kept: Option<Mutex<Kept>>,
+    cap: usize,
+}
+
+impl std::fmt::Debug for UpstreamRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamRecorder")
+            .field("keeps_records", &self.kept.is_some())
+            .field("cap", &self.cap)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UpstreamRecorder {
+    /// A recorder writing to `out`, counting fault hits into `faults`, keeping model requests
+    /// (at most [`MAX_UPSTREAM_RECORDS`]) when `keep_records`.
+    pub fn new(out: EventsWriter, faults: Arc<FaultHits>, keep_records: bool) -> Self {
+        Self {
+            out,
+            faults,
+            probes: Mutex::new(Vec::new()),
+            duplicates: None,
+            kept: keep_records.then(|| Mutex::new(Kept::default())),
+            cap: MAX_UPSTREAM_RECORDS,
+        }
+    }
+
+    /// Keeps at most `cap` model requests instead of [`MAX_UPSTREAM_RECORDS`].
+    pub fn with_cap(mut self, cap: usize) -> Self {
+        self.cap = cap;
+        self
+    }
+
+    /// Reports duplicate executions of an idempotency key to `sink` (the engine's metrics) as
+    /// `IdempotentDuplicate` events: only the upstream can see them.
+    pub fn with_duplicates(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.duplicates = Some(sink);
+        self
+    }
+
+    /// The breaker probes so far.
+    pub fn probes(&self) -> Vec<ProbeSeen> {
+        self.probes.locked().clone()
+    }
+
+    /// Takes the model requests kept so far (empty when none were kept).
+    pub fn take_records(&self) -> KeptRecords {
+        let Some(kept) = &self.kept else {
+            return KeptRecords {
+                cap: self.cap,
+                ..KeptRecords::default()
+            };
+        };
+        let k = std::mem::take(&mut *kept.locked());
+        KeptRecords {
+            records: k.records,
+            cap: self.cap,
+            truncated_at_ms: k.truncated_at_ms,
+            dropped: k.dropped,
+        }
+    }
+}
+
+impl RecordSink for UpstreamRecorder {
+    fn record(&self, r: &UpstreamRecord) {
+        self.out.append_at(r.t_ms, r);
+        if let Some(kept) = &self.kept
+            && r.route == "llm"
+            && !r.canary
+        {
+            let mut k = kept.locked();
+            if k.records.len() < self.cap {
+                k.records.push(r.clone());
+            } else {
+                k.dropped += 1;
+                k.truncated_at_ms.get_or_insert(r.t_ms);
+            }
+        }
+        if let Some(sink) = self.duplicates.as_ref().filter(|_| r.duplicate) {
+            sink.emit(&Event {
+                t_ms: r.t_ms,
+                kind: EventKind::IdempotentDuplicate { dep: r.dep.clone() },
+                log: None,
+            });
+        }
+        if let Some(i) = r.fault_index.filter(|_| !r.canary) {
+            self.faults.record(i, r.t_ms, &r.dep);
+        }
+        if r.canary || !r.probe {
+            return;
+        }
+        self.probes.locked().push(ProbeSeen {
+            t_ms: r.t_ms,
+            dep: r.dep.clone(),
+            host: r.host.clone(),
+            ok: r.fault.is_none(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::sinks::JsonlFile;
+
+    fn record(t_ms: u64) -> UpstreamRecord {
+        UpstreamRecord {
+            t_ms,
+            wall_ms: 0,
+            route: "llm".into(),
+            dep: "mockai/default/abc".into(),
+            model: None,
+            profile_fp: None,
+            probe: false,
+            canary: false,
+            fault: None,
+            fault_index: None,
+            idempotency_key: None,
+            duplicate: false,
+            host: None,
+        }
+    }
+
+    #[test]
+    fn the_cap_keeps_the_first_records_and_says_where_it_cut() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file =
+            JsonlFile::open(&dir.path().join("upstream.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+        let rec = UpstreamRecorder::new(
+            EventsWriter::new(file, "p", 1.0),
+            Arc::new(FaultHits::new(1.0)),
+            true,
+        )
+        .with_cap(3);
+        for t in [10, 20, 30, 40, 50] {
+            rec.record(&record(t));
+        }
+        let kept = rec.take_records();
+        assert_eq!(kept.records.len(), 3);
+        assert_eq!(kept.truncated_at_ms, Some(40));
+        assert_eq!(kept.dropped, 2);
+        assert_eq!(kept.cap, 3);
+        let written = std::fs::read_to_string(dir.path().join("upstream.jsonl"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            written.lines().count(),
+            5,
+            "upstream.jsonl keeps every request"
+        );
+    }
+}
