@@ -179,7 +179,7 @@ pub async fn run_fleet_scenario(
                     .extend(super::expect::check(e, dep, &fr.outages));
             }
             // Judged at the upstream over every host's requests.
-            let fps = crate::target::scenario::profile_fingerprints(file);
+            let fps = crate::scenario::gateway::profile_fingerprints(file);
             let facts = UpstreamFacts {
                 records: &r.upstream_records,
                 profile_fps: &fps,

@@ -6,7 +6,8 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use tokio::time::Instant;
 
-use super::precise::{Pacing, replay_on_own_thread};
+use super::precise::Pacing;
+use super::threaded::replay_on_own_thread;
 use super::record::{RecordError, RecordStats, Recorder, serve_recorder};
 use super::replayer::ReplayOptions;
 use super::traffic::load_traffic;

@@ -4,7 +4,7 @@
 //! - [`traffic`]: `TrafficLine`, `load_traffic`, `parse_traffic` (errors name line and field).
 //! - [`pacer`]: `send_at(start, at_ms, speed)`, the absolute schedule (pure).
 //! - [`replayer`]: the `Dispatcher` trait and `replay(...)`, open model, bounded in-flight.
-//! - [`precise`]: sub-millisecond waiting (timer, OS naps, bounded spin) and
+//! - [`precise`]: sub-millisecond waiting (timer, OS naps, bounded spin); [`threaded`]:
 //!   `replay_on_own_thread`, the pacer thread of `rehearse replay`; [`pacer_thread`]: that
 //!   thread's OS settings (timer slack, priority).
 //! - [`summary`]: per-request records, lag and latency percentiles (HDR histograms).
@@ -28,10 +28,12 @@ pub mod record;
 pub mod redact;
 pub mod replayer;
 pub mod summary;
+pub mod threaded;
 pub mod traffic;
 mod traffic_json;
 
 pub use cmd::{record_command, replay_command};
-pub use precise::{Pacing, replay_on_own_thread, replay_on_pacer_thread};
+pub use precise::Pacing;
+pub use threaded::{replay_on_own_thread, replay_on_pacer_thread};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};
 pub use traffic::{TrafficError, TrafficLine, load_traffic, parse_traffic};

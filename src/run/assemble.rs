@@ -76,7 +76,7 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
         // A run cut short by a signal vouches only for what came before the stop.
         stopped_at_ms: run.stopped.as_ref().map(|_| run.elapsed_ms),
     });
-    let fps = crate::target::scenario::profile_fingerprints(file);
+    let fps = crate::scenario::gateway::profile_fingerprints(file);
     let facts = crate::verdict::ground_eval::UpstreamFacts {
         records: &run.upstream_records,
         profile_fps: &fps,

@@ -26,7 +26,7 @@ use crate::report::model::{Report, TargetReport};
 use crate::scenario::target::TargetKind;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
 use crate::target::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
-use crate::target::scenario::{PlannedTurn, gateway_config, planned_turns};
+use crate::scenario::gateway::{PlannedTurn, gateway_config, planned_turns};
 use crate::upstream::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord};
 use crate::util::shutdown::Shutdown as Stop;
 
@@ -125,9 +125,9 @@ pub async fn run_external(
             let config =
                 match gateway_config(file, &plan.checked.traffic, &format!("http://{up_addr}")) {
                     Ok(c) => c,
-                    Err((f, m)) => {
+                    Err(e) => {
                         return stop_upstream(
-                            run.failed(format!("{f}: {m}")),
+                            run.failed(e.to_string()),
                             shutdown_tx,
                             up_task,
                         )
@@ -191,7 +191,7 @@ pub async fn run_external(
             run.target.url = Some(url.clone());
             let model = match &file.target.model {
                 Some(m) => m.clone(),
-                None => crate::target::scenario::primary_model(&plan.checked.traffic)
+                None => crate::scenario::gateway::primary_model(&plan.checked.traffic)
                     .unwrap_or_default(),
             };
             match TurnClient::new(&url, &token, turn_timeout) {

@@ -10,7 +10,7 @@ use super::external_report::ExternalRun;
 use super::plan::ScenarioPlan;
 use crate::report::model::{CooldownRow, TurnRow};
 use crate::target::openclaw::{Gateway, TurnOutcome};
-use crate::target::scenario::PlannedTurn;
+use crate::scenario::gateway::PlannedTurn;
 use crate::verdict::gateway_eval::event_name;
 
 /// `text` with every secret replaced by its fingerprint.

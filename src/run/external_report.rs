@@ -16,7 +16,7 @@ use crate::report::model::{
 };
 use crate::scrape::CompactScrapes;
 use crate::target::openclaw::{AuthState, LoggedDecision};
-use crate::target::scenario::profile_fingerprints;
+use crate::scenario::gateway::profile_fingerprints;
 use crate::upstream::UpstreamRecord;
 use crate::util::shutdown::cause;
 use crate::verdict::ground_eval::{UpstreamFacts, evaluate};

@@ -4,6 +4,7 @@
 mod cmd;
 pub mod fleet;
 pub mod format;
+pub mod gateway;
 pub mod locate;
 pub mod resolve;
 pub mod target;

@@ -111,7 +111,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     file.fleet
         .validate(file.coordinator.as_ref(), file.policies.len())
         .map_err(|e| invalid(&e.field, e.msg))?;
-    check_fleet_extras(&file).map_err(|(field, msg)| invalid(&field, msg))?;
+    check_fleet_extras(&file).map_err(|e| invalid(&e.field, e.message))?;
     // An external target is one "policy" run, named after its kind.
     let mut names: Vec<&str> = if file.target.kind.is_external() {
         vec![file.target.kind.as_str()]
@@ -171,7 +171,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         ));
     }
     super::validate_target::check_target(&file, &traffic, duration_ms)
-        .map_err(|(field, msg)| invalid(&field, msg))?;
+        .map_err(|e| invalid(&e.field, e.message))?;
     let deps = exercised_deps(&file, &book, &traffic);
     if let Some(e) = unknown_dep(&file, &deps) {
         let (field, dep) = e;

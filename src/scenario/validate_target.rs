@@ -6,22 +6,21 @@
 
 use crate::engine::RequestKind;
 use crate::replay::traffic::TrafficLine;
-use crate::target::scenario::gateway_config;
-
 use super::format::ScenarioFile;
+use super::gateway::{FieldError, gateway_config};
 use super::target::TargetKind;
 
-/// `Err((field, message))`.
+/// The first check that fails, naming its field.
 pub fn check_target(
     file: &ScenarioFile,
     traffic: &[TrafficLine],
     duration_ms: u64,
-) -> Result<(), (String, String)> {
+) -> Result<(), FieldError> {
     let kind = file.target.kind;
     let e = &file.expect;
     for (i, p) in e.named_profiles() {
         if !file.profile.iter().any(|q| q.id == p) {
-            return Err((i, format!("`{p}` is not the id of a [[profile]]")));
+            return Err(FieldError::new(i, format!("`{p}` is not the id of a [[profile]]")));
         }
     }
     if kind.is_external() {
@@ -32,7 +31,7 @@ pub fn check_target(
         ];
         for (table, n) in invisible {
             if n > 0 {
-                return Err((
+                return Err(FieldError::new(
                     format!("expect.{table}[0]"),
                     format!(
                         "judges the embedded engine's breakers, which this `{}` target does not expose: \
@@ -44,7 +43,7 @@ pub fn check_target(
             }
         }
         if !e.metric.is_empty() && file.target.metrics_url.is_none() {
-            return Err((
+            return Err(FieldError::new(
                 "expect.metric[0]".into(),
                 "needs `[target] metrics_url` to scrape: this target exports no metrics the \
                  harness can read"
@@ -56,7 +55,7 @@ pub fn check_target(
             .filter(|l| l.at_ms < duration_ms && matches!(l.kind, RequestKind::Llm { .. }))
             .count();
         if calls == 0 {
-            return Err((
+            return Err(FieldError::new(
                 "traffic".into(),
                 "an external target is driven by model calls: none falls before `duration`".into(),
             ));
@@ -68,7 +67,7 @@ pub fn check_target(
             ("openclaw_cooldown", e.openclaw_cooldown.len()),
         ] {
             if n > 0 {
-                return Err((
+                return Err(FieldError::new(
                     format!("expect.{table}[0]"),
                     format!(
                         "is about an OpenClaw gateway's log and state; this target is `{}`",

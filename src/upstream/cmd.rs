@@ -12,7 +12,7 @@ use anyhow::Context;
 use super::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord, parse_fault_file, serve};
 use crate::cli::UpstreamArgs;
 use crate::exit::{CmdError, CmdResult, Status};
-use crate::run::sinks::JsonlFile;
+use crate::util::jsonl::JsonlFile;
 
 /// Runs `rehearse upstream`.
 pub fn command(args: UpstreamArgs) -> CmdResult {

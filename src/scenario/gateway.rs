@@ -1,4 +1,4 @@
-//! A scenario → what an external target needs: the OpenClaw gateway's configuration (one
+//! A scenario → what an external gateway needs: the OpenClaw gateway's configuration (one
 //! provider per scenario provider, all pointing at the mock upstream; the profiles and their
 //! tokens; the traffic's model as the primary and `[engine.modelFailover] fallbacks` as the
 //! fallbacks) and the turns to send (the scenario's model calls, at their recorded times, one
@@ -8,10 +8,25 @@ use std::collections::BTreeMap;
 
 use crate::engine::RequestKind;
 use crate::replay::traffic::TrafficLine;
-use crate::scenario::ScenarioFile;
+use crate::target::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 use crate::wire::dep::provider_of;
 
-use super::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
+use super::format::ScenarioFile;
+
+/// A scenario the gateway cannot be configured from: the field to fix and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct FieldError {
+    /// The scenario field (`traffic`, `profile`, `engine.modelFailover.fallbacks[0]`).
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError { field: field.into(), message: message.into() }
+    }
+}
 
 /// One turn of the replay: when, which conversation, streamed or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +60,7 @@ pub fn planned_turns(traffic: &[TrafficLine], duration_ms: u64) -> Vec<PlannedTu
 }
 
 /// The one `PROVIDER/MODEL` the traffic's model calls name (the gateway's primary).
-pub fn primary_model(traffic: &[TrafficLine]) -> Result<String, (String, String)> {
+pub fn primary_model(traffic: &[TrafficLine]) -> Result<String, FieldError> {
     let mut models: Vec<&str> = traffic
         .iter()
         .filter_map(|l| match &l.kind {
@@ -56,16 +71,16 @@ pub fn primary_model(traffic: &[TrafficLine]) -> Result<String, (String, String)
     models.sort_unstable();
     models.dedup();
     match models.as_slice() {
-        [] => Err((
+        [] => Err(FieldError::new(
             "traffic".into(),
             "an external target is driven by model calls: the traffic has none".into(),
         )),
         [one] if one.contains('/') => Ok(one.to_string()),
-        [one] => Err((
+        [one] => Err(FieldError::new(
             "traffic".into(),
             format!("model `{one}` must be PROVIDER/MODEL (the gateway's provider id)"),
         )),
-        many => Err((
+        many => Err(FieldError::new(
             "traffic".into(),
             format!(
                 "the gateway has one primary model, but the traffic names {}: {}",
@@ -82,7 +97,7 @@ pub fn gateway_config(
     file: &ScenarioFile,
     traffic: &[TrafficLine],
     upstream_url: &str,
-) -> Result<GatewayConfig, (String, String)> {
+) -> Result<GatewayConfig, FieldError> {
     let primary = primary_model(traffic)?;
     let fallbacks = file.engine.model_failover.fallbacks.clone();
     let mut providers: BTreeMap<String, ProviderSpec> = BTreeMap::new();
@@ -91,7 +106,7 @@ pub fn gateway_config(
             .split_once('/')
             .filter(|(p, id)| !p.is_empty() && !id.is_empty())
         else {
-            return Err((
+            return Err(FieldError::new(
                 format!("engine.modelFailover.fallbacks[{}]", i.saturating_sub(1)),
                 format!("`{m}` must be PROVIDER/MODEL"),
             ));
@@ -120,7 +135,7 @@ pub fn gateway_config(
         .collect();
     for id in providers.keys() {
         if !profiles.iter().any(|p| &p.provider == id) {
-            return Err((
+            return Err(FieldError::new(
                 "profile".into(),
                 format!(
                     "provider `{id}` has no [[profile]]: OpenClaw needs a key for each provider"
@@ -135,7 +150,7 @@ pub fn gateway_config(
         fallbacks,
         agent_timeout_seconds: file.target.agent_timeout_s(),
     };
-    config.validate().map_err(|m| ("profile".to_string(), m))?;
+    config.validate().map_err(|m| FieldError::new("profile", m))?;
     Ok(config)
 }
 
@@ -228,18 +243,18 @@ token = "key-F"
         assert!(
             gateway_config(&file, &two, "u")
                 .unwrap_err()
-                .1
+                .message
                 .contains("one primary model")
         );
         let none = traffic("{\"at_ms\":0,\"kind\":\"tool\",\"tool\":\"x\",\"idempotent\":true}\n");
-        assert_eq!(gateway_config(&file, &none, "u").unwrap_err().0, "traffic");
+        assert_eq!(gateway_config(&file, &none, "u").unwrap_err().field, "traffic");
         let no_fallback_key = SCENARIO.replace("provider = \"fallback\"", "provider = \"other\"");
         let file = ScenarioFile::parse(&no_fallback_key, "x.toml").unwrap();
         let one =
             traffic("{\"at_ms\":0,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"max_tokens\":16}\n");
         let e = gateway_config(&file, &one, "u").unwrap_err();
         assert!(
-            e.1.contains("provider `fallback` has no [[profile]]"),
+            e.message.contains("provider `fallback` has no [[profile]]"),
             "{e:?}"
         );
     }
