@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rehearse::engine::RequestKind;
 use rehearse::replay::{Pacing, ReplayOptions, TrafficLine, load_traffic, replay_on_own_thread};
-use rehearse::transport::HttpDispatcher;
+use rehearse::replay::HttpDispatcher;
 use rehearse::upstream::MemoryRecords;
 use serde_json::json;
 use tokio::time::Instant;

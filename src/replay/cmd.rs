@@ -13,7 +13,7 @@ use super::replayer::ReplayOptions;
 use super::traffic::load_traffic;
 use crate::cli::{RecordArgs, ReplayArgs};
 use crate::exit::{CmdError, CmdResult, Status};
-use crate::transport::HttpDispatcher;
+use super::http::HttpDispatcher;
 
 /// Per-request deadline of `rehearse replay` (a WebSocket session included).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);

@@ -8,14 +8,15 @@
 //!   `replay_on_own_thread`, the pacer thread of `rehearse replay`; [`pacer_thread`]: that
 //!   thread's OS settings (timer slack, priority).
 //! - [`summary`]: per-request records, lag and latency percentiles (HDR histograms).
-//! - The HTTP/WebSocket `Dispatcher` of `rehearse replay` is a client, so it lives in
-//!   [`crate::transport::dispatch`] with the run's transport.
+//! - [`http`]: `HttpDispatcher`, the HTTP/WebSocket `Dispatcher` of `rehearse replay`, built
+//!   on the run's transport ([`crate::transport`]: the one request builder and error mapping).
 //! - [`record`]: the recording reverse proxy; [`redact`]: request → line without secrets;
 //!   [`journal`]: ordered, line-flushed output.
 //! - `receiver`: a loopback receiver that timestamps arrivals (tests and the benchmark only;
 //!   hidden from the API docs).
 
 mod cmd;
+pub mod http;
 pub mod journal;
 pub mod pacer;
 pub mod pacer_thread;
@@ -33,6 +34,7 @@ pub mod traffic;
 mod traffic_json;
 
 pub use cmd::{record_command, replay_command};
+pub use http::{HttpDispatcher, TargetError};
 pub use precise::Pacing;
 pub use threaded::{replay_on_own_thread, replay_on_pacer_thread};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::parse::{Family, MetricKind, parse_value};
+use super::exposition::{Family, MetricKind};
+use super::lexer::parse_value;
 
 /// Checks one family; the error names the family and the broken rule.
 pub(crate) fn check_family(f: &Family) -> Result<(), String> {

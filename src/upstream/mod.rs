@@ -16,7 +16,6 @@
 
 mod cmd;
 mod conn;
-mod control;
 pub mod faults;
 mod record;
 mod routes;

@@ -218,7 +218,7 @@ impl Gateway {
     }
 
     /// A client for turns and health checks (no keep-alive).
-    pub fn client(&self) -> Result<TurnClient, crate::transport::dispatch::TargetError> {
+    pub fn client(&self) -> Result<TurnClient, crate::replay::http::TargetError> {
         TurnClient::new(&self.base_url(), &self.token, self.options.turn_timeout)
     }
 

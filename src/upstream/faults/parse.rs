@@ -9,6 +9,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use super::{FaultKind, FaultSpec, MAX_FAULT_DURATION, RouteSel};
+use crate::util::textpos::line_col;
 
 /// The envelope keys; everything else belongs to the kind.
 const ENVELOPE_KEYS: [&str; 7] = [
@@ -326,14 +327,6 @@ fn key_offset(text: &str, table_start: usize, message: &str) -> Option<usize> {
         }
         None
     })
-}
-
-/// 1-based line and column (in characters) of byte `offset` in `text`.
-pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
 }
 
 #[cfg(test)]

@@ -16,12 +16,12 @@
 //! [`TunedConnector`] with no `[tcp]` tuning, since a replay has no scenario: the same connect
 //! path as a run's upstream connections, kernel-default socket options.
 //!
-//! Requests are built by [`super::request`] from the line's kind through the one conversion
+//! Requests are built by [`crate::transport::request`] from the line's kind through the one conversion
 //! ([`RequestKind::target`] → `CallTarget`), exactly as the run's transport builds them.
 //!
 //! Error kinds: `http_NNN` (non-2xx status), `connect` (refused / unreachable), `reset`
 //! (connection reset), `incomplete` (closed before the response ended), `timeout` (our deadline),
-//! `http` (other HTTP errors), all read from the error chain by [`super::errors::Failure`];
+//! `http` (other HTTP errors), all read from the error chain by [`crate::transport::errors::Failure`];
 //! `bad_request` (the line's request could not be built: nothing was sent), `ws_connect`,
 //! `ws_closed`, `ws_protocol`.
 
@@ -35,12 +35,12 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio_tungstenite::tungstenite::Message;
 
-use super::errors::{Failure, Phase};
-use super::request::{self, RequestSpec};
-use super::{TcpTuning, TunedConnector};
+use super::replayer::{DispatchOutcome, Dispatcher};
+use super::traffic::TrafficLine;
 use crate::engine::RequestKind;
-use crate::replay::replayer::{DispatchOutcome, Dispatcher};
-use crate::replay::traffic::TrafficLine;
+use crate::transport::errors::{Failure, Phase};
+use crate::transport::request::{self, RequestSpec};
+use crate::transport::{TcpTuning, TunedConnector};
 use crate::wire::header;
 
 /// The `--target` URL is unusable.
