@@ -201,7 +201,7 @@ async fn a_fleet_host_names_itself_on_http_requests_and_websocket_handshakes() {
     let hosts: Vec<(String, Option<String>)> = records
         .take()
         .into_iter()
-        .map(|r| (r.route, r.host))
+        .map(|r| (r.route.to_string(), r.host))
         .collect();
     assert_eq!(hosts.len(), 2, "{hosts:?}");
     assert!(

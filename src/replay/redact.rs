@@ -13,6 +13,8 @@
 //!   string values and object keys alike;
 //! - a string that starts with `Bearer ` or `Basic ` becomes `"[redacted]"`.
 //!
+//! The replacing itself is the one scrubber's ([`crate::util::secrets`]), with the recording's mask.
+//!
 //! Longer than 400 lines on purpose: every secret-bearing field is redacted in one place, with its
 //! tests, so none can be missed.
 
@@ -26,6 +28,7 @@ use crate::wire::header::{
     BUDGET as H_BUDGET, CLASS as H_CLASS, IDEMPOTENT as H_IDEMPOTENT, SESSION as H_SESSION,
     TENANT as H_TENANT,
 };
+use crate::util::secrets::{Mask, Scrubber, is_credential};
 use crate::wire::{self, header, route};
 
 /// What replaces a removed secret.
@@ -94,7 +97,7 @@ pub fn header_secrets(headers: &HeaderMap) -> Vec<String> {
 }
 
 /// Scrubs `value` in place (see the module docs).
-pub fn scrub(value: &mut Value, secrets: &[String]) {
+pub fn scrub(value: &mut Value, secrets: &Scrubber) {
     match value {
         Value::String(s) => *s = scrub_str(s, secrets),
         Value::Array(items) => items.iter_mut().for_each(|v| scrub(v, secrets)),
@@ -124,18 +127,16 @@ fn is_secret_key(key: &str) -> bool {
     SECRET_KEYS.contains(&norm.as_str())
 }
 
-fn scrub_str(s: &str, secrets: &[String]) -> String {
-    let lower = s.trim_start().to_ascii_lowercase();
-    if lower.starts_with("bearer ") || lower.starts_with("basic ") {
+fn scrub_str(s: &str, secrets: &Scrubber) -> String {
+    if is_credential(s) {
         return REDACTED.to_string();
     }
-    let mut out = s.to_string();
-    for secret in secrets {
-        if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), REDACTED);
-        }
-    }
-    out
+    secrets.scrub(s)
+}
+
+/// The scrubber of one recorded request: the secrets of its headers, each `[redacted]`.
+pub fn recording_scrubber(headers: &HeaderMap) -> Scrubber {
+    Scrubber::new(header_secrets(headers), Mask::Fixed(REDACTED))
 }
 
 /// The traffic line of a `/ws` session (one message so far: the journal counts the rest), or
@@ -160,7 +161,7 @@ pub fn ws_channel(query: Option<&str>) -> Option<String> {
 /// A line with the metadata of the `X-Rehearse-*` headers (invalid values are left out), every
 /// string of it scrubbed of the request's header secrets (see the module docs).
 pub fn with_meta(at_ms: u64, kind: RequestKind, headers: &HeaderMap) -> TrafficLine {
-    let secrets = header_secrets(headers);
+    let secrets = recording_scrubber(headers);
     let h = |name: &str| {
         headers
             .get(name)
@@ -303,7 +304,7 @@ mod tests {
 
     #[test]
     fn scrub_removes_secret_keys_header_secrets_and_bearer_strings() {
-        let secrets = vec!["sk-live-abc123".to_string()];
+        let secrets = Scrubber::new(["sk-live-abc123"], Mask::Fixed(REDACTED));
         let mut v = json!({
             "q": "find sk-live-abc123 now",
             "api_key": "anything",

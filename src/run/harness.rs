@@ -157,7 +157,7 @@ impl RecordSink for UpstreamLog {
     fn record(&self, r: &UpstreamRecord) {
         self.out.append_at(r.t_ms, r);
         if let Some(g) = &self.ground
-            && r.route == "llm"
+            && r.route == crate::upstream::RouteKind::Llm
             && !r.canary
         {
             let mut g = g.locked();

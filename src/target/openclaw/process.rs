@@ -19,7 +19,7 @@ use super::install::Install;
 use super::log::{LoggedDecision, last_messages, read_log};
 use super::procs::{SeenProcess, descendants, signal_group};
 use super::sandbox::{GatewayDirs, Sandbox, TmpIsolation, TmpRecord};
-use super::seed::{scrub, seed, tail};
+use super::seed::{seed, tail};
 use super::state::{AuthState, StateError, database_path, read_auth_state};
 use crate::util::watchdog::Watchdog;
 
@@ -203,7 +203,8 @@ impl Gateway {
         if lines.is_empty() {
             lines = tail(&self.sandbox.dirs.console, n, &[]);
         }
-        lines.iter().map(|l| scrub(l, &[&self.token])).collect()
+        let scrubber = crate::util::secrets::Scrubber::fingerprinting([self.token.as_str()]);
+        lines.iter().map(|l| scrubber.scrub(l)).collect()
     }
 
     /// Records the processes of its tree now (for [`Stopped::survivors`]).
