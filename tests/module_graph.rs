@@ -25,7 +25,18 @@ const KNOWN: &[(&str, &[&str])] = &[
     // The engine's parts name each other's types (events ↔ breaker, config ↔ every part): not yet split.
     (
         "engine",
-        &["admission", "breaker", "config", "coordinator", "events", "failover", "health", "metrics", "timeouts", "transport"],
+        &[
+            "admission",
+            "breaker",
+            "config",
+            "coordinator",
+            "events",
+            "failover",
+            "health",
+            "metrics",
+            "timeouts",
+            "transport",
+        ],
     ),
     // One `impl Breakers` over three files sharing private fields.
     ("engine/breaker/registry", &["cooldowns", "fleet"]),
@@ -49,14 +60,19 @@ fn no_module_circle_beyond_the_known_list() {
             (folder.to_string(), m)
         })
         .collect();
-    let found_keys: BTreeSet<(String, Vec<String>)> =
-        found.iter().map(|c| (c.folder.clone(), c.members.clone())).collect();
+    let found_keys: BTreeSet<(String, Vec<String>)> = found
+        .iter()
+        .map(|c| (c.folder.clone(), c.members.clone()))
+        .collect();
     let new: Vec<_> = found_keys.difference(&known).collect();
     let gone: Vec<_> = known.difference(&found_keys).collect();
     if !new.is_empty() || !gone.is_empty() {
         let mut msg = String::new();
         for (folder, members) in &new {
-            msg.push_str(&format!("new circle in {folder}: {}\n", members.join(" ↔ ")));
+            msg.push_str(&format!(
+                "new circle in {folder}: {}\n",
+                members.join(" ↔ ")
+            ));
         }
         for (folder, members) in &gone {
             msg.push_str(&format!(
@@ -77,14 +93,24 @@ fn the_check_sees_inline_grouped_and_reexported_paths() {
     let files = vec![
         ("a/mod.rs", "mod x; mod y; pub use x::Thing;"),
         ("a/x.rs", "pub struct Thing; fn f() { crate::b::go(); }"),
-        ("a/y.rs", "use super::{Thing, z::Other}; /// crate::c::never\n fn g() { let s = \"crate::c::no\"; }"),
-        ("a/z.rs", "pub struct Other; #[cfg(test)] mod tests { use crate::c::fine; }"),
+        (
+            "a/y.rs",
+            "use super::{Thing, z::Other}; /// crate::c::never\n fn g() { let s = \"crate::c::no\"; }",
+        ),
+        (
+            "a/z.rs",
+            "pub struct Other; #[cfg(test)] mod tests { use crate::c::fine; }",
+        ),
         ("b.rs", "pub fn go() { crate::a::Thing; }"),
         ("c.rs", "pub fn fine() {}"),
         ("lib.rs", "mod a; mod b; mod c;"),
     ];
     let graph = Graph::from_sources(files.iter().map(|(p, s)| (PathBuf::from(p), s.to_string())));
-    let circles: Vec<String> = graph.circles().iter().map(|c| format!("{}: {}", c.folder, c.members.join(","))).collect();
+    let circles: Vec<String> = graph
+        .circles()
+        .iter()
+        .map(|c| format!("{}: {}", c.folder, c.members.join(",")))
+        .collect();
     // a ↔ b through an inline call and a re-export; y → x through `super::Thing`; nothing to c.
     assert_eq!(circles, vec!["crate: a,b".to_string()]);
     let edges = graph.edges_in(&[]);
@@ -137,7 +163,9 @@ impl Graph {
         let mut parsed = Vec::new();
         let mut files = BTreeMap::new();
         for (rel, text) in sources {
-            let Some(module) = module_of(&rel) else { continue };
+            let Some(module) = module_of(&rel) else {
+                continue;
+            };
             files.insert(module.clone(), rel.display().to_string());
             parsed.push((module, rel.display().to_string(), parse(&text)));
         }
@@ -159,7 +187,10 @@ impl Graph {
             for r in &p.refs {
                 if let (Some(binding), true) = (&r.binding, r.in_use && r.inline.is_empty()) {
                     if let Some(abs) = absolute(module, &r.inline, &r.segments, r.in_use, &known) {
-                        reexports.entry(module.clone()).or_default().insert(binding.clone(), abs);
+                        reexports
+                            .entry(module.clone())
+                            .or_default()
+                            .insert(binding.clone(), abs);
                     }
                 }
             }
@@ -174,7 +205,14 @@ impl Graph {
                     continue;
                 };
                 let target = resolve(&abs, &known, &reexports);
-                edges.push((module.clone(), target, At { file: file.clone(), line: r.line }));
+                edges.push((
+                    module.clone(),
+                    target,
+                    At {
+                        file: file.clone(),
+                        line: r.line,
+                    },
+                ));
             }
         }
         Graph { files, edges }
@@ -190,7 +228,8 @@ impl Graph {
                 && to.starts_with(folder)
                 && from[folder.len()] != to[folder.len()]
             {
-                out.entry((from[folder.len()].clone(), to[folder.len()].clone())).or_insert_with(|| at.clone());
+                out.entry((from[folder.len()].clone(), to[folder.len()].clone()))
+                    .or_insert_with(|| at.clone());
             }
         }
         out
@@ -221,8 +260,16 @@ impl Graph {
                     .filter(|((a, b), _)| set.contains(a) && set.contains(b))
                     .map(|((a, b), at)| (a.clone(), b.clone(), at.clone()))
                     .collect();
-                let name = if folder.is_empty() { "crate".to_string() } else { folder.join("/") };
-                out.push(Circle { folder: name, members: scc, edges: inner });
+                let name = if folder.is_empty() {
+                    "crate".to_string()
+                } else {
+                    folder.join("/")
+                };
+                out.push(Circle {
+                    folder: name,
+                    members: scc,
+                    edges: inner,
+                });
             }
         }
         out
@@ -230,7 +277,10 @@ impl Graph {
 }
 
 fn collect(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("src/ is readable").flatten().collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("src/ is readable")
+        .flatten()
+        .collect();
     entries.sort_by_key(|e| e.path());
     for e in entries {
         let p = e.path();
@@ -245,7 +295,10 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) {
 
 /// `lib.rs` → `[]`, `a/mod.rs` and `a.rs` → `[a]`, `a/b.rs` → `[a, b]`; `main.rs` and `bin/` are not the library.
 fn module_of(rel: &Path) -> Option<ModPath> {
-    let parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+    let parts: Vec<String> = rel
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
     let (last, dirs) = parts.split_last()?;
     if dirs.is_empty() && (last == "main.rs" || last == "lib.rs") {
         return (last == "lib.rs").then(Vec::new);
@@ -262,7 +315,13 @@ fn module_of(rel: &Path) -> Option<ModPath> {
 }
 
 /// The absolute path a written path stands for, from the file module `module` inside its inline modules.
-fn absolute(module: &ModPath, inline: &[String], segs: &[String], in_use: bool, known: &BTreeSet<ModPath>) -> Option<ModPath> {
+fn absolute(
+    module: &ModPath,
+    inline: &[String],
+    segs: &[String],
+    in_use: bool,
+    known: &BTreeSet<ModPath>,
+) -> Option<ModPath> {
     let mut here: ModPath = module.iter().chain(inline).cloned().collect();
     let mut rest = segs;
     match rest.first().map(String::as_str) {
@@ -292,7 +351,11 @@ fn absolute(module: &ModPath, inline: &[String], segs: &[String], in_use: bool, 
 }
 
 /// The file module an absolute path lands in, following re-exports of the item it names.
-fn resolve(abs: &ModPath, known: &BTreeSet<ModPath>, reexports: &BTreeMap<ModPath, BTreeMap<String, ModPath>>) -> ModPath {
+fn resolve(
+    abs: &ModPath,
+    known: &BTreeSet<ModPath>,
+    reexports: &BTreeMap<ModPath, BTreeMap<String, ModPath>>,
+) -> ModPath {
     let mut path = abs.clone();
     for _ in 0..8 {
         let mut n = 0;
@@ -300,7 +363,9 @@ fn resolve(abs: &ModPath, known: &BTreeSet<ModPath>, reexports: &BTreeMap<ModPat
             n += 1;
         }
         let module = path[..n].to_vec();
-        let Some(item) = path.get(n) else { return module };
+        let Some(item) = path.get(n) else {
+            return module;
+        };
         match reexports.get(&module).and_then(|r| r.get(item)) {
             Some(target) if target != &path[..n + 1] => {
                 let mut next = target.clone();
@@ -354,7 +419,15 @@ fn tarjan(adj: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
             s.out.push(scc);
         }
     }
-    let mut s = St { adj, index: BTreeMap::new(), low: BTreeMap::new(), stack: Vec::new(), on: BTreeSet::new(), next: 0, out: Vec::new() };
+    let mut s = St {
+        adj,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        next: 0,
+        out: Vec::new(),
+    };
     for v in adj.keys() {
         if !s.index.contains_key(v.as_str()) {
             visit(&mut s, v);
@@ -393,7 +466,12 @@ fn lex(text: &str) -> Vec<(Tok, usize)> {
     let c: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let (mut i, mut line) = (0, 1);
-    let count = |from: usize, to: usize| c[from..to.min(c.len())].iter().filter(|&&x| x == '\n').count();
+    let count = |from: usize, to: usize| {
+        c[from..to.min(c.len())]
+            .iter()
+            .filter(|&&x| x == '\n')
+            .count()
+    };
     while i < c.len() {
         let ch = c[i];
         if ch == '\n' {
@@ -422,7 +500,9 @@ fn lex(text: &str) -> Vec<(Tok, usize)> {
                 }
             }
             line += count(start, i);
-        } else if ch == '"' || ((ch == 'b' || ch == 'r' || ch == 'c') && is_raw_or_byte_string(&c, i)) {
+        } else if ch == '"'
+            || ((ch == 'b' || ch == 'r' || ch == 'c') && is_raw_or_byte_string(&c, i))
+        {
             let start = i;
             i = skip_string(&c, i);
             line += count(start, i);
@@ -571,7 +651,8 @@ fn parse(text: &str) -> Parsed {
             }
             _ => {}
         }
-        let starts_path = matches!(ident(i), Some("crate" | "super" | "self")) && matches!(toks.get(i + 1), Some((Tok::Path, _)));
+        let starts_path = matches!(ident(i), Some("crate" | "super" | "self"))
+            && matches!(toks.get(i + 1), Some((Tok::Path, _)));
         let after_path = i > 0 && matches!(toks[i - 1].0, Tok::Path);
         let is_use = ident(i) == Some("use");
         if is_use || (starts_path && !after_path && ident(i.wrapping_sub(1)) != Some("in")) {
@@ -617,7 +698,12 @@ fn skip_group(toks: &[(Tok, usize)], i: usize) -> usize {
 }
 
 /// Reads a path or use tree at `i` under `prefix`; pushes each leaf (segments, bound name); returns the end.
-fn use_tree(toks: &[(Tok, usize)], mut i: usize, prefix: Vec<String>, out: &mut Vec<(Vec<String>, Option<String>)>) -> usize {
+fn use_tree(
+    toks: &[(Tok, usize)],
+    mut i: usize,
+    prefix: Vec<String>,
+    out: &mut Vec<(Vec<String>, Option<String>)>,
+) -> usize {
     let mut segs = prefix;
     if matches!(toks.get(i), Some((Tok::Path, _))) {
         i += 1; // a leading `::`: an extern crate path

@@ -134,7 +134,11 @@ impl RecordSink for FleetLog {
         if let Some(i) = r.fault_index.filter(|_| !r.canary) {
             self.faults.record(i, r.t_ms, &r.dep);
         }
-        if let Some(keep) = self.keep.as_ref().filter(|_| r.route == crate::upstream::RouteKind::Llm) {
+        if let Some(keep) = self
+            .keep
+            .as_ref()
+            .filter(|_| r.route == crate::upstream::RouteKind::Llm)
+        {
             keep.locked().push(r.clone());
         }
         if r.canary || !r.probe {

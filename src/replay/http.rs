@@ -71,6 +71,28 @@ pub struct HttpDispatcher {
     extra: Vec<(http::HeaderName, http::HeaderValue)>,
 }
 
+/// Why an [`HttpDispatcher::exchange`] got no answer; its text is the error kind of the module
+/// doc (`bad_request`, `connect`, `reset`, `timeout`, …), the cause kept.
+#[derive(Debug, thiserror::Error)]
+pub enum ExchangeError {
+    #[error("bad_request")]
+    BadRequest(#[source] http::Error),
+    #[error("{kind}")]
+    Head {
+        kind: String,
+        #[source]
+        source: hyper_util::client::legacy::Error,
+    },
+    #[error("{kind}")]
+    Body {
+        kind: String,
+        #[source]
+        source: hyper::Error,
+    },
+    #[error("timeout")]
+    Timeout,
+}
+
 impl HttpDispatcher {
     /// A dispatcher for `target` (`http://HOST:PORT[/prefix]`); each request (a whole WebSocket
     /// session included) is abandoned as `timeout` after `timeout`.
@@ -134,7 +156,7 @@ impl HttpDispatcher {
         method: Method,
         path: &str,
         json_body: Option<Bytes>,
-    ) -> Result<(http::StatusCode, Bytes), String> {
+    ) -> Result<(http::StatusCode, Bytes), ExchangeError> {
         let mut b = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base));
@@ -146,24 +168,30 @@ impl HttpDispatcher {
         }
         let req = b
             .body(Full::new(json_body.unwrap_or_default()))
-            .map_err(|_| "bad_request".to_string())?;
+            .map_err(ExchangeError::BadRequest)?;
         let work = async {
             let resp = self
                 .client
                 .request(req)
                 .await
-                .map_err(|e| Failure::of(&e, Phase::Head).kind().to_string())?;
+                .map_err(|source| ExchangeError::Head {
+                    kind: Failure::of(&source, Phase::Head).kind().to_string(),
+                    source,
+                })?;
             let status = resp.status();
             let body = resp
                 .into_body()
                 .collect()
                 .await
-                .map_err(|e| Failure::of(&e, Phase::Body).kind().to_string())?;
+                .map_err(|source| ExchangeError::Body {
+                    kind: Failure::of(&source, Phase::Body).kind().to_string(),
+                    source,
+                })?;
             Ok((status, body.to_bytes()))
         };
         tokio::time::timeout(self.timeout, work)
             .await
-            .unwrap_or_else(|_elapsed| Err("timeout".to_string()))
+            .unwrap_or_else(|_elapsed| Err(ExchangeError::Timeout))
     }
 
     /// Adds a header sent with every HTTP request and WebSocket handshake.

@@ -36,6 +36,6 @@ mod traffic_json;
 pub use cmd::{record_command, replay_command};
 pub use http::{HttpDispatcher, TargetError};
 pub use precise::Pacing;
-pub use threaded::{replay_on_own_thread, replay_on_pacer_thread};
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};
+pub use threaded::{replay_on_own_thread, replay_on_pacer_thread};
 pub use traffic::{TrafficError, TrafficLine, load_traffic, parse_traffic};

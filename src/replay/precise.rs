@@ -25,7 +25,6 @@ use std::time::Duration;
 
 use tokio::time::{Instant, sleep_until};
 
-
 /// How the replayer waits for each send instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Pacing {

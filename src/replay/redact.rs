@@ -24,11 +24,11 @@ use serde_json::{Map, Value};
 use super::traffic::TrafficLine;
 use crate::engine::OpClass;
 use crate::engine::RequestKind;
+use crate::util::secrets::{Mask, Scrubber, is_credential};
 use crate::wire::header::{
     BUDGET as H_BUDGET, CLASS as H_CLASS, IDEMPOTENT as H_IDEMPOTENT, SESSION as H_SESSION,
     TENANT as H_TENANT,
 };
-use crate::util::secrets::{Mask, Scrubber, is_credential};
 use crate::wire::{self, header, route};
 
 /// What replaces a removed secret.
@@ -208,6 +208,21 @@ pub fn with_meta(at_ms: u64, kind: RequestKind, headers: &HeaderMap) -> TrafficL
     }
 }
 
+/// Why a proxied request is not a traffic line.
+#[derive(Debug, thiserror::Error)]
+pub enum NotRecordable {
+    #[error("{method} {path}: not a recorded route")]
+    Route { method: http::Method, path: String },
+    #[error("POST {path}: body is not JSON ({source})")]
+    Body {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("POST {path}: body has no `model`")]
+    NoModel { path: String },
+}
+
 /// The traffic line of a plain HTTP request, or why it is not recordable (unknown route,
 /// unparsable body). The body is scrubbed; headers other than the hints are not recorded.
 pub fn http_line(
@@ -216,15 +231,22 @@ pub fn http_line(
     path: &str,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<TrafficLine, String> {
+) -> Result<TrafficLine, NotRecordable> {
+    let not_a_route = || NotRecordable::Route {
+        method: method.clone(),
+        path: path.to_string(),
+    };
     if method != http::Method::POST {
-        return Err(format!("{method} {path}: not a recorded route"));
+        return Err(not_a_route());
     }
-    let json = || -> Result<Value, String> {
+    let json = || -> Result<Value, NotRecordable> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(Value::Object(Map::new()));
         }
-        serde_json::from_slice(body).map_err(|e| format!("POST {path}: body is not JSON ({e})"))
+        serde_json::from_slice(body).map_err(|source| NotRecordable::Body {
+            path: path.to_string(),
+            source,
+        })
     };
     let kind = if path == route::CHAT {
         let v = json()?;
@@ -232,7 +254,9 @@ pub fn http_line(
             .get("model")
             .and_then(Value::as_str)
             .filter(|m| !m.is_empty())
-            .ok_or_else(|| format!("POST {path}: body has no `model`"))?;
+            .ok_or_else(|| NotRecordable::NoModel {
+                path: path.to_string(),
+            })?;
         let max_tokens = ["max_tokens", "max_completion_tokens"]
             .iter()
             .find_map(|k| v.get(*k).and_then(Value::as_u64))
@@ -262,7 +286,7 @@ pub fn http_line(
             idempotency_key: key,
         }
     } else {
-        return Err(format!("{method} {path}: not a recorded route"));
+        return Err(not_a_route());
     };
     Ok(with_meta(at_ms, kind, headers))
 }
@@ -370,7 +394,7 @@ mod tests {
         );
         assert_eq!(line.class, Some(OpClass::ToolCall));
         let none = http_line(0, &http::Method::GET, "/tools/x", &h, b"").unwrap_err();
-        assert!(none.contains("not a recorded route"));
+        assert!(none.to_string().contains("not a recorded route"), "{none}");
         assert!(http_line(0, &http::Method::POST, "/tools/x", &h, b"not json").is_err());
     }
 

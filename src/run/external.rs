@@ -23,10 +23,10 @@ use super::observe::FaultHits;
 use super::plan::ScenarioPlan;
 use super::sinks::EventsWriter;
 use crate::report::model::{Report, TargetReport};
+use crate::scenario::gateway::{PlannedTurn, gateway_config, planned_turns};
 use crate::scenario::target::TargetKind;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
 use crate::target::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
-use crate::scenario::gateway::{PlannedTurn, gateway_config, planned_turns};
 use crate::upstream::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord};
 use crate::util::shutdown::Shutdown as Stop;
 
@@ -126,12 +126,8 @@ pub async fn run_external(
                 match gateway_config(file, &plan.checked.traffic, &format!("http://{up_addr}")) {
                     Ok(c) => c,
                     Err(e) => {
-                        return stop_upstream(
-                            run.failed(e.to_string()),
-                            shutdown_tx,
-                            up_task,
-                        )
-                        .await;
+                        return stop_upstream(run.failed(e.to_string()), shutdown_tx, up_task)
+                            .await;
                     }
                 };
             let options = GatewayOptions {

@@ -9,8 +9,8 @@ use std::path::Path;
 use super::external_report::ExternalRun;
 use super::plan::ScenarioPlan;
 use crate::report::model::{CooldownRow, TurnRow};
-use crate::target::openclaw::{Gateway, TurnOutcome};
 use crate::scenario::gateway::PlannedTurn;
+use crate::target::openclaw::{Gateway, TurnOutcome};
 use crate::util::secrets::Scrubber;
 use crate::verdict::gateway_eval::event_name;
 
@@ -80,8 +80,7 @@ pub async fn finish_gateway(
                 "found": s.found,
                 "profiles": s.profiles,
             });
-            let text =
-                secrets.scrub(&serde_json::to_string_pretty(&snapshot).unwrap_or_default());
+            let text = secrets.scrub(&serde_json::to_string_pretty(&snapshot).unwrap_or_default());
             let path = dir.join("openclaw-auth-state.json");
             if crate::util::atomic::write_atomic(&path, text.as_bytes()).is_ok() {
                 run.target.files.push("openclaw-auth-state.json".into());

@@ -14,9 +14,9 @@ use crate::report::build::{PolicyRun as BuildInput, build_policy};
 use crate::report::model::{
     Lag, ReplayInfo, Report, SCHEMA_VERSION, Stopped, TargetReport, TimeBase, TrafficInfo, Verdict,
 };
+use crate::scenario::gateway::profile_fingerprints;
 use crate::scrape::CompactScrapes;
 use crate::target::openclaw::{AuthState, LoggedDecision};
-use crate::scenario::gateway::profile_fingerprints;
 use crate::upstream::UpstreamRecord;
 use crate::util::shutdown::cause;
 use crate::verdict::ground_eval::{UpstreamFacts, evaluate};

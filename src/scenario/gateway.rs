@@ -11,22 +11,8 @@ use crate::replay::traffic::TrafficLine;
 use crate::target::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 use crate::wire::dep::provider_of;
 
+pub use super::field::FieldError;
 use super::format::ScenarioFile;
-
-/// A scenario the gateway cannot be configured from: the field to fix and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {message}")]
-pub struct FieldError {
-    /// The scenario field (`traffic`, `profile`, `engine.modelFailover.fallbacks[0]`).
-    pub field: String,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError { field: field.into(), message: message.into() }
-    }
-}
 
 /// One turn of the replay: when, which conversation, streamed or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,7 +136,9 @@ pub fn gateway_config(
         fallbacks,
         agent_timeout_seconds: file.target.agent_timeout_s(),
     };
-    config.validate().map_err(|m| FieldError::new("profile", m))?;
+    config
+        .validate()
+        .map_err(|e| FieldError::new("profile", e.0))?;
     Ok(config)
 }
 
@@ -247,7 +235,10 @@ token = "key-F"
                 .contains("one primary model")
         );
         let none = traffic("{\"at_ms\":0,\"kind\":\"tool\",\"tool\":\"x\",\"idempotent\":true}\n");
-        assert_eq!(gateway_config(&file, &none, "u").unwrap_err().field, "traffic");
+        assert_eq!(
+            gateway_config(&file, &none, "u").unwrap_err().field,
+            "traffic"
+        );
         let no_fallback_key = SCENARIO.replace("provider = \"fallback\"", "provider = \"other\"");
         let file = ScenarioFile::parse(&no_fallback_key, "x.toml").unwrap();
         let one =

@@ -92,10 +92,10 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         .map_err(|e| invalid(&format!("tcp.{}", e.field), e.reason))?;
     file.target
         .validate()
-        .map_err(|(k, m)| invalid(&format!("target.{k}"), m))?;
+        .map_err(|e| invalid(&format!("target.{}", e.field), e.message))?;
     file.upstream
         .validate()
-        .map_err(|m| invalid("upstream.listen", m))?;
+        .map_err(|e| invalid(&format!("upstream.{}", e.field), e.message))?;
     file.engine.validate().map_err(|e| {
         let field = e.key().map_or("engine".into(), |k| format!("engine.{k}"));
         invalid(&field, e.to_string())
@@ -106,7 +106,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     })?;
     for (i, f) in file.fault.iter().enumerate() {
         f.validate()
-            .map_err(|e| invalid(&format!("fault[{i}]"), e))?;
+            .map_err(|e| invalid(&format!("fault[{i}]"), e.to_string()))?;
     }
     file.fleet
         .validate(file.coordinator.as_ref(), file.policies.len())

@@ -4,11 +4,11 @@
 //! named by expectations must exist; an OpenClaw target must be configurable from the scenario
 //! (one primary model, a key per provider).
 
-use crate::engine::RequestKind;
-use crate::replay::traffic::TrafficLine;
 use super::format::ScenarioFile;
 use super::gateway::{FieldError, gateway_config};
 use super::target::TargetKind;
+use crate::engine::RequestKind;
+use crate::replay::traffic::TrafficLine;
 
 /// The first check that fails, naming its field.
 pub fn check_target(
@@ -20,7 +20,10 @@ pub fn check_target(
     let e = &file.expect;
     for (i, p) in e.named_profiles() {
         if !file.profile.iter().any(|q| q.id == p) {
-            return Err(FieldError::new(i, format!("`{p}` is not the id of a [[profile]]")));
+            return Err(FieldError::new(
+                i,
+                format!("`{p}` is not the id of a [[profile]]"),
+            ));
         }
     }
     if kind.is_external() {

@@ -251,10 +251,10 @@ impl Parser {
 
     fn finish(self) -> Result<Exposition, ParseError> {
         for (f, line) in self.families.iter().zip(&self.family_lines) {
-            check_family(f).map_err(|msg| ParseError {
+            check_family(f).map_err(|e| ParseError {
                 line: *line,
                 col: 1,
-                msg,
+                msg: e.0,
             })?;
         }
         Ok(Exposition {

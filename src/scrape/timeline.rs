@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::parse::{Exposition, Sample};
-pub use super::rates::{MAX_RATE_POINTS, RatePoint};
 use super::rates::Rates;
+pub use super::rates::{MAX_RATE_POINTS, RatePoint};
 use crate::engine::breaker::TripReason;
 use crate::engine::events::BreakerState;
 

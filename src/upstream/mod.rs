@@ -29,8 +29,8 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 pub use cmd::command;
-pub use faults::{Action, FaultSpec, parse_fault_file};
 pub use faults::RouteKind;
+pub use faults::{Action, FaultSpec, parse_fault_file};
 pub use record::{MemoryRecords, RecordSink, RequestRoute, UnknownRoute, UpstreamRecord};
 pub use server::serve;
 pub use stats::{Arrival, DepStats, ProfileStats, RouteStats, Stats};

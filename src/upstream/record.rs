@@ -165,7 +165,10 @@ mod route_tests {
         for (r, text) in [
             (RequestRoute::Llm, "\"llm\""),
             (RequestRoute::Ws, "\"ws\""),
-            (RequestRoute::Tool("crm_search".into()), "\"tool:crm_search\""),
+            (
+                RequestRoute::Tool("crm_search".into()),
+                "\"tool:crm_search\"",
+            ),
         ] {
             assert_eq!(serde_json::to_string(&r).unwrap(), text);
             assert_eq!(serde_json::from_str::<RequestRoute>(text).unwrap(), r);

@@ -95,12 +95,18 @@ mod tests {
     fn a_secret_holding_another_goes_whole() {
         let s = Scrubber::new(["abcd", "Bearer abcd"], Mask::Fixed("[redacted]"));
         assert_eq!(s.secrets(), ["Bearer abcd", "abcd"]);
-        assert_eq!(s.scrub("h: Bearer abcd / abcd"), "h: [redacted] / [redacted]");
+        assert_eq!(
+            s.scrub("h: Bearer abcd / abcd"),
+            "h: [redacted] / [redacted]"
+        );
     }
 
     #[test]
     fn no_secret_no_change() {
-        assert_eq!(Scrubber::fingerprinting(Vec::<String>::new()).scrub("x"), "x");
+        assert_eq!(
+            Scrubber::fingerprinting(Vec::<String>::new()).scrub("x"),
+            "x"
+        );
         assert_eq!(Scrubber::fingerprinting([""]).scrub("x"), "x");
     }
 

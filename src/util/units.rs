@@ -59,7 +59,10 @@ mod tests {
         assert_eq!(scenario_ms(1500, 2.0), 3000);
         assert_eq!(scenario_ms(1500, f64::NAN), 1500);
         assert_eq!(scenario_ms(i64::MAX, 1e9), i64::MAX);
-        assert_eq!(scenario_ms_u(u64::MAX, 2.0), u64::try_from(i64::MAX).unwrap_or(0));
+        assert_eq!(
+            scenario_ms_u(u64::MAX, 2.0),
+            u64::try_from(i64::MAX).unwrap_or(0)
+        );
     }
 
     #[test]

@@ -121,7 +121,7 @@ impl TurnClient {
                 status: None,
                 text: String::new(),
                 finish_reason: None,
-                error: Some(kind),
+                error: Some(kind.to_string()),
                 done: false,
                 elapsed_ms: 0,
             },

@@ -95,7 +95,9 @@ impl Gateway {
         run_dir: &Path,
         options: GatewayOptions,
     ) -> Result<Self, GatewayError> {
-        config.validate().map_err(GatewayError::Config)?;
+        config
+            .validate()
+            .map_err(|e| GatewayError::Config(e.into()))?;
         let dirs = GatewayDirs::create(run_dir).map_err(io("creating", run_dir))?;
         let isolation = TmpIsolation::detect(options.isolate_tmp);
         let sandbox = Sandbox::new(dirs.clone(), isolation, &install.openclaw, &install.node);
@@ -165,9 +167,7 @@ impl Gateway {
     }
 
     async fn wait_ready(&mut self) -> Result<(), GatewayError> {
-        let client = self
-            .client()
-            .map_err(|e| GatewayError::Config(e.to_string()))?;
+        let client = self.client().map_err(|e| GatewayError::Config(e.into()))?;
         let started = Instant::now();
         loop {
             self.note_tree();

@@ -133,6 +133,9 @@ mod tests {
         assert_eq!(lines.len(), 2);
         let text = lines.join("\n");
         assert!(!text.contains("key-A") && !text.contains("key-B"), "{text}");
-        assert!(text.contains(&crate::util::fingerprint("sk-key-A-long")), "{text}");
+        assert!(
+            text.contains(&crate::util::fingerprint("sk-key-A-long")),
+            "{text}"
+        );
     }
 }
