@@ -10,8 +10,8 @@
 //! already, and the fields it measures on its own clock (`latency_ms`, a breaker's
 //! `open_for_ms`, a Retry-After skip's `until_ms`) are converted here.
 //!
-//! Longer than 400 lines on purpose: the three writers share the line-buffering and the 4 KiB
-//! boundary rule, and their tests sit with them.
+//! The JSONL appender under them (one write per line, no line across a 4 KiB boundary) is
+//! [`crate::util::jsonl`], shared with the request log of `rehearse upstream --log`.
 
 use crate::util::sync::Locked;
 use std::fs::{File, OpenOptions};

@@ -11,10 +11,10 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(field: impl Into<String>, message: String) -> Self {
         FieldError {
             field: field.into(),
-            message: message.into(),
+            message,
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::upstream::FaultSpec;
 use crate::verdict::Expectations;
 
 use super::locate::locate;
+use crate::util::textpos::line_col;
 use super::target::{TargetSpec, UpstreamSpec};
 
 /// One scenario exactly as written in its file.

@@ -58,16 +58,16 @@ pub fn primary_model(traffic: &[TrafficLine]) -> Result<String, FieldError> {
     models.dedup();
     match models.as_slice() {
         [] => Err(FieldError::new(
-            "traffic".into(),
+            "traffic",
             "an external target is driven by model calls: the traffic has none".into(),
         )),
         [one] if one.contains('/') => Ok(one.to_string()),
         [one] => Err(FieldError::new(
-            "traffic".into(),
+            "traffic",
             format!("model `{one}` must be PROVIDER/MODEL (the gateway's provider id)"),
         )),
         many => Err(FieldError::new(
-            "traffic".into(),
+            "traffic",
             format!(
                 "the gateway has one primary model, but the traffic names {}: {}",
                 many.len(),
@@ -122,7 +122,7 @@ pub fn gateway_config(
     for id in providers.keys() {
         if !profiles.iter().any(|p| &p.provider == id) {
             return Err(FieldError::new(
-                "profile".into(),
+                "profile",
                 format!(
                     "provider `{id}` has no [[profile]]: OpenClaw needs a key for each provider"
                 ),

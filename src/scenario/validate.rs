@@ -111,7 +111,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     file.fleet
         .validate(file.coordinator.as_ref(), file.policies.len())
         .map_err(|e| invalid(&e.field, e.msg))?;
-    check_fleet_extras(&file).map_err(|e| invalid(&e.field, e.message))?;
+    check_fleet_extras(&file).map_err(|(field, msg)| invalid(&field, msg))?;
     // An external target is one "policy" run, named after its kind.
     let mut names: Vec<&str> = if file.target.kind.is_external() {
         vec![file.target.kind.as_str()]

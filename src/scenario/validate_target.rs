@@ -47,7 +47,7 @@ pub fn check_target(
         }
         if !e.metric.is_empty() && file.target.metrics_url.is_none() {
             return Err(FieldError::new(
-                "expect.metric[0]".into(),
+                "expect.metric[0]",
                 "needs `[target] metrics_url` to scrape: this target exports no metrics the \
                  harness can read"
                     .into(),
@@ -59,7 +59,7 @@ pub fn check_target(
             .count();
         if calls == 0 {
             return Err(FieldError::new(
-                "traffic".into(),
+                "traffic",
                 "an external target is driven by model calls: none falls before `duration`".into(),
             ));
         }

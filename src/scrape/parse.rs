@@ -13,7 +13,7 @@
 //! Histogram `_bucket`/`_sum`/`_count` and summary `_sum`/`_count` samples are grouped under
 //! their family. A family's lines must stay together; a series may appear once.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 pub use super::exposition::{Exposition, Family, MetricKind, ParseError, Sample};
 pub(crate) use super::lexer::Cursor;

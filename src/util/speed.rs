@@ -172,8 +172,8 @@ mod tests {
             Ok(Duration::from_secs(2))
         );
         assert!(Speed::new(0.0).is_err());
-        assert!(parse("fast").unwrap_err().contains("`fast`"));
-        assert!(parse("1e9").unwrap_err().ends_with("got `1e9`"));
+        assert!(parse("fast").unwrap_err().to_string().contains("`fast`"));
+        assert!(parse("1e9").unwrap_err().to_string().ends_with("got `1e9`"));
         assert!(check(1e-20).unwrap_err().to_string().ends_with("got 1e-20"));
     }
 
