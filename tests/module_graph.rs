@@ -90,7 +90,7 @@ fn no_module_circle_beyond_the_known_list() {
 
 #[test]
 fn the_check_sees_inline_grouped_and_reexported_paths() {
-    let files = vec![
+    let files = [
         ("a/mod.rs", "mod x; mod y; pub use x::Thing;"),
         ("a/x.rs", "pub struct Thing; fn f() { crate::b::go(); }"),
         (
@@ -185,13 +185,13 @@ impl Graph {
         let known: BTreeSet<ModPath> = files.keys().cloned().collect();
         for (module, _, p) in &parsed {
             for r in &p.refs {
-                if let (Some(binding), true) = (&r.binding, r.in_use && r.inline.is_empty()) {
-                    if let Some(abs) = absolute(module, &r.inline, &r.segments, r.in_use, &known) {
-                        reexports
-                            .entry(module.clone())
-                            .or_default()
-                            .insert(binding.clone(), abs);
-                    }
+                if let (Some(binding), true) = (&r.binding, r.in_use && r.inline.is_empty())
+                    && let Some(abs) = absolute(module, &r.inline, &r.segments, r.in_use, &known)
+                {
+                    reexports
+                        .entry(module.clone())
+                        .or_default()
+                        .insert(binding.clone(), abs);
                 }
             }
         }

@@ -13,8 +13,8 @@ use crate::upstream::FaultSpec;
 use crate::verdict::Expectations;
 
 use super::locate::locate;
-use crate::util::textpos::line_col;
 use super::target::{TargetSpec, UpstreamSpec};
+use crate::util::textpos::line_col;
 
 /// One scenario exactly as written in its file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
