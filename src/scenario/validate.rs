@@ -6,6 +6,7 @@
 //! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
 //! that ends well before it.
 
+use super::field::FieldError;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -111,7 +112,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     file.fleet
         .validate(file.coordinator.as_ref(), file.policies.len())
         .map_err(|e| invalid(&e.field, e.msg))?;
-    check_fleet_extras(&file).map_err(|(field, msg)| invalid(&field, msg))?;
+    check_fleet_extras(&file).map_err(|e| invalid(&e.field, e.message))?;
     // An external target is one "policy" run, named after its kind.
     let mut names: Vec<&str> = if file.target.kind.is_external() {
         vec![file.target.kind.as_str()]
@@ -200,12 +201,12 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
 /// An `Invalid` error located at `needle` inside `field`'s value (else at the value).
 /// What only a fleet run can do: `[[expect.fleet]]`, coordinator faults (and `down` only on a
 /// redis-server the run starts itself).
-fn check_fleet_extras(file: &ScenarioFile) -> Result<(), (String, String)> {
+fn check_fleet_extras(file: &ScenarioFile) -> Result<(), FieldError> {
     use crate::upstream::faults::{FaultKind, RouteSel};
     let fleet = file.fleet.is_fleet();
     if !fleet && !file.expect.fleet.is_empty() {
-        return Err((
-            "expect.fleet[0]".into(),
+        return Err(FieldError::new(
+            "expect.fleet[0]",
             "needs a fleet run ([fleet] hosts > 1)".into(),
         ));
     }
@@ -220,13 +221,13 @@ fn check_fleet_extras(file: &ScenarioFile) -> Result<(), (String, String)> {
         }
         let field = format!("fault[{i}].route");
         if !fleet || !redis {
-            return Err((
+            return Err(FieldError::new(
                 field,
                 "a coordinator fault needs a fleet run with `redis` in [fleet] coordination".into(),
             ));
         }
         if matches!(f.kind, FaultKind::Down(_)) && !spawned {
-            return Err((
+            return Err(FieldError::new(
                 field,
                 "kind `down` stops the run's own redis-server: needs [coordinator] spawn = true"
                     .into(),
