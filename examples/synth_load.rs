@@ -15,8 +15,8 @@ use clap::Parser;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rehearse::engine::RequestKind;
+use rehearse::replay::HttpDispatcher;
 use rehearse::replay::{Pacing, ReplayOptions, TrafficLine, replay};
-use rehearse::transport::HttpDispatcher;
 use rehearse::util::shutdown::Shutdown;
 use serde_json::json;
 

@@ -42,6 +42,17 @@ impl CmdError {
     }
 }
 
+/// A server that could not listen: exit 2 for a refused flag, 3 when the machine refused.
+impl From<crate::util::listen::ListenError> for CmdError {
+    fn from(e: crate::util::listen::ListenError) -> Self {
+        if e.is_usage() {
+            CmdError::bad_input(e)
+        } else {
+            CmdError::harness(e)
+        }
+    }
+}
+
 /// The result every command handler returns.
 pub type CmdResult = Result<Status, CmdError>;
 

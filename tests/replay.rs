@@ -7,8 +7,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use rehearse::replay::HttpDispatcher;
 use rehearse::replay::{Dispatcher, TrafficLine, parse_traffic};
-use rehearse::transport::HttpDispatcher;
 
 use crate::support::rehearse;
 use crate::support::replay::{start_receiver, write_file};

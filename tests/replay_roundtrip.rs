@@ -9,8 +9,8 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rehearse::engine::RequestKind;
+use rehearse::replay::HttpDispatcher;
 use rehearse::replay::{Pacing, ReplayOptions, TrafficLine, load_traffic, replay_on_own_thread};
-use rehearse::transport::HttpDispatcher;
 use rehearse::upstream::MemoryRecords;
 use serde_json::json;
 use tokio::time::Instant;
@@ -227,7 +227,7 @@ async fn round_trip() -> Result<(), String> {
     up.stop().await;
     // Records come in handler order; arrivals are the kernel's receive times (ms since start).
     seen.sort_by_key(|r| r.t_ms);
-    let routes: Vec<&str> = seen.iter().map(|r| r.route.as_str()).collect();
+    let routes: Vec<String> = seen.iter().map(|r| r.route.to_string()).collect();
     let expected: Vec<String> = original.iter().map(upstream_route_of).collect();
     assert_eq!(routes, expected);
     // The idempotency key travelled with the non-idempotent tool call.

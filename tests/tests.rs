@@ -2,6 +2,9 @@
 
 mod support;
 
+// Module dependencies run one way: a new circle between modules or files of a folder fails here.
+mod module_graph;
+
 // CLI contract: exit codes and usage errors.
 mod cli;
 

@@ -8,8 +8,9 @@ use std::time::Duration;
 use rehearse::engine::RequestKind;
 use rehearse::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
 use rehearse::engine::{AttemptResult, OpClass};
+use rehearse::replay::HttpDispatcher;
 use rehearse::replay::{Dispatcher, TrafficLine};
-use rehearse::transport::{Diagnostics, HttpDispatcher, HttpTransport};
+use rehearse::transport::{Diagnostics, HttpTransport};
 use rehearse::upstream::{MemoryRecords, RecordSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -200,7 +201,7 @@ async fn a_fleet_host_names_itself_on_http_requests_and_websocket_handshakes() {
     let hosts: Vec<(String, Option<String>)> = records
         .take()
         .into_iter()
-        .map(|r| (r.route, r.host))
+        .map(|r| (r.route.to_string(), r.host))
         .collect();
     assert_eq!(hosts.len(), 2, "{hosts:?}");
     assert!(

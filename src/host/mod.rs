@@ -26,9 +26,8 @@ mod linux;
 mod macos;
 pub mod tcp;
 
-pub use tcp::{
-    Check, Contradiction, HostInfo, PortRange, Severity, TcpStack, TimerFacts, contradictions,
-};
+pub use checks::{Check, Contradiction, Severity, contradictions};
+pub use tcp::{HostInfo, PortRange, TcpStack, TimerFacts};
 
 /// Reads the fingerprint of the machine this process runs on. Never fails: what cannot be read
 /// is `None`.

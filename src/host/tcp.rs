@@ -1,12 +1,10 @@
 //! The host fingerprint model: OS, kernel, CPUs, the TCP stack's dead-peer settings (all in
 //! milliseconds whatever unit the OS uses) and the granularity of the kernel's TCP timers.
-//! The contradiction checks over this model live in `checks.rs` and are re-exported here.
+//! The contradiction checks over this model live in `checks.rs`.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-
-pub use super::checks::{Check, Contradiction, Severity, contradictions};
 
 /// What a report records about the machine it ran on (`report.json` → `host`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

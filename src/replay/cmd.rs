@@ -6,13 +6,14 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use tokio::time::Instant;
 
-use super::precise::{Pacing, replay_on_own_thread};
+use super::http::HttpDispatcher;
+use super::precise::Pacing;
 use super::record::{RecordError, RecordStats, Recorder, serve_recorder};
 use super::replayer::ReplayOptions;
+use super::threaded::replay_on_own_thread;
 use super::traffic::load_traffic;
 use crate::cli::{RecordArgs, ReplayArgs};
 use crate::exit::{CmdError, CmdResult, Status};
-use crate::transport::HttpDispatcher;
 
 /// Per-request deadline of `rehearse replay` (a WebSocket session included).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);

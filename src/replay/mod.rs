@@ -4,18 +4,19 @@
 //! - [`traffic`]: `TrafficLine`, `load_traffic`, `parse_traffic` (errors name line and field).
 //! - [`pacer`]: `send_at(start, at_ms, speed)`, the absolute schedule (pure).
 //! - [`replayer`]: the `Dispatcher` trait and `replay(...)`, open model, bounded in-flight.
-//! - [`precise`]: sub-millisecond waiting (timer, OS naps, bounded spin) and
+//! - [`precise`]: sub-millisecond waiting (timer, OS naps, bounded spin); [`threaded`]:
 //!   `replay_on_own_thread`, the pacer thread of `rehearse replay`; [`pacer_thread`]: that
 //!   thread's OS settings (timer slack, priority).
 //! - [`summary`]: per-request records, lag and latency percentiles (HDR histograms).
-//! - The HTTP/WebSocket `Dispatcher` of `rehearse replay` is a client, so it lives in
-//!   [`crate::transport::dispatch`] with the run's transport.
+//! - [`http`]: `HttpDispatcher`, the HTTP/WebSocket `Dispatcher` of `rehearse replay`, built
+//!   on the run's transport ([`crate::transport`]: the one request builder and error mapping).
 //! - [`record`]: the recording reverse proxy; [`redact`]: request → line without secrets;
 //!   [`journal`]: ordered, line-flushed output.
 //! - `receiver`: a loopback receiver that timestamps arrivals (tests and the benchmark only;
 //!   hidden from the API docs).
 
 mod cmd;
+pub mod http;
 pub mod journal;
 pub mod pacer;
 pub mod pacer_thread;
@@ -28,10 +29,13 @@ pub mod record;
 pub mod redact;
 pub mod replayer;
 pub mod summary;
+pub mod threaded;
 pub mod traffic;
 mod traffic_json;
 
 pub use cmd::{record_command, replay_command};
-pub use precise::{Pacing, replay_on_own_thread, replay_on_pacer_thread};
+pub use http::{HttpDispatcher, TargetError};
+pub use precise::Pacing;
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};
+pub use threaded::{replay_on_own_thread, replay_on_pacer_thread};
 pub use traffic::{TrafficError, TrafficLine, load_traffic, parse_traffic};

@@ -13,6 +13,8 @@
 //!   string values and object keys alike;
 //! - a string that starts with `Bearer ` or `Basic ` becomes `"[redacted]"`.
 //!
+//! The replacing itself is the one scrubber's ([`crate::util::secrets`]), with the recording's mask.
+//!
 //! Longer than 400 lines on purpose: every secret-bearing field is redacted in one place, with its
 //! tests, so none can be missed.
 
@@ -22,6 +24,7 @@ use serde_json::{Map, Value};
 use super::traffic::TrafficLine;
 use crate::engine::OpClass;
 use crate::engine::RequestKind;
+use crate::util::secrets::{Mask, Scrubber, is_credential};
 use crate::wire::header::{
     BUDGET as H_BUDGET, CLASS as H_CLASS, IDEMPOTENT as H_IDEMPOTENT, SESSION as H_SESSION,
     TENANT as H_TENANT,
@@ -94,7 +97,7 @@ pub fn header_secrets(headers: &HeaderMap) -> Vec<String> {
 }
 
 /// Scrubs `value` in place (see the module docs).
-pub fn scrub(value: &mut Value, secrets: &[String]) {
+pub fn scrub(value: &mut Value, secrets: &Scrubber) {
     match value {
         Value::String(s) => *s = scrub_str(s, secrets),
         Value::Array(items) => items.iter_mut().for_each(|v| scrub(v, secrets)),
@@ -124,18 +127,16 @@ fn is_secret_key(key: &str) -> bool {
     SECRET_KEYS.contains(&norm.as_str())
 }
 
-fn scrub_str(s: &str, secrets: &[String]) -> String {
-    let lower = s.trim_start().to_ascii_lowercase();
-    if lower.starts_with("bearer ") || lower.starts_with("basic ") {
+fn scrub_str(s: &str, secrets: &Scrubber) -> String {
+    if is_credential(s) {
         return REDACTED.to_string();
     }
-    let mut out = s.to_string();
-    for secret in secrets {
-        if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), REDACTED);
-        }
-    }
-    out
+    secrets.scrub(s)
+}
+
+/// The scrubber of one recorded request: the secrets of its headers, each `[redacted]`.
+pub fn recording_scrubber(headers: &HeaderMap) -> Scrubber {
+    Scrubber::new(header_secrets(headers), Mask::Fixed(REDACTED))
 }
 
 /// The traffic line of a `/ws` session (one message so far: the journal counts the rest), or
@@ -160,7 +161,7 @@ pub fn ws_channel(query: Option<&str>) -> Option<String> {
 /// A line with the metadata of the `X-Rehearse-*` headers (invalid values are left out), every
 /// string of it scrubbed of the request's header secrets (see the module docs).
 pub fn with_meta(at_ms: u64, kind: RequestKind, headers: &HeaderMap) -> TrafficLine {
-    let secrets = header_secrets(headers);
+    let secrets = recording_scrubber(headers);
     let h = |name: &str| {
         headers
             .get(name)
@@ -207,6 +208,21 @@ pub fn with_meta(at_ms: u64, kind: RequestKind, headers: &HeaderMap) -> TrafficL
     }
 }
 
+/// Why a proxied request is not a traffic line.
+#[derive(Debug, thiserror::Error)]
+pub enum NotRecordable {
+    #[error("{method} {path}: not a recorded route")]
+    Route { method: http::Method, path: String },
+    #[error("POST {path}: body is not JSON ({source})")]
+    Body {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("POST {path}: body has no `model`")]
+    NoModel { path: String },
+}
+
 /// The traffic line of a plain HTTP request, or why it is not recordable (unknown route,
 /// unparsable body). The body is scrubbed; headers other than the hints are not recorded.
 pub fn http_line(
@@ -215,15 +231,22 @@ pub fn http_line(
     path: &str,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<TrafficLine, String> {
+) -> Result<TrafficLine, NotRecordable> {
+    let not_a_route = || NotRecordable::Route {
+        method: method.clone(),
+        path: path.to_string(),
+    };
     if method != http::Method::POST {
-        return Err(format!("{method} {path}: not a recorded route"));
+        return Err(not_a_route());
     }
-    let json = || -> Result<Value, String> {
+    let json = || -> Result<Value, NotRecordable> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(Value::Object(Map::new()));
         }
-        serde_json::from_slice(body).map_err(|e| format!("POST {path}: body is not JSON ({e})"))
+        serde_json::from_slice(body).map_err(|source| NotRecordable::Body {
+            path: path.to_string(),
+            source,
+        })
     };
     let kind = if path == route::CHAT {
         let v = json()?;
@@ -231,7 +254,9 @@ pub fn http_line(
             .get("model")
             .and_then(Value::as_str)
             .filter(|m| !m.is_empty())
-            .ok_or_else(|| format!("POST {path}: body has no `model`"))?;
+            .ok_or_else(|| NotRecordable::NoModel {
+                path: path.to_string(),
+            })?;
         let max_tokens = ["max_tokens", "max_completion_tokens"]
             .iter()
             .find_map(|k| v.get(*k).and_then(Value::as_u64))
@@ -261,7 +286,7 @@ pub fn http_line(
             idempotency_key: key,
         }
     } else {
-        return Err(format!("{method} {path}: not a recorded route"));
+        return Err(not_a_route());
     };
     Ok(with_meta(at_ms, kind, headers))
 }
@@ -303,7 +328,7 @@ mod tests {
 
     #[test]
     fn scrub_removes_secret_keys_header_secrets_and_bearer_strings() {
-        let secrets = vec!["sk-live-abc123".to_string()];
+        let secrets = Scrubber::new(["sk-live-abc123"], Mask::Fixed(REDACTED));
         let mut v = json!({
             "q": "find sk-live-abc123 now",
             "api_key": "anything",
@@ -369,7 +394,7 @@ mod tests {
         );
         assert_eq!(line.class, Some(OpClass::ToolCall));
         let none = http_line(0, &http::Method::GET, "/tools/x", &h, b"").unwrap_err();
-        assert!(none.contains("not a recorded route"));
+        assert!(none.to_string().contains("not a recorded route"), "{none}");
         assert!(http_line(0, &http::Method::POST, "/tools/x", &h, b"not json").is_err());
     }
 

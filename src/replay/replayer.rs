@@ -9,9 +9,9 @@
 //! on the paused clock, 1–2 ms late on the real one), timer + OS naps + a bounded spin
 //! ([`Pacing::Precise`], see [`super::precise`]) or timer + naps ([`Pacing::Nap`]). `rehearse
 //! replay` runs the precise pacer on a thread of its own
-//! ([`super::precise::replay_on_own_thread`]); the run harness runs the napping pacer on a thread
+//! ([`super::threaded::replay_on_own_thread`]); the run harness runs the napping pacer on a thread
 //! of its own and each request on the engine's runtime
-//! ([`super::precise::replay_on_pacer_thread`]).
+//! ([`super::threaded::replay_on_pacer_thread`]).
 //!
 //! ## In-flight limit and overflow
 //! A semaphore bounds requests in flight (`max_in_flight`). A line whose slot is not free at its

@@ -128,7 +128,7 @@ pub fn judge_at_upstream(
         dropped: kept.dropped,
         at_ms,
     });
-    let fps = crate::target::scenario::profile_fingerprints(&plan.checked.file);
+    let fps = crate::scenario::gateway::profile_fingerprints(&plan.checked.file);
     let facts = crate::verdict::ground_eval::UpstreamFacts {
         records: &kept.records,
         profile_fps: &fps,

@@ -21,10 +21,10 @@ use super::plan::ScenarioPlan;
 use super::recorder::UpstreamRecorder;
 use super::sinks::EventsWriter;
 use crate::report::model::{Report, TargetReport};
+use crate::scenario::gateway::{PlannedTurn, gateway_config, planned_turns};
 use crate::scenario::target::TargetKind;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
 use crate::target::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
-use crate::target::scenario::{PlannedTurn, gateway_config, planned_turns};
 use crate::upstream::{Upstream, UpstreamConfig};
 use crate::util::shutdown::Shutdown;
 
@@ -103,9 +103,8 @@ pub async fn run_external(
             let config =
                 match gateway_config(file, &plan.checked.traffic, &format!("http://{up_addr}")) {
                     Ok(c) => c,
-                    Err((f, m)) => {
-                        return stop_upstream(run.failed(format!("{f}: {m}")), &servers, up_task)
-                            .await;
+                    Err(e) => {
+                        return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
                     }
                 };
             let options = GatewayOptions {
@@ -164,7 +163,7 @@ pub async fn run_external(
             run.target.url = Some(url.clone());
             let model = match &file.target.model {
                 Some(m) => m.clone(),
-                None => crate::target::scenario::primary_model(&plan.checked.traffic)
+                None => crate::scenario::gateway::primary_model(&plan.checked.traffic)
                     .unwrap_or_default(),
             };
             match TurnClient::new(&url, &token, turn_timeout) {

@@ -9,26 +9,14 @@ use std::path::Path;
 use super::external_report::ExternalRun;
 use super::plan::ScenarioPlan;
 use crate::report::model::{CooldownRow, TurnRow};
+use crate::scenario::gateway::PlannedTurn;
 use crate::target::openclaw::{Gateway, TurnOutcome};
-use crate::target::scenario::PlannedTurn;
+use crate::util::secrets::Scrubber;
 use crate::verdict::gateway_eval::event_name;
 
-/// `text` with every secret replaced by its fingerprint.
-fn scrub(text: &str, secrets: &[String]) -> String {
-    secrets
-        .iter()
-        .filter(|s| !s.is_empty())
-        .fold(text.to_string(), |t, s| {
-            t.replace(
-                s.as_str(),
-                &format!("<secret {}>", crate::util::fingerprint(s)),
-            )
-        })
-}
-
-fn keep(from: &Path, to: &Path, secrets: &[String]) -> Option<String> {
+fn keep(from: &Path, to: &Path, secrets: &Scrubber) -> Option<String> {
     let bytes = std::fs::read(from).ok()?;
-    let text = scrub(&String::from_utf8_lossy(&bytes), secrets);
+    let text = secrets.scrub(&String::from_utf8_lossy(&bytes));
     crate::util::atomic::write_atomic(to, text.as_bytes()).ok()?;
     to.file_name().map(|n| n.to_string_lossy().into_owned())
 }
@@ -41,13 +29,13 @@ pub async fn finish_gateway(
     plan: &ScenarioPlan,
     run: &mut ExternalRun<'_>,
 ) {
-    let secrets: Vec<String> = plan
-        .checked
-        .file
-        .profile
-        .iter()
-        .map(|p| p.credential().to_string())
-        .collect();
+    let secrets = Scrubber::fingerprinting(
+        plan.checked
+            .file
+            .profile
+            .iter()
+            .map(|p| p.credential().to_string()),
+    );
     let stopped = gw.stop().await;
     run.target.stop = Some(if stopped.graceful {
         format!("SIGTERM: exited in {:.1} s", stopped.took.as_secs_f64())
@@ -92,10 +80,7 @@ pub async fn finish_gateway(
                 "found": s.found,
                 "profiles": s.profiles,
             });
-            let text = scrub(
-                &serde_json::to_string_pretty(&snapshot).unwrap_or_default(),
-                &secrets,
-            );
+            let text = secrets.scrub(&serde_json::to_string_pretty(&snapshot).unwrap_or_default());
             let path = dir.join("openclaw-auth-state.json");
             if crate::util::atomic::write_atomic(&path, text.as_bytes()).is_ok() {
                 run.target.files.push("openclaw-auth-state.json".into());

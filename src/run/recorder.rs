@@ -124,7 +124,7 @@ impl RecordSink for UpstreamRecorder {
     fn record(&self, r: &UpstreamRecord) {
         self.out.append_at(r.t_ms, r);
         if let Some(kept) = &self.kept
-            && r.route == "llm"
+            && r.route == crate::upstream::RouteKind::Llm
             && !r.canary
         {
             let mut k = kept.locked();
@@ -166,7 +166,7 @@ mod tests {
         UpstreamRecord {
             t_ms,
             wall_ms: 0,
-            route: "llm".into(),
+            route: crate::upstream::RequestRoute::Llm,
             dep: "mockai/default/abc".into(),
             model: None,
             profile_fp: None,

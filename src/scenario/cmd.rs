@@ -71,18 +71,46 @@ fn kind_of(path: &Path, text: &str) -> FileKind {
     }
 }
 
-/// Checks one file; Ok(summary line) or Err(error line). Warnings are printed as found.
-fn validate_one(path: &Path) -> Result<String, String> {
+/// Why one file of `rehearse validate` is bad; printed as its `error:` line.
+#[derive(Debug, thiserror::Error)]
+enum FileError {
+    #[error(transparent)]
+    NotFound(#[from] super::resolve::NotFound),
+    #[error("{origin}: {source}")]
+    Read {
+        origin: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Traffic(#[from] crate::replay::traffic::TrafficError),
+    #[error("{0}: the traffic file has no requests (a run would send nothing)")]
+    NoTraffic(String),
+    #[error(transparent)]
+    FaultFile(#[from] crate::upstream::faults::FaultFileError),
+    #[error("{origin}: fault[{index}]: {source}")]
+    Fault {
+        origin: String,
+        index: usize,
+        #[source]
+        source: crate::upstream::faults::FaultError,
+    },
+    #[error(transparent)]
+    Scenario(#[from] super::ScenarioError),
+}
+
+/// Checks one file; Ok(summary line). Warnings are printed as found.
+fn validate_one(path: &Path) -> Result<String, FileError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(|source| FileError::Read {
+        origin: origin.clone(),
+        source,
+    })?;
     match kind_of(path, &text) {
         FileKind::Traffic => {
-            let lines =
-                crate::replay::traffic::parse_traffic(&text, &origin).map_err(|e| e.to_string())?;
+            let lines = crate::replay::traffic::parse_traffic(&text, &origin)?;
             if lines.is_empty() {
-                return Err(format!(
-                    "{origin}: the traffic file has no requests (a run would send nothing)"
-                ));
+                return Err(FileError::NoTraffic(origin));
             }
             Ok(format!(
                 "{origin}: traffic, {}",
@@ -90,16 +118,18 @@ fn validate_one(path: &Path) -> Result<String, String> {
             ))
         }
         FileKind::Faults => {
-            let faults =
-                crate::upstream::parse_fault_file(&text, &origin).map_err(|e| e.to_string())?;
-            for (i, f) in faults.iter().enumerate() {
-                f.validate()
-                    .map_err(|e| format!("{origin}: fault[{i}]: {e}"))?;
+            let faults = crate::upstream::parse_fault_file(&text, &origin)?;
+            for (index, f) in faults.iter().enumerate() {
+                f.validate().map_err(|source| FileError::Fault {
+                    origin: origin.clone(),
+                    index,
+                    source,
+                })?;
             }
             Ok(format!("{origin}: {}", count(faults.len(), "fault")))
         }
         FileKind::Scenario => {
-            let checked = check(path).map_err(|e| e.to_string())?;
+            let checked = check(path)?;
             for w in &checked.warnings {
                 crate::errln!("warning: {origin}: {w}");
             }
@@ -201,12 +231,12 @@ fn checks_of(e: &Expectations) -> usize {
 
 /// `validate`'s argument → a file: an existing file, or anything with a separator or an
 /// extension, is a path; a bare word is a scenario NAME resolved as `--scenario NAME` is.
-fn locate(arg: &Path) -> Result<PathBuf, String> {
+fn locate(arg: &Path) -> Result<PathBuf, FileError> {
     let name = arg
         .to_str()
         .filter(|s| !arg.exists() && !is_path(s) && arg.extension().is_none());
     match name {
-        Some(name) => resolve(name).map_err(|e| e.to_string()),
+        Some(name) => Ok(resolve(name)?),
         None => Ok(arg.to_path_buf()),
     }
 }

@@ -12,7 +12,9 @@ use crate::transport::TcpTuning;
 use crate::upstream::FaultSpec;
 use crate::verdict::Expectations;
 
+use super::locate::locate;
 use super::target::{TargetSpec, UpstreamSpec};
+use crate::util::textpos::line_col;
 
 /// One scenario exactly as written in its file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -141,7 +143,7 @@ impl ScenarioError {
                 field,
                 msg,
             } => Self::Invalid {
-                at: super::locate::locate(text, &field),
+                at: locate(text, &field),
                 path,
                 field,
                 msg,
@@ -174,16 +176,6 @@ impl ScenarioFile {
         })?;
         Self::parse(&text, &origin)
     }
-}
-
-/// 1-based line and column (in characters) of byte offset `at` in `text`.
-pub fn line_col(text: &str, at: usize) -> (usize, usize) {
-    let at = at.min(text.len());
-    let before = text.get(..at).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let col = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
-    (line, col)
 }
 
 #[cfg(test)]
@@ -259,13 +251,5 @@ mod tests {
                 "{bad}: {err}"
             );
         }
-    }
-
-    #[test]
-    fn line_col_counts_characters() {
-        assert_eq!(line_col("ab\ncdé\nx", 0), (1, 1));
-        assert_eq!(line_col("ab\ncdé\nx", 3), (2, 1));
-        assert_eq!(line_col("ab\ncdé\nx", 8), (3, 1));
-        assert_eq!(line_col("ab\ncdé\nx", 5), (2, 3));
     }
 }

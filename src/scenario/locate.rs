@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use toml::de::{DeTable, DeValue};
 
-use super::format::line_col;
+use crate::util::textpos::line_col;
 
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq, Eq)]

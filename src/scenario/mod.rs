@@ -2,8 +2,10 @@
 //! semantic validation (errors located at file:line:col, see [`locate`]) and the `rehearse list` / `rehearse validate` commands.
 
 mod cmd;
+pub mod field;
 pub mod fleet;
 pub mod format;
+pub mod gateway;
 pub mod locate;
 pub mod resolve;
 pub mod target;

@@ -3,6 +3,7 @@
 //! runs, or any OpenAI-compatible gateway by URL. Pure data and checks; the run path lives in
 //! `run::external`.
 
+use super::field::FieldError;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -128,11 +129,11 @@ impl TargetSpec {
         self.turn_timeout.unwrap_or(DEFAULT_TURN_TIMEOUT)
     }
 
-    /// Checks what serde cannot; `Err((field, message))` names the key under `target`.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// Checks what serde cannot; the error names the key under `target`.
+    pub fn validate(&self) -> Result<(), FieldError> {
         let only = |set: bool, key: &'static str, kind: &str| {
             if set {
-                Err((
+                Err(FieldError::new(
                     key,
                     format!(
                         "only for `kind = \"{kind}\"` (this target is `{}`)",
@@ -171,19 +172,22 @@ impl TargetSpec {
         )?;
         if k == TargetKind::Http {
             let Some(url) = &self.url else {
-                return Err((
+                return Err(FieldError::new(
                     "kind",
                     "`kind = \"http\"` needs `url` (the gateway's base URL)".into(),
                 ));
             };
-            check_url(url).map_err(|m| ("url", m))?;
+            check_url(url).map_err(|m| FieldError::new("url", m.to_string()))?;
             if let Some(m) = &self.metrics_url {
-                check_url(m).map_err(|m| ("metrics_url", m))?;
+                check_url(m).map_err(|m| FieldError::new("metrics_url", m.to_string()))?;
             }
             if let Some(env) = &self.token_env
                 && (env.is_empty() || env.contains(['=', '\0']))
             {
-                return Err(("token_env", "must name an environment variable".into()));
+                return Err(FieldError::new(
+                    "token_env",
+                    "must name an environment variable".into(),
+                ));
             }
         }
         for (d, key) in [
@@ -195,19 +199,33 @@ impl TargetSpec {
             if let Some(d) = d
                 && (d < Duration::from_secs(1) || d > Duration::from_secs(48 * 3600))
             {
-                return Err((key, "must be 1s..=48h".into()));
+                return Err(FieldError::new(key, "must be 1s..=48h".into()));
             }
         }
         Ok(())
     }
 }
 
-fn check_url(url: &str) -> Result<(), String> {
-    let uri: http::Uri = url
-        .parse()
-        .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+/// A `url`/`metrics_url` that is not `http://HOST:PORT…`.
+#[derive(Debug, thiserror::Error)]
+pub enum UrlError {
+    #[error("`{url}` is not a URL: {source}")]
+    Parse {
+        url: String,
+        #[source]
+        source: http::uri::InvalidUri,
+    },
+    #[error("`{0}` must be an http://HOST:PORT URL")]
+    NotHttp(String),
+}
+
+fn check_url(url: &str) -> Result<(), UrlError> {
+    let uri: http::Uri = url.parse().map_err(|source| UrlError::Parse {
+        url: url.to_string(),
+        source,
+    })?;
     if uri.scheme_str() != Some("http") || uri.authority().is_none() {
-        return Err(format!("`{url}` must be an http://HOST:PORT URL"));
+        return Err(UrlError::NotHttp(url.to_string()));
     }
     Ok(())
 }
@@ -224,10 +242,13 @@ pub struct UpstreamSpec {
 
 impl UpstreamSpec {
     /// The address must be loopback.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         match self.listen {
-            Some(a) if !a.ip().is_loopback() => Err(format!(
-                "`{a}` is not a loopback address: the mock upstream binds 127.0.0.1 or ::1 only"
+            Some(a) if !a.ip().is_loopback() => Err(FieldError::new(
+                "listen",
+                format!(
+                    "`{a}` is not a loopback address: the mock upstream binds 127.0.0.1 or ::1 only"
+                ),
             )),
             _ => Ok(()),
         }
@@ -253,7 +274,10 @@ mod tests {
 
     #[test]
     fn http_needs_a_url_and_keys_belong_to_their_kind() {
-        assert_eq!(spec("kind = \"http\"").validate().unwrap_err().0, "kind");
+        assert_eq!(
+            spec("kind = \"http\"").validate().unwrap_err().field,
+            "kind"
+        );
         assert!(
             spec("kind = \"http\"\nurl = \"http://127.0.0.1:9\"")
                 .validate()
@@ -263,28 +287,28 @@ mod tests {
             spec("kind = \"http\"\nurl = \"ftp://x\"")
                 .validate()
                 .unwrap_err()
-                .0,
+                .field,
             "url"
         );
         assert_eq!(
             spec("url = \"http://127.0.0.1:9\"")
                 .validate()
                 .unwrap_err()
-                .0,
+                .field,
             "url"
         );
         assert_eq!(
             spec("kind = \"http\"\nurl = \"http://127.0.0.1:9\"\ncommand = \"/x\"")
                 .validate()
                 .unwrap_err()
-                .0,
+                .field,
             "command"
         );
         assert_eq!(
             spec("kind = \"openclaw\"\nprovider_timeout = \"500ms\"")
                 .validate()
                 .unwrap_err()
-                .0,
+                .field,
             "provider_timeout"
         );
         assert!(
@@ -300,7 +324,7 @@ mod tests {
         let u: UpstreamSpec = toml::from_str("listen = \"127.0.0.1:18081\"").unwrap();
         assert!(u.validate().is_ok());
         let u: UpstreamSpec = toml::from_str("listen = \"0.0.0.0:18081\"").unwrap();
-        assert!(u.validate().unwrap_err().contains("loopback"));
+        assert!(u.validate().unwrap_err().message.contains("loopback"));
         assert!(toml::from_str::<UpstreamSpec>("listen = \"localhost\"").is_err());
     }
 }

@@ -6,6 +6,7 @@
 //! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
 //! that ends well before it.
 
+use super::field::FieldError;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -92,10 +93,10 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         .map_err(|e| invalid(&format!("tcp.{}", e.field), e.reason))?;
     file.target
         .validate()
-        .map_err(|(k, m)| invalid(&format!("target.{k}"), m))?;
+        .map_err(|e| invalid(&format!("target.{}", e.field), e.message))?;
     file.upstream
         .validate()
-        .map_err(|m| invalid("upstream.listen", m))?;
+        .map_err(|e| invalid(&format!("upstream.{}", e.field), e.message))?;
     file.engine.validate().map_err(|e| {
         let field = e.key().map_or("engine".into(), |k| format!("engine.{k}"));
         invalid(&field, e.to_string())
@@ -106,12 +107,12 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     })?;
     for (i, f) in file.fault.iter().enumerate() {
         f.validate()
-            .map_err(|e| invalid(&format!("fault[{i}]"), e))?;
+            .map_err(|e| invalid(&format!("fault[{i}]"), e.to_string()))?;
     }
     file.fleet
         .validate(file.coordinator.as_ref(), file.policies.len())
         .map_err(|e| invalid(&e.field, e.msg))?;
-    check_fleet_extras(&file).map_err(|(field, msg)| invalid(&field, msg))?;
+    check_fleet_extras(&file).map_err(|e| invalid(&e.field, e.message))?;
     // An external target is one "policy" run, named after its kind.
     let mut names: Vec<&str> = if file.target.kind.is_external() {
         vec![file.target.kind.as_str()]
@@ -171,7 +172,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         ));
     }
     super::validate_target::check_target(&file, &traffic, duration_ms)
-        .map_err(|(field, msg)| invalid(&field, msg))?;
+        .map_err(|e| invalid(&e.field, e.message))?;
     let deps = exercised_deps(&file, &book, &traffic);
     if let Some(e) = unknown_dep(&file, &deps) {
         let (field, dep) = e;
@@ -200,12 +201,12 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
 /// An `Invalid` error located at `needle` inside `field`'s value (else at the value).
 /// What only a fleet run can do: `[[expect.fleet]]`, coordinator faults (and `down` only on a
 /// redis-server the run starts itself).
-fn check_fleet_extras(file: &ScenarioFile) -> Result<(), (String, String)> {
+fn check_fleet_extras(file: &ScenarioFile) -> Result<(), FieldError> {
     use crate::upstream::faults::{FaultKind, RouteSel};
     let fleet = file.fleet.is_fleet();
     if !fleet && !file.expect.fleet.is_empty() {
-        return Err((
-            "expect.fleet[0]".into(),
+        return Err(FieldError::new(
+            "expect.fleet[0]",
             "needs a fleet run ([fleet] hosts > 1)".into(),
         ));
     }
@@ -220,13 +221,13 @@ fn check_fleet_extras(file: &ScenarioFile) -> Result<(), (String, String)> {
         }
         let field = format!("fault[{i}].route");
         if !fleet || !redis {
-            return Err((
+            return Err(FieldError::new(
                 field,
                 "a coordinator fault needs a fleet run with `redis` in [fleet] coordination".into(),
             ));
         }
         if matches!(f.kind, FaultKind::Down(_)) && !spawned {
-            return Err((
+            return Err(FieldError::new(
                 field,
                 "kind `down` stops the run's own redis-server: needs [coordinator] spawn = true"
                     .into(),

@@ -4,24 +4,26 @@
 //! named by expectations must exist; an OpenClaw target must be configurable from the scenario
 //! (one primary model, a key per provider).
 
+use super::format::ScenarioFile;
+use super::gateway::{FieldError, gateway_config};
+use super::target::TargetKind;
 use crate::engine::RequestKind;
 use crate::replay::traffic::TrafficLine;
-use crate::target::scenario::gateway_config;
 
-use super::format::ScenarioFile;
-use super::target::TargetKind;
-
-/// `Err((field, message))`.
+/// The first check that fails, naming its field.
 pub fn check_target(
     file: &ScenarioFile,
     traffic: &[TrafficLine],
     duration_ms: u64,
-) -> Result<(), (String, String)> {
+) -> Result<(), FieldError> {
     let kind = file.target.kind;
     let e = &file.expect;
     for (i, p) in e.named_profiles() {
         if !file.profile.iter().any(|q| q.id == p) {
-            return Err((i, format!("`{p}` is not the id of a [[profile]]")));
+            return Err(FieldError::new(
+                i,
+                format!("`{p}` is not the id of a [[profile]]"),
+            ));
         }
     }
     if kind.is_external() {
@@ -32,7 +34,7 @@ pub fn check_target(
         ];
         for (table, n) in invisible {
             if n > 0 {
-                return Err((
+                return Err(FieldError::new(
                     format!("expect.{table}[0]"),
                     format!(
                         "judges the embedded engine's breakers, which this `{}` target does not expose: \
@@ -44,8 +46,8 @@ pub fn check_target(
             }
         }
         if !e.metric.is_empty() && file.target.metrics_url.is_none() {
-            return Err((
-                "expect.metric[0]".into(),
+            return Err(FieldError::new(
+                "expect.metric[0]",
                 "needs `[target] metrics_url` to scrape: this target exports no metrics the \
                  harness can read"
                     .into(),
@@ -56,8 +58,8 @@ pub fn check_target(
             .filter(|l| l.at_ms < duration_ms && matches!(l.kind, RequestKind::Llm { .. }))
             .count();
         if calls == 0 {
-            return Err((
-                "traffic".into(),
+            return Err(FieldError::new(
+                "traffic",
                 "an external target is driven by model calls: none falls before `duration`".into(),
             ));
         }
@@ -68,7 +70,7 @@ pub fn check_target(
             ("openclaw_cooldown", e.openclaw_cooldown.len()),
         ] {
             if n > 0 {
-                return Err((
+                return Err(FieldError::new(
                     format!("expect.{table}[0]"),
                     format!(
                         "is about an OpenClaw gateway's log and state; this target is `{}`",

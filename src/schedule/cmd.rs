@@ -191,9 +191,18 @@ fn status(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
     Ok(Status::Pass)
 }
 
-fn read_installed(path: &Path) -> Result<plist::LaunchAgent, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    plist::from_bytes(&bytes).map_err(|e| format!("unreadable: {e}"))
+/// Why the installed plist could not be read (shown beside its path).
+#[derive(Debug, thiserror::Error)]
+enum Unreadable {
+    #[error("{0}")]
+    Read(#[source] std::io::Error),
+    #[error("unreadable: {0}")]
+    Parse(#[source] ::plist::Error),
+}
+
+fn read_installed(path: &Path) -> Result<plist::LaunchAgent, Unreadable> {
+    let bytes = std::fs::read(path).map_err(Unreadable::Read)?;
+    plist::from_bytes(&bytes).map_err(Unreadable::Parse)
 }
 
 fn next_run_text(entries: &[CalendarEntry]) -> String {

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::parse::Exposition;
 use super::timeline::{Transition, state_from_label};
 use crate::engine::events::BreakerState;
-use crate::verdict::{scenario_ms_u, secs};
+use crate::util::units::{num, scenario_ms_u, secs};
 
 /// Most rows reported (a broken exporter must not flood the report); the last row says how
 /// many more there were.
@@ -282,7 +282,7 @@ fn transition_rows(
                     t_ms: *t,
                     detail: format!(
                         "the last scrape counts {} {dep} {} transitions, events.jsonl {have}",
-                        crate::verdict::diff::num(*v),
+                        num(*v),
                         arrow(*from, *to)
                     ),
                 });

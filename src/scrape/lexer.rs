@@ -1,7 +1,7 @@
 //! Line-level lexing shared by the exposition parser and the selector parser: a cursor over one
 //! line with metric names, label sets, escapes and Go-style float values.
 
-use super::parse::ParseError;
+use super::exposition::ParseError;
 
 /// Parses a sample value (or an `le`/`quantile` label) the way Go's `ParseFloat` does for the values Prometheus emits.
 pub fn parse_value(t: &str) -> Option<f64> {

@@ -5,6 +5,7 @@
 //! scrapes ([`agreement`]).
 
 pub mod compact;
+mod exposition;
 mod lexer;
 pub mod parse;
 mod rates;

@@ -13,85 +13,13 @@
 //! Histogram `_bucket`/`_sum`/`_count` and summary `_sum`/`_count` samples are grouped under
 //! their family. A family's lines must stay together; a series may appear once.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
+pub use super::exposition::{Exposition, Family, MetricKind, ParseError, Sample};
 pub(crate) use super::lexer::Cursor;
 pub use super::lexer::parse_value;
 use super::lexer::unescape;
 use super::validate::check_family;
-
-/// A parsed exposition: the families in the order they appeared.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Exposition {
-    /// Metric families in input order.
-    pub families: Vec<Family>,
-}
-
-/// One metric family: its `# HELP`, `# TYPE` and samples.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Family {
-    /// The family name (for histograms and summaries, without `_bucket`/`_sum`/`_count`).
-    pub name: String,
-    /// The unescaped `# HELP` text, if any.
-    pub help: Option<String>,
-    /// The `# TYPE` (untyped when absent).
-    pub kind: MetricKind,
-    /// The samples in input order.
-    pub samples: Vec<Sample>,
-}
-
-/// The metric type declared by `# TYPE`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetricKind {
-    /// A monotonic counter.
-    Counter,
-    /// A gauge.
-    Gauge,
-    /// A histogram (`_bucket{le}`, `_sum`, `_count`).
-    Histogram,
-    /// A summary (`{quantile}`, `_sum`, `_count`).
-    Summary,
-    /// No `# TYPE`, or `untyped`.
-    Untyped,
-}
-
-impl MetricKind {
-    fn from_token(s: &str) -> Option<Self> {
-        Some(match s {
-            "counter" => Self::Counter,
-            "gauge" => Self::Gauge,
-            "histogram" => Self::Histogram,
-            "summary" => Self::Summary,
-            "untyped" => Self::Untyped,
-            _ => return None,
-        })
-    }
-}
-
-/// One sample line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
-    /// The full sample name (e.g. `request_latency_seconds_bucket`).
-    pub name: String,
-    /// Unescaped label values by label name.
-    pub labels: BTreeMap<String, String>,
-    /// The value (may be NaN or ±Inf).
-    pub value: f64,
-    /// The optional timestamp in milliseconds since the Unix epoch.
-    pub timestamp_ms: Option<i64>,
-}
-
-/// A parse error at a 1-based line and column (columns count characters).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{line}:{col}: {msg}")]
-pub struct ParseError {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub col: usize,
-    /// What was wrong.
-    pub msg: String,
-}
 
 /// Parses a whole exposition. Never panics; the first problem is returned with its position.
 pub fn parse(text: &str) -> Result<Exposition, ParseError> {
@@ -323,10 +251,10 @@ impl Parser {
 
     fn finish(self) -> Result<Exposition, ParseError> {
         for (f, line) in self.families.iter().zip(&self.family_lines) {
-            check_family(f).map_err(|msg| ParseError {
+            check_family(f).map_err(|e| ParseError {
                 line: *line,
                 col: 1,
-                msg,
+                msg: e.0,
             })?;
         }
         Ok(Exposition {

@@ -1,7 +1,24 @@
 //! Rate points of a timeline, bounded: at most [`MAX_RATE_POINTS`], merged pairwise when full
 //! (a merged point is the exact time-weighted mean of its intervals, so totals are kept).
 
-use super::timeline::{MAX_RATE_POINTS, RatePoint};
+use serde::{Deserialize, Serialize};
+
+/// Most rate points a timeline keeps (a 300 s run scraped every 250 ms has 1 200); a longer run
+/// gets points that each cover 2, 4, … scrape intervals.
+pub const MAX_RATE_POINTS: usize = 2048;
+
+/// Request and error rates over the scrape interval ending at `t_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RatePoint {
+    /// End of the interval, ms since the run start.
+    pub t_ms: u64,
+    /// `requests_total` increase per second (written rounded to 3 decimals).
+    #[serde(serialize_with = "crate::util::round::ser3")]
+    pub requests_per_s: f64,
+    /// Increase per second of `requests_total` with an outcome other than `ok`.
+    #[serde(serialize_with = "crate::util::round::ser3")]
+    pub errors_per_s: f64,
+}
 
 /// Rate points, at most [`MAX_RATE_POINTS`]: when full, neighbours merge pairwise (a merged
 /// point is the time-weighted mean of its two intervals, at the later end) and every later point

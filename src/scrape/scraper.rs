@@ -258,7 +258,7 @@ impl Scraper {
             .as_millis() as u64;
         let text = match res {
             Ok(Ok(text)) => text,
-            Ok(Err(e)) => return sink.failure(t_ms, &e),
+            Ok(Err(e)) => return sink.failure(t_ms, &e.to_string()),
             Err(_) => {
                 let e = format!("timed out after {:?}", self.cfg.timeout);
                 return sink.failure(t_ms, &e);
@@ -277,22 +277,45 @@ impl Scraper {
         }
     }
 
-    async fn fetch(&self) -> Result<String, String> {
+    async fn fetch(&self) -> Result<String, FetchError> {
+        let url = &self.cfg.url;
         let resp = self
             .client
-            .get(self.cfg.url.clone())
+            .get(url.clone())
             .await
-            .map_err(|e| format!("GET {}: {e}", self.cfg.url))?;
+            .map_err(|source| FetchError::Get {
+                url: url.clone(),
+                source,
+            })?;
         let status = resp.status();
         let body = http_body_util::Limited::new(resp.into_body(), MAX_BODY);
-        let bytes = body
-            .collect()
-            .await
-            .map_err(|e| format!("reading body: {e}"))?
-            .to_bytes();
+        let bytes = body.collect().await.map_err(FetchError::Body)?.to_bytes();
         if !status.is_success() {
-            return Err(format!("GET {}: HTTP {status}", self.cfg.url));
+            return Err(FetchError::Status {
+                url: url.clone(),
+                status,
+            });
         }
-        String::from_utf8(bytes.to_vec()).map_err(|e| format!("body is not UTF-8: {e}"))
+        String::from_utf8(bytes.to_vec()).map_err(FetchError::Utf8)
     }
+}
+
+/// Why one scrape got no exposition text (written, as its message, to the scrape log).
+#[derive(Debug, thiserror::Error)]
+enum FetchError {
+    #[error("GET {url}: {source}")]
+    Get {
+        url: http::Uri,
+        #[source]
+        source: hyper_util::client::legacy::Error,
+    },
+    #[error("reading body: {0}")]
+    Body(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("GET {url}: HTTP {status}")]
+    Status {
+        url: http::Uri,
+        status: http::StatusCode,
+    },
+    #[error("body is not UTF-8: {0}")]
+    Utf8(#[source] std::string::FromUtf8Error),
 }

@@ -73,11 +73,19 @@ impl fmt::Display for Selector {
     }
 }
 
+/// A series selector (in a scenario's `expect.metric`) that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad series selector {text:?} at column {}: {}", source.col, source.msg)]
+pub struct BadSelector {
+    pub text: String,
+    #[source]
+    pub source: ParseError,
+}
+
 impl TryFrom<String> for Selector {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        Selector::parse(&s)
-            .map_err(|e| format!("bad series selector {s:?} at column {}: {}", e.col, e.msg))
+    type Error = BadSelector;
+    fn try_from(s: String) -> Result<Self, BadSelector> {
+        Selector::parse(&s).map_err(|source| BadSelector { text: s, source })
     }
 }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::parse::{Exposition, Sample};
 use super::rates::Rates;
+pub use super::rates::{MAX_RATE_POINTS, RatePoint};
 use crate::engine::breaker::TripReason;
 use crate::engine::events::BreakerState;
 
@@ -18,9 +19,6 @@ use crate::engine::events::BreakerState;
 const STAMP_SLACK_MS: i64 = 250;
 /// Cap on transitions derived from one counter delta (a counter reset to garbage stays bounded).
 const MAX_PER_INTERVAL: u64 = 10_000;
-/// Most rate points a timeline keeps (a 300 s run scraped every 250 ms has 1 200); a longer run
-/// gets points that each cover 2, 4, … scrape intervals.
-pub const MAX_RATE_POINTS: usize = 2048;
 
 /// How an observed transition's time was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,19 +60,6 @@ pub struct StatePoint {
     pub t_ms: u64,
     /// The state from then on.
     pub state: BreakerState,
-}
-
-/// Request and error rates over the scrape interval ending at `t_ms`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RatePoint {
-    /// End of the interval, ms since the run start.
-    pub t_ms: u64,
-    /// `requests_total` increase per second (written rounded to 3 decimals).
-    #[serde(serialize_with = "crate::util::round::ser3")]
-    pub requests_per_s: f64,
-    /// Increase per second of `requests_total` with an outcome other than `ok`.
-    #[serde(serialize_with = "crate::util::round::ser3")]
-    pub errors_per_s: f64,
 }
 
 /// Everything derived from a run's scrapes.

@@ -3,10 +3,16 @@
 
 use std::collections::BTreeMap;
 
-use super::parse::{Family, MetricKind, parse_value};
+use super::exposition::{Family, MetricKind};
+use super::lexer::parse_value;
+
+/// A family whose samples do not fit its type (a histogram without `+Inf`, decreasing buckets).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct InvalidFamily(pub String);
 
 /// Checks one family; the error names the family and the broken rule.
-pub(crate) fn check_family(f: &Family) -> Result<(), String> {
+pub(crate) fn check_family(f: &Family) -> Result<(), InvalidFamily> {
     match f.kind {
         MetricKind::Histogram => check_histogram(f),
         MetricKind::Summary => {
@@ -15,10 +21,10 @@ pub(crate) fn check_family(f: &Family) -> Result<(), String> {
                     && s.name == f.name
                     && parse_value(q).is_none()
                 {
-                    return Err(format!(
+                    return Err(InvalidFamily(format!(
                         "summary {}: quantile {q:?} is not a number",
                         f.name
-                    ));
+                    )));
                 }
             }
             Ok(())
@@ -34,7 +40,7 @@ struct Series {
     count: Option<f64>,
 }
 
-fn check_histogram(f: &Family) -> Result<(), String> {
+fn check_histogram(f: &Family) -> Result<(), InvalidFamily> {
     let name = &f.name;
     let mut series: BTreeMap<Vec<(String, String)>, Series> = BTreeMap::new();
     for s in &f.samples {
@@ -51,16 +57,18 @@ fn check_histogram(f: &Family) -> Result<(), String> {
                 let le_text = s.labels.get("le").map(String::as_str).unwrap_or("");
                 let le = parse_value(le_text)
                     .filter(|v| !v.is_nan())
-                    .ok_or_else(|| format!("histogram {name}: le {le_text:?} is not a number"))?;
+                    .ok_or_else(|| {
+                        InvalidFamily(format!("histogram {name}: le {le_text:?} is not a number"))
+                    })?;
                 entry.buckets.push((le, s.value));
             }
             "_count" => entry.count = Some(s.value),
             "_sum" => {}
             _ => {
-                return Err(format!(
+                return Err(InvalidFamily(format!(
                     "histogram {name}: sample {} is not _bucket, _sum or _count",
                     s.name
-                ));
+                )));
             }
         }
     }
@@ -71,10 +79,16 @@ fn check_histogram(f: &Family) -> Result<(), String> {
         };
         for w in s.buckets.windows(2) {
             if w[1].0 <= w[0].0 {
-                return Err(format!("{}: buckets not in ascending le order", at()));
+                return Err(InvalidFamily(format!(
+                    "{}: buckets not in ascending le order",
+                    at()
+                )));
             }
             if w[1].1 < w[0].1 {
-                return Err(format!("{}: bucket counts decrease (not cumulative)", at()));
+                return Err(InvalidFamily(format!(
+                    "{}: bucket counts decrease (not cumulative)",
+                    at()
+                )));
             }
         }
         match s.buckets.last() {
@@ -82,13 +96,13 @@ fn check_histogram(f: &Family) -> Result<(), String> {
                 if let Some(c) = s.count
                     && c != *inf
                 {
-                    return Err(format!(
+                    return Err(InvalidFamily(format!(
                         "{}: le=\"+Inf\" bucket {inf} differs from _count {c}",
                         at()
-                    ));
+                    )));
                 }
             }
-            _ => return Err(format!("{}: no le=\"+Inf\" bucket", at())),
+            _ => return Err(InvalidFamily(format!("{}: no le=\"+Inf\" bucket", at()))),
         }
     }
     Ok(())

@@ -1,8 +1,7 @@
 //! Systems under test other than the embedded engine (docs/README.md). Today: [`openclaw`], a
 //! supervisor for a real OpenClaw gateway — find the install, write its config, seed its keys,
-//! start it, drive it, stop it, and read its log and auth state back as typed facts — and
-//! [`scenario`]: a scenario's gateway configuration and its turns. The `[target]` table is
-//! `scenario::target`; the run path `run::external`.
+//! start it, drive it, stop it, and read its log and auth state back as typed facts. What the
+//! scenario asks of it (the `[target]` table, its gateway configuration and turns) is
+//! `scenario::target` and `scenario::gateway`; the run path `run::external`.
 
 pub mod openclaw;
-pub mod scenario;

@@ -1,6 +1,6 @@
 //! Every client the harness has, and the socket plumbing under them: the engine's transport
-//! (HTTP JSON, SSE, WebSocket) used by a run, the dispatcher of `rehearse replay`, the tuned
-//! connector and socket options both go through, the one request builder, the one mapping of
+//! (HTTP JSON, SSE, WebSocket) used by a run, the tuned connector and socket options it and
+//! the dispatcher of `rehearse replay` go through, the one request builder, the one mapping of
 //! typed errors, the read-failure diagnostics, and the kernel arrival stamps of the harness's
 //! own servers.
 //!
@@ -19,7 +19,8 @@
 //! - [`http`]: [`HttpTransport`], the engine's `Transport` over a pooled hyper-util client;
 //!   [`sse`]: reading a response body (SSE token events, usage, provider codes);
 //!   [`ws`]: the engine's WebSocket session.
-//! - [`dispatch`]: [`HttpDispatcher`], replay's `Dispatcher` over the same builder and mapping.
+//! - `rehearse replay`'s `HttpDispatcher` sits with the replayer it serves
+//!   ([`crate::replay::http`]) and builds and classifies through the same [`request`] and [`errors`].
 //! - [`diagnostics`]: per-dependency read-failure counters for the report.
 //! - [`connector`] / [`sockopt`]: [`TunedConnector`], hyper-util's connector plus a scenario's
 //!   `[tcp]` options ([`TcpTuning`]) on every socket, and what the kernel read back.
@@ -29,7 +30,6 @@
 pub mod arrival;
 pub mod connector;
 pub mod diagnostics;
-pub mod dispatch;
 pub mod errors;
 pub mod http;
 pub mod request;
@@ -39,6 +39,5 @@ pub mod ws;
 
 pub use connector::{SocketsReport, TunedConnector};
 pub use diagnostics::{Diagnostics, ReadFailure};
-pub use dispatch::{HttpDispatcher, TargetError};
 pub use http::HttpTransport;
 pub use sockopt::TcpTuning;

@@ -12,7 +12,7 @@ use anyhow::Context;
 use super::{RecordSink, Upstream, UpstreamConfig, UpstreamRecord, parse_fault_file, serve};
 use crate::cli::UpstreamArgs;
 use crate::exit::{CmdError, CmdResult, Status};
-use crate::run::sinks::JsonlFile;
+use crate::util::jsonl::JsonlFile;
 
 /// Runs `rehearse upstream`.
 pub fn command(args: UpstreamArgs) -> CmdResult {
@@ -119,7 +119,7 @@ mod tests {
         let r = UpstreamRecord {
             t_ms: 5,
             wall_ms: 1_788_000_000_123,
-            route: "llm".into(),
+            route: crate::upstream::RequestRoute::Llm,
             dep: "mockai/default/1a2b3c".into(),
             model: Some("mockai/m1".into()),
             profile_fp: Some("1a2b3c".into()),

@@ -16,7 +16,6 @@
 
 mod cmd;
 mod conn;
-mod control;
 pub mod faults;
 mod record;
 mod routes;
@@ -30,14 +29,15 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 pub use cmd::command;
+pub use faults::RouteKind;
 pub use faults::{Action, FaultSpec, parse_fault_file};
-pub use record::{MemoryRecords, RecordSink, UpstreamRecord};
+pub use record::{MemoryRecords, RecordSink, RequestRoute, UnknownRoute, UpstreamRecord};
 pub use server::serve;
 pub use stats::{Arrival, DepStats, ProfileStats, RouteStats, Stats};
 
 use crate::util::shutdown::Shutdown;
 use crate::util::speed::Speed;
-use faults::{ActionCtx, FaultTable, RequestScope, RouteKind};
+use faults::{ActionCtx, FaultTable, RequestScope};
 use stats::{Observation, StatsState};
 
 use crate::wire::dep;
@@ -202,11 +202,8 @@ impl Upstream {
         let start = self.run_start();
         let t_ms =
             u64::try_from(now.saturating_duration_since(start).as_millis()).unwrap_or(u64::MAX);
-        let route = match inc.route {
-            RouteKind::Llm => "llm".to_string(),
-            RouteKind::Tool => format!("tool:{}", inc.tool.unwrap_or_default()),
-            RouteKind::Ws => "ws".to_string(),
-        };
+        let route = RequestRoute::of(inc.route, inc.tool);
+        let route_text = route.to_string();
         let profile_fp = inc.bearer.map(crate::util::fingerprint);
         let dep = dep_name(inc, profile_fp.as_deref());
         let scope = RequestScope {
@@ -233,7 +230,7 @@ impl Upstream {
                 });
             let duplicate = inner.stats.observe(&Observation {
                 t_ms,
-                route: &route,
+                route: &route_text,
                 dep: &dep,
                 profile_fp: profile_fp.as_deref(),
                 probe: inc.probe.is_some(),

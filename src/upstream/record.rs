@@ -2,8 +2,93 @@
 //! [`RecordSink`] (the run harness appends them to `upstream.jsonl`). Bearer tokens appear only
 //! as fingerprints.
 
+use std::fmt;
+
 use crate::util::sync::Locked;
 use serde::{Deserialize, Serialize};
+
+use super::faults::RouteKind;
+
+/// The route a request came in on, with the tool's name: written `llm`, `tool:NAME` or `ws` in
+/// `upstream.jsonl` (docs/report.md), compared as a type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum RequestRoute {
+    /// `POST /v1/chat/completions`.
+    Llm,
+    /// `POST /tools/NAME`.
+    Tool(String),
+    /// `GET /ws`.
+    Ws,
+}
+
+impl RequestRoute {
+    /// The route without the tool's name.
+    pub fn kind(&self) -> RouteKind {
+        match self {
+            RequestRoute::Llm => RouteKind::Llm,
+            RequestRoute::Tool(_) => RouteKind::Tool,
+            RequestRoute::Ws => RouteKind::Ws,
+        }
+    }
+
+    /// The route of a request of `kind` (`tool` names the tool of a tool call).
+    pub fn of(kind: RouteKind, tool: Option<&str>) -> Self {
+        match kind {
+            RouteKind::Llm => RequestRoute::Llm,
+            RouteKind::Tool => RequestRoute::Tool(tool.unwrap_or_default().to_string()),
+            RouteKind::Ws => RequestRoute::Ws,
+        }
+    }
+}
+
+impl PartialEq<RouteKind> for RequestRoute {
+    fn eq(&self, other: &RouteKind) -> bool {
+        self.kind() == *other
+    }
+}
+
+impl fmt::Display for RequestRoute {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestRoute::Llm => f.write_str("llm"),
+            RequestRoute::Tool(name) => write!(f, "tool:{name}"),
+            RequestRoute::Ws => f.write_str("ws"),
+        }
+    }
+}
+
+impl From<RequestRoute> for String {
+    fn from(r: RequestRoute) -> String {
+        r.to_string()
+    }
+}
+
+/// A route string that is none of `llm`, `tool:NAME`, `ws`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("route `{0}` is not llm, tool:NAME or ws")]
+pub struct UnknownRoute(pub String);
+
+impl std::str::FromStr for RequestRoute {
+    type Err = UnknownRoute;
+    fn from_str(s: &str) -> Result<Self, UnknownRoute> {
+        match s {
+            "llm" => Ok(RequestRoute::Llm),
+            "ws" => Ok(RequestRoute::Ws),
+            _ => s
+                .strip_prefix("tool:")
+                .map(|n| RequestRoute::Tool(n.to_string()))
+                .ok_or_else(|| UnknownRoute(s.to_string())),
+        }
+    }
+}
+
+impl TryFrom<String> for RequestRoute {
+    type Error = UnknownRoute;
+    fn try_from(s: String) -> Result<Self, UnknownRoute> {
+        s.parse()
+    }
+}
 
 /// One request as the upstream saw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,7 +100,7 @@ pub struct UpstreamRecord {
     #[serde(default)]
     pub wall_ms: u64,
     /// `llm`, `tool:NAME` or `ws`.
-    pub route: String,
+    pub route: RequestRoute,
     /// The dependency: the `X-Breaker-Probe` value when present; else the tool name, the ws
     /// channel, or `PROVIDER/default/FP` for model calls.
     pub dep: String,
@@ -68,5 +153,28 @@ impl MemoryRecords {
 impl RecordSink for MemoryRecords {
     fn record(&self, r: &UpstreamRecord) {
         self.records.locked().push(r.clone())
+    }
+}
+
+#[cfg(test)]
+mod route_tests {
+    use super::*;
+
+    #[test]
+    fn a_route_is_written_as_the_contract_spells_it_and_reads_back() {
+        for (r, text) in [
+            (RequestRoute::Llm, "\"llm\""),
+            (RequestRoute::Ws, "\"ws\""),
+            (
+                RequestRoute::Tool("crm_search".into()),
+                "\"tool:crm_search\"",
+            ),
+        ] {
+            assert_eq!(serde_json::to_string(&r).unwrap(), text);
+            assert_eq!(serde_json::from_str::<RequestRoute>(text).unwrap(), r);
+        }
+        assert!(serde_json::from_str::<RequestRoute>("\"coordinator\"").is_err());
+        assert!(RequestRoute::Tool("x".into()) == RouteKind::Tool);
+        assert!(RequestRoute::Llm != RouteKind::Ws);
     }
 }

@@ -5,36 +5,55 @@
 use std::io::Write;
 use std::net::SocketAddr;
 
-use anyhow::{Context, anyhow};
 use tokio::net::TcpListener;
 
-use crate::exit::CmdError;
+/// Why a server could not start listening. `exit` maps [`ListenError::NotLoopback`] to exit 2
+/// (bad usage) and the rest to exit 3.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    #[error(
+        "--listen {addr} is not a loopback address; pass --allow-non-loopback to expose the \
+         {what} beyond this machine"
+    )]
+    NotLoopback { addr: SocketAddr, what: String },
+    #[error("binding {addr}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading the bound address")]
+    LocalAddr(#[source] std::io::Error),
+}
 
-/// Exit 2 unless `addr` is loopback or `allow_non_loopback` is set; `what` names the server.
+impl ListenError {
+    /// Whether the user asked for it (a flag), rather than the machine refusing.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, ListenError::NotLoopback { .. })
+    }
+}
+
+/// Refuses `addr` unless it is loopback or `allow_non_loopback` is set; `what` names the server.
 pub fn check_loopback(
     addr: SocketAddr,
     allow_non_loopback: bool,
     what: &str,
-) -> Result<(), CmdError> {
+) -> Result<(), ListenError> {
     if addr.ip().is_loopback() || allow_non_loopback {
         return Ok(());
     }
-    Err(CmdError::bad_input(anyhow!(
-        "--listen {addr} is not a loopback address; pass --allow-non-loopback to expose the \
-         {what} beyond this machine"
-    )))
+    Err(ListenError::NotLoopback {
+        addr,
+        what: what.to_string(),
+    })
 }
 
-/// Binds `addr` (exit 3 on failure) and prints `listening on http://ADDR` with the bound port.
-pub async fn bind_announced(addr: SocketAddr) -> Result<TcpListener, CmdError> {
+/// Binds `addr` and prints `listening on http://ADDR` with the bound port.
+pub async fn bind_announced(addr: SocketAddr) -> Result<TcpListener, ListenError> {
     let listener = TcpListener::bind(addr)
         .await
-        .with_context(|| format!("binding {addr}"))
-        .map_err(CmdError::harness)?;
-    let bound = listener
-        .local_addr()
-        .context("reading the bound address")
-        .map_err(CmdError::harness)?;
+        .map_err(|source| ListenError::Bind { addr, source })?;
+    let bound = listener.local_addr().map_err(ListenError::LocalAddr)?;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "listening on http://{bound}");
     let _ = out.flush();

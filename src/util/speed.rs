@@ -73,9 +73,9 @@ impl std::fmt::Display for Speed {
 }
 
 impl std::str::FromStr for Speed {
-    type Err = String;
+    type Err = SpeedError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, SpeedError> {
         parse(s)
     }
 }
@@ -108,8 +108,8 @@ fn show(v: f64) -> String {
 }
 
 /// clap's value parser for `--speed` (the message names the bounds).
-pub fn parse(s: &str) -> Result<Speed, String> {
-    let bad = || SpeedError(format!("`{s}`")).to_string();
+pub fn parse(s: &str) -> Result<Speed, SpeedError> {
+    let bad = || SpeedError(format!("`{s}`"));
     let v: f64 = s.trim().parse().map_err(|_| bad())?;
     Speed::new(v).map_err(|_| bad())
 }
@@ -172,8 +172,8 @@ mod tests {
             Ok(Duration::from_secs(2))
         );
         assert!(Speed::new(0.0).is_err());
-        assert!(parse("fast").unwrap_err().contains("`fast`"));
-        assert!(parse("1e9").unwrap_err().ends_with("got `1e9`"));
+        assert!(parse("fast").unwrap_err().to_string().contains("`fast`"));
+        assert!(parse("1e9").unwrap_err().to_string().ends_with("got `1e9`"));
         assert!(check(1e-20).unwrap_err().to_string().ends_with("got 1e-20"));
     }
 

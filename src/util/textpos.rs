@@ -29,6 +29,16 @@ pub fn json_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
     (line, char_col(line_text, err.column()))
 }
 
+/// 1-based line and column (in characters) of byte offset `at` in `text`.
+pub fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let at = at.min(text.len());
+    let before = text.get(..at).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let col = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+    (line, col)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +55,13 @@ mod tests {
         assert_eq!(err.column(), 9, "serde_json counts bytes");
         assert_eq!(json_position(&text[3..], &err), (1, 6));
         assert_eq!(json_message(&err), "trailing characters");
+    }
+
+    #[test]
+    fn line_col_counts_characters() {
+        assert_eq!(line_col("ab\ncdé\nx", 0), (1, 1));
+        assert_eq!(line_col("ab\ncdé\nx", 3), (2, 1));
+        assert_eq!(line_col("ab\ncdé\nx", 8), (3, 1));
+        assert_eq!(line_col("ab\ncdé\nx", 5), (2, 3));
     }
 }

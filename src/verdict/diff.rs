@@ -291,14 +291,7 @@ fn due(exp_t: Option<i64>, tol: i64) -> Decided {
     exp_t.map_or(Decided::EndOfRun, |t| Decided::At(t.saturating_add(tol)))
 }
 
-/// Formats a metric value: integers without a fraction.
-pub fn num(v: f64) -> String {
-    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
+pub use crate::util::units::num;
 
 fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> ExpectationResult {
     let eps = |x: f64| 1e-9 * x.abs().max(1.0);

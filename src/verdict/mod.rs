@@ -143,28 +143,7 @@ pub struct ExpectationResult {
     pub detail: String,
 }
 
-/// Wall-clock ms since the run start at `speed` → the same instant in scenario ms (× speed; a
-/// speed that is not a positive number counts as 1). Saturates instead of overflowing.
-pub fn scenario_ms(wall_ms: i64, speed: f64) -> i64 {
-    let speed = if speed.is_finite() && speed > 0.0 {
-        speed
-    } else {
-        1.0
-    };
-    let v = (wall_ms as f64 * speed).round();
-    if v >= i64::MAX as f64 {
-        i64::MAX
-    } else if v <= i64::MIN as f64 {
-        i64::MIN
-    } else {
-        v as i64
-    }
-}
-
-/// [`scenario_ms`] for unsigned wall times.
-pub fn scenario_ms_u(wall_ms: u64, speed: f64) -> u64 {
-    scenario_ms(i64::try_from(wall_ms).unwrap_or(i64::MAX), speed).max(0) as u64
-}
+pub use crate::util::units::{scenario_ms, scenario_ms_u};
 
 /// `expected` of a row for an observed transition no expectation matched.
 pub const UNEXPECTED: &str = "none";
@@ -177,18 +156,4 @@ impl ExpectationResult {
     }
 }
 
-/// Formats milliseconds as seconds with three decimals (`22.000s`).
-pub fn secs(ms: i64) -> String {
-    let sign = if ms < 0 { "-" } else { "" };
-    let a = ms.unsigned_abs();
-    format!("{sign}{}.{:03}s", a / 1000, a % 1000)
-}
-
-/// Formats a signed delta (`+4.120s`, `-0.300s`).
-pub fn signed_secs(ms: i64) -> String {
-    if ms >= 0 {
-        format!("+{}", secs(ms))
-    } else {
-        secs(ms)
-    }
-}
+pub use crate::util::units::{secs, signed_secs};

@@ -23,7 +23,10 @@ const KEY_A: &str = "sk-rehearse-key-A";
 const KEY_B: &str = "sk-rehearse-key-B";
 
 fn llm(records: &[UpstreamRecord]) -> Vec<&UpstreamRecord> {
-    records.iter().filter(|r| r.route == "llm").collect()
+    records
+        .iter()
+        .filter(|r| r.route == rehearse::upstream::RouteKind::Llm)
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::transport::dispatch::{HttpDispatcher, TargetError};
+use crate::replay::http::{HttpDispatcher, TargetError};
 
 /// The model a turn names: the gateway's default agent.
 pub const GATEWAY_MODEL: &str = "openclaw/default";
@@ -121,7 +121,7 @@ impl TurnClient {
                 status: None,
                 text: String::new(),
                 finish_reason: None,
-                error: Some(kind),
+                error: Some(kind.to_string()),
                 done: false,
                 elapsed_ms: 0,
             },

@@ -14,6 +14,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+/// A configuration OpenClaw would reject or misread; the message names the profile or model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidConfig(pub String);
+
 /// A provider (one scenario provider) served by the mock upstream.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProviderSpec {
@@ -122,22 +127,22 @@ impl GatewayConfig {
 
     /// Checks what OpenClaw would reject or misread: unknown providers, empty names, a primary
     /// or fallback naming no configured model.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidConfig> {
         if self.providers.is_empty() {
-            return Err("no providers".into());
+            return Err(InvalidConfig("no providers".into()));
         }
         for p in &self.profiles {
             if !self.providers.iter().any(|q| q.id == p.provider) {
-                return Err(format!(
+                return Err(InvalidConfig(format!(
                     "profile `{}` names unknown provider `{}`",
                     p.id, p.provider
-                ));
+                )));
             }
             if p.key.is_empty() || p.key.contains(['\n', '\r']) {
-                return Err(format!(
+                return Err(InvalidConfig(format!(
                     "profile `{}` needs a one-line, non-empty key",
                     p.id
-                ));
+                )));
             }
         }
         for m in std::iter::once(&self.primary).chain(&self.fallbacks) {
@@ -147,9 +152,9 @@ impl GatewayConfig {
                     .any(|p| p.id == prov && p.models.iter().any(|x| x.id == id))
             });
             if !known {
-                return Err(format!(
+                return Err(InvalidConfig(format!(
                     "model `{m}` is not PROVIDER/MODEL of a configured provider"
-                ));
+                )));
             }
         }
         Ok(())
@@ -324,17 +329,18 @@ mod tests {
     fn validation_names_what_is_wrong() {
         let mut c = sample();
         c.fallbacks = vec!["fallback/nope".into()];
-        assert!(c.validate().unwrap_err().contains("fallback/nope"));
+        assert!(c.validate().unwrap_err().0.contains("fallback/nope"));
         let mut c = sample();
         c.profiles[0].provider = "other".into();
         assert!(
             c.validate()
                 .unwrap_err()
+                .0
                 .contains("unknown provider `other`")
         );
         let mut c = sample();
         c.profiles[1].key = "two\nlines".into();
-        assert!(c.validate().unwrap_err().contains("mockai:b"));
+        assert!(c.validate().unwrap_err().0.contains("mockai:b"));
         let dbg = format!("{:?}", sample());
         assert!(!dbg.contains("key-A"), "{dbg}");
     }

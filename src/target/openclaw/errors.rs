@@ -42,7 +42,7 @@ impl Default for GatewayOptions {
 pub enum GatewayError {
     /// The configuration is unusable (bad input).
     #[error("OpenClaw target configuration: {0}")]
-    Config(String),
+    Config(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A file in the run directory.
     #[error("{what} {}: {source}", .path.display())]
     Io {

@@ -19,7 +19,7 @@ use super::install::Install;
 use super::log::{LoggedDecision, last_messages, read_log};
 use super::procs::{SeenProcess, descendants, signal_group};
 use super::sandbox::{GatewayDirs, Sandbox, TmpIsolation, TmpRecord};
-use super::seed::{scrub, seed, tail};
+use super::seed::{seed, tail};
 use super::state::{AuthState, StateError, database_path, read_auth_state};
 use crate::util::watchdog::Watchdog;
 
@@ -95,7 +95,9 @@ impl Gateway {
         run_dir: &Path,
         options: GatewayOptions,
     ) -> Result<Self, GatewayError> {
-        config.validate().map_err(GatewayError::Config)?;
+        config
+            .validate()
+            .map_err(|e| GatewayError::Config(e.into()))?;
         let dirs = GatewayDirs::create(run_dir).map_err(io("creating", run_dir))?;
         let isolation = TmpIsolation::detect(options.isolate_tmp);
         let sandbox = Sandbox::new(dirs.clone(), isolation, &install.openclaw, &install.node);
@@ -165,9 +167,7 @@ impl Gateway {
     }
 
     async fn wait_ready(&mut self) -> Result<(), GatewayError> {
-        let client = self
-            .client()
-            .map_err(|e| GatewayError::Config(e.to_string()))?;
+        let client = self.client().map_err(|e| GatewayError::Config(e.into()))?;
         let started = Instant::now();
         loop {
             self.note_tree();
@@ -203,7 +203,8 @@ impl Gateway {
         if lines.is_empty() {
             lines = tail(&self.sandbox.dirs.console, n, &[]);
         }
-        lines.iter().map(|l| scrub(l, &[&self.token])).collect()
+        let scrubber = crate::util::secrets::Scrubber::fingerprinting([self.token.as_str()]);
+        lines.iter().map(|l| scrubber.scrub(l)).collect()
     }
 
     /// Records the processes of its tree now (for [`Stopped::survivors`]).
@@ -218,7 +219,7 @@ impl Gateway {
     }
 
     /// A client for turns and health checks (no keep-alive).
-    pub fn client(&self) -> Result<TurnClient, crate::transport::dispatch::TargetError> {
+    pub fn client(&self) -> Result<TurnClient, crate::replay::http::TargetError> {
         TurnClient::new(&self.base_url(), &self.token, self.options.turn_timeout)
     }
 

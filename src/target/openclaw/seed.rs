@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use super::errors::{GatewayError, GatewayOptions, io};
 use super::procs::signal_group;
 use super::sandbox::Sandbox;
+use crate::util::secrets::Scrubber;
 
 /// `printf 'KEY\n' | openclaw models auth paste-api-key --provider P --profile-id ID`.
 pub(super) async fn seed(
@@ -85,19 +86,11 @@ pub(super) fn tail(path: &Path, n: usize, secrets: &[&str]) -> Vec<String> {
     let text = std::fs::read(path).unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let scrubber = Scrubber::fingerprinting(secrets.iter().copied());
     lines[lines.len().saturating_sub(n)..]
         .iter()
-        .map(|l| scrub(&strip_ansi(l), secrets))
+        .map(|l| scrubber.scrub(&strip_ansi(l)))
         .collect()
-}
-
-pub(super) fn scrub(text: &str, secrets: &[&str]) -> String {
-    secrets
-        .iter()
-        .filter(|s| !s.is_empty())
-        .fold(text.to_string(), |t, s| {
-            t.replace(s, &format!("<secret {}>", crate::util::fingerprint(s)))
-        })
 }
 
 pub(super) fn strip_ansi(s: &str) -> String {
@@ -126,8 +119,23 @@ mod tests {
     fn ansi_colours_and_secrets_are_removed_from_quoted_lines() {
         let l = "\u{1b}[90m2026-12-01T09:06:53\u{1b}[39m \u{1b}[36m[gateway]\u{1b}[39m key-A ok";
         assert_eq!(strip_ansi(l), "2026-12-01T09:06:53 [gateway] key-A ok");
-        let s = scrub(&strip_ansi(l), &["key-A", ""]);
+        let s = Scrubber::fingerprinting(["key-A", ""]).scrub(&strip_ansi(l));
         assert!(!s.contains("key-A"), "{s}");
         assert!(s.contains(&crate::util::fingerprint("key-A")));
+    }
+
+    #[test]
+    fn a_quoted_tail_carries_fingerprints_never_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("console.log");
+        std::fs::write(&path, "first key-A\n\nsecond key-B\nthird sk-key-A-long\n").unwrap();
+        let lines = tail(&path, 2, &["key-A", "sk-key-A-long", "key-B"]);
+        assert_eq!(lines.len(), 2);
+        let text = lines.join("\n");
+        assert!(!text.contains("key-A") && !text.contains("key-B"), "{text}");
+        assert!(
+            text.contains(&crate::util::fingerprint("sk-key-A-long")),
+            "{text}"
+        );
     }
 }

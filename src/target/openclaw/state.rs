@@ -103,12 +103,13 @@ pub enum StateError {
         message: String,
     },
     /// The row is not the JSON expected.
-    #[error("the auth state in {db} is not valid JSON: {message}")]
+    #[error("the auth state in {db} is not valid JSON: {source}")]
     Malformed {
         /// The database.
         db: PathBuf,
         /// The parse error.
-        message: String,
+        #[source]
+        source: serde_json::Error,
     },
 }
 
@@ -138,14 +139,14 @@ pub fn read_auth_state(node: &Path, db: &Path) -> Result<AuthState, StateError> 
             })?;
         if out.status.success() {
             let v: Value =
-                serde_json::from_slice(&out.stdout).map_err(|e| StateError::Malformed {
+                serde_json::from_slice(&out.stdout).map_err(|source| StateError::Malformed {
                     db: db.to_path_buf(),
-                    message: e.to_string(),
+                    source,
                 })?;
             let text = v.get("value").and_then(Value::as_str);
-            return parse_state(text).map_err(|message| StateError::Malformed {
+            return parse_state(text).map_err(|source| StateError::Malformed {
                 db: db.to_path_buf(),
-                message,
+                source,
             });
         }
         last = String::from_utf8_lossy(&out.stderr)
@@ -163,11 +164,11 @@ pub fn read_auth_state(node: &Path, db: &Path) -> Result<AuthState, StateError> 
 }
 
 /// The state from the row's text (`None`: no row).
-pub fn parse_state(value_json: Option<&str>) -> Result<AuthState, String> {
+pub fn parse_state(value_json: Option<&str>) -> Result<AuthState, serde_json::Error> {
     let Some(text) = value_json else {
         return Ok(AuthState::default());
     };
-    let raw: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let raw: Value = serde_json::from_str(text)?;
     let mut profiles: Vec<ProfileState> = raw
         .get("usageStats")
         .and_then(Value::as_object)

@@ -41,7 +41,7 @@ pub use parse::{FaultFileError, parse_fault_file};
 pub use rate_limit::{RateLimitFault, RetryAfterFormat};
 pub use reset::ResetFault;
 pub use reset_mid_stream::ResetMidStreamFault;
-pub use scope::{FaultTable, RequestScope, RouteKind, RouteSel};
+pub use scope::{FaultTable, InvalidRoute, RequestScope, RouteKind, RouteSel};
 pub use slow_stream::SlowStreamFault;
 pub use stall::StallFault;
 pub use stall_stream::StallStreamFault;
@@ -133,6 +133,36 @@ impl FaultKind {
     }
 }
 
+/// An attribute value a fault kind cannot take; the message names the attribute.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidFault(pub String);
+
+/// Why a `[[fault]]` table is not a fault: the message names the key.
+#[derive(Debug, thiserror::Error)]
+pub enum FaultError {
+    /// The envelope (`route`, `profile`, `from`, …) did not decode.
+    #[error("{0}")]
+    Envelope(#[source] serde_json::Error),
+    /// The kind and its attributes did not decode.
+    #[error("{}{source}", kind.as_ref().map(|k| format!("fault kind `{k}`: ")).unwrap_or_default())]
+    Kind {
+        kind: Option<String>,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A kind's attribute is out of range.
+    #[error("fault kind `{kind}`: {source}")]
+    Attribute {
+        kind: &'static str,
+        #[source]
+        source: InvalidFault,
+    },
+    /// The table as a whole is inconsistent (window, route, probability).
+    #[error("{0}")]
+    Table(String),
+}
+
 /// What every fault kind provides.
 pub trait Fault {
     /// The `kind` name.
@@ -143,7 +173,7 @@ pub trait Fault {
         true
     }
     /// Checks attribute values; the error names the attribute.
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), InvalidFault> {
         Ok(())
     }
     /// What the server does for one request this fault hit.
@@ -249,18 +279,20 @@ impl CutAt {
 }
 
 /// Checks a fraction attribute.
-fn check_fraction(name: &str, v: f64) -> Result<(), String> {
+fn check_fraction(name: &str, v: f64) -> Result<(), InvalidFault> {
     if v.is_finite() && (0.0..=1.0).contains(&v) {
         Ok(())
     } else {
-        Err(format!("`{name}` must be between 0 and 1, got {v}"))
+        Err(InvalidFault(format!(
+            "`{name}` must be between 0 and 1, got {v}"
+        )))
     }
 }
 
 /// Checks a duration attribute is not zero.
-fn check_nonzero(name: &str, d: Duration) -> Result<(), String> {
+fn check_nonzero(name: &str, d: Duration) -> Result<(), InvalidFault> {
     if d.is_zero() {
-        Err(format!("`{name}` must be greater than 0"))
+        Err(InvalidFault(format!("`{name}` must be greater than 0")))
     } else {
         Ok(())
     }

@@ -8,7 +8,8 @@ use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
-use super::{FaultKind, FaultSpec, MAX_FAULT_DURATION, RouteSel};
+use super::{FaultError, FaultKind, FaultSpec, MAX_FAULT_DURATION, RouteSel};
+use crate::util::textpos::line_col;
 
 /// The envelope keys; everything else belongs to the kind.
 const ENVELOPE_KEYS: [&str; 7] = [
@@ -70,7 +71,7 @@ impl<'de> Visitor<'de> for SpecVisitor {
 }
 
 /// Splits a fault table into envelope and kind, decodes both and validates the whole.
-fn build(mut attrs: Map<String, Value>) -> Result<FaultSpec, String> {
+fn build(mut attrs: Map<String, Value>) -> Result<FaultSpec, FaultError> {
     let mut env = Map::new();
     for key in ENVELOPE_KEYS {
         if let Some(v) = attrs.remove(key) {
@@ -78,15 +79,15 @@ fn build(mut attrs: Map<String, Value>) -> Result<FaultSpec, String> {
         }
     }
     let envelope: Envelope =
-        serde_json::from_value(Value::Object(env)).map_err(|e| e.to_string())?;
+        serde_json::from_value(Value::Object(env)).map_err(FaultError::Envelope)?;
     let kind_name = attrs
         .get("kind")
         .and_then(Value::as_str)
         .map(str::to_string);
     let kind: FaultKind =
-        serde_json::from_value(Value::Object(attrs)).map_err(|e| match &kind_name {
-            Some(k) => format!("fault kind `{k}`: {e}"),
-            None => e.to_string(),
+        serde_json::from_value(Value::Object(attrs)).map_err(|source| FaultError::Kind {
+            kind: kind_name,
+            source,
         })?;
     let spec = FaultSpec {
         route: envelope.route,
@@ -105,42 +106,42 @@ fn build(mut attrs: Map<String, Value>) -> Result<FaultSpec, String> {
 impl FaultSpec {
     /// Checks values the types cannot: probability range, window order, attribute ranges and
     /// that the kind can act on the route. The error names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FaultError> {
         if !(self.probability.is_finite() && (0.0..=1.0).contains(&self.probability)) {
-            return Err(format!(
+            return Err(FaultError::Table(format!(
                 "`probability` must be between 0 and 1, got {}",
                 self.probability
-            ));
+            )));
         }
         for (key, d) in self.durations() {
             if d > MAX_FAULT_DURATION {
-                return Err(format!(
+                return Err(FaultError::Table(format!(
                     "`{key}` must be at most 365days, got {}",
                     humantime::format_duration(d)
-                ));
+                )));
             }
         }
         if let (Some(from), Some(until)) = (self.from, self.until)
             && from >= until
         {
-            return Err(format!(
+            return Err(FaultError::Table(format!(
                 "`from` ({}) must be before `until` ({})",
                 humantime::format_duration(from),
                 humantime::format_duration(until)
-            ));
+            )));
         }
         if self.model.is_some() && !matches!(self.route, RouteSel::Llm | RouteSel::Any) {
-            return Err(format!(
+            return Err(FaultError::Table(format!(
                 "`model` only applies to route `llm`, not `{}`",
                 self.route
-            ));
+            )));
         }
         let fault = self.kind.as_fault();
         let coordinator = self.route == RouteSel::Coordinator;
         if coordinator != matches!(self.kind, FaultKind::Down(_))
             && !matches!(self.kind, FaultKind::Latency(_))
         {
-            return Err(if coordinator {
+            return Err(FaultError::Table(if coordinator {
                 format!(
                     "route `coordinator` takes kind `down` or `latency`, not `{}`",
                     fault.name()
@@ -150,7 +151,7 @@ impl FaultSpec {
                     "fault kind `down` applies to route `coordinator` only, not `{}`",
                     self.route
                 )
-            });
+            }));
         }
         if coordinator
             && (self.profile.is_some()
@@ -158,21 +159,22 @@ impl FaultSpec {
                 || self.first.is_some()
                 || self.probability != 1.0)
         {
-            return Err(
+            return Err(FaultError::Table(
                 "route `coordinator` takes only `from`, `until` and the kind's attributes".into(),
-            );
+            ));
         }
-        fault
-            .validate()
-            .map_err(|e| format!("fault kind `{}`: {e}", fault.name()))?;
+        fault.validate().map_err(|source| FaultError::Attribute {
+            kind: fault.name(),
+            source,
+        })?;
         if let Some(route) = self.route.kind()
             && !fault.applies_to(route)
         {
-            return Err(format!(
+            return Err(FaultError::Table(format!(
                 "fault kind `{}` does not apply to route `{}`",
                 fault.name(),
                 self.route
-            ));
+            )));
         }
         Ok(())
     }
@@ -326,14 +328,6 @@ fn key_offset(text: &str, table_start: usize, message: &str) -> Option<usize> {
         }
         None
     })
-}
-
-/// 1-based line and column (in characters) of byte `offset` in `text`.
-pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
 }
 
 #[cfg(test)]

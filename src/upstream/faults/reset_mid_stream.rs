@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Action, ActionCtx, CutAt, CutMode, Fault, RouteKind, check_fraction};
+use super::{Action, ActionCtx, CutAt, CutMode, Fault, InvalidFault, RouteKind, check_fraction};
 
 /// Attributes of a `reset_mid_stream` fault.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,7 +27,7 @@ impl Fault for ResetMidStreamFault {
         route != RouteKind::Ws
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), InvalidFault> {
         check_fraction("after_fraction", self.after_fraction)
     }
 

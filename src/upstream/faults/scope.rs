@@ -66,10 +66,15 @@ impl fmt::Display for RouteSel {
     }
 }
 
-impl FromStr for RouteSel {
-    type Err = String;
+/// A `route` that is none of `llm`, `tool:NAME`, `ws`, `*`, `coordinator`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid route `{0}`: expected `llm`, `tool:NAME`, `ws`, `*` or `coordinator`")]
+pub struct InvalidRoute(pub String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl FromStr for RouteSel {
+    type Err = InvalidRoute;
+
+    fn from_str(s: &str) -> Result<Self, InvalidRoute> {
         match s {
             "llm" => Ok(Self::Llm),
             "ws" => Ok(Self::Ws),
@@ -79,9 +84,7 @@ impl FromStr for RouteSel {
                 Some(name) if !name.is_empty() && !name.contains('/') => {
                     Ok(Self::Tool(name.to_string()))
                 }
-                _ => Err(format!(
-                    "invalid route `{s}`: expected `llm`, `tool:NAME`, `ws`, `*` or `coordinator`"
-                )),
+                _ => Err(InvalidRoute(s.to_string())),
             },
         }
     }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Action, ActionCtx, Fault, RouteKind, check_nonzero};
+use super::{Action, ActionCtx, Fault, InvalidFault, RouteKind, check_nonzero};
 
 /// Attributes of a `slow_stream` fault.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,7 +24,7 @@ impl Fault for SlowStreamFault {
         route != RouteKind::Ws
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), InvalidFault> {
         check_nonzero("token_interval", self.token_interval)
     }
 

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Action, ActionCtx, CutAt, CutMode, Fault, RouteKind, check_fraction};
+use super::{Action, ActionCtx, CutAt, CutMode, Fault, InvalidFault, RouteKind, check_fraction};
 
 /// Attributes of a `stall_stream` fault.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,7 +26,7 @@ impl Fault for StallStreamFault {
         route != RouteKind::Ws
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), InvalidFault> {
         check_fraction("after_fraction", self.after_fraction)
     }
 

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use super::{Action, ActionCtx, Fault, RouteKind};
+use super::{Action, ActionCtx, Fault, InvalidFault, RouteKind};
 
 /// Attributes of a `status` fault.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,12 +25,12 @@ impl Fault for StatusFault {
         true
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), InvalidFault> {
         if !(100..=599).contains(&self.status) || self.status == 101 {
-            return Err(format!(
+            return Err(InvalidFault(format!(
                 "`status` must be an HTTP status 100..=599 other than 101, got {}",
                 self.status
-            ));
+            )));
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Action, ActionCtx, Fault, RouteKind};
+use super::{Action, ActionCtx, Fault, InvalidFault, RouteKind};
 
 /// Attributes of a `ws_close` fault.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,15 +21,15 @@ impl Fault for WsCloseFault {
         route == RouteKind::Ws
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), InvalidFault> {
         let ok = (1000..=4999).contains(&self.code) && !matches!(self.code, 1004..=1006 | 1015);
         if ok {
             Ok(())
         } else {
-            Err(format!(
+            Err(InvalidFault(format!(
                 "`code` must be a sendable close code (1000..=4999, not 1004-1006 or 1015), got {}",
                 self.code
-            ))
+            )))
         }
     }
 

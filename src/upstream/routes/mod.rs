@@ -3,6 +3,7 @@
 //! (answer instead, delay, stall, reset).
 
 mod chat;
+mod control;
 mod sse;
 mod tools;
 mod ws;
@@ -16,7 +17,6 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 
 use super::conn::{ConnCtl, Cut};
-use super::control;
 use super::faults::{Action, CutAt, CutMode, RouteKind};
 use super::{Incoming, Upstream};
 use crate::wire::{self, route};

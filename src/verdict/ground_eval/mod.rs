@@ -80,7 +80,7 @@ impl UpstreamFacts<'_> {
         let fp = profile.map(|p| self.profile_fps.get(p).map(String::as_str));
         self.records
             .iter()
-            .filter(|r| r.route == "llm" && !r.canary)
+            .filter(|r| r.route == crate::upstream::RouteKind::Llm && !r.canary)
             .filter(move |r| match fp {
                 None => true,
                 Some(None) => false,

@@ -7,7 +7,7 @@ fn rec(t_ms: u64, fp: &str, model: &str, fault: Option<&str>) -> UpstreamRecord 
     UpstreamRecord {
         t_ms,
         wall_ms: 0,
-        route: "llm".into(),
+        route: crate::upstream::RequestRoute::Llm,
         dep: format!("mockai/default/{fp}"),
         model: Some(model.into()),
         profile_fp: Some(fp.into()),

@@ -1,4 +1,4 @@
-//! A scenario → what an external target needs: the OpenClaw gateway's configuration (one
+//! A scenario → what an external gateway needs: the OpenClaw gateway's configuration (one
 //! provider per scenario provider, all pointing at the mock upstream; the profiles and their
 //! tokens; the traffic's model as the primary and `[engine.modelFailover] fallbacks` as the
 //! fallbacks) and the turns to send (the scenario's model calls, at their recorded times, one
@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 
 use crate::engine::RequestKind;
 use crate::replay::traffic::TrafficLine;
-use crate::scenario::ScenarioFile;
+use crate::target::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 use crate::wire::dep::provider_of;
 
-use super::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
+pub use super::field::FieldError;
+use super::format::ScenarioFile;
 
 /// One turn of the replay: when, which conversation, streamed or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +46,7 @@ pub fn planned_turns(traffic: &[TrafficLine], duration_ms: u64) -> Vec<PlannedTu
 }
 
 /// The one `PROVIDER/MODEL` the traffic's model calls name (the gateway's primary).
-pub fn primary_model(traffic: &[TrafficLine]) -> Result<String, (String, String)> {
+pub fn primary_model(traffic: &[TrafficLine]) -> Result<String, FieldError> {
     let mut models: Vec<&str> = traffic
         .iter()
         .filter_map(|l| match &l.kind {
@@ -56,17 +57,17 @@ pub fn primary_model(traffic: &[TrafficLine]) -> Result<String, (String, String)
     models.sort_unstable();
     models.dedup();
     match models.as_slice() {
-        [] => Err((
-            "traffic".into(),
+        [] => Err(FieldError::new(
+            "traffic",
             "an external target is driven by model calls: the traffic has none".into(),
         )),
         [one] if one.contains('/') => Ok(one.to_string()),
-        [one] => Err((
-            "traffic".into(),
+        [one] => Err(FieldError::new(
+            "traffic",
             format!("model `{one}` must be PROVIDER/MODEL (the gateway's provider id)"),
         )),
-        many => Err((
-            "traffic".into(),
+        many => Err(FieldError::new(
+            "traffic",
             format!(
                 "the gateway has one primary model, but the traffic names {}: {}",
                 many.len(),
@@ -82,7 +83,7 @@ pub fn gateway_config(
     file: &ScenarioFile,
     traffic: &[TrafficLine],
     upstream_url: &str,
-) -> Result<GatewayConfig, (String, String)> {
+) -> Result<GatewayConfig, FieldError> {
     let primary = primary_model(traffic)?;
     let fallbacks = file.engine.model_failover.fallbacks.clone();
     let mut providers: BTreeMap<String, ProviderSpec> = BTreeMap::new();
@@ -91,7 +92,7 @@ pub fn gateway_config(
             .split_once('/')
             .filter(|(p, id)| !p.is_empty() && !id.is_empty())
         else {
-            return Err((
+            return Err(FieldError::new(
                 format!("engine.modelFailover.fallbacks[{}]", i.saturating_sub(1)),
                 format!("`{m}` must be PROVIDER/MODEL"),
             ));
@@ -120,8 +121,8 @@ pub fn gateway_config(
         .collect();
     for id in providers.keys() {
         if !profiles.iter().any(|p| &p.provider == id) {
-            return Err((
-                "profile".into(),
+            return Err(FieldError::new(
+                "profile",
                 format!(
                     "provider `{id}` has no [[profile]]: OpenClaw needs a key for each provider"
                 ),
@@ -135,7 +136,9 @@ pub fn gateway_config(
         fallbacks,
         agent_timeout_seconds: file.target.agent_timeout_s(),
     };
-    config.validate().map_err(|m| ("profile".to_string(), m))?;
+    config
+        .validate()
+        .map_err(|e| FieldError::new("profile", e.0))?;
     Ok(config)
 }
 
@@ -228,18 +231,21 @@ token = "key-F"
         assert!(
             gateway_config(&file, &two, "u")
                 .unwrap_err()
-                .1
+                .message
                 .contains("one primary model")
         );
         let none = traffic("{\"at_ms\":0,\"kind\":\"tool\",\"tool\":\"x\",\"idempotent\":true}\n");
-        assert_eq!(gateway_config(&file, &none, "u").unwrap_err().0, "traffic");
+        assert_eq!(
+            gateway_config(&file, &none, "u").unwrap_err().field,
+            "traffic"
+        );
         let no_fallback_key = SCENARIO.replace("provider = \"fallback\"", "provider = \"other\"");
         let file = ScenarioFile::parse(&no_fallback_key, "x.toml").unwrap();
         let one =
             traffic("{\"at_ms\":0,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"max_tokens\":16}\n");
         let e = gateway_config(&file, &one, "u").unwrap_err();
         assert!(
-            e.1.contains("provider `fallback` has no [[profile]]"),
+            e.message.contains("provider `fallback` has no [[profile]]"),
             "{e:?}"
         );
     }

@@ -5,9 +5,9 @@
 
 use http::{Method, Request, Response, StatusCode};
 
-use super::Upstream;
-use super::faults::parse_fault_file;
-use super::routes::{Body, error_json, json_response, read_body};
+use super::{Body, error_json, json_response, read_body};
+use crate::upstream::Upstream;
+use crate::upstream::faults::parse_fault_file;
 use crate::wire::route;
 
 /// The origin named in errors about a PUT body.

@@ -16,12 +16,12 @@
 //! [`TunedConnector`] with no `[tcp]` tuning, since a replay has no scenario: the same connect
 //! path as a run's upstream connections, kernel-default socket options.
 //!
-//! Requests are built by [`super::request`] from the line's kind through the one conversion
+//! Requests are built by [`crate::transport::request`] from the line's kind through the one conversion
 //! ([`RequestKind::target`] → `CallTarget`), exactly as the run's transport builds them.
 //!
 //! Error kinds: `http_NNN` (non-2xx status), `connect` (refused / unreachable), `reset`
 //! (connection reset), `incomplete` (closed before the response ended), `timeout` (our deadline),
-//! `http` (other HTTP errors), all read from the error chain by [`super::errors::Failure`];
+//! `http` (other HTTP errors), all read from the error chain by [`crate::transport::errors::Failure`];
 //! `bad_request` (the line's request could not be built: nothing was sent), `ws_connect`,
 //! `ws_closed`, `ws_protocol`.
 
@@ -35,12 +35,12 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio_tungstenite::tungstenite::Message;
 
-use super::errors::{Failure, Phase};
-use super::request::{self, RequestSpec};
-use super::{TcpTuning, TunedConnector};
+use super::replayer::{DispatchOutcome, Dispatcher};
+use super::traffic::TrafficLine;
 use crate::engine::RequestKind;
-use crate::replay::replayer::{DispatchOutcome, Dispatcher};
-use crate::replay::traffic::TrafficLine;
+use crate::transport::errors::{Failure, Phase};
+use crate::transport::request::{self, RequestSpec};
+use crate::transport::{TcpTuning, TunedConnector};
 use crate::wire::header;
 
 /// The `--target` URL is unusable.
@@ -69,6 +69,28 @@ pub struct HttpDispatcher {
     timeout: Duration,
     /// Extra headers sent with every request (e.g. a gateway's `Authorization`).
     extra: Vec<(http::HeaderName, http::HeaderValue)>,
+}
+
+/// Why an [`HttpDispatcher::exchange`] got no answer; its text is the error kind of the module
+/// doc (`bad_request`, `connect`, `reset`, `timeout`, …), the cause kept.
+#[derive(Debug, thiserror::Error)]
+pub enum ExchangeError {
+    #[error("bad_request")]
+    BadRequest(#[source] http::Error),
+    #[error("{kind}")]
+    Head {
+        kind: String,
+        #[source]
+        source: hyper_util::client::legacy::Error,
+    },
+    #[error("{kind}")]
+    Body {
+        kind: String,
+        #[source]
+        source: hyper::Error,
+    },
+    #[error("timeout")]
+    Timeout,
 }
 
 impl HttpDispatcher {
@@ -134,7 +156,7 @@ impl HttpDispatcher {
         method: Method,
         path: &str,
         json_body: Option<Bytes>,
-    ) -> Result<(http::StatusCode, Bytes), String> {
+    ) -> Result<(http::StatusCode, Bytes), ExchangeError> {
         let mut b = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base));
@@ -146,24 +168,30 @@ impl HttpDispatcher {
         }
         let req = b
             .body(Full::new(json_body.unwrap_or_default()))
-            .map_err(|_| "bad_request".to_string())?;
+            .map_err(ExchangeError::BadRequest)?;
         let work = async {
             let resp = self
                 .client
                 .request(req)
                 .await
-                .map_err(|e| Failure::of(&e, Phase::Head).kind().to_string())?;
+                .map_err(|source| ExchangeError::Head {
+                    kind: Failure::of(&source, Phase::Head).kind().to_string(),
+                    source,
+                })?;
             let status = resp.status();
             let body = resp
                 .into_body()
                 .collect()
                 .await
-                .map_err(|e| Failure::of(&e, Phase::Body).kind().to_string())?;
+                .map_err(|source| ExchangeError::Body {
+                    kind: Failure::of(&source, Phase::Body).kind().to_string(),
+                    source,
+                })?;
             Ok((status, body.to_bytes()))
         };
         tokio::time::timeout(self.timeout, work)
             .await
-            .unwrap_or_else(|_elapsed| Err("timeout".to_string()))
+            .unwrap_or_else(|_elapsed| Err(ExchangeError::Timeout))
     }
 
     /// Adds a header sent with every HTTP request and WebSocket handshake.
