@@ -38,9 +38,10 @@
 //!   through, read-failure diagnostics, and the kernel arrival stamps of the harness's servers.
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
-//! - [`target`]: systems under test other than the embedded engine: the supervisor of a real
-//!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state) and a
-//!   scenario's gateway configuration and turns; the run path is `run::external`, the
+//! - [`gateway`]: the supervisor of a real OpenClaw gateway, the external system under test the
+//!   harness runs (install, config, key seeding, process, log decisions, auth state). What the
+//!   scenario asks of it (the `[target]` table, its gateway configuration and turns) is
+//!   `scenario::target` and `scenario::gateway`; the run path is `run::external`, the
 //!   ground-truth and OpenClaw expectations `verdict::ground*` and `verdict::gateway_eval`.
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and its
 //!   contradictions with a scenario's timings.
@@ -58,6 +59,7 @@ pub mod engine;
 pub mod exit;
 pub mod exporter;
 pub mod fleet;
+pub mod gateway;
 pub mod host;
 pub mod rehearsal;
 pub mod replay;
@@ -66,7 +68,6 @@ pub mod run;
 pub mod scenario;
 pub mod schedule;
 pub mod scrape;
-pub mod target;
 pub mod transport;
 pub mod upstream;
 pub mod util;

@@ -6,7 +6,7 @@
 //! Longer than 400 lines on purpose: one sample report, read back through every report file;
 //! splitting it would repeat the sample's set-up.
 
-use rehearse::report::build::{PolicyRun, build_policy, summary_from};
+use rehearse::report::build::{PolicyInput, build_policy, summary_from};
 use rehearse::report::model::{Report, SCHEMA_VERSION, Verdict};
 use rehearse::report::write_all;
 use rehearse::scrape::{CompactScrapes, ScrapeLog};
@@ -381,7 +381,7 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
         reason: Some(rehearse::engine::TripReason::PingTimeouts),
     }];
     let build = |events: Option<&[Transition]>| {
-        build_policy(PolicyRun {
+        build_policy(PolicyInput {
             policy: "retry-gate",
             expect: &expect,
             scrapes: &log,

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::run::{FleetRun, run_coordination};
 use super::section::{FleetSection, run_report};
-use crate::report::build::{PolicyRun as BuildInput, build_policy};
+use crate::report::build::{PolicyInput, build_policy};
 use crate::report::judge::{Ending, judge, settle};
 use crate::report::model::{PolicyReport, Report};
 use crate::run::assemble::{ReportContext, judge_at_upstream, report};
@@ -39,7 +39,7 @@ fn policy_report(plan: &ScenarioPlan, run: &FleetRun, merged: &Exposition) -> Po
             .map(f)
             .sum::<u64>()
     };
-    build_policy(BuildInput {
+    build_policy(PolicyInput {
         policy: run.coordination.as_str(),
         expect: &file.expect,
         scrapes: h0.map_or(&empty, |h| &h.scrapes),
@@ -308,7 +308,7 @@ mod tests {
             toml::from_str("[[metric]]\nseries = \"requests_total\"\nat_least = 5\n").unwrap();
         // h0's own scrapes hold nothing: only the merged exposition can settle the row.
         let h0 = CompactScrapes::new(0.0);
-        let section = build_policy(BuildInput {
+        let section = build_policy(PolicyInput {
             policy: "none",
             expect: &expect,
             scrapes: &h0,

@@ -86,7 +86,7 @@ impl From<&CompactScrapes> for ScrapeStats {
 
 /// One policy run's inputs, as the harness has them at the end of the run.
 #[derive(Debug)]
-pub struct PolicyRun<'a> {
+pub struct PolicyInput<'a> {
     /// `legacy` or `retry-gate`.
     pub policy: &'a str,
     /// The scenario's whole `[expect]` table (filtered to this policy here).
@@ -159,7 +159,7 @@ pub fn health_rows(
 /// the result is in scenario time. With an event log, its transitions are the one source of
 /// transition times for the timeline and the diff alike, and every disagreement of the scrapes
 /// with it is listed; without one, both use the transitions derived from the scrapes.
-pub fn build_policy(run: PolicyRun<'_>) -> PolicyReport {
+pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
     let speed = if run.speed.is_finite() && run.speed > 0.0 {
         run.speed
     } else {

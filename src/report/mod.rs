@@ -28,7 +28,7 @@ pub mod target;
 pub mod target_section;
 pub mod write;
 
-pub use build::{PolicyRun, build_policy, rfc3339, summary_from};
+pub use build::{PolicyInput, build_policy, rfc3339, summary_from};
 pub use cmd::command;
 pub use model::{
     FaultWindow, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION,

@@ -12,7 +12,7 @@ use super::plan::ScenarioPlan;
 use super::recorder::KeptRecords;
 use crate::engine::RequestKind;
 use crate::engine::{Policy, Profile};
-use crate::report::build::{PolicyRun as BuildInput, build_policy};
+use crate::report::build::{PolicyInput, build_policy};
 use crate::report::judge::{Ending, judge, settle};
 use crate::report::model::{
     Lag, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION, Stopped,
@@ -55,7 +55,7 @@ pub fn replay_info(run: &PolicyRun) -> ReplayInfo {
 /// The report section of one policy run.
 pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
     let file = &plan.checked.file;
-    let mut report = build_policy(BuildInput {
+    let mut report = build_policy(PolicyInput {
         policy: run.policy.as_str(),
         expect: &file.expect,
         scrapes: &run.scrapes,

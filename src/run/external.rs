@@ -20,11 +20,11 @@ use super::observe::FaultHits;
 use super::plan::ScenarioPlan;
 use super::recorder::UpstreamRecorder;
 use super::sinks::EventsWriter;
+use crate::gateway::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
 use crate::report::model::{Report, TargetReport};
 use crate::scenario::gateway::{PlannedTurn, gateway_config, planned_turns};
 use crate::scenario::target::TargetKind;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
-use crate::target::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
 use crate::upstream::{Upstream, UpstreamConfig};
 use crate::util::shutdown::Shutdown;
 
@@ -300,7 +300,7 @@ async fn send_turn(
     sleep_until(due).await;
     let lag_ms = u64::try_from(Instant::now().saturating_duration_since(due).as_millis())
         .unwrap_or(u64::MAX);
-    let turn = crate::target::openclaw::Turn {
+    let turn = crate::gateway::openclaw::Turn {
         session: t.session.clone(),
         stream: t.stream,
         message: format!("rehearse turn {} of session {}", t.line, t.session),

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use super::external_report::ExternalRun;
 use super::plan::ScenarioPlan;
+use crate::gateway::openclaw::{Gateway, TurnOutcome};
 use crate::report::model::{CooldownRow, TurnRow};
 use crate::scenario::gateway::PlannedTurn;
-use crate::target::openclaw::{Gateway, TurnOutcome};
 use crate::util::secrets::Scrubber;
 use crate::verdict::gateway_eval::event_name;
 

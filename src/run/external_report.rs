@@ -11,13 +11,13 @@ use super::assemble::{add_results, faults_without_tokens, judge_at_upstream};
 use super::fault_scope::fault_windows;
 use super::plan::ScenarioPlan;
 use super::recorder::KeptRecords;
-use crate::report::build::{PolicyRun as BuildInput, build_policy};
+use crate::gateway::openclaw::{AuthState, LoggedDecision};
+use crate::report::build::{PolicyInput, build_policy};
 use crate::report::judge::{Ending, judge};
 use crate::report::model::{
     Lag, ReplayInfo, Report, SCHEMA_VERSION, Stopped, TargetReport, TimeBase, TrafficInfo,
 };
 use crate::scrape::CompactScrapes;
-use crate::target::openclaw::{AuthState, LoggedDecision};
 use crate::util::shutdown::cause;
 
 /// Per fault table: how many requests it applied to, and the kept hits.
@@ -106,7 +106,7 @@ impl<'a> ExternalRun<'a> {
                 max: lags.last().copied().unwrap_or(0) as f64,
             },
         };
-        let mut section = build_policy(BuildInput {
+        let mut section = build_policy(PolicyInput {
             policy: name,
             expect: &expect,
             scrapes: &self.scrapes,

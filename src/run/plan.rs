@@ -80,7 +80,7 @@ fn check_target_run(checked: &Checked, speed: Speed, policies: &[Policy]) -> any
     }
     match t.kind {
         TargetKind::Openclaw => {
-            crate::target::openclaw::Install::find(t.command.as_deref())?;
+            crate::gateway::openclaw::Install::find(t.command.as_deref())?;
         }
         TargetKind::Http => {
             if let Some(env) = &t.token_env

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use crate::engine::RequestKind;
+use crate::gateway::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 use crate::replay::traffic::TrafficLine;
-use crate::target::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 use crate::wire::dep::provider_of;
 
 pub use super::field::FieldError;

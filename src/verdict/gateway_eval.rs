@@ -1,13 +1,13 @@
 //! Pure evaluators of the OpenClaw-only expectations ([`super::ground`]): its log decisions
-//! (typed by `target::openclaw::log`) counted by kind, reason and profile, and each profile's
+//! (typed by `gateway::openclaw::log`) counted by kind, reason and profile, and each profile's
 //! cooldown in its auth state after the run (`cooldownUntil − lastFailureAt`).
 
 use std::time::Duration;
 
 use super::ground::{ExpectGatewayCooldown, ExpectGatewayDecision, counts_hold, counts_text};
 use super::{ExpectKind, ExpectStatus, ExpectationResult, secs};
-use crate::target::openclaw::log::{Decision, LoggedDecision, profile_hash};
-use crate::target::openclaw::state::AuthState;
+use crate::gateway::openclaw::log::{Decision, LoggedDecision, profile_hash};
+use crate::gateway::openclaw::state::AuthState;
 
 /// The `[[expect.openclaw_decision]]` event name of a decision.
 pub fn event_name(d: &Decision) -> &str {
@@ -181,7 +181,7 @@ pub fn evaluate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::openclaw::state::parse_state;
+    use crate::gateway::openclaw::state::parse_state;
 
     fn logged(d: Decision) -> LoggedDecision {
         LoggedDecision {

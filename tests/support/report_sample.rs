@@ -3,7 +3,7 @@
 //! latencies, and marks that differ by policy (legacy cools, rotates and falls back; the retry
 //! gate retries).
 
-use rehearse::report::build::{PolicyRun, build_policy};
+use rehearse::report::build::{PolicyInput, build_policy};
 use rehearse::report::marks::{
     CooldownMark, DeadlineMark, FallbackMark, Marks, RetryMark, RotationMark,
 };
@@ -136,7 +136,7 @@ pub fn sample_report() -> Report {
     let policies: Vec<_> = ["legacy", "retry-gate"]
         .into_iter()
         .map(|policy| {
-            build_policy(PolicyRun {
+            build_policy(PolicyInput {
                 policy,
                 expect: &expect,
                 scrapes: &log,

@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rehearse::target::openclaw::procs::SeenProcess;
-use rehearse::target::openclaw::sandbox::openclaw_tmp_entries;
-use rehearse::target::openclaw::{
+use rehearse::gateway::openclaw::procs::SeenProcess;
+use rehearse::gateway::openclaw::sandbox::openclaw_tmp_entries;
+use rehearse::gateway::openclaw::{
     Gateway, GatewayConfig, GatewayError, GatewayOptions, Install, ModelSpec, ProfileSpec,
     ProviderSpec, TmpIsolation,
 };
@@ -175,7 +175,7 @@ async fn serve_and_stop(
     fake: &Fake,
     isolate_tmp: bool,
 ) -> (
-    rehearse::target::openclaw::Stopped,
+    rehearse::gateway::openclaw::Stopped,
     Vec<SeenProcess>,
     PathBuf,
 ) {

@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
+use rehearse::gateway::openclaw::{Gateway, GatewayOptions, Install};
 use rehearse::scenario::gateway::gateway_config;
 use rehearse::scenario::validate::check;
-use rehearse::target::openclaw::{Gateway, GatewayOptions, Install};
 
 use super::scenarios::{StartPermit, fixture, report_json, rows, show, spawn_run};
 

@@ -1,4 +1,4 @@
-//! The OpenClaw supervisor (`rehearse::target::openclaw`) against processes: a stand-in gateway
+//! The OpenClaw supervisor (`rehearse::gateway::openclaw`) against processes: a stand-in gateway
 //! (a small Python script) for the lifecycle and failure paths, and the real pinned OpenClaw
 //! (`$REHEARSE_OPENCLAW`, set by `.ci/test` from `scripts/install-openclaw.sh`) driven against an
 //! in-process mock upstream; the `openclaw-*` fixture scenarios through the CLI (`scenarios`) and

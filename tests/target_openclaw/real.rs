@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use rehearse::target::openclaw::procs::SeenProcess;
-use rehearse::target::openclaw::sandbox::openclaw_tmp_entries;
-use rehearse::target::openclaw::{
+use rehearse::gateway::openclaw::procs::SeenProcess;
+use rehearse::gateway::openclaw::sandbox::openclaw_tmp_entries;
+use rehearse::gateway::openclaw::{
     Decision, Gateway, GatewayConfig, GatewayOptions, Install, ModelSpec, ProfileSpec,
     ProviderSpec, TmpIsolation, Turn,
 };

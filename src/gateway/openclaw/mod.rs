@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # async fn demo(upstream_url: &str) -> Result<(), Box<dyn std::error::Error>> {
-//! use rehearse::target::openclaw::*;
+//! use rehearse::gateway::openclaw::*;
 //! // 1. The install: `[target] command`, else $REHEARSE_OPENCLAW, else PATH; Node checked.
 //! let install = Install::find(None)?;
 //! // 2. One provider per scenario provider, pointing at the mock upstream; profiles and keys.

@@ -1,7 +1,0 @@
-//! Systems under test other than the embedded engine (docs/README.md). Today: [`openclaw`], a
-//! supervisor for a real OpenClaw gateway — find the install, write its config, seed its keys,
-//! start it, drive it, stop it, and read its log and auth state back as typed facts. What the
-//! scenario asks of it (the `[target]` table, its gateway configuration and turns) is
-//! `scenario::target` and `scenario::gateway`; the run path `run::external`.
-
-pub mod openclaw;
