@@ -8,7 +8,7 @@
 //! make it `incomplete`; otherwise a failed row is `fail`, and a `not_reached` row left in a
 //! finished run is `incomplete` with a reason saying which row and why.
 
-use super::model::{PolicyReport, PolicyStatus, Verdict};
+use super::model::{PolicyReport, PolicyStatus, Report, Verdict};
 use crate::verdict::ExpectStatus;
 
 /// How a run ended, besides what its arms' sections say.
@@ -75,6 +75,23 @@ pub fn judge(sections: &[PolicyReport], end: &Ending<'_>) -> (Verdict, Option<St
         );
     }
     (Verdict::Pass, None)
+}
+
+impl Report {
+    /// The verdict of a run that finished every arm without a stop or a harness error:
+    /// [`judge`]'s rule (fail on a failed row, else incomplete on a row not reached, else pass).
+    pub fn verdict_from_policies(policies: &[PolicyReport]) -> Verdict {
+        judge(policies, &Ending::default()).0
+    }
+
+    /// The policies listed as `not_run`.
+    pub fn not_run(&self) -> Vec<&str> {
+        self.policies
+            .iter()
+            .filter(|p| p.status == PolicyStatus::NotRun)
+            .map(|p| p.policy.as_str())
+            .collect()
+    }
 }
 
 #[cfg(test)]

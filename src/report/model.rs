@@ -375,10 +375,22 @@ impl ReplayInfo {
 }
 
 impl Report {
-    /// The verdict of a run that finished every arm without a stop or a harness error:
-    /// [`super::judge::judge`]'s rule (fail on a failed row, else incomplete on a row not
-    /// reached, else pass).
-    pub fn verdict_from_policies(policies: &[PolicyReport]) -> Verdict {
-        super::judge::judge(policies, &super::judge::Ending::default()).0
+    /// Fills in what a report.json written before `status` existed lacks, so `rehearse report`
+    /// still re-renders it: each expectation's `status` from its `ok`, each policy's from its
+    /// `ok`. Leaves present values alone.
+    pub fn upgrade_json(v: &mut serde_json::Value) {
+        let Some(policies) = v.get_mut("policies").and_then(|p| p.as_array_mut()) else {
+            return;
+        };
+        let status = |ok: bool| if ok { "pass" } else { "fail" };
+        for p in policies.iter_mut().filter_map(|p| p.as_object_mut()) {
+            let ok = p.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
+            p.entry("status").or_insert_with(|| status(ok).into());
+            let exps = p.get_mut("expectations").and_then(|e| e.as_array_mut());
+            for e in exps.into_iter().flatten().filter_map(|e| e.as_object_mut()) {
+                let ok = e.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
+                e.entry("status").or_insert_with(|| status(ok).into());
+            }
+        }
     }
 }

@@ -1,12 +1,10 @@
 //! Where a run and its parts stand: each policy's [`PolicyStatus`] (pass, fail, incomplete,
-//! not_run), where a stopped run stopped ([`Stopped`]), how much traffic `duration` cut
-//! ([`TrafficInfo`]) and the policies that never ran; plus the upgrade of a
-//! report.json written before statuses existed. Part of the report model (re-exported by
-//! [`super::model`]).
+//! not_run), where a stopped run stopped ([`Stopped`]) and how much traffic `duration` cut
+//! ([`TrafficInfo`]). Part of the report model (re-exported by [`super::model`]); a leaf: the
+//! model and the judge name these, never the other way.
 
 use serde::{Deserialize, Serialize};
 
-use super::model::Report;
 use crate::verdict::{ExpectStatus, ExpectationResult};
 
 /// Where one policy run stands (report.json `policies[].status`).
@@ -105,34 +103,4 @@ pub struct TrafficInfo {
     pub requests: u64,
     /// Of those, requests at or after `duration`: left out of every policy run.
     pub beyond_duration: u64,
-}
-
-impl Report {
-    /// The policies listed as `not_run`.
-    pub fn not_run(&self) -> Vec<&str> {
-        self.policies
-            .iter()
-            .filter(|p| p.status == PolicyStatus::NotRun)
-            .map(|p| p.policy.as_str())
-            .collect()
-    }
-
-    /// Fills in what a report.json written before `status` existed lacks, so `rehearse report`
-    /// still re-renders it: each expectation's `status` from its `ok`, each policy's from its
-    /// `ok`. Leaves present values alone.
-    pub fn upgrade_json(v: &mut serde_json::Value) {
-        let Some(policies) = v.get_mut("policies").and_then(|p| p.as_array_mut()) else {
-            return;
-        };
-        let status = |ok: bool| if ok { "pass" } else { "fail" };
-        for p in policies.iter_mut().filter_map(|p| p.as_object_mut()) {
-            let ok = p.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
-            p.entry("status").or_insert_with(|| status(ok).into());
-            let exps = p.get_mut("expectations").and_then(|e| e.as_array_mut());
-            for e in exps.into_iter().flatten().filter_map(|e| e.as_object_mut()) {
-                let ok = e.get("ok").and_then(|o| o.as_bool()).unwrap_or(false);
-                e.entry("status").or_insert_with(|| status(ok).into());
-            }
-        }
-    }
 }

@@ -11,52 +11,12 @@
 //! A run stopped early ([`diff_until`]) marks what it never reached `not_reached` (see
 //! [`super::reach`]).
 
-use std::time::Duration;
-
-use serde::{Deserialize, Serialize};
-
 use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
+use super::probe_spacing::{self, ProbeArrival};
 use super::reach::{Decided, settle};
-use super::{
-    ExpectKind, ExpectStatus, ExpectationResult, probe_spacing, scenario_ms, secs, signed_secs,
-};
+use super::scaled::{nominal_ms, scaled_ms, scaled_tolerance, shown_tolerance};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, scenario_ms, secs, signed_secs};
 use crate::scrape::{Exposition, Transition};
-
-/// Floor of every scaled tolerance.
-pub const MIN_TOLERANCE_MS: i64 = 20;
-
-/// One request the upstream received (from its records; canaries left out), with whether it
-/// was a breaker probe.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProbeArrival {
-    /// The dep as the upstream names it.
-    pub dep: String,
-    /// Arrival time, ms since the run start.
-    pub t_ms: u64,
-    /// True when it carried `X-Breaker-Probe`.
-    pub probe: bool,
-}
-
-/// A duration at speed 1 → ms at `speed` (saturating; see [`crate::util::speed::scale_ms`]).
-pub fn scaled_ms(d: Duration, speed: f64) -> i64 {
-    crate::util::speed::scale_ms(d, speed)
-}
-
-/// A tolerance at speed 1 → ms at `speed`, never below 20 ms.
-pub fn scaled_tolerance(d: Duration, speed: f64) -> i64 {
-    scaled_ms(d, speed).max(MIN_TOLERANCE_MS)
-}
-
-/// A scenario duration in ms (saturating).
-pub fn nominal_ms(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
-/// The tolerance [`scaled_tolerance`] applies, said in scenario time: the nominal tolerance, or
-/// the 20 ms wall-clock floor × speed when that is larger.
-pub fn shown_tolerance(d: Duration, speed: f64) -> i64 {
-    nominal_ms(d).max(scenario_ms(MIN_TOLERANCE_MS, speed))
-}
 
 /// Checks `expect` (already filtered to one policy run, see `Expectations::for_policy`) against
 /// the observed `transitions` (time-ordered), the `final_scrape` and the upstream's `arrivals`

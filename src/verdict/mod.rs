@@ -17,14 +17,17 @@ pub mod ground_eval;
 mod ground_validate;
 pub mod probe_spacing;
 pub mod reach;
+pub mod scaled;
 
 use serde::{Deserialize, Serialize};
 
-pub use diff::{ProbeArrival, diff, diff_until, scaled_tolerance};
+pub use diff::{diff, diff_until};
 pub use expect::{
     ExpectError, ExpectFleet, ExpectMetric, ExpectNoTransition, ExpectProbeSpacing,
     ExpectTransition, Expectations,
 };
+pub use probe_spacing::ProbeArrival;
+pub use scaled::scaled_tolerance;
 
 /// Which kind of expectation a result is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,9 +2,23 @@
 //! of requests that carried `X-Breaker-Probe` for the dep. Synthetic health checks carry that
 //! header too; the run harness leaves them (`X-Rehearse-Canary`) out of the arrivals it passes.
 
-use super::diff::{ProbeArrival, nominal_ms, scaled_ms, scaled_tolerance, shown_tolerance};
+use serde::{Deserialize, Serialize};
+
 use super::expect::ExpectProbeSpacing;
+use super::scaled::{nominal_ms, scaled_ms, scaled_tolerance, shown_tolerance};
 use super::{ExpectKind, ExpectStatus, ExpectationResult, scenario_ms, secs, signed_secs};
+
+/// One request the upstream received (from its records; canaries left out), with whether it
+/// was a breaker probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeArrival {
+    /// The dep as the upstream names it.
+    pub dep: String,
+    /// Arrival time, ms since the run start.
+    pub t_ms: u64,
+    /// True when it carried `X-Breaker-Probe`.
+    pub probe: bool,
+}
 
 /// Checks that consecutive probe arrivals of `e.dep` are at least `e.min` apart (scaled by
 /// `speed`, minus the scaled tolerance when one is given). No probe at all fails; a single
