@@ -35,8 +35,6 @@ const KNOWN: &[(&str, &[&str])] = &[
             "transport",
         ],
     ),
-    // One `impl Breakers` over three files sharing private fields.
-    ("engine/breaker/registry", &["cooldowns", "fleet"]),
     // The report model names its judge and statuses, which name the model's types.
     ("report", &["judge", "model", "status"]),
     ("verdict", &["diff", "probe_spacing"]),
