@@ -5,11 +5,12 @@
 //! - **closed, ok**: ask for permission, then record a success (the path of almost every call);
 //! - **open, reject**: ask for permission on a tripped breaker and be refused.
 //!
-//! Ours is measured through `Breakers` (the mutex-guarded registry keyed by dep that the engine
-//! calls, result classification and event emission included) and on the bare `Machine`. The two
+//! Ours is measured through `Breakers` (the registry keyed by dep that the engine calls: a
+//! lock-free lookup by name, a per-dep lock, result classification and event emission included)
+//! and on the bare `Machine`. The two
 //! crates do less: no per-dep map, no latency samples, no probe spacing or distinct workers, no
 //! events; the comparison is "what one admit + record costs", not "same features".
-//! Run: `cargo bench --bench breaker_crates -- --quick` (figures in docs/bench/engine.md).
+//! Run: `cargo bench --bench breaker_crates -- --quick` (figures in docs/bench/capacity.md (c)).
 
 use std::hint::black_box;
 use std::sync::Arc;

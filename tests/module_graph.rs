@@ -35,8 +35,6 @@ const KNOWN: &[(&str, &[&str])] = &[
             "transport",
         ],
     ),
-    // One `impl Breakers` over three files sharing private fields.
-    ("engine/breaker/registry", &["cooldowns", "fleet"]),
 ];
 
 #[test]

@@ -42,8 +42,9 @@
 //! - [`window`]: the sliding window of the failure-ratio rule.
 //! - [`signal`]: what one attempt's result means to a breaker ([`Signal::of`]).
 //! - [`config`]: `[engine.breaker]` and its speed scaling.
-//! - [`registry`]: [`Breakers`], every dependency's breaker behind one lock (the engine's
-//!   `Admission`), with fleet coordination in `registry/fleet.rs`.
+//! - [`registry`]: [`Breakers`], every dependency's breaker, each behind a lock of its own and
+//!   a closed breaker admitting with no lock (the engine's `Admission`), with fleet
+//!   coordination in `registry/fleet.rs` and `registry/cooldowns.rs`.
 
 pub mod config;
 pub mod machine;

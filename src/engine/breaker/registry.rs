@@ -1,68 +1,86 @@
-//! [`Breakers`]: every dependency's breaker behind one lock, the engine's admission gate.
+//! [`Breakers`]: every dependency's breaker, the engine's admission gate.
 //!
-//! It owns the per-dependency [`Machine`]s (created closed on first sight), a seeded RNG per
+//! It owns the per-dependency [`Machine`](crate::engine::breaker::Machine)s (created closed on first sight), a seeded RNG per
 //! dependency (so one dependency's probe jitter never depends on another's traffic), and turns
-//! the machines' [`Note`]s into `BreakerTransition` / `RetryAfterSkip` events, stamped with the
-//! instant the change logically happened. The registry is also the metrics registry's
-//! [`AtScrape`] source: every render first moves each breaker whose open time ran out to
-//! half-open ([`Breakers::tick`]), so a scrape reads the state at scrape time. That changes no
-//! decision: [`Machine::advance`] applies only what is due, stamped with the instant it was due,
-//! so a breaker observed at any instants makes the same decisions, transitions and RNG draws as
-//! one never observed. Received Retry-After values are wall-clock durations
-//! from the upstream and are not divided by `speed` (a speed-scaled upstream already scales them).
-//! With a fleet coordinator attached (`registry/fleet.rs`) the same registry follows and
-//! changes the dependencies' shared state and shares the engine's profile cooldowns
-//! (`registry/cooldowns.rs`); without one (the default) it decides alone.
+//! the machines' [`Note`](crate::engine::breaker::Note)s into `BreakerTransition` /
+//! `RetryAfterSkip` events, stamped with the instant the change logically happened. The
+//! registry is also the metrics registry's [`AtScrape`] source: every render first moves each
+//! breaker whose open time ran out to half-open ([`Breakers::tick`]), so a scrape reads the
+//! state at scrape time. That changes no decision: [`Machine::advance`](crate::engine::breaker::Machine::advance) applies only what is
+//! due, stamped with the instant it was due, so a breaker observed at any instants makes the
+//! same decisions, transitions and RNG draws as one never observed. Received Retry-After values
+//! are wall-clock durations from the upstream and are not divided by `speed` (a speed-scaled
+//! upstream already scales them). With a fleet coordinator attached the same registry follows
+//! and changes the dependencies' shared state and shares the engine's profile cooldowns;
+//! without one (the default) it decides alone.
+//!
+//! # The closed path
+//!
+//! Almost every call meets a closed breaker. Each dependency's breaker has a lock of its own,
+//! found by name in a table read without a lock, and a flag beside it saying it is closed: a
+//! closed breaker admits with one atomic load (no lock, no RNG, no event), and a record takes
+//! only that dependency's lock. Nothing else changes: every other decision goes through the
+//! machine under the same lock as before. Figures: docs/bench/capacity.md (c).
+//!
+//! # Layout
+//!
+//! Files depend one way, each on the ones below it:
+//!
+//! - this file: [`Breakers`], its public API and the [`Admission`] it implements;
+//! - `registry/fleet.rs`: `Coordination`, the breaker records shared with a fleet coordinator
+//!   (leases, changes, the follower), holding the cooldown mirror;
+//! - `registry/cooldowns.rs`: the fleet's profile cooldowns (the mirror, sharing, following);
+//! - `registry/link.rs`: the line to the coordinator (`up`, rejoins, fallback) and [`HostClock`];
+//! - `registry/state.rs`: the state all of them share (configuration, event sink, the
+//!   breakers) and the one way to change a breaker;
+//! - `registry/table.rs`: the lock-free-read map from a dependency name to its breaker.
 
-use crate::util::sync::Locked;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
-
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-use tokio::time::Instant;
+use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::Either;
+use tokio::time::Instant;
 
 use crate::engine::admission::{Admission, Admit, Pending, settled};
-use crate::engine::breaker::{BreakerConfig, Machine, Note, Phase, Signal};
+use crate::engine::breaker::{BreakerConfig, Note, Phase, Signal};
 use crate::engine::clock::Now;
-use crate::engine::coordinator::{CooldownWrite, FleetCooldown};
-use crate::engine::events::{BreakerState, Event, EventKind, EventSink};
+use crate::engine::coordinator::{
+    CooldownWrite, Coordinator, FleetCooldown, HostId, SharedCooldown,
+};
+use crate::engine::events::{BreakerState, EventSink};
 use crate::engine::metrics::AtScrape;
 use crate::engine::outcome::AttemptResult;
 use crate::util::speed::Speed;
 
 mod cooldowns;
 mod fleet;
-pub use fleet::HostClock;
+mod link;
+mod state;
+mod table;
 
-/// One dependency's breaker with its RNG and counters.
-#[derive(Debug)]
-struct Dep {
-    machine: Machine,
-    rng: ChaCha8Rng,
-    rejections: u64,
-    /// What it follows of the fleet's shared state (unused alone).
-    sync: fleet::DepSync,
-}
+use fleet::Coordination;
+pub use link::HostClock;
+use link::Link;
+use state::{Core, Dep};
+
+/// What a closed breaker answers.
+const ALLOW: Admit = Admit::Allow {
+    probe: false,
+    timeout: None,
+};
 
 /// Every dependency's breaker. Share it as `Arc<Breakers>`.
 pub struct Breakers {
-    cfg: BreakerConfig,
-    seed: u64,
-    start: Instant,
-    sink: Arc<dyn EventSink>,
-    deps: Mutex<BTreeMap<String, Dep>>,
-    coord: Option<fleet::Coordination>,
+    core: Core,
+    coord: Option<Coordination>,
 }
 
 impl std::fmt::Debug for Breakers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Breakers")
-            .field("cfg", &self.cfg)
-            .field("seed", &self.seed)
+            .field("cfg", &self.core.cfg)
+            .field("seed", &self.core.seed)
             .field("deps", &self.states())
             .finish()
     }
@@ -79,22 +97,37 @@ impl Breakers {
         start: Instant,
     ) -> Self {
         Self {
-            cfg: cfg.scaled(speed),
-            seed,
-            start,
-            sink,
-            deps: Mutex::new(BTreeMap::new()),
+            core: Core::new(cfg.scaled(speed), seed, sink, start),
             coord: None,
         }
     }
 
-    /// The (speed-scaled) configuration in use.
-    pub fn config(&self) -> &BreakerConfig {
-        &self.cfg
+    /// Attaches `coordinator` as host `host` (with `clock`): from now on this registry follows
+    /// and changes the fleet's shared breakers. Close needs `probeSuccesses` consecutive probe
+    /// successes from `probeDistinctWorkers` distinct *hosts*. Emits the initial
+    /// `CoordinatorMode`. Spawn [`Breakers::run_follower`] next to it.
+    pub fn with_coordinator(
+        mut self,
+        coordinator: Arc<dyn Coordinator>,
+        host: HostId,
+        clock: HostClock,
+    ) -> Self {
+        let link = Link::new(&self.core, coordinator, host, clock);
+        self.coord = Some(Coordination::new(&self.core.cfg, link));
+        self
     }
 
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Dep>> {
-        self.deps.locked()
+    /// The (speed-scaled) configuration in use.
+    pub fn config(&self) -> &BreakerConfig {
+        &self.core.cfg
+    }
+
+    /// The machines' configuration now: deferred closing while a coordinator answers.
+    fn machine_cfg(&self) -> &BreakerConfig {
+        match &self.coord {
+            Some(co) => co.machine_cfg(&self.core.cfg),
+            None => &self.core.cfg,
+        }
     }
 
     fn with_dep<R>(
@@ -102,63 +135,7 @@ impl Breakers {
         dep: &str,
         f: impl FnOnce(&BreakerConfig, &mut Dep, &mut Vec<Note>) -> R,
     ) -> R {
-        let mut notes = Vec::new();
-        let out = {
-            let mut deps = self.lock();
-            let d = match deps.get_mut(dep) {
-                Some(d) => d,
-                None => deps.entry(dep.to_string()).or_insert_with(|| Dep {
-                    machine: Machine::new(&self.cfg),
-                    rng: ChaCha8Rng::seed_from_u64(self.seed ^ fnv1a(dep)),
-                    rejections: 0,
-                    sync: Default::default(),
-                }),
-            };
-            f(self.machine_cfg(), d, &mut notes)
-        };
-        self.emit(dep, &notes);
-        out
-    }
-
-    fn emit(&self, dep: &str, notes: &[Note]) {
-        for note in notes {
-            let (at, kind, log) = match *note {
-                Note::Transition {
-                    at,
-                    from,
-                    to,
-                    open_for,
-                    reason,
-                } => (
-                    at,
-                    EventKind::BreakerTransition {
-                        dep: dep.to_string(),
-                        from,
-                        to,
-                        open_for_ms: open_for.map(|d| d.as_millis() as u64),
-                        reason,
-                    },
-                    Some(transition_line(dep, from, to, reason)),
-                ),
-                Note::RetryAfterSkip { at, until } => (
-                    at,
-                    EventKind::RetryAfterSkip {
-                        dep: dep.to_string(),
-                        until_ms: self.ms(until),
-                    },
-                    None,
-                ),
-            };
-            self.sink.emit(&Event {
-                t_ms: self.ms(at),
-                kind,
-                log,
-            });
-        }
-    }
-
-    fn ms(&self, at: Instant) -> u64 {
-        at.saturating_duration_since(self.start).as_millis() as u64
+        self.core.with_dep(self.machine_cfg(), dep, f)
     }
 
     /// Folds the result of an attempt admitted by [`Admission::admit`] into `dep`'s breaker.
@@ -175,7 +152,7 @@ impl Breakers {
     /// `now` older than a half-open that a scrape (or another worker) already applied still
     /// reads open, as it would have without that observation.
     pub fn open_at(&self, dep: &str, now: Instant) -> bool {
-        if !self.lock().contains_key(dep) {
+        if !self.core.knows(dep) || self.core.is_closed(dep) {
             return false;
         }
         self.with_dep(dep, |_, d, notes| {
@@ -192,8 +169,7 @@ impl Breakers {
     /// clock even when no call arrives. Every render of the metrics registry calls it (see
     /// [`AtScrape`]); [`Breakers::run_ticker`] calls it on a timer.
     pub fn tick(&self, now: Instant) {
-        let names: Vec<String> = self.lock().keys().cloned().collect();
-        for dep in names {
+        for dep in self.core.names() {
             self.with_dep(&dep, |_, d, notes| d.machine.advance(now, notes));
         }
     }
@@ -201,10 +177,10 @@ impl Breakers {
     /// Calls [`Breakers::tick`] every `every` until `shutdown` completes.
     pub async fn run_ticker(
         self: Arc<Self>,
-        every: std::time::Duration,
+        every: Duration,
         shutdown: impl std::future::Future<Output = ()>,
     ) {
-        let mut interval = tokio::time::interval(every.max(std::time::Duration::from_millis(1)));
+        let mut interval = tokio::time::interval(every.max(Duration::from_millis(1)));
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tokio::pin!(shutdown);
         loop {
@@ -217,29 +193,89 @@ impl Breakers {
 
     /// Every known dependency and its state (as of the last call or tick), sorted by name.
     pub fn states(&self) -> Vec<(String, BreakerState)> {
-        self.lock()
-            .iter()
-            .map(|(k, d)| (k.clone(), d.machine.state()))
-            .collect()
+        self.core.each(|d| d.machine.state())
     }
 
     /// `dep`'s state (closed when unknown).
     pub fn state(&self, dep: &str) -> BreakerState {
-        self.lock()
-            .get(dep)
-            .map_or(BreakerState::Closed, |d| d.machine.state())
+        self.core
+            .peek(dep, |d| d.machine.state())
+            .unwrap_or(BreakerState::Closed)
     }
 
     /// Calls to `dep` rejected so far.
     pub fn rejections(&self, dep: &str) -> u64 {
-        self.lock().get(dep).map_or(0, |d| d.rejections)
+        self.core.peek(dep, |d| d.rejections).unwrap_or(0)
     }
 
     /// The open time `dep`'s next trip would use (doubles per re-open from half-open).
-    pub fn next_open_for(&self, dep: &str) -> std::time::Duration {
-        self.lock()
-            .get(dep)
-            .map_or(self.cfg.open_for, |d| d.machine.next_open_for(&self.cfg))
+    pub fn next_open_for(&self, dep: &str) -> Duration {
+        let cfg = &self.core.cfg;
+        self.core
+            .peek(dep, |d| d.machine.next_open_for(cfg))
+            .unwrap_or(cfg.open_for)
+    }
+
+    /// The host id, when coordinated.
+    pub fn host(&self) -> Option<&HostId> {
+        self.coord.as_ref().map(|co| &co.link.host)
+    }
+
+    /// `None` alone; the coordinator's mode (`redis`, `in_process`) or `local` (fallen back).
+    pub fn coordinator_mode(&self) -> Option<&'static str> {
+        self.coord.as_ref().map(|co| co.link.mode())
+    }
+
+    /// The epoch `dep` follows (0 when alone or never changed).
+    pub fn epoch(&self, dep: &str) -> u64 {
+        self.core.peek(dep, |d| d.sync.epoch).unwrap_or(0)
+    }
+
+    /// One round of following: reads every known dependency's record and adopts what changed;
+    /// on the first answer after an outage, rejoins (adopts all, seeds what the coordinator lost).
+    /// Then, while the coordinator answers, reads the followed profiles' shared cooldowns.
+    pub async fn follow(&self) {
+        if let Some(co) = &self.coord {
+            co.follow(&self.core).await;
+        }
+    }
+
+    /// Calls [`Breakers::follow`] every `every` until `shutdown` completes (a no-op loop when
+    /// no coordinator is attached).
+    pub async fn run_follower(
+        self: Arc<Self>,
+        every: Duration,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) {
+        let mut interval = tokio::time::interval(every.max(Duration::from_millis(1)));
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => return,
+                _ = interval.tick() => self.follow().await,
+            }
+        }
+    }
+
+    /// Shares a cooldown of `profile` through the coordinator and mirrors it; the cooldown left
+    /// (a longer running one is kept), or `None` alone, fallen back, or on an error (counted;
+    /// the engine's own cooldown still applies).
+    pub async fn share_cooldown(&self, profile: &str, write: &CooldownWrite) -> Option<Duration> {
+        let co = self.coord.as_ref()?;
+        cooldowns::share(&self.core, &co.link, &co.cooldowns, profile, write).await
+    }
+
+    /// `profile`'s shared cooldown read straight from the coordinator, and the instant it ends
+    /// on this host's clock, if running (the follower's mirror is what failover reads).
+    pub async fn shared_cooldown(&self, profile: &str) -> Option<(SharedCooldown, Instant)> {
+        let co = self.coord.as_ref()?;
+        cooldowns::read(&self.core, &co.link, profile).await
+    }
+
+    /// The mirrored fleet cooldown of `profile` at `now` (no round trip); `None` alone.
+    pub fn mirrored_cooldown(&self, profile: &str, now: Instant) -> Option<FleetCooldown> {
+        self.coord.as_ref()?.cooldowns.get(profile, now)
     }
 }
 
@@ -253,6 +289,9 @@ impl Admission for Breakers {
     /// May `worker` call `dep` at `now`? A rejection is counted here; the caller reports it as
     /// an `AttemptFinished { outcome: rejected }` event (it knows the class and profile).
     fn admit(&self, dep: &str, worker: usize, now: Instant) -> Admit {
+        if self.core.is_closed(dep) {
+            return ALLOW; // what the machine answers when closed, and it changes nothing
+        }
         self.with_dep(dep, |cfg, d, notes| {
             let admit = d.machine.admit(cfg, worker, now, &mut d.rng, notes);
             if matches!(admit, Admit::Reject { .. }) {
@@ -271,7 +310,11 @@ impl Admission for Breakers {
     }
 
     fn admit_async<'a>(&'a self, dep: &'a str, worker: usize, now: Instant) -> Pending<'a, Admit> {
-        self.admit_coordinated(dep, worker, now)
+        match &self.coord {
+            // A closed breaker asks the coordinator nothing (no probe, no lease).
+            Some(co) if !self.core.is_closed(dep) => co.admit(&self.core, dep, worker, now),
+            _ => settled(Admission::admit(self, dep, worker, now)),
+        }
     }
 
     fn record_async<'a>(
@@ -282,7 +325,11 @@ impl Admission for Breakers {
         result: &'a AttemptResult,
         now: Now,
     ) -> Pending<'a, ()> {
-        self.record_coordinated(dep, worker, probe, result, now)
+        let Some(co) = &self.coord else {
+            self.observe(dep, worker, probe, result, now);
+            return settled(());
+        };
+        co.record(&self.core, dep, worker, probe, result, now)
     }
 
     fn publish_cooldown<'a>(
@@ -310,24 +357,6 @@ impl Admission for Breakers {
     fn fleet_cooldown(&self, profile: &str, now: Instant) -> Option<FleetCooldown> {
         self.mirrored_cooldown(profile, now)
     }
-}
-
-/// The log line of a transition: `Breaker DEP: closed → open (consecutive_failures)`.
-fn transition_line(
-    dep: &str,
-    from: BreakerState,
-    to: BreakerState,
-    reason: Option<crate::engine::breaker::TripReason>,
-) -> String {
-    let why = reason.map_or(String::new(), |r| format!(" ({})", r.as_str()));
-    format!("Breaker {dep}: {} → {}{why}", from.as_str(), to.as_str())
-}
-
-/// FNV-1a of a dependency name, to derive its RNG seed.
-fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
-//! Shared auth-profile cooldowns, the host side: a coordinated [`Breakers`] shares every cooldown
-//! its engine writes ([`Admission::publish_cooldown`](crate::engine::admission::Admission::publish_cooldown) → [`Breakers::share_cooldown`]) and follows
+//! Shared auth-profile cooldowns, the host side: a coordinated `Breakers` shares every cooldown
+//! its engine writes ([`Admission::publish_cooldown`](crate::engine::admission::Admission::publish_cooldown) → [`share`]) and follows
 //! the fleet's cooldowns of every profile its engine is configured with
 //! ([`Admission::follow_profiles`](crate::engine::admission::Admission::follow_profiles)) or has looked at, reading them in the
-//! follower's round ([`Breakers::follow`]) into a [`Mirror`]. Failover reads the mirror
+//! follower's round ([`follow`]) into a [`Mirror`]. Failover reads the mirror
 //! ([`Admission::fleet_cooldown`](crate::engine::admission::Admission::fleet_cooldown)), so picking a profile never waits for the coordinator: a
 //! cooldown written on one host keeps the others off that profile within one follower round.
 //!
@@ -16,15 +16,14 @@
 
 use crate::util::sync::Locked;
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures_util::future::try_join_all;
 use tokio::time::Instant;
 
-use super::Breakers;
-use super::fleet::Coordination;
+use super::link::Link;
+use super::state::Core;
 use crate::engine::coordinator::{CooldownWrite, FleetCooldown, SharedCooldown};
 use crate::engine::events::EventKind;
 use crate::engine::outcome::Reason;
@@ -104,7 +103,7 @@ impl Mirror {
     }
 
     /// Follows `profiles` (those not followed yet, in order).
-    pub(super) fn follow(&self, profiles: &[String]) {
+    pub(crate) fn follow(&self, profiles: &[String]) {
         let mut m = self.lock();
         for p in profiles {
             if !m.followed.contains(p) {
@@ -114,7 +113,7 @@ impl Mirror {
     }
 
     /// `profile`'s running fleet cooldown at `now`; starts following the profile.
-    pub(super) fn get(&self, profile: &str, now: Instant) -> Option<FleetCooldown> {
+    pub(crate) fn get(&self, profile: &str, now: Instant) -> Option<FleetCooldown> {
         let mut m = self.lock();
         if !m.followed.iter().any(|p| p == profile) {
             m.followed.push(profile.to_string());
@@ -183,99 +182,104 @@ impl Mirror {
     }
 }
 
-impl Breakers {
-    /// Shares a cooldown of `profile` through the coordinator and mirrors it; the cooldown left
-    /// (a longer running one is kept), or `None` alone, fallen back, or on an error (counted;
-    /// the engine's own cooldown still applies).
-    pub async fn share_cooldown(&self, profile: &str, write: &CooldownWrite) -> Option<Duration> {
-        let co = self.coord.as_ref()?;
-        let now = co.clock.now();
-        let issued = now;
-        if !co.up.load(Ordering::SeqCst) {
-            // Fallen back: shared when the coordinator is back (`follow`).
-            co.cooldowns.hold(profile, now + write.cool_for, write);
-            return None;
+/// Shares a cooldown of `profile` through the coordinator and mirrors it; the cooldown left
+/// (a longer running one is kept), or `None` fallen back or on an error (counted; the
+/// engine's own cooldown still applies).
+pub(crate) async fn share(
+    core: &Core,
+    link: &Link,
+    mirror: &Mirror,
+    profile: &str,
+    write: &CooldownWrite,
+) -> Option<Duration> {
+    let now = link.clock.now();
+    let issued = now;
+    if !link.is_up() {
+        // Fallen back: shared when the coordinator is back (`follow`).
+        mirror.hold(profile, now + write.cool_for, write);
+        return None;
+    }
+    let started = Instant::now();
+    match link.c.put_cooldown(profile, write).await {
+        Ok(left) => {
+            let at = now + started.elapsed();
+            mirror.apply(profile, Some((at + left, write.reason)), issued, at);
+            Some(left)
         }
-        let started = Instant::now();
-        match co.c.put_cooldown(profile, write).await {
-            Ok(left) => {
-                let at = now + started.elapsed();
-                co.cooldowns
-                    .apply(profile, Some((at + left, write.reason)), issued, at);
-                Some(left)
-            }
-            Err(e) => {
-                co.cooldowns.hold(profile, now + write.cool_for, write);
-                self.fail(co, "cooldown", &e, now + started.elapsed());
-                None
-            }
+        Err(e) => {
+            mirror.hold(profile, now + write.cool_for, write);
+            link.fail(core, "cooldown", &e, now + started.elapsed());
+            None
         }
     }
+}
 
-    /// Shares the cooldowns this host wrote while the coordinator did not answer, with the time
-    /// each has left (a rejoin; runs in the follower's round once the coordinator answers).
-    pub(super) async fn share_held(&self, co: &Coordination) {
-        for (profile, write) in co.cooldowns.take_held(co.clock.now()) {
-            if self.share_cooldown(&profile, &write).await.is_none() {
-                return; // held again, and the host is back to local
-            }
+/// `profile`'s shared cooldown read straight from the coordinator, and the instant it ends on
+/// this host's clock, if running (the follower's mirror is what failover reads).
+pub(crate) async fn read(
+    core: &Core,
+    link: &Link,
+    profile: &str,
+) -> Option<(SharedCooldown, Instant)> {
+    if !link.is_up() {
+        return None;
+    }
+    let (issued, now) = (Instant::now(), link.clock.now());
+    match link.c.cooldown(profile).await {
+        Ok(c) => c.map(|c| {
+            let until = now + issued.elapsed() + c.remaining;
+            (c, until)
+        }),
+        Err(e) => {
+            link.fail(core, "cooldown", &e, now + issued.elapsed());
+            None
         }
     }
+}
 
-    /// `profile`'s shared cooldown read straight from the coordinator, and the instant it ends
-    /// on this host's clock, if running (the follower's mirror is what failover reads).
-    pub async fn shared_cooldown(&self, profile: &str) -> Option<(SharedCooldown, Instant)> {
-        let co = self
-            .coord
-            .as_ref()
-            .filter(|co| co.up.load(Ordering::SeqCst))?;
-        let (issued, now) = (Instant::now(), co.clock.now());
-        match co.c.cooldown(profile).await {
-            Ok(c) => c.map(|c| {
-                let until = now + issued.elapsed() + c.remaining;
-                (c, until)
-            }),
-            Err(e) => {
-                self.fail(co, "cooldown", &e, now + issued.elapsed());
-                None
-            }
+/// The follower's cooldown half, once the coordinator answers: shares the cooldowns this host
+/// wrote while it did not, with the time each has left (a rejoin), then reads the followed
+/// profiles' cooldowns and mirrors them; a cooldown another host started is emitted once as
+/// `CooldownAdopted`.
+pub(crate) async fn follow(core: &Core, link: &Link, mirror: &Mirror) {
+    share_held(core, link, mirror).await;
+    follow_running(core, link, mirror).await;
+}
+
+async fn share_held(core: &Core, link: &Link, mirror: &Mirror) {
+    for (profile, write) in mirror.take_held(link.clock.now()) {
+        if share(core, link, mirror, &profile, &write).await.is_none() {
+            return; // held again, and the host is back to local
         }
     }
+}
 
-    /// The mirrored fleet cooldown of `profile` at `now` (no round trip); `None` alone.
-    pub fn mirrored_cooldown(&self, profile: &str, now: Instant) -> Option<FleetCooldown> {
-        self.coord.as_ref()?.cooldowns.get(profile, now)
+async fn follow_running(core: &Core, link: &Link, mirror: &Mirror) {
+    let profiles = mirror.followed();
+    if profiles.is_empty() {
+        return;
     }
-
-    /// The follower's second half: reads the followed profiles' cooldowns and mirrors them;
-    /// a cooldown another host started is emitted once as `CooldownAdopted`.
-    pub(super) async fn follow_cooldowns(&self, co: &Coordination) {
-        let profiles = co.cooldowns.followed();
-        if profiles.is_empty() {
-            return;
-        }
-        let now = co.clock.now();
-        let issued = now;
-        let started = Instant::now();
-        let reads = try_join_all(profiles.iter().map(|p| co.c.cooldown(p))).await;
-        let at = now + started.elapsed();
-        let reads = match reads {
-            Ok(r) => r,
-            Err(e) => return self.fail(co, "cooldown", &e, at),
-        };
-        for (profile, read) in profiles.iter().zip(reads) {
-            let read = read.map(|c| (at + c.remaining, c.stats.cooldown_reason));
-            let remaining = read.map(|(until, _)| until.saturating_duration_since(at));
-            if co.cooldowns.apply(profile, read, issued, at) {
-                let reason = read.and_then(|(_, r)| r);
-                let remaining_ms = remaining.map_or(0, crate::engine::coordinator::ms);
-                let kind = EventKind::CooldownAdopted {
-                    profile: profile.clone(),
-                    reason,
-                    remaining_ms,
-                };
-                self.coordinator_event(at, kind);
-            }
+    let now = link.clock.now();
+    let issued = now;
+    let started = Instant::now();
+    let reads = try_join_all(profiles.iter().map(|p| link.c.cooldown(p))).await;
+    let at = now + started.elapsed();
+    let reads = match reads {
+        Ok(r) => r,
+        Err(e) => return link.fail(core, "cooldown", &e, at),
+    };
+    for (profile, read) in profiles.iter().zip(reads) {
+        let read = read.map(|c| (at + c.remaining, c.stats.cooldown_reason));
+        let remaining = read.map(|(until, _)| until.saturating_duration_since(at));
+        if mirror.apply(profile, read, issued, at) {
+            let reason = read.and_then(|(_, r)| r);
+            let remaining_ms = remaining.map_or(0, crate::engine::coordinator::ms);
+            let kind = EventKind::CooldownAdopted {
+                profile: profile.clone(),
+                reason,
+                remaining_ms,
+            };
+            link.event(core, at, kind);
         }
     }
 }
