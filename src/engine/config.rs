@@ -12,56 +12,14 @@ use serde::{Deserialize, Serialize};
 use super::breaker::BreakerConfig;
 use super::budget::BudgetConfig;
 use super::budget::throttle::ThrottleConfig;
+pub use super::errors::ConfigError;
 use super::events::OpClass;
 use super::failover::cooldown::{Preset, Schedule, Schedules};
-use super::failover::store::StoreError;
 use super::health::HealthConfig;
 use super::outcome::Reason;
 use super::timeouts::TimeoutConfig;
 use super::transport::Deadlines;
 use crate::util::speed::Speed;
-
-/// A configuration error naming the offending key (or the file, for syntax errors).
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// A key has a bad value.
-    #[error("engine config `{key}`: {message}")]
-    Invalid {
-        /// The key's path, e.g. `modelFailover.retryBackoffMs`.
-        key: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// The text does not parse (syntax, unknown key, wrong type); the message names the line,
-    /// column and key where the format reports them.
-    #[error("{origin}: {message}")]
-    Parse {
-        /// Where the text came from (file name).
-        origin: String,
-        /// The parser's message.
-        message: String,
-    },
-    /// The cooldown store could not be loaded.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl ConfigError {
-    fn invalid(key: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::Invalid {
-            key: key.into(),
-            message: message.into(),
-        }
-    }
-
-    /// The offending key, for `Invalid` errors.
-    pub fn key(&self) -> Option<&str> {
-        match self {
-            Self::Invalid { key, .. } => Some(key),
-            _ => None,
-        }
-    }
-}
 
 /// The engine configuration (`[engine]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,40 +9,9 @@
 use crate::util::sync::Locked;
 use serde::{Deserialize, Serialize};
 
-use super::breaker::TripReason;
 use super::outcome::{Reason, TimeoutPhase};
-
-/// A breaker's state (classic vocabulary: closed = traffic flows).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BreakerState {
-    /// Traffic flows.
-    Closed,
-    /// Paced probes are admitted.
-    HalfOpen,
-    /// Calls are rejected at once.
-    Open,
-}
-
-impl BreakerState {
-    /// The label value (`closed`, `half_open`, `open`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Closed => "closed",
-            Self::HalfOpen => "half_open",
-            Self::Open => "open",
-        }
-    }
-
-    /// The `breaker_state` gauge value (0 closed, 1 half_open, 2 open).
-    pub fn gauge(self) -> f64 {
-        match self {
-            Self::Closed => 0.0,
-            Self::HalfOpen => 1.0,
-            Self::Open => 2.0,
-        }
-    }
-}
+pub use super::vocab::BreakerState;
+use super::vocab::TripReason;
 
 /// Operation classes (docs/engine.md, timeouts and `class` labels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -45,6 +45,8 @@ pub mod budget;
 pub mod clock;
 pub mod config;
 pub mod coordinator;
+pub mod disagreement;
+pub mod errors;
 pub mod events;
 pub mod executor;
 pub mod failover;
@@ -55,6 +57,7 @@ pub mod outcome;
 pub mod request;
 pub mod timeouts;
 pub mod transport;
+pub mod vocab;
 
 pub use admission::{Admission, Admit, AlwaysAllow};
 pub use breaker::TripReason;

@@ -5,41 +5,9 @@
 //! tripped it. The reason travels with the transition: the `BreakerTransition` event in
 //! `events.jsonl`, the log line and the report's transition rows.
 
-use serde::{Deserialize, Serialize};
-
 use super::config::BreakerConfig;
 use super::window::ratio_trips;
-
-/// Why a breaker opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TripReason {
-    /// `consecutiveFailures` connection failures in a row (reset, refused, closed early, no
-    /// response byte before the deadline).
-    ConsecutiveFailures,
-    /// With at least `minCalls` calls in the window, the failure share (5xx answers and
-    /// connection failures) rose above `failureRatio`.
-    FailureRatio,
-    /// `wsPingTimeouts` WebSocket ping timeouts in a row.
-    PingTimeouts,
-    /// A half-open probe failed (5xx, 429, connection failure): re-opened.
-    ProbeFailed,
-    /// Another host of the fleet tripped it; this host adopted the shared state.
-    Fleet,
-}
-
-impl TripReason {
-    /// The snake_case name (as in `events.jsonl` and the report).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ConsecutiveFailures => "consecutive_failures",
-            Self::FailureRatio => "failure_ratio",
-            Self::PingTimeouts => "ping_timeouts",
-            Self::ProbeFailed => "probe_failed",
-            Self::Fleet => "fleet",
-        }
-    }
-}
+pub use crate::engine::vocab::TripReason;
 
 /// A closed breaker's counters, as the trip rules read them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

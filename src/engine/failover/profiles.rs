@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::config::ConfigError;
+use crate::engine::errors::ConfigError;
 use crate::util::fingerprint;
 use crate::wire::dep::{DEFAULT_REGION, model_dep};
 

@@ -10,41 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::engine::errors::StoreError;
 use crate::engine::outcome::Reason;
 use crate::util::write_atomic;
-
-/// A store error, naming the file.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The file exists but cannot be read.
-    #[error("cooldown store {path}: cannot read: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The file is not a valid `auth-profiles.json`.
-    #[error("cooldown store {path}:{line}:{column}: {message}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// What is wrong.
-        message: String,
-    },
-    /// The file could not be replaced; the previous content is intact.
-    #[error("cooldown store {path}: cannot write (previous file left intact): {source}")]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-}
 
 /// One profile's usage statistics (all times unix ms).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

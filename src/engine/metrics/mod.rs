@@ -35,9 +35,9 @@ use prometheus::{
 };
 use tokio::time::Instant;
 
+use super::disagreement::Disagreement;
 use super::events::BreakerState;
 use super::families::{self as fam, Family, FamilyType};
-use super::health::Disagreement;
 
 /// Content-Type of [`Metrics::render`]'s output.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";

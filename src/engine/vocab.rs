@@ -1,0 +1,70 @@
+//! The engine's shared vocabulary: the words the events and several parts (breaker, health,
+//! metrics, coordinator, the report) all speak — a breaker's [`BreakerState`] and why it opened
+//! ([`TripReason`]). A leaf: it names no other part of the engine, so every part can name it
+//! and the parts' dependencies run one way. Each type is re-exported where it was first
+//! documented (`events::BreakerState`, `breaker::TripReason`).
+
+use serde::{Deserialize, Serialize};
+
+/// A breaker's state (classic vocabulary: closed = traffic flows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakerState {
+    /// Traffic flows.
+    Closed,
+    /// Paced probes are admitted.
+    HalfOpen,
+    /// Calls are rejected at once.
+    Open,
+}
+
+impl BreakerState {
+    /// The label value (`closed`, `half_open`, `open`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Closed => "closed",
+            Self::HalfOpen => "half_open",
+            Self::Open => "open",
+        }
+    }
+
+    /// The `breaker_state` gauge value (0 closed, 1 half_open, 2 open).
+    pub fn gauge(self) -> f64 {
+        match self {
+            Self::Closed => 0.0,
+            Self::HalfOpen => 1.0,
+            Self::Open => 2.0,
+        }
+    }
+}
+
+/// Why a breaker opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TripReason {
+    /// `consecutiveFailures` connection failures in a row (reset, refused, closed early, no
+    /// response byte before the deadline).
+    ConsecutiveFailures,
+    /// With at least `minCalls` calls in the window, the failure share (5xx answers and
+    /// connection failures) rose above `failureRatio`.
+    FailureRatio,
+    /// `wsPingTimeouts` WebSocket ping timeouts in a row.
+    PingTimeouts,
+    /// A half-open probe failed (5xx, 429, connection failure): re-opened.
+    ProbeFailed,
+    /// Another host of the fleet tripped it; this host adopted the shared state.
+    Fleet,
+}
+
+impl TripReason {
+    /// The snake_case name (as in `events.jsonl` and the report).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ConsecutiveFailures => "consecutive_failures",
+            Self::FailureRatio => "failure_ratio",
+            Self::PingTimeouts => "ping_timeouts",
+            Self::ProbeFailed => "probe_failed",
+            Self::Fleet => "fleet",
+        }
+    }
+}
