@@ -16,6 +16,7 @@ pub use super::errors::ConfigError;
 use super::events::OpClass;
 use super::failover::cooldown::{Preset, Schedule, Schedules};
 use super::health::HealthConfig;
+use super::health::canary::CanarySettings;
 use super::outcome::Reason;
 use super::timeouts::TimeoutConfig;
 use super::transport::Deadlines;
@@ -328,5 +329,15 @@ impl EngineConfig {
         let ttfb =
             Duration::try_from_secs_f64(self.timeout_seconds).unwrap_or(Duration::from_secs(30));
         self.timeouts.deadlines(class, speed, ttfb)
+    }
+}
+
+impl CanarySettings for EngineConfig {
+    fn health(&self) -> &HealthConfig {
+        &self.health
+    }
+
+    fn deadlines(&self, class: OpClass, speed: Speed) -> Deadlines {
+        EngineConfig::deadlines(self, class, speed)
     }
 }

@@ -34,12 +34,18 @@
 //!   ladder; `executor/chain.rs`: the failover chain; `executor/gates.rs`: throttle and budget
 //!   gates), tool and WebSocket calls (`executor/simple.rs`).
 //! - [`health`]: synthetic canaries (`health/canary.rs`) and the canary/breaker disagreement.
+//! - [`vocab`], [`errors`], [`disagreement`], [`backoff`]: leaves the other rooms share (breaker
+//!   states and trip reasons, the config and store errors, the canary/breaker disagreement's
+//!   state, the open duration's doubling), re-exported where they were first documented, so the
+//!   rooms' dependencies run one way (`config` aggregates every room's settings; no room names
+//!   it).
 //! - [`events`]: the structured events every decision emits; [`families`]: the metric families'
 //!   names, labels and buckets (one catalogue for the registry and scenario validation);
 //!   [`metrics`]: the Prometheus registry (every render first advances the breakers, so a scrape
 //!   reads the state at scrape time).
 
 pub mod admission;
+pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod clock;

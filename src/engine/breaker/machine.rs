@@ -18,6 +18,7 @@ use super::signal::Signal;
 use super::trip::{Counters, TripReason, should_trip};
 use super::window::Window;
 use crate::engine::admission::Admit;
+use crate::engine::backoff::open_backoff;
 use crate::engine::events::BreakerState;
 
 /// Where a breaker is.
@@ -412,9 +413,5 @@ impl Machine {
 
 /// `cfg.open_for × 2^reopens`, capped at `cfg.open_for_cap`.
 pub fn open_for(cfg: &BreakerConfig, reopens: u32) -> Duration {
-    let factor = 2u32.saturating_pow(reopens.min(31));
-    cfg.open_for
-        .checked_mul(factor)
-        .unwrap_or(cfg.open_for_cap)
-        .min(cfg.open_for_cap)
+    open_backoff(cfg.open_for, cfg.open_for_cap, reopens)
 }

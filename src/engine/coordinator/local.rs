@@ -17,7 +17,7 @@ use super::{
     ChangeArgs, CloseRule, CooldownWrite, CoordError, CoordFuture, Coordinator, HostId, Lease,
     OpenFor, Record, Seed, SharedCooldown,
 };
-use crate::engine::breaker::{BreakerConfig, open_for};
+use crate::engine::backoff::open_backoff;
 use crate::engine::failover::store::UsageStats;
 
 #[derive(Debug, Clone)]
@@ -139,12 +139,7 @@ impl Coordinator for InProcess {
                 super::Change::Trip => 0,
                 super::Change::Reopen => rec.reopens.saturating_add(1),
             };
-            let cfg = BreakerConfig {
-                open_for: args.base,
-                open_for_cap: args.cap,
-                ..BreakerConfig::default()
-            };
-            let d = open_for(&cfg, reopens);
+            let d = open_backoff(args.base, args.cap, reopens);
             *rec = Rec {
                 epoch: rec.epoch + 1,
                 open: Some((now + d, d)),

@@ -16,12 +16,23 @@ use futures_util::FutureExt;
 
 use crate::engine::breaker::Signal;
 use crate::engine::clock::{Clock, Now};
-use crate::engine::config::EngineConfig;
 use crate::engine::events::{Event, EventKind, EventSink, OpClass};
 use crate::engine::failover::profiles::Profile;
 use crate::engine::outcome::AttemptResult;
-use crate::engine::transport::{Call, CallTarget, Origin, Transport};
+use crate::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
 use crate::util::speed::Speed;
+
+use super::HealthConfig;
+
+/// What the canaries read of the engine's configuration: `[engine.health]` and the deadlines of
+/// a call of each class. `EngineConfig` implements it (in `config`, which aggregates every
+/// part's settings), so the canaries need not name the whole configuration.
+pub trait CanarySettings: Send + Sync {
+    /// `[engine.health]`.
+    fn health(&self) -> &HealthConfig;
+    /// The deadlines of one call of `class` at `speed`.
+    fn deadlines(&self, class: OpClass, speed: Speed) -> Deadlines;
+}
 
 /// One dependency's canary call.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,21 +101,21 @@ pub fn canary_ok(result: &AttemptResult, now: Now) -> bool {
 /// Runs the canaries until `shutdown`: each dep's first canary at once, then one every
 /// interval. `clock` stamps each `HealthCheck` (event times count from its start). Every dep has its own loop with at most one canary in flight, so a canary stalled
 /// on one dep (until its deadline) never delays another dep's.
-pub async fn run_canaries<T: Transport>(
+pub async fn run_canaries<T: Transport, C: CanarySettings>(
     transport: Arc<T>,
     canaries: Vec<Canary>,
-    config: EngineConfig,
+    config: C,
     speed: Speed,
     sink: Arc<dyn EventSink>,
     clock: Clock,
     shutdown: impl Future<Output = ()>,
 ) {
-    if !config.health.enabled || canaries.is_empty() {
+    if !config.health().enabled || canaries.is_empty() {
         shutdown.await;
         return;
     }
     let every = speed
-        .scale(config.health.interval)
+        .scale(config.health().interval)
         .max(std::time::Duration::from_millis(1));
     let stop = shutdown.shared();
     let loops = canaries.iter().map(|c| {
