@@ -33,7 +33,7 @@ fn a_run_past_the_upstream_cap_says_so_and_ends_incomplete_never_pass() {
         .enable_all()
         .build()
         .unwrap();
-    let report = rt.block_on(rehearse::run::embedded::run_embedded(
+    let report = rt.block_on(rehearse::rehearsal::sut::SystemUnderTest::Embedded.rehearse(
         &sp,
         &dir,
         &files,
