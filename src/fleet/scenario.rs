@@ -63,10 +63,7 @@ fn observation(plan: &ScenarioPlan, run: FleetRun, fr: &FleetRunReport) -> Obser
         .filter_map(|h| h.done.map(|d| (h.id, d.transitions)))
         .collect();
     let (scrapes, transitions) = match h0 {
-        Some(h) => (
-            h.scrapes,
-            h.done.map(|d| d.transitions).unwrap_or_default(),
-        ),
+        Some(h) => (h.scrapes, h.done.map(|d| d.transitions).unwrap_or_default()),
         None => (crate::scrape::CompactScrapes::new(0.0), Vec::new()),
     };
     Observation {

@@ -95,8 +95,7 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
             arm: observed.arm,
         },
     );
-    let replay =
-        ReplayInfo::combine(&policies.iter().filter_map(|s| s.replay).collect::<Vec<_>>());
+    let replay = ReplayInfo::combine(&policies.iter().filter_map(|s| s.replay).collect::<Vec<_>>());
     let config = config(plan, &observed);
     let (target, fleet) = match observed.part {
         KindPart::Embedded => (None, None),

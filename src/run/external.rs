@@ -16,11 +16,11 @@ use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until, timeout};
 
 use super::harness::RunFiles;
+use super::observation::Observed;
 use super::observe::FaultHits;
 use super::plan::ScenarioPlan;
 use super::recorder::UpstreamRecorder;
 use super::sinks::EventsWriter;
-use super::observation::Observed;
 use crate::report::model::TargetReport;
 use crate::scenario::gateway::{PlannedTurn, gateway_config, planned_turns};
 use crate::scenario::target::TargetKind;
