@@ -24,11 +24,12 @@
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
 //!   verdict, reason), Markdown, JSON and HTML+SVG report writers.
 //! - [`rehearsal`]: `rehearse run`, the one pipeline: plan → system under test (embedded |
-//!   gateway | fleet, one type) → observation → the one judge → the report; the top of the
+//!   gateway | fleet, one type) → one `Observation` per arm → the one judge → the report; the top of the
 //!   module graph, the only module that depends on both `run` and `fleet`.
 //! - [`run`]: what every kind of run is built from — the plan, the one upstream recorder, the
-//!   one engine rig (also every fleet host's), the sinks, the embedded and gateway runs and
-//!   their assembly into the report.
+//!   one engine rig (also every fleet host's), the sinks, the embedded and gateway runs, the one
+//!   `Observation` every kind returns per arm, and its assembly (one section builder, one
+//!   report) into the report.
 //! - [`fleet`]: fleet mode: N gateway hosts as separate processes (the hidden `__fleet-host`
 //!   subcommand), the redis-server a run starts, coordinator faults and the fleet checks;
 //!   A/B over `[fleet] coordination`. Depends on `run`, never the other way.

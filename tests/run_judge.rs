@@ -33,13 +33,15 @@ fn a_run_past_the_upstream_cap_says_so_and_ends_incomplete_never_pass() {
         .enable_all()
         .build()
         .unwrap();
-    let report = rt.block_on(rehearse::run::embedded::run_embedded(
-        &sp,
-        &dir,
-        &files,
-        &Shutdown::new(),
-        true,
-    ));
+    let report = rt.block_on(
+        rehearse::rehearsal::sut::SystemUnderTest::Embedded.rehearse(
+            &sp,
+            &dir,
+            &files,
+            &Shutdown::new(),
+            true,
+        ),
+    );
     rt.shutdown_timeout(std::time::Duration::from_millis(500));
 
     assert_eq!(report.verdict, Verdict::Incomplete, "{:?}", report.reason);

@@ -13,7 +13,9 @@
 //!   `error`: their harness failure.
 //! - `checks`: the fleet checks, pure; `section`: the report's `fleet` section; `expect`:
 //!   `[[expect.fleet]]` against them.
-//! - `scenario`: every coordination run of a scenario → the report.
+//! - `scenario`: every coordination run of a scenario → one `Observation` each (h0's scrapes
+//!   and transitions, the other hosts' transitions, every final scrape merged, the `[[expect.fleet]]`
+//!   rows) and the `fleet` section as its report part, for `run::assemble`.
 
 pub mod checks;
 mod error;

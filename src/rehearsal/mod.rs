@@ -4,8 +4,9 @@
 //!
 //! scenario → plan ([`crate::run::plan`]) → system under test ([`sut::SystemUnderTest`]:
 //! embedded | gateway | fleet, each recording the upstream with [`crate::run::recorder`]) →
-//! what it observed → the one judge ([`crate::report::judge`]) → the report, finished and
-//! written alike for every kind ([`cmd`]).
+//! what it observed, one [`crate::run::observation::Observation`] per arm → one section per arm
+//! and one report ([`crate::run::assemble`]) with the one judge ([`crate::report::judge`]) →
+//! the report, finished and written alike for every kind ([`cmd`]).
 //!
 //! # Layout
 //! - `cmd`: the CLI edge (anyhow, exit codes, the run lock, a suite's index).

@@ -1,13 +1,16 @@
 //! The system under test: the one type every kind of run is. Each kind says what its run
 //! starts and how it stops, runs every arm of the scenario (the embedded engine's policies, a
-//! gateway's one run, a fleet's coordinations) against the one upstream recorder, and hands
-//! what it observed to the one judge ([`crate::report::judge`]); [`super::cmd`] then finishes
-//! every kind alike. A fourth kind is one more variant here.
+//! gateway's one run, a fleet's coordinations) against the one upstream recorder, and returns
+//! what it observed as one [`Observed`] (an [`crate::run::observation::Observation`] per arm);
+//! [`crate::run::assemble::report`] then judges every kind alike (one section builder, the one
+//! judge [`crate::report::judge`]) and [`super::cmd`] finishes and writes the report. A fourth
+//! kind is one more variant here producing an `Observed`.
 
 use std::path::Path;
 
 use crate::report::model::Report;
 use crate::run::harness::RunFiles;
+use crate::run::observation::Observed;
 use crate::run::plan::ScenarioPlan;
 use crate::util::shutdown::Shutdown;
 
@@ -61,6 +64,20 @@ impl SystemUnderTest {
         stop: &Shutdown,
         plain_progress: bool,
     ) -> Report {
+        let observed = self.observe(sp, dir, files, stop, plain_progress).await;
+        crate::run::assemble::report(sp, observed)
+    }
+
+    /// Runs every arm of `sp` into `dir` and `files` until it ends or `stop` is requested; what
+    /// the system under test observed, arm by arm.
+    pub async fn observe(
+        self,
+        sp: &ScenarioPlan,
+        dir: &Path,
+        files: &RunFiles,
+        stop: &Shutdown,
+        plain_progress: bool,
+    ) -> Observed {
         match self {
             Self::Embedded => {
                 crate::run::embedded::run_embedded(sp, dir, files, stop, plain_progress).await

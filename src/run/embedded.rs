@@ -1,27 +1,30 @@
 //! The embedded engine as the system under test: every policy of the scenario in turn, each a
 //! fresh mock upstream and engine in this process ([`super::harness::run_policy`]), until the
-//! last one, a stop request or a harness failure; then the report of what they observed
-//! ([`super::assemble::report`], which judges them), not yet written.
+//! last one, a stop request or a harness failure; what each observed is one
+//! [`Observation`], handed with the run's host facts to the one assembly
+//! ([`super::assemble::report`]).
 
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::assemble::{ReportContext, report};
-use super::harness::{RunFiles, run_policy};
+use super::dispatch::Counters;
+use super::harness::{PolicyRun, RunFiles, run_policy};
+use super::observation::{EngineObserved, KindPart, Observation, Observed};
 use super::plan::ScenarioPlan;
-use crate::report::model::Report;
+use crate::engine::RequestKind;
+use crate::report::model::{Lag, ReplayInfo};
 use crate::report::rfc3339;
 use crate::transport::SocketsReport;
 use crate::util::shutdown::Shutdown;
 
-/// Runs every policy of `sp` into `dir` and `files`; the report (not yet written).
+/// Runs every policy of `sp` into `dir` and `files`; what they observed.
 pub async fn run_embedded(
     sp: &ScenarioPlan,
     dir: &Path,
     files: &RunFiles,
     stop: &Shutdown,
     plain: bool,
-) -> Report {
+) -> Observed {
     let started_at = rfc3339(SystemTime::now());
     let mut runs = Vec::new();
     let mut error = None;
@@ -60,11 +63,67 @@ pub async fn run_embedded(
             serde_json::to_value(&sockets).unwrap_or_default(),
         );
     }
-    let ctx = ReportContext {
+    Observed {
+        arm: "policy",
+        arms: sp.policies.iter().map(|p| p.as_str().to_string()).collect(),
+        observations: runs.into_iter().map(|r| observation(sp, r)).collect(),
+        error,
         started_at,
         host: host_json,
         contradictions,
-        error,
-    };
-    report(sp, &runs, ctx)
+        speed: sp.speed.get(),
+        part: KindPart::Embedded,
+    }
+}
+
+/// What one policy run observed.
+fn observation(sp: &ScenarioPlan, run: PolicyRun) -> Observation {
+    let ws = sp
+        .checked
+        .traffic
+        .iter()
+        .filter_map(|l| match &l.kind {
+            RequestKind::Ws { channel, .. } => Some(channel.clone()),
+            _ => None,
+        })
+        .collect();
+    Observation {
+        arm: run.policy.as_str().to_string(),
+        elapsed_ms: run.elapsed_ms,
+        speed: sp.speed.get(),
+        scrape_interval_ms: run.scrape_interval_ms,
+        scrapes: run.scrapes,
+        final_exposition: None,
+        engine: Some(EngineObserved {
+            latency: run.observed.latency(),
+            marks: run.observed.marks(),
+            transitions: run.transitions,
+            transitions_dropped: run.transitions_dropped,
+            other_hosts: Vec::new(),
+            lanes_of_faults: Some(ws),
+        }),
+        arrivals: run.arrivals,
+        fault_hits: run.fault_hits.snapshot(),
+        replay: ReplayInfo {
+            sent: run.replay.sent,
+            lag_ms: Lag {
+                p50: run.replay.lag_p50_ms,
+                p99: run.replay.lag_p99_ms,
+                max: run.replay.lag_max_ms,
+            },
+        },
+        failed_requests: run.replay.error_count(),
+        user_visible_errors: Counters::get(&run.counters.user_errors),
+        canaries: run
+            .health
+            .iter()
+            .map(|(dep, c)| (dep.clone(), (c.calls, c.failures)))
+            .collect(),
+        upstream: run.upstream_records,
+        gateway: None,
+        kind_rows: Vec::new(),
+        read_failures: Some(serde_json::to_value(run.diagnostics.snapshot()).unwrap_or_default()),
+        stopped: run.stopped,
+        failed: run.failed,
+    }
 }

@@ -16,12 +16,13 @@ use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until, timeout};
 
 use super::harness::RunFiles;
+use super::observation::Observed;
 use super::observe::FaultHits;
 use super::plan::ScenarioPlan;
 use super::recorder::UpstreamRecorder;
 use super::sinks::EventsWriter;
 use crate::gateway::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
-use crate::report::model::{Report, TargetReport};
+use crate::report::model::TargetReport;
 use crate::scenario::gateway::{PlannedTurn, gateway_config, planned_turns};
 use crate::scenario::target::TargetKind;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
@@ -37,14 +38,14 @@ enum Driven {
     Http,
 }
 
-/// Runs `plan` against its external target into `dir`; never fails: a harness failure is the
-/// report's verdict (`error`) and reason.
+/// Runs `plan` against its external target into `dir`; what it observed. Never fails: a
+/// harness failure is the run's error (the report's verdict `error` and reason).
 pub async fn run_external(
     plan: &ScenarioPlan,
     dir: &Path,
     files: &RunFiles,
     stop: &Shutdown,
-) -> Report {
+) -> Observed {
     let file = &plan.checked.file;
     let kind = file.target.kind;
     let start_unix_s = SystemTime::now()
@@ -278,14 +279,14 @@ pub async fn run_external(
         let lines = run.target.last_lines.join("\n");
         return run.failed(format!("{why}; last log lines:\n{lines}"));
     }
-    run.into_report()
+    run.into_observed()
 }
 
 async fn stop_upstream(
-    report: Report,
+    report: Observed,
     servers: &Shutdown,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
-) -> Report {
+) -> Observed {
     servers.request("the run ended");
     let _ = timeout(Duration::from_millis(500), task).await;
     report

@@ -5,8 +5,14 @@
 //! # Layout
 //! - `lock`: the run lock (schedule helper).
 //! - `plan`: flags + scenario → a validated run plan (the CLI edge is [`crate::rehearsal`]).
-//! - `embedded`: the embedded engine as the system under test (every policy in turn);
-//!   `rig`: the one engine rig of the embedded run and every fleet host.
+//! - `observation`: the one [`observation::Observation`] every system under test returns per
+//!   arm (upstream record, probes, fault hits, engine events where there is an engine of ours,
+//!   scrapes, turns' replay accuracy, a gateway's decisions, the kind's own rows, the stop), and
+//!   [`observation::Observed`], the whole run with its host facts and the kind's report part.
+//! - `section`: one arm's observation → its section, judged once (every kind alike); `assemble`:
+//!   every arm's section + the one judge → the one report.
+//! - `embedded`: the embedded engine as the system under test (every policy in turn, each one
+//!   `Observation`); `rig`: the one engine rig of the embedded run and every fleet host.
 //! - `harness`: one policy's run; `health`: its canaries and their tally; `suite`: several scenarios into one run directory.
 //! - `supervise`: the mock upstream dying mid-run is a harness failure (exit 3).
 //! - The real transport the engine is given lives in [`crate::transport`].
@@ -16,7 +22,8 @@
 //!   hits, duplicates, the model requests kept under one cap).
 //! - `observe`: exact latencies and the picture's marks from the events, fault hits from the upstream.
 //! - `external` (+ `external_gateway`, `external_report`): a run against an external target
-//!   (`[target] kind = "openclaw" | "http"`): upstream, gateway, turns, stop, report.
+//!   (`[target] kind = "openclaw" | "http"`): upstream, gateway, turns, stop; its one
+//!   `Observation` (no engine events) and the `target` block as its report part.
 //! - `progress`: the terminal bar (a stop request, SIGINT/SIGTERM included, is
 //!   [`crate::util::shutdown::Shutdown`]).
 
@@ -31,12 +38,14 @@ pub mod fault_scope;
 pub mod harness;
 pub mod health;
 pub mod lock;
+pub mod observation;
 pub mod observe;
 pub mod plan;
 pub mod progress;
 pub mod recorder;
 pub mod rig;
 pub mod rundir;
+pub mod section;
 pub mod sinks;
 pub mod suite;
 mod supervise;
