@@ -11,7 +11,7 @@ use rehearse::engine::breaker::Breakers;
 use rehearse::engine::events::Collector;
 use rehearse::engine::metrics::Metrics;
 use rehearse::engine::{
-    AttemptResult, BreakerState, Call, CallTarget, Engine, EngineConfig, EngineRequest, Transport,
+    AttemptResult, BreakerState, Call, Endpoint, Engine, EngineConfig, EngineRequest, Transport,
     TransportFailure,
 };
 use tokio::time::Instant;
@@ -138,8 +138,8 @@ async fn with_an_idempotency_key_every_attempt_carries_it_and_backoff_is_full_ji
 
 /// A session that already spent `spent` of a 1000-token budget, then a tool call that fails.
 async fn tool_after_spending(spent: u32) -> Rig {
-    let fake = Fake::new(move |c: &Call| match &c.target {
-        CallTarget::Llm { .. } => ok(spent),
+    let fake = Fake::new(move |c: &Call| match &c.endpoint {
+        Endpoint::Llm { .. } => ok(spent),
         _ => status(503),
     });
     let r = rig(EngineConfig::default(), fake);

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rehearse::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
+use rehearse::engine::transport::{Call, Deadlines, Endpoint, Origin, Transport};
 use rehearse::engine::{AttemptResult, OpClass, TimeoutPhase, TransportFailure};
 use rehearse::transport::Diagnostics;
 use rehearse::transport::HttpTransport;
@@ -93,7 +93,7 @@ fn llm_call() -> Call {
     Call {
         dep: "openai-codex/default/abc123".into(),
         class: OpClass::LlmInference,
-        target: CallTarget::Llm {
+        endpoint: Endpoint::Llm {
             model: "openai-codex/gpt-5.2".into(),
             stream: true,
             max_tokens: Some(8),

@@ -9,7 +9,7 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use rehearse::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
+use rehearse::engine::transport::{Call, Deadlines, Endpoint, Origin, Transport};
 use rehearse::engine::{AttemptResult, OpClass};
 use rehearse::transport::Diagnostics;
 use rehearse::transport::HttpTransport;
@@ -28,12 +28,12 @@ fn tuning() -> TcpTuning {
     }
 }
 
-/// A first attempt of `class` at `target` for `dep`, with 5 s / 5 s / 10 s deadlines.
-fn call(dep: &str, class: OpClass, target: CallTarget) -> Call {
+/// A first attempt of `class` at `endpoint` for `dep`, with 5 s / 5 s / 10 s deadlines.
+fn call(dep: &str, class: OpClass, endpoint: Endpoint) -> Call {
     Call {
         dep: dep.into(),
         class,
-        target,
+        endpoint,
         bearer: None,
         idempotency_key: None,
         probe: None,
@@ -106,13 +106,13 @@ async fn hyper_client_http_and_websocket_sessions_all_use_the_tuned_connector() 
     // The run transport: a tool call over HTTP and a WebSocket session.
     let diag = Arc::new(Diagnostics::default());
     let t = HttpTransport::with_tcp(up.addr, diag, tuning());
-    let tool = CallTarget::Tool {
+    let tool = Endpoint::Tool {
         name: "calculator".into(),
         body: serde_json::json!({"expr": "1+1"}),
     };
     let r = t.send(call("calculator", OpClass::ToolCall, tool)).await;
     assert!(matches!(r, AttemptResult::Ok { .. }), "{r:?}");
-    let ws = CallTarget::Ws {
+    let ws = Endpoint::Ws {
         channel: "events".into(),
         messages: 2,
     };
@@ -259,24 +259,24 @@ async fn a_refused_connect_through_the_tuned_connector_stays_typed() {
     };
     let diag = Arc::new(Diagnostics::default());
     let t = HttpTransport::with_tcp(addr, diag.clone(), tuning());
-    let targets = [
+    let endpoints = [
         (
             OpClass::ToolCall,
-            CallTarget::Tool {
+            Endpoint::Tool {
                 name: "calculator".into(),
                 body: serde_json::json!({}),
             },
         ),
         (
             OpClass::Session,
-            CallTarget::Ws {
+            Endpoint::Ws {
                 channel: "events".into(),
                 messages: 1,
             },
         ),
     ];
-    for (class, target) in targets {
-        let r = t.send(call("dep", class, target)).await;
+    for (class, endpoint) in endpoints {
+        let r = t.send(call("dep", class, endpoint)).await;
         assert_eq!(
             r,
             AttemptResult::Transport {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rehearse::engine::RequestKind;
-use rehearse::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
+use rehearse::engine::transport::{Call, Deadlines, Endpoint, Origin, Transport};
 use rehearse::engine::{AttemptResult, OpClass};
 use rehearse::replay::HttpDispatcher;
 use rehearse::replay::{Dispatcher, TrafficLine};
@@ -65,11 +65,11 @@ fn complete(buf: &[u8]) -> bool {
     buf.len() >= end + 4 + len
 }
 
-fn call(target: CallTarget, key: Option<&str>) -> Call {
+fn call(endpoint: Endpoint, key: Option<&str>) -> Call {
     Call {
         dep: "dep".into(),
         class: OpClass::ToolCall,
-        target,
+        endpoint,
         bearer: None,
         idempotency_key: key.map(str::to_string),
         probe: None,
@@ -114,7 +114,7 @@ async fn both(call: Call, line: TrafficLine) -> (String, String) {
 
 #[tokio::test]
 async fn run_and_replay_send_the_same_bytes_for_a_model_call() {
-    let target = CallTarget::Llm {
+    let endpoint = Endpoint::Llm {
         model: "openai-codex/gpt-5.2".into(),
         stream: false,
         max_tokens: Some(64),
@@ -124,7 +124,7 @@ async fn run_and_replay_send_the_same_bytes_for_a_model_call() {
         stream: false,
         max_tokens: Some(64),
     };
-    let (run, replay) = both(call(target, None), line(kind)).await;
+    let (run, replay) = both(call(endpoint, None), line(kind)).await;
     assert!(
         run.starts_with("POST /v1/chat/completions HTTP/1.1\r\n"),
         "{run}"
@@ -135,7 +135,7 @@ async fn run_and_replay_send_the_same_bytes_for_a_model_call() {
 #[tokio::test]
 async fn run_and_replay_send_the_same_tool_request_with_an_encoded_name() {
     let body = serde_json::json!({"q": "acme"});
-    let target = CallTarget::Tool {
+    let endpoint = Endpoint::Tool {
         name: "crm search/v2".into(),
         body: body.clone(),
     };
@@ -145,7 +145,7 @@ async fn run_and_replay_send_the_same_tool_request_with_an_encoded_name() {
         idempotent: false,
         idempotency_key: Some("k-17".into()),
     };
-    let (run, replay) = both(call(target, Some("k-17")), line(kind)).await;
+    let (run, replay) = both(call(endpoint, Some("k-17")), line(kind)).await;
     assert!(
         run.starts_with("POST /tools/crm%20search%2Fv2 HTTP/1.1\r\n"),
         "{run}"
@@ -163,13 +163,13 @@ async fn the_upstream_decodes_an_encoded_tool_name_and_channel_into_their_deps()
     up.upstream
         .subscribe(records.clone() as Arc<dyn RecordSink>);
     let t = HttpTransport::new(up.addr, Arc::new(Diagnostics::default()));
-    let tool = CallTarget::Tool {
+    let tool = Endpoint::Tool {
         name: "crm search/v2".into(),
         body: serde_json::json!({}),
     };
     let got = t.send(call(tool, None)).await;
     assert!(matches!(got, AttemptResult::Ok { .. }), "{got:?}");
-    let ws = CallTarget::Ws {
+    let ws = Endpoint::Ws {
         channel: "room 1/a".into(),
         messages: 1,
     };
@@ -186,16 +186,16 @@ async fn a_fleet_host_names_itself_on_http_requests_and_websocket_handshakes() {
     up.upstream
         .subscribe(records.clone() as Arc<dyn RecordSink>);
     let t = HttpTransport::new(up.addr, Arc::new(Diagnostics::default())).with_host("h7");
-    let tool = CallTarget::Tool {
+    let tool = Endpoint::Tool {
         name: "crm".into(),
         body: serde_json::json!({}),
     };
-    let ws = CallTarget::Ws {
+    let ws = Endpoint::Ws {
         channel: "realtime".into(),
         messages: 1,
     };
-    for target in [tool, ws] {
-        let got = t.send(call(target, None)).await;
+    for endpoint in [tool, ws] {
+        let got = t.send(call(endpoint, None)).await;
         assert!(matches!(got, AttemptResult::Ok { .. }), "{got:?}");
     }
     let hosts: Vec<(String, Option<String>)> = records
@@ -214,7 +214,7 @@ async fn a_fleet_host_names_itself_on_http_requests_and_websocket_handshakes() {
 async fn a_request_that_cannot_be_built_is_unsendable_and_sends_nothing() {
     let (addr, seen) = capture().await;
     let t = HttpTransport::new(addr, Arc::new(Diagnostics::default()));
-    let tool = CallTarget::Tool {
+    let tool = Endpoint::Tool {
         name: "crm".into(),
         body: serde_json::json!({}),
     };

@@ -10,7 +10,7 @@
 //! Each room is a folder; its `mod.rs` says what lives where.
 //!
 //! - [`request`]: what the harness asks (`EngineRequest`) and gets back (`EngineResponse`).
-//! - [`transport`]: the `Transport` seam (`Call`, `CallTarget`, `Deadlines`).
+//! - [`transport`]: the `Transport` seam (`Call`, `Endpoint`, `Deadlines`).
 //! - [`admission`]: the `Admission` seam the breakers implement (`Admit`, `AlwaysAllow`).
 //! - [`clock`]: [`Now`], the monotonic and wall instant every decision is handed (the one
 //!   place the engine's clocks are read).
@@ -75,4 +75,4 @@ pub use failover::policy::Policy;
 pub use failover::profiles::Profile;
 pub use outcome::{AttemptResult, Reason, TimeoutPhase, TransportFailure};
 pub use request::{EngineRequest, EngineResponse, RequestKind};
-pub use transport::{Call, CallTarget, Deadlines, Origin, Transport};
+pub use transport::{Call, Deadlines, Endpoint, Origin, Transport};

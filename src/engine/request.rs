@@ -1,12 +1,12 @@
 //! What the harness asks the engine to do (`EngineRequest`) and what it gets back
 //! (`EngineResponse`). [`RequestKind`] is the one request vocabulary: a traffic line's kind, the
-//! engine's request, and (through [`RequestKind::target`]) what each attempt calls. One request may take several attempts (same-profile retries, rotations,
+//! engine's request, and (through [`RequestKind::endpoint`]) what each attempt calls. One request may take several attempts (same-profile retries, rotations,
 //! model fallbacks); the response sums them up.
 
 use serde::{Deserialize, Serialize};
 
 use super::events::{AttemptOutcome, OpClass};
-use super::transport::CallTarget;
+use super::transport::Endpoint;
 
 /// The kind of work a request asks for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,22 +63,22 @@ impl RequestKind {
     /// What an attempt at this request calls — the one conversion from the request vocabulary
     /// to the transport's. A model call's attempts may go to a fallback model instead: the
     /// executor then swaps `model` (and the degradation ladder `max_tokens`).
-    pub fn target(&self) -> CallTarget {
+    pub fn endpoint(&self) -> Endpoint {
         match self {
             Self::Llm {
                 model,
                 stream,
                 max_tokens,
-            } => CallTarget::Llm {
+            } => Endpoint::Llm {
                 model: model.clone(),
                 stream: *stream,
                 max_tokens: *max_tokens,
             },
-            Self::Tool { name, body, .. } => CallTarget::Tool {
+            Self::Tool { name, body, .. } => Endpoint::Tool {
                 name: name.clone(),
                 body: body.clone(),
             },
-            Self::Ws { channel, messages } => CallTarget::Ws {
+            Self::Ws { channel, messages } => Endpoint::Ws {
                 channel: channel.clone(),
                 messages: *messages,
             },

@@ -10,12 +10,12 @@ use super::events::OpClass;
 use super::outcome::AttemptResult;
 
 /// What to call: the route and body of one attempt (the request's [`RequestKind`] with the
-/// model of this attempt, see [`RequestKind::target`]).
+/// model of this attempt, see [`RequestKind::endpoint`]).
 ///
 /// [`RequestKind`]: super::request::RequestKind
-/// [`RequestKind::target`]: super::request::RequestKind::target
+/// [`RequestKind::endpoint`]: super::request::RequestKind::endpoint
 #[derive(Debug, Clone, PartialEq)]
-pub enum CallTarget {
+pub enum Endpoint {
     /// `POST /v1/chat/completions`.
     Llm {
         /// The model (`PROVIDER/NAME`).
@@ -69,7 +69,7 @@ pub struct Call {
     /// The operation class.
     pub class: OpClass,
     /// What to call.
-    pub target: CallTarget,
+    pub endpoint: Endpoint,
     /// The credential to send as `Authorization: Bearer` (never logged; model calls only).
     pub bearer: Option<String>,
     /// The `Idempotency-Key` header value.

@@ -17,7 +17,7 @@
 //! path as a run's upstream connections, kernel-default socket options.
 //!
 //! Requests are built by [`crate::transport::request`] from the line's kind through the one conversion
-//! ([`RequestKind::target`] → `CallTarget`), exactly as the run's transport builds them.
+//! ([`RequestKind::endpoint`] → `Endpoint`), exactly as the run's transport builds them.
 //!
 //! Error kinds: `http_NNN` (non-2xx status), `connect` (refused / unreachable), `reset`
 //! (connection reset), `incomplete` (closed before the response ended), `timeout` (our deadline),
@@ -201,7 +201,7 @@ impl HttpDispatcher {
     }
 
     /// The HTTP request a non-WebSocket line turns into: the line's kind through the one
-    /// conversion to a call target ([`RequestKind::target`]), then the one request builder
+    /// conversion to an endpoint ([`RequestKind::endpoint`]), then the one request builder
     /// (the run's transport builds its requests there too). `Ok(None)` for a WebSocket line.
     pub fn http_request(
         &self,
@@ -211,7 +211,7 @@ impl HttpDispatcher {
             return Ok(None);
         }
         let spec = self.spec(line)?;
-        request::http(&self.base, &line.kind.target(), &spec).map(Some)
+        request::http(&self.base, &line.kind.endpoint(), &spec).map(Some)
     }
 
     /// The headers of a line: its idempotency key, the `X-Rehearse-*` metadata and the
@@ -252,7 +252,7 @@ impl HttpDispatcher {
     async fn send_ws(&self, line: &TrafficLine, messages: u32) -> DispatchOutcome {
         let built = self
             .spec(line)
-            .and_then(|spec| request::ws(&self.ws_base, &line.kind.target(), &spec));
+            .and_then(|spec| request::ws(&self.ws_base, &line.kind.endpoint(), &spec));
         let Ok(req) = built else {
             return DispatchOutcome::error("bad_request");
         };

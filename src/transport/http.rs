@@ -26,7 +26,7 @@ use super::request::{self, RequestSpec};
 use super::sse::{drain_events, provider_code, usage_tokens};
 use super::ws;
 use super::{TcpTuning, TunedConnector};
-use crate::engine::transport::{Call, CallTarget, Transport};
+use crate::engine::transport::{Call, Endpoint, Transport};
 use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
 
 /// The HTTP (+ WebSocket) transport to one upstream base address.
@@ -94,7 +94,7 @@ impl HttpTransport {
         let started = Instant::now();
         let base = format!("http://{}", self.addr);
         let spec = RequestSpec::of_call(call).with_host(self.host.as_deref());
-        let req = match request::http(&base, &call.target, &spec) {
+        let req = match request::http(&base, &call.endpoint, &spec) {
             Ok(r) => r,
             // Nothing was sent: not the upstream's failure (the breaker does not count it).
             Err(e) => {
@@ -199,8 +199,8 @@ impl HttpTransport {
 
 impl Transport for HttpTransport {
     async fn send(&self, call: Call) -> AttemptResult {
-        let (result, failure) = match &call.target {
-            CallTarget::Ws { messages, .. } => {
+        let (result, failure) = match &call.endpoint {
+            Endpoint::Ws { messages, .. } => {
                 let ws = ws::WsTarget {
                     addr: self.addr,
                     connector: &self.connector,

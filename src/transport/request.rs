@@ -1,4 +1,4 @@
-//! The one request builder: what to call ([`CallTarget`]) plus who asks ([`RequestSpec`]) →
+//! The one request builder: what to call ([`Endpoint`]) plus who asks ([`RequestSpec`]) →
 //! an HTTP request or a WebSocket handshake request. The run's transport and `rehearse replay`
 //! both build here, so a tool name, a channel, a header or a body cannot differ between them.
 //!
@@ -18,7 +18,7 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, Request};
 use http_body_util::Full;
 
-use crate::engine::transport::{Call, CallTarget, Origin};
+use crate::engine::transport::{Call, Endpoint, Origin};
 use crate::wire::{self, header, route};
 
 /// The one user message of a model call's body.
@@ -43,7 +43,7 @@ pub enum BuildError {
     },
 }
 
-/// Everything a request carries besides its target.
+/// Everything a request carries besides its endpoint.
 #[derive(Debug, Clone, Default)]
 pub struct RequestSpec<'a> {
     /// Sent as `Authorization: Bearer …` (never logged).
@@ -118,19 +118,19 @@ fn header_value(name: &HeaderName, value: &str) -> Result<HeaderValue, BuildErro
     })
 }
 
-/// The path (and query) of a target's route, names percent-encoded.
-pub fn path(target: &CallTarget) -> String {
-    match target {
-        CallTarget::Llm { .. } => route::CHAT.to_string(),
-        CallTarget::Tool { name, .. } => wire::tool_path(name),
-        CallTarget::Ws { channel, .. } => wire::ws_path(channel),
+/// The path (and query) of an endpoint's route, names percent-encoded.
+pub fn path(endpoint: &Endpoint) -> String {
+    match endpoint {
+        Endpoint::Llm { .. } => route::CHAT.to_string(),
+        Endpoint::Tool { name, .. } => wire::tool_path(name),
+        Endpoint::Ws { channel, .. } => wire::ws_path(channel),
     }
 }
 
-/// The JSON body of an HTTP target (`None` for a WebSocket session).
-pub fn body(target: &CallTarget) -> Option<serde_json::Value> {
-    match target {
-        CallTarget::Llm {
+/// The JSON body of an HTTP endpoint (`None` for a WebSocket session).
+pub fn body(endpoint: &Endpoint) -> Option<serde_json::Value> {
+    match endpoint {
+        Endpoint::Llm {
             model,
             stream,
             max_tokens,
@@ -140,20 +140,20 @@ pub fn body(target: &CallTarget) -> Option<serde_json::Value> {
             "max_tokens": max_tokens,
             "messages": [{"role": "user", "content": PROMPT}],
         })),
-        CallTarget::Tool { body, .. } => Some(body.clone()),
-        CallTarget::Ws { .. } => None,
+        Endpoint::Tool { body, .. } => Some(body.clone()),
+        Endpoint::Ws { .. } => None,
     }
 }
 
 /// The HTTP request of a model or tool call to `base` (`http://HOST:PORT[/prefix]`, no
-/// trailing slash). A WebSocket target has no HTTP request: see [`ws`].
+/// trailing slash). A WebSocket endpoint has no HTTP request: see [`ws`].
 pub fn http(
     base: &str,
-    target: &CallTarget,
+    endpoint: &Endpoint,
     spec: &RequestSpec<'_>,
 ) -> Result<Request<Full<Bytes>>, BuildError> {
-    let uri = format!("{base}{}", path(target));
-    let body = body(target).unwrap_or(serde_json::Value::Null);
+    let uri = format!("{base}{}", path(endpoint));
+    let body = body(endpoint).unwrap_or(serde_json::Value::Null);
     let mut b = Request::builder()
         .method(Method::POST)
         .uri(&uri)
@@ -171,11 +171,11 @@ pub fn http(
 /// The handshake request of a WebSocket session to `ws_base` (`ws://HOST:PORT[/prefix]`).
 pub fn ws(
     ws_base: &str,
-    target: &CallTarget,
+    endpoint: &Endpoint,
     spec: &RequestSpec<'_>,
 ) -> Result<tokio_tungstenite::tungstenite::handshake::client::Request, BuildError> {
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-    let uri = format!("{ws_base}{}", path(target));
+    let uri = format!("{ws_base}{}", path(endpoint));
     let mut req = uri
         .as_str()
         .into_client_request()
@@ -193,8 +193,8 @@ pub fn ws(
 mod tests {
     use super::*;
 
-    fn tool(name: &str) -> CallTarget {
-        CallTarget::Tool {
+    fn tool(name: &str) -> Endpoint {
+        Endpoint::Tool {
             name: name.to_string(),
             body: serde_json::json!({"q": 1}),
         }
@@ -214,11 +214,11 @@ mod tests {
 
     #[test]
     fn a_channel_with_a_space_and_a_slash_is_one_encoded_query_value() {
-        let target = CallTarget::Ws {
+        let endpoint = Endpoint::Ws {
             channel: "room 1/a".to_string(),
             messages: 1,
         };
-        let req = ws("ws://127.0.0.1:9", &target, &RequestSpec::default()).unwrap();
+        let req = ws("ws://127.0.0.1:9", &endpoint, &RequestSpec::default()).unwrap();
         assert_eq!(req.uri().path(), "/ws");
         assert_eq!(req.uri().query(), Some("channel=room%201%2Fa"));
     }
@@ -273,16 +273,16 @@ mod tests {
 
     #[test]
     fn a_model_call_body_is_openai_shaped() {
-        let target = CallTarget::Llm {
+        let endpoint = Endpoint::Llm {
             model: "openai-codex/gpt-5".into(),
             stream: true,
             max_tokens: Some(64),
         };
-        let v = body(&target).unwrap();
+        let v = body(&endpoint).unwrap();
         assert_eq!(v["model"], "openai-codex/gpt-5");
         assert_eq!(v["stream"], true);
         assert_eq!(v["max_tokens"], 64);
         assert_eq!(v["messages"][0]["content"], PROMPT);
-        assert_eq!(path(&target), route::CHAT);
+        assert_eq!(path(&endpoint), route::CHAT);
     }
 }

@@ -75,7 +75,7 @@ async fn run(
     let pong_deadline = call.deadlines.inter_token.unwrap_or(target.pong_default);
     let base = format!("ws://{}", target.addr);
     let spec = RequestSpec::of_call(call).with_host(target.host);
-    let req = match request::ws(&base, &call.target, &spec) {
+    let req = match request::ws(&base, &call.endpoint, &spec) {
         Ok(r) => r,
         // Nothing was sent: not the upstream's failure (the breaker does not count it).
         Err(e) => {

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rehearse::engine::{AttemptResult, Call, CallTarget, TimeoutPhase, Transport};
+use rehearse::engine::{AttemptResult, Call, Endpoint, TimeoutPhase, Transport};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -82,9 +82,9 @@ impl FakeTransport {
     }
 
     fn key(&self, call: &Call) -> String {
-        match (self.count_by, &call.target) {
+        match (self.count_by, &call.endpoint) {
             (CountBy::ProfileOrDep, _) => call.bearer.clone().unwrap_or_else(|| call.dep.clone()),
-            (CountBy::Model, CallTarget::Llm { model, .. }) => model.clone(),
+            (CountBy::Model, Endpoint::Llm { model, .. }) => model.clone(),
             _ => call.dep.clone(),
         }
     }
@@ -92,8 +92,8 @@ impl FakeTransport {
 
 /// The model of a model call.
 pub fn model_of(call: &Call) -> Option<&str> {
-    match &call.target {
-        CallTarget::Llm { model, .. } => Some(model),
+    match &call.endpoint {
+        Endpoint::Llm { model, .. } => Some(model),
         _ => None,
     }
 }

@@ -20,7 +20,7 @@ use crate::engine::failover::{
 };
 use crate::engine::outcome::{AttemptResult, Reason};
 use crate::engine::request::EngineRequest;
-use crate::engine::transport::{Call, CallTarget, Origin, Transport};
+use crate::engine::transport::{Call, Endpoint, Origin, Transport};
 use crate::wire::dep::provider_of;
 
 /// How a failed model request ends: its last failure.
@@ -196,7 +196,7 @@ impl<T: Transport> Engine<T> {
             let call = Call {
                 dep: dep.clone(),
                 class,
-                target: CallTarget::Llm {
+                endpoint: Endpoint::Llm {
                     model: p.state.model.clone(),
                     stream: shape.stream,
                     max_tokens: shape.max_tokens,

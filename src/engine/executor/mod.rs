@@ -290,12 +290,12 @@ impl<T: Transport> Engine<T> {
                 idempotent,
                 ..
             } => {
-                let target = req.kind.target();
-                let plan = SimpleCall::tool(name, target, idempotency_key.as_ref(), *idempotent);
+                let endpoint = req.kind.endpoint();
+                let plan = SimpleCall::tool(name, endpoint, idempotency_key.as_ref(), *idempotent);
                 self.handle_simple(&req, worker, plan).await
             }
             RequestKind::Ws { channel, .. } => {
-                let plan = SimpleCall::ws(channel, req.kind.target());
+                let plan = SimpleCall::ws(channel, req.kind.endpoint());
                 self.handle_simple(&req, worker, plan).await
             }
         }

@@ -15,15 +15,15 @@ use crate::engine::budget::{RetryDecision, RetryState, decide_retry};
 use crate::engine::events::{AttemptOutcome, EventKind};
 use crate::engine::failover::classify::{classify, tokens_of};
 use crate::engine::request::{EngineRequest, EngineResponse};
-use crate::engine::transport::{Call, CallTarget, Origin, Transport};
+use crate::engine::transport::{Call, Endpoint, Origin, Transport};
 
 /// What a tool or WebSocket request calls and whether it may be retried.
 #[derive(Debug)]
 pub(super) struct SimpleCall {
     /// The dependency (the tool's name or the channel).
     pub dep: String,
-    /// The transport target.
-    pub target: CallTarget,
+    /// The endpoint every attempt calls.
+    pub endpoint: Endpoint,
     /// The idempotency key every attempt carries, if any.
     pub key: Option<String>,
     /// False for a call that must not run twice without a key.
@@ -33,26 +33,26 @@ pub(super) struct SimpleCall {
 }
 
 impl SimpleCall {
-    /// A tool call to `target` (the request's [`RequestKind::target`]).
+    /// A tool call to `endpoint` (the request's [`RequestKind::endpoint`]).
     ///
-    /// [`RequestKind::target`]: crate::engine::request::RequestKind::target
-    pub fn tool(name: &str, target: CallTarget, key: Option<&String>, idempotent: bool) -> Self {
+    /// [`RequestKind::endpoint`]: crate::engine::request::RequestKind::endpoint
+    pub fn tool(name: &str, endpoint: Endpoint, key: Option<&String>, idempotent: bool) -> Self {
         Self {
             dep: name.to_string(),
-            target,
+            endpoint,
             key: key.cloned(),
             idempotent,
             retryable: true,
         }
     }
 
-    /// A WebSocket session to `target` (the request's [`RequestKind::target`]).
+    /// A WebSocket session to `endpoint` (the request's [`RequestKind::endpoint`]).
     ///
-    /// [`RequestKind::target`]: crate::engine::request::RequestKind::target
-    pub fn ws(channel: &str, target: CallTarget) -> Self {
+    /// [`RequestKind::endpoint`]: crate::engine::request::RequestKind::endpoint
+    pub fn ws(channel: &str, endpoint: Endpoint) -> Self {
         Self {
             dep: channel.to_string(),
-            target,
+            endpoint,
             key: None,
             idempotent: true,
             retryable: false,
@@ -71,7 +71,7 @@ impl<T: Transport> Engine<T> {
         let class = req.op_class();
         let SimpleCall {
             dep,
-            target,
+            endpoint,
             key,
             idempotent,
             retryable,
@@ -93,7 +93,7 @@ impl<T: Transport> Engine<T> {
             let call = Call {
                 dep: dep.clone(),
                 class,
-                target: target.clone(),
+                endpoint: endpoint.clone(),
                 bearer: None,
                 idempotency_key: key.clone(),
                 probe: probe.then(|| dep.clone()),

@@ -19,7 +19,7 @@ use crate::engine::clock::{Clock, Now};
 use crate::engine::events::{Event, EventKind, EventSink, OpClass};
 use crate::engine::failover::profiles::Profile;
 use crate::engine::outcome::AttemptResult;
-use crate::engine::transport::{Call, CallTarget, Deadlines, Origin, Transport};
+use crate::engine::transport::{Call, Deadlines, Endpoint, Origin, Transport};
 use crate::util::speed::Speed;
 
 use super::HealthConfig;
@@ -42,7 +42,7 @@ pub struct Canary {
     /// Its operation class (for the deadlines).
     pub class: OpClass,
     /// What to call.
-    pub target: CallTarget,
+    pub endpoint: Endpoint,
     /// The credential, for model endpoints.
     pub bearer: Option<String>,
 }
@@ -53,7 +53,7 @@ impl Canary {
         Self {
             dep: name.to_string(),
             class: OpClass::ToolCall,
-            target: CallTarget::Tool {
+            endpoint: Endpoint::Tool {
                 name: name.to_string(),
                 body: serde_json::json!({}),
             },
@@ -66,7 +66,7 @@ impl Canary {
         Self {
             dep: channel.to_string(),
             class: OpClass::Session,
-            target: CallTarget::Ws {
+            endpoint: Endpoint::Ws {
                 channel: channel.to_string(),
                 messages: 1,
             },
@@ -79,7 +79,7 @@ impl Canary {
         Self {
             dep: profile.dep(),
             class: OpClass::LlmInference,
-            target: CallTarget::Llm {
+            endpoint: Endpoint::Llm {
                 model: model.to_string(),
                 stream: false,
                 max_tokens: Some(1),
@@ -129,7 +129,7 @@ pub async fn run_canaries<T: Transport, C: CanarySettings>(
                 let call = Call {
                     dep: c.dep.clone(),
                     class: c.class,
-                    target: c.target.clone(),
+                    endpoint: c.endpoint.clone(),
                     bearer: c.bearer.clone(),
                     idempotency_key: None,
                     probe: Some(c.dep.clone()),
