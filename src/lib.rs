@@ -57,6 +57,7 @@ pub mod app;
 pub mod cli;
 pub mod engine;
 pub mod exit;
+pub mod exporter;
 
 /// The harness's internals: `pub` only with the `testing` feature, which the tests, benches and
 /// examples turn on (Cargo.toml); otherwise private to the crate and free to change.
@@ -71,7 +72,7 @@ macro_rules! internal {
 }
 
 internal!(
-    exporter, fleet, host, rehearsal, replay, report, run, scenario, schedule, scrape, target,
+    fleet, host, rehearsal, replay, report, run, scenario, schedule, scrape, target,
     transport, upstream, verdict, wire,
 );
 

@@ -135,7 +135,7 @@ fn host_failure(run: &FleetRun) -> Option<String> {
 }
 
 /// Runs every coordination of `sp` into `dir`; the report (not yet written).
-pub async fn run_fleet_scenario(
+pub(crate) async fn run_fleet_scenario(
     sp: &ScenarioPlan,
     dir: &Path,
     files: &RunFiles,

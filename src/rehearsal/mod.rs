@@ -12,6 +12,6 @@
 //! - `sut`: the system under test, one type with one variant per kind.
 
 mod cmd;
-pub mod sut;
+pub(crate) mod sut;
 
-pub use cmd::command;
+pub(crate) use cmd::command;

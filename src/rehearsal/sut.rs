@@ -13,7 +13,7 @@ use crate::util::shutdown::Shutdown;
 
 /// What a scenario rehearses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SystemUnderTest {
+pub(crate) enum SystemUnderTest {
     /// The embedded failover and breaker engine, in this process: per policy, a fresh mock
     /// upstream, engine (the one rig, [`crate::run::rig`]), `/metrics`, scraper and canaries;
     /// stopped in order at `duration`, on a stop request or when the upstream dies.
@@ -31,7 +31,7 @@ pub enum SystemUnderTest {
 
 impl SystemUnderTest {
     /// The system `sp` rehearses.
-    pub fn of(sp: &ScenarioPlan) -> Self {
+    pub(crate) fn of(sp: &ScenarioPlan) -> Self {
         let file = &sp.checked.file;
         if file.fleet.is_fleet() {
             Self::Fleet
@@ -43,7 +43,7 @@ impl SystemUnderTest {
     }
 
     /// `embedded`, `gateway` or `fleet`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Embedded => "embedded",
             Self::Gateway => "gateway",
@@ -53,7 +53,7 @@ impl SystemUnderTest {
 
     /// Runs every arm of `sp` into `dir` and `files` until it ends or `stop` is requested; the
     /// judged report, not yet written. A harness failure is the report's verdict (`error`).
-    pub async fn rehearse(
+    pub(crate) async fn rehearse(
         self,
         sp: &ScenarioPlan,
         dir: &Path,

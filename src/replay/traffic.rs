@@ -86,7 +86,7 @@ pub enum TrafficError {
 
 impl TrafficError {
     /// The 1-based line number, when the error concerns a line.
-    pub fn line(&self) -> Option<usize> {
+    pub(crate) fn line(&self) -> Option<usize> {
         match self {
             Self::Io { .. } => None,
             Self::Json { line, .. } | Self::Field { line, .. } => Some(*line),

@@ -28,7 +28,7 @@ impl PolicyStatus {
     /// The status of a policy run that started: fail when any expectation failed (a failure
     /// seen before a stop is still a failure), else incomplete when it was stopped early (or
     /// anything was not reached), else pass.
-    pub fn of(expectations: &[ExpectationResult], stopped: bool) -> Self {
+    pub(crate) fn of(expectations: &[ExpectationResult], stopped: bool) -> Self {
         if expectations.iter().any(|e| e.status == ExpectStatus::Fail) {
             Self::Fail
         } else if stopped
@@ -69,7 +69,7 @@ pub struct Stopped {
 impl Stopped {
     /// The report's first line about the stop: `stopped by SIGTERM at 5.0 s of 300 s`, in
     /// scenario time; at a speed other than 1 the wall time follows in parentheses.
-    pub fn line(&self, speed: f64) -> String {
+    pub(crate) fn line(&self, speed: f64) -> String {
         let s = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0);
         let whole = |ms: u64| {
             if ms.is_multiple_of(1000) {
@@ -109,7 +109,7 @@ pub struct TrafficInfo {
 
 impl Report {
     /// The policies listed as `not_run`.
-    pub fn not_run(&self) -> Vec<&str> {
+    pub(crate) fn not_run(&self) -> Vec<&str> {
         self.policies
             .iter()
             .filter(|p| p.status == PolicyStatus::NotRun)
@@ -120,7 +120,7 @@ impl Report {
     /// Fills in what a report.json written before `status` existed lacks, so `rehearse report`
     /// still re-renders it: each expectation's `status` from its `ok`, each policy's from its
     /// `ok`. Leaves present values alone.
-    pub fn upgrade_json(v: &mut serde_json::Value) {
+    pub(crate) fn upgrade_json(v: &mut serde_json::Value) {
         let Some(policies) = v.get_mut("policies").and_then(|p| p.as_array_mut()) else {
             return;
         };

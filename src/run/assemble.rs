@@ -27,7 +27,7 @@ use crate::verdict::scenario_ms_u;
 /// The scenario's faults for the report's config block: a fault's `profile` is the bearer
 /// token it matches (a secret when the profile has a `token`), so it appears as its fingerprint
 /// (`profile_fp`), as `upstream.jsonl` names tokens.
-pub fn faults_without_tokens(faults: &[FaultSpec]) -> serde_json::Value {
+pub(crate) fn faults_without_tokens(faults: &[FaultSpec]) -> serde_json::Value {
     let mut v = serde_json::to_value(faults).unwrap_or_default();
     if let Some(list) = v.as_array_mut() {
         for f in list.iter_mut().filter_map(serde_json::Value::as_object_mut) {
@@ -41,7 +41,7 @@ pub fn faults_without_tokens(faults: &[FaultSpec]) -> serde_json::Value {
 }
 
 /// Replay accuracy of one run.
-pub fn replay_info(run: &PolicyRun) -> ReplayInfo {
+pub(crate) fn replay_info(run: &PolicyRun) -> ReplayInfo {
     ReplayInfo {
         sent: run.replay.sent,
         lag_ms: Lag {
@@ -53,7 +53,7 @@ pub fn replay_info(run: &PolicyRun) -> ReplayInfo {
 }
 
 /// The report section of one policy run.
-pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
+pub(crate) fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
     let file = &plan.checked.file;
     let mut report = build_policy(BuildInput {
         policy: run.policy.as_str(),
@@ -115,7 +115,7 @@ pub fn policy_report(plan: &ScenarioPlan, run: &PolicyRun) -> PolicyReport {
 /// the run's recorder kept, in the section's scenario time: its end, its stop, and — when the
 /// recorder reached its cap — the cut, which ends what was observed there (windows past it are
 /// `not_reached`) and is said in the section (`upstream_cap`). Every kind of run calls this.
-pub fn judge_at_upstream(
+pub(crate) fn judge_at_upstream(
     section: &mut PolicyReport,
     plan: &ScenarioPlan,
     expect: &crate::verdict::Expectations,
@@ -141,7 +141,7 @@ pub fn judge_at_upstream(
 }
 
 /// Appends checked expectations to a policy's section and recomputes its status.
-pub fn add_results(report: &mut PolicyReport, results: Vec<crate::verdict::ExpectationResult>) {
+pub(crate) fn add_results(report: &mut PolicyReport, results: Vec<crate::verdict::ExpectationResult>) {
     if results.is_empty() {
         return;
     }
@@ -152,7 +152,7 @@ pub fn add_results(report: &mut PolicyReport, results: Vec<crate::verdict::Expec
 /// The profile table: the scenario's profiles, then the implicit `PROVIDER:default` profile of
 /// every provider whose endpoint shows up in a timeline without a configured profile (a fallback
 /// model's provider, say), so every `PROVIDER/REGION/FP` lane can be read.
-pub fn profile_table(profiles: &[Profile], policies: &[PolicyReport]) -> Vec<ProfileInfo> {
+pub(crate) fn profile_table(profiles: &[Profile], policies: &[PolicyReport]) -> Vec<ProfileInfo> {
     let info = |p: &Profile, implicit: bool| ProfileInfo {
         id: p.id.clone(),
         dep: p.dep(),
@@ -182,7 +182,7 @@ pub fn profile_table(profiles: &[Profile], policies: &[PolicyReport]) -> Vec<Pro
 
 /// The report section of a policy that never started (`why`): listed with status `not_run`,
 /// every expectation `not_reached`, nothing observed.
-pub fn not_run_report(plan: &ScenarioPlan, policy: Policy, why: &str) -> PolicyReport {
+pub(crate) fn not_run_report(plan: &ScenarioPlan, policy: Policy, why: &str) -> PolicyReport {
     let file = &plan.checked.file;
     let name = policy.as_str();
     let mut expectations = diff_until(
@@ -225,7 +225,7 @@ pub fn not_run_report(plan: &ScenarioPlan, policy: Policy, why: &str) -> PolicyR
 
 /// Everything the report needs besides the runs.
 #[derive(Debug, Clone)]
-pub struct ReportContext {
+pub(crate) struct ReportContext {
     /// RFC 3339 start time.
     pub started_at: String,
     /// `host::fingerprint()` as JSON.
@@ -238,7 +238,7 @@ pub struct ReportContext {
 
 /// The whole report of one scenario: a section per policy run, then one per policy that never
 /// started (a stop or a harness error came first).
-pub fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Report {
+pub(crate) fn report(plan: &ScenarioPlan, runs: &[PolicyRun], ctx: ReportContext) -> Report {
     let file = &plan.checked.file;
     let mut policies: Vec<PolicyReport> = runs.iter().map(|r| policy_report(plan, r)).collect();
     let cut = runs.iter().find(|r| r.stopped.is_some());

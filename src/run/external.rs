@@ -29,7 +29,7 @@ use crate::upstream::{Upstream, UpstreamConfig};
 use crate::util::shutdown::Shutdown;
 
 use super::external_gateway::{finish_gateway, turn_row};
-pub use super::external_report::ExternalRun;
+pub(crate) use super::external_report::ExternalRun;
 
 /// The gateway the turns go to.
 enum Driven {
@@ -39,7 +39,7 @@ enum Driven {
 
 /// Runs `plan` against its external target into `dir`; never fails: a harness failure is the
 /// report's verdict (`error`) and reason.
-pub async fn run_external(
+pub(crate) async fn run_external(
     plan: &ScenarioPlan,
     dir: &Path,
     files: &RunFiles,
@@ -311,7 +311,7 @@ async fn send_turn(
 
 impl TargetReport {
     /// True when every turn got a complete answer.
-    pub fn all_answered(&self) -> bool {
+    pub(crate) fn all_answered(&self) -> bool {
         self.turns.iter().all(|t| t.ok)
     }
 }

@@ -21,11 +21,11 @@ use crate::target::openclaw::{AuthState, LoggedDecision};
 use crate::util::shutdown::cause;
 
 /// Per fault table: how many requests it applied to, and the kept hits.
-pub type Hits = std::collections::BTreeMap<usize, (u64, Vec<crate::report::model::FaultHit>)>;
+pub(super) type Hits = std::collections::BTreeMap<usize, (u64, Vec<crate::report::model::FaultHit>)>;
 
 /// Everything one external run observed.
 #[derive(Debug)]
-pub struct ExternalRun<'a> {
+pub(crate) struct ExternalRun<'a> {
     plan: &'a ScenarioPlan,
     start_unix_s: f64,
     /// The `target` block.
@@ -50,7 +50,7 @@ pub struct ExternalRun<'a> {
 
 impl<'a> ExternalRun<'a> {
     /// An empty run of `plan` started at `start_unix_s`.
-    pub fn new(plan: &'a ScenarioPlan, start_unix_s: f64) -> Self {
+    pub(crate) fn new(plan: &'a ScenarioPlan, start_unix_s: f64) -> Self {
         Self {
             plan,
             start_unix_s,
@@ -67,18 +67,18 @@ impl<'a> ExternalRun<'a> {
     }
 
     /// Moves the run's start (to when the gateway became healthy).
-    pub fn set_start(&mut self, start_unix_s: f64) {
+    pub(crate) fn set_start(&mut self, start_unix_s: f64) {
         self.start_unix_s = start_unix_s;
         self.scrapes = CompactScrapes::new(start_unix_s);
     }
 
     /// The report of a run that ended on a harness failure (`why`).
-    pub fn failed(self, why: String) -> Report {
+    pub(crate) fn failed(self, why: String) -> Report {
         self.report(Some(why))
     }
 
     /// The report of a finished (or stopped) run.
-    pub fn into_report(self) -> Report {
+    pub(crate) fn into_report(self) -> Report {
         self.report(None)
     }
 

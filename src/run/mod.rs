@@ -20,23 +20,23 @@
 //! - `progress`: the terminal bar (a stop request, SIGINT/SIGTERM included, is
 //!   [`crate::util::shutdown::Shutdown`]).
 
-pub mod assemble;
+pub(crate) mod assemble;
 pub mod contradictions;
-pub mod dispatch;
+pub(crate) mod dispatch;
 pub mod embedded;
-pub mod external;
+pub(crate) mod external;
 mod external_gateway;
 mod external_report;
-pub mod fault_scope;
+pub(crate) mod fault_scope;
 pub mod harness;
-pub mod health;
+pub(crate) mod health;
 pub mod lock;
-pub mod observe;
+pub(crate) mod observe;
 pub mod plan;
-pub mod progress;
-pub mod recorder;
-pub mod rig;
-pub mod rundir;
-pub mod sinks;
-pub mod suite;
+pub(crate) mod progress;
+pub(crate) mod recorder;
+pub(crate) mod rig;
+pub(crate) mod rundir;
+pub(crate) mod sinks;
+pub(crate) mod suite;
 mod supervise;

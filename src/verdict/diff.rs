@@ -23,7 +23,7 @@ use super::{
 use crate::scrape::{Exposition, Transition};
 
 /// Floor of every scaled tolerance.
-pub const MIN_TOLERANCE_MS: i64 = 20;
+pub(crate) const MIN_TOLERANCE_MS: i64 = 20;
 
 /// One request the upstream received (from its records; canaries left out), with whether it
 /// was a breaker probe.
@@ -38,7 +38,7 @@ pub struct ProbeArrival {
 }
 
 /// A duration at speed 1 → ms at `speed` (saturating; see [`crate::util::speed::scale_ms`]).
-pub fn scaled_ms(d: Duration, speed: f64) -> i64 {
+pub(crate) fn scaled_ms(d: Duration, speed: f64) -> i64 {
     crate::util::speed::scale_ms(d, speed)
 }
 
@@ -48,13 +48,13 @@ pub fn scaled_tolerance(d: Duration, speed: f64) -> i64 {
 }
 
 /// A scenario duration in ms (saturating).
-pub fn nominal_ms(d: Duration) -> i64 {
+pub(crate) fn nominal_ms(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// The tolerance [`scaled_tolerance`] applies, said in scenario time: the nominal tolerance, or
 /// the 20 ms wall-clock floor × speed when that is larger.
-pub fn shown_tolerance(d: Duration, speed: f64) -> i64 {
+pub(crate) fn shown_tolerance(d: Duration, speed: f64) -> i64 {
     nominal_ms(d).max(scenario_ms(MIN_TOLERANCE_MS, speed))
 }
 
@@ -291,7 +291,7 @@ fn due(exp_t: Option<i64>, tol: i64) -> Decided {
     exp_t.map_or(Decided::EndOfRun, |t| Decided::At(t.saturating_add(tol)))
 }
 
-pub use crate::util::units::num;
+pub(crate) use crate::util::units::num;
 
 fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> ExpectationResult {
     let eps = |x: f64| 1e-9 * x.abs().max(1.0);

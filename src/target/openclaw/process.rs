@@ -235,17 +235,17 @@ impl Gateway {
 
     /// The process (and process-group) id of what was spawned: `openclaw`, or `unshare` when
     /// it runs in a namespace.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
 
     /// Its loopback port.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// Its directories.
-    pub fn dirs(&self) -> &GatewayDirs {
+    pub(crate) fn dirs(&self) -> &GatewayDirs {
         &self.sandbox.dirs
     }
 
@@ -255,7 +255,7 @@ impl Gateway {
     }
 
     /// OpenClaw's version.
-    pub fn version(&self) -> &str {
+    pub(crate) fn version(&self) -> &str {
         &self.version
     }
 
@@ -270,7 +270,7 @@ impl Gateway {
     }
 
     /// Whether it is still running.
-    pub fn running(&mut self) -> bool {
+    pub(crate) fn running(&mut self) -> bool {
         match self.child.as_mut() {
             Some(c) => matches!(c.try_wait(), Ok(None)),
             None => false,
