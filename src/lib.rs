@@ -60,20 +60,23 @@ pub mod exit;
 pub mod exporter;
 
 /// The harness's internals: `pub` only with the `testing` feature, which the tests, benches and
-/// examples turn on (Cargo.toml); otherwise private to the crate and free to change.
+/// examples turn on (Cargo.toml); otherwise private to the crate and free to change. Without the
+/// feature, what only the tests reach (their helpers, the re-exports they import through) is dead:
+/// dead code is linted in the feature's build, the one `clippy --all-targets` checks.
 macro_rules! internal {
     ($($name:ident),* $(,)?) => {$(
         #[cfg(feature = "testing")]
         #[doc(hidden)]
         pub mod $name;
         #[cfg(not(feature = "testing"))]
+        #[allow(dead_code, unused_imports, reason = "the tests' own items; see `internal!`")]
         mod $name;
     )*};
 }
 
 internal!(
-    fleet, host, rehearsal, replay, report, run, scenario, schedule, scrape, target,
-    transport, upstream, verdict, wire,
+    fleet, host, rehearsal, replay, report, run, scenario, schedule, scrape, target, transport,
+    upstream, verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and
@@ -83,4 +86,9 @@ internal!(
 #[doc(hidden)]
 pub mod util;
 #[cfg(not(feature = "testing"))]
+#[allow(
+    dead_code,
+    unused_imports,
+    reason = "the tests' own items; see `internal!`"
+)]
 mod util;

@@ -28,4 +28,3 @@ pub(crate) mod section;
 pub(crate) mod spec;
 
 pub(crate) use scenario::run_fleet_scenario;
-pub(crate) use section::FleetSection;

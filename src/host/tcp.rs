@@ -74,6 +74,7 @@ pub struct TcpStack {
 impl TcpStack {
     /// Kernel keepalive dead-peer detection with the host defaults:
     /// idle + interval × probes, or `None` if a value is missing.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn keepalive_detection(&self) -> Option<Duration> {
         let idle = self.keepalive_idle_ms?;
         let intvl = self.keepalive_interval_ms?;
@@ -97,9 +98,11 @@ pub struct PortRange {
 /// 500 ms class, so a dead peer found by keepalive is noticed on a 500 ms grid.
 /// (`apple-oss-distributions/xnu:bsd/netinet/tcp_var.h`:
 /// `TCP_TIMER_500MS_QUANTUM (TCP_RETRANSHZ/2)`; `tcp_timer.c` `need_to_resched_timerlist`.)
+#[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "read on macOS only"))]
 pub(crate) const MACOS_KEEP_TIMER_MS: u64 = 500;
 /// XNU retransmit and delayed-ACK timers run in the 100 ms class
 /// (`xnu:bsd/netinet/tcp_var.h`: `TCP_TIMER_100MS_QUANTUM (TCP_RETRANSHZ/10)`).
+#[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "read on macOS only"))]
 pub(crate) const MACOS_REXMT_TIMER_MS: u64 = 100;
 /// Linux timer wheel: each level is 8× coarser than the one below (`LVL_CLK_SHIFT` 3) and holds
 /// 64 buckets (`LVL_BITS` 6), so a timer `d` jiffies away fires on a grid of 8^level jiffies
@@ -130,6 +133,7 @@ pub struct TimerFacts {
 
 impl TimerFacts {
     /// The documented XNU timer classes.
+    #[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "read on macOS only"))]
     pub(crate) fn macos() -> Self {
         Self {
             keep_timer_ms: Some(MACOS_KEEP_TIMER_MS),

@@ -43,6 +43,7 @@ impl SystemUnderTest {
     }
 
     /// `embedded`, `gateway` or `fleet`.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Embedded => "embedded",

@@ -28,10 +28,6 @@ pub(crate) mod target;
 pub(crate) mod target_section;
 pub(crate) mod write;
 
-pub(crate) use build::{PolicyRun, build_policy, rfc3339, summary_from};
+pub(crate) use build::rfc3339;
 pub(crate) use cmd::command;
-pub(crate) use model::{
-    FaultWindow, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION,
-    Stopped, Summary, TimeBase, UpstreamCap, Verdict,
-};
 pub use write::{write_all, write_rendered};

@@ -116,6 +116,7 @@ pub(crate) struct Rig {
     /// Its breakers.
     pub breakers: Arc<Breakers>,
     /// Its metrics.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub metrics: Arc<Metrics>,
     /// The transport's read-failure diagnostics.
     pub diagnostics: Arc<Diagnostics>,

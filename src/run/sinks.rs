@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::engine::{Event, EventSink};
 use crate::scrape::{Exposition, ScrapeSink};
 
-pub(crate) use crate::util::jsonl::{BLOCK, JsonlFile};
+pub(crate) use crate::util::jsonl::JsonlFile;
 
 /// A line tagged with the policy run it belongs to and its instant in scenario time.
 #[derive(Debug, Serialize)]
@@ -154,6 +154,7 @@ impl PromFile {
     }
 
     /// Scrapes written so far.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn scrapes(&self) -> u64 {
         self.scrapes.load(Ordering::Relaxed)
     }

@@ -151,6 +151,7 @@ pub(crate) fn profile_fingerprints(file: &ScenarioFile) -> BTreeMap<String, Stri
 }
 
 /// The provider of every model call in the traffic (for checks).
+#[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
 pub(crate) fn traffic_providers(traffic: &[TrafficLine]) -> Vec<String> {
     let mut out: Vec<String> = traffic
         .iter()

@@ -71,6 +71,7 @@ impl TunedConnector {
     }
 
     /// The tuning applied to each connection.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn tuning(&self) -> &TcpTuning {
         &self.tuning
     }

@@ -85,6 +85,7 @@ impl HttpTransport {
     }
 
     /// The shared diagnostics counters.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn diagnostics(&self) -> &Arc<Diagnostics> {
         &self.diag
     }

@@ -33,7 +33,7 @@ pub use faults::RouteKind;
 pub use faults::{Action, FaultSpec, parse_fault_file};
 pub use record::{MemoryRecords, RecordSink, RequestRoute, UnknownRoute, UpstreamRecord};
 pub use server::serve;
-pub(crate) use stats::{Arrival, DepStats, ProfileStats, RouteStats, Stats};
+pub(crate) use stats::Stats;
 
 use crate::util::shutdown::Shutdown;
 use crate::util::speed::Speed;
@@ -142,6 +142,7 @@ impl Upstream {
     }
 
     /// Whether [`Upstream::halt`] was called.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn is_halted(&self) -> bool {
         self.halted.is_requested()
     }
@@ -162,6 +163,7 @@ impl Upstream {
     }
 
     /// The speed factor.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn speed(&self) -> Speed {
         self.speed
     }

@@ -106,6 +106,10 @@ impl JsonlFile {
     }
 
     /// Lines written so far.
+    #[allow(
+        dead_code,
+        reason = "no caller in the crate or its tests (found when the internals went pub(crate))"
+    )]
     pub(crate) fn lines(&self) -> u64 {
         self.lines.load(Ordering::Relaxed)
     }

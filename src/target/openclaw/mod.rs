@@ -76,4 +76,4 @@ pub use install::{Install, InstallError};
 pub use log::{Decision, LoggedDecision};
 pub use process::{Gateway, Stopped};
 pub use sandbox::TmpIsolation;
-pub(crate) use state::{AuthState, ProfileState};
+pub(crate) use state::AuthState;

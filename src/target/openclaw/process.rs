@@ -32,6 +32,7 @@ pub struct Gateway {
     token: String,
     sandbox: Sandbox,
     node: PathBuf,
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     version: String,
     tmp_before: Option<TmpRecord>,
     options: GatewayOptions,
@@ -235,16 +236,19 @@ impl Gateway {
 
     /// The process (and process-group) id of what was spawned: `openclaw`, or `unshare` when
     /// it runs in a namespace.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
 
     /// Its loopback port.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// Its directories.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn dirs(&self) -> &GatewayDirs {
         &self.sandbox.dirs
     }
@@ -255,6 +259,7 @@ impl Gateway {
     }
 
     /// OpenClaw's version.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub(crate) fn version(&self) -> &str {
         &self.version
     }

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-pub(crate) use crate::util::proc::{group_alive, signal_group, signal_pid};
+pub(crate) use crate::util::proc::{signal_group, signal_pid};
 
 /// Every descendant of `root` (not `root` itself), from `ps` (Linux and macOS).
 pub(crate) fn descendants(root: u32) -> Vec<u32> {

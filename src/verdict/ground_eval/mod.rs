@@ -22,6 +22,7 @@ pub(crate) struct UpstreamFacts<'a> {
     /// The `--speed` divisor the records' times are at.
     pub speed: f64,
     /// Scenario ms the run observed (the end of open windows).
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub end_ms: u64,
     /// Scenario ms of an early stop.
     pub stopped_at_ms: Option<u64>,
