@@ -54,23 +54,43 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
+// The public API (docs/architecture.md, "Public API"): the binary's entry and the embeddable engine.
 pub mod app;
 pub mod cli;
 pub mod engine;
 pub mod exit;
 pub mod exporter;
-pub mod fleet;
-pub mod gateway;
-pub mod host;
-pub mod rehearsal;
-pub mod replay;
-pub mod report;
-pub mod run;
-pub mod scenario;
-pub mod schedule;
-pub mod scrape;
-pub mod transport;
-pub mod upstream;
+
+/// The harness's internals: `pub` only with the `testing` feature, which the tests, benches and
+/// examples turn on (Cargo.toml); otherwise private to the crate and free to change. Without the
+/// feature, what only the tests reach (their helpers, the re-exports they import through) is dead:
+/// dead code is linted in the feature's build, the one `clippy --all-targets` checks.
+macro_rules! internal {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "testing")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "testing"))]
+        #[allow(dead_code, unused_imports, reason = "the tests' own items; see `internal!`")]
+        mod $name;
+    )*};
+}
+
+internal!(
+    fleet, gateway, host, rehearsal, replay, report, run, scenario, schedule, scrape, transport,
+    upstream, verdict, wire,
+);
+
+// Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and
+// `outln!`, which the crate calls as `crate::errln!`, and such a path cannot name a macro defined
+// inside a macro-expanded module.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
 pub mod util;
-pub mod verdict;
-pub mod wire;
+#[cfg(not(feature = "testing"))]
+#[allow(
+    dead_code,
+    unused_imports,
+    reason = "the tests' own items; see `internal!`"
+)]
+mod util;

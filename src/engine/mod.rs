@@ -76,3 +76,6 @@ pub use failover::profiles::Profile;
 pub use outcome::{AttemptResult, Reason, TimeoutPhase, TransportFailure};
 pub use request::{EngineRequest, EngineResponse, RequestKind};
 pub use transport::{Call, Deadlines, Endpoint, Origin, Transport};
+// The `--speed` factor the engine's timings are divided by (`EngineOptions::speed`,
+// `Breakers::new`, `BreakerConfig::scaled`): shared with the harness, named here for embedders.
+pub use crate::util::speed::{Speed, SpeedError};

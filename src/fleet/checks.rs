@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::spec::HostMode;
 use crate::engine::BreakerState;
-pub use crate::report::fleet_model::{Agreement, CloseCheck, FleetProbe, Outage, Spacing, Spell};
+pub(crate) use crate::report::fleet_model::{Agreement, CloseCheck, FleetProbe, Outage, Spacing, Spell};
 use crate::scrape::Transition;
 
 fn times<'a>(probes: &'a [FleetProbe], dep: &'a str) -> impl Iterator<Item = &'a FleetProbe> {
@@ -33,7 +33,7 @@ fn max_in_window(ts: &[u64], width: u64) -> u64 {
 }
 
 /// Spacing of `dep`'s probes; `interval_ms` is the probe interval at the run's speed.
-pub fn spacing(probes: &[FleetProbe], dep: &str, interval_ms: u64) -> Spacing {
+pub(crate) fn spacing(probes: &[FleetProbe], dep: &str, interval_ms: u64) -> Spacing {
     let mut ts: Vec<u64> = times(probes, dep).map(|p| p.t_ms).collect();
     ts.sort_unstable();
     let gaps: Vec<u64> = ts.windows(2).map(|w| w[1] - w[0]).collect();
@@ -59,7 +59,7 @@ pub fn spacing(probes: &[FleetProbe], dep: &str, interval_ms: u64) -> Spacing {
 }
 
 /// `dep`'s half-open spells as the upstream saw them (gaps over `split_ms` start a new one).
-pub fn spells(probes: &[FleetProbe], dep: &str, split_ms: u64) -> Vec<Spell> {
+pub(crate) fn spells(probes: &[FleetProbe], dep: &str, split_ms: u64) -> Vec<Spell> {
     let mut ps: Vec<&FleetProbe> = times(probes, dep).collect();
     ps.sort_by_key(|p| p.t_ms);
     let mut out: Vec<(Spell, BTreeSet<&str>)> = Vec::new();
@@ -91,7 +91,7 @@ pub fn spells(probes: &[FleetProbe], dep: &str, split_ms: u64) -> Vec<Spell> {
 
 /// The first close of each outage: the earliest `half_open → closed` of any host, ignoring
 /// the other hosts' closes within `merge_ms` after it.
-pub fn fleet_closes(hosts: &[(String, Vec<Transition>)], dep: &str, merge_ms: u64) -> Vec<u64> {
+pub(crate) fn fleet_closes(hosts: &[(String, Vec<Transition>)], dep: &str, merge_ms: u64) -> Vec<u64> {
     let mut ts: Vec<u64> = hosts
         .iter()
         .flat_map(|(_, tr)| tr.iter())
@@ -111,7 +111,7 @@ pub fn fleet_closes(hosts: &[(String, Vec<Transition>)], dep: &str, merge_ms: u6
 /// For each close in `closes`, the hosts whose probes succeeded between the last failed probe
 /// before it and the close (`slack_ms` later, for a probe answered just before the close that
 /// arrived a moment before it was recorded).
-pub fn distinct_before_close(
+pub(crate) fn distinct_before_close(
     probes: &[FleetProbe],
     dep: &str,
     closes: &[u64],
@@ -140,7 +140,7 @@ pub fn distinct_before_close(
 
 /// Groups every host's entries into `dep`'s `to` states: entries within `window_ms` of a
 /// group's first entry join it (each host once); the spread of each group.
-pub fn agreement(hosts: &[(String, Vec<Transition>)], dep: &str, window_ms: u64) -> Vec<Agreement> {
+pub(crate) fn agreement(hosts: &[(String, Vec<Transition>)], dep: &str, window_ms: u64) -> Vec<Agreement> {
     let mut all: Vec<(u64, BreakerState, &str)> = hosts
         .iter()
         .flat_map(|(h, tr)| {
@@ -178,7 +178,7 @@ pub fn agreement(hosts: &[(String, Vec<Transition>)], dep: &str, window_ms: u64)
 
 /// The outage `[down_ms, up_ms)` from every host's mode changes and the probes; `interval_ms`
 /// the probe interval.
-pub fn outage(
+pub(crate) fn outage(
     down_ms: u64,
     up_ms: Option<u64>,
     modes: &[(String, Vec<(u64, HostMode)>)],

@@ -2,7 +2,7 @@
 
 /// A harness failure of a fleet run (exit 3).
 #[derive(Debug, thiserror::Error)]
-pub enum FleetError {
+pub(crate) enum FleetError {
     /// A loopback listener could not be bound.
     #[error("binding a loopback port for the mock upstream: {0}")]
     Bind(std::io::Error),

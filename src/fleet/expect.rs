@@ -31,7 +31,7 @@ fn row(
 
 /// The rows of `e` for `dep` (`None`: the run saw neither probes nor transitions of it) and
 /// the run's coordinator `outages`.
-pub fn check(
+pub(crate) fn check(
     e: &ExpectFleet,
     dep: Option<&DepFleet>,
     outages: &[Outage],

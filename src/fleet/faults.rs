@@ -20,7 +20,7 @@ use crate::util::speed::scale;
 
 /// One coordinator fault, in run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CoordFault {
+pub(crate) enum CoordFault {
     /// Redis is down in `[from, until)` (`until` `None`: for the rest of the run).
     Down {
         /// Start, run time.
@@ -41,11 +41,11 @@ pub enum CoordFault {
 
 /// The coordinator faults of a scenario.
 #[derive(Debug, Clone, Default)]
-pub struct CoordinatorFaults(pub Vec<CoordFault>);
+pub(crate) struct CoordinatorFaults(pub Vec<CoordFault>);
 
 /// What the fault task did, in run ms: (when, `Some(back up?)` for a `down` step, what).
 #[derive(Debug, Default)]
-pub struct FaultLog(Mutex<Vec<(u64, Option<bool>, String)>>);
+pub(crate) struct FaultLog(Mutex<Vec<(u64, Option<bool>, String)>>);
 
 impl FaultLog {
     fn push(&self, at: Instant, start: Instant, up: Option<bool>, what: String) {
@@ -54,13 +54,13 @@ impl FaultLog {
     }
 
     /// Everything so far: (run ms, what).
-    pub fn entries(&self) -> Vec<(u64, String)> {
+    pub(crate) fn entries(&self) -> Vec<(u64, String)> {
         let g = self.0.locked();
         g.iter().map(|(t, _, w)| (*t, w.clone())).collect()
     }
 
     /// The outages: (down ms, back-up ms if it came back).
-    pub fn outages(&self) -> Vec<(u64, Option<u64>)> {
+    pub(crate) fn outages(&self) -> Vec<(u64, Option<u64>)> {
         let g = self.0.locked();
         let mut out: Vec<(u64, Option<u64>)> = Vec::new();
         for (t, up, _) in g.iter() {
@@ -76,7 +76,7 @@ impl FaultLog {
 
 impl CoordinatorFaults {
     /// The `route = "coordinator"` faults of `faults`, windows divided by `speed`.
-    pub fn of(faults: &[FaultSpec], speed: f64) -> Self {
+    pub(crate) fn of(faults: &[FaultSpec], speed: f64) -> Self {
         let s = |d: Duration| scale(d, speed);
         Self(
             faults
@@ -100,14 +100,14 @@ impl CoordinatorFaults {
     }
 
     /// True when a latency fault needs the proxy in front of Redis.
-    pub fn needs_proxy(&self) -> bool {
+    pub(crate) fn needs_proxy(&self) -> bool {
         self.0
             .iter()
             .any(|f| matches!(f, CoordFault::Latency { .. }))
     }
 
     /// The delay a command sent at `at` (run time) waits.
-    pub fn delay_at(&self, at: Duration) -> Duration {
+    pub(crate) fn delay_at(&self, at: Duration) -> Duration {
         self.0
             .iter()
             .filter_map(|f| match *f {
@@ -124,7 +124,7 @@ impl CoordinatorFaults {
 
     /// Applies the `down` faults to `redis` on their schedule (from `start`), logging each
     /// stop and restart; then holds `redis` until the task is dropped (which stops it).
-    pub async fn run(self, mut redis: Option<SpawnedRedis>, start: Instant, log: Arc<FaultLog>) {
+    pub(crate) async fn run(self, mut redis: Option<SpawnedRedis>, start: Instant, log: Arc<FaultLog>) {
         // (when, step): `Some(up)` for a `down` step, `None` a latency note.
         let mut steps: Vec<(Duration, Option<bool>, String)> = Vec::new();
         for f in &self.0 {
@@ -182,7 +182,7 @@ impl CoordinatorFaults {
 /// A loopback TCP proxy in front of Redis that delays what hosts send by the latency faults'
 /// delay at that moment of the run (none before `start` is set: the run's `go`). Ends when its
 /// task is dropped.
-pub async fn latency_proxy(
+pub(crate) async fn latency_proxy(
     redis: SocketAddr,
     faults: CoordinatorFaults,
     start: Arc<std::sync::OnceLock<Instant>>,

@@ -28,7 +28,7 @@ use crate::run::sinks::{EventsWriter, JsonlFile, TransitionLog};
 use crate::util::shutdown::Shutdown;
 
 /// How often a coordinated host reads the shared records.
-pub const FOLLOW_EVERY: Duration = Duration::from_millis(25);
+pub(crate) const FOLLOW_EVERY: Duration = Duration::from_millis(25);
 
 /// Counts `CoordinatorError` events (the host's share of `coordinator_errors_total`) and keeps
 /// its `CoordinatorMode` changes (engine ms, mode).
@@ -53,7 +53,7 @@ impl EventSink for CoordLog {
 }
 
 /// Runs the host described by the JSON file at `spec_path`.
-pub fn command(spec_path: &std::path::Path) -> CmdResult {
+pub(crate) fn command(spec_path: &std::path::Path) -> CmdResult {
     let text = std::fs::read_to_string(spec_path)
         .with_context(|| format!("reading {}", spec_path.display()))
         .map_err(CmdError::bad_input)?;

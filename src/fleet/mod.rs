@@ -17,17 +17,16 @@
 //!   and transitions, the other hosts' transitions, every final scrape merged, the `[[expect.fleet]]`
 //!   rows) and the `fleet` section as its report part, for `run::assemble`.
 
-pub mod checks;
+pub(crate) mod checks;
 mod error;
-pub mod expect;
-pub mod faults;
-pub mod host;
+pub(crate) mod expect;
+pub(crate) mod faults;
+pub(crate) mod host;
 mod launch;
-pub mod redis_server;
-pub mod run;
-pub mod scenario;
-pub mod section;
-pub mod spec;
+pub(crate) mod redis_server;
+pub(crate) mod run;
+pub(crate) mod scenario;
+pub(crate) mod section;
+pub(crate) mod spec;
 
-pub use scenario::run_fleet_scenario;
-pub use section::FleetSection;
+pub(crate) use scenario::run_fleet_scenario;

@@ -13,7 +13,7 @@ use crate::util::watchdog::Watchdog;
 
 /// Why the run's redis-server could not be started.
 #[derive(Debug, thiserror::Error)]
-pub enum RedisSpawnError {
+pub(crate) enum RedisSpawnError {
     /// Not on PATH (or not runnable).
     #[error(
         "`redis-server` could not be run ({0}); install it (macOS: brew install redis; Debian: \
@@ -30,7 +30,7 @@ pub enum RedisSpawnError {
 
 /// A running redis-server (stopped on drop).
 #[derive(Debug)]
-pub struct SpawnedRedis {
+pub(crate) struct SpawnedRedis {
     child: Option<Child>,
     /// Stops it if the run dies without stopping it.
     guard: Option<Watchdog>,
@@ -44,7 +44,7 @@ fn free_port() -> Result<u16, RedisSpawnError> {
 }
 
 /// True when `PING` on `port` answers `+PONG`.
-pub fn pong(port: u16) -> bool {
+pub(crate) fn pong(port: u16) -> bool {
     let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
         return false;
     };
@@ -55,7 +55,7 @@ pub fn pong(port: u16) -> bool {
 
 impl SpawnedRedis {
     /// Starts one with its working directory `dir` (created) and waits until it answers.
-    pub fn start(dir: &Path) -> Result<Self, RedisSpawnError> {
+    pub(crate) fn start(dir: &Path) -> Result<Self, RedisSpawnError> {
         std::fs::create_dir_all(dir).map_err(RedisSpawnError::Missing)?;
         let mut last = RedisSpawnError::NoAnswer(0);
         for _ in 0..5 {
@@ -104,17 +104,17 @@ impl SpawnedRedis {
     }
 
     /// `redis://127.0.0.1:PORT`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
     /// Its pid while it runs.
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
     }
 
     /// Kills it (SIGKILL, by its pid) and reaps it: its data is gone.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
@@ -125,7 +125,7 @@ impl SpawnedRedis {
     }
 
     /// Starts it again on the same port, empty (a restart without persistence).
-    pub fn restart(&mut self) -> Result<(), RedisSpawnError> {
+    pub(crate) fn restart(&mut self) -> Result<(), RedisSpawnError> {
         self.kill();
         self.spawn()
     }

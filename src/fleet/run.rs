@@ -19,7 +19,7 @@ use tokio::net::TcpListener;
 use tokio::time::{Instant, sleep_until, timeout};
 
 use super::checks::FleetProbe;
-pub use super::error::FleetError;
+pub(crate) use super::error::FleetError;
 use super::faults::{CoordinatorFaults, FaultLog};
 use super::launch::start_host;
 use super::redis_server::SpawnedRedis;
@@ -57,7 +57,7 @@ fn redis_addr(url: &str) -> Option<SocketAddr> {
 
 /// What one host did.
 #[derive(Debug)]
-pub struct HostRun {
+pub(crate) struct HostRun {
     /// `h0`, `h1`, ...
     pub id: String,
     /// Its wall-clock offset, ms.
@@ -72,7 +72,7 @@ pub struct HostRun {
 
 /// Everything one coordination run observed.
 #[derive(Debug)]
-pub struct FleetRun {
+pub(crate) struct FleetRun {
     /// `none` or `redis`.
     pub coordination: Coordination,
     /// Wall time the run took, ms.
@@ -110,7 +110,7 @@ impl Drop for StopOnDrop {
 }
 
 /// Runs `plan` with `coordination`, writing into `run_dir` and `files`.
-pub async fn run_coordination(
+pub(crate) async fn run_coordination(
     plan: &ScenarioPlan,
     coordination: Coordination,
     run_dir: &Path,

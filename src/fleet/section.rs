@@ -15,7 +15,7 @@ use crate::engine::breaker::BreakerConfig;
 use crate::scrape::{StatePoint, Transition};
 use crate::verdict::scenario_ms_u;
 
-pub use crate::report::fleet_model::{
+pub(crate) use crate::report::fleet_model::{
     DepFleet, FleetRunReport, FleetSection, HostRow, MAX_PROBES_SHOWN,
 };
 
@@ -44,7 +44,7 @@ fn scen_probe(p: &FleetProbe, speed: f64) -> FleetProbe {
 }
 
 /// The section of one run; `cfg` the breakers' configuration, `speed` the run's.
-pub fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> FleetRunReport {
+pub(crate) fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> FleetRunReport {
     let interval = crate::util::speed::scale(cfg.probe_interval, speed);
     let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
     let open_ms = u64::try_from(crate::util::speed::scale(cfg.open_for, speed).as_millis())

@@ -18,7 +18,7 @@ use crate::replay::traffic::TrafficLine;
 
 /// One host's orders.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HostSpec {
+pub(crate) struct HostSpec {
     /// The scenario file (the host checks and loads it, traffic included).
     pub scenario: PathBuf,
     /// This host's index, 0-based.
@@ -50,7 +50,7 @@ pub struct HostSpec {
 
 /// What a host prints when it is done.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostDone {
+pub(crate) struct HostDone {
     /// Requests it replayed.
     pub sent: u64,
     /// Of those, failed ones.
@@ -78,7 +78,7 @@ pub struct HostDone {
 /// Where a coordinated host's breaker decisions are made, as its `CoordinatorMode` events say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum HostMode {
+pub(crate) enum HostMode {
     /// On the shared coordinator (its mode `redis`, `in_process`).
     Coordinated,
     /// Fallen back to its local breakers (mode `local`: the coordinator is unreachable).
@@ -87,7 +87,7 @@ pub enum HostMode {
 
 impl HostMode {
     /// The mode a `CoordinatorMode { mode }` event names.
-    pub fn of(mode: &str) -> Self {
+    pub(crate) fn of(mode: &str) -> Self {
         if mode == "local" {
             Self::Local
         } else {
@@ -105,7 +105,7 @@ fn fnv1a(s: &str) -> u64 {
 
 /// Which of `hosts` hosts serves line `i` of the traffic: by its session (every request of
 /// a session goes to one host), else by tenant, else round robin by position.
-pub fn host_of(line: &TrafficLine, i: usize, hosts: usize) -> usize {
+pub(crate) fn host_of(line: &TrafficLine, i: usize, hosts: usize) -> usize {
     let hosts = hosts.max(1);
     match line.session.as_deref().or(line.tenant.as_deref()) {
         Some(key) => (fnv1a(key) % hosts as u64) as usize,
@@ -114,7 +114,7 @@ pub fn host_of(line: &TrafficLine, i: usize, hosts: usize) -> usize {
 }
 
 /// Host `index`'s share of `traffic`, in order.
-pub fn share(traffic: &[TrafficLine], index: usize, hosts: usize) -> Vec<TrafficLine> {
+pub(crate) fn share(traffic: &[TrafficLine], index: usize, hosts: usize) -> Vec<TrafficLine> {
     traffic
         .iter()
         .enumerate()

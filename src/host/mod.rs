@@ -24,7 +24,7 @@ mod checks;
 mod linux;
 #[cfg(target_os = "macos")]
 mod macos;
-pub mod tcp;
+pub(crate) mod tcp;
 
 pub use checks::{Check, Contradiction, Severity, contradictions};
 pub use tcp::{HostInfo, PortRange, TcpStack, TimerFacts};

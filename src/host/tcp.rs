@@ -74,7 +74,8 @@ pub struct TcpStack {
 impl TcpStack {
     /// Kernel keepalive dead-peer detection with the host defaults:
     /// idle + interval × probes, or `None` if a value is missing.
-    pub fn keepalive_detection(&self) -> Option<Duration> {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn keepalive_detection(&self) -> Option<Duration> {
         let idle = self.keepalive_idle_ms?;
         let intvl = self.keepalive_interval_ms?;
         let probes = u64::from(self.keepalive_probes?);
@@ -97,19 +98,21 @@ pub struct PortRange {
 /// 500 ms class, so a dead peer found by keepalive is noticed on a 500 ms grid.
 /// (`apple-oss-distributions/xnu:bsd/netinet/tcp_var.h`:
 /// `TCP_TIMER_500MS_QUANTUM (TCP_RETRANSHZ/2)`; `tcp_timer.c` `need_to_resched_timerlist`.)
-pub const MACOS_KEEP_TIMER_MS: u64 = 500;
+#[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "read on macOS only"))]
+pub(crate) const MACOS_KEEP_TIMER_MS: u64 = 500;
 /// XNU retransmit and delayed-ACK timers run in the 100 ms class
 /// (`xnu:bsd/netinet/tcp_var.h`: `TCP_TIMER_100MS_QUANTUM (TCP_RETRANSHZ/10)`).
-pub const MACOS_REXMT_TIMER_MS: u64 = 100;
+#[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "read on macOS only"))]
+pub(crate) const MACOS_REXMT_TIMER_MS: u64 = 100;
 /// Linux timer wheel: each level is 8× coarser than the one below (`LVL_CLK_SHIFT` 3) and holds
 /// 64 buckets (`LVL_BITS` 6), so a timer `d` jiffies away fires on a grid of 8^level jiffies
 /// where level is the first with d < 64 × 8^level — up to ~12.5 % late.
 /// (`torvalds/linux:kernel/time/timer.c`, "The timer wheel has LVL_DEPTH array levels".)
-pub const LINUX_WHEEL_LEVEL_FACTOR: u64 = 8;
+pub(crate) const LINUX_WHEEL_LEVEL_FACTOR: u64 = 8;
 /// Buckets per Linux timer-wheel level (`LVL_SIZE`).
-pub const LINUX_WHEEL_LEVEL_SIZE: u64 = 64;
+pub(crate) const LINUX_WHEEL_LEVEL_SIZE: u64 = 64;
 /// The kernel tick assumed when `CONFIG_HZ` cannot be read: 250, Debian's and Ubuntu's default.
-pub const LINUX_DEFAULT_HZ: u32 = 250;
+pub(crate) const LINUX_DEFAULT_HZ: u32 = 250;
 
 /// Granularity of the kernel's TCP timers on this host.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,7 +133,8 @@ pub struct TimerFacts {
 
 impl TimerFacts {
     /// The documented XNU timer classes.
-    pub fn macos() -> Self {
+    #[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "read on macOS only"))]
+    pub(crate) fn macos() -> Self {
         Self {
             keep_timer_ms: Some(MACOS_KEEP_TIMER_MS),
             rexmt_timer_ms: Some(MACOS_REXMT_TIMER_MS),
@@ -140,7 +144,7 @@ impl TimerFacts {
     }
 
     /// Linux: jiffies on a hierarchical timer wheel; `hz` if known.
-    pub fn linux(hz: Option<u32>) -> Self {
+    pub(crate) fn linux(hz: Option<u32>) -> Self {
         Self {
             keep_timer_ms: None,
             rexmt_timer_ms: None,
@@ -152,7 +156,7 @@ impl TimerFacts {
     /// How coarsely a kernel TCP timer set `timeout` ahead fires on this host: the fixed keep
     /// class on macOS; on Linux the timer-wheel level granularity at that distance (with
     /// [`LINUX_DEFAULT_HZ`] if HZ is unknown). `None` when nothing is known (other OSes).
-    pub fn keep_granularity(&self, timeout: Duration) -> Option<Duration> {
+    pub(crate) fn keep_granularity(&self, timeout: Duration) -> Option<Duration> {
         if let Some(ms) = self.keep_timer_ms {
             return Some(Duration::from_millis(ms));
         }
@@ -167,7 +171,7 @@ impl TimerFacts {
 }
 
 /// Granularity of a Linux timer-wheel timer `timeout` ahead at `hz` ticks per second.
-pub fn linux_wheel_granularity(timeout: Duration, hz: u32) -> Duration {
+pub(crate) fn linux_wheel_granularity(timeout: Duration, hz: u32) -> Duration {
     let hz = u64::from(hz.max(1));
     let jiffies = (timeout.as_millis() as u64).saturating_mul(hz) / 1000;
     let mut gran: u64 = 1;

@@ -20,7 +20,7 @@ use crate::run::suite::{Index, IndexRow, worst, write_index};
 use crate::util::shutdown::Shutdown;
 
 /// Runs `rehearse run`.
-pub fn command(args: RunArgs) -> CmdResult {
+pub(crate) fn command(args: RunArgs) -> CmdResult {
     let plan = build(&args).map_err(CmdError::bad_input)?;
     for sp in &plan.scenarios {
         for w in &sp.checked.warnings {

@@ -15,4 +15,4 @@
 mod cmd;
 pub mod sut;
 
-pub use cmd::command;
+pub(crate) use cmd::command;

@@ -34,7 +34,7 @@ pub enum SystemUnderTest {
 
 impl SystemUnderTest {
     /// The system `sp` rehearses.
-    pub fn of(sp: &ScenarioPlan) -> Self {
+    pub(crate) fn of(sp: &ScenarioPlan) -> Self {
         let file = &sp.checked.file;
         if file.fleet.is_fleet() {
             Self::Fleet
@@ -46,7 +46,8 @@ impl SystemUnderTest {
     }
 
     /// `embedded`, `gateway` or `fleet`.
-    pub fn as_str(self) -> &'static str {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Embedded => "embedded",
             Self::Gateway => "gateway",

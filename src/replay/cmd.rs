@@ -16,13 +16,13 @@ use crate::cli::{RecordArgs, ReplayArgs};
 use crate::exit::{CmdError, CmdResult, Status};
 
 /// Per-request deadline of `rehearse replay` (a WebSocket session included).
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Delay between reading the file and the first send, so the runtime is warm at `at_ms = 0`.
 const LEAD_IN: Duration = Duration::from_millis(50);
 
 /// Runs `rehearse replay`.
-pub fn replay_command(args: ReplayArgs) -> CmdResult {
+pub(crate) fn replay_command(args: ReplayArgs) -> CmdResult {
     if args.max_in_flight == 0 {
         return Err(CmdError::bad_input(anyhow!(
             "--max-in-flight must be at least 1"
@@ -75,7 +75,7 @@ async fn signalled() {
 }
 
 /// Runs `rehearse record`.
-pub fn record_command(args: RecordArgs) -> CmdResult {
+pub(crate) fn record_command(args: RecordArgs) -> CmdResult {
     crate::util::listen::check_loopback(args.listen, args.allow_non_loopback, "recording proxy")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

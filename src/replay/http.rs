@@ -74,7 +74,7 @@ pub struct HttpDispatcher {
 /// Why an [`HttpDispatcher::exchange`] got no answer; its text is the error kind of the module
 /// doc (`bad_request`, `connect`, `reset`, `timeout`, …), the cause kept.
 #[derive(Debug, thiserror::Error)]
-pub enum ExchangeError {
+pub(crate) enum ExchangeError {
     #[error("bad_request")]
     BadRequest(#[source] http::Error),
     #[error("{kind}")]
@@ -151,7 +151,7 @@ impl HttpDispatcher {
     /// OpenAI-compatible turn): `method` on `path` (from the target's base) with an optional
     /// JSON body and the extra headers, the whole body read, bounded by the dispatcher's
     /// timeout. Errors are the kinds of the module doc.
-    pub async fn exchange(
+    pub(crate) async fn exchange(
         &self,
         method: Method,
         path: &str,
@@ -203,7 +203,7 @@ impl HttpDispatcher {
     /// The HTTP request a non-WebSocket line turns into: the line's kind through the one
     /// conversion to an endpoint ([`RequestKind::endpoint`]), then the one request builder
     /// (the run's transport builds its requests there too). `Ok(None)` for a WebSocket line.
-    pub fn http_request(
+    pub(crate) fn http_request(
         &self,
         line: &TrafficLine,
     ) -> Result<Option<Request<Full<Bytes>>>, request::BuildError> {

@@ -37,7 +37,7 @@ enum Entry {
 
 /// The ordered, line-flushed writer.
 #[derive(Debug)]
-pub struct Journal<W: Write> {
+pub(crate) struct Journal<W: Write> {
     out: W,
     t0: Option<Instant>,
     last_at_ms: u64,
@@ -50,7 +50,7 @@ pub struct Journal<W: Write> {
 
 impl<W: Write> Journal<W> {
     /// A journal writing into `out`.
-    pub fn new(out: W) -> Self {
+    pub(crate) fn new(out: W) -> Self {
         Self {
             out,
             t0: None,
@@ -65,7 +65,7 @@ impl<W: Write> Journal<W> {
 
     /// Reserves the next sequence number for a request that arrived `now`; returns it and its
     /// `at_ms`. The first request defines `at_ms = 0`.
-    pub fn reserve(&mut self, now: Instant) -> (u64, u64) {
+    pub(crate) fn reserve(&mut self, now: Instant) -> (u64, u64) {
         let t0 = *self.t0.get_or_insert(now);
         let nanos = now.saturating_duration_since(t0).as_nanos();
         let at_ms = u64::try_from((nanos + 500_000) / 1_000_000)
@@ -78,18 +78,18 @@ impl<W: Write> Journal<W> {
     }
 
     /// Completes `seq` with its line (`None`: forwarded but not recorded).
-    pub fn complete(&mut self, seq: u64, line: Option<TrafficLine>) {
+    pub(crate) fn complete(&mut self, seq: u64, line: Option<TrafficLine>) {
         self.pending.insert(seq, Entry::Ready(line));
         self.flush_ready();
     }
 
     /// Marks `seq` as an open WebSocket session whose message count is `count`.
-    pub fn ws_open(&mut self, seq: u64, line: TrafficLine, count: Arc<AtomicU32>) {
+    pub(crate) fn ws_open(&mut self, seq: u64, line: TrafficLine, count: Arc<AtomicU32>) {
         self.pending.insert(seq, Entry::Ws(line, count));
     }
 
     /// The session `seq` closed: its line is final now.
-    pub fn ws_closed(&mut self, seq: u64) {
+    pub(crate) fn ws_closed(&mut self, seq: u64) {
         if let Some(Entry::Ws(line, count)) = self.pending.remove(&seq) {
             self.pending
                 .insert(seq, Entry::Ready(ws_line(line, &count)));
@@ -99,7 +99,7 @@ impl<W: Write> Journal<W> {
 
     /// Writes everything still pending (open sessions with their count so far; requests whose
     /// body never completed are dropped) and returns the stats, or the first write error.
-    pub fn finish(&mut self) -> Result<RecordStats, std::io::Error> {
+    pub(crate) fn finish(&mut self) -> Result<RecordStats, std::io::Error> {
         let pending = std::mem::take(&mut self.pending);
         for (_, entry) in pending {
             let line = match entry {

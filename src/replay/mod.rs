@@ -16,24 +16,24 @@
 //!   hidden from the API docs).
 
 mod cmd;
-pub mod http;
-pub mod journal;
-pub mod pacer;
-pub mod pacer_thread;
-pub mod precise;
+pub(crate) mod http;
+pub(crate) mod journal;
+pub(crate) mod pacer;
+pub(crate) mod pacer_thread;
+pub(crate) mod precise;
 // Test and benchmark support (the integration tests and `examples/replay_receiver.rs` need it
 // from outside the crate), kept out of the documented API.
 #[doc(hidden)]
 pub mod receiver;
 pub mod record;
 pub mod redact;
-pub mod replayer;
-pub mod summary;
-pub mod threaded;
+pub(crate) mod replayer;
+pub(crate) mod summary;
+pub(crate) mod threaded;
 pub mod traffic;
 mod traffic_json;
 
-pub use cmd::{record_command, replay_command};
+pub(crate) use cmd::{record_command, replay_command};
 pub use http::{HttpDispatcher, TargetError};
 pub use precise::Pacing;
 pub use replayer::{DispatchOutcome, Dispatcher, ReplayOptions, ReplaySummary, replay};

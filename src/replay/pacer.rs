@@ -16,12 +16,12 @@ use crate::util::speed::Speed;
 /// Computed in nanoseconds and rounded to the nearest one, so integer speeds compress exactly
 /// (`at_ms = 100` at speed 10 is exactly 10 ms). The crate's one saturating scale: an absurd
 /// offset saturates, never a panic.
-pub fn offset(at_ms: u64, speed: Speed) -> Duration {
+pub(crate) fn offset(at_ms: u64, speed: Speed) -> Duration {
     speed.scale(Duration::from_millis(at_ms))
 }
 
 /// The absolute instant at which a line recorded at `at_ms` is sent: `start + at_ms / speed`.
-pub fn send_at(start: Instant, at_ms: u64, speed: Speed) -> Instant {
+pub(crate) fn send_at(start: Instant, at_ms: u64, speed: Speed) -> Instant {
     crate::util::speed::after(start, offset(at_ms, speed))
 }
 

@@ -14,11 +14,11 @@
 //! without the priority say so.
 
 /// The nice value asked for on Linux.
-pub const NICE: i32 = -10;
+pub(crate) const NICE: i32 = -10;
 
 /// What the pacer thread got.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PacerThread {
+pub(crate) struct PacerThread {
     /// Whether the timer slack was lowered.
     pub fine_timer_slack: bool,
     /// `Ok(what)` when the priority was raised, `Err(why not)` otherwise.
@@ -27,7 +27,7 @@ pub struct PacerThread {
 
 impl PacerThread {
     /// One line for the replay summary.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let slack = if self.fine_timer_slack {
             "timer slack 1 µs"
         } else {
@@ -41,7 +41,7 @@ impl PacerThread {
 }
 
 /// Applies the settings to the calling thread and reports what was granted.
-pub fn tune_current_thread() -> PacerThread {
+pub(crate) fn tune_current_thread() -> PacerThread {
     PacerThread {
         fine_timer_slack: fine_timer_slack(),
         priority: raise_priority(),

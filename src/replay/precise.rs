@@ -40,17 +40,17 @@ pub enum Pacing {
 }
 
 /// How late tokio's timer may fire (1 ms granularity, rounded up) plus 0.5 ms headroom.
-pub const TIMER_SLOP: Duration = Duration::from_micros(1_500);
+pub(crate) const TIMER_SLOP: Duration = Duration::from_micros(1_500);
 /// Longest single OS nap, so the runtime's I/O is served at least this often.
-pub const NAP_MAX: Duration = Duration::from_micros(500);
+pub(crate) const NAP_MAX: Duration = Duration::from_micros(500);
 /// Shortest spin window.
-pub const SPIN_MIN: Duration = Duration::from_micros(50);
+pub(crate) const SPIN_MIN: Duration = Duration::from_micros(50);
 /// Longest spin window.
-pub const SPIN_MAX: Duration = Duration::from_millis(1);
+pub(crate) const SPIN_MAX: Duration = Duration::from_millis(1);
 
 /// What to do next to reach `deadline`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitStep {
+pub(crate) enum WaitStep {
     /// The instant has come: send.
     Fire,
     /// Sleep on tokio's timer until this instant.
@@ -63,12 +63,12 @@ pub enum WaitStep {
 
 /// The spin window for a send that follows the previous one by `gap`: `gap / 4`, clamped to
 /// [`SPIN_MIN`]..=[`SPIN_MAX`].
-pub fn spin_window(gap: Duration) -> Duration {
+pub(crate) fn spin_window(gap: Duration) -> Duration {
     (gap / 4).clamp(SPIN_MIN, SPIN_MAX)
 }
 
 /// The next step towards `deadline` at `now` with spin window `spin` (pure).
-pub fn wait_step(now: Instant, deadline: Instant, spin: Duration) -> WaitStep {
+pub(crate) fn wait_step(now: Instant, deadline: Instant, spin: Duration) -> WaitStep {
     let rem = deadline.saturating_duration_since(now);
     if rem.is_zero() {
         WaitStep::Fire
@@ -83,7 +83,7 @@ pub fn wait_step(now: Instant, deadline: Instant, spin: Duration) -> WaitStep {
 
 /// Waits until `deadline` as [`wait_step`] says. It first yields once, so a request spawned
 /// just before (the previous send) is written before the thread naps.
-pub async fn wait_precisely(deadline: Instant, spin: Duration) {
+pub(crate) async fn wait_precisely(deadline: Instant, spin: Duration) {
     tokio::task::yield_now().await;
     loop {
         match wait_step(Instant::now(), deadline, spin) {

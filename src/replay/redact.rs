@@ -32,10 +32,10 @@ use crate::wire::header::{
 use crate::wire::{self, header, route};
 
 /// What replaces a removed secret.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 /// Headers whose values are secrets.
-pub const SECRET_HEADERS: &[&str] = &[
+pub(crate) const SECRET_HEADERS: &[&str] = &[
     "authorization",
     "proxy-authorization",
     "api-key",
@@ -67,11 +67,11 @@ const SECRET_KEYS: &[&str] = &[
 ];
 
 /// Default `max_tokens` recorded when a chat request carries none.
-pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 1024;
 
 /// The secret strings carried by a request's headers (values shorter than 4 bytes are ignored:
 /// scrubbing them would mangle ordinary text).
-pub fn header_secrets(headers: &HeaderMap) -> Vec<String> {
+pub(crate) fn header_secrets(headers: &HeaderMap) -> Vec<String> {
     let mut out = Vec::new();
     for name in SECRET_HEADERS {
         for v in headers.get_all(*name) {
@@ -97,7 +97,7 @@ pub fn header_secrets(headers: &HeaderMap) -> Vec<String> {
 }
 
 /// Scrubs `value` in place (see the module docs).
-pub fn scrub(value: &mut Value, secrets: &Scrubber) {
+pub(crate) fn scrub(value: &mut Value, secrets: &Scrubber) {
     match value {
         Value::String(s) => *s = scrub_str(s, secrets),
         Value::Array(items) => items.iter_mut().for_each(|v| scrub(v, secrets)),
@@ -135,7 +135,7 @@ fn scrub_str(s: &str, secrets: &Scrubber) -> String {
 }
 
 /// The scrubber of one recorded request: the secrets of its headers, each `[redacted]`.
-pub fn recording_scrubber(headers: &HeaderMap) -> Scrubber {
+pub(crate) fn recording_scrubber(headers: &HeaderMap) -> Scrubber {
     Scrubber::new(header_secrets(headers), Mask::Fixed(REDACTED))
 }
 
@@ -160,7 +160,7 @@ pub fn ws_channel(query: Option<&str>) -> Option<String> {
 
 /// A line with the metadata of the `X-Rehearse-*` headers (invalid values are left out), every
 /// string of it scrubbed of the request's header secrets (see the module docs).
-pub fn with_meta(at_ms: u64, kind: RequestKind, headers: &HeaderMap) -> TrafficLine {
+pub(crate) fn with_meta(at_ms: u64, kind: RequestKind, headers: &HeaderMap) -> TrafficLine {
     let secrets = recording_scrubber(headers);
     let h = |name: &str| {
         headers

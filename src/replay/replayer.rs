@@ -36,7 +36,7 @@ use tokio::time::{Instant, sleep_until};
 use crate::util::speed::Speed;
 
 use super::pacer::send_at;
-pub use super::precise::Pacing;
+pub(crate) use super::precise::Pacing;
 use super::precise::{spin_window, wait_precisely};
 use super::traffic::TrafficLine;
 
@@ -54,7 +54,7 @@ pub struct DispatchOutcome {
 
 impl DispatchOutcome {
     /// A success.
-    pub fn ok() -> Self {
+    pub(crate) fn ok() -> Self {
         Self {
             ok: true,
             error_kind: None,
@@ -62,7 +62,7 @@ impl DispatchOutcome {
     }
 
     /// A failure of the given kind.
-    pub fn error(kind: impl Into<String>) -> Self {
+    pub(crate) fn error(kind: impl Into<String>) -> Self {
         Self {
             ok: false,
             error_kind: Some(kind.into()),

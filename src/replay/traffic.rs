@@ -86,7 +86,8 @@ pub enum TrafficError {
 
 impl TrafficError {
     /// The 1-based line number, when the error concerns a line.
-    pub fn line(&self) -> Option<usize> {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn line(&self) -> Option<usize> {
         match self {
             Self::Io { .. } => None,
             Self::Json { line, .. } | Self::Field { line, .. } => Some(*line),

@@ -131,7 +131,7 @@ pub struct PolicyInput<'a> {
 /// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
 /// scrape (`max_disagreement`, see [`CompactScrapes::max_disagreement`]; a dep with a gauge but
 /// no canary still gets a row).
-pub fn health_rows(
+pub(crate) fn health_rows(
     max_disagreement: &BTreeMap<String, f64>,
     canaries: &BTreeMap<String, (u64, u64)>,
 ) -> BTreeMap<String, HealthRow> {
@@ -238,6 +238,6 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
 }
 
 /// RFC 3339 UTC with milliseconds (`2026-11-29T18:55:00.123Z`), for `started_at`.
-pub fn rfc3339(t: SystemTime) -> String {
+pub(crate) fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }

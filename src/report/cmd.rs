@@ -12,7 +12,7 @@ use crate::cli::ReportArgs;
 use crate::exit::{CmdError, CmdResult};
 
 /// Runs `rehearse report`: re-renders, prints the verdict, exits with it.
-pub fn command(args: ReportArgs) -> CmdResult {
+pub(crate) fn command(args: ReportArgs) -> CmdResult {
     let path = args.run_dir.join("report.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| CmdError::bad_input(anyhow!("{}: {e}", path.display())))?;

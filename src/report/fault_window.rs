@@ -59,7 +59,7 @@ pub struct FaultWindow {
 
 impl FaultWindow {
     /// The scope beyond route and window, as `profile=… model=… first=N p=0.5` (empty when none).
-    pub fn scope(&self) -> String {
+    pub(crate) fn scope(&self) -> String {
         let mut parts = Vec::new();
         if let Some(p) = &self.profile {
             parts.push(format!("profile={p}"));

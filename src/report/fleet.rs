@@ -150,7 +150,7 @@ const HOST_HEAD: [&str; 11] = [
 ];
 
 /// Appends the markdown fleet section.
-pub fn markdown(o: &mut String, f: &FleetSection) {
+pub(crate) fn markdown(o: &mut String, f: &FleetSection) {
     o.push_str("\n## Fleet\n\n");
     let _ = writeln!(o, "{}\n", lead(f));
     let names: Vec<String> = f
@@ -313,7 +313,7 @@ fn picture(r: &FleetRunReport, dep: &str, end_ms: u64) -> String {
 }
 
 /// Appends the HTML fleet section; `end_ms` is the run's duration (scenario ms).
-pub fn html(o: &mut String, f: &FleetSection, end_ms: u64) {
+pub(crate) fn html(o: &mut String, f: &FleetSection, end_ms: u64) {
     o.push_str("<h2>Fleet</h2>\n");
     let _ = writeln!(o, "<p>{}</p>", esc(&lead(f)));
     for dep in deps(f) {

@@ -11,7 +11,7 @@ use crate::engine::BreakerState;
 use crate::scrape::StatePoint;
 
 /// Probe arrivals kept in the report per run (all of them are in upstream.jsonl).
-pub const MAX_PROBES_SHOWN: usize = 5000;
+pub(crate) const MAX_PROBES_SHOWN: usize = 5000;
 
 /// One probe as the upstream saw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,7 +13,7 @@ use crate::verdict::ExpectStatus;
 
 /// How a run ended, besides what its arms' sections say.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Ending<'a> {
+pub(crate) struct Ending<'a> {
     /// A harness error that ended the run.
     pub error: Option<&'a str>,
     /// The stop request that cut an arm short (`SIGTERM`, ...).
@@ -25,13 +25,13 @@ pub struct Ending<'a> {
 }
 
 /// Sets a section's status (and `ok`) from its rows and whether its run was stopped.
-pub fn settle(section: &mut PolicyReport) {
+pub(crate) fn settle(section: &mut PolicyReport) {
     section.status = PolicyStatus::of(&section.expectations, section.stopped_at_ms.is_some());
     section.ok = section.status == PolicyStatus::Pass;
 }
 
 /// The verdict of a run and the reason its report opens with.
-pub fn judge(sections: &[PolicyReport], end: &Ending<'_>) -> (Verdict, Option<String>) {
+pub(crate) fn judge(sections: &[PolicyReport], end: &Ending<'_>) -> (Verdict, Option<String>) {
     if let Some(e) = end.error {
         return (Verdict::Error, Some(e.to_string()));
     }

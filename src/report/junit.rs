@@ -17,7 +17,7 @@ use crate::verdict::{ExpectKind, ExpectationResult};
 /// Escapes text for an XML attribute or element (`&<>"'`, and tab, newline and carriage return
 /// as character references, so an attribute keeps them), dropping the characters XML 1.0
 /// cannot hold (the other controls).
-pub fn xml_escape(s: &str) -> String {
+pub(crate) fn xml_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -206,7 +206,7 @@ fn secs(t: f64) -> String {
 }
 
 /// Renders report.junit.xml.
-pub fn render(r: &Report) -> String {
+pub(crate) fn render(r: &Report) -> String {
     let suites = suites(r);
     let hostname = r
         .host

@@ -6,7 +6,7 @@ use super::model::{ExpectStatus, Report};
 
 /// When the run was stopped: the stop line (`stopped by SIGTERM at 5.0 s of 300 s`) and what
 /// follows it (`in policy `retry-gate`; not run: `legacy`. Nothing after the stop is judged…`).
-pub fn stop_line(r: &Report) -> Option<(String, String)> {
+pub(crate) fn stop_line(r: &Report) -> Option<(String, String)> {
     let s = r.stopped.as_ref()?;
     let mut rest = format!("in policy `{}`", s.policy);
     let not_run = r.not_run();
@@ -22,7 +22,7 @@ pub fn stop_line(r: &Report) -> Option<(String, String)> {
 }
 
 /// `3007 requests from PATH; 800 at or after `duration` (300 s) were left out`, when known.
-pub fn traffic_line(r: &Report) -> Option<String> {
+pub(crate) fn traffic_line(r: &Report) -> Option<String> {
     let t = r.traffic.as_ref()?;
     let mut line = format!("{} requests from {}", t.requests, t.file);
     if t.beyond_duration > 0 {
@@ -36,7 +36,7 @@ pub fn traffic_line(r: &Report) -> Option<String> {
 }
 
 /// The mark of an expectation row: ✓ pass, ✗ fail, ○ not reached (neither).
-pub fn mark(s: ExpectStatus) -> &'static str {
+pub(crate) fn mark(s: ExpectStatus) -> &'static str {
     match s {
         ExpectStatus::Pass => "✓",
         ExpectStatus::Fail => "✗",

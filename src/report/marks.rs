@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The most marks of one kind a policy run keeps.
-pub const MAX_MARKS: usize = 2_000;
+pub(crate) const MAX_MARKS: usize = 2_000;
 
 /// A Retry-After deadline the breaker of `dep` held to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,7 +94,7 @@ pub struct Marks {
 
 impl Marks {
     /// Pushes `m` onto `list` unless the cap is reached (then counts it as dropped).
-    pub fn keep<T>(list: &mut Vec<T>, dropped: &mut u64, m: T) {
+    pub(crate) fn keep<T>(list: &mut Vec<T>, dropped: &mut u64, m: T) {
         if list.len() < MAX_MARKS {
             list.push(m);
         } else {

@@ -11,25 +11,26 @@
 pub mod build;
 mod cmd;
 pub mod counts;
-pub mod fault_window;
-pub mod fleet;
-pub mod fleet_model;
+pub(crate) mod fault_window;
+pub(crate) mod fleet;
+pub(crate) mod fleet_model;
 pub mod html;
-pub mod judge;
-pub mod junit;
-pub mod lead;
+pub(crate) mod judge;
+pub(crate) mod junit;
+pub(crate) mod lead;
 pub mod markdown;
 pub mod marks;
 pub mod model;
-pub mod status;
+pub(crate) mod status;
 pub mod svg;
 pub mod table;
-pub mod target;
-pub mod target_section;
-pub mod write;
+pub(crate) mod target;
+pub(crate) mod target_section;
+pub(crate) mod write;
 
-pub use build::{PolicyInput, build_policy, rfc3339, summary_from};
-pub use cmd::command;
+pub use build::{PolicyInput, build_policy, summary_from};
+pub(crate) use build::rfc3339;
+pub(crate) use cmd::command;
 pub use model::{
     FaultWindow, PolicyReport, PolicyStatus, ProfileInfo, ReplayInfo, Report, SCHEMA_VERSION,
     Stopped, Summary, TimeBase, UpstreamCap, Verdict,

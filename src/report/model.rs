@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use super::fault_window::{FaultHit, FaultWindow};
-pub use super::marks::Marks;
+pub(crate) use super::marks::Marks;
 pub use super::status::{PolicyStatus, Stopped, TrafficInfo};
-pub use super::target::{CooldownRow, TargetReport, TurnRow};
+pub(crate) use super::target::{CooldownRow, TargetReport, TurnRow};
 use crate::exit::{CmdError, CmdResult, Status};
 use crate::scrape::{Disagreement, RatePoint, StatePoint, Transition};
 use crate::util::round::ser3;
@@ -75,7 +75,7 @@ pub enum TimeBase {
 
 impl TimeBase {
     /// What a report without a `time_base` key was written in.
-    pub fn legacy() -> Self {
+    pub(crate) fn legacy() -> Self {
         Self::Wall
     }
 }
@@ -230,7 +230,8 @@ pub enum TransitionTimes {
 
 impl TransitionTimes {
     /// `events.jsonl` or `scrape`.
-    pub fn as_str(self) -> &'static str {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::EventLog => "events.jsonl",
             Self::Scrape => "scrape",
@@ -337,7 +338,7 @@ pub struct UpstreamCap {
 
 impl UpstreamCap {
     /// The report's line about it.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         format!(
             "the run kept its first {} model requests at the upstream (its cap) and left {} out \
              from {}: upstream.jsonl holds them all; expectations judged at the upstream past the \

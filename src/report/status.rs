@@ -26,7 +26,7 @@ impl PolicyStatus {
     /// The status of a policy run that started: fail when any expectation failed (a failure
     /// seen before a stop is still a failure), else incomplete when it was stopped early (or
     /// anything was not reached), else pass.
-    pub fn of(expectations: &[ExpectationResult], stopped: bool) -> Self {
+    pub(crate) fn of(expectations: &[ExpectationResult], stopped: bool) -> Self {
         if expectations.iter().any(|e| e.status == ExpectStatus::Fail) {
             Self::Fail
         } else if stopped
@@ -67,7 +67,7 @@ pub struct Stopped {
 impl Stopped {
     /// The report's first line about the stop: `stopped by SIGTERM at 5.0 s of 300 s`, in
     /// scenario time; at a speed other than 1 the wall time follows in parentheses.
-    pub fn line(&self, speed: f64) -> String {
+    pub(crate) fn line(&self, speed: f64) -> String {
         let s = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0);
         let whole = |ms: u64| {
             if ms.is_multiple_of(1000) {

@@ -30,7 +30,7 @@ impl Table {
     }
 
     /// As Markdown (`|` and newlines in cells escaped), or `None.` when there are no rows.
-    pub fn markdown(&self, o: &mut String) {
+    pub(crate) fn markdown(&self, o: &mut String) {
         if self.rows.is_empty() {
             o.push_str("None.\n");
             return;
@@ -45,7 +45,7 @@ impl Table {
     }
 
     /// As an HTML `<table>` (cells escaped), or `<p>None.</p>` when there are no rows.
-    pub fn html(&self, o: &mut String) {
+    pub(crate) fn html(&self, o: &mut String) {
         if self.rows.is_empty() {
             o.push_str("<p>None.</p>\n");
             return;
@@ -72,7 +72,7 @@ impl Table {
 }
 
 /// Where events.jsonl and the scrapes disagree: time, dep, kind, what each side shows.
-pub fn agreement(p: &PolicyReport) -> Table {
+pub(crate) fn agreement(p: &PolicyReport) -> Table {
     let mut t = Table::new(
         &["t", "dep", "kind", "detail"],
         &[true, false, false, false],
@@ -93,7 +93,7 @@ pub fn agreement(p: &PolicyReport) -> Table {
 }
 
 /// One sentence naming the source of the transition times and whether the scrapes agree.
-pub fn timing_note(p: &PolicyReport) -> String {
+pub(crate) fn timing_note(p: &PolicyReport) -> String {
     use super::model::TransitionTimes;
     match p.transition_times {
         TransitionTimes::EventLog if p.disagreements.is_empty() => {
@@ -203,7 +203,7 @@ pub fn latency(p: &PolicyReport, speed: f64) -> Table {
 
 /// The scenario's auth profiles: id → dep (`PROVIDER/REGION/FP`, the lane and breaker name)
 /// → provider and region.
-pub fn profiles(r: &Report) -> Table {
+pub(crate) fn profiles(r: &Report) -> Table {
     let mut t = Table::new(
         &["profile", "dep", "provider", "region"],
         &[false, false, false, false],
@@ -240,7 +240,7 @@ fn applied(f: &FaultWindow) -> String {
 }
 
 /// Every `[[fault]]` with its whole scope and, per policy run, which requests it applied to.
-pub fn faults(r: &Report) -> Table {
+pub(crate) fn faults(r: &Report) -> Table {
     let mut head: Vec<String> = [
         "#", "route", "scope", "kind", "detail", "from", "until", "lanes",
     ]
@@ -281,7 +281,7 @@ pub fn faults(r: &Report) -> Table {
 
 /// The one sentence that says which clock the report's times are in, with the wall-clock
 /// equivalent (`×4: 40 s of scenario time took 10.0 s of wall clock`).
-pub fn time_base(r: &Report) -> String {
+pub(crate) fn time_base(r: &Report) -> String {
     if r.time_base == TimeBase::Wall {
         return format!(
             "Times are wall clock since each policy run started (a report from before times \

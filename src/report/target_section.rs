@@ -83,7 +83,7 @@ fn cooldowns(t: &TargetReport) -> Table {
 }
 
 /// `## Target` in Markdown (nothing for the embedded engine).
-pub fn markdown(r: &Report, o: &mut String) {
+pub(crate) fn markdown(r: &Report, o: &mut String) {
     let Some(t) = &r.target else { return };
     o.push_str("\n## Target\n\n");
     facts(t).markdown(o);
@@ -105,7 +105,7 @@ pub fn markdown(r: &Report, o: &mut String) {
 }
 
 /// `<h2>Target</h2>` in HTML (nothing for the embedded engine).
-pub fn html(r: &Report, o: &mut String) {
+pub(crate) fn html(r: &Report, o: &mut String) {
     let Some(t) = &r.target else { return };
     o.push_str("<h2>Target</h2>\n");
     facts(t).html(o);

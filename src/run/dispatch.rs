@@ -35,14 +35,14 @@ impl Counters {
     }
 
     /// A counter's current value.
-    pub fn get(c: &AtomicU64) -> u64 {
+    pub(crate) fn get(c: &AtomicU64) -> u64 {
         c.load(Ordering::Relaxed)
     }
 }
 
 /// Dispatches traffic lines into a shared engine.
 #[derive(Debug)]
-pub struct EngineDispatcher<T: Transport> {
+pub(crate) struct EngineDispatcher<T: Transport> {
     engine: Arc<Engine<T>>,
     workers: usize,
     seed: u64,
@@ -51,7 +51,7 @@ pub struct EngineDispatcher<T: Transport> {
 
 impl<T: Transport> EngineDispatcher<T> {
     /// A dispatcher over `workers` engine workers (at least 1).
-    pub fn new(engine: Arc<Engine<T>>, workers: usize, seed: u64, counters: Arc<Counters>) -> Self {
+    pub(crate) fn new(engine: Arc<Engine<T>>, workers: usize, seed: u64, counters: Arc<Counters>) -> Self {
         Self {
             engine,
             workers: workers.max(1),
@@ -63,7 +63,7 @@ impl<T: Transport> EngineDispatcher<T> {
 
 /// The worker of request `seq`: SplitMix64 of `seed ^ seq`, modulo `workers` (pure, uniform,
 /// reproducible for a given seed).
-pub fn worker_of(seed: u64, seq: u64, workers: usize) -> usize {
+pub(crate) fn worker_of(seed: u64, seq: u64, workers: usize) -> usize {
     let mut z = (seed ^ seq).wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -72,7 +72,7 @@ pub fn worker_of(seed: u64, seq: u64, workers: usize) -> usize {
 }
 
 /// The engine request of a traffic line (`seq` becomes its id).
-pub fn to_request(seq: u64, line: TrafficLine) -> EngineRequest {
+pub(crate) fn to_request(seq: u64, line: TrafficLine) -> EngineRequest {
     EngineRequest {
         id: seq,
         kind: line.kind,

@@ -30,7 +30,7 @@ use crate::upstream::{Upstream, UpstreamConfig};
 use crate::util::shutdown::Shutdown;
 
 use super::external_gateway::{finish_gateway, turn_row};
-pub use super::external_report::ExternalRun;
+pub(crate) use super::external_report::ExternalRun;
 
 /// The gateway the turns go to.
 enum Driven {
@@ -312,7 +312,8 @@ async fn send_turn(
 
 impl TargetReport {
     /// True when every turn got a complete answer.
-    pub fn all_answered(&self) -> bool {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn all_answered(&self) -> bool {
         self.turns.iter().all(|t| t.ok)
     }
 }

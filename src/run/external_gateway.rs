@@ -22,7 +22,7 @@ fn keep(from: &Path, to: &Path, secrets: &Scrubber) -> Option<String> {
 }
 
 /// Stops `gw` and fills in what it leaves in `run`.
-pub async fn finish_gateway(
+pub(super) async fn finish_gateway(
     gw: Gateway,
     dir: &Path,
     gateway_dir: &Path,
@@ -108,7 +108,7 @@ pub async fn finish_gateway(
 }
 
 /// The report row of one turn.
-pub fn turn_row(t: &PlannedTurn, lag_ms: u64, o: &TurnOutcome) -> TurnRow {
+pub(super) fn turn_row(t: &PlannedTurn, lag_ms: u64, o: &TurnOutcome) -> TurnRow {
     TurnRow {
         line: t.line,
         session: t.session.clone(),

@@ -16,7 +16,7 @@ use crate::scrape::CompactScrapes;
 
 /// Everything one external run observed.
 #[derive(Debug)]
-pub struct ExternalRun<'a> {
+pub(crate) struct ExternalRun<'a> {
     plan: &'a ScenarioPlan,
     start_unix_s: f64,
     /// The `target` block.
@@ -41,7 +41,7 @@ pub struct ExternalRun<'a> {
 
 impl<'a> ExternalRun<'a> {
     /// An empty run of `plan` started at `start_unix_s`.
-    pub fn new(plan: &'a ScenarioPlan, start_unix_s: f64) -> Self {
+    pub(crate) fn new(plan: &'a ScenarioPlan, start_unix_s: f64) -> Self {
         Self {
             plan,
             start_unix_s,
@@ -58,7 +58,7 @@ impl<'a> ExternalRun<'a> {
     }
 
     /// Moves the run's start (to when the gateway became healthy).
-    pub fn set_start(&mut self, start_unix_s: f64) {
+    pub(crate) fn set_start(&mut self, start_unix_s: f64) {
         self.start_unix_s = start_unix_s;
         self.scrapes = CompactScrapes::new(start_unix_s);
     }

@@ -35,7 +35,7 @@ fn detail(f: &FaultSpec) -> String {
 
 /// The fault windows of a scenario (scenario time), with what each applied to (`hits`: per
 /// fault index, the count and the kept hits). Lanes are left empty: see [`assign_lanes`].
-pub fn fault_windows(
+pub(crate) fn fault_windows(
     faults: &[FaultSpec],
     profiles: &[Profile],
     mut hits: BTreeMap<usize, (u64, Vec<FaultHit>)>,
@@ -78,7 +78,7 @@ fn profile_label(token: &str, profiles: &[Profile]) -> String {
 }
 
 /// The deps of `lanes` a fault can touch.
-pub fn lanes_of(f: &FaultSpec, lanes: &[String], ws_channels: &BTreeSet<String>) -> Vec<String> {
+pub(crate) fn lanes_of(f: &FaultSpec, lanes: &[String], ws_channels: &BTreeSet<String>) -> Vec<String> {
     let is_model_dep = |d: &str| d.matches('/').count() == 2;
     let keep = |d: &&String| -> bool {
         let route_ok = match &f.route {
@@ -109,7 +109,7 @@ pub fn lanes_of(f: &FaultSpec, lanes: &[String], ws_channels: &BTreeSet<String>)
 }
 
 /// Fills every window's lanes from the deps the timeline has.
-pub fn assign_lanes(
+pub(crate) fn assign_lanes(
     windows: &mut [FaultWindow],
     faults: &[FaultSpec],
     lanes: &[String],

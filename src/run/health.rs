@@ -19,7 +19,7 @@ use crate::wire::dep::provider_of;
 
 /// One canary per dep, in dep order, except tools the traffic calls as non-idempotent. A model endpoint's canary asks for the first model of its
 /// provider the traffic uses (else the fallback that brought the provider in).
-pub fn canaries(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<Canary> {
+pub(crate) fn canaries(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<Canary> {
     let mut tools = BTreeSet::new();
     let mut side_effects = BTreeSet::new();
     let mut channels = BTreeSet::new();
@@ -83,11 +83,11 @@ pub struct CanaryCount {
 
 /// Counts `HealthCheck` events per dep.
 #[derive(Debug, Default)]
-pub struct HealthTally(Mutex<BTreeMap<String, CanaryCount>>);
+pub(crate) struct HealthTally(Mutex<BTreeMap<String, CanaryCount>>);
 
 impl HealthTally {
     /// The counts so far.
-    pub fn counts(&self) -> BTreeMap<String, CanaryCount> {
+    pub(crate) fn counts(&self) -> BTreeMap<String, CanaryCount> {
         self.0.locked().clone()
     }
 }

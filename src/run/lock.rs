@@ -98,7 +98,7 @@ impl RunLock {
     }
 
     /// Takes the lock recording `holder` (tests use this to impersonate other processes).
-    pub fn acquire_as(report_dir: &Path, holder: LockHolder) -> Result<RunLock, LockError> {
+    pub(crate) fn acquire_as(report_dir: &Path, holder: LockHolder) -> Result<RunLock, LockError> {
         let path = report_dir.join(LOCK_FILE);
         let io_err = |source| LockError::Io {
             path: path.clone(),
@@ -219,7 +219,7 @@ fn same_file(file: &File, path: &Path) -> bool {
 }
 
 /// True unless `kill(pid, 0)` says no such process (EPERM means it exists).
-pub fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };

@@ -27,16 +27,16 @@
 //! - `progress`: the terminal bar (a stop request, SIGINT/SIGTERM included, is
 //!   [`crate::util::shutdown::Shutdown`]).
 
-pub mod assemble;
+pub(crate) mod assemble;
 pub mod contradictions;
-pub mod dispatch;
+pub(crate) mod dispatch;
 pub mod embedded;
-pub mod external;
+pub(crate) mod external;
 mod external_gateway;
 mod external_report;
-pub mod fault_scope;
+pub(crate) mod fault_scope;
 pub mod harness;
-pub mod health;
+pub(crate) mod health;
 pub mod lock;
 pub mod observation;
 pub mod observe;

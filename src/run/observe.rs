@@ -53,7 +53,7 @@ fn micros(latency_ms: f64) -> u64 {
 
 impl Observed {
     /// A collector for a run at `speed`.
-    pub fn new(speed: f64) -> Self {
+    pub(crate) fn new(speed: f64) -> Self {
         Self {
             speed,
             state: Mutex::new(State::default()),
@@ -69,7 +69,7 @@ impl Observed {
     }
 
     /// Per dep: p50, p99 and max of the attempts' latencies in scenario ms, with the count.
-    pub fn latency(&self) -> BTreeMap<String, Latency> {
+    pub(crate) fn latency(&self) -> BTreeMap<String, Latency> {
         let speed = if self.speed.is_finite() && self.speed > 0.0 {
             self.speed
         } else {
@@ -94,7 +94,7 @@ impl Observed {
     }
 
     /// The marks so far.
-    pub fn marks(&self) -> Marks {
+    pub(crate) fn marks(&self) -> Marks {
         self.lock().marks.clone()
     }
 }
@@ -197,7 +197,7 @@ pub struct FaultHits {
 
 impl FaultHits {
     /// A collector for a run at `speed`.
-    pub fn new(speed: f64) -> Self {
+    pub(crate) fn new(speed: f64) -> Self {
         Self {
             speed,
             hits: Mutex::default(),
@@ -205,7 +205,7 @@ impl FaultHits {
     }
 
     /// Fault `index` applied to a request of `dep` arriving at `wall_ms`.
-    pub fn record(&self, index: usize, wall_ms: u64, dep: &str) {
+    pub(crate) fn record(&self, index: usize, wall_ms: u64, dep: &str) {
         let mut g = self.hits.locked();
         let (count, list) = g.entry(index).or_default();
         *count += 1;
@@ -218,7 +218,7 @@ impl FaultHits {
     }
 
     /// Per fault index: how many requests it applied to, and the kept hits.
-    pub fn snapshot(&self) -> BTreeMap<usize, (u64, Vec<FaultHit>)> {
+    pub(crate) fn snapshot(&self) -> BTreeMap<usize, (u64, Vec<FaultHit>)> {
         self.hits.locked().clone()
     }
 }

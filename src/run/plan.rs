@@ -14,7 +14,7 @@ use crate::scenario::validate::{Checked, check};
 use crate::util::speed::Speed;
 
 /// The default parent of run directories.
-pub const DEFAULT_REPORT_DIR: &str = "reports";
+pub(crate) const DEFAULT_REPORT_DIR: &str = "reports";
 
 /// One scenario to run.
 #[derive(Debug, Clone)]
@@ -34,7 +34,7 @@ pub struct ScenarioPlan {
 
 impl ScenarioPlan {
     /// The scenario's name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.checked.file.name
     }
 }

@@ -14,7 +14,7 @@ const PLAIN_EVERY: Duration = Duration::from_secs(5);
 
 /// What the progress display shows.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Run time so far (wall, i.e. already divided by the speed).
     pub elapsed: Duration,
     /// Requests sent.
@@ -26,7 +26,7 @@ pub struct Snapshot {
 }
 
 /// One line of plain progress.
-pub fn plain_line(label: &str, total: Duration, s: &Snapshot) -> String {
+pub(crate) fn plain_line(label: &str, total: Duration, s: &Snapshot) -> String {
     let open = if s.open.is_empty() {
         "none".to_string()
     } else {
@@ -43,7 +43,7 @@ pub fn plain_line(label: &str, total: Duration, s: &Snapshot) -> String {
 
 /// The progress display of one policy run.
 #[derive(Debug)]
-pub struct Progress {
+pub(crate) struct Progress {
     label: String,
     total: Duration,
     bar: Option<ProgressBar>,
@@ -52,7 +52,7 @@ pub struct Progress {
 
 impl Progress {
     /// A bar when stdout is a terminal and `plain` is false; plain lines otherwise.
-    pub fn new(label: &str, total: Duration, plain: bool) -> Self {
+    pub(crate) fn new(label: &str, total: Duration, plain: bool) -> Self {
         let bar = (!plain && std::io::stdout().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(
                 Some(total.as_millis() as u64),
@@ -75,7 +75,7 @@ impl Progress {
     }
 
     /// Shows a new snapshot (plain lines at most every few seconds).
-    pub fn update(&self, s: &Snapshot) {
+    pub(crate) fn update(&self, s: &Snapshot) {
         if let Some(bar) = &self.bar {
             bar.set_position(s.elapsed.as_millis() as u64);
             let open = if s.open.is_empty() {
@@ -95,7 +95,7 @@ impl Progress {
     }
 
     /// Ends the display with a last snapshot.
-    pub fn finish(&self, s: &Snapshot) {
+    pub(crate) fn finish(&self, s: &Snapshot) {
         match &self.bar {
             Some(bar) => {
                 self.update(s);

@@ -15,11 +15,11 @@ use crate::upstream::{RecordSink, UpstreamRecord};
 use crate::util::sync::Locked;
 
 /// Most model requests a run keeps in memory for the ground-truth expectations.
-pub const MAX_UPSTREAM_RECORDS: usize = 200_000;
+pub(crate) const MAX_UPSTREAM_RECORDS: usize = 200_000;
 
 /// A breaker probe as it arrived at the upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProbeSeen {
+pub(crate) struct ProbeSeen {
     /// Arrival, run ms (wall clock since the run start).
     pub t_ms: u64,
     /// The dep (`X-Breaker-Probe`).
@@ -51,7 +51,7 @@ struct Kept {
 }
 
 /// Records upstream requests (see the module doc). Subscribe it to the run's `Upstream`.
-pub struct UpstreamRecorder {
+pub(crate) struct UpstreamRecorder {
     out: EventsWriter,
     faults: Arc<FaultHits>,
     probes: Mutex<Vec<ProbeSeen>>,
@@ -73,7 +73,7 @@ impl std::fmt::Debug for UpstreamRecorder {
 impl UpstreamRecorder {
     /// A recorder writing to `out`, counting fault hits into `faults`, keeping model requests
     /// (at most [`MAX_UPSTREAM_RECORDS`]) when `keep_records`.
-    pub fn new(out: EventsWriter, faults: Arc<FaultHits>, keep_records: bool) -> Self {
+    pub(crate) fn new(out: EventsWriter, faults: Arc<FaultHits>, keep_records: bool) -> Self {
         Self {
             out,
             faults,
@@ -85,25 +85,25 @@ impl UpstreamRecorder {
     }
 
     /// Keeps at most `cap` model requests instead of [`MAX_UPSTREAM_RECORDS`].
-    pub fn with_cap(mut self, cap: usize) -> Self {
+    pub(crate) fn with_cap(mut self, cap: usize) -> Self {
         self.cap = cap;
         self
     }
 
     /// Reports duplicate executions of an idempotency key to `sink` (the engine's metrics) as
     /// `IdempotentDuplicate` events: only the upstream can see them.
-    pub fn with_duplicates(mut self, sink: Arc<dyn EventSink>) -> Self {
+    pub(crate) fn with_duplicates(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.duplicates = Some(sink);
         self
     }
 
     /// The breaker probes so far.
-    pub fn probes(&self) -> Vec<ProbeSeen> {
+    pub(crate) fn probes(&self) -> Vec<ProbeSeen> {
         self.probes.locked().clone()
     }
 
     /// Takes the model requests kept so far (empty when none were kept).
-    pub fn take_records(&self) -> KeptRecords {
+    pub(crate) fn take_records(&self) -> KeptRecords {
         let Some(kept) = &self.kept else {
             return KeptRecords {
                 cap: self.cap,

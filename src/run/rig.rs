@@ -29,7 +29,7 @@ use crate::util::shutdown::Shutdown;
 use crate::util::speed::Speed;
 
 /// Most requests in flight at once in a run (the replayer counts overflow beyond it).
-pub const MAX_IN_FLIGHT: usize = 4096;
+pub(crate) const MAX_IN_FLIGHT: usize = 4096;
 
 /// Why the rig could not be built or could not replay (a harness failure).
 #[derive(Debug, thiserror::Error)]
@@ -45,12 +45,12 @@ pub enum RigError {
 /// The engine's metrics registry, tied to the engine's clock: ms 0 is `start`, whose wall-clock
 /// time on the exporting host is `start_unix_s`; every render refreshes the disagreement gauge
 /// to the render time.
-pub fn metrics(start: Instant, start_unix_s: f64) -> Arc<Metrics> {
+pub(crate) fn metrics(start: Instant, start_unix_s: f64) -> Arc<Metrics> {
     Arc::new(Metrics::new(start_unix_s).with_clock(start))
 }
 
 /// A fleet host's coordination: the shared coordinator, the host's id and clock.
-pub struct Coordinate {
+pub(crate) struct Coordinate {
     /// The coordinator (Redis).
     pub coordinator: Arc<dyn Coordinator>,
     /// This host.
@@ -69,7 +69,7 @@ impl std::fmt::Debug for Coordinate {
 }
 
 /// What the rig is built from.
-pub struct RigSpec<'a> {
+pub(crate) struct RigSpec<'a> {
     /// The scenario.
     pub file: &'a ScenarioFile,
     /// The traffic this engine replays (its canaries follow the deps it reaches).
@@ -110,12 +110,13 @@ impl std::fmt::Debug for RigSpec<'_> {
 }
 
 /// A built engine with its breakers, transport and running canaries.
-pub struct Rig {
+pub(crate) struct Rig {
     /// The engine.
     pub engine: Arc<Engine<HttpTransport>>,
     /// Its breakers.
     pub breakers: Arc<Breakers>,
     /// Its metrics.
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub metrics: Arc<Metrics>,
     /// The transport's read-failure diagnostics.
     pub diagnostics: Arc<Diagnostics>,
@@ -139,7 +140,7 @@ impl std::fmt::Debug for Rig {
 
 impl Rig {
     /// Builds the rig and starts its canaries (on the calling runtime).
-    pub fn build(spec: RigSpec<'_>) -> Result<Self, RigError> {
+    pub(crate) fn build(spec: RigSpec<'_>) -> Result<Self, RigError> {
         let RigSpec {
             file,
             traffic,
@@ -234,14 +235,14 @@ impl Rig {
     }
 
     /// The `[tcp]` tuning of the upstream connections and what the kernel read back.
-    pub fn sockets(&self) -> SocketsReport {
+    pub(crate) fn sockets(&self) -> SocketsReport {
         self.transport.connector().report()
     }
 
     /// Replays `traffic` through the engine until it ends or `until` resolves: the pacer on a
     /// thread of its own, every request on the calling runtime; waits for the summary without
     /// blocking a worker. `counters` tallies what the replay saw.
-    pub async fn replay<F, S>(
+    pub(crate) async fn replay<F, S>(
         &self,
         traffic: Arc<Vec<TrafficLine>>,
         counters: Arc<Counters>,
@@ -282,7 +283,7 @@ impl Rig {
     }
 
     /// Stops the canaries, waiting at most `grace` for them.
-    pub async fn stop_canaries(&mut self, grace: std::time::Duration) {
+    pub(crate) async fn stop_canaries(&mut self, grace: std::time::Duration) {
         self.canary_stop.request("the run ended");
         let _ = tokio::time::timeout(grace, &mut self.canaries).await;
     }

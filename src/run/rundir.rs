@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `yyyymmddTHHMMSSZ` of a wall-clock time (UTC).
-pub fn stamp(t: SystemTime) -> String {
+pub(crate) fn stamp(t: SystemTime) -> String {
     let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     let rem = secs % 86_400;
@@ -19,7 +19,8 @@ pub fn stamp(t: SystemTime) -> String {
 }
 
 /// RFC 3339 UTC (`2026-11-29T19:00:00Z`) of a wall-clock time, for `started_at`.
-pub fn rfc3339(t: SystemTime) -> String {
+#[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+pub(crate) fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
@@ -39,7 +40,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 /// A name safe as a path component: letters, digits, `.`, `_`, `-`; anything else becomes `_`.
-pub fn safe_name(name: &str) -> String {
+pub(crate) fn safe_name(name: &str) -> String {
     let s: String = name
         .chars()
         .map(|c| {
@@ -57,7 +58,7 @@ pub fn safe_name(name: &str) -> String {
 }
 
 /// Creates a fresh `<parent>/<stamp>-<name>/` (suffixing `-2`, `-3`, … when taken).
-pub fn create(parent: &Path, name: &str, t: SystemTime) -> io::Result<PathBuf> {
+pub(crate) fn create(parent: &Path, name: &str, t: SystemTime) -> io::Result<PathBuf> {
     std::fs::create_dir_all(parent)?;
     let base = format!("{}-{}", stamp(t), safe_name(name));
     for n in 1..1000 {

@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::engine::{Event, EventSink};
 use crate::scrape::{Exposition, ScrapeSink};
 
-pub use crate::util::jsonl::{BLOCK, JsonlFile};
+pub(crate) use crate::util::jsonl::JsonlFile;
 
 /// A line tagged with the policy run it belongs to and its instant in scenario time.
 #[derive(Debug, Serialize)]
@@ -43,7 +43,7 @@ const WALL_FIELDS: [&str; 3] = ["latency_ms", "open_for_ms", "until_ms"];
 /// Writes engine events to `events.jsonl` (and upstream records to `upstream.jsonl`), tagged
 /// with the policy and the scenario time.
 #[derive(Debug)]
-pub struct EventsWriter {
+pub(crate) struct EventsWriter {
     file: Arc<JsonlFile>,
     policy: String,
     speed: f64,
@@ -51,7 +51,7 @@ pub struct EventsWriter {
 
 impl EventsWriter {
     /// A writer for one policy run at `speed`.
-    pub fn new(file: Arc<JsonlFile>, policy: &str, speed: f64) -> Self {
+    pub(crate) fn new(file: Arc<JsonlFile>, policy: &str, speed: f64) -> Self {
         let speed = if speed.is_finite() && speed > 0.0 {
             speed
         } else {
@@ -66,7 +66,7 @@ impl EventsWriter {
 
     /// Appends a record whose own `t_ms` is `wall_ms`, tagged with this writer's policy and the
     /// same instant in scenario time.
-    pub fn append_at<T: Serialize>(&self, wall_ms: u64, value: &T) {
+    pub(crate) fn append_at<T: Serialize>(&self, wall_ms: u64, value: &T) {
         self.file.append(&Tagged {
             policy: &self.policy,
             scenario_ms: crate::verdict::scenario_ms_u(wall_ms, self.speed),
@@ -110,7 +110,7 @@ pub struct PromFile {
 
 impl PromFile {
     /// Opens (creating or appending to) `path`.
-    pub fn open(path: &Path) -> std::io::Result<Arc<Self>> {
+    pub(crate) fn open(path: &Path) -> std::io::Result<Arc<Self>> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         Ok(Arc::new(Self {
             path: path.to_path_buf(),
@@ -121,7 +121,7 @@ impl PromFile {
     }
 
     /// Appends `line` and a newline (e.g. the `# policy NAME` line of an A/B run).
-    pub fn line(&self, line: &str) {
+    pub(crate) fn line(&self, line: &str) {
         let mut buf = String::with_capacity(line.len() + 1);
         buf.push_str(line);
         buf.push('\n');
@@ -129,7 +129,7 @@ impl PromFile {
     }
 
     /// Appends one scrape after its `# scrape t_ms=N` line.
-    pub fn append(&self, t_ms: u64, text: &str) {
+    pub(crate) fn append(&self, t_ms: u64, text: &str) {
         let mut buf = format!("# scrape t_ms={t_ms}\n");
         buf.reserve(text.len() + 1);
         buf.push_str(text);
@@ -154,12 +154,13 @@ impl PromFile {
     }
 
     /// Scrapes written so far.
-    pub fn scrapes(&self) -> u64 {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn scrapes(&self) -> u64 {
         self.scrapes.load(Ordering::Relaxed)
     }
 
     /// The last write failure, if any write failed.
-    pub fn last_error(&self) -> Option<String> {
+    pub(crate) fn last_error(&self) -> Option<String> {
         self.last_error.locked().clone()
     }
 }
@@ -243,7 +244,7 @@ const MAX_TRANSITIONS: usize = 20_000;
 /// Keeps the `BreakerTransition` events of one policy run — the same events events.jsonl gets,
 /// with their exact instants — as the run's one source of transition times.
 #[derive(Debug, Default)]
-pub struct TransitionLog {
+pub(crate) struct TransitionLog {
     kept: Mutex<Vec<crate::scrape::Transition>>,
     dropped: AtomicU64,
 }
@@ -251,7 +252,7 @@ pub struct TransitionLog {
 impl TransitionLog {
     /// The transitions so far, ordered by time (stable: one dep's causal order is kept on ties),
     /// and how many were left out beyond the cap.
-    pub fn sorted(&self) -> (Vec<crate::scrape::Transition>, u64) {
+    pub(crate) fn sorted(&self) -> (Vec<crate::scrape::Transition>, u64) {
         let mut v = self.kept.locked().clone();
         v.sort_by_key(|t| t.t_ms);
         (v, self.dropped.load(Ordering::Relaxed))

@@ -10,7 +10,7 @@ use crate::report::model::Verdict;
 use crate::util::write_atomic;
 
 /// How bad a verdict is, for "the worst of them": pass < fail < incomplete < error.
-pub fn severity(v: Verdict) -> u8 {
+pub(crate) fn severity(v: Verdict) -> u8 {
     match v {
         Verdict::Pass => 0,
         Verdict::Fail => 1,
@@ -20,7 +20,7 @@ pub fn severity(v: Verdict) -> u8 {
 }
 
 /// The worst of several verdicts (pass when there are none).
-pub fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+pub(crate) fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
     verdicts
         .into_iter()
         .max_by_key(|v| severity(*v))
@@ -29,7 +29,7 @@ pub fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
 
 /// One row of the index.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IndexRow {
+pub(crate) struct IndexRow {
     /// Scenario name.
     pub scenario: String,
     /// Its verdict.
@@ -45,7 +45,7 @@ pub struct IndexRow {
 
 /// index.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Index {
+pub(crate) struct Index {
     /// Schema version of index.json.
     pub schema_version: u32,
     /// The worst verdict.
@@ -59,7 +59,7 @@ pub struct Index {
 }
 
 /// index.md.
-pub fn render_markdown(index: &Index) -> String {
+pub(crate) fn render_markdown(index: &Index) -> String {
     let mut md = format!(
         "# Rehearsal suite: {}\n\nStarted {} · speed {} · {} scenarios\n\n",
         index.verdict.as_str().to_uppercase(),
@@ -86,7 +86,7 @@ pub fn render_markdown(index: &Index) -> String {
 }
 
 /// Writes index.md and index.json into `dir` atomically.
-pub fn write_index(dir: &Path, index: &Index) -> std::io::Result<()> {
+pub(crate) fn write_index(dir: &Path, index: &Index) -> std::io::Result<()> {
     let json = serde_json::to_vec_pretty(index).map_err(std::io::Error::other)?;
     write_atomic(&dir.join("index.json"), &json)?;
     write_atomic(&dir.join("index.md"), render_markdown(index).as_bytes())

@@ -10,7 +10,7 @@ use crate::util::shutdown::Shutdown;
 /// Wraps the upstream's server task: the returned task ends with it; the returned [`Shutdown`]
 /// is requested with the reason if it ended before `shut_down` was (the run had not shut it
 /// down). The reason names the scenario time of the death (`start` + `speed`).
-pub fn watch_upstream(
+pub(super) fn watch_upstream(
     server: JoinHandle<std::io::Result<()>>,
     shut_down: Shutdown,
     start: Instant,

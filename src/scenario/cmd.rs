@@ -13,7 +13,7 @@ use crate::util::text::{count, plural};
 use crate::verdict::Expectations;
 
 /// Runs `rehearse list`: every scenario of the directory with its description.
-pub fn list_command(args: ListArgs) -> CmdResult {
+pub(crate) fn list_command(args: ListArgs) -> CmdResult {
     let dir = match args.dir {
         Some(d) => d,
         None => scenario_dirs()
@@ -243,7 +243,7 @@ fn locate(arg: &Path) -> Result<PathBuf, FileError> {
 
 /// Runs `rehearse validate NAME|PATH...`: exit 0 when every file is good, else 2 after
 /// reporting every bad one.
-pub fn validate_command(args: ValidateArgs) -> CmdResult {
+pub(crate) fn validate_command(args: ValidateArgs) -> CmdResult {
     let mut bad = 0usize;
     for arg in &args.paths {
         match locate(arg).and_then(|path| validate_one(&path)) {

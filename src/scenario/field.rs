@@ -11,7 +11,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    pub fn new(field: impl Into<String>, message: String) -> Self {
+    pub(crate) fn new(field: impl Into<String>, message: String) -> Self {
         FieldError {
             field: field.into(),
             message,

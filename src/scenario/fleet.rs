@@ -8,9 +8,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The most hosts a fleet run may start (each is an OS process with its own engine).
-pub const MAX_HOSTS: usize = 32;
+pub(crate) const MAX_HOSTS: usize = 32;
 /// The largest `clock_skew`.
-pub const MAX_CLOCK_SKEW: Duration = Duration::from_secs(60);
+pub(crate) const MAX_CLOCK_SKEW: Duration = Duration::from_secs(60);
 
 /// How the hosts of a fleet share breaker decisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -24,7 +24,7 @@ pub enum Coordination {
 
 impl Coordination {
     /// The name used in scenario files, reports and `policy = ...` filters.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::None => "none",
             Self::Redis => "redis",
@@ -79,7 +79,7 @@ pub struct CoordinatorConfig {
 
 /// A `[fleet]`/`[coordinator]` value that cannot be used: the field and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FleetError {
+pub(crate) struct FleetError {
     /// The field path (`fleet.hosts`).
     pub field: String,
     /// What is wrong.
@@ -95,13 +95,13 @@ fn err(field: &str, msg: impl Into<String>) -> FleetError {
 
 impl FleetConfig {
     /// True when the run starts host processes (more than one host).
-    pub fn is_fleet(&self) -> bool {
+    pub(crate) fn is_fleet(&self) -> bool {
         self.hosts > 1
     }
 
     /// Host `i`'s clock offset in ms: spread evenly over ±`clock_skew` (host 0 at −skew, the
     /// last at +skew), 0 without skew. Deterministic, so a rerun has the same offsets.
-    pub fn skew_ms(&self, i: usize) -> i64 {
+    pub(crate) fn skew_ms(&self, i: usize) -> i64 {
         let Some(skew) = self.clock_skew else {
             return 0;
         };
@@ -116,7 +116,7 @@ impl FleetConfig {
     }
 
     /// Checks the table against `coordinator` (which `redis` needs) and the run's policies.
-    pub fn validate(
+    pub(crate) fn validate(
         &self,
         coordinator: Option<&CoordinatorConfig>,
         policies: usize,
@@ -172,7 +172,7 @@ impl FleetConfig {
 
 impl CoordinatorConfig {
     /// Exactly one of `url` and `spawn`; a `redis://` URL the client accepts.
-    pub fn validate(&self) -> Result<(), FleetError> {
+    pub(crate) fn validate(&self) -> Result<(), FleetError> {
         match (&self.url, self.spawn) {
             (Some(_), true) => Err(err(
                 "coordinator.spawn",

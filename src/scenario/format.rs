@@ -124,7 +124,7 @@ pub enum ScenarioError {
 
 impl ScenarioError {
     /// A semantic error without a location yet.
-    pub fn invalid(path: &str, field: &str, msg: impl Into<String>) -> Self {
+    pub(crate) fn invalid(path: &str, field: &str, msg: impl Into<String>) -> Self {
         Self::Invalid {
             path: path.to_string(),
             at: None,
@@ -135,7 +135,7 @@ impl ScenarioError {
 
     /// Fills in where an `Invalid` error's field is written in `text` (the scenario file's
     /// content); other errors, and already located ones, are returned as they are.
-    pub fn located(self, text: &str) -> Self {
+    pub(crate) fn located(self, text: &str) -> Self {
         match self {
             Self::Invalid {
                 path,
@@ -168,7 +168,7 @@ impl ScenarioFile {
     }
 
     /// Reads and parses a scenario file.
-    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, ScenarioError> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
             path: origin.clone(),

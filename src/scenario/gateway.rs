@@ -11,12 +11,12 @@ use crate::gateway::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSp
 use crate::replay::traffic::TrafficLine;
 use crate::wire::dep::provider_of;
 
-pub use super::field::FieldError;
+pub(crate) use super::field::FieldError;
 use super::format::ScenarioFile;
 
 /// One turn of the replay: when, which conversation, streamed or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedTurn {
+pub(crate) struct PlannedTurn {
     /// Offset from the run start, ms.
     pub at_ms: u64,
     /// The traffic line's session (else `line-N`): the `user` of the turn.
@@ -28,7 +28,7 @@ pub struct PlannedTurn {
 }
 
 /// The model calls before `duration_ms`, in order.
-pub fn planned_turns(traffic: &[TrafficLine], duration_ms: u64) -> Vec<PlannedTurn> {
+pub(crate) fn planned_turns(traffic: &[TrafficLine], duration_ms: u64) -> Vec<PlannedTurn> {
     traffic
         .iter()
         .enumerate()
@@ -46,7 +46,7 @@ pub fn planned_turns(traffic: &[TrafficLine], duration_ms: u64) -> Vec<PlannedTu
 }
 
 /// The one `PROVIDER/MODEL` the traffic's model calls name (the gateway's primary).
-pub fn primary_model(traffic: &[TrafficLine]) -> Result<String, FieldError> {
+pub(crate) fn primary_model(traffic: &[TrafficLine]) -> Result<String, FieldError> {
     let mut models: Vec<&str> = traffic
         .iter()
         .filter_map(|l| match &l.kind {
@@ -143,7 +143,7 @@ pub fn gateway_config(
 }
 
 /// Profile id → fingerprint of its token (as upstream records name tokens).
-pub fn profile_fingerprints(file: &ScenarioFile) -> BTreeMap<String, String> {
+pub(crate) fn profile_fingerprints(file: &ScenarioFile) -> BTreeMap<String, String> {
     file.profile
         .iter()
         .map(|p| (p.id.clone(), crate::util::fingerprint(p.credential())))
@@ -151,7 +151,8 @@ pub fn profile_fingerprints(file: &ScenarioFile) -> BTreeMap<String, String> {
 }
 
 /// The provider of every model call in the traffic (for checks).
-pub fn traffic_providers(traffic: &[TrafficLine]) -> Vec<String> {
+#[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+pub(crate) fn traffic_providers(traffic: &[TrafficLine]) -> Vec<String> {
     let mut out: Vec<String> = traffic
         .iter()
         .filter_map(|l| match &l.kind {

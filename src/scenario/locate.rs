@@ -41,7 +41,7 @@ fn steps(field: &str) -> Option<Vec<Step<'_>>> {
 /// The byte span of the deepest part of `field` present in `text` (the whole value when all of
 /// it is; its nearest written ancestor otherwise, e.g. the `[engine]` table for a defaulted
 /// key). `None` when the text does not parse or not even the first key is written.
-pub fn span(text: &str, field: &str) -> Option<Range<usize>> {
+pub(crate) fn span(text: &str, field: &str) -> Option<Range<usize>> {
     let doc = DeTable::parse(text).ok()?;
     let steps = steps(field)?;
     let mut found: Option<Range<usize>> = None;
@@ -61,13 +61,13 @@ pub fn span(text: &str, field: &str) -> Option<Range<usize>> {
 }
 
 /// 1-based line and column of `field`'s value (see [`span`]).
-pub fn locate(text: &str, field: &str) -> Option<(usize, usize)> {
+pub(crate) fn locate(text: &str, field: &str) -> Option<(usize, usize)> {
     span(text, field).map(|s| line_col(text, s.start))
 }
 
 /// 1-based line and column of `needle` inside `field`'s written value (e.g. a label inside a
 /// series selector string), else of the value itself.
-pub fn locate_within(text: &str, field: &str, needle: &str) -> Option<(usize, usize)> {
+pub(crate) fn locate_within(text: &str, field: &str, needle: &str) -> Option<(usize, usize)> {
     let s = span(text, field)?;
     let at = text
         .get(s.clone())

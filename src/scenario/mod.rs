@@ -2,15 +2,15 @@
 //! semantic validation (errors located at file:line:col, see [`locate`]) and the `rehearse list` / `rehearse validate` commands.
 
 mod cmd;
-pub mod field;
-pub mod fleet;
-pub mod format;
+pub(crate) mod field;
+pub(crate) mod fleet;
+pub(crate) mod format;
 pub mod gateway;
-pub mod locate;
+pub(crate) mod locate;
 pub mod resolve;
-pub mod target;
+pub(crate) mod target;
 pub mod validate;
 mod validate_target;
 
-pub use cmd::{list_command, validate_command};
+pub(crate) use cmd::{list_command, validate_command};
 pub use format::{ScenarioError, ScenarioFile};

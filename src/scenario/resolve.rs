@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 /// The fixtures directory of scenarios, relative to a project root.
-pub const SCENARIO_DIR: &str = "fixtures/scenarios";
+pub(crate) const SCENARIO_DIR: &str = "fixtures/scenarios";
 
 /// A NAME that matched no scenario file.
 #[derive(Debug, thiserror::Error)]
@@ -19,7 +19,7 @@ pub struct NotFound {
 }
 
 /// True when `arg` is a path rather than a scenario name.
-pub fn is_path(arg: &str) -> bool {
+pub(crate) fn is_path(arg: &str) -> bool {
     arg.contains('/') || arg.contains(std::path::MAIN_SEPARATOR) || arg.ends_with(".toml")
 }
 
@@ -42,7 +42,7 @@ pub fn resolve(arg: &str) -> Result<PathBuf, NotFound> {
 /// The scenario directories searched, in order: `./fixtures/scenarios`, then the one under the
 /// project root beside the binary, then the one of the checkout the binary was built from (a
 /// `CARGO_TARGET_DIR` outside the tree hides the first); duplicates and missing ones dropped.
-pub fn scenario_dirs() -> Vec<PathBuf> {
+pub(crate) fn scenario_dirs() -> Vec<PathBuf> {
     let mut dirs = vec![PathBuf::from(SCENARIO_DIR)];
     let mut seen: Vec<PathBuf> = Path::new(SCENARIO_DIR).canonicalize().into_iter().collect();
     let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
@@ -59,13 +59,13 @@ pub fn scenario_dirs() -> Vec<PathBuf> {
 }
 
 /// The nearest ancestor of the running binary holding `fixtures/scenarios`, if any.
-pub fn project_root_of_binary() -> Option<PathBuf> {
+pub(crate) fn project_root_of_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     find_root_from(&exe)
 }
 
 /// The nearest ancestor of `start` (itself excluded) holding `fixtures/scenarios`.
-pub fn find_root_from(start: &Path) -> Option<PathBuf> {
+pub(crate) fn find_root_from(start: &Path) -> Option<PathBuf> {
     start
         .ancestors()
         .skip(1)

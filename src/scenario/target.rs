@@ -25,7 +25,7 @@ pub enum TargetKind {
 
 impl TargetKind {
     /// `embedded`, `openclaw` or `http`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Embedded => "embedded",
             Self::Openclaw => "openclaw",
@@ -34,7 +34,7 @@ impl TargetKind {
     }
 
     /// True for a gateway outside the harness's process (its timers cannot be compressed).
-    pub fn is_external(self) -> bool {
+    pub(crate) fn is_external(self) -> bool {
         self != Self::Embedded
     }
 }
@@ -94,17 +94,17 @@ pub struct TargetSpec {
 }
 
 /// Default provider timeout of an `openclaw` target.
-pub const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default whole-turn limit of an `openclaw` target.
-pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default wait for an `openclaw` target to become healthy.
-pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default wait for one turn's answer.
-pub const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl TargetSpec {
     /// `provider_timeout` in whole seconds (at least 1).
-    pub fn provider_timeout_s(&self) -> u64 {
+    pub(crate) fn provider_timeout_s(&self) -> u64 {
         self.provider_timeout
             .unwrap_or(DEFAULT_PROVIDER_TIMEOUT)
             .as_secs()
@@ -112,7 +112,7 @@ impl TargetSpec {
     }
 
     /// `agent_timeout` in whole seconds (at least 1).
-    pub fn agent_timeout_s(&self) -> u64 {
+    pub(crate) fn agent_timeout_s(&self) -> u64 {
         self.agent_timeout
             .unwrap_or(DEFAULT_AGENT_TIMEOUT)
             .as_secs()
@@ -120,17 +120,17 @@ impl TargetSpec {
     }
 
     /// The wait for an `openclaw` target to become healthy.
-    pub fn ready_timeout(&self) -> Duration {
+    pub(crate) fn ready_timeout(&self) -> Duration {
         self.ready_timeout.unwrap_or(DEFAULT_READY_TIMEOUT)
     }
 
     /// The wait for one turn.
-    pub fn turn_timeout(&self) -> Duration {
+    pub(crate) fn turn_timeout(&self) -> Duration {
         self.turn_timeout.unwrap_or(DEFAULT_TURN_TIMEOUT)
     }
 
     /// Checks what serde cannot; the error names the key under `target`.
-    pub fn validate(&self) -> Result<(), FieldError> {
+    pub(crate) fn validate(&self) -> Result<(), FieldError> {
         let only = |set: bool, key: &'static str, kind: &str| {
             if set {
                 Err(FieldError::new(
@@ -208,7 +208,7 @@ impl TargetSpec {
 
 /// A `url`/`metrics_url` that is not `http://HOST:PORT…`.
 #[derive(Debug, thiserror::Error)]
-pub enum UrlError {
+pub(crate) enum UrlError {
     #[error("`{url}` is not a URL: {source}")]
     Parse {
         url: String,
@@ -242,7 +242,7 @@ pub struct UpstreamSpec {
 
 impl UpstreamSpec {
     /// The address must be loopback.
-    pub fn validate(&self) -> Result<(), FieldError> {
+    pub(crate) fn validate(&self) -> Result<(), FieldError> {
         match self.listen {
             Some(a) if !a.ip().is_loopback() => Err(FieldError::new(
                 "listen",

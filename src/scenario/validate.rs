@@ -21,7 +21,7 @@ use crate::util::suggest::closest;
 use crate::wire::dep::provider_of;
 
 /// The most engine workers a scenario may ask for.
-pub const MAX_WORKERS: usize = 256;
+pub(crate) const MAX_WORKERS: usize = 256;
 
 /// A scenario that passed every check, with its traffic loaded.
 #[derive(Debug, Clone)]
@@ -290,7 +290,7 @@ fn unknown_dep(file: &ScenarioFile, deps: &BTreeSet<String>) -> Option<(String, 
 /// Every dep the traffic can reach: tool names, ws channels, and the model endpoints of every
 /// profile of every provider the traffic uses or the engine config can route to (fallbacks,
 /// context fallbacks, the ladder's lighter model, the throttle's cheaper and pinned models).
-pub fn exercised_deps(
+pub(crate) fn exercised_deps(
     file: &ScenarioFile,
     book: &ProfileBook,
     traffic: &[TrafficLine],

@@ -11,7 +11,7 @@ use crate::engine::RequestKind;
 use crate::replay::traffic::TrafficLine;
 
 /// The first check that fails, naming its field.
-pub fn check_target(
+pub(super) fn check_target(
     file: &ScenarioFile,
     traffic: &[TrafficLine],
     duration_ms: u64,
@@ -87,7 +87,7 @@ pub fn check_target(
 }
 
 /// Warnings: tool and WebSocket lines an external target does not get.
-pub fn target_warnings(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<String> {
+pub(super) fn target_warnings(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<String> {
     if !file.target.kind.is_external() {
         return Vec::new();
     }

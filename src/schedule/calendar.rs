@@ -52,7 +52,7 @@ pub enum CalendarError {
 /// Pairs the flags into entries: entry i takes the i-th value of each flag, and a flag given
 /// once applies to every entry (`--weekday 1 --weekday 4 --hour 3 --minute 0` = Mon and Thu
 /// 03:00). `--weekday` may be absent (daily); `--hour` and `--minute` may not.
-pub fn entries_from_flags(
+pub(crate) fn entries_from_flags(
     weekdays: &[u8],
     hours: &[u8],
     minutes: &[u8],
@@ -99,7 +99,7 @@ pub fn entries_from_flags(
 
 /// A local wall-clock minute of the week.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WeekMinute {
+pub(crate) struct WeekMinute {
     /// 0 = Sunday … 6 = Saturday.
     pub weekday: u8,
     /// 0–23.
@@ -110,7 +110,7 @@ pub struct WeekMinute {
 
 impl CalendarEntry {
     /// Does this entry fire at `t`?
-    pub fn matches(&self, t: WeekMinute) -> bool {
+    pub(crate) fn matches(&self, t: WeekMinute) -> bool {
         self.weekday.is_none_or(|w| w % 7 == t.weekday)
             && self.hour.is_none_or(|h| h == t.hour)
             && self.minute.is_none_or(|m| m == t.minute)
@@ -127,7 +127,7 @@ impl CalendarEntry {
 
 /// Minutes from `now` (exclusive) until the first minute any entry fires, within a week;
 /// `None` when there is no entry.
-pub fn minutes_until_next(entries: &[CalendarEntry], now: WeekMinute) -> Option<u32> {
+pub(crate) fn minutes_until_next(entries: &[CalendarEntry], now: WeekMinute) -> Option<u32> {
     let start =
         u32::from(now.weekday % 7) * 1440 + u32::from(now.hour) * 60 + u32::from(now.minute);
     (1..=7 * 1440).find(|&d| {

@@ -14,7 +14,7 @@ use crate::cli::{
 use crate::exit::{CmdError, CmdResult, Status};
 
 /// Runs `rehearse schedule`.
-pub fn command(args: ScheduleArgs) -> CmdResult {
+pub(crate) fn command(args: ScheduleArgs) -> CmdResult {
     let env = Env::from_process();
     match &args.action {
         ScheduleAction::Print(a) => print(a, &env),

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The per-user GUI domain `gui/UID` (active only while the user is logged in at the GUI).
-pub fn gui_domain(uid: u32) -> String {
+pub(crate) fn gui_domain(uid: u32) -> String {
     format!("gui/{uid}")
 }
 
 /// `launchctl bootstrap gui/UID PLIST` (load).
-pub fn bootstrap_argv(launchctl: &Path, uid: u32, plist: &Path) -> Vec<OsString> {
+pub(crate) fn bootstrap_argv(launchctl: &Path, uid: u32, plist: &Path) -> Vec<OsString> {
     vec![
         launchctl.into(),
         "bootstrap".into(),
@@ -23,7 +23,7 @@ pub fn bootstrap_argv(launchctl: &Path, uid: u32, plist: &Path) -> Vec<OsString>
 }
 
 /// `launchctl bootout gui/UID/LABEL` (unload this job only; a bare domain would unload all).
-pub fn bootout_argv(launchctl: &Path, uid: u32, label: &str) -> Vec<OsString> {
+pub(crate) fn bootout_argv(launchctl: &Path, uid: u32, label: &str) -> Vec<OsString> {
     vec![
         launchctl.into(),
         "bootout".into(),
@@ -32,7 +32,7 @@ pub fn bootout_argv(launchctl: &Path, uid: u32, label: &str) -> Vec<OsString> {
 }
 
 /// `launchctl print gui/UID/LABEL`.
-pub fn print_argv(launchctl: &Path, uid: u32, label: &str) -> Vec<OsString> {
+pub(crate) fn print_argv(launchctl: &Path, uid: u32, label: &str) -> Vec<OsString> {
     vec![
         launchctl.into(),
         "print".into(),
@@ -41,7 +41,7 @@ pub fn print_argv(launchctl: &Path, uid: u32, label: &str) -> Vec<OsString> {
 }
 
 /// Runs an argv built above as a child process (no shell) and collects its output.
-pub fn run(argv: &[OsString]) -> io::Result<Output> {
+pub(crate) fn run(argv: &[OsString]) -> io::Result<Output> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty argv"))?;
@@ -49,7 +49,7 @@ pub fn run(argv: &[OsString]) -> io::Result<Output> {
 }
 
 /// `/bin/launchctl` if present, else the first `launchctl` on `path_env`.
-pub fn find(path_env: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+pub(crate) fn find(path_env: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     let system = Path::new("/bin/launchctl");
     if system.is_file() {
         return Some(system.to_path_buf());
@@ -60,14 +60,14 @@ pub fn find(path_env: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
 }
 
 /// The current user's uid.
-pub fn current_uid() -> u32 {
+pub(crate) fn current_uid() -> u32 {
     // SAFETY: getuid has no preconditions and cannot fail.
     unsafe { libc::getuid() }
 }
 
 /// What `status` shows from `launchctl print`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PrintSummary {
+pub(crate) struct PrintSummary {
     /// `state = running` / `not running`.
     pub state: Option<String>,
     /// `last exit code = 0` or `(never exited)`.
@@ -81,7 +81,7 @@ pub struct PrintSummary {
 }
 
 /// Picks the top-level `key = value` lines of a `launchctl print` service dump.
-pub fn summarise_print(text: &str) -> PrintSummary {
+pub(crate) fn summarise_print(text: &str) -> PrintSummary {
     let mut s = PrintSummary::default();
     for line in text.lines() {
         // Top-level properties are indented by exactly one tab; nested blocks by more.

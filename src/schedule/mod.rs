@@ -16,15 +16,15 @@
 //! Longer than 400 lines on purpose: the plist model, its rendering and the launchctl calls change
 //! together.
 
-pub mod calendar;
+pub(crate) mod calendar;
 mod cmd;
-pub mod launchctl;
+pub(crate) mod launchctl;
 pub mod plist;
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-pub use cmd::command;
+pub(crate) use cmd::command;
 
 use crate::cli::SchedulePlanArgs;
 use crate::scenario::resolve::NotFound;
@@ -46,7 +46,7 @@ pub struct Env {
 
 impl Env {
     /// The environment of this process.
-    pub fn from_process() -> Self {
+    pub(crate) fn from_process() -> Self {
         Self {
             home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
@@ -173,7 +173,7 @@ pub fn resolve(
 /// What the scheduled run needs from the file system, checked now: each scenario loads and
 /// validates (as `rehearse validate` would), the working directory exists, the program is an
 /// executable file. The report directory is not checked: the run creates it.
-pub fn check_paths(spec: &AgentSpec) -> Result<(), PlanError> {
+pub(crate) fn check_paths(spec: &AgentSpec) -> Result<(), PlanError> {
     for s in &spec.scenarios {
         crate::scenario::validate::check(s)
             .map_err(|e| PlanError::InvalidScenario(e.to_string()))?;
@@ -207,7 +207,7 @@ fn is_executable_file(p: &Path) -> bool {
 }
 
 /// Where install writes the plist: `--dir` or `~/Library/LaunchAgents`, then `<label>.plist`.
-pub fn plist_path(label: &str, dir: Option<&Path>, env: &Env) -> Result<PathBuf, PlanError> {
+pub(crate) fn plist_path(label: &str, dir: Option<&Path>, env: &Env) -> Result<PathBuf, PlanError> {
     check_label(label)?;
     let dir = match dir {
         Some(d) => d.to_path_buf(),

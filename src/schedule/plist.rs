@@ -10,7 +10,7 @@ use super::calendar::CalendarEntry;
 
 /// launchd's default PATH is `/usr/bin:/bin:/usr/sbin:/sbin` (`sysctl user.cs_path`), without
 /// Homebrew; the scheduled run gets these, Apple-silicon Homebrew first.
-pub const SANE_PATH: &str = "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+pub(crate) const SANE_PATH: &str = "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
 
 /// `StartCalendarInterval`: one dict, or an array for several entries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,7 +24,7 @@ pub enum CalendarInterval {
 
 impl CalendarInterval {
     /// A dict for one entry, an array for several.
-    pub fn from_entries(mut entries: Vec<CalendarEntry>) -> Self {
+    pub(crate) fn from_entries(mut entries: Vec<CalendarEntry>) -> Self {
         if entries.len() == 1 {
             Self::One(entries.remove(0))
         } else {
@@ -89,13 +89,13 @@ pub struct AgentSpec {
 }
 
 /// Where launchd writes the job's logs: `HOME/Library/Logs/rehearse`.
-pub fn log_dir(home: &Path) -> PathBuf {
+pub(crate) fn log_dir(home: &Path) -> PathBuf {
     home.join("Library/Logs/rehearse")
 }
 
 /// The directory the job's logs go to: the parent of `StandardOutPath` (launchd opens the
 /// files but never creates their directory).
-pub fn logs_of(agent: &LaunchAgent) -> Option<PathBuf> {
+pub(crate) fn logs_of(agent: &LaunchAgent) -> Option<PathBuf> {
     Path::new(&agent.standard_out_path)
         .parent()
         .map(Path::to_path_buf)

@@ -33,7 +33,7 @@ pub struct CompactScrapes {
 
 impl CompactScrapes {
     /// Nothing scraped yet, for a run that started at `start_unix_s` (Unix seconds).
-    pub fn new(start_unix_s: f64) -> Self {
+    pub(crate) fn new(start_unix_s: f64) -> Self {
         Self {
             timeline: Builder::new(start_unix_s),
             disagreement: BTreeMap::new(),
@@ -58,29 +58,29 @@ impl CompactScrapes {
     }
 
     /// The breaker timeline of every scrape so far.
-    pub fn timeline(&self) -> Timeline {
+    pub(crate) fn timeline(&self) -> Timeline {
         self.timeline.timeline()
     }
 
     /// Per dep, the largest finite `health_breaker_disagreement_seconds` of any scrape (0 for a
     /// dep whose gauge never rose above 0).
-    pub fn max_disagreement(&self) -> &BTreeMap<String, f64> {
+    pub(crate) fn max_disagreement(&self) -> &BTreeMap<String, f64> {
         &self.disagreement
     }
 
     /// Per dep, its `breaker_state` when a scrape first showed it.
-    pub fn first_states(&self) -> &BTreeMap<String, BreakerState> {
+    pub(crate) fn first_states(&self) -> &BTreeMap<String, BreakerState> {
         self.timeline.first_states()
     }
 
     /// Every parsed scrape's time with its `breaker_state` and `breaker_transitions_total`
     /// samples: what [`super::crosscheck`] compares with the event log.
-    pub fn breaker_scrapes(&self) -> Vec<(u64, &Exposition)> {
+    pub(crate) fn breaker_scrapes(&self) -> Vec<(u64, &Exposition)> {
         self.breaker.iter().map(|(t, e)| (*t, e.as_ref())).collect()
     }
 
     /// The last parsed scrape.
-    pub fn last_parsed(&self) -> Option<&Exposition> {
+    pub(crate) fn last_parsed(&self) -> Option<&Exposition> {
         self.last.as_deref()
     }
 }

@@ -4,12 +4,12 @@
 //! ([`compact`]: bounded, whatever the run's length) and the event log checked against the
 //! scrapes ([`agreement`]).
 
-pub mod compact;
+pub(crate) mod compact;
 mod exposition;
 mod lexer;
 pub mod parse;
 mod rates;
-pub mod scraper;
+pub(crate) mod scraper;
 pub mod selector;
 mod validate;
 
@@ -20,6 +20,6 @@ pub use selector::Selector;
 pub mod timeline;
 
 pub use timeline::{RatePoint, StatePoint, Timeline, Timing, Transition};
-pub mod agreement;
+pub(crate) mod agreement;
 
 pub use agreement::{Disagreement, DisagreementKind, crosscheck};

@@ -235,7 +235,7 @@ impl Scraper {
     }
 
     /// Scrapes every interval into `sink` until `stop` completes, then once more; returns it.
-    pub async fn run_into<S: ScrapeSink>(&self, mut sink: S, stop: impl Future<Output = ()>) -> S {
+    pub(crate) async fn run_into<S: ScrapeSink>(&self, mut sink: S, stop: impl Future<Output = ()>) -> S {
         let mut ticker = tokio::time::interval(self.cfg.interval.max(Duration::from_millis(1)));
         ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
         tokio::pin!(stop);
@@ -251,7 +251,7 @@ impl Scraper {
     }
 
     /// Takes one scrape now and hands it (or the failure) to `sink`.
-    pub async fn scrape_into(&self, sink: &mut impl ScrapeSink) {
+    pub(crate) async fn scrape_into(&self, sink: &mut impl ScrapeSink) {
         let res = tokio::time::timeout(self.cfg.timeout, self.fetch()).await;
         let t_ms = Instant::now()
             .saturating_duration_since(self.cfg.start)

@@ -74,7 +74,7 @@ pub struct Timeline {
 }
 
 /// Parses a `from`/`to`/state label value.
-pub fn state_from_label(s: &str) -> Option<BreakerState> {
+pub(crate) fn state_from_label(s: &str) -> Option<BreakerState> {
     match s {
         "closed" => Some(BreakerState::Closed),
         "half_open" => Some(BreakerState::HalfOpen),
@@ -164,7 +164,7 @@ impl Prev {
 /// [`MAX_RATE_POINTS`] rate points. Its size does not grow with the number of scrapes, only with
 /// the number of transitions.
 #[derive(Debug, Clone)]
-pub struct Builder {
+pub(crate) struct Builder {
     start_unix_s: f64,
     transitions: Vec<Transition>,
     current: BTreeMap<String, BreakerState>,
@@ -175,7 +175,7 @@ pub struct Builder {
 
 impl Builder {
     /// An empty timeline of a run that started at `start_unix_s` (Unix seconds).
-    pub fn new(start_unix_s: f64) -> Self {
+    pub(crate) fn new(start_unix_s: f64) -> Self {
         Self {
             start_unix_s,
             transitions: Vec::new(),
@@ -187,7 +187,7 @@ impl Builder {
     }
 
     /// Adds the next parsed scrape, taken `t_cur` ms after the run start (times in order).
-    pub fn push(&mut self, t_cur: u64, cur: &Exposition) {
+    pub(crate) fn push(&mut self, t_cur: u64, cur: &Exposition) {
         let prev = self.prev.as_ref();
         let t_prev = prev.map_or(0, |p| p.t_ms);
         let mut fresh: BTreeMap<String, Vec<Transition>> = BTreeMap::new();
@@ -281,11 +281,11 @@ impl Builder {
 
     /// The timeline so far.
     /// Per dep, its `breaker_state` when a scrape first showed it.
-    pub fn first_states(&self) -> &BTreeMap<String, BreakerState> {
+    pub(crate) fn first_states(&self) -> &BTreeMap<String, BreakerState> {
         &self.first_state
     }
 
-    pub fn timeline(&self) -> Timeline {
+    pub(crate) fn timeline(&self) -> Timeline {
         let mut transitions = self.transitions.clone();
         transitions.sort_by_key(|t| t.t_ms); // stable: per-dep causal order is kept on ties
         let states = states(&transitions, &self.first_state);
@@ -320,7 +320,7 @@ fn causal_order(mut events: Vec<Transition>, start: Option<BreakerState>) -> Vec
 
 /// Per dep, the state as a step function from t = 0 through `transitions` (time-ordered); deps
 /// that never transitioned get their gauge from the first scrape that shows them.
-pub fn states(
+pub(crate) fn states(
     transitions: &[Transition],
     first_state: &BTreeMap<String, BreakerState>,
 ) -> BTreeMap<String, Vec<StatePoint>> {

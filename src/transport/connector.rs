@@ -33,7 +33,7 @@ use super::sockopt::{self, SocketTcpOptions, TcpTuning, USER_TIMEOUT_OPTION};
 
 /// The connector's error: the inner `HttpConnector` error (its `io::Error` stays reachable
 /// through `source()`), or the `io::Error` of a refused tuning.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What the connector observed, shared by its clones.
 #[derive(Debug, Default)]
@@ -65,13 +65,14 @@ impl TunedConnector {
     }
 
     /// Bounds each TCP connect (`None`: the OS's own SYN timeout).
-    pub fn with_connect_timeout(mut self, timeout: Option<Duration>) -> Self {
+    pub(crate) fn with_connect_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.http.set_connect_timeout(timeout);
         self
     }
 
     /// The tuning applied to each connection.
-    pub fn tuning(&self) -> &TcpTuning {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn tuning(&self) -> &TcpTuning {
         &self.tuning
     }
 
@@ -161,7 +162,7 @@ pub struct SocketsReport {
 impl SocketsReport {
     /// The reports of several connectors (policy runs) as one: counts added, the first
     /// read-back and error kept.
-    pub fn merge(reports: impl IntoIterator<Item = SocketsReport>) -> Option<SocketsReport> {
+    pub(crate) fn merge(reports: impl IntoIterator<Item = SocketsReport>) -> Option<SocketsReport> {
         reports.into_iter().reduce(|mut acc, r| {
             acc.tuned_connections += r.tuned_connections;
             acc.applied = acc.applied.or(r.applied);

@@ -35,7 +35,8 @@ pub enum ReadFailure {
 
 impl ReadFailure {
     /// Every class, in report column order.
-    pub const ALL: [ReadFailure; 9] = [
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) const ALL: [ReadFailure; 9] = [
         Self::DeadlineExceeded,
         Self::PeerReset,
         Self::BodyEndedEarly,
@@ -48,7 +49,7 @@ impl ReadFailure {
     ];
 
     /// The snake_case name used in report.json and report.md.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::DeadlineExceeded => "deadline_exceeded",
             Self::PeerReset => "peer_reset",
@@ -71,7 +72,7 @@ pub struct Diagnostics {
 
 impl Diagnostics {
     /// Counts one failure of `dep`.
-    pub fn record(&self, dep: &str, failure: ReadFailure) {
+    pub(crate) fn record(&self, dep: &str, failure: ReadFailure) {
         let mut map = self.counts.locked();
         *map.entry(dep.to_string())
             .or_default()

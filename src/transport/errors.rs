@@ -29,7 +29,7 @@ use crate::engine::TransportFailure;
 
 /// Where in the exchange the error surfaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Connecting, sending, or waiting for the response head.
     Head,
     /// Reading the response body.
@@ -38,7 +38,7 @@ pub enum Phase {
 
 /// What a failed exchange's error chain says (the table of the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The peer closed before a complete response head.
     ClosedEarly,
     /// The body ended before its declared end.
@@ -59,7 +59,7 @@ pub enum Failure {
 
 impl Failure {
     /// Reads an error chain (of the hyper client, a body read or a connector) once.
-    pub fn of(err: &(dyn StdError + 'static), phase: Phase) -> Self {
+    pub(crate) fn of(err: &(dyn StdError + 'static), phase: Phase) -> Self {
         let mut hyper_incomplete = false;
         let mut connect = false;
         let mut innermost_io: Option<io::ErrorKind> = None;
@@ -86,7 +86,7 @@ impl Failure {
     }
 
     /// The mapping of an innermost `io::ErrorKind` alone (`None`: no I/O error in the chain).
-    pub fn of_io_kind(kind: Option<io::ErrorKind>, phase: Phase) -> Self {
+    pub(crate) fn of_io_kind(kind: Option<io::ErrorKind>, phase: Phase) -> Self {
         use io::ErrorKind as K;
         match kind {
             Some(K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe) => Self::Reset,
@@ -108,7 +108,7 @@ impl Failure {
     }
 
     /// The engine's view: its transport failure and the diagnostics class.
-    pub fn engine(self) -> (TransportFailure, ReadFailure) {
+    pub(crate) fn engine(self) -> (TransportFailure, ReadFailure) {
         match self {
             Self::ClosedEarly => (
                 TransportFailure::ClosedEarly,
@@ -127,7 +127,7 @@ impl Failure {
     }
 
     /// Replay's error kind (`rehearse replay`'s summary counts these).
-    pub fn kind(self) -> &'static str {
+    pub(crate) fn kind(self) -> &'static str {
         match self {
             Self::ClosedEarly | Self::BodyEndedEarly => "incomplete",
             Self::Reset => "reset",
@@ -140,7 +140,7 @@ impl Failure {
 
 /// Maps an error of the hyper client (or of a body read) to the engine's transport failure and
 /// the diagnostics class.
-pub fn classify(err: &(dyn StdError + 'static), phase: Phase) -> (TransportFailure, ReadFailure) {
+pub(crate) fn classify(err: &(dyn StdError + 'static), phase: Phase) -> (TransportFailure, ReadFailure) {
     Failure::of(err, phase).engine()
 }
 

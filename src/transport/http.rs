@@ -79,13 +79,14 @@ impl HttpTransport {
 
     /// Sets how long a WebSocket Pong may take when the engine gives no inter-token deadline
     /// (already divided by the run's speed).
-    pub fn with_pong_deadline(mut self, d: Duration) -> Self {
+    pub(crate) fn with_pong_deadline(mut self, d: Duration) -> Self {
         self.pong_deadline = d;
         self
     }
 
     /// The shared diagnostics counters.
-    pub fn diagnostics(&self) -> &Arc<Diagnostics> {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn diagnostics(&self) -> &Arc<Diagnostics> {
         &self.diag
     }
 

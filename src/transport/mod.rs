@@ -27,15 +27,15 @@
 //! - [`arrival`]: when a request reached this host (kernel receive timestamps on Linux), for
 //!   the mock upstream, the recording proxy and the replay receiver.
 
-pub mod arrival;
-pub mod connector;
-pub mod diagnostics;
-pub mod errors;
-pub mod http;
-pub mod request;
+pub(crate) mod arrival;
+pub(crate) mod connector;
+pub(crate) mod diagnostics;
+pub(crate) mod errors;
+pub(crate) mod http;
+pub(crate) mod request;
 pub mod sockopt;
-pub mod sse;
-pub mod ws;
+pub(crate) mod sse;
+pub(crate) mod ws;
 
 pub use connector::{SocketsReport, TunedConnector};
 pub use diagnostics::{Diagnostics, ReadFailure};

@@ -22,11 +22,11 @@ use crate::engine::transport::{Call, Endpoint, Origin};
 use crate::wire::{self, header, route};
 
 /// The one user message of a model call's body.
-pub const PROMPT: &str = "rehearse";
+pub(crate) const PROMPT: &str = "rehearse";
 
 /// Why a request could not be built.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum BuildError {
+pub(crate) enum BuildError {
     /// A header value is not allowed in HTTP (a control character, a newline).
     #[error("header `{name}`: the value is not a valid header value")]
     Header {
@@ -45,7 +45,7 @@ pub enum BuildError {
 
 /// Everything a request carries besides its endpoint.
 #[derive(Debug, Clone, Default)]
-pub struct RequestSpec<'a> {
+pub(crate) struct RequestSpec<'a> {
     /// Sent as `Authorization: Bearer …` (never logged).
     pub bearer: Option<&'a str>,
     /// Sent as `Idempotency-Key`.
@@ -60,7 +60,7 @@ pub struct RequestSpec<'a> {
 
 impl<'a> RequestSpec<'a> {
     /// The spec of an engine call.
-    pub fn of_call(call: &'a Call) -> Self {
+    pub(crate) fn of_call(call: &'a Call) -> Self {
         Self {
             bearer: call.bearer.as_deref(),
             idempotency_key: call.idempotency_key.as_deref(),
@@ -71,7 +71,7 @@ impl<'a> RequestSpec<'a> {
     }
 
     /// Adds an extra header from text, checked: a value HTTP forbids is a [`BuildError`].
-    pub fn with(&mut self, name: HeaderName, value: &str) -> Result<(), BuildError> {
+    pub(crate) fn with(&mut self, name: HeaderName, value: &str) -> Result<(), BuildError> {
         let v = header_value(&name, value)?;
         self.extra.push((name, v));
         Ok(())
@@ -79,7 +79,7 @@ impl<'a> RequestSpec<'a> {
 
     /// Adds `X-Rehearse-Host: ID` when `host` names a fleet host (1–64 of `A-Z a-z 0-9 . _ -`,
     /// checked where the id was made; anything else is left out).
-    pub fn with_host(mut self, host: Option<&str>) -> Self {
+    pub(crate) fn with_host(mut self, host: Option<&str>) -> Self {
         if let Some(v) = host.and_then(|h| HeaderValue::from_str(h).ok()) {
             self.extra
                 .push((HeaderName::from_static(crate::wire::header::HOST), v));
@@ -169,7 +169,7 @@ pub fn http(
 }
 
 /// The handshake request of a WebSocket session to `ws_base` (`ws://HOST:PORT[/prefix]`).
-pub fn ws(
+pub(crate) fn ws(
     ws_base: &str,
     endpoint: &Endpoint,
     spec: &RequestSpec<'_>,

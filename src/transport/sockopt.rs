@@ -73,7 +73,7 @@ pub struct TuningError {
 
 impl TcpTuning {
     /// True when any keepalive value is set (applying it enables `SO_KEEPALIVE`).
-    pub fn keepalive_enabled(&self) -> bool {
+    pub(crate) fn keepalive_enabled(&self) -> bool {
         self.keepalive_idle.is_some()
             || self.keepalive_interval.is_some()
             || self.keepalive_retries.is_some()
@@ -202,7 +202,7 @@ pub fn read_back(sock: &SockRef<'_>) -> io::Result<SocketTcpOptions> {
 }
 
 /// macOS rounds a user timeout up to whole seconds; this is the value it takes.
-pub fn rxt_conndroptime_secs(timeout: Duration) -> u64 {
+pub(crate) fn rxt_conndroptime_secs(timeout: Duration) -> u64 {
     timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0)
 }
 

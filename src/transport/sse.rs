@@ -3,7 +3,7 @@
 
 /// Consumes complete SSE lines from `buf`: returns the token events seen and whether
 /// `data: [DONE]` was among them.
-pub fn drain_events(buf: &mut Vec<u8>) -> (u32, bool) {
+pub(crate) fn drain_events(buf: &mut Vec<u8>) -> (u32, bool) {
     let mut tokens = 0;
     let mut done = false;
     while let Some(pos) = buf.iter().position(|b| *b == b'\n') {
@@ -38,7 +38,7 @@ fn carries_content(data: &str) -> bool {
 }
 
 /// The provider error code of an OpenAI-shaped error body (`error.code`, else `error.type`).
-pub fn provider_code(body: &[u8]) -> Option<String> {
+pub(crate) fn provider_code(body: &[u8]) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
     let err = v.get("error")?;
     err.get("code")
@@ -48,7 +48,7 @@ pub fn provider_code(body: &[u8]) -> Option<String> {
 }
 
 /// `usage.completion_tokens` of a non-streaming completion, 0 when absent (tools).
-pub fn usage_tokens(body: &[u8]) -> u32 {
+pub(crate) fn usage_tokens(body: &[u8]) -> u32 {
     serde_json::from_slice::<serde_json::Value>(body)
         .ok()
         .and_then(|v| {

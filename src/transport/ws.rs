@@ -30,11 +30,11 @@ use crate::engine::{AttemptResult, TimeoutPhase, TransportFailure};
 
 /// The pong deadline at speed 1 when the engine gives none (python-websockets uses 20 s; a
 /// rehearsal wants a faster verdict).
-pub const DEFAULT_PONG_DEADLINE: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_PONG_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Where a session connects, and how.
 #[derive(Debug, Clone, Copy)]
-pub struct WsTarget<'a> {
+pub(crate) struct WsTarget<'a> {
     /// The upstream.
     pub addr: SocketAddr,
     /// The tuned connector the TCP connection comes from.
@@ -46,7 +46,7 @@ pub struct WsTarget<'a> {
 }
 
 /// Runs one WebSocket session of `messages` echoes on the call's channel.
-pub async fn session(
+pub(crate) async fn session(
     target: &WsTarget<'_>,
     call: &Call,
     messages: u32,

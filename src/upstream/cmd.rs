@@ -15,7 +15,7 @@ use crate::exit::{CmdError, CmdResult, Status};
 use crate::util::jsonl::JsonlFile;
 
 /// Runs `rehearse upstream`.
-pub fn command(args: UpstreamArgs) -> CmdResult {
+pub(crate) fn command(args: UpstreamArgs) -> CmdResult {
     crate::util::listen::check_loopback(args.listen, args.allow_non_loopback, "mock upstream")?;
     let faults = match &args.faults {
         None => Vec::new(),

@@ -35,7 +35,7 @@ pub(crate) struct Cut;
 
 impl ConnCtl {
     /// Wraps `stream`'s socket.
-    pub fn new(stream: &TcpStream, stop: Shutdown, arrival: Arc<ArrivalMark>) -> Self {
+    pub(super) fn new(stream: &TcpStream, stop: Shutdown, arrival: Arc<ArrivalMark>) -> Self {
         let sock = socket2::SockRef::from(stream).try_clone().ok();
         Self {
             sock,
@@ -46,20 +46,20 @@ impl ConnCtl {
 
     /// When the current request's first bytes reached the host (see [`ArrivalMark`]); the
     /// instant fault windows and arrival times are measured at.
-    pub fn arrived(&self) -> Instant {
+    pub(super) fn arrived(&self) -> Instant {
         self.arrival.take_or(Instant::now())
     }
 
     /// Makes the connection's close an RST: zero linger. The caller then returns [`Cut`] so hyper
     /// drops the socket; the last close of the descriptor sends the RST.
-    pub fn arm_reset(&self) {
+    pub(super) fn arm_reset(&self) {
         if let Some(s) = &self.sock {
             let _ = s.set_linger(Some(Duration::ZERO));
         }
     }
 
     /// Whether the client closed or reset its end (a non-blocking peek).
-    pub fn peer_gone(&self) -> bool {
+    pub(super) fn peer_gone(&self) -> bool {
         let Some(s) = &self.sock else { return false };
         let mut buf = [MaybeUninit::<u8>::uninit(); 1];
         match s.recv_with_flags(&mut buf, libc::MSG_PEEK | libc::MSG_DONTWAIT) {
@@ -73,7 +73,7 @@ impl ConnCtl {
     }
 
     /// Waits until the client goes away or the server stops.
-    pub async fn hold(&self) {
+    pub(super) async fn hold(&self) {
         loop {
             if self.stop.is_requested() || self.peer_gone() {
                 return;
@@ -86,7 +86,7 @@ impl ConnCtl {
     }
 
     /// The server's stop request.
-    pub fn stop(&self) -> Shutdown {
+    pub(super) fn stop(&self) -> Shutdown {
         self.stop.clone()
     }
 }

@@ -28,12 +28,12 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
-pub use cmd::command;
+pub(crate) use cmd::command;
 pub use faults::RouteKind;
 pub use faults::{Action, FaultSpec, parse_fault_file};
 pub use record::{MemoryRecords, RecordSink, RequestRoute, UnknownRoute, UpstreamRecord};
 pub use server::serve;
-pub use stats::{Arrival, DepStats, ProfileStats, RouteStats, Stats};
+pub(crate) use stats::Stats;
 
 use crate::util::shutdown::Shutdown;
 use crate::util::speed::Speed;
@@ -43,7 +43,7 @@ use stats::{Observation, StatsState};
 use crate::wire::dep;
 
 /// Default gap between streamed tokens (before the speed factor).
-pub const DEFAULT_TOKEN_INTERVAL: Duration = Duration::from_millis(20);
+pub(crate) const DEFAULT_TOKEN_INTERVAL: Duration = Duration::from_millis(20);
 
 /// How to build an [`Upstream`].
 #[derive(Debug, Clone)]
@@ -137,17 +137,18 @@ impl Upstream {
 
     /// Asks the server to stop (`POST /_rehearse/shutdown`): its listener closes and its
     /// connections are dropped after a short grace, as when the process dies.
-    pub fn halt(&self) {
+    pub(crate) fn halt(&self) {
         self.halted.request("POST /_rehearse/shutdown");
     }
 
     /// Whether [`Upstream::halt`] was called.
-    pub fn is_halted(&self) -> bool {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn is_halted(&self) -> bool {
         self.halted.is_requested()
     }
 
     /// Resolves once [`Upstream::halt`] was called.
-    pub async fn halted(&self) {
+    pub(crate) async fn halted(&self) {
         self.halted.requested().await
     }
 
@@ -157,17 +158,18 @@ impl Upstream {
     }
 
     /// The instant fault windows and `t_ms` are measured from.
-    pub fn run_start(&self) -> Instant {
+    pub(crate) fn run_start(&self) -> Instant {
         *lock(&self.start)
     }
 
     /// The speed factor.
-    pub fn speed(&self) -> Speed {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn speed(&self) -> Speed {
         self.speed
     }
 
     /// The gap between streamed tokens, after the speed factor.
-    pub fn token_interval(&self) -> Duration {
+    pub(crate) fn token_interval(&self) -> Duration {
         self.token_interval
     }
 
@@ -177,7 +179,7 @@ impl Upstream {
     }
 
     /// The live faults, in order.
-    pub fn faults(&self) -> Vec<FaultSpec> {
+    pub(crate) fn faults(&self) -> Vec<FaultSpec> {
         lock(&self.inner).table.specs().to_vec()
     }
 

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 /// Most arrivals kept per dep by default; later ones are only counted in `truncated`.
-pub const MAX_ARRIVALS_PER_DEP: usize = 100_000;
+pub(super) const MAX_ARRIVALS_PER_DEP: usize = 100_000;
 
 /// The upstream's counters.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -102,7 +102,7 @@ impl Default for StatsState {
 
 impl StatsState {
     /// Empty stats that keep at most `cap` arrivals per dep.
-    pub fn with_arrival_cap(cap: usize) -> Self {
+    pub(super) fn with_arrival_cap(cap: usize) -> Self {
         Self {
             stats: Stats::default(),
             seen: HashSet::new(),
@@ -112,7 +112,7 @@ impl StatsState {
     }
 
     /// Adds one request; returns whether it was a duplicate execution.
-    pub fn observe(&mut self, o: &Observation<'_>) -> bool {
+    pub(super) fn observe(&mut self, o: &Observation<'_>) -> bool {
         let s = &mut self.stats;
         s.requests += 1;
         s.canaries += u64::from(o.canary);

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 /// Replaces `path` with `bytes` atomically. On error the previous file (if any) is untouched.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

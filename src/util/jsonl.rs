@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::util::sync::Locked;
 
 /// The block size no line may straddle (see [`JsonlFile`]).
-pub const BLOCK: u64 = 4096;
+pub(crate) const BLOCK: u64 = 4096;
 
 /// The longest line expected before any is seen: a line that ends closer than this to a block
 /// boundary is padded up to it.
@@ -64,7 +64,7 @@ impl Appender {
 
 impl JsonlFile {
     /// Opens (creating or appending to) `path`.
-    pub fn open(path: &Path) -> std::io::Result<Arc<Self>> {
+    pub(crate) fn open(path: &Path) -> std::io::Result<Arc<Self>> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         let len = file.metadata()?.len();
         Ok(Arc::new(Self {
@@ -81,7 +81,7 @@ impl JsonlFile {
 
     /// Appends one value as one line. Failures are counted (see [`JsonlFile::errors`]), never
     /// raised: the engine's hot path must not fail because a log line could not be written.
-    pub fn append<T: Serialize>(&self, value: &T) {
+    pub(crate) fn append<T: Serialize>(&self, value: &T) {
         let mut line = match serde_json::to_vec(value) {
             Ok(l) => l,
             Err(_) => {
@@ -106,17 +106,21 @@ impl JsonlFile {
     }
 
     /// Lines written so far.
-    pub fn lines(&self) -> u64 {
+    #[allow(
+        dead_code,
+        reason = "no caller in the crate or its tests (found when the internals went pub(crate))"
+    )]
+    pub(crate) fn lines(&self) -> u64 {
         self.lines.load(Ordering::Relaxed)
     }
 
     /// Lines that could not be written.
-    pub fn errors(&self) -> u64 {
+    pub(crate) fn errors(&self) -> u64 {
         self.errors.load(Ordering::Relaxed)
     }
 
     /// The file's path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 }

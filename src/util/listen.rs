@@ -34,7 +34,7 @@ impl ListenError {
 }
 
 /// Refuses `addr` unless it is loopback or `allow_non_loopback` is set; `what` names the server.
-pub fn check_loopback(
+pub(crate) fn check_loopback(
     addr: SocketAddr,
     allow_non_loopback: bool,
     what: &str,
@@ -49,7 +49,7 @@ pub fn check_loopback(
 }
 
 /// Binds `addr` and prints `listening on http://ADDR` with the bound port.
-pub async fn bind_announced(addr: SocketAddr) -> Result<TcpListener, ListenError> {
+pub(crate) async fn bind_announced(addr: SocketAddr) -> Result<TcpListener, ListenError> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| ListenError::Bind { addr, source })?;

@@ -3,22 +3,22 @@
 //! rounding of measured floats, scenario times and seconds as reports write them, stdout/stderr lines that never panic, processes by pid and the
 //! watchdog that stops a started program when the run dies).
 
-pub mod atomic;
+pub(crate) mod atomic;
 pub mod fingerprint;
-pub mod jsonl;
-pub mod listen;
-pub mod out;
-pub mod proc;
+pub(crate) mod jsonl;
+pub(crate) mod listen;
+pub(crate) mod out;
+pub(crate) mod proc;
 pub mod round;
-pub mod secrets;
+pub(crate) mod secrets;
 pub mod shutdown;
 pub mod speed;
-pub mod suggest;
-pub mod sync;
-pub mod text;
-pub mod textpos;
-pub mod units;
-pub mod watchdog;
+pub(crate) mod suggest;
+pub(crate) mod sync;
+pub(crate) mod text;
+pub(crate) mod textpos;
+pub(crate) mod units;
+pub(crate) mod watchdog;
 
-pub use atomic::write_atomic;
+pub(crate) use atomic::write_atomic;
 pub use fingerprint::fingerprint;

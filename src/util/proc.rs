@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 /// Sends `sig` to the process group `pgid`; false if there is no such group.
-pub fn signal_group(pgid: u32, sig: libc::c_int) -> bool {
+pub(crate) fn signal_group(pgid: u32, sig: libc::c_int) -> bool {
     let Ok(id) = libc::pid_t::try_from(pgid) else {
         return false;
     };
@@ -16,7 +16,7 @@ pub fn signal_group(pgid: u32, sig: libc::c_int) -> bool {
 }
 
 /// Sends `sig` to the process `pid`; false if there is no such process.
-pub fn signal_pid(pid: u32, sig: libc::c_int) -> bool {
+pub(crate) fn signal_pid(pid: u32, sig: libc::c_int) -> bool {
     let Ok(id) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -28,12 +28,12 @@ pub fn signal_pid(pid: u32, sig: libc::c_int) -> bool {
 }
 
 /// Whether a process group still has a member.
-pub fn group_alive(pgid: u32) -> bool {
+pub(crate) fn group_alive(pgid: u32) -> bool {
     signal_group(pgid, 0)
 }
 
 /// Whether a process still runs (or is a zombie not yet reaped).
-pub fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     signal_pid(pid, 0)
 }
 
@@ -41,7 +41,7 @@ pub fn pid_alive(pid: u32) -> bool {
 /// when set (tests running the harness in-process), else this executable — on Linux through
 /// `/proc/self/exe`, which still runs it after the file was replaced mid-run (a rebuild, an
 /// upgrade).
-pub fn self_exe() -> std::io::Result<PathBuf> {
+pub(crate) fn self_exe() -> std::io::Result<PathBuf> {
     if let Some(p) = std::env::var_os("REHEARSE_HOST_EXE") {
         return Ok(PathBuf::from(p));
     }

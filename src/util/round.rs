@@ -20,7 +20,7 @@ pub fn round3(v: f64) -> f64 {
 }
 
 /// serde `serialize_with` for an `f64` measurement: [`round3`].
-pub fn ser3<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn ser3<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(round3(*v))
 }
 

@@ -13,7 +13,7 @@
 
 /// What a secret is replaced with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mask {
+pub(crate) enum Mask {
     /// `<secret FINGERPRINT>`: the key stays identifiable, never readable.
     Fingerprint,
     /// A fixed marker (a recording's `[redacted]`).
@@ -22,7 +22,7 @@ pub enum Mask {
 
 /// Known secrets and their mask.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scrubber {
+pub(crate) struct Scrubber {
     /// Non-empty, longest first, no duplicates.
     secrets: Vec<String>,
     mask: Mask,
@@ -30,7 +30,7 @@ pub struct Scrubber {
 
 impl Scrubber {
     /// A scrubber for `secrets` (empty ones dropped) replacing each with `mask`.
-    pub fn new<S: Into<String>>(secrets: impl IntoIterator<Item = S>, mask: Mask) -> Self {
+    pub(crate) fn new<S: Into<String>>(secrets: impl IntoIterator<Item = S>, mask: Mask) -> Self {
         let mut secrets: Vec<String> = secrets
             .into_iter()
             .map(Into::into)
@@ -42,17 +42,21 @@ impl Scrubber {
     }
 
     /// [`Scrubber::new`] with [`Mask::Fingerprint`]: for a gateway's output.
-    pub fn fingerprinting<S: Into<String>>(secrets: impl IntoIterator<Item = S>) -> Self {
+    pub(crate) fn fingerprinting<S: Into<String>>(secrets: impl IntoIterator<Item = S>) -> Self {
         Scrubber::new(secrets, Mask::Fingerprint)
     }
 
     /// The secrets it replaces, longest first.
-    pub fn secrets(&self) -> &[String] {
+    #[allow(
+        dead_code,
+        reason = "no caller in the crate or its tests (found when the internals went pub(crate))"
+    )]
+    pub(crate) fn secrets(&self) -> &[String] {
         &self.secrets
     }
 
     /// `text` with every occurrence of every secret replaced by its mask.
-    pub fn scrub(&self, text: &str) -> String {
+    pub(crate) fn scrub(&self, text: &str) -> String {
         let mut out = text.to_string();
         for s in &self.secrets {
             if out.contains(s.as_str()) {
@@ -63,7 +67,7 @@ impl Scrubber {
     }
 
     /// What `secret` becomes.
-    pub fn mask_of(&self, secret: &str) -> String {
+    pub(crate) fn mask_of(&self, secret: &str) -> String {
         match self.mask {
             Mask::Fingerprint => format!("<secret {}>", crate::util::fingerprint(secret)),
             Mask::Fixed(m) => m.to_string(),
@@ -73,7 +77,7 @@ impl Scrubber {
 
 /// Whether `s` is an HTTP credential as a whole (`Bearer …`, `Basic …`, any case, leading
 /// blanks allowed).
-pub fn is_credential(s: &str) -> bool {
+pub(crate) fn is_credential(s: &str) -> bool {
     let lower = s.trim_start().to_ascii_lowercase();
     lower.starts_with("bearer ") || lower.starts_with("basic ")
 }

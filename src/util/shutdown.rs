@@ -36,7 +36,7 @@ impl Shutdown {
     }
 
     /// Requests a stop (the first reason wins; later ones are ignored).
-    pub fn request(&self, reason: &str) {
+    pub(crate) fn request(&self, reason: &str) {
         self.tx.send_if_modified(|cur| {
             if cur.is_none() {
                 *cur = Some(reason.to_string());
@@ -48,12 +48,12 @@ impl Shutdown {
     }
 
     /// The reason, once stopped.
-    pub fn reason(&self) -> Option<String> {
+    pub(crate) fn reason(&self) -> Option<String> {
         self.rx.borrow().clone()
     }
 
     /// True once a stop was requested.
-    pub fn is_requested(&self) -> bool {
+    pub(crate) fn is_requested(&self) -> bool {
         self.rx.borrow().is_some()
     }
 
@@ -71,7 +71,7 @@ impl Shutdown {
     /// Listens for SIGINT and SIGTERM on the current runtime and turns the first into a stop
     /// request (`interrupted by SIGINT` / `interrupted by SIGTERM`). Fails only when the signal
     /// handlers cannot be installed.
-    pub fn listen_for_signals(&self) -> std::io::Result<()> {
+    pub(crate) fn listen_for_signals(&self) -> std::io::Result<()> {
         let stop = self.clone();
         #[cfg(unix)]
         {
@@ -105,20 +105,20 @@ impl Shutdown {
 
 /// What a stop reason names as its cause: `SIGTERM` for `interrupted by SIGTERM`, else the whole
 /// reason.
-pub fn cause(reason: &str) -> &str {
+pub(crate) fn cause(reason: &str) -> &str {
     reason.strip_prefix("interrupted by ").unwrap_or(reason)
 }
 
 /// Waits for the tasks a stop cuts short (drop-to-drain).
 #[derive(Debug)]
-pub struct Drain {
+pub(crate) struct Drain {
     tx: mpsc::Sender<()>,
     rx: mpsc::Receiver<()>,
 }
 
 /// Held by one task while it runs; dropping it tells the [`Drain`] the task is done.
 #[derive(Debug, Clone)]
-pub struct DrainToken {
+pub(crate) struct DrainToken {
     _tx: mpsc::Sender<()>,
 }
 
@@ -130,20 +130,20 @@ impl Default for Drain {
 
 impl Drain {
     /// A drain with no task yet.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let (tx, rx) = mpsc::channel(1);
         Self { tx, rx }
     }
 
     /// A token for one more task.
-    pub fn token(&self) -> DrainToken {
+    pub(crate) fn token(&self) -> DrainToken {
         DrainToken {
             _tx: self.tx.clone(),
         }
     }
 
     /// Resolves once every token handed out has been dropped.
-    pub async fn wait(self) {
+    pub(crate) async fn wait(self) {
         let Self { tx, mut rx } = self;
         drop(tx);
         // Nothing is ever sent: `recv` returns `None` when the last sender (token) is dropped.

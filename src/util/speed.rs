@@ -20,9 +20,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// The slowest `--speed` accepted.
-pub const MIN_SPEED: f64 = 0.01;
+pub(crate) const MIN_SPEED: f64 = 0.01;
 /// The fastest `--speed` accepted.
-pub const MAX_SPEED: f64 = 100.0;
+pub(crate) const MAX_SPEED: f64 = 100.0;
 
 /// A `--speed` outside [`MIN_SPEED`]..=[`MAX_SPEED`] (or not a number).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -90,7 +90,7 @@ pub(crate) fn sp(v: f64) -> Speed {
 }
 
 /// `speed` if it lies within [`MIN_SPEED`]..=[`MAX_SPEED`].
-pub fn check(speed: f64) -> Result<f64, SpeedError> {
+pub(crate) fn check(speed: f64) -> Result<f64, SpeedError> {
     if (MIN_SPEED..=MAX_SPEED).contains(&speed) {
         Ok(speed)
     } else {
@@ -108,7 +108,7 @@ fn show(v: f64) -> String {
 }
 
 /// clap's value parser for `--speed` (the message names the bounds).
-pub fn parse(s: &str) -> Result<Speed, SpeedError> {
+pub(crate) fn parse(s: &str) -> Result<Speed, SpeedError> {
     let bad = || SpeedError(format!("`{s}`"));
     let v: f64 = s.trim().parse().map_err(|_| bad())?;
     Speed::new(v).map_err(|_| bad())
@@ -116,7 +116,7 @@ pub fn parse(s: &str) -> Result<Speed, SpeedError> {
 
 /// `d / speed`, rounded to the nearest nanosecond (so integer speeds compress exactly),
 /// saturating at [`Duration::MAX`]; a non-positive or non-finite `speed` counts as 1.
-pub fn scale(d: Duration, speed: f64) -> Duration {
+pub(crate) fn scale(d: Duration, speed: f64) -> Duration {
     if !(speed.is_finite() && speed > 0.0) || speed == 1.0 {
         return d;
     }
@@ -130,13 +130,13 @@ pub fn scale(d: Duration, speed: f64) -> Duration {
 }
 
 /// `d / speed` in whole milliseconds (rounded), saturating at `i64::MAX`.
-pub fn scale_ms(d: Duration, speed: f64) -> i64 {
+pub(crate) fn scale_ms(d: Duration, speed: f64) -> i64 {
     i64::try_from(scale(d, speed).as_nanos().saturating_add(500_000) / 1_000_000)
         .unwrap_or(i64::MAX)
 }
 
 /// `t + d`, saturating at a far future (about 30 years on) instead of panicking on overflow.
-pub fn after(t: Instant, d: Duration) -> Instant {
+pub(crate) fn after(t: Instant, d: Duration) -> Instant {
     const FAR: Duration = Duration::from_secs(30 * 365 * 86_400);
     t.checked_add(d.min(FAR))
         .or_else(|| t.checked_add(FAR))

@@ -3,7 +3,10 @@
 /// The candidate nearest to `word` by Levenshtein distance, if it is near enough to be a
 /// plausible typo: at most a third of the longer name's length, and at least 1, 2 at most for
 /// short names. Ties go to the first candidate. An exact match is not a suggestion.
-pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         if c == word {

@@ -5,7 +5,7 @@
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Takes a lock, recovering the data of a poisoned one.
-pub trait Locked<T: ?Sized> {
+pub(crate) trait Locked<T: ?Sized> {
     /// The guard, poisoned or not.
     fn locked(&self) -> MutexGuard<'_, T>;
 }
@@ -18,7 +18,7 @@ impl<T: ?Sized> Locked<T> for Mutex<T> {
 }
 
 /// Reads and writes an `RwLock`, recovering the data of a poisoned one.
-pub trait RwLocked<T: ?Sized> {
+pub(crate) trait RwLocked<T: ?Sized> {
     /// A read guard, poisoned or not.
     fn read_locked(&self) -> RwLockReadGuard<'_, T>;
     /// A write guard, poisoned or not.

@@ -1,12 +1,12 @@
 //! Counted nouns for messages and reports: `1 fault`, `3 faults`, `0 probes`.
 
 /// `n` and the noun, singular for exactly one (`plural(1, "fault", "faults")` → `1 fault`).
-pub fn plural(n: usize, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// [`plural`] for nouns that take an `s` (`count(2, "request")` → `2 requests`).
-pub fn count(n: usize, noun: &str) -> String {
+pub(crate) fn count(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

@@ -5,7 +5,7 @@
 /// The 1-based character column of serde_json's byte `column` on `line` (the text of that line,
 /// without its newline). serde_json's column is the byte count up to and including the byte
 /// it stopped at, so a column inside a multi-byte character names that character.
-pub fn char_col(line: &str, column: usize) -> usize {
+pub(crate) fn char_col(line: &str, column: usize) -> usize {
     let mut end = column.min(line.len());
     while !line.is_char_boundary(end) {
         end += 1;
@@ -15,7 +15,7 @@ pub fn char_col(line: &str, column: usize) -> usize {
 
 /// serde_json's message without its trailing ` at line L column C` (the caller puts the
 /// position in front, in characters).
-pub fn json_message(err: &serde_json::Error) -> String {
+pub(crate) fn json_message(err: &serde_json::Error) -> String {
     let full = err.to_string();
     full.rsplit_once(" at line ")
         .map_or(full.as_str(), |(m, _)| m)
@@ -23,14 +23,14 @@ pub fn json_message(err: &serde_json::Error) -> String {
 }
 
 /// The (line, character column) of a serde_json error in `text`, both 1-based.
-pub fn json_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
+pub(crate) fn json_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
     let line = err.line().max(1);
     let line_text = text.split('\n').nth(line - 1).unwrap_or("");
     (line, char_col(line_text, err.column()))
 }
 
 /// 1-based line and column (in characters) of byte offset `at` in `text`.
-pub fn line_col(text: &str, at: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, at: usize) -> (usize, usize) {
     let at = at.min(text.len());
     let before = text.get(..at).unwrap_or(text);
     let line = before.matches('\n').count() + 1;

@@ -4,7 +4,7 @@
 
 /// Wall-clock ms since the run start at `speed` → the same instant in scenario ms (× speed; a
 /// speed that is not a positive number counts as 1). Saturates instead of overflowing.
-pub fn scenario_ms(wall_ms: i64, speed: f64) -> i64 {
+pub(crate) fn scenario_ms(wall_ms: i64, speed: f64) -> i64 {
     let speed = if speed.is_finite() && speed > 0.0 {
         speed
     } else {
@@ -21,7 +21,7 @@ pub fn scenario_ms(wall_ms: i64, speed: f64) -> i64 {
 }
 
 /// [`scenario_ms`] for unsigned wall times.
-pub fn scenario_ms_u(wall_ms: u64, speed: f64) -> u64 {
+pub(crate) fn scenario_ms_u(wall_ms: u64, speed: f64) -> u64 {
     scenario_ms(i64::try_from(wall_ms).unwrap_or(i64::MAX), speed).max(0) as u64
 }
 
@@ -42,7 +42,7 @@ pub fn signed_secs(ms: i64) -> String {
 }
 
 /// Formats a metric value: integers without a fraction.
-pub fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {

@@ -16,11 +16,11 @@ use tokio::time::Instant;
 use super::proc::{group_alive, pid_alive, self_exe, signal_group, signal_pid};
 
 /// How long the program has after SIGTERM before SIGKILL.
-pub const GRACE: Duration = Duration::from_secs(3);
+pub(crate) const GRACE: Duration = Duration::from_secs(3);
 
 /// A running watchdog over one program.
 #[derive(Debug)]
-pub struct Watchdog {
+pub(crate) struct Watchdog {
     child: Option<Child>,
     stdin: Option<ChildStdin>,
 }
@@ -28,7 +28,7 @@ pub struct Watchdog {
 impl Watchdog {
     /// Starts a watchdog over `pid` (its whole process group when `group`, for a program started
     /// with `process_group(0)` whose children must go too).
-    pub fn guard(pid: u32, group: bool) -> std::io::Result<Self> {
+    pub(crate) fn guard(pid: u32, group: bool) -> std::io::Result<Self> {
         let mut cmd = Command::new(self_exe()?);
         cmd.arg("__watchdog").arg("--pid").arg(pid.to_string());
         if group {
@@ -48,7 +48,7 @@ impl Watchdog {
     }
 
     /// The run stopped the program itself: the watchdog exits without touching it.
-    pub fn release(mut self) {
+    pub(crate) fn release(mut self) {
         self.finish();
     }
 
@@ -89,7 +89,7 @@ fn released(input: impl BufRead) -> bool {
 
 /// The body of `rehearse __watchdog`: waits for `done` or the end of stdin, then (without
 /// `done`) stops `pid` or its group. Always exits 0.
-pub fn command(pid: u32, group: bool) {
+pub(crate) fn command(pid: u32, group: bool) {
     if released(BufReader::new(std::io::stdin())) {
         return;
     }

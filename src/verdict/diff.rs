@@ -251,7 +251,7 @@ fn due(exp_t: Option<i64>, tol: i64) -> Decided {
     exp_t.map_or(Decided::EndOfRun, |t| Decided::At(t.saturating_add(tol)))
 }
 
-pub use crate::util::units::num;
+pub(crate) use crate::util::units::num;
 
 fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> ExpectationResult {
     let eps = |x: f64| 1e-9 * x.abs().max(1.0);

@@ -15,7 +15,7 @@ use super::ground::{
 };
 
 /// Default tolerance of a transition expectation without `tolerance`.
-pub const DEFAULT_TOLERANCE: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_TOLERANCE: Duration = Duration::from_secs(1);
 
 /// The whole `[expect]` table of a scenario.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -188,7 +188,7 @@ pub struct ExpectFleet {
 
 impl ExpectFleet {
     /// True when no bound is given.
-    pub fn is_vacuous(&self) -> bool {
+    pub(crate) fn is_vacuous(&self) -> bool {
         self.max_probes_per_interval.is_none()
             && self.max_probes_per_host_per_interval.is_none()
             && self.min_probes_per_interval.is_none()
@@ -356,7 +356,7 @@ impl Expectations {
     }
 
     /// How many expectations (tables) there are.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.transition.len()
             + self.metric.len()
             + self.no_transition.len()
@@ -371,7 +371,7 @@ impl Expectations {
     }
 
     /// True when there is nothing to check.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.transition.is_empty()
             && self.metric.is_empty()
             && self.no_transition.is_empty()

@@ -10,7 +10,7 @@ use crate::gateway::openclaw::log::{Decision, LoggedDecision, profile_hash};
 use crate::gateway::openclaw::state::AuthState;
 
 /// The `[[expect.openclaw_decision]]` event name of a decision.
-pub fn event_name(d: &Decision) -> &str {
+pub(crate) fn event_name(d: &Decision) -> &str {
     match d {
         Decision::Failover { decision, .. } => decision.as_str(),
         Decision::ModelFallback { decision, .. } => decision.as_str(),
@@ -66,7 +66,7 @@ fn result(
 }
 
 /// `[[expect.openclaw_decision]]`. `stopped`: the run ended early (a pass is then not reached).
-pub fn decision(
+pub(crate) fn decision(
     e: &ExpectGatewayDecision,
     log: &[LoggedDecision],
     stopped: bool,
@@ -106,7 +106,7 @@ pub fn decision(
 }
 
 /// `[[expect.openclaw_cooldown]]`, judged on the auth state read after the stop.
-pub fn cooldown(e: &ExpectGatewayCooldown, state: &AuthState) -> ExpectationResult {
+pub(crate) fn cooldown(e: &ExpectGatewayCooldown, state: &AuthState) -> ExpectationResult {
     let p = state.profile(&e.profile);
     let length = p.and_then(|p| p.cooldown_ms);
     let reason = p.and_then(|p| p.cooldown_reason.as_deref());
@@ -150,7 +150,7 @@ pub fn cooldown(e: &ExpectGatewayCooldown, state: &AuthState) -> ExpectationResu
 
 /// Every OpenClaw expectation of `e`, in table order; `state` is `None` when it could not be
 /// read (each cooldown expectation then fails saying so).
-pub fn evaluate(
+pub(crate) fn evaluate(
     e: &crate::verdict::Expectations,
     log: &[LoggedDecision],
     state: Option<&AuthState>,

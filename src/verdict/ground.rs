@@ -209,7 +209,7 @@ pub struct ExpectGatewayCooldown {
 }
 
 /// The `event` names of `[[expect.openclaw_decision]]`.
-pub const DECISION_EVENTS: &[&str] = &[
+pub(crate) const DECISION_EVENTS: &[&str] = &[
     "rotate_profile",
     "fallback_model",
     "candidate_failed",
@@ -222,7 +222,7 @@ pub const DECISION_EVENTS: &[&str] = &[
 ];
 
 /// Checks of one subject: at least one of `profile`/`model`.
-pub fn check_subject(profile: &Option<String>, model: &Option<String>) -> Result<(), String> {
+pub(crate) fn check_subject(profile: &Option<String>, model: &Option<String>) -> Result<(), String> {
     if profile.is_none() && model.is_none() {
         return Err("name a `profile` or a `model`".into());
     }
@@ -230,7 +230,7 @@ pub fn check_subject(profile: &Option<String>, model: &Option<String>) -> Result
 }
 
 /// Count bounds present and consistent.
-pub fn check_counts(
+pub(crate) fn check_counts(
     equals: Option<u64>,
     lo: Option<u64>,
     hi: Option<u64>,
@@ -250,7 +250,7 @@ pub fn check_counts(
 }
 
 /// `= 5`, `>= 2`, `<= 3`, `2..=3`.
-pub fn counts_text(equals: Option<u64>, lo: Option<u64>, hi: Option<u64>) -> String {
+pub(crate) fn counts_text(equals: Option<u64>, lo: Option<u64>, hi: Option<u64>) -> String {
     match (equals, lo, hi) {
         (Some(e), _, _) => format!("= {e}"),
         (None, Some(l), Some(h)) => format!("{l}..={h}"),
@@ -261,7 +261,7 @@ pub fn counts_text(equals: Option<u64>, lo: Option<u64>, hi: Option<u64>) -> Str
 }
 
 /// Whether `n` is within the bounds.
-pub fn counts_hold(n: u64, equals: Option<u64>, lo: Option<u64>, hi: Option<u64>) -> bool {
+pub(crate) fn counts_hold(n: u64, equals: Option<u64>, lo: Option<u64>, hi: Option<u64>) -> bool {
     equals.is_none_or(|e| n == e) && lo.is_none_or(|l| n >= l) && hi.is_none_or(|h| n <= h)
 }
 

@@ -117,7 +117,7 @@ impl Expectations {
     }
 
     /// True when any expectation is judged from the upstream's records.
-    pub fn has_ground(&self) -> bool {
+    pub(crate) fn has_ground(&self) -> bool {
         !(self.attempts.is_empty()
             && self.first_request.is_empty()
             && self.no_request.is_empty()
@@ -125,12 +125,12 @@ impl Expectations {
     }
 
     /// True when any expectation is about an OpenClaw gateway's own log or state.
-    pub fn has_gateway(&self) -> bool {
+    pub(crate) fn has_gateway(&self) -> bool {
         !(self.openclaw_decision.is_empty() && self.openclaw_cooldown.is_empty())
     }
 
     /// Every profile id the ground-truth and OpenClaw tables name, with its field path.
-    pub fn named_profiles(&self) -> Vec<(String, String)> {
+    pub(crate) fn named_profiles(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         let mut add = |kind: &str, i: usize, p: &Option<String>| {
             if let Some(p) = p {

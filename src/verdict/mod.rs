@@ -10,10 +10,10 @@
 //! depend on the base the report speaks in.
 
 pub mod diff;
-pub mod expect;
-pub mod gateway_eval;
-pub mod ground;
-pub mod ground_eval;
+pub(crate) mod expect;
+pub(crate) mod gateway_eval;
+pub(crate) mod ground;
+pub(crate) mod ground_eval;
 mod ground_validate;
 pub mod probe_spacing;
 pub mod reach;
@@ -61,7 +61,7 @@ pub enum ExpectKind {
 
 impl ExpectKind {
     /// The snake_case name used in report.json.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Transition => "transition",
             Self::Metric => "metric",
@@ -93,7 +93,7 @@ pub enum ExpectStatus {
 
 impl ExpectStatus {
     /// `pass`, `fail` or `not_reached`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Pass => "pass",
             Self::Fail => "fail",
@@ -102,7 +102,7 @@ impl ExpectStatus {
     }
 
     /// The status of a finished run's check: pass when it held, else fail.
-    pub fn from_ok(ok: bool) -> Self {
+    pub(crate) fn from_ok(ok: bool) -> Self {
         if ok { Self::Pass } else { Self::Fail }
     }
 }
@@ -146,7 +146,7 @@ pub struct ExpectationResult {
     pub detail: String,
 }
 
-pub use crate::util::units::{scenario_ms, scenario_ms_u};
+pub(crate) use crate::util::units::{scenario_ms, scenario_ms_u};
 
 /// `expected` of a row for an observed transition no expectation matched.
 pub const UNEXPECTED: &str = "none";
@@ -154,7 +154,7 @@ pub const UNEXPECTED: &str = "none";
 impl ExpectationResult {
     /// True for a row that reports an unexpected observed transition rather than checking an
     /// expectation of the scenario (such rows always fail).
-    pub fn is_unexpected(&self) -> bool {
+    pub(crate) fn is_unexpected(&self) -> bool {
         self.kind == ExpectKind::Transition && self.expected == UNEXPECTED
     }
 }

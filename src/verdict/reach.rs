@@ -15,7 +15,7 @@ use super::{ExpectStatus, ExpectationResult, scenario_ms, secs};
 
 /// When a check's outcome is settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decided {
+pub(crate) enum Decided {
     /// Already: what was observed settles it, whatever comes later.
     Now,
     /// Once the run has passed this time (run ms).
@@ -26,7 +26,7 @@ pub enum Decided {
 
 /// The status of a check that held (`ok`) or not, settled as `decided`, in a run stopped at
 /// `stop_ms` (`None`: the run reached `duration`).
-pub fn status(ok: bool, decided: Decided, stop_ms: Option<u64>) -> ExpectStatus {
+pub(crate) fn status(ok: bool, decided: Decided, stop_ms: Option<u64>) -> ExpectStatus {
     let Some(stop) = stop_ms else {
         return ExpectStatus::from_ok(ok);
     };
@@ -43,7 +43,7 @@ pub fn status(ok: bool, decided: Decided, stop_ms: Option<u64>) -> ExpectStatus 
 /// `detail` (and `ok` is false: it was not shown to hold). `subject` opens the detail line (the
 /// dep, or a metric's series). `stop_ms` is run (wall-clock) ms like the diff's times; the
 /// detail says the times in scenario time (× `speed`), like the rest of the result.
-pub fn settle(
+pub(crate) fn settle(
     r: &mut ExpectationResult,
     subject: &str,
     decided: Decided,

@@ -9,7 +9,7 @@
 use crate::util::fingerprint;
 
 /// The region used when a profile names none.
-pub const DEFAULT_REGION: &str = "default";
+pub(crate) const DEFAULT_REGION: &str = "default";
 
 /// The dependency name of a model endpoint: `PROVIDER/REGION/FP`.
 pub fn model_dep(provider: &str, region: &str, credential: &str) -> String {
@@ -18,12 +18,12 @@ pub fn model_dep(provider: &str, region: &str, credential: &str) -> String {
 
 /// The dependency name of a model endpoint whose credential is known only by its fingerprint
 /// (what the mock upstream sees of a bearer).
-pub fn model_dep_of_fingerprint(provider: &str, region: &str, fp: &str) -> String {
+pub(crate) fn model_dep_of_fingerprint(provider: &str, region: &str, fp: &str) -> String {
     format!("{provider}/{region}/{fp}")
 }
 
 /// The provider of a model name: the text before the first `/` (the whole name if none).
-pub fn provider_of(model: &str) -> &str {
+pub(crate) fn provider_of(model: &str) -> &str {
     model.split_once('/').map_or(model, |(p, _)| p)
 }
 

@@ -11,46 +11,46 @@ use std::borrow::Cow;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
 /// Header names (lower case, as `http::HeaderName` stores them).
-pub mod header {
+pub(crate) mod header {
     /// The dep a breaker probe (half-open trial or canary) is for.
-    pub const PROBE: &str = "x-breaker-probe";
+    pub(crate) const PROBE: &str = "x-breaker-probe";
     /// Present (value `1`) on the engine's synthetic health checks, next to [`PROBE`], so the
     /// upstream can tell a canary from a half-open breaker probe.
-    pub const CANARY: &str = "x-rehearse-canary";
+    pub(crate) const CANARY: &str = "x-rehearse-canary";
     /// The key that makes retrying a non-idempotent tool call safe.
-    pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+    pub(crate) const IDEMPOTENCY_KEY: &str = "idempotency-key";
     /// A replayed line's tenant (read back by the recording proxy).
-    pub const TENANT: &str = "x-rehearse-tenant";
+    pub(crate) const TENANT: &str = "x-rehearse-tenant";
     /// A replayed line's session id.
-    pub const SESSION: &str = "x-rehearse-session";
+    pub(crate) const SESSION: &str = "x-rehearse-session";
     /// A replayed line's token budget.
-    pub const BUDGET: &str = "x-rehearse-budget-tokens";
+    pub(crate) const BUDGET: &str = "x-rehearse-budget-tokens";
     /// A replayed line's operation-class override.
-    pub const CLASS: &str = "x-rehearse-class";
+    pub(crate) const CLASS: &str = "x-rehearse-class";
     /// A replayed tool line's `idempotent` flag (`true` / `false`).
-    pub const IDEMPOTENT: &str = "x-rehearse-idempotent";
+    pub(crate) const IDEMPOTENT: &str = "x-rehearse-idempotent";
     /// Fleet mode: the gateway host that sent a request (the upstream records it as `host`).
-    pub const HOST: &str = "x-rehearse-host";
+    pub(crate) const HOST: &str = "x-rehearse-host";
 }
 
 /// Routes of the upstream (docs/faults.md) and of its control API.
-pub mod route {
+pub(crate) mod route {
     /// Model calls (`POST`, OpenAI-shaped).
-    pub const CHAT: &str = "/v1/chat/completions";
+    pub(crate) const CHAT: &str = "/v1/chat/completions";
     /// Tool calls: `POST /tools/NAME` (NAME percent-encoded, see [`super::tool_path`]).
-    pub const TOOLS_PREFIX: &str = "/tools/";
+    pub(crate) const TOOLS_PREFIX: &str = "/tools/";
     /// WebSocket sessions: `GET /ws?channel=NAME`.
-    pub const WS: &str = "/ws";
+    pub(crate) const WS: &str = "/ws";
     /// The query parameter naming a WebSocket session's channel.
-    pub const WS_CHANNEL: &str = "channel";
+    pub(crate) const WS_CHANNEL: &str = "channel";
     /// Everything under it is the upstream's control API.
-    pub const CONTROL_PREFIX: &str = "/_rehearse/";
+    pub(crate) const CONTROL_PREFIX: &str = "/_rehearse/";
     /// `GET` / `PUT` the live faults.
-    pub const FAULTS: &str = "/_rehearse/faults";
+    pub(crate) const FAULTS: &str = "/_rehearse/faults";
     /// `GET` the per-route and per-dep counts.
-    pub const STATS: &str = "/_rehearse/stats";
+    pub(crate) const STATS: &str = "/_rehearse/stats";
     /// `POST`: the upstream stops as if its process had died.
-    pub const SHUTDOWN: &str = "/_rehearse/shutdown";
+    pub(crate) const SHUTDOWN: &str = "/_rehearse/shutdown";
 }
 
 /// What a name keeps unescaped in a path segment or query value: RFC 3986's unreserved
@@ -62,12 +62,12 @@ const NAME: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~');
 
 /// Percent-encodes a name for a path segment or a query value (UTF-8, then `%XX`).
-pub fn encode(name: &str) -> Cow<'_, str> {
+pub(crate) fn encode(name: &str) -> Cow<'_, str> {
     utf8_percent_encode(name, NAME).into()
 }
 
 /// Decodes a percent-encoded name; `None` when the bytes are not UTF-8.
-pub fn decode(encoded: &str) -> Option<Cow<'_, str>> {
+pub(crate) fn decode(encoded: &str) -> Option<Cow<'_, str>> {
     percent_decode_str(encoded).decode_utf8().ok()
 }
 
@@ -78,18 +78,18 @@ pub fn decode_lossy(encoded: &str) -> String {
 }
 
 /// The path of a tool call: `/tools/NAME`, NAME encoded.
-pub fn tool_path(name: &str) -> String {
+pub(crate) fn tool_path(name: &str) -> String {
     format!("{}{}", route::TOOLS_PREFIX, encode(name))
 }
 
 /// The path and query of a WebSocket session: `/ws?channel=NAME`, NAME encoded.
-pub fn ws_path(channel: &str) -> String {
+pub(crate) fn ws_path(channel: &str) -> String {
     format!("{}?{}={}", route::WS, route::WS_CHANNEL, encode(channel))
 }
 
 /// The decoded tool name of a request path, when it is a tool route with one non-empty
 /// segment (`/tools/a%2Fb` is the tool `a/b`; `/tools/a/b` is no tool).
-pub fn tool_of_path(path: &str) -> Option<String> {
+pub(crate) fn tool_of_path(path: &str) -> Option<String> {
     let raw = path.strip_prefix(route::TOOLS_PREFIX)?;
     if raw.is_empty() || raw.contains('/') {
         return None;
@@ -98,7 +98,7 @@ pub fn tool_of_path(path: &str) -> Option<String> {
 }
 
 /// The decoded channel of a `/ws` request's query (`channel=NAME`), if any.
-pub fn channel_of_query(query: Option<&str>) -> Option<String> {
+pub(crate) fn channel_of_query(query: Option<&str>) -> Option<String> {
     query?
         .split('&')
         .filter_map(|kv| kv.split_once('='))

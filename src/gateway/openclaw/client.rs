@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use crate::replay::http::{HttpDispatcher, TargetError};
 
 /// The model a turn names: the gateway's default agent.
-pub const GATEWAY_MODEL: &str = "openclaw/default";
+pub(crate) const GATEWAY_MODEL: &str = "openclaw/default";
 
 /// One turn of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +65,7 @@ pub struct TurnClient {
 impl TurnClient {
     /// A client for the gateway at `base_url` (`http://127.0.0.1:PORT`) with bearer `token`;
     /// every exchange is abandoned as `timeout` after `timeout`.
-    pub fn new(base_url: &str, token: &str, timeout: Duration) -> Result<Self, TargetError> {
+    pub(crate) fn new(base_url: &str, token: &str, timeout: Duration) -> Result<Self, TargetError> {
         let bad = |reason: &str| TargetError {
             target: base_url.to_string(),
             reason: reason.to_string(),
@@ -84,7 +84,7 @@ impl TurnClient {
     /// `GET /health` answered `"ok": true`.
     /// The same client sending `model` instead of OpenClaw's `openclaw/default` (another
     /// gateway's model name).
-    pub fn with_model(mut self, model: &str) -> Self {
+    pub(crate) fn with_model(mut self, model: &str) -> Self {
         self.model = model.to_string();
         self
     }
@@ -132,7 +132,7 @@ impl TurnClient {
 }
 
 /// The outcome a response body says (streamed as SSE or one JSON document).
-pub fn read_answer(status: u16, body: &[u8], stream: bool) -> TurnOutcome {
+pub(crate) fn read_answer(status: u16, body: &[u8], stream: bool) -> TurnOutcome {
     let mut out = TurnOutcome {
         status: Some(status),
         text: String::new(),

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 /// A configuration OpenClaw would reject or misread; the message names the profile or model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct InvalidConfig(pub String);
+pub(crate) struct InvalidConfig(pub String);
 
 /// A provider (one scenario provider) served by the mock upstream.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,7 +93,7 @@ pub struct GatewayConfig {
 
 /// Where and how the gateway listens, and where it logs (filled in by the supervisor).
 #[derive(Clone, PartialEq)]
-pub struct GatewaySettings {
+pub(crate) struct GatewaySettings {
     /// Loopback port.
     pub port: u16,
     /// The gateway's bearer token.
@@ -114,7 +114,7 @@ impl std::fmt::Debug for GatewaySettings {
 
 impl GatewayConfig {
     /// `auth.order`: per provider, its profiles in the order given.
-    pub fn order(&self) -> BTreeMap<String, Vec<String>> {
+    pub(crate) fn order(&self) -> BTreeMap<String, Vec<String>> {
         let mut order: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for p in &self.profiles {
             order
@@ -127,7 +127,7 @@ impl GatewayConfig {
 
     /// Checks what OpenClaw would reject or misread: unknown providers, empty names, a primary
     /// or fallback naming no configured model.
-    pub fn validate(&self) -> Result<(), InvalidConfig> {
+    pub(crate) fn validate(&self) -> Result<(), InvalidConfig> {
         if self.providers.is_empty() {
             return Err(InvalidConfig("no providers".into()));
         }
@@ -161,7 +161,7 @@ impl GatewayConfig {
     }
 
     /// The whole `openclaw.json`.
-    pub fn to_json(&self, gw: &GatewaySettings) -> Value {
+    pub(crate) fn to_json(&self, gw: &GatewaySettings) -> Value {
         let providers: serde_json::Map<String, Value> = self
             .providers
             .iter()
@@ -219,7 +219,7 @@ impl GatewayConfig {
 }
 
 /// Writes `config` as pretty JSON to `path` (atomically).
-pub fn write_config(path: &Path, config: &Value) -> std::io::Result<()> {
+pub(crate) fn write_config(path: &Path, config: &Value) -> std::io::Result<()> {
     let mut text = serde_json::to_vec_pretty(config).map_err(std::io::Error::other)?;
     text.push(b'\n');
     crate::util::atomic::write_atomic(path, &text)
@@ -227,7 +227,7 @@ pub fn write_config(path: &Path, config: &Value) -> std::io::Result<()> {
 
 /// Puts `order` back as `auth.order` in the config at `path` (after `paste-api-key` moved the
 /// pasted profile first), keeping whatever else OpenClaw added.
-pub fn restore_order(path: &Path, order: &BTreeMap<String, Vec<String>>) -> std::io::Result<()> {
+pub(crate) fn restore_order(path: &Path, order: &BTreeMap<String, Vec<String>>) -> std::io::Result<()> {
     let text = std::fs::read(path)?;
     let mut v: Value = serde_json::from_slice(&text).map_err(std::io::Error::other)?;
     let auth = v

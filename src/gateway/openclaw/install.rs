@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The environment variable naming the `openclaw` executable.
-pub const ENV_VAR: &str = "REHEARSE_OPENCLAW";
+pub(crate) const ENV_VAR: &str = "REHEARSE_OPENCLAW";
 
 /// How to get the pinned install (named in every "not found" error).
-pub const HOW_TO_INSTALL: &str = "install the pinned version with `scripts/install-openclaw.sh` \
+pub(crate) const HOW_TO_INSTALL: &str = "install the pinned version with `scripts/install-openclaw.sh` \
      (OpenClaw 2026.9.6 and Node 24.22.3 into ~/.cache/rehearse/) and set REHEARSE_OPENCLAW to \
      the path it prints, or name the executable in `[target] command`";
 
@@ -33,7 +33,8 @@ pub struct Install {
 impl Install {
     /// The directory whose `node` must come first on the gateway's `PATH` (the executable's
     /// `#!/usr/bin/env node` picks it up there).
-    pub fn node_dir(&self) -> Option<&Path> {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn node_dir(&self) -> Option<&Path> {
         self.node.parent()
     }
 }
@@ -188,7 +189,7 @@ fn node_version(node: &Path) -> Result<String, InstallError> {
 }
 
 /// `MAJOR.MINOR.PATCH` (anything after a `-` or `+` ignored).
-pub fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
+pub(crate) fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
     let core = v.split(['-', '+']).next()?;
     let mut it = core.split('.').map(|p| p.parse::<u64>().ok());
     let (a, b, c) = (it.next()??, it.next()??, it.next()??);
@@ -196,7 +197,7 @@ pub fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
 }
 
 /// OpenClaw 2026.9.6's `engines.node`: `>=24.16.0 <25 || >=26.1.0`.
-pub fn node_supported(version: &str) -> bool {
+pub(crate) fn node_supported(version: &str) -> bool {
     match parse_version(version) {
         Some((24, minor, _)) => minor >= 16,
         Some((25, _, _)) => false,
@@ -237,7 +238,7 @@ fn version_from_cli(openclaw: &Path, node: &Path) -> Option<String> {
 }
 
 /// The version in `OpenClaw 2026.9.6 (eb377ac)`.
-pub fn version_from_banner(text: &str) -> Option<String> {
+pub(crate) fn version_from_banner(text: &str) -> Option<String> {
     text.lines().find_map(|l| {
         let rest = l.trim().strip_prefix("OpenClaw ")?;
         let v = rest.split_whitespace().next()?;

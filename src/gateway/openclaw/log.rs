@@ -104,18 +104,18 @@ pub enum Decision {
 
 /// How OpenClaw names a profile in its log: `sha256:` + the first 12 hex digits of the SHA-256
 /// of the profile id (`mockai:a`).
-pub fn profile_hash(profile_id: &str) -> String {
+pub(crate) fn profile_hash(profile_id: &str) -> String {
     let digest = Sha256::digest(profile_id.as_bytes());
     format!("sha256:{}", &hex::encode(digest)[..12])
 }
 
 /// Every decision in a log's text, in order.
-pub fn parse_log(text: &str) -> Vec<LoggedDecision> {
+pub(crate) fn parse_log(text: &str) -> Vec<LoggedDecision> {
     text.lines().filter_map(parse_line).collect()
 }
 
 /// Reads and parses the log file (a missing file has no decisions).
-pub fn read_log(path: &Path) -> std::io::Result<Vec<LoggedDecision>> {
+pub(crate) fn read_log(path: &Path) -> std::io::Result<Vec<LoggedDecision>> {
     match std::fs::read(path) {
         Ok(bytes) => Ok(parse_log(&String::from_utf8_lossy(&bytes))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
@@ -124,7 +124,7 @@ pub fn read_log(path: &Path) -> std::io::Result<Vec<LoggedDecision>> {
 }
 
 /// The last `n` lines of a log as plain messages (`message`, else field `"1"`), for errors.
-pub fn last_messages(text: &str, n: usize) -> Vec<String> {
+pub(crate) fn last_messages(text: &str, n: usize) -> Vec<String> {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let start = lines.len().saturating_sub(n);
     lines[start..]
@@ -153,7 +153,7 @@ pub fn last_messages(text: &str, n: usize) -> Vec<String> {
 }
 
 /// One log line, if it is a decision.
-pub fn parse_line(line: &str) -> Option<LoggedDecision> {
+pub(crate) fn parse_line(line: &str) -> Option<LoggedDecision> {
     let v: Value = serde_json::from_str(line).ok()?;
     let wall_ms = v
         .pointer("/_meta/date")

@@ -58,16 +58,16 @@
 //! database in the run directory does hold them (its auth store); the auth-state snapshot read
 //! here does not.
 
-pub mod client;
-pub mod config;
+pub(crate) mod client;
+pub(crate) mod config;
 mod errors;
-pub mod install;
-pub mod log;
-pub mod process;
+pub(crate) mod install;
+pub(crate) mod log;
+pub(crate) mod process;
 pub mod procs;
 pub mod sandbox;
 mod seed;
-pub mod state;
+pub(crate) mod state;
 
 pub use client::{Turn, TurnClient, TurnOutcome};
 pub use config::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
@@ -76,4 +76,4 @@ pub use install::{Install, InstallError};
 pub use log::{Decision, LoggedDecision};
 pub use process::{Gateway, Stopped};
 pub use sandbox::TmpIsolation;
-pub use state::{AuthState, ProfileState};
+pub(crate) use state::AuthState;

@@ -32,6 +32,7 @@ pub struct Gateway {
     token: String,
     sandbox: Sandbox,
     node: PathBuf,
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     version: String,
     tmp_before: Option<TmpRecord>,
     options: GatewayOptions,
@@ -235,17 +236,20 @@ impl Gateway {
 
     /// The process (and process-group) id of what was spawned: `openclaw`, or `unshare` when
     /// it runs in a namespace.
-    pub fn pid(&self) -> u32 {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
 
     /// Its loopback port.
-    pub fn port(&self) -> u16 {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// Its directories.
-    pub fn dirs(&self) -> &GatewayDirs {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn dirs(&self) -> &GatewayDirs {
         &self.sandbox.dirs
     }
 
@@ -255,7 +259,8 @@ impl Gateway {
     }
 
     /// OpenClaw's version.
-    pub fn version(&self) -> &str {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn version(&self) -> &str {
         &self.version
     }
 
@@ -270,7 +275,7 @@ impl Gateway {
     }
 
     /// Whether it is still running.
-    pub fn running(&mut self) -> bool {
+    pub(crate) fn running(&mut self) -> bool {
         match self.child.as_mut() {
             Some(c) => matches!(c.try_wait(), Ok(None)),
             None => false,

@@ -5,10 +5,10 @@
 
 use std::process::Command;
 
-pub use crate::util::proc::{group_alive, signal_group, signal_pid};
+pub(crate) use crate::util::proc::{signal_group, signal_pid};
 
 /// Every descendant of `root` (not `root` itself), from `ps` (Linux and macOS).
-pub fn descendants(root: u32) -> Vec<u32> {
+pub(crate) fn descendants(root: u32) -> Vec<u32> {
     let Ok(out) = Command::new("ps").args(["-A", "-o", "pid=,ppid="]).output() else {
         return Vec::new();
     };
@@ -43,7 +43,7 @@ pub struct SeenProcess {
 
 impl SeenProcess {
     /// `pid` as it is now (`None` if it does not run).
-    pub fn now(pid: u32) -> Option<Self> {
+    pub(crate) fn now(pid: u32) -> Option<Self> {
         let start = start_time(pid);
         (start.is_some() && pid_alive(pid)).then_some(Self { pid, start })
     }
@@ -54,7 +54,7 @@ impl SeenProcess {
     }
 
     /// SIGKILL, if it is still this process.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         if self.alive() {
             signal_pid(self.pid, libc::SIGKILL);
         }
@@ -83,7 +83,7 @@ fn start_time(pid: u32) -> Option<String> {
 
 /// Whether a process is still running (a zombie — dead, not yet reaped by whoever inherited
 /// it — does not count).
-pub fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     signal_pid(pid, 0) && !zombie(pid)
 }
 

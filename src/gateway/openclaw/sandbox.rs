@@ -40,7 +40,7 @@ pub struct GatewayDirs {
 impl GatewayDirs {
     /// Creates `run_dir/openclaw/{home,state,tmp}`; refuses one that already exists, so every
     /// gateway starts from a fresh state.
-    pub fn create(run_dir: &Path) -> std::io::Result<Self> {
+    pub(crate) fn create(run_dir: &Path) -> std::io::Result<Self> {
         std::fs::create_dir_all(run_dir)?;
         let root = std::fs::canonicalize(run_dir)?.join("openclaw");
         std::fs::create_dir(&root)?;
@@ -73,7 +73,7 @@ pub enum TmpIsolation {
 
 impl TmpIsolation {
     /// Its name in the report (`namespace`, `none`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Namespace => "namespace",
             Self::None => "none",
@@ -81,7 +81,7 @@ impl TmpIsolation {
     }
 
     /// The namespace where it can be had (and `want` is true), else none.
-    pub fn detect(want: bool) -> Self {
+    pub(crate) fn detect(want: bool) -> Self {
         if want && namespace_possible() {
             Self::Namespace
         } else {
@@ -131,7 +131,7 @@ fn keep_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Builds the commands of one gateway: its environment and, with a namespace, the wrapper.
 #[derive(Debug, Clone)]
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     /// The directories.
     pub dirs: GatewayDirs,
     /// How `/tmp` is contained.
@@ -146,7 +146,7 @@ pub struct Sandbox {
 
 impl Sandbox {
     /// A sandbox running `openclaw` with `node_dir` first on `PATH`.
-    pub fn new(dirs: GatewayDirs, isolation: TmpIsolation, openclaw: &Path, node: &Path) -> Self {
+    pub(crate) fn new(dirs: GatewayDirs, isolation: TmpIsolation, openclaw: &Path, node: &Path) -> Self {
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let mut needed = vec![dirs.root.clone()];
         for p in [openclaw, node] {
@@ -168,7 +168,7 @@ impl Sandbox {
     }
 
     /// `openclaw ARGS…` with the sandbox environment, wrapped in the namespace if any.
-    pub fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut cmd = match self.isolation {
             TmpIsolation::None => {
                 let mut c = Command::new(&self.openclaw);
@@ -225,20 +225,20 @@ impl Sandbox {
 
 /// The `/tmp/openclaw*` entries before a gateway ran, to say afterwards what it left.
 #[derive(Debug, Clone, Default)]
-pub struct TmpRecord {
+pub(crate) struct TmpRecord {
     before: BTreeSet<PathBuf>,
 }
 
 impl TmpRecord {
     /// The entries now.
-    pub fn now() -> Self {
+    pub(crate) fn now() -> Self {
         Self {
             before: openclaw_tmp_entries(),
         }
     }
 
     /// Entries that appeared since.
-    pub fn left_behind(&self) -> Vec<PathBuf> {
+    pub(crate) fn left_behind(&self) -> Vec<PathBuf> {
         openclaw_tmp_entries()
             .difference(&self.before)
             .cloned()

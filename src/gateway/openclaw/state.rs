@@ -76,7 +76,7 @@ impl AuthState {
     }
 
     /// One profile's state.
-    pub fn profile(&self, id: &str) -> Option<&ProfileState> {
+    pub(crate) fn profile(&self, id: &str) -> Option<&ProfileState> {
         self.profiles.iter().find(|p| p.profile == id)
     }
 }
@@ -114,12 +114,12 @@ pub enum StateError {
 }
 
 /// The database inside a state dir.
-pub fn database_path(state_dir: &Path) -> PathBuf {
+pub(crate) fn database_path(state_dir: &Path) -> PathBuf {
     state_dir.join("state").join("openclaw.sqlite")
 }
 
 /// Reads the auth state from `db` with `node`. A missing database reads as no row.
-pub fn read_auth_state(node: &Path, db: &Path) -> Result<AuthState, StateError> {
+pub(crate) fn read_auth_state(node: &Path, db: &Path) -> Result<AuthState, StateError> {
     if !db.exists() {
         return Ok(AuthState::default());
     }
@@ -164,7 +164,7 @@ pub fn read_auth_state(node: &Path, db: &Path) -> Result<AuthState, StateError> 
 }
 
 /// The state from the row's text (`None`: no row).
-pub fn parse_state(value_json: Option<&str>) -> Result<AuthState, serde_json::Error> {
+pub(crate) fn parse_state(value_json: Option<&str>) -> Result<AuthState, serde_json::Error> {
     let Some(text) = value_json else {
         return Ok(AuthState::default());
     };

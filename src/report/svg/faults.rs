@@ -21,7 +21,7 @@ fn sparse(f: &FaultWindow) -> bool {
 
 /// The span the fault is drawn over (scenario ms), clipped to `end`: its window, or from its
 /// first to its last hit for a sparse fault (None when it never applied).
-pub fn drawn_span(f: &FaultWindow, end: u64) -> Option<(u64, u64)> {
+pub(super) fn drawn_span(f: &FaultWindow, end: u64) -> Option<(u64, u64)> {
     if sparse(f) {
         let first = f.applied.first()?.t_ms;
         let last = f.applied.last().map_or(first, |h| h.t_ms);
@@ -54,7 +54,7 @@ fn label(f: &FaultWindow) -> String {
 
 /// Draws the fault strip at `top` for the faults that started by `limit` (the stop of an
 /// interrupted run, else the axis end), clipped there; returns its height.
-pub fn strip(o: &mut String, faults: &[FaultWindow], sc: &Scale, limit: u64, top: f64) -> f64 {
+pub(super) fn strip(o: &mut String, faults: &[FaultWindow], sc: &Scale, limit: u64, top: f64) -> f64 {
     let faults: Vec<&FaultWindow> = faults.iter().filter(|f| f.from_ms <= limit).collect();
     if faults.is_empty() {
         return 0.0;
@@ -128,7 +128,7 @@ pub fn strip(o: &mut String, faults: &[FaultWindow], sc: &Scale, limit: u64, top
 }
 
 /// Shades, on the lane of `dep` (at `y`, `h` high), every fault that can touch it, up to `limit`.
-pub fn shade_lane(
+pub(super) fn shade_lane(
     o: &mut String,
     faults: &[FaultWindow],
     dep: &str,

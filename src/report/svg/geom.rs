@@ -2,45 +2,45 @@
 //! text-width estimate, and the row packer that keeps labels from overprinting.
 
 /// Width of the whole SVG.
-pub const W: f64 = 1300.0;
+pub(crate) const W: f64 = 1300.0;
 /// Width of the lane labels on the left.
-pub const LABEL_W: f64 = 230.0;
+pub(crate) const LABEL_W: f64 = 230.0;
 /// Right margin.
-pub const RIGHT: f64 = 24.0;
+pub(crate) const RIGHT: f64 = 24.0;
 /// Height of one state lane.
-pub const LANE_H: f64 = 22.0;
+pub(crate) const LANE_H: f64 = 22.0;
 /// Height of one annotation row (fault labels, failed expectations).
-pub const ROW_H: f64 = 15.0;
+pub(crate) const ROW_H: f64 = 15.0;
 /// Narrowest a drawn span may be, px (a 20 ms half-open spell in a 5 min run stays visible).
-pub const MIN_SPAN: f64 = 3.0;
+pub(crate) const MIN_SPAN: f64 = 3.0;
 
 /// Maps scenario ms to x over `[0, end]`.
 #[derive(Debug, Clone, Copy)]
-pub struct Scale {
+pub(crate) struct Scale {
     /// The last ms the axis shows.
     pub end: u64,
 }
 
 impl Scale {
     /// Width of the plot area.
-    pub fn plot_w(&self) -> f64 {
+    pub(crate) fn plot_w(&self) -> f64 {
         W - LABEL_W - RIGHT
     }
 
     /// x of `t_ms` (clamped to the axis).
-    pub fn x(&self, t_ms: u64) -> f64 {
+    pub(crate) fn x(&self, t_ms: u64) -> f64 {
         let end = self.end.max(1) as f64;
         LABEL_W + (t_ms.min(self.end) as f64 / end) * self.plot_w()
     }
 
     /// The x range of `[from, until]`, at least [`MIN_SPAN`] wide.
-    pub fn span(&self, from: u64, until: u64) -> (f64, f64) {
+    pub(crate) fn span(&self, from: u64, until: u64) -> (f64, f64) {
         let (x0, x1) = (self.x(from), self.x(until.max(from)));
         (x0, (x1 - x0).max(MIN_SPAN))
     }
 
     /// Tick positions and labels: about ten, at a round step.
-    pub fn ticks(&self) -> Vec<(u64, String)> {
+    pub(crate) fn ticks(&self) -> Vec<(u64, String)> {
         const STEPS: [u64; 15] = [
             100, 250, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000,
             600_000, 1_800_000, 3_600_000,
@@ -60,7 +60,7 @@ impl Scale {
 }
 
 /// `30s`, `1.25s`: seconds, like every time the report's text says.
-pub fn tick_label(t: u64, step: u64) -> String {
+pub(crate) fn tick_label(t: u64, step: u64) -> String {
     if step.is_multiple_of(1000) {
         format!("{}s", t / 1000)
     } else {
@@ -69,18 +69,18 @@ pub fn tick_label(t: u64, step: u64) -> String {
 }
 
 /// Seconds with one decimal (`7.5 s`).
-pub fn s1(ms: u64) -> String {
+pub(crate) fn s1(ms: u64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
 
 /// Estimated width of `text` at font size `size` (system-ui averages ~0.58 em a character).
-pub fn text_w(text: &str, size: f64) -> f64 {
+pub(crate) fn text_w(text: &str, size: f64) -> f64 {
     text.chars().count() as f64 * size * 0.58
 }
 
 /// Packs horizontal extents into rows so none overlap: each goes into the first row where it
 /// fits (with `gap` px between neighbours). Returns each extent's row, in input order.
-pub fn pack_rows(extents: &[(f64, f64)], gap: f64) -> Vec<usize> {
+pub(crate) fn pack_rows(extents: &[(f64, f64)], gap: f64) -> Vec<usize> {
     let mut ends: Vec<f64> = Vec::new();
     let mut order: Vec<usize> = (0..extents.len()).collect();
     order.sort_by(|a, b| extents[*a].0.total_cmp(&extents[*b].0));
@@ -101,7 +101,7 @@ pub fn pack_rows(extents: &[(f64, f64)], gap: f64) -> Vec<usize> {
 }
 
 /// A "nice" upper bound for a y axis over values up to `max` and its tick step (1, 2, 5 × 10ⁿ).
-pub fn nice_axis(max: f64) -> (f64, f64) {
+pub(crate) fn nice_axis(max: f64) -> (f64, f64) {
     if !(max.is_finite() && max > 0.0) {
         return (1.0, 0.5);
     }

@@ -12,7 +12,7 @@ use crate::engine::events::BreakerState;
 use crate::verdict::{ExpectKind, ExpectStatus, ExpectationResult};
 
 /// The colour of a breaker state.
-pub fn color(s: BreakerState) -> &'static str {
+pub(super) fn color(s: BreakerState) -> &'static str {
     match s {
         BreakerState::Closed => "#2e9e44",
         BreakerState::HalfOpen => "#f0a800",
@@ -131,7 +131,7 @@ fn observed_arrow(e: &ExpectationResult, obs: i64) -> String {
 }
 
 /// Draws the dep lanes from `top`; returns their height.
-pub fn dep_lanes(o: &mut String, cx: &Ctx<'_>, top: f64) -> f64 {
+pub(super) fn dep_lanes(o: &mut String, cx: &Ctx<'_>, top: f64) -> f64 {
     let p = cx.policy;
     let sc = &cx.scale;
     let mut y = top;

@@ -6,10 +6,10 @@
 //! nothing drawn after it. Geometry and label packing live in [`geom`].
 
 mod faults;
-pub mod geom;
+pub(crate) mod geom;
 mod lanes;
 mod profiles;
-pub mod rates;
+pub(crate) mod rates;
 
 use std::fmt::Write;
 
@@ -18,7 +18,7 @@ use geom::{LABEL_W, RIGHT, Scale, W, s1};
 use super::model::{FaultWindow, PolicyReport, PolicyStatus, ProfileInfo, Report, Verdict};
 
 /// Escapes text for XML/HTML.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -62,7 +62,7 @@ impl Ctx<'_> {
 /// Where policy run `p` of `r` stopped early, in scenario ms: at 0 for a policy that never ran,
 /// where the report's `stopped` says for the run that was cut, else (a report without that
 /// information) where an incomplete run's policy run ended before the scenario's duration.
-pub fn stop_of(r: &Report, p: &PolicyReport) -> Option<u64> {
+pub(crate) fn stop_of(r: &Report, p: &PolicyReport) -> Option<u64> {
     if p.status == PolicyStatus::NotRun {
         return Some(0);
     }
@@ -77,7 +77,7 @@ pub fn stop_of(r: &Report, p: &PolicyReport) -> Option<u64> {
 }
 
 /// The time the axis spans: the scenario's duration, or the last thing the run shows.
-pub fn end_of(r: &Report, p: &PolicyReport) -> u64 {
+pub(crate) fn end_of(r: &Report, p: &PolicyReport) -> u64 {
     let states = p
         .breaker_states
         .values()

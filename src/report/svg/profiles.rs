@@ -36,7 +36,7 @@ fn lane_head(o: &mut String, sc: &Scale, y: f64, title: &str, sub: &str) {
 }
 
 /// Draws the profile lanes and the fallback lane from `top`; returns their height.
-pub fn profile_lanes(o: &mut String, cx: &Ctx<'_>, top: f64) -> f64 {
+pub(super) fn profile_lanes(o: &mut String, cx: &Ctx<'_>, top: f64) -> f64 {
     let m = &cx.policy.marks;
     let sc = &cx.scale;
     let end = cx.stop_ms.unwrap_or(u64::MAX).min(sc.end);

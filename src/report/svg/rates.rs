@@ -11,13 +11,13 @@ use super::geom::{LABEL_W, nice_axis};
 use crate::scrape::RatePoint;
 
 /// Height of the panel.
-pub const CHART_H: f64 = 120.0;
+pub(crate) const CHART_H: f64 = 120.0;
 const REQUESTS: &str = "#2563eb";
 const ERRORS: &str = "#9333ea";
 
 /// The rolling window for a run of `end_ms`: about 1/30 of the run, 1 s at least, rounded
 /// (2 s for a 40 s scenario, 10 s for the 5 min weekly one).
-pub fn window_ms(end_ms: u64) -> u64 {
+pub(crate) fn window_ms(end_ms: u64) -> u64 {
     [1_000, 2_000, 5_000, 10_000, 30_000, 60_000]
         .into_iter()
         .find(|w| end_ms / w <= 30)
@@ -26,7 +26,7 @@ pub fn window_ms(end_ms: u64) -> u64 {
 
 /// Rolling (requests/s, errors/s) at each point from `window` ms of intervals before it.
 /// Points with less than half a window behind them are left out.
-pub fn rolling(points: &[RatePoint], window: u64) -> Vec<(u64, f64, f64)> {
+pub(crate) fn rolling(points: &[RatePoint], window: u64) -> Vec<(u64, f64, f64)> {
     // Each point covers the interval since the previous one.
     let spans: Vec<(u64, u64, f64, f64)> = points
         .iter()

@@ -25,17 +25,17 @@ const MAX_KERNEL_AGE: Duration = Duration::from_secs(60);
 
 /// The arrival of a connection's current request, shared between its stream and its handler.
 #[derive(Debug, Default)]
-pub struct ArrivalMark(Mutex<Option<Instant>>);
+pub(crate) struct ArrivalMark(Mutex<Option<Instant>>);
 
 impl ArrivalMark {
     /// The arrival of the first bytes read since the connection last wrote (and since the last
     /// `take`), if any.
-    pub fn take(&self) -> Option<Instant> {
+    pub(crate) fn take(&self) -> Option<Instant> {
         self.lock().take()
     }
 
     /// [`Self::take`], or `now` when nothing was noted (e.g. an HTTP/2 connection).
-    pub fn take_or(&self, now: Instant) -> Instant {
+    pub(crate) fn take_or(&self, now: Instant) -> Instant {
         self.take().unwrap_or(now)
     }
 
@@ -55,7 +55,7 @@ impl ArrivalMark {
 /// Converts a kernel receive timestamp (wall clock) into an [`Instant`], given the instant and
 /// wall time read just now. Without a timestamp, or one in the future or older than a minute
 /// (the wall clock moved), the arrival is `now`.
-pub fn arrival_instant(kernel: Option<SystemTime>, now: Instant, wall_now: SystemTime) -> Instant {
+pub(crate) fn arrival_instant(kernel: Option<SystemTime>, now: Instant, wall_now: SystemTime) -> Instant {
     kernel
         .and_then(|k| wall_now.duration_since(k).ok())
         .filter(|age| *age <= MAX_KERNEL_AGE)
@@ -69,7 +69,7 @@ pub fn arrival_instant(kernel: Option<SystemTime>, now: Instant, wall_now: Syste
 ///
 /// The first such socket on a host switches stamping on from a kernel work queue, so bytes
 /// received within moments of that call may carry no stamp; their arrival is then the read time.
-pub fn stamp_listener(listener: &TcpListener) -> bool {
+pub(crate) fn stamp_listener(listener: &TcpListener) -> bool {
     #[cfg(target_os = "linux")]
     return nix::sys::socket::setsockopt(
         listener,
@@ -86,7 +86,7 @@ pub fn stamp_listener(listener: &TcpListener) -> bool {
 
 /// An accepted TCP stream that notes arrivals into its [`ArrivalMark`].
 #[derive(Debug)]
-pub struct Stamped {
+pub(crate) struct Stamped {
     inner: TcpStream,
     mark: Arc<ArrivalMark>,
     /// Buffers for `recvmsg`, when the kernel agreed to timestamp (Linux).
@@ -96,7 +96,7 @@ pub struct Stamped {
 
 impl Stamped {
     /// Wraps `inner`, asking the kernel for receive timestamps where it can give them.
-    pub fn new(inner: TcpStream) -> (Self, Arc<ArrivalMark>) {
+    pub(crate) fn new(inner: TcpStream) -> (Self, Arc<ArrivalMark>) {
         let mark = Arc::new(ArrivalMark::default());
         #[cfg(target_os = "linux")]
         let kernel = linux::enable(&inner).then(linux::Buffers::new);
@@ -110,7 +110,8 @@ impl Stamped {
     }
 
     /// Whether arrivals come from kernel timestamps.
-    pub fn kernel_timestamps(&self) -> bool {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn kernel_timestamps(&self) -> bool {
         #[cfg(target_os = "linux")]
         return self.kernel.is_some();
         #[cfg(not(target_os = "linux"))]
@@ -118,7 +119,7 @@ impl Stamped {
     }
 
     /// The wrapped stream.
-    pub fn get_ref(&self) -> &TcpStream {
+    pub(crate) fn get_ref(&self) -> &TcpStream {
         &self.inner
     }
 }

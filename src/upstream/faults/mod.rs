@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::util::speed::Speed;
 
-pub use down::DownFault;
+pub(crate) use down::DownFault;
 pub use latency::LatencyFault;
 pub use parse::{FaultFileError, parse_fault_file};
 pub use rate_limit::{RateLimitFault, RetryAfterFormat};
@@ -128,7 +128,7 @@ impl FaultKind {
     }
 
     /// The `kind` name (`status`, `rate_limit`, ...).
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         self.as_fault().name()
     }
 }
@@ -194,7 +194,7 @@ pub struct ActionCtx<'a> {
 
 impl ActionCtx<'_> {
     /// `d` divided by the speed factor.
-    pub fn scale(&self, d: Duration) -> Duration {
+    pub(crate) fn scale(&self, d: Duration) -> Duration {
         self.speed.scale(d)
     }
 }
@@ -237,7 +237,7 @@ pub enum Action {
 impl Action {
     /// Whether the route's handler still runs (the request is "executed"), which matters for
     /// counting duplicate executions of idempotency keys.
-    pub fn executes(&self) -> bool {
+    pub(crate) fn executes(&self) -> bool {
         !matches!(self, Self::Respond { .. } | Self::Stall | Self::Reset)
     }
 }
@@ -273,7 +273,7 @@ pub enum CutAt {
 
 impl CutAt {
     /// Whether this is the default (left out when a fault is serialized).
-    pub fn is_frame(&self) -> bool {
+    pub(crate) fn is_frame(&self) -> bool {
         *self == Self::Frame
     }
 }

@@ -33,7 +33,7 @@ pub enum RouteSel {
 
 impl RouteSel {
     /// Whether a request on `route` (with tool name `tool`) is selected.
-    pub fn selects(&self, route: RouteKind, tool: Option<&str>) -> bool {
+    pub(crate) fn selects(&self, route: RouteKind, tool: Option<&str>) -> bool {
         match self {
             Self::Any => true,
             Self::Llm => route == RouteKind::Llm,
@@ -130,7 +130,7 @@ pub struct RequestScope<'a> {
 impl FaultSpec {
     /// Whether the fault's route, profile, model and window select this request at `elapsed`
     /// since the run start (`first` and `probability` are applied by [`FaultTable`]).
-    pub fn in_scope(&self, req: &RequestScope<'_>, elapsed: Duration, speed: Speed) -> bool {
+    pub(crate) fn in_scope(&self, req: &RequestScope<'_>, elapsed: Duration, speed: Speed) -> bool {
         if !self.route.selects(req.route, req.tool) || !self.kind.as_fault().applies_to(req.route) {
             return false;
         }
@@ -175,7 +175,7 @@ const CANARY_STREAM: u64 = 0x00ca_7a12_ca7a_12ca;
 
 impl FaultTable {
     /// A table of `specs` whose RNG is seeded with `seed`.
-    pub fn new(specs: Vec<FaultSpec>, seed: u64) -> Self {
+    pub(crate) fn new(specs: Vec<FaultSpec>, seed: u64) -> Self {
         let matched = vec![0; specs.len()];
         Self {
             specs,
@@ -186,23 +186,24 @@ impl FaultTable {
     }
 
     /// The faults, in file order.
-    pub fn specs(&self) -> &[FaultSpec] {
+    pub(crate) fn specs(&self) -> &[FaultSpec] {
         &self.specs
     }
 
     /// Replaces the faults and resets their `first` counters (the RNG continues).
-    pub fn replace(&mut self, specs: Vec<FaultSpec>) {
+    pub(crate) fn replace(&mut self, specs: Vec<FaultSpec>) {
         self.matched = vec![0; specs.len()];
         self.specs = specs;
     }
 
     /// The RNG, for actions that draw (jitter).
-    pub fn rng(&mut self) -> &mut ChaCha8Rng {
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn rng(&mut self) -> &mut ChaCha8Rng {
         &mut self.rng
     }
 
     /// The RNG for a user request's action, or the canaries' own stream for a canary.
-    pub fn rng_for(&mut self, canary: bool) -> &mut ChaCha8Rng {
+    pub(crate) fn rng_for(&mut self, canary: bool) -> &mut ChaCha8Rng {
         if canary {
             &mut self.canary_rng
         } else {
@@ -213,7 +214,8 @@ impl FaultTable {
     /// The index of the fault this user request hits, if any. `start` is the run start, `now` the
     /// request's arrival. A fault in scope counts towards its `first` whether or not its
     /// probability then hits; the RNG is drawn only for probabilities strictly between 0 and 1.
-    pub fn select(
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    pub(crate) fn select(
         &mut self,
         req: &RequestScope<'_>,
         start: Instant,
@@ -228,7 +230,7 @@ impl FaultTable {
     /// faults: those are aimed at N user requests, so a canary neither sees nor uses one up (it
     /// falls through to the next fault in scope). It draws probabilities from its own RNG stream,
     /// so user traffic gets the same faults as in a run without canaries.
-    pub fn select_for(
+    pub(crate) fn select_for(
         &mut self,
         req: &RequestScope<'_>,
         start: Instant,

@@ -82,7 +82,7 @@ pub(crate) struct Meta {
 impl Meta {
     /// The request as fault selection sees it: its route, what names its target, and these
     /// headers.
-    pub fn incoming<'a>(
+    pub(super) fn incoming<'a>(
         &'a self,
         route: RouteKind,
         tool: Option<&'a str>,
@@ -102,7 +102,7 @@ impl Meta {
         }
     }
 
-    pub fn from_headers(h: &HeaderMap) -> Self {
+    pub(super) fn from_headers(h: &HeaderMap) -> Self {
         // One pass over the request's few headers instead of a hashed lookup per name (the
         // upstream's hot path); a name's first value counts, as `HeaderMap::get` has it.
         let (mut auth, mut x_api_key, mut api_key) = (None, None, None);

@@ -14,7 +14,7 @@ use crate::upstream::UpstreamRecord;
 
 /// What the evaluators look at.
 #[derive(Debug, Clone, Copy)]
-pub struct UpstreamFacts<'a> {
+pub(crate) struct UpstreamFacts<'a> {
     /// Every upstream record of the run.
     pub records: &'a [UpstreamRecord],
     /// Profile id → fingerprint of its token (as upstream records name tokens).
@@ -22,6 +22,7 @@ pub struct UpstreamFacts<'a> {
     /// The `--speed` divisor the records' times are at.
     pub speed: f64,
     /// Scenario ms the run observed (the end of open windows).
+    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
     pub end_ms: u64,
     /// Scenario ms of an early stop.
     pub stopped_at_ms: Option<u64>,
@@ -36,7 +37,7 @@ fn bare(model: &str) -> &str {
 
 impl UpstreamFacts<'_> {
     /// Scenario-ms times of the model requests of a subject, in order.
-    pub fn times(&self, profile: Option<&str>, model: Option<&str>) -> Vec<u64> {
+    pub(crate) fn times(&self, profile: Option<&str>, model: Option<&str>) -> Vec<u64> {
         self.matching(profile, model, None)
     }
 
@@ -183,7 +184,7 @@ fn attempts_scope(e: &ExpectAttempts, from: u64, until: Option<u64>) -> String {
 }
 
 /// `[[expect.attempts]]`.
-pub fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult {
+pub(crate) fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult {
     let from = e.from.map_or(0, ms);
     let until = e.until.map(ms);
     let n = f
@@ -209,7 +210,7 @@ pub fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult 
 
 /// `[[expect.attempts]]`'s `hosts_at_least` / `hosts_at_most`: how many distinct hosts sent the
 /// subject's requests in the window (the fleet's: did the other hosts stay off a cooled profile?).
-pub fn attempt_hosts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult {
+pub(crate) fn attempt_hosts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult {
     let from = e.from.map_or(0, ms);
     let until = e.until.map(ms);
     let hosts = f.hosts(e, from, until);
@@ -237,7 +238,7 @@ pub fn attempt_hosts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationRe
 }
 
 /// `[[expect.first_request]]`.
-pub fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> ExpectationResult {
+pub(crate) fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> ExpectationResult {
     let origin = if e.after_first {
         f.times(None, None).first().copied().unwrap_or(0)
     } else {
@@ -287,7 +288,7 @@ pub fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> Expectati
 }
 
 /// `[[expect.no_request]]`.
-pub fn no_request(e: &ExpectNoRequest, f: &UpstreamFacts<'_>) -> ExpectationResult {
+pub(crate) fn no_request(e: &ExpectNoRequest, f: &UpstreamFacts<'_>) -> ExpectationResult {
     let (from, until) = (ms(e.from), ms(e.until));
     let inside: Vec<u64> = f
         .times(e.profile.as_deref(), e.model.as_deref())
@@ -315,7 +316,7 @@ pub fn no_request(e: &ExpectNoRequest, f: &UpstreamFacts<'_>) -> ExpectationResu
 }
 
 /// `[[expect.retry_gaps]]`: every gap between consecutive requests of the subject.
-pub fn retry_gaps(e: &ExpectRetryGaps, f: &UpstreamFacts<'_>) -> ExpectationResult {
+pub(crate) fn retry_gaps(e: &ExpectRetryGaps, f: &UpstreamFacts<'_>) -> ExpectationResult {
     let times = f.times(e.profile.as_deref(), e.model.as_deref());
     let gaps: Vec<u64> = times
         .windows(2)
@@ -360,7 +361,7 @@ pub fn retry_gaps(e: &ExpectRetryGaps, f: &UpstreamFacts<'_>) -> ExpectationResu
 }
 
 /// Every ground-truth expectation of `e` (already filtered to the run), in table order.
-pub fn evaluate(e: &crate::verdict::Expectations, f: &UpstreamFacts<'_>) -> Vec<ExpectationResult> {
+pub(crate) fn evaluate(e: &crate::verdict::Expectations, f: &UpstreamFacts<'_>) -> Vec<ExpectationResult> {
     let mut out: Vec<ExpectationResult> = Vec::new();
     for x in &e.attempts {
         if x.equals.or(x.at_least).or(x.at_most).is_some() {
