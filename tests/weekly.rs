@@ -4,8 +4,8 @@
 //! breaker gauge that only real time showed, so this runs at ×1 and nothing else.
 //!
 //! A test binary of its own, so these five minutes never share the machine's two cores with the
-//! CPU-bound binaries (`integration`'s parallel tests, `crash`, `props`): `.ci/test` runs it only
-//! beside `target_openclaw`, whose runs mostly wait on the gateway's timers (docs/testing.md).
+//! CPU-bound binaries (`integration`'s parallel tests, `crash`, `props`): `.ci/test` runs it alone
+//! (docs/testing.md).
 
 /// The parts of the integration tests' `support` this test uses.
 #[allow(dead_code)]
