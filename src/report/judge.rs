@@ -117,27 +117,7 @@ mod tests {
     }
 
     fn section(rows: Vec<ExpectationResult>) -> PolicyReport {
-        let mut s = PolicyReport {
-            policy: "retry-gate".into(),
-            ok: false,
-            status: PolicyStatus::NotRun,
-            expectations: rows,
-            transitions: Vec::new(),
-            transition_times: Default::default(),
-            disagreements: Vec::new(),
-            summary: Default::default(),
-            breaker_states: Default::default(),
-            rates: Vec::new(),
-            fault_windows: Vec::new(),
-            replay: None,
-            scrapes: Default::default(),
-            elapsed_ms: 0,
-            wall_elapsed_ms: 0,
-            marks: Default::default(),
-            stopped_at_ms: None,
-            health: Default::default(),
-            upstream_cap: None,
-        };
+        let mut s = PolicyReport::empty("retry-gate", rows);
         settle(&mut s);
         s
     }

@@ -214,6 +214,34 @@ pub struct PolicyReport {
     pub upstream_cap: Option<UpstreamCap>,
 }
 
+impl PolicyReport {
+    /// The section of an arm named `arm` with `expectations` and nothing observed (status
+    /// `not_run` until judged): a run that never started, and the base every test builds on.
+    pub fn empty(arm: &str, expectations: Vec<crate::verdict::ExpectationResult>) -> Self {
+        Self {
+            policy: arm.to_string(),
+            ok: false,
+            status: PolicyStatus::NotRun,
+            expectations,
+            transitions: Vec::new(),
+            transition_times: Default::default(),
+            disagreements: Vec::new(),
+            summary: Default::default(),
+            breaker_states: Default::default(),
+            rates: Vec::new(),
+            fault_windows: Vec::new(),
+            replay: None,
+            scrapes: Default::default(),
+            elapsed_ms: 0,
+            wall_elapsed_ms: 0,
+            marks: Default::default(),
+            stopped_at_ms: None,
+            health: Default::default(),
+            upstream_cap: None,
+        }
+    }
+}
+
 /// Where a policy run's transition times come from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TransitionTimes {

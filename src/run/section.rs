@@ -11,7 +11,7 @@ use super::plan::ScenarioPlan;
 use super::recorder::KeptRecords;
 use crate::report::build::{PolicyInput, build_policy};
 use crate::report::judge::settle;
-use crate::report::model::{PolicyReport, PolicyStatus, Summary, UpstreamCap};
+use crate::report::model::{PolicyReport, UpstreamCap};
 use crate::scrape::{Disagreement, DisagreementKind, Transition};
 use crate::verdict::{ExpectStatus, ExpectationResult, Expectations, diff_until, scenario_ms_u};
 
@@ -175,25 +175,8 @@ pub fn not_run(plan: &ScenarioPlan, arm: &str, why: &str) -> PolicyReport {
         );
     }
     PolicyReport {
-        policy: arm.to_string(),
-        ok: false,
-        status: PolicyStatus::NotRun,
-        expectations,
-        transitions: Vec::new(),
-        transition_times: Default::default(),
-        disagreements: Vec::new(),
-        summary: Summary::default(),
-        breaker_states: Default::default(),
-        rates: Vec::new(),
         fault_windows: fault_windows(&file.fault, &file.profile, Default::default()),
-        replay: None,
-        scrapes: Default::default(),
-        elapsed_ms: 0,
-        wall_elapsed_ms: 0,
-        marks: Default::default(),
-        stopped_at_ms: None,
-        health: Default::default(),
-        upstream_cap: None,
+        ..PolicyReport::empty(arm, expectations)
     }
 }
 
