@@ -22,6 +22,8 @@ use rand_chacha::ChaCha8Rng;
 use rehearse::engine::AttemptResult;
 use rehearse::engine::Now;
 use rehearse::engine::admission::{Admission, Admit};
+use rehearse::engine::breaker::probe::Latencies;
+use rehearse::engine::breaker::window::Window;
 use rehearse::engine::breaker::{BreakerConfig, Breakers, Machine, Signal};
 use rehearse::engine::events::{Collector, EventSink};
 use rehearse::engine::outcome::TransportFailure;
@@ -166,5 +168,54 @@ fn open_reject(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, closed_ok, open_reject);
+/// The parts of our closed admit + record, each alone, to show where the time goes against
+/// `recloser` (which keeps a count-based ring of outcomes behind one atomic state and has no
+/// per-dependency map, time window or latency samples).
+fn parts(c: &mut Criterion) {
+    let mut g = c.benchmark_group("closed path, part by part");
+    let t0 = Instant::now();
+
+    // The lock-free admit: the name lookup and one atomic load.
+    let ours = breakers(t0);
+    ours.record("crm_search", 1, false, &OK, at(t0));
+    let now = t0 + Duration::from_millis(1);
+    g.bench_function("Breakers admit (lookup by name + atomic load)", |b| {
+        b.iter(|| ours.admit(black_box("crm_search"), 1, now))
+    });
+
+    // Classifying the attempt's result into the breaker's signal.
+    g.bench_function("Signal::of (classify the result)", |b| {
+        b.iter(|| Signal::of(black_box(&OK), SystemTime::UNIX_EPOCH))
+    });
+
+    // The per-dependency lock, uncontended.
+    let lock = std::sync::Mutex::new(0u64);
+    g.bench_function("Mutex lock + unlock (the per-dep lock)", |b| {
+        b.iter(|| {
+            let mut n = lock.lock().unwrap_or_else(|e| e.into_inner());
+            *n += 1;
+            black_box(*n)
+        })
+    });
+
+    // The 5xx-ratio rule's sliding time window: one success recorded (with eviction).
+    let cfg = BreakerConfig::default();
+    let mut w = Window::new(cfg.window);
+    let mut step = 0u64;
+    g.bench_function("Window::record (30 s time window, exact eviction)", |b| {
+        b.iter(|| {
+            step += 1;
+            w.record(black_box(t0 + Duration::from_micros(step * 100)), false);
+        })
+    });
+
+    // The latency samples the half-open probe timeout is computed from.
+    let mut l = Latencies::default();
+    g.bench_function("Latencies::observe (probe timeout samples)", |b| {
+        b.iter(|| l.observe(black_box(Duration::from_millis(40))))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, closed_ok, open_reject, parts);
 criterion_main!(benches);

@@ -2,7 +2,6 @@
 //! uniform jitter apart, a probe timeout from the dependency's observed p99 latency, and the
 //! closing rule (N consecutive successes from M distinct workers).
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use rand::Rng;
@@ -10,22 +9,27 @@ use tokio::time::Instant;
 
 use super::config::BreakerConfig;
 
-/// Latencies kept for the p99 estimate.
+/// Latencies kept for the p99 estimate (a power of two: the ring's index wraps with a mask).
 const LATENCY_SAMPLES: usize = 512;
 
-/// The most recent latencies of one dependency (answers only, not failures).
+/// The most recent latencies of one dependency (answers only, not failures): a ring that
+/// overwrites its oldest sample once full (the p99 sorts a copy, so the order kept is irrelevant).
 #[derive(Debug, Clone, Default)]
 pub struct Latencies {
-    recent: VecDeque<Duration>,
+    recent: Vec<Duration>,
+    /// Where the next sample goes once the ring is full.
+    next: usize,
 }
 
 impl Latencies {
     /// Remembers one latency, forgetting the oldest beyond the sample size.
     pub fn observe(&mut self, latency: Duration) {
-        if self.recent.len() == LATENCY_SAMPLES {
-            self.recent.pop_front();
+        if self.recent.len() < LATENCY_SAMPLES {
+            self.recent.push(latency);
+        } else {
+            self.recent[self.next] = latency;
+            self.next = (self.next + 1) & (LATENCY_SAMPLES - 1);
         }
-        self.recent.push_back(latency);
     }
 
     /// The 99th percentile (nearest rank) of the kept latencies, if any.
@@ -33,7 +37,7 @@ impl Latencies {
         if self.recent.is_empty() {
             return None;
         }
-        let mut v: Vec<Duration> = self.recent.iter().copied().collect();
+        let mut v = self.recent.clone();
         v.sort_unstable();
         let rank = (v.len() * 99).div_ceil(100).max(1);
         v.get(rank - 1).copied()

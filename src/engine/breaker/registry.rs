@@ -289,16 +289,19 @@ impl Admission for Breakers {
     /// May `worker` call `dep` at `now`? A rejection is counted here; the caller reports it as
     /// an `AttemptFinished { outcome: rejected }` event (it knows the class and profile).
     fn admit(&self, dep: &str, worker: usize, now: Instant) -> Admit {
-        if self.core.is_closed(dep) {
+        // One lookup: the closed flag, and the lock only when it is not closed.
+        let cell = self.core.cell(dep);
+        if cell.is_closed() {
             return ALLOW; // what the machine answers when closed, and it changes nothing
         }
-        self.with_dep(dep, |cfg, d, notes| {
-            let admit = d.machine.admit(cfg, worker, now, &mut d.rng, notes);
-            if matches!(admit, Admit::Reject { .. }) {
-                d.rejections += 1;
-            }
-            admit
-        })
+        self.core
+            .with_cell(self.machine_cfg(), dep, cell, |cfg, d, notes| {
+                let admit = d.machine.admit(cfg, worker, now, &mut d.rng, notes);
+                if matches!(admit, Admit::Reject { .. }) {
+                    d.rejections += 1;
+                }
+                admit
+            })
     }
 
     fn record(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Now) {

@@ -43,11 +43,20 @@ pub(crate) struct DepSync {
     pub(crate) issued: Option<Instant>,
 }
 
-/// One dependency's breaker behind its own lock, and whether it is closed.
+/// One dependency's breaker behind its own lock, and whether it is closed (`repr(C)`: the flag
+/// the closed admit reads first, next to the table entry's name and hash).
+#[repr(C)]
 pub(crate) struct Cell {
     /// The phase is `Closed`, as of the last change (written under `dep`'s lock).
     closed: AtomicBool,
     dep: Mutex<Dep>,
+}
+
+impl Cell {
+    /// True when its phase is closed, as of the last change (no lock taken).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
 }
 
 /// The configuration, the sink and every dependency's breaker.
@@ -76,7 +85,9 @@ impl Core {
         }
     }
 
-    fn cell(&self, dep: &str) -> &Cell {
+    /// `dep`'s breaker, created closed on first sight: one lookup, for a caller that reads the
+    /// closed flag and only then takes the lock ([`Core::with_cell`]).
+    pub(crate) fn cell(&self, dep: &str) -> &Cell {
         self.deps.get_or_insert(dep, || Cell {
             closed: AtomicBool::new(true),
             dep: Mutex::new(Dep {
@@ -90,9 +101,7 @@ impl Core {
 
     /// True when `dep` is known and its breaker closed (no lock taken).
     pub(crate) fn is_closed(&self, dep: &str) -> bool {
-        self.deps
-            .get(dep)
-            .is_some_and(|c| c.closed.load(Ordering::Acquire))
+        self.deps.get(dep).is_some_and(Cell::is_closed)
     }
 
     /// True when `dep` was ever seen.
@@ -108,7 +117,17 @@ impl Core {
         dep: &str,
         f: impl FnOnce(&BreakerConfig, &mut Dep, &mut Vec<Note>) -> R,
     ) -> R {
-        let cell = self.cell(dep);
+        self.with_cell(cfg, dep, self.cell(dep), f)
+    }
+
+    /// [`Core::with_dep`] on `cell`, `dep`'s breaker already found.
+    pub(crate) fn with_cell<R>(
+        &self,
+        cfg: &BreakerConfig,
+        dep: &str,
+        cell: &Cell,
+        f: impl FnOnce(&BreakerConfig, &mut Dep, &mut Vec<Note>) -> R,
+    ) -> R {
         let mut notes = Vec::new();
         let out = {
             let mut d = cell.dep.locked();
