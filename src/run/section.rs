@@ -378,4 +378,67 @@ dep = "calculator"
         assert_eq!(rows[2].status, ExpectStatus::NotReached, "{}", rows[2].detail);
         assert!(rows[2].detail.contains("on h3: not reached"), "{}", rows[2].detail);
     }
+
+    /// A `redis` coordination arm of `fleet-cooldown-share` stopped at `wall_ms` of a run at
+    /// `speed`, its upstream record holding `records`.
+    fn stopped_fleet_arm(
+        wall_ms: u64,
+        speed: f64,
+        records: Vec<crate::upstream::UpstreamRecord>,
+    ) -> (ScenarioPlan, Observation) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/scenarios/fleet-cooldown-share.toml");
+        let checked = crate::scenario::validate::check(&path).unwrap();
+        let plan = ScenarioPlan {
+            checked,
+            speed: crate::util::speed::Speed::new(speed).unwrap(),
+            seed: 1,
+            policies: Vec::new(),
+            record_cap: 1000,
+        };
+        let o = Observation {
+            arm: "redis".into(),
+            elapsed_ms: wall_ms,
+            speed,
+            scrape_interval_ms: 250,
+            scrapes: crate::scrape::CompactScrapes::new(0.0),
+            final_exposition: None,
+            engine: Some(Default::default()),
+            arrivals: Vec::new(),
+            fault_hits: Default::default(),
+            replay: Default::default(),
+            failed_requests: 0,
+            user_visible_errors: 0,
+            canaries: Default::default(),
+            upstream: KeptRecords {
+                records,
+                cap: 1000,
+                ..Default::default()
+            },
+            gateway: None,
+            kind_rows: Vec::new(),
+            read_failures: None,
+            stopped: Some("SIGTERM".into()),
+            failed: None,
+        };
+        (plan, o)
+    }
+
+    #[test]
+    fn a_stopped_fleet_arm_judges_its_upstream_windows_against_the_stop_in_scenario_time() {
+        // Stopped at 5 s of wall clock at speed 2: 10 s of scenario time, past the 7–8 s window.
+        let (mut plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
+        plan.checked.file.expect.no_request[0].until = std::time::Duration::from_secs(8);
+        let rows = section(&plan, &o).expectations;
+        let row = rows
+            .iter()
+            .find(|r| r.kind == ExpectKind::NoRequest)
+            .expect("the no_request row");
+        assert_eq!(row.status, ExpectStatus::Pass, "{}", row.detail);
+        // The 7–20 s window reaches past the stop: not reached, never pass.
+        let (plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
+        let rows = section(&plan, &o).expectations;
+        let row = rows.iter().find(|r| r.kind == ExpectKind::NoRequest).unwrap();
+        assert_eq!(row.status, ExpectStatus::NotReached, "{}", row.detail);
+    }
 }
