@@ -2,7 +2,9 @@
 //! redis-server on a free loopback port, the mock upstream on loopback. The storm fixture at
 //! speed 1 (none vs redis), the same storm through Redis with host clocks skewed ±2 s, and a
 //! run whose redis-server is killed mid-run and restarted, then slowed past the hosts' call
-//! bound, and a profile cooldown one host writes keeping the others off that profile. Figures come from report.json and
+//! bound, and a profile cooldown one host writes keeping the others off that profile; a
+//! `[coordinator] url` nobody answers refusing the run (exit 3), one that answers named in the
+//! report with whether every host stayed on it. Figures come from report.json and
 //! are asserted with tolerances for a busy 2-core machine; the strict figures are the
 //! scenarios' own expectations. Bad `[fleet]`/`[coordinator]` tables are exit 2 with
 //! file:line:col. Fleet runs take the lock below so no two of them overlap (13+ processes
@@ -544,7 +546,7 @@ fn a_coordinator_url_nobody_answers_refuses_the_run_with_exit_3_and_the_reason()
         .unwrap()
         .port();
     let path = through_url(tmp.path(), "deadurl", &format!("redis://127.0.0.1:{port}"));
-    let t = std::time::Instant::now();
+    let t = tokio::time::Instant::now();
     let out = run_scenario(&path, "2", tmp.path());
     let report = report_json(&out);
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));

@@ -68,7 +68,7 @@ mod tests {
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .unwrap_or(1);
-        let t = std::time::Instant::now();
+        let t = tokio::time::Instant::now();
         let e = check_url(&format!("redis://127.0.0.1:{port}")).await;
         assert!(t.elapsed() <= PING_WITHIN + Duration::from_millis(500));
         let msg = e.err().map(|e| e.to_string()).unwrap_or_default();
@@ -80,7 +80,7 @@ mod tests {
         // Accepts the connection (the kernel's backlog) and never says anything.
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = l.local_addr().unwrap().port();
-        let t = std::time::Instant::now();
+        let t = tokio::time::Instant::now();
         let e = check_url(&format!("redis://127.0.0.1:{port}")).await;
         assert!(e.is_err());
         let took = t.elapsed();
