@@ -1,6 +1,9 @@
 //! The fleet section of report.md and report.html: the coordination runs side by side per dep
 //! (probe spacing over all hosts, spells, closes and their distinct hosts, agreement), each
 //! run's hosts, and a picture of every host's lane with the fleet-wide probe arrivals.
+//!
+//! Longer than 400 lines on purpose: the Markdown and HTML renderings share their rows and
+//! lines (the coordinator line, the host cells) and are read together.
 
 use std::fmt::Write as _;
 

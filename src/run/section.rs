@@ -4,6 +4,9 @@
 //! (where it has them), the kind's own rows (a fleet's), every other host's transitions (a
 //! fleet's); then its status, once ([`crate::report::judge::settle`]). An arm that never ran
 //! is [`not_run`].
+//!
+//! Longer than 400 lines on purpose: the every-host matching's tests (the last half of the file)
+//! build their rows with the section's own diff and sit with it.
 
 use super::fault_scope::{assign_lanes, fault_windows};
 use super::observation::Observation;

@@ -3,6 +3,9 @@
 //! (record ms × speed). A run stopped early leaves an expectation whose window reaches past the
 //! stop `not_reached`, unless it already failed for certain (a count above its bound, a request
 //! where none may be).
+//!
+//! Longer than 400 lines on purpose: the evaluators share the subject matching and the row
+//! builders; their tests are in `tests.rs`.
 
 use std::collections::BTreeMap;
 
