@@ -31,7 +31,8 @@
 //!   `Observation` every kind returns per arm, and its assembly (one section builder, one
 //!   report) into the report.
 //! - [`fleet`]: fleet mode: N gateway hosts as separate processes (the hidden `__fleet-host`
-//!   subcommand), the redis-server a run starts, coordinator faults and the fleet checks;
+//!   subcommand), the redis-server a run starts (or the `[coordinator] url` checked with `PING`
+//!   before the run), coordinator faults and the fleet checks;
 //!   A/B over `[fleet] coordination`. Depends on `run`, never the other way.
 //! - [`transport`]: every client the harness has — the engine's HTTP/SSE/WebSocket transport,
 //!   `rehearse replay`'s dispatcher, the one request builder and error mapping they share, the

@@ -2,7 +2,9 @@
 //! redis-server on a free loopback port, the mock upstream on loopback. The storm fixture at
 //! speed 1 (none vs redis), the same storm through Redis with host clocks skewed ±2 s, and a
 //! run whose redis-server is killed mid-run and restarted, then slowed past the hosts' call
-//! bound, and a profile cooldown one host writes keeping the others off that profile. Figures come from report.json and
+//! bound, and a profile cooldown one host writes keeping the others off that profile; a
+//! `[coordinator] url` nobody answers refusing the run (exit 3), one that answers named in the
+//! report with whether every host stayed on it. Figures come from report.json and
 //! are asserted with tolerances for a busy 2-core machine; the strict figures are the
 //! scenarios' own expectations. Bad `[fleet]`/`[coordinator]` tables are exit 2 with
 //! file:line:col. Fleet runs take the lock below so no two of them overlap (13+ processes
@@ -515,4 +517,88 @@ fn bad_fleet_and_coordinator_tables_are_exit_2_with_file_line_col() {
         });
         assert!(located && err.contains(want), "{tag}: {err}");
     }
+}
+
+/// `fleet-cooldown-share` through Redis only, at the `[coordinator] url` given.
+fn through_url(dir: &Path, tag: &str, url: &str) -> std::path::PathBuf {
+    let url = url.to_string();
+    mutated_copy("fleet-cooldown-share", dir, tag, move |t| {
+        t.replace(
+            "coordination = [\"none\", \"redis\"]",
+            "coordination = [\"redis\"]",
+        )
+        .replace("spawn = true", &format!("url = {url:?}"))
+        // The `none` run's own expectation goes with it.
+        .replace(
+            "[[expect.attempts]]\nprofile = \"openai-codex:a\"\nfault = \"rate_limit\"\npolicy = \"none\"\nhosts_at_least = 6\n",
+            "",
+        )
+    })
+}
+
+#[test]
+fn a_coordinator_url_nobody_answers_refuses_the_run_with_exit_3_and_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A loopback port nobody listens on (bound, then closed).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let path = through_url(tmp.path(), "deadurl", &format!("redis://127.0.0.1:{port}"));
+    let t = tokio::time::Instant::now();
+    let out = run_scenario(&path, "2", tmp.path());
+    let report = report_json(&out);
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert_eq!(report["verdict"], "error", "{}", report["reason"]);
+    let reason = report["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains(&format!("redis://127.0.0.1:{port}")) && reason.contains("PING"),
+        "{reason}"
+    );
+    // Refused before any host started: no run in the fleet section, the arm never ran.
+    assert!(
+        report["fleet"]["runs"].as_array().unwrap().is_empty(),
+        "{}",
+        report["fleet"]
+    );
+    assert_eq!(report["policies"][0]["status"], "not_run");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn a_coordinator_url_that_answers_is_used_and_the_report_says_every_host_was_on_it() {
+    let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
+    let redis = crate::support::redis::RedisServer::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = through_url(tmp.path(), "liveurl", &redis.url());
+    let out = run_scenario(&path, "2", tmp.path());
+    let report = report_json(&out);
+    let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let run = fleet_run(&report, "redis");
+    let used = &run["coordinator_used"];
+    eprintln!("fleet-cooldown-share through its url: coordinator used {used}");
+    assert_eq!(used["kind"], "redis", "{used}");
+    assert_eq!(run["coordinator"], redis.url().as_str());
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let line = format!("- coordinator used: redis ({})", redis.url());
+    // On a busy machine a host may miss the hosts' 100 ms bound on a Redis call and fall back
+    // for a moment: then the line says so, with the counts report.json holds.
+    let want = match u(&used["hosts_fell_back"]) {
+        0 => format!("{line} on all 6 hosts for the whole run"),
+        n => format!("{line} with local fallback: {n} of 6 hosts fell back"),
+    };
+    assert!(md.contains(&want), "{want}\n{md}");
+    // Used, not refused: the scenario's own bounds (checked by the fixture's test above) decide
+    // pass or fail.
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "{}",
+        show(&out)
+    );
+    assert_report_contracts(&dir);
 }

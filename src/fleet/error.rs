@@ -9,6 +9,18 @@ pub(crate) enum FleetError {
     /// The run's redis-server would not start.
     #[error("{0}")]
     Redis(#[from] super::redis_server::RedisSpawnError),
+    /// The `[coordinator] url` Redis did not answer `PING` before the run.
+    #[error(
+        "[coordinator] url {url} did not answer PING before the run ({why}): the run is refused, \
+         since every host would have fallen back to its local breakers; start that Redis, or use \
+         [coordinator] spawn = true"
+    )]
+    Coordinator {
+        /// The URL, its password hidden.
+        url: String,
+        /// What went wrong.
+        why: String,
+    },
     /// A host process could not be started or never became ready.
     #[error("host {host}: {why}")]
     Host {

@@ -1,8 +1,12 @@
 //! `[[expect.fleet]]` against a coordination run's fleet checks (pure): one report row per
-//! bound given, about the dep's [`DepFleet`] figures (scenario time).
+//! bound given, about the dep's [`DepFleet`] figures (scenario time). A run stopped early keeps
+//! a bound already broken (too many probes seen, a close after too few hosts, too wide a
+//! spread, too late a rejoin) failed, and leaves one that held so far `not_reached`
+//! ([`crate::verdict::reach`]): the figures cover only the part of the run before the stop.
 
 use super::checks::Outage;
 use super::section::DepFleet;
+use crate::verdict::reach::{Decided, settle};
 use crate::verdict::{ExpectFleet, ExpectKind, ExpectStatus, ExpectationResult, secs};
 
 fn row(
@@ -29,12 +33,31 @@ fn row(
     }
 }
 
+/// Settles `r` for a run stopped at `stop` (wall ms, and the run's speed): `certain` when what
+/// was seen already decides it (a broken bound, or a minimum already reached).
+fn settled(
+    mut r: ExpectationResult,
+    certain: bool,
+    stop: (Option<u64>, f64),
+) -> ExpectationResult {
+    let decided = if certain {
+        Decided::Now
+    } else {
+        Decided::EndOfRun
+    };
+    let dep = r.dep.clone().unwrap_or_default();
+    settle(&mut r, &dep, decided, stop);
+    r
+}
+
 /// The rows of `e` for `dep` (`None`: the run saw neither probes nor transitions of it) and
-/// the run's coordinator `outages`.
+/// the run's coordinator `outages`, in a run stopped at `stop` (wall ms of the stop, `None`:
+/// it reached `duration`; and the run's speed).
 pub(crate) fn check(
     e: &ExpectFleet,
     dep: Option<&DepFleet>,
     outages: &[Outage],
+    stop: (Option<u64>, f64),
 ) -> Vec<ExpectationResult> {
     let empty = DepFleet {
         dep: e.dep.clone(),
@@ -51,30 +74,42 @@ pub(crate) fn check(
         .map_or(String::new(), |g| format!(", min gap {}", secs(g as i64)));
     let mut out = Vec::new();
     if let Some(max) = e.max_probes_per_interval {
-        out.push(row(
+        out.push(settled(
+            row(
             e,
             format!("≤ {max} probes in any probe interval (all hosts)"),
             format!("{} of {} probes{gap}", s.max_in_interval, s.probes),
             s.probes > 0 && s.max_in_interval <= max,
             None,
+            ),
+            s.max_in_interval > max,
+            stop,
         ));
     }
     if let Some(min) = e.min_probes_per_interval {
-        out.push(row(
+        out.push(settled(
+            row(
             e,
             format!("≥ {min} probes in some probe interval (all hosts)"),
             format!("{} of {} probes{gap}", s.max_in_interval, s.probes),
             s.max_in_interval >= min,
             None,
+            ),
+            s.max_in_interval >= min,
+            stop,
         ));
     }
     if let Some(max) = e.max_probes_per_host_per_interval {
-        out.push(row(
+        out.push(settled(
+            row(
             e,
             format!("≤ {max} probes per host in any probe interval"),
             format!("at most {}", s.max_per_host_in_interval),
             s.probes > 0 && s.max_per_host_in_interval <= max,
             None,
+            ),
+            s.max_per_host_in_interval > max,
+            stop,
         ));
     }
     if let Some(min) = e.min_close_hosts {
@@ -86,18 +121,23 @@ pub(crate) fn check(
                 d.closes.len()
             ),
         };
-        out.push(row(
+        out.push(settled(
+            row(
             e,
             format!("every close after successes from ≥ {min} distinct hosts"),
             observed,
             fewest.is_some_and(|f| f >= min),
             None,
+            ),
+            fewest.is_some_and(|f| f < min),
+            stop,
         ));
     }
     if let Some(within) = e.agree_within {
         let want = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
         let spread = d.max_spread_ms.map(|m| m as i64);
-        out.push(row(
+        out.push(settled(
+            row(
             e,
             format!("hosts enter each state within {}", secs(want)),
             spread.map_or("no state shared by two hosts".into(), |m| {
@@ -105,11 +145,15 @@ pub(crate) fn check(
             }),
             spread.is_some_and(|m| m <= want),
             spread.map(|m| (want, m)),
+            ),
+            spread.is_some_and(|m| m > want),
+            stop,
         ));
     }
     if let Some(max) = e.max_probes_per_spell {
         let most = d.spells.iter().map(|s| s.probes).max();
-        out.push(row(
+        out.push(settled(
+            row(
             e,
             format!("≤ {max} probes per half-open spell"),
             most.map_or("no probes".into(), |m| {
@@ -117,6 +161,9 @@ pub(crate) fn check(
             }),
             most.is_some_and(|m| m <= max),
             None,
+            ),
+            most.is_some_and(|m| m > max),
+            stop,
         ));
     }
     if let Some(within) = e.rejoin_within {
@@ -131,12 +178,16 @@ pub(crate) fn check(
             (n, None) => format!("{n} outages, a host never rejoined"),
         };
         let ok = !outages.is_empty() && worst.is_some_and(|w| w <= want);
-        out.push(row(
+        out.push(settled(
+            row(
             e,
             format!("every host back on the coordinator within {}", secs(want)),
             observed,
             ok,
             worst.filter(|_| !outages.is_empty()).map(|w| (want, w)),
+            ),
+            worst.is_some_and(|w| w > want),
+            stop,
         ));
     }
     out
@@ -146,6 +197,9 @@ pub(crate) fn check(
 mod tests {
     use super::*;
     use crate::fleet::checks::{CloseCheck, Spacing, Spell};
+
+    /// A run that reached its `duration`.
+    const DONE: (Option<u64>, f64) = (None, 1.0);
 
     fn dep() -> DepFleet {
         DepFleet {
@@ -182,7 +236,7 @@ mod tests {
             max_probes_per_spell: Some(2),
             ..Default::default()
         };
-        let rows = check(&e, Some(&dep()), &[]);
+        let rows = check(&e, Some(&dep()), &[], DONE);
         assert_eq!(rows.len(), 4);
         assert!(rows.iter().all(|r| r.ok), "{rows:#?}");
         let strict = ExpectFleet {
@@ -190,10 +244,10 @@ mod tests {
             min_probes_per_interval: Some(3),
             ..e.clone()
         };
-        let rows = check(&strict, Some(&dep()), &[]);
+        let rows = check(&strict, Some(&dep()), &[], DONE);
         assert_eq!(rows.iter().filter(|r| !r.ok).count(), 2);
         // A dep the run never saw: nothing holds.
-        assert!(check(&e, None, &[]).iter().all(|r| !r.ok));
+        assert!(check(&e, None, &[], DONE).iter().all(|r| !r.ok));
         let rejoin = ExpectFleet {
             dep: "crm".into(),
             rejoin_within: Some(std::time::Duration::from_millis(250)),
@@ -208,12 +262,43 @@ mod tests {
             probes: 2,
             max_per_host_in_interval: 1,
         };
-        assert!(check(&rejoin, Some(&dep()), &[o(Some(120))])[0].ok);
-        assert!(!check(&rejoin, Some(&dep()), &[o(Some(400))])[0].ok);
-        assert!(!check(&rejoin, Some(&dep()), &[o(None)])[0].ok);
+        assert!(check(&rejoin, Some(&dep()), &[o(Some(120))], DONE)[0].ok);
+        assert!(!check(&rejoin, Some(&dep()), &[o(Some(400))], DONE)[0].ok);
+        assert!(!check(&rejoin, Some(&dep()), &[o(None)], DONE)[0].ok);
         assert!(
-            !check(&rejoin, Some(&dep()), &[])[0].ok,
+            !check(&rejoin, Some(&dep()), &[], DONE)[0].ok,
             "no outage: nothing shown"
         );
+    }
+
+    #[test]
+    fn a_stopped_run_keeps_a_broken_bound_failed_and_leaves_one_that_held_so_far_not_reached() {
+        // Stopped at 5 s of wall clock at speed 2: 10 s of scenario time.
+        let stop = (Some(5_000), 2.0);
+        let e = ExpectFleet {
+            dep: "crm".into(),
+            max_probes_per_interval: Some(1),
+            min_probes_per_interval: Some(1),
+            min_close_hosts: Some(3),
+            ..Default::default()
+        };
+        let rows = check(&e, Some(&dep()), &[], stop);
+        let status: Vec<ExpectStatus> = rows.iter().map(|r| r.status).collect();
+        assert_eq!(
+            status,
+            vec![
+                ExpectStatus::NotReached, // ≤ 1 per interval held so far: the rest was not seen
+                ExpectStatus::Pass,       // ≥ 1 per interval: reached already
+                ExpectStatus::Fail,       // a close after 2 hosts: broken for good
+            ],
+            "{rows:#?}"
+        );
+        assert!(rows[0].detail.contains("the run stopped at 10.000s"), "{}", rows[0].detail);
+        // The same figures in a run that reached its end: all decided.
+        let done: Vec<ExpectStatus> = check(&e, Some(&dep()), &[], DONE)
+            .iter()
+            .map(|r| r.status)
+            .collect();
+        assert_eq!(done, vec![ExpectStatus::Pass, ExpectStatus::Pass, ExpectStatus::Fail]);
     }
 }

@@ -8,6 +8,8 @@
 //! - `spec`: what a host process is told, its stdio protocol, the traffic split.
 //! - `host`: the host process (`rehearse __fleet-host`, hidden).
 //! - `redis_server`: the redis-server a run starts itself (`[coordinator] spawn = true`).
+//! - `coordinator_check`: the `[coordinator] url` Redis answers `PING` before the run, or the
+//!   run is refused.
 //! - `faults`: coordinator faults (`route = "coordinator"`: `down`, `latency`).
 //! - `launch`: starting one host process; `run`: one coordination run (upstream, coordinator, hosts, scrapers, faults);
 //!   `error`: their harness failure.
@@ -18,6 +20,7 @@
 //!   rows) and the `fleet` section as its report part, for `run::assemble`.
 
 pub(crate) mod checks;
+pub(crate) mod coordinator_check;
 mod error;
 pub(crate) mod expect;
 pub(crate) mod faults;

@@ -162,7 +162,13 @@ pub(crate) async fn run_coordination(
     let (redis_url, shown) = match coordination {
         Coordination::None => (None, None),
         Coordination::Redis => match file.coordinator.as_ref().and_then(|c| c.url.clone()) {
-            Some(url) => (Some(url.clone()), Some(url)),
+            Some(url) => {
+                // Checked again here: a Redis that went away since the run's own check would
+                // make this run local on every host.
+                super::coordinator_check::check_url(&url).await?;
+                let shown = super::coordinator_check::redacted(&url);
+                (Some(url), Some(shown))
+            }
             None => {
                 let r = SpawnedRedis::start(&run_dir.join("redis"))?;
                 let url = r.url();

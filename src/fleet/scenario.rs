@@ -16,6 +16,7 @@ use crate::report::fleet_model::FleetRunReport;
 use crate::run::harness::RunFiles;
 use crate::run::observation::{EngineObserved, KindPart, Observation, Observed};
 use crate::run::plan::ScenarioPlan;
+use crate::scenario::fleet::Coordination;
 use crate::scrape::Exposition;
 use crate::util::shutdown::Shutdown;
 
@@ -38,6 +39,9 @@ fn observation(plan: &ScenarioPlan, run: FleetRun, fr: &FleetRunReport) -> Obser
             .map(f)
             .sum::<u64>()
     };
+    // The fleet rows' figures cover the run up to its stop (wall ms; the rows say it in
+    // scenario time).
+    let stop = (run.stopped.as_ref().map(|_| run.elapsed_ms), plan.speed.get());
     let kind_rows = file
         .expect
         .for_policy(name)
@@ -45,7 +49,7 @@ fn observation(plan: &ScenarioPlan, run: FleetRun, fr: &FleetRunReport) -> Obser
         .iter()
         .flat_map(|e| {
             let dep = fr.deps.iter().find(|d| d.dep == e.dep);
-            super::expect::check(e, dep, &fr.outages)
+            super::expect::check(e, dep, &fr.outages, stop)
         })
         .collect();
     // The slowest host's lag: a fleet is as late as its latest host.
@@ -123,6 +127,19 @@ fn host_failure(run: &FleetRun) -> Option<String> {
         })
 }
 
+/// Why the run is refused before any coordination run starts: a `[coordinator] url` Redis that
+/// does not answer `PING` (a `redis` run would silently be N hosts deciding alone).
+async fn preflight(file: &crate::scenario::ScenarioFile) -> Option<String> {
+    if !file.fleet.coordination.contains(&Coordination::Redis) {
+        return None;
+    }
+    let url = file.coordinator.as_ref()?.url.as_deref()?;
+    super::coordinator_check::check_url(url)
+        .await
+        .err()
+        .map(|e| e.to_string())
+}
+
 /// Runs every coordination of `sp` into `dir`; what they observed.
 pub async fn run_fleet_scenario(
     sp: &ScenarioPlan,
@@ -135,7 +152,7 @@ pub async fn run_fleet_scenario(
     let contradictions = crate::run::contradictions::check(sp, &host);
     let file = &sp.checked.file;
     let mut runs = Vec::new();
-    let mut error = None;
+    let mut error = preflight(file).await;
     for &c in &file.fleet.coordination {
         if stop.reason().is_some() || error.is_some() {
             break;

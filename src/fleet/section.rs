@@ -10,13 +10,13 @@ use super::checks::{
     fleet_closes, outage, spacing, spells,
 };
 use super::run::FleetRun;
-use super::spec::HostMode;
+use super::spec::{HostDone, HostMode};
 use crate::engine::breaker::BreakerConfig;
 use crate::scrape::{StatePoint, Transition};
 use crate::verdict::scenario_ms_u;
 
 pub(crate) use crate::report::fleet_model::{
-    DepFleet, FleetRunReport, FleetSection, HostRow, MAX_PROBES_SHOWN,
+    CoordinatorUse, DepFleet, FleetRunReport, FleetSection, HostRow, MAX_PROBES_SHOWN,
 };
 
 fn lanes(transitions: &[Transition], speed: f64) -> BTreeMap<String, Vec<StatePoint>> {
@@ -40,6 +40,30 @@ fn scen_probe(p: &FleetProbe, speed: f64) -> FleetProbe {
     FleetProbe {
         t_ms: scenario_ms_u(p.t_ms, speed),
         ..p.clone()
+    }
+}
+
+/// Which coordinator a `coordination` run's hosts used: each host's mode changes (engine ms)
+/// and its mode at the end (`redis`, `local`, `alone`); times in scenario ms at `speed`.
+pub(crate) fn coordinator_use(
+    coordination: &str,
+    hosts: &[(&[(u64, HostMode)], &str)],
+    speed: f64,
+) -> CoordinatorUse {
+    let fell: Vec<u64> = hosts
+        .iter()
+        .filter_map(|(modes, _)| {
+            modes
+                .iter()
+                .find(|(_, m)| *m == HostMode::Local)
+                .map(|(t, _)| *t)
+        })
+        .collect();
+    CoordinatorUse {
+        kind: coordination.to_string(),
+        hosts_fell_back: fell.len() as u64,
+        hosts_local_at_end: hosts.iter().filter(|(_, end)| *end == "local").count() as u64,
+        first_fallback_ms: fell.iter().min().map(|&t| scenario_ms_u(t, speed)),
     }
 }
 
@@ -177,9 +201,19 @@ pub(crate) fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> Fle
     probes.sort_by_key(|p| p.t_ms);
     let dropped = probes.len().saturating_sub(MAX_PROBES_SHOWN) as u64;
     probes.truncate(MAX_PROBES_SHOWN);
+    let dones: Vec<HostDone> = run
+        .hosts
+        .iter()
+        .map(|h| h.done.clone().unwrap_or_default())
+        .collect();
+    let used: Vec<(&[(u64, HostMode)], &str)> = dones
+        .iter()
+        .map(|d| (&d.modes[..], d.mode.as_str()))
+        .collect();
     FleetRunReport {
         coordination: run.coordination.as_str().to_string(),
         coordinator: run.coordinator.clone(),
+        coordinator_used: coordinator_use(run.coordination.as_str(), &used, speed),
         coordinator_faults: run
             .coordinator_log
             .iter()
@@ -190,5 +224,26 @@ pub(crate) fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> Fle
         probes_dropped: dropped,
         deps,
         outages,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_coordinator_use_says_which_hosts_fell_back_when_and_who_stayed_local() {
+        let on = [(0, HostMode::Coordinated)];
+        let fell = [(0, HostMode::Coordinated), (5_000, HostMode::Local), (8_000, HostMode::Coordinated)];
+        let stuck = [(3_000, HostMode::Local)];
+        let hosts: Vec<(&[(u64, HostMode)], &str)> =
+            vec![(&on[..], "redis"), (&fell[..], "redis"), (&stuck[..], "local")];
+        let u = coordinator_use("redis", &hosts, 2.0);
+        assert_eq!(u.kind, "redis");
+        assert_eq!((u.hosts_fell_back, u.hosts_local_at_end), (2, 1));
+        assert_eq!(u.first_fallback_ms, Some(6_000), "scenario ms at speed 2");
+        let alone: Vec<(&[(u64, HostMode)], &str)> = vec![(&[][..], "alone"); 3];
+        let u = coordinator_use("none", &alone, 1.0);
+        assert_eq!((u.hosts_fell_back, u.hosts_local_at_end, u.first_fallback_ms), (0, 0, None));
     }
 }

@@ -1,6 +1,9 @@
 //! The fleet section of report.md and report.html: the coordination runs side by side per dep
 //! (probe spacing over all hosts, spells, closes and their distinct hosts, agreement), each
 //! run's hosts, and a picture of every host's lane with the fleet-wide probe arrivals.
+//!
+//! Longer than 400 lines on purpose: the Markdown and HTML renderings share their rows and
+//! lines (the coordinator line, the host cells) and are read together.
 
 use std::fmt::Write as _;
 
@@ -114,6 +117,34 @@ fn outage_line(o: &crate::report::fleet_model::Outage) -> String {
     )
 }
 
+/// Which coordinator the run's hosts actually used: none, the Redis (where) for the whole run,
+/// or the Redis with hosts fallen back to their local breakers (how many, from when, how many
+/// still local at the end).
+pub(crate) fn coordinator_line(r: &FleetRunReport) -> String {
+    let u = &r.coordinator_used;
+    if u.kind != "redis" {
+        return "coordinator used: none (every host decided alone)".into();
+    }
+    let at = r
+        .coordinator
+        .as_deref()
+        .map_or(String::new(), |c| format!(" ({c})"));
+    if u.hosts_fell_back == 0 {
+        return format!(
+            "coordinator used: redis{at} on all {} hosts for the whole run",
+            r.hosts.len()
+        );
+    }
+    format!(
+        "coordinator used: redis{at} with local fallback: {} of {} hosts fell back to their local \
+         breakers during the run (the first at {}), {} still local at the end",
+        u.hosts_fell_back,
+        r.hosts.len(),
+        ms(u.first_fallback_ms),
+        u.hosts_local_at_end
+    )
+}
+
 fn host_cells(r: &FleetRunReport) -> Vec<[String; 11]> {
     r.hosts
         .iter()
@@ -173,9 +204,7 @@ pub(crate) fn markdown(o: &mut String, f: &FleetSection) {
     }
     for r in &f.runs {
         let _ = writeln!(o, "### Coordination `{}`\n", r.coordination);
-        if let Some(c) = &r.coordinator {
-            let _ = writeln!(o, "- coordinator: {c}");
-        }
+        let _ = writeln!(o, "- {}", coordinator_line(r));
         for (t, what) in &r.coordinator_faults {
             let _ = writeln!(o, "- at {}: {what}", secs(*t as i64));
         }
@@ -351,9 +380,7 @@ pub(crate) fn html(o: &mut String, f: &FleetSection, end_ms: u64) {
             "<h3>Coordination <code>{}</code></h3>",
             esc(&r.coordination)
         );
-        if let Some(c) = &r.coordinator {
-            let _ = writeln!(o, "<p>coordinator: {}</p>", esc(c));
-        }
+        let _ = writeln!(o, "<p>{}</p>", esc(&coordinator_line(r)));
         if !r.coordinator_faults.is_empty() {
             o.push_str("<ul>");
             for (t, what) in &r.coordinator_faults {
@@ -377,5 +404,88 @@ pub(crate) fn html(o: &mut String, f: &FleetSection, end_ms: u64) {
             o.push_str("</tr>\n");
         }
         o.push_str("</table>\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fleet_model::{CoordinatorUse, HostRow};
+
+    fn host(id: &str, mode: &str, fell_back: u64) -> HostRow {
+        HostRow {
+            id: id.into(),
+            skew_ms: 0,
+            sent: 1,
+            failed: 0,
+            coordinator_errors: fell_back,
+            fell_back,
+            mode: mode.into(),
+            transitions: 0,
+            lag_p99_ms: 0.0,
+            scrapes_ok: 1,
+            scrape_failures: 0,
+            exit: None,
+            lanes: Default::default(),
+        }
+    }
+
+    fn run(kind: &str, hosts: Vec<HostRow>, used: CoordinatorUse) -> FleetRunReport {
+        FleetRunReport {
+            coordination: kind.into(),
+            coordinator: (kind == "redis").then(|| "redis://127.0.0.1:6390".into()),
+            coordinator_used: used,
+            coordinator_faults: Vec::new(),
+            hosts,
+            probes: Vec::new(),
+            probes_dropped: 0,
+            deps: Vec::new(),
+            outages: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_coordinator_line_says_which_coordinator_the_hosts_used_and_any_fallback() {
+        let use_of = |kind: &str, fell: u64, local: u64, first: Option<u64>| CoordinatorUse {
+            kind: kind.into(),
+            hosts_fell_back: fell,
+            hosts_local_at_end: local,
+            first_fallback_ms: first,
+        };
+        let none = run("none", vec![host("h0", "alone", 0)], use_of("none", 0, 0, None));
+        assert_eq!(
+            coordinator_line(&none),
+            "coordinator used: none (every host decided alone)"
+        );
+        let two = vec![host("h0", "redis", 0), host("h1", "redis", 0)];
+        let fine = run("redis", two.clone(), use_of("redis", 0, 0, None));
+        assert_eq!(
+            coordinator_line(&fine),
+            "coordinator used: redis (redis://127.0.0.1:6390) on all 2 hosts for the whole run"
+        );
+        let fell = run(
+            "redis",
+            vec![host("h0", "local", 1), host("h1", "redis", 0)],
+            use_of("redis", 1, 1, Some(400)),
+        );
+        let line = coordinator_line(&fell);
+        assert!(
+            line.contains("with local fallback: 1 of 2 hosts fell back")
+                && line.contains("the first at 0.400s")
+                && line.contains("1 still local at the end"),
+            "{line}"
+        );
+        let mut md = String::new();
+        markdown(
+            &mut md,
+            &FleetSection {
+                hosts: 2,
+                clock_skew_ms: None,
+                probe_interval_ms: 250,
+                runs: vec![fine, fell],
+            },
+        );
+        assert!(md.contains("- coordinator used: redis (redis://127.0.0.1:6390) on all 2"), "{md}");
+        assert!(md.contains("- coordinator used: redis (redis://127.0.0.1:6390) with local fallback"), "{md}");
     }
 }

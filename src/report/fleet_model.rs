@@ -116,6 +116,10 @@ pub struct FleetRunReport {
     pub coordination: String,
     /// Where the coordinator was.
     pub coordinator: Option<String>,
+    /// Which coordinator the hosts actually used: every host on it, or some fallen back to
+    /// their local breakers (and when).
+    #[serde(default)]
+    pub coordinator_used: CoordinatorUse,
     /// Coordinator faults as applied: `(t_ms, what)`.
     pub coordinator_faults: Vec<(u64, String)>,
     /// Per host.
@@ -128,6 +132,19 @@ pub struct FleetRunReport {
     pub deps: Vec<DepFleet>,
     /// Each coordinator outage (`down` fault): fallbacks, rejoin, probes meanwhile.
     pub outages: Vec<Outage>,
+}
+
+/// Which coordinator a run's hosts actually used, from their `coordinator_mode` changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoordinatorUse {
+    /// `none` (every host decided alone) or `redis` (the shared Redis, local fallback aside).
+    pub kind: String,
+    /// Hosts that fell back to their local breakers at some time in the run.
+    pub hosts_fell_back: u64,
+    /// Hosts still on their local breakers at the end.
+    pub hosts_local_at_end: u64,
+    /// When the first host fell back, ms (`None`: none did).
+    pub first_fallback_ms: Option<u64>,
 }
 
 /// One host of a run.

@@ -4,6 +4,9 @@
 //! (where it has them), the kind's own rows (a fleet's), every other host's transitions (a
 //! fleet's); then its status, once ([`crate::report::judge::settle`]). An arm that never ran
 //! is [`not_run`].
+//!
+//! Longer than 400 lines on purpose: the every-host matching's tests (the last half of the file)
+//! build their rows with the section's own diff and sit with it.
 
 use super::fault_scope::{assign_lanes, fault_windows};
 use super::observation::Observation;
@@ -13,7 +16,9 @@ use crate::report::build::{PolicyInput, build_policy};
 use crate::report::judge::settle;
 use crate::report::model::{PolicyReport, UpstreamCap};
 use crate::scrape::{Disagreement, DisagreementKind, Transition};
-use crate::verdict::{ExpectStatus, ExpectationResult, Expectations, diff_until, scenario_ms_u};
+use crate::verdict::{
+    ExpectKind, ExpectStatus, ExpectationResult, Expectations, diff_until, scenario_ms_u,
+};
 
 /// The report section of one arm that ran.
 pub fn section(plan: &ScenarioPlan, o: &Observation) -> PolicyReport {
@@ -117,13 +122,44 @@ fn judge_at_upstream(
     crate::verdict::ground_eval::evaluate(expect, &facts)
 }
 
+/// Which expectation a transition-table row stands for: its kind, its dep and its place among
+/// that dep's expectations of that kind (the diff gives each `[[expect.transition]]` and
+/// `[[expect.no_transition]]` exactly one row, in table order per dep). `None` for the other
+/// rows and for an unexpected transition (it stands for no expectation).
+fn identities(rows: &[ExpectationResult]) -> Vec<Option<(ExpectKind, String, usize)>> {
+    let mut seen: Vec<(ExpectKind, String, usize)> = Vec::new();
+    rows.iter()
+        .map(|r| {
+            let table = matches!(r.kind, ExpectKind::Transition | ExpectKind::NoTransition);
+            if !table || r.is_unexpected() {
+                return None;
+            }
+            let dep = r.dep.clone().unwrap_or_default();
+            let n = match seen.iter_mut().find(|s| s.0 == r.kind && s.1 == dep) {
+                Some(s) => {
+                    s.2 += 1;
+                    s.2
+                }
+                None => {
+                    seen.push((r.kind, dep.clone(), 0));
+                    0
+                }
+            };
+            Some((r.kind, dep, n))
+        })
+        .collect()
+}
+
 /// `[[expect.transition]]` and `[[expect.no_transition]]` hold on every host, not only on h0
-/// whose lanes a fleet's section shows: each other host's transitions are diffed alike, and a
-/// row h0 passes fails when another host does not (its detail names the host and what it
-/// observed). The row count stays one per expectation; h0's unexpected transitions keep their
-/// rows, the other hosts' are in the fleet section's lanes.
+/// whose lanes a fleet's section shows: each other host's transitions are diffed alike and
+/// matched to h0's rows by the expectation they stand for ([`identities`]; never by their
+/// `expected` text, which for an `after =` transition carries each host's own anchor time). A
+/// row h0 passed fails when another host failed it (and is `not_reached` when another host did
+/// not get that far); its detail names the host and what it observed. A transition another host
+/// made that no expectation accounts for is a failed row of its own, naming the host, as h0's
+/// are.
 fn every_host_transitions(
-    rows: &mut [ExpectationResult],
+    rows: &mut Vec<ExpectationResult>,
     expect: &Expectations,
     others: &[(&str, &[Transition])],
     speed: f64,
@@ -137,22 +173,43 @@ fn every_host_transitions(
     if only.is_empty() {
         return;
     }
+    let mine = identities(rows);
+    let mut extra = Vec::new();
     for (host, transitions) in others {
         let theirs = diff_until(&only, transitions, None, &[], speed, stop);
-        for t in theirs.iter().filter(|t| !t.is_unexpected()) {
-            let mine = rows.iter_mut().find(|r| {
-                r.kind == t.kind && r.dep == t.dep && r.expected == t.expected && !r.is_unexpected()
-            });
-            if let Some(r) = mine
-                && t.status == ExpectStatus::Fail
-                && r.status != ExpectStatus::Fail
-            {
-                r.detail = format!("{}; on {host}: observed {}", r.detail, t.observed);
+        let ids = identities(&theirs);
+        for (t, id) in theirs.iter().zip(&ids) {
+            let Some(id) = id else {
+                if t.is_unexpected() {
+                    let mut u = t.clone();
+                    u.observed = format!("{} on {host}", t.observed);
+                    u.detail = format!("on {host}: {}", t.detail);
+                    extra.push(u);
+                }
+                continue;
+            };
+            let Some(i) = mine.iter().position(|m| m.as_ref() == Some(id)) else {
+                continue;
+            };
+            let r = &mut rows[i];
+            let worse = match (t.status, r.status) {
+                (ExpectStatus::Fail, ExpectStatus::Fail) => false,
+                (ExpectStatus::Fail, _) => true,
+                (ExpectStatus::NotReached, ExpectStatus::Pass) => true,
+                _ => false,
+            };
+            if worse {
+                let what = match t.status {
+                    ExpectStatus::Fail => format!("observed {}", t.observed),
+                    _ => "not reached".to_string(),
+                };
+                r.detail = format!("{}; on {host}: {what}", r.detail);
                 r.ok = false;
-                r.status = ExpectStatus::Fail;
+                r.status = t.status;
             }
         }
     }
+    rows.extend(extra);
 }
 
 /// The section of an arm (a policy, coordination or gateway run) that never started (`why`):
@@ -221,5 +278,170 @@ mod tests {
             rows[0].detail
         );
         assert!(!rows[0].detail.contains("h1"), "{}", rows[0].detail);
+    }
+
+    fn move_(t_ms: u64, dep: &str, from: BreakerState, to: BreakerState) -> Transition {
+        Transition {
+            from,
+            to,
+            ..tr(t_ms, dep)
+        }
+    }
+
+    /// `crm` opens at 5 s, half-opens 2 s after it opened, closes 1 s after that.
+    fn after_table() -> Expectations {
+        toml::from_str(
+            r#"
+[[transition]]
+dep = "crm"
+from = "closed"
+to = "open"
+at = "5s"
+tolerance = "500ms"
+[[transition]]
+dep = "crm"
+from = "open"
+to = "half_open"
+after = "2s"
+tolerance = "200ms"
+[[transition]]
+dep = "crm"
+from = "half_open"
+to = "closed"
+after = "1s"
+tolerance = "200ms"
+[[no_transition]]
+dep = "calculator"
+"#,
+        )
+        .unwrap()
+    }
+
+    fn lane(open: u64, half: u64, closed: u64) -> Vec<Transition> {
+        use BreakerState::{Closed, HalfOpen, Open};
+        vec![
+            move_(open, "crm", Closed, Open),
+            move_(half, "crm", Open, HalfOpen),
+            move_(closed, "crm", HalfOpen, Closed),
+        ]
+    }
+
+    #[test]
+    fn an_after_transition_another_host_misses_fails_though_its_expected_text_differs() {
+        let expect = after_table();
+        // h0 holds every row; h1 opens 300 ms later (its own anchor) and half-opens 4 s after.
+        let mut rows = diff_until(&expect, &lane(5_000, 7_000, 8_000), None, &[], 1.0, None);
+        assert!(rows.iter().all(|r| r.status == ExpectStatus::Pass), "{rows:#?}");
+        let h1 = lane(5_300, 9_300, 10_300);
+        let theirs = diff_until(&expect, &h1, None, &[], 1.0, None);
+        assert_ne!(theirs[1].expected, rows[1].expected, "the anchors differ per host");
+        let others: Vec<(&str, &[Transition])> = vec![("h1", &h1[..])];
+        every_host_transitions(&mut rows, &expect, &others, 1.0, None);
+        assert_eq!(rows.len(), 4, "{rows:#?}");
+        assert_eq!(rows[0].status, ExpectStatus::Pass, "h1 opened within tolerance");
+        assert_eq!(rows[1].status, ExpectStatus::Fail, "{}", rows[1].detail);
+        assert!(!rows[1].ok);
+        assert!(rows[1].detail.contains("on h1: observed 9.300s"), "{}", rows[1].detail);
+        // Its close came 1 s after its own half-open: that row holds on h1 too.
+        assert_eq!(rows[2].status, ExpectStatus::Pass, "{}", rows[2].detail);
+        assert_eq!(rows[3].status, ExpectStatus::Pass);
+    }
+
+    #[test]
+    fn an_unexpected_transition_on_another_host_is_a_failed_row_naming_the_host() {
+        use BreakerState::{Closed, Open};
+        let expect = after_table();
+        let mut rows = diff_until(&expect, &lane(5_000, 7_000, 8_000), None, &[], 1.0, None);
+        let mut h2 = lane(5_000, 7_000, 8_000);
+        h2.push(move_(12_000, "crm", Closed, Open));
+        let quiet = lane(5_000, 7_000, 8_000);
+        let others: Vec<(&str, &[Transition])> = vec![("h1", &quiet[..]), ("h2", &h2[..])];
+        every_host_transitions(&mut rows, &expect, &others, 1.0, None);
+        assert_eq!(rows.len(), 5, "one more row, for h2's extra open: {rows:#?}");
+        let extra = &rows[4];
+        assert!(extra.is_unexpected());
+        assert_eq!(extra.status, ExpectStatus::Fail);
+        assert!(extra.observed.ends_with("on h2"), "{}", extra.observed);
+        assert!(extra.detail.starts_with("on h2: crm closed→open unexpected at 12.000s"), "{}", extra.detail);
+        assert!(rows[..4].iter().all(|r| r.status == ExpectStatus::Pass));
+    }
+
+    #[test]
+    fn a_row_another_host_did_not_reach_before_the_stop_is_not_reached() {
+        let expect = after_table();
+        // Stopped at 8.3 s: h0 closed at 8 s; h3 half-opened at 7.4 s, so its close is due by
+        // 8.6 s, after the stop.
+        let stop = Some(8_300);
+        let mut rows = diff_until(&expect, &lane(5_000, 7_000, 8_000), None, &[], 1.0, stop);
+        assert_eq!(rows[2].status, ExpectStatus::Pass);
+        let mut h3 = lane(5_400, 7_400, 0);
+        h3.pop();
+        let others: Vec<(&str, &[Transition])> = vec![("h3", &h3[..])];
+        every_host_transitions(&mut rows, &expect, &others, 1.0, stop);
+        assert_eq!(rows[2].status, ExpectStatus::NotReached, "{}", rows[2].detail);
+        assert!(rows[2].detail.contains("on h3: not reached"), "{}", rows[2].detail);
+    }
+
+    /// A `redis` coordination arm of `fleet-cooldown-share` stopped at `wall_ms` of a run at
+    /// `speed`, its upstream record holding `records`.
+    fn stopped_fleet_arm(
+        wall_ms: u64,
+        speed: f64,
+        records: Vec<crate::upstream::UpstreamRecord>,
+    ) -> (ScenarioPlan, Observation) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/scenarios/fleet-cooldown-share.toml");
+        let checked = crate::scenario::validate::check(&path).unwrap();
+        let plan = ScenarioPlan {
+            checked,
+            speed: crate::util::speed::Speed::new(speed).unwrap(),
+            seed: 1,
+            policies: Vec::new(),
+            record_cap: 1000,
+        };
+        let o = Observation {
+            arm: "redis".into(),
+            elapsed_ms: wall_ms,
+            speed,
+            scrape_interval_ms: 250,
+            scrapes: crate::scrape::CompactScrapes::new(0.0),
+            final_exposition: None,
+            engine: Some(Default::default()),
+            arrivals: Vec::new(),
+            fault_hits: Default::default(),
+            replay: Default::default(),
+            failed_requests: 0,
+            user_visible_errors: 0,
+            canaries: Default::default(),
+            upstream: KeptRecords {
+                records,
+                cap: 1000,
+                ..Default::default()
+            },
+            gateway: None,
+            kind_rows: Vec::new(),
+            read_failures: None,
+            stopped: Some("SIGTERM".into()),
+            failed: None,
+        };
+        (plan, o)
+    }
+
+    #[test]
+    fn a_stopped_fleet_arm_judges_its_upstream_windows_against_the_stop_in_scenario_time() {
+        // Stopped at 5 s of wall clock at speed 2: 10 s of scenario time, past the 7–8 s window.
+        let (mut plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
+        plan.checked.file.expect.no_request[0].until = std::time::Duration::from_secs(8);
+        let rows = section(&plan, &o).expectations;
+        let row = rows
+            .iter()
+            .find(|r| r.kind == ExpectKind::NoRequest)
+            .expect("the no_request row");
+        assert_eq!(row.status, ExpectStatus::Pass, "{}", row.detail);
+        // The 7–20 s window reaches past the stop: not reached, never pass.
+        let (plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
+        let rows = section(&plan, &o).expectations;
+        let row = rows.iter().find(|r| r.kind == ExpectKind::NoRequest).unwrap();
+        assert_eq!(row.status, ExpectStatus::NotReached, "{}", row.detail);
     }
 }

@@ -129,6 +129,25 @@ impl RedisCoordinator {
     }
 }
 
+/// Connects to the Redis at `url` and sends `PING` (credentials and database in the URL are
+/// used as the hosts use them), all within `within`: `Ok` when it answered `PONG`. What a run
+/// checks before it hands `url` to its hosts, whose own connections are lazy (a Redis that is
+/// not there would only show as every host falling back to its local breakers).
+pub async fn ping(url: &str, within: Duration) -> Result<(), CoordError> {
+    let client = redis::Client::open(url)?;
+    let answer = tokio::time::timeout(within, async {
+        let mut conn = client.get_multiplexed_async_connection().await?;
+        redis::cmd("PING").query_async::<String>(&mut conn).await
+    })
+    .await
+    .map_err(|_| CoordError::Timeout(within))??;
+    if answer == "PONG" {
+        Ok(())
+    } else {
+        Err(CoordError::Reply(format!("PING answered {answer:?}")))
+    }
+}
+
 /// `{epoch, state, remaining_ms, open_for_ms, reopens, streak, ok_hosts, by}` → [`Record`].
 fn parse_record(v: Vec<String>) -> Result<Record, CoordError> {
     let bad = || CoordError::Reply(format!("breaker record {v:?}"));

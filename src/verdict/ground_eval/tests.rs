@@ -311,3 +311,53 @@ fn a_record_cut_at_its_cap_leaves_windows_past_the_cut_not_reached_never_pass() 
     };
     assert_eq!(attempts(&early, &cut).status, ExpectStatus::Pass);
 }
+
+fn from_host(t_ms: u64, host: &str) -> UpstreamRecord {
+    UpstreamRecord {
+        host: Some(host.into()),
+        ..rec(t_ms, "fpa", "m1", Some("stall"))
+    }
+}
+
+#[test]
+fn retry_gaps_are_judged_per_host_so_a_slow_host_does_not_hide_among_the_others() {
+    // h0 waits 5 s between its two retries; h1's requests fill the gap every second. Merged,
+    // every gap is 1 s; h0's own gap is 5 s, past the 2 s bound.
+    let mut r = vec![from_host(0, "h0"), from_host(5_000, "h0")];
+    r.extend((1..5).map(|i| from_host(i * 1_000, "h1")));
+    let fps = fps();
+    let f = facts(&r, &fps);
+    let e = ExpectRetryGaps {
+        profile: Some("mockai:a".into()),
+        max: secs_d(2),
+        ..Default::default()
+    };
+    let got = retry_gaps(&e, &f);
+    assert_eq!(got.status, ExpectStatus::Fail, "{}", got.detail);
+    assert!(got.observed.contains("on h0: 5.000s"), "{}", got.observed);
+    assert!(got.observed.contains("from 2 hosts"), "{}", got.observed);
+}
+
+#[test]
+fn retry_gaps_per_host_do_not_fail_on_two_hosts_requests_interleaving() {
+    // Each host waits 1 s between retries; their requests interleave 100 ms apart.
+    let mut r: Vec<UpstreamRecord> = (0..4).map(|i| from_host(i * 1_000, "h0")).collect();
+    r.extend((0..4).map(|i| from_host(i * 1_000 + 100, "h1")));
+    let fps = fps();
+    let f = facts(&r, &fps);
+    let e = ExpectRetryGaps {
+        profile: Some("mockai:a".into()),
+        min: Some(Duration::from_millis(900)),
+        max: secs_d(2),
+        ..Default::default()
+    };
+    let got = retry_gaps(&e, &f);
+    assert_eq!(got.status, ExpectStatus::Pass, "{}", got.detail);
+    assert!(got.observed.starts_with("6 gaps from 2 hosts"), "{}", got.observed);
+    // A host retrying too fast is named.
+    r.push(from_host(3_200, "h1"));
+    let f = facts(&r, &fps);
+    let got = retry_gaps(&e, &f);
+    assert_eq!(got.status, ExpectStatus::Fail);
+    assert!(got.observed.contains("on h1: 0.100s"), "{}", got.observed);
+}
