@@ -39,8 +39,7 @@ fn observation(plan: &ScenarioPlan, run: FleetRun, fr: &FleetRunReport) -> Obser
             .sum::<u64>()
     };
     let kind_rows = file
-        .expect
-        .for_policy(name)
+        .expect_for(name)
         .fleet
         .iter()
         .flat_map(|e| {

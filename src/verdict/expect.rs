@@ -209,8 +209,8 @@ pub struct ExpectError {
     pub msg: String,
 }
 
-fn applies(policy: &Option<String>, run: &str) -> bool {
-    policy.as_deref().is_none_or(|p| p == run)
+fn applies(policy: &Option<String>, run: &[&str]) -> bool {
+    policy.as_deref().is_none_or(|p| run.contains(&p))
 }
 
 impl Expectations {
@@ -295,6 +295,13 @@ impl Expectations {
 
     /// The expectations that apply to the run of `policy`.
     pub fn for_policy(&self, policy: &str) -> Expectations {
+        self.for_run(&[policy])
+    }
+
+    /// The expectations that apply to a run known by any of `names` (a fleet's coordination
+    /// run also runs the scenario's one policy).
+    pub(crate) fn for_run(&self, names: &[&str]) -> Expectations {
+        let policy = names;
         Expectations {
             transition: self
                 .transition

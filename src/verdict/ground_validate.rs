@@ -2,7 +2,7 @@
 //! the rest of the crate asks of them: whether a scenario has any, and which profiles they name.
 
 use super::expect::{ExpectError, Expectations};
-use super::ground::{DECISION_EVENTS, check_counts, check_subject};
+use super::ground::{DECISION_EVENTS, check_counts, check_subject, decision_filters};
 
 impl Expectations {
     /// The upstream ground-truth and OpenClaw tables: a subject, consistent bounds, known
@@ -100,6 +100,28 @@ impl Expectations {
             }
             check_counts(d.equals, d.at_least, d.at_most)
                 .or_else(|(k, m)| err(format!("{f}.{k}"), m))?;
+            let (reason, profile) = decision_filters(&d.event);
+            let carried = match (reason, profile) {
+                (true, true) => "`reason` and `profile`",
+                (true, false) => "`reason` only",
+                (false, true) => "`profile` only",
+                (false, false) => "no filter",
+            };
+            for (key, given, ok) in [
+                ("reason", d.reason.is_some(), reason),
+                ("profile", d.profile.is_some(), profile),
+            ] {
+                if given && !ok {
+                    return err(
+                        format!("{f}.{key}"),
+                        format!(
+                            "a `{}` decision carries no {key}, so this filter would count 0 \
+                             whatever the gateway did (it takes {carried})",
+                            d.event
+                        ),
+                    );
+                }
+            }
         }
         for (i, c) in self.openclaw_cooldown.iter().enumerate() {
             let f = format!("expect.openclaw_cooldown[{i}]");
