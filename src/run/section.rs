@@ -82,11 +82,10 @@ pub fn section(
     if file.target.kind.is_external() {
         never_exported(&mut report.expectations, &expect, &o.scrapes);
     }
-    report.expectations.extend(unapplied_rows(
-        &file.fault,
-        never_applied,
-        o.cut(),
-    ));
+    let stop = o.cut().then(|| scenario_ms_u(o.elapsed_ms, o.speed));
+    report
+        .expectations
+        .extend(unapplied_rows(&file.fault, never_applied, stop));
     settle(&mut report);
     if let Some(ws) = engine.and_then(|e| e.lanes_of_faults.as_ref()) {
         let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
@@ -152,17 +151,30 @@ pub(crate) fn unapplied_faults(faults: &[FaultSpec], runs: &[&Hits]) -> BTreeSet
         .collect()
 }
 
-/// One failed row per fault of `never` (`not_reached` in a run cut short: the fault might have
-/// applied later).
+/// One failed row per fault of `never`. In a run stopped at `stop` (scenario ms) only the
+/// faults whose window had begun: `fail` when the window ended before the stop, `not_reached`
+/// while it was still open (the fault might have applied later); a window the stop never
+/// reached says nothing and has no row (the run is incomplete anyway).
 fn unapplied_rows(
     faults: &[FaultSpec],
     never: &BTreeSet<usize>,
-    cut: bool,
+    stop: Option<u64>,
 ) -> Vec<ExpectationResult> {
+    let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     never
         .iter()
         .filter_map(|&i| faults.get(i).map(|f| (i, f)))
-        .map(|(i, f)| {
+        .filter_map(|(i, f)| {
+            let from = f.from.map_or(0, ms);
+            let status = match stop {
+                None => ExpectStatus::Fail,
+                Some(s) if from >= s => return None,
+                Some(s) if f.until.is_some_and(|u| ms(u) <= s) => ExpectStatus::Fail,
+                Some(_) => ExpectStatus::NotReached,
+            };
+            Some((i, f, status))
+        })
+        .map(|(i, f, status)| {
             let mut scope = vec![format!("route {}", f.route)];
             if let Some(p) = &f.profile {
                 let shown = crate::util::fingerprint(p);
@@ -181,13 +193,8 @@ fn unapplied_rows(
                 None => format!("from {}", crate::verdict::secs(from)),
             };
             let dep = format!("fault[{i}] {}", f.kind.name());
-            let status = if cut {
-                ExpectStatus::NotReached
-            } else {
-                ExpectStatus::Fail
-            };
-            let why = if cut {
-                "not applied before the run was stopped".to_string()
+            let why = if status == ExpectStatus::NotReached {
+                "not applied before the run was stopped, while its window was open".to_string()
             } else {
                 "never applied in any run of the scenario: no request it scopes reached the \
                  upstream in its window, so nothing was rehearsed against it (say \
@@ -369,7 +376,7 @@ mod tests {
         let (a, b) = (hits(&[]), hits(&[(1, 4)]));
         let never = unapplied_faults(&f, &[&a, &b]);
         assert_eq!(never, BTreeSet::from([0, 3]), "2 is optional");
-        let rows = unapplied_rows(&f, &never, false);
+        let rows = unapplied_rows(&f, &never, None);
         assert_eq!(rows.len(), 2);
         assert!(rows.iter().all(|r| r.status == ExpectStatus::Fail && !r.ok));
         assert_eq!(rows[0].kind, ExpectKind::FaultApplied);
@@ -377,9 +384,18 @@ mod tests {
         assert!(rows[0].expected.contains("route llm, [0.000s, 15.000s)"), "{}", rows[0].expected);
         assert!(rows[0].detail.contains("never applied in any run"), "{}", rows[0].detail);
         assert!(!rows[1].expected.contains("sk-secret"), "a token is shown by fingerprint");
-        // A run cut short: the fault might have applied later.
-        let cut = unapplied_rows(&f, &never, true);
-        assert!(cut.iter().all(|r| r.status == ExpectStatus::NotReached));
+        // A run stopped at 20 s saw fault 0's whole window: still a failure. Fault 3's window
+        // was open at the stop: it might have applied later.
+        let cut = unapplied_rows(&f, &never, Some(20_000));
+        assert_eq!(cut[0].status, ExpectStatus::Fail);
+        assert_eq!(cut[1].status, ExpectStatus::NotReached);
+        // Stopped at 5 s: fault 0's window still open; a window not begun has no row.
+        let late = faults("[[fault]]\nroute = 'llm'\nkind = 'reset'\nfrom = '30s'\n");
+        assert!(unapplied_rows(&late, &BTreeSet::from([0]), Some(5_000)).is_empty());
+        assert_eq!(
+            unapplied_rows(&f, &never, Some(5_000))[0].status,
+            ExpectStatus::NotReached
+        );
         // Every fault applied somewhere: no row.
         let all = hits(&[(0, 1), (1, 1), (3, 2)]);
         assert!(unapplied_faults(&f, &[&all]).is_empty());

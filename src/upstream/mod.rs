@@ -393,4 +393,34 @@ mod tests {
         let canaries = st.deps["crm"].arrivals.iter().filter(|a| a.canary).count();
         assert_eq!(canaries, 3);
     }
+
+    #[test]
+    fn the_scenarios_profiles_give_a_fault_its_profile_id_and_a_bare_models_provider() {
+        let up = Upstream::new(UpstreamConfig {
+            faults: faults::parse_fault_file(
+                "[[fault]]\nroute='llm'\nprofile='mockai:a'\nmodel='mockai/m1'\nkind='status'\nstatus=503\n",
+                "f.toml",
+            )
+            .unwrap(),
+            owners: TokenOwners::new([
+                ("sk-key-A", "mockai:a", "mockai"),
+                ("sk-key-F", "fallback:f", "fallback"),
+            ]),
+            ..UpstreamConfig::default()
+        });
+        let (now, wall) = (up.run_start(), SystemTime::now());
+        let call = |bearer: &'static str, model: &'static str| {
+            let mut i = inc(RouteKind::Llm);
+            i.bearer = Some(bearer);
+            i.model = Some(model);
+            up.admit(&i, now, wall).map(|d| d.0)
+        };
+        // The engine's spelling and OpenClaw's bare id, with key-A's token (profile id in the
+        // fault, not the token).
+        assert_eq!(call("sk-key-A", "mockai/m1"), Some("status"));
+        assert_eq!(call("sk-key-A", "m1"), Some("status"));
+        // Another profile's token, or another provider's model of that id: no fault.
+        assert_eq!(call("sk-key-F", "m1"), None);
+        assert_eq!(call("sk-unknown", "m1"), None);
+    }
 }
