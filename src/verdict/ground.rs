@@ -336,4 +336,19 @@ mod tests {
                 .is_ok()
         );
     }
+
+    #[test]
+    fn a_policy_that_is_no_run_of_the_scenario_is_refused_with_the_nearest() {
+        let e: crate::verdict::Expectations =
+            toml::from_str("[[attempts]]\nmodel = \"m1\"\nat_most = 1\npolicy = \"retry-gat\"\n")
+                .unwrap();
+        let err = e.validate(&["retry-gate", "none", "redis"]).unwrap_err();
+        assert_eq!(err.field, "expect.attempts[0].policy");
+        assert!(err.msg.contains("did you mean `retry-gate`?"), "{}", err.msg);
+        assert!(err.msg.contains("(retry-gate, none, redis)"), "{}", err.msg);
+        let m: crate::verdict::Expectations =
+            toml::from_str("[[metric]]\nseries = \"x\"\nat_most = 1\npolicy = \"redis\"\n").unwrap();
+        assert!(m.validate(&["retry-gate", "none", "redis"]).is_ok());
+        assert_eq!(m.validate(&["retry-gate"]).unwrap_err().field, "expect.metric[0].policy");
+    }
 }

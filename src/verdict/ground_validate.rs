@@ -9,18 +9,12 @@ impl Expectations {
     /// decision events, known policies.
     pub(super) fn validate_ground(
         &self,
-        policy_ok: &dyn Fn(&Option<String>) -> bool,
+        policy_bad: &dyn Fn(&Option<String>) -> Option<String>,
     ) -> Result<(), ExpectError> {
         let err = |field: String, msg: String| Err(ExpectError { field, msg });
-        let policy = |f: &str, p: &Option<String>| {
-            if policy_ok(p) {
-                Ok(())
-            } else {
-                err(
-                    format!("{f}.policy"),
-                    "not one of the scenario's policies".into(),
-                )
-            }
+        let policy = |f: &str, p: &Option<String>| match policy_bad(p) {
+            None => Ok(()),
+            Some(msg) => err(format!("{f}.policy"), msg),
         };
         let subject = |f: &str, p: &Option<String>, m: &Option<String>| {
             check_subject(p, m).or_else(|msg| err(f.to_string(), msg))
