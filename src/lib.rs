@@ -38,7 +38,8 @@
 //!   `rehearse replay`'s dispatcher, the one request builder and error mapping they share, the
 //!   tuned connector and socket options (`[tcp]`) the run, `replay` and `record` connect
 //!   through, read-failure diagnostics, and the kernel arrival stamps of the harness's servers.
-//! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming.
+//! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming,
+//!   which model a request is for.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
 //! - [`gateway`]: the supervisor of a real OpenClaw gateway, the external system under test the
 //!   harness runs (install, config, key seeding, process, log decisions, auth state). What the

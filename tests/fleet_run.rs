@@ -602,3 +602,38 @@ fn a_coordinator_url_that_answers_is_used_and_the_report_says_every_host_was_on_
     );
     assert_report_contracts(&dir);
 }
+
+/// Issue 22: an expectation naming the scenario's one policy is judged in every coordination
+/// run (each runs that policy); it was filtered out by coordination name and never judged, so
+/// `at_least = 99999` passed. Two hosts alone, one coordination run.
+#[test]
+fn an_expectation_naming_the_fleets_policy_is_judged_in_its_coordination_runs() {
+    let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let path = mutated_copy("fleet-probe-storm", tmp.path(), "policy", |t| {
+        let head = &t[..t.find("[[expect.").expect("the fixture has expectations")];
+        format!(
+            "{}\n[[expect.metric]]\nseries = 'requests_total{{dep=\"crm_search\"}}'\n\
+             at_least = 99999\npolicy = \"retry-gate\"\n",
+            head.replace("hosts = 12", "hosts = 2")
+                .replace(
+                    "coordination = [\"none\", \"redis\"]",
+                    "coordination = [\"none\"]"
+                )
+                .replace("[coordinator]\nspawn = true\n", "")
+        )
+    });
+    let out = run_scenario(&path, "4", tmp.path());
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let report = report_json(&out);
+    let p = &report["policies"][0];
+    assert_eq!(p["policy"], "none");
+    let row = p["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "metric")
+        .unwrap_or_else(|| panic!("the metric row was filtered out: {p}"));
+    assert_eq!(row["status"], "fail", "{row}");
+    assert_eq!(row["series"], "requests_total{dep=\"crm_search\"}");
+}

@@ -383,7 +383,7 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
     let build = |events: Option<&[Transition]>| {
         build_policy(PolicyInput {
             policy: "retry-gate",
-            expect: &expect,
+            expect: &expect.for_policy("retry-gate"),
             scrapes: &log,
             events,
             scrape_interval_ms: 1_000,

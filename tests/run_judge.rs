@@ -85,3 +85,51 @@ fn a_run_past_the_upstream_cap_says_so_and_ends_incomplete_never_pass() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(json["policies"][0]["upstream_cap"]["kept"], 10, "{json:#}");
 }
+
+/// Issue 22 point 4: a fault that never applied tested nothing. Smoke plus a fault scoped to a
+/// token no request carries: a failed `fault_applied` row naming it, so the verdict is fail
+/// (exit 1) whatever the other rows did; the same fault with `optional = true` has no row.
+#[test]
+fn a_fault_that_never_applied_is_a_failed_row_unless_optional() {
+    use crate::support::run::{report_json, run_scenario};
+    let tmp = tempfile::tempdir().unwrap();
+    let ghost =
+        "[[fault]]\nroute = \"llm\"\nprofile = \"nobody:ghost\"\nkind = \"status\"\nstatus = 500\n";
+    let path = mutated_copy("smoke", tmp.path(), "ghost", |s| format!("{s}\n{ghost}"));
+    let out = run_scenario(&path, "8", &tmp.path().join("r1"));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        crate::support::run::show(&out)
+    );
+    let r = report_json(&out);
+    let rows: Vec<&serde_json::Value> = r["policies"][0]["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "fault_applied")
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["status"], "fail");
+    assert_eq!(rows[0]["dep"], "fault[1] status");
+    let detail = rows[0]["detail"].as_str().unwrap();
+    assert!(detail.contains("never applied in any run"), "{detail}");
+    assert!(
+        !detail.contains("nobody:ghost"),
+        "a token is never written: {detail}"
+    );
+    // The smoke fixture's own fault applied: no row for it.
+    let optional = mutated_copy("smoke", tmp.path(), "optional", |s| {
+        format!("{s}\n{ghost}optional = true\n")
+    });
+    let out = run_scenario(&optional, "8", &tmp.path().join("r2"));
+    let r = report_json(&out);
+    let n = r["policies"][0]["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "fault_applied")
+        .count();
+    assert_eq!(n, 0, "an optional fault may never apply");
+}

@@ -29,7 +29,7 @@ fn rehearse(args: &[&str]) -> std::process::Output {
 }
 
 /// `validate` and `run` both exit 2 naming `PATH:LINE:COL:` and every `wants` fragment.
-fn assert_rejected(path: &Path, at: (usize, usize), wants: &[&str]) {
+pub(crate) fn assert_rejected(path: &Path, at: (usize, usize), wants: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let reports = tmp.path().join("reports");
     let (p, r) = (path.to_str().unwrap(), reports.to_str().unwrap());
@@ -52,11 +52,12 @@ fn assert_rejected(path: &Path, at: (usize, usize), wants: &[&str]) {
     }
 }
 
-const OPENCLAW_TARGET: &str = "[target]\nkind = \"openclaw\"\nprovider_timeout = \"5s\"\n";
+pub(crate) const OPENCLAW_TARGET: &str =
+    "[target]\nkind = \"openclaw\"\nprovider_timeout = \"5s\"\n";
 
 /// The 503-on-key-A OpenClaw fixture with its `[target]` table replaced by `target` and
 /// `extra` appended.
-fn variant(dir: &Path, tag: &str, target: &'static str, extra: &'static str) -> PathBuf {
+pub(crate) fn variant(dir: &Path, tag: &str, target: &'static str, extra: &'static str) -> PathBuf {
     mutated_copy("openclaw-503-key-a", dir, tag, move |s| {
         assert!(
             s.contains(OPENCLAW_TARGET),
@@ -130,7 +131,8 @@ fn an_external_target_runs_at_speed_1_only() {
     let p = variant(
         tmp.path(),
         "http",
-        "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:9\"\n",
+        "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:9\"\n\
+         [upstream]\nlisten = \"127.0.0.1:18081\"\n",
         "",
     );
     // The OpenClaw-only tables first: the file as an http target keeps the ground-truth ones.

@@ -10,7 +10,7 @@ use std::process::Command;
 use crate::support::run::{fixture, mutated_copy, repo_root, show};
 
 /// 1-based line and column of the first occurrence of `needle` in the file at `path`.
-fn where_is(path: &Path, needle: &str) -> (usize, usize) {
+pub(crate) fn where_is(path: &Path, needle: &str) -> (usize, usize) {
     let text = std::fs::read_to_string(path).unwrap();
     let at = text
         .find(needle)
@@ -23,7 +23,7 @@ fn where_is(path: &Path, needle: &str) -> (usize, usize) {
 
 /// Runs `validate PATH` and `run --scenario PATH`; both must exit 2 with `PATH:LINE:COL: ` and
 /// every `wants` fragment on stderr, and the run must leave its report dir uncreated.
-fn assert_rejected(path: &Path, at: (usize, usize), wants: &[&str]) {
+pub(crate) fn assert_rejected(path: &Path, at: (usize, usize), wants: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let reports = tmp.path().join("reports");
     let p = path.to_str().unwrap();
@@ -56,7 +56,7 @@ fn assert_rejected(path: &Path, at: (usize, usize), wants: &[&str]) {
 }
 
 /// The smoke fixture with `extra` appended.
-fn smoke_plus(dir: &Path, tag: &str, extra: &'static str) -> PathBuf {
+pub(crate) fn smoke_plus(dir: &Path, tag: &str, extra: &'static str) -> PathBuf {
     mutated_copy("smoke", dir, tag, move |s| format!("{s}\n{extra}"))
 }
 

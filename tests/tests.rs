@@ -114,6 +114,9 @@ mod scenario_validate;
 // `[target]` / `[upstream]` validation and the speed rule for external targets.
 mod scenario_target;
 
+// Expectations validated against what the run can produce (issue 22, point 3).
+mod scenario_reach;
+
 // SIGTERM early in weekly: the stop line, not_reached checks, not_run for an A/B's second policy.
 mod run_interrupted;
 

@@ -135,6 +135,7 @@ pub(crate) async fn run_coordination(
         seed: plan.seed,
         speed,
         max_arrivals_per_dep: 0,
+        owners: crate::scenario::gateway::token_owners(file),
         ..UpstreamConfig::default()
     });
     let fault_hits = Arc::new(FaultHits::new(speed.get()));

@@ -43,8 +43,7 @@ fn observation(plan: &ScenarioPlan, run: FleetRun, fr: &FleetRunReport) -> Obser
     // scenario time).
     let stop = (run.stopped.as_ref().map(|_| run.elapsed_ms), plan.speed.get());
     let kind_rows = file
-        .expect
-        .for_policy(name)
+        .expect_for(name)
         .fleet
         .iter()
         .flat_map(|e| {

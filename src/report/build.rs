@@ -89,7 +89,8 @@ impl From<&CompactScrapes> for ScrapeStats {
 pub struct PolicyInput<'a> {
     /// `legacy` or `retry-gate`.
     pub policy: &'a str,
-    /// The scenario's whole `[expect]` table (filtered to this policy here).
+    /// The expectations this run judges (already filtered to it:
+    /// `ScenarioFile::expect_for`, `Expectations::for_policy`).
     pub expect: &'a Expectations,
     /// What the run kept of its scrapes (timeline, final scrape, breaker series, counts).
     pub scrapes: &'a CompactScrapes,
@@ -184,7 +185,7 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
     let mut health = health_rows(run.scrapes.max_disagreement(), &run.canaries);
     let final_scrape = run.final_exposition.or_else(|| run.scrapes.last_parsed());
     let expectations = diff_until(
-        &run.expect.for_policy(run.policy),
+        run.expect,
         &tl.transitions,
         final_scrape,
         run.arrivals,

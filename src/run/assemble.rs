@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use super::observation::{KindPart, Observed};
 use super::plan::ScenarioPlan;
-use super::section::{not_run, section};
+use super::section::{not_run, section, unapplied_faults};
 use crate::engine::Profile;
 use crate::report::judge::{Ending, judge};
 use crate::report::model::{
@@ -69,7 +69,9 @@ pub(crate) fn profile_table(profiles: &[Profile], policies: &[PolicyReport]) -> 
 pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
     let file = &plan.checked.file;
     let runs = &observed.observations;
-    let mut policies: Vec<PolicyReport> = runs.iter().map(|o| section(plan, o)).collect();
+    let hits: Vec<&super::observation::Hits> = runs.iter().map(|o| &o.fault_hits).collect();
+    let never = unapplied_faults(&file.fault, &hits);
+    let mut policies: Vec<PolicyReport> = runs.iter().map(|o| section(plan, o, &never)).collect();
     let cut = runs.iter().find(|o| o.stopped.is_some());
     let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
     let stopped = cut.map(|o| Stopped {

@@ -60,6 +60,7 @@ pub async fn run_external(
         seed: plan.seed,
         speed: crate::util::speed::Speed::ONE,
         max_arrivals_per_dep: 0,
+        owners: crate::scenario::gateway::token_owners(file),
         ..UpstreamConfig::default()
     });
     let fault_hits = Arc::new(FaultHits::new(1.0));

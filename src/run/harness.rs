@@ -166,6 +166,7 @@ pub async fn run_policy(
         speed,
         // Every request is in upstream.jsonl and the probe arrivals in the recorder.
         max_arrivals_per_dep: 0,
+        owners: crate::scenario::gateway::token_owners(file),
         ..UpstreamConfig::default()
     });
     upstream.set_run_start(start);

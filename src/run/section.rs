@@ -2,32 +2,43 @@
 //! the transition/metric rows from its scrapes and engine events (where it has them), the rows
 //! judged at the upstream from the one recorder's record, a gateway's decisions and auth state
 //! (where it has them), the kind's own rows (a fleet's), every other host's transitions (a
-//! fleet's); then its status, once ([`crate::report::judge::settle`]). An arm that never ran
-//! is [`not_run`].
+//! fleet's), a failed row for each fault no run of the scenario applied ([`unapplied_faults`]);
+//! then its status, once ([`crate::report::judge::settle`]). An arm that never ran is
+//! [`not_run`].
 //!
 //! Longer than 400 lines on purpose: the every-host matching's tests (the last half of the file)
 //! build their rows with the section's own diff and sit with it.
 
+use std::collections::BTreeSet;
+
 use super::fault_scope::{assign_lanes, fault_windows};
-use super::observation::Observation;
+use super::observation::{Hits, Observation};
 use super::plan::ScenarioPlan;
 use super::recorder::KeptRecords;
 use crate::report::build::{PolicyInput, build_policy};
 use crate::report::judge::settle;
 use crate::report::model::{PolicyReport, UpstreamCap};
 use crate::scrape::{Disagreement, DisagreementKind, Transition};
+use crate::upstream::FaultSpec;
+use crate::upstream::faults::RouteSel;
 use crate::verdict::{
     ExpectKind, ExpectStatus, ExpectationResult, Expectations, diff_until, scenario_ms_u,
 };
 
-/// The report section of one arm that ran.
-pub fn section(plan: &ScenarioPlan, o: &Observation) -> PolicyReport {
+/// The report section of one arm that ran. `never_applied`: the faults no run of the scenario
+/// applied ([`unapplied_faults`]).
+pub fn section(
+    plan: &ScenarioPlan,
+    o: &Observation,
+    never_applied: &BTreeSet<usize>,
+) -> PolicyReport {
     let file = &plan.checked.file;
     let engine = o.engine.as_ref();
     let stopped_at_ms = o.cut().then_some(o.elapsed_ms);
+    let expect = file.expect_for(&o.arm);
     let mut report = build_policy(PolicyInput {
         policy: &o.arm,
-        expect: &file.expect,
+        expect: &expect,
         scrapes: &o.scrapes,
         events: engine.map(|e| &e.transitions[..]),
         scrape_interval_ms: o.scrape_interval_ms,
@@ -45,7 +56,6 @@ pub fn section(plan: &ScenarioPlan, o: &Observation) -> PolicyReport {
         stopped_at_ms,
         final_exposition: o.final_exposition.as_ref(),
     });
-    let expect = file.expect.for_policy(&o.arm);
     report.expectations.extend(o.kind_rows.iter().cloned());
     let ground = judge_at_upstream(&mut report, plan, &expect, &o.upstream);
     report.expectations.extend(ground);
@@ -73,6 +83,13 @@ pub fn section(plan: &ScenarioPlan, o: &Observation) -> PolicyReport {
             stopped_at_ms,
         );
     }
+    if file.target.kind.is_external() {
+        never_exported(&mut report.expectations, &expect, &o.scrapes);
+    }
+    let stop = o.cut().then(|| scenario_ms_u(o.elapsed_ms, o.speed));
+    report
+        .expectations
+        .extend(unapplied_rows(&file.fault, never_applied, stop));
     settle(&mut report);
     if let Some(ws) = engine.and_then(|e| e.lanes_of_faults.as_ref()) {
         let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
@@ -93,6 +110,119 @@ pub fn section(plan: &ScenarioPlan, o: &Observation) -> PolicyReport {
     report
 }
 
+/// A foreign gateway's metrics are not the engine's catalogue, so `validate` cannot check a
+/// selector's family: a family no scrape of its `metrics_url` held fails its row with that
+/// reason instead of summing to 0.
+fn never_exported(
+    rows: &mut [ExpectationResult],
+    expect: &Expectations,
+    scrapes: &crate::scrape::CompactScrapes,
+) {
+    for m in &expect.metric {
+        let name = &m.series.name;
+        if scrapes.exported(name) {
+            continue;
+        }
+        let series = m.series.to_string();
+        for r in rows
+            .iter_mut()
+            .filter(|r| r.kind == ExpectKind::Metric && r.series.as_deref() == Some(&series))
+        {
+            r.ok = false;
+            r.status = ExpectStatus::Fail;
+            r.observed = "never exported".into();
+            r.detail = format!(
+                "{series} expected {}: family `{name}` never exported by the gateway (no \
+                 scrape of its metrics_url held it), so the selector cannot be judged",
+                r.expected
+            );
+        }
+    }
+}
+
+/// The faults that applied to no request in any run (`runs`: each run's fault hits) and do
+/// not say `optional = true`:
+/// a fault that never applied tested nothing, so the rows that hold despite it prove nothing
+/// about it. A coordinator fault acts on the fleet's Redis, not on upstream requests (it is
+/// judged by its effect on the hosts), so it is left out.
+pub(crate) fn unapplied_faults(faults: &[FaultSpec], runs: &[&Hits]) -> BTreeSet<usize> {
+    faults
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !f.optional && f.route != RouteSel::Coordinator)
+        .filter(|(i, _)| runs.iter().all(|h| h.get(i).is_none_or(|(n, _)| *n == 0)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// One failed row per fault of `never`. In a run stopped at `stop` (scenario ms) only the
+/// faults whose window had begun: `fail` when the window ended before the stop, `not_reached`
+/// while it was still open (the fault might have applied later); a window the stop never
+/// reached says nothing and has no row (the run is incomplete anyway).
+fn unapplied_rows(
+    faults: &[FaultSpec],
+    never: &BTreeSet<usize>,
+    stop: Option<u64>,
+) -> Vec<ExpectationResult> {
+    let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    never
+        .iter()
+        .filter_map(|&i| faults.get(i).map(|f| (i, f)))
+        .filter_map(|(i, f)| {
+            let from = f.from.map_or(0, ms);
+            let status = match stop {
+                None => ExpectStatus::Fail,
+                Some(s) if from >= s => return None,
+                Some(s) if f.until.is_some_and(|u| ms(u) <= s) => ExpectStatus::Fail,
+                Some(_) => ExpectStatus::NotReached,
+            };
+            Some((i, f, status))
+        })
+        .map(|(i, f, status)| {
+            let mut scope = vec![format!("route {}", f.route)];
+            if let Some(p) = &f.profile {
+                let shown = crate::util::fingerprint(p);
+                scope.push(format!("profile token {shown}"));
+            }
+            if let Some(m) = &f.model {
+                scope.push(format!("model {m}"));
+            }
+            let from = f.from.map_or(0, |d| d.as_millis() as i64);
+            let window = match f.until {
+                Some(u) => format!(
+                    "[{}, {})",
+                    crate::verdict::secs(from),
+                    crate::verdict::secs(u.as_millis() as i64)
+                ),
+                None => format!("from {}", crate::verdict::secs(from)),
+            };
+            let dep = format!("fault[{i}] {}", f.kind.name());
+            let why = if status == ExpectStatus::NotReached {
+                "not applied before the run was stopped, while its window was open".to_string()
+            } else {
+                "never applied in any run of the scenario: no request it scopes reached the \
+                 upstream in its window, so nothing was rehearsed against it (say \
+                 `optional = true` if it may not apply)"
+                    .to_string()
+            };
+            ExpectationResult {
+                kind: ExpectKind::FaultApplied,
+                dep: Some(dep.clone()),
+                series: None,
+                expected: format!("applies ({}, {window})", scope.join(", ")),
+                observed: "0 requests".into(),
+                expected_ms: None,
+                observed_ms: None,
+                delta_ms: None,
+                tolerance_ms: None,
+                ok: false,
+                status,
+                detail: format!("{dep}: {why}"),
+            }
+        })
+        .collect()
+}
+
 /// The expectations judged at the upstream (`[[expect.attempts]]`, ...) over the model requests
 /// the run's recorder kept, in the section's scenario time: its end, its stop, and — when the
 /// recorder reached its cap — the cut, which ends what was observed there (windows past it are
@@ -111,9 +241,11 @@ fn judge_at_upstream(
         at_ms,
     });
     let fps = crate::scenario::gateway::profile_fingerprints(&plan.checked.file);
+    let owners = crate::scenario::gateway::token_owners(&plan.checked.file);
     let facts = crate::verdict::ground_eval::UpstreamFacts {
         records: &kept.records,
         profile_fps: &fps,
+        owners: &owners,
         speed,
         end_ms: section.elapsed_ms,
         stopped_at_ms: section.stopped_at_ms,
@@ -217,7 +349,7 @@ fn every_host_transitions(
 pub fn not_run(plan: &ScenarioPlan, arm: &str, why: &str) -> PolicyReport {
     let file = &plan.checked.file;
     let mut expectations = diff_until(
-        &file.expect.for_policy(arm),
+        &file.expect_for(arm),
         &[],
         None,
         &[],
@@ -432,7 +564,7 @@ dep = "calculator"
         // Stopped at 5 s of wall clock at speed 2: 10 s of scenario time, past the 7–8 s window.
         let (mut plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
         plan.checked.file.expect.no_request[0].until = std::time::Duration::from_secs(8);
-        let rows = section(&plan, &o).expectations;
+        let rows = section(&plan, &o, &BTreeSet::new()).expectations;
         let row = rows
             .iter()
             .find(|r| r.kind == ExpectKind::NoRequest)
@@ -440,8 +572,86 @@ dep = "calculator"
         assert_eq!(row.status, ExpectStatus::Pass, "{}", row.detail);
         // The 7–20 s window reaches past the stop: not reached, never pass.
         let (plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
-        let rows = section(&plan, &o).expectations;
+        let rows = section(&plan, &o, &BTreeSet::new()).expectations;
         let row = rows.iter().find(|r| r.kind == ExpectKind::NoRequest).unwrap();
         assert_eq!(row.status, ExpectStatus::NotReached, "{}", row.detail);
+    }
+
+    fn faults(toml: &str) -> Vec<FaultSpec> {
+        crate::upstream::parse_fault_file(toml, "f.toml").unwrap()
+    }
+
+    fn hits(pairs: &[(usize, u64)]) -> Hits {
+        pairs.iter().map(|&(i, n)| (i, (n, Vec::new()))).collect()
+    }
+
+    #[test]
+    fn a_fault_no_run_applied_is_a_failed_row_unless_optional() {
+        let f = faults(
+            "[[fault]]\nroute = 'llm'\nkind = 'status'\nstatus = 503\nfrom = '0s'\nuntil = '15s'\n\
+             [[fault]]\nroute = 'tool:crm_search'\nkind = 'reset'\n\
+             [[fault]]\nroute = 'llm'\nkind = 'stall'\noptional = true\n\
+             [[fault]]\nroute = 'llm'\nkind = 'status'\nstatus = 500\nprofile = 'sk-secret'\n",
+        );
+        // Fault 1 applied in the second run only: it applied.
+        let (a, b) = (hits(&[]), hits(&[(1, 4)]));
+        let never = unapplied_faults(&f, &[&a, &b]);
+        assert_eq!(never, BTreeSet::from([0, 3]), "2 is optional");
+        let rows = unapplied_rows(&f, &never, None);
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.status == ExpectStatus::Fail && !r.ok));
+        assert_eq!(rows[0].kind, ExpectKind::FaultApplied);
+        assert_eq!(rows[0].dep.as_deref(), Some("fault[0] status"));
+        assert!(rows[0].expected.contains("route llm, [0.000s, 15.000s)"), "{}", rows[0].expected);
+        assert!(rows[0].detail.contains("never applied in any run"), "{}", rows[0].detail);
+        assert!(!rows[1].expected.contains("sk-secret"), "a token is shown by fingerprint");
+        // A run stopped at 20 s saw fault 0's whole window: still a failure. Fault 3's window
+        // was open at the stop: it might have applied later.
+        let cut = unapplied_rows(&f, &never, Some(20_000));
+        assert_eq!(cut[0].status, ExpectStatus::Fail);
+        assert_eq!(cut[1].status, ExpectStatus::NotReached);
+        // Stopped at 5 s: fault 0's window still open; a window not begun has no row.
+        let late = faults("[[fault]]\nroute = 'llm'\nkind = 'reset'\nfrom = '30s'\n");
+        assert!(unapplied_rows(&late, &BTreeSet::from([0]), Some(5_000)).is_empty());
+        assert_eq!(
+            unapplied_rows(&f, &never, Some(5_000))[0].status,
+            ExpectStatus::NotReached
+        );
+        // Every fault applied somewhere: no row.
+        let all = hits(&[(0, 1), (1, 1), (3, 2)]);
+        assert!(unapplied_faults(&f, &[&all]).is_empty());
+    }
+
+    #[test]
+    fn a_coordinator_fault_is_judged_by_its_effect_not_by_upstream_hits() {
+        let f = faults("[[fault]]\nroute = 'coordinator'\nkind = 'down'\nfrom = '5s'\nuntil = '10s'\n");
+        assert!(unapplied_faults(&f, &[&hits(&[])]).is_empty());
+    }
+
+    #[test]
+    fn a_family_the_gateway_never_exported_fails_its_metric_row() {
+        let expect: Expectations = toml::from_str(
+            "[[metric]]\nseries = 'gw_errors_total{code=\"503\"}'\nequals = 0\n\
+             [[metric]]\nseries = 'gw_requests_total'\nat_least = 1\n",
+        )
+        .unwrap();
+        let e = crate::scrape::parse(
+            "# TYPE gw_requests_total counter\ngw_requests_total{code=\"200\"} 3\n",
+        )
+        .unwrap();
+        let mut scrapes = crate::scrape::CompactScrapes::new(0.0);
+        crate::scrape::ScrapeSink::scrape(&mut scrapes, 1000, "", Some(&std::sync::Arc::new(e.clone())));
+        let mut rows = diff_until(&expect, &[], Some(&e), &[], 1.0, None);
+        // Before: the absent family sums to 0, and `equals = 0` passes.
+        assert_eq!(rows[0].status, ExpectStatus::Pass);
+        never_exported(&mut rows, &expect, &scrapes);
+        assert_eq!(rows[0].status, ExpectStatus::Fail);
+        assert!(!rows[0].ok);
+        assert!(
+            rows[0].detail.contains("family `gw_errors_total` never exported by the gateway"),
+            "{}",
+            rows[0].detail
+        );
+        assert_eq!(rows[1].status, ExpectStatus::Pass, "an exported family is judged");
     }
 }

@@ -150,7 +150,7 @@ fn validate_one(path: &Path) -> Result<String, FileError> {
                         f.target.kind.as_str()
                     )
                 } else {
-                    checks_line(&f.expect, &run_names(f))
+                    checks_line(f, &run_names(f))
                 }
             ))
         }
@@ -160,10 +160,11 @@ fn validate_one(path: &Path) -> Result<String, FileError> {
 /// `7 expectations, 8 checks over 2 policy runs (legacy 4, retry-gate 4)`: a check is one
 /// expectation in one policy run, what the report counts (it adds a row for each unexpected
 /// transition it observes).
-fn checks_line(expect: &Expectations, runs: &[String]) -> String {
+fn checks_line(file: &ScenarioFile, runs: &[String]) -> String {
+    let expect = &file.expect;
     let per: Vec<(&String, usize)> = runs
         .iter()
-        .map(|p| (p, checks_of(&expect.for_policy(p))))
+        .map(|p| (p, checks_of(&file.expect_for(p))))
         .collect();
     let total: usize = per.iter().map(|(_, n)| n).sum();
     let runs = match per.as_slice() {

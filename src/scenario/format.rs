@@ -154,6 +154,17 @@ impl ScenarioError {
 }
 
 impl ScenarioFile {
+    /// The expectations a run (`arm`: a policy, a coordination or a target kind) judges: those
+    /// without a `policy`, and those naming the run. A fleet's coordination runs each run the
+    /// scenario's one policy, so an expectation naming that policy applies to every one.
+    pub(crate) fn expect_for(&self, arm: &str) -> crate::verdict::Expectations {
+        let mut names = vec![arm];
+        if self.fleet.is_fleet() {
+            names.extend(self.policies.iter().map(|p| p.as_str()));
+        }
+        self.expect.for_run(&names)
+    }
+
     /// Parses scenario text; `origin` names the file in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self, ScenarioError> {
         toml::from_str::<ScenarioFile>(text).map_err(|e| {
@@ -183,6 +194,29 @@ mod tests {
     use super::*;
 
     const MIN: &str = "name = \"x\"\nduration = \"10s\"\ntraffic = \"t.jsonl\"\n";
+
+    #[test]
+    fn a_fleets_coordination_runs_judge_what_names_the_policy_they_run() {
+        let text = format!(
+            "{MIN}policies = [\"retry-gate\"]\n[fleet]\nhosts = 3\ncoordination = [\"none\", \"redis\"]\n\
+             [coordinator]\nspawn = true\n\
+             [[expect.metric]]\nseries = \"requests_total\"\nat_least = 99999\npolicy = \"retry-gate\"\n\
+             [[expect.metric]]\nseries = \"requests_total\"\nat_least = 1\npolicy = \"redis\"\n"
+        );
+        let f = ScenarioFile::parse(&text, "f.toml").unwrap();
+        // Before: filtered out by coordination name in both runs, never judged.
+        assert_eq!(f.expect_for("none").metric.len(), 1);
+        assert_eq!(f.expect_for("none").metric[0].at_least, Some(99999.0));
+        assert_eq!(f.expect_for("redis").metric.len(), 2);
+        // Not a fleet: a policy run judges only what names it.
+        let one = ScenarioFile::parse(
+            &format!("{MIN}policies = [\"legacy\", \"retry-gate\"]\n[[expect.metric]]\nseries = \"requests_total\"\nat_least = 1\npolicy = \"retry-gate\"\n"),
+            "p.toml",
+        )
+        .unwrap();
+        assert!(one.expect_for("legacy").metric.is_empty());
+        assert_eq!(one.expect_for("retry-gate").metric.len(), 1);
+    }
 
     #[test]
     fn minimal_scenario_gets_defaults() {

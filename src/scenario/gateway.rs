@@ -150,6 +150,16 @@ pub(crate) fn profile_fingerprints(file: &ScenarioFile) -> BTreeMap<String, Stri
         .collect()
 }
 
+/// The scenario's profiles by token fingerprint, for fault scopes and ground-truth subjects
+/// ([`crate::upstream::TokenOwners`]).
+pub(crate) fn token_owners(file: &ScenarioFile) -> crate::upstream::TokenOwners {
+    crate::upstream::TokenOwners::new(
+        file.profile
+            .iter()
+            .map(|p| (p.credential(), p.id.as_str(), p.provider.as_str())),
+    )
+}
+
 /// The provider of every model call in the traffic (for checks).
 #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
 pub(crate) fn traffic_providers(traffic: &[TrafficLine]) -> Vec<String> {

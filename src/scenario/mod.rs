@@ -10,6 +10,7 @@ pub(crate) mod locate;
 pub mod resolve;
 pub(crate) mod target;
 pub mod validate;
+mod validate_reach;
 mod validate_target;
 
 pub(crate) use cmd::{list_command, validate_command};

@@ -4,7 +4,8 @@
 //! `health_breaker_disagreement_seconds` of each dep, the last parsed scrape (the diff's "final
 //! scrape" and the A/B summary), the breaker series of every scrape for the event-log
 //! cross-check ([`CompactScrapes::breaker_scrapes`]: a scrape time each, the `breaker_state` and
-//! `breaker_transitions_total` samples stored again only when they changed) and the scrape counts. The raw scrapes go to `scrapes.prom` as
+//! `breaker_transitions_total` samples stored again only when they changed), the names of every
+//! family and sample any scrape held ([`CompactScrapes::exported`]) and the scrape counts. The raw scrapes go to `scrapes.prom` as
 //! they come (see `run::sinks::PromFile`); nothing else of them is kept.
 
 use std::collections::BTreeMap;
@@ -29,6 +30,8 @@ pub struct CompactScrapes {
     pub failures: u64,
     /// The last failure, prefixed with its `t_ms`.
     pub last_error: Option<String>,
+    /// Every family and sample name any parsed scrape held.
+    names: std::collections::BTreeSet<String>,
 }
 
 impl CompactScrapes {
@@ -42,6 +45,7 @@ impl CompactScrapes {
             ok: 0,
             failures: 0,
             last_error: None,
+            names: std::collections::BTreeSet::new(),
         }
     }
 
@@ -83,6 +87,11 @@ impl CompactScrapes {
     pub(crate) fn last_parsed(&self) -> Option<&Exposition> {
         self.last.as_deref()
     }
+
+    /// Whether any parsed scrape held a family or a sample called `name`.
+    pub(crate) fn exported(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
 }
 
 impl ScrapeSink for CompactScrapes {
@@ -107,6 +116,13 @@ impl ScrapeSink for CompactScrapes {
             None => Arc::new(slim),
         };
         self.breaker.push((t_ms, slim));
+        for f in &e.families {
+            for name in std::iter::once(&f.name).chain(f.samples.iter().map(|s| &s.name)) {
+                if !self.names.contains(name) {
+                    self.names.insert(name.clone());
+                }
+            }
+        }
         self.last = Some(e.clone());
     }
 

@@ -17,6 +17,7 @@
 mod cmd;
 mod conn;
 pub mod faults;
+mod owners;
 mod record;
 mod routes;
 mod server;
@@ -31,6 +32,7 @@ use tokio::time::Instant;
 pub(crate) use cmd::command;
 pub use faults::RouteKind;
 pub use faults::{Action, FaultSpec, parse_fault_file};
+pub use owners::{TokenOwner, TokenOwners};
 pub use record::{MemoryRecords, RecordSink, RequestRoute, UnknownRoute, UpstreamRecord};
 pub use server::serve;
 pub(crate) use stats::Stats;
@@ -59,6 +61,8 @@ pub struct UpstreamConfig {
     /// Most arrivals `GET /_rehearse/stats` keeps per dep (later ones are only counted). The
     /// run harness keeps none: its records go to upstream.jsonl, and a long run must not grow.
     pub max_arrivals_per_dep: usize,
+    /// The scenario's profiles by token fingerprint (fault `profile` and `model` scopes).
+    pub owners: TokenOwners,
 }
 
 impl Default for UpstreamConfig {
@@ -69,6 +73,7 @@ impl Default for UpstreamConfig {
             speed: Speed::ONE,
             token_interval: DEFAULT_TOKEN_INTERVAL,
             max_arrivals_per_dep: stats::MAX_ARRIVALS_PER_DEP,
+            owners: TokenOwners::default(),
         }
     }
 }
@@ -80,6 +85,7 @@ pub struct Upstream {
     start: Mutex<Instant>,
     inner: Mutex<Inner>,
     sinks: RwLock<Vec<Arc<dyn RecordSink>>>,
+    owners: TokenOwners,
     /// Set by `POST /_rehearse/shutdown`: the server stops as if its process had died.
     halted: Shutdown,
 }
@@ -131,6 +137,7 @@ impl Upstream {
                 stats: StatsState::with_arrival_cap(cfg.max_arrivals_per_dep),
             }),
             sinks: RwLock::new(Vec::new()),
+            owners: cfg.owners,
             halted: Shutdown::new(),
         })
     }
@@ -208,10 +215,15 @@ impl Upstream {
         let route_text = route.to_string();
         let profile_fp = inc.bearer.map(crate::util::fingerprint);
         let dep = dep_name(inc, profile_fp.as_deref());
+        let owner = profile_fp
+            .as_deref()
+            .and_then(|fp| self.owners.by_fingerprint(fp));
         let scope = RequestScope {
             route: inc.route,
             tool: inc.tool,
             bearer: inc.bearer,
+            profile_id: owner.map(|o| o.id.as_str()),
+            provider: owner.map(|o| o.provider.as_str()),
             model: inc.model,
         };
         let (decision, duplicate, index) = {
@@ -380,5 +392,35 @@ mod tests {
         assert_eq!((st.requests, st.canaries), (5, 3));
         let canaries = st.deps["crm"].arrivals.iter().filter(|a| a.canary).count();
         assert_eq!(canaries, 3);
+    }
+
+    #[test]
+    fn the_scenarios_profiles_give_a_fault_its_profile_id_and_a_bare_models_provider() {
+        let up = Upstream::new(UpstreamConfig {
+            faults: faults::parse_fault_file(
+                "[[fault]]\nroute='llm'\nprofile='mockai:a'\nmodel='mockai/m1'\nkind='status'\nstatus=503\n",
+                "f.toml",
+            )
+            .unwrap(),
+            owners: TokenOwners::new([
+                ("sk-key-A", "mockai:a", "mockai"),
+                ("sk-key-F", "fallback:f", "fallback"),
+            ]),
+            ..UpstreamConfig::default()
+        });
+        let (now, wall) = (up.run_start(), SystemTime::now());
+        let call = |bearer: &'static str, model: &'static str| {
+            let mut i = inc(RouteKind::Llm);
+            i.bearer = Some(bearer);
+            i.model = Some(model);
+            up.admit(&i, now, wall).map(|d| d.0)
+        };
+        // The engine's spelling and OpenClaw's bare id, with key-A's token (profile id in the
+        // fault, not the token).
+        assert_eq!(call("sk-key-A", "mockai/m1"), Some("status"));
+        assert_eq!(call("sk-key-A", "m1"), Some("status"));
+        // Another profile's token, or another provider's model of that id: no fault.
+        assert_eq!(call("sk-key-F", "m1"), None);
+        assert_eq!(call("sk-unknown", "m1"), None);
     }
 }

@@ -209,8 +209,8 @@ pub struct ExpectError {
     pub msg: String,
 }
 
-fn applies(policy: &Option<String>, run: &str) -> bool {
-    policy.as_deref().is_none_or(|p| p == run)
+fn applies(policy: &Option<String>, run: &[&str]) -> bool {
+    policy.as_deref().is_none_or(|p| run.contains(&p))
 }
 
 impl Expectations {
@@ -223,8 +223,17 @@ impl Expectations {
                 msg: msg.to_string(),
             })
         };
-        let policy_ok =
-            |p: &Option<String>| p.as_deref().is_none_or(|p| known_policies.contains(&p));
+        // Why a `policy` is not one of the runs (with the nearest run's name), or None.
+        let policy_bad = |p: &Option<String>| -> Option<String> {
+            let p = p.as_deref().filter(|p| !known_policies.contains(p))?;
+            let hint = crate::util::suggest::closest(p, known_policies.iter().copied())
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            Some(format!(
+                "`{p}` is not one of the scenario's policies or runs ({}){hint}",
+                known_policies.join(", ")
+            ))
+        };
         for (i, t) in self.transition.iter().enumerate() {
             let f = format!("expect.transition[{i}]");
             if t.at.is_some() && t.after.is_some() {
@@ -236,8 +245,8 @@ impl Expectations {
             if t.from == t.to {
                 return err(format!("{f}.to"), "`to` must differ from `from`");
             }
-            if !policy_ok(&t.policy) {
-                return err(format!("{f}.policy"), "not one of the scenario's policies");
+            if let Some(msg) = policy_bad(&t.policy) {
+                return err(format!("{f}.policy"), &msg);
             }
         }
         for (i, m) in self.metric.iter().enumerate() {
@@ -256,24 +265,18 @@ impl Expectations {
             {
                 return err(format!("{f}.at_most"), "`at_most` is below `at_least`");
             }
-            if !policy_ok(&m.policy) {
-                return err(format!("{f}.policy"), "not one of the scenario's policies");
+            if let Some(msg) = policy_bad(&m.policy) {
+                return err(format!("{f}.policy"), &msg);
             }
         }
         for (i, n) in self.no_transition.iter().enumerate() {
-            if !policy_ok(&n.policy) {
-                return err(
-                    format!("expect.no_transition[{i}].policy"),
-                    "not one of the scenario's policies",
-                );
+            if let Some(msg) = policy_bad(&n.policy) {
+                return err(format!("expect.no_transition[{i}].policy"), &msg);
             }
         }
         for (i, p) in self.probe_spacing.iter().enumerate() {
-            if !policy_ok(&p.policy) {
-                return err(
-                    format!("expect.probe_spacing[{i}].policy"),
-                    "not one of the scenario's policies",
-                );
+            if let Some(msg) = policy_bad(&p.policy) {
+                return err(format!("expect.probe_spacing[{i}].policy"), &msg);
             }
         }
         for (i, f) in self.fleet.iter().enumerate() {
@@ -283,18 +286,22 @@ impl Expectations {
                     "give at least one bound (max_probes_per_interval, min_close_hosts, ...)",
                 );
             }
-            if !policy_ok(&f.policy) {
-                return err(
-                    format!("expect.fleet[{i}].policy"),
-                    "not one of the scenario's policies",
-                );
+            if let Some(msg) = policy_bad(&f.policy) {
+                return err(format!("expect.fleet[{i}].policy"), &msg);
             }
         }
-        self.validate_ground(&policy_ok)
+        self.validate_ground(&policy_bad)
     }
 
     /// The expectations that apply to the run of `policy`.
     pub fn for_policy(&self, policy: &str) -> Expectations {
+        self.for_run(&[policy])
+    }
+
+    /// The expectations that apply to a run known by any of `names` (a fleet's coordination
+    /// run also runs the scenario's one policy).
+    pub(crate) fn for_run(&self, names: &[&str]) -> Expectations {
+        let policy = names;
         Expectations {
             transition: self
                 .transition

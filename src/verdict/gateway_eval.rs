@@ -211,6 +211,71 @@ mod tests {
     }
 
     #[test]
+    fn the_filters_validate_allows_are_the_fields_each_event_carries() {
+        let some = || Some("x".to_string());
+        let every = [
+            Decision::Failover {
+                decision: "rotate_profile".into(),
+                reason: some(),
+                retry_count: None,
+                profile_hash: some(),
+                provider: None,
+                model: None,
+            },
+            Decision::Failover {
+                decision: "fallback_model".into(),
+                reason: some(),
+                retry_count: None,
+                profile_hash: some(),
+                provider: None,
+                model: None,
+            },
+            Decision::ProfileFailureState {
+                profile_hash: some(),
+                reason: some(),
+                cooldown_until_ms: None,
+            },
+            Decision::ModelFallback {
+                decision: "candidate_failed".into(),
+                candidate: None,
+                reason: some(),
+            },
+            Decision::ModelFallback {
+                decision: "candidate_succeeded".into(),
+                candidate: None,
+                reason: some(),
+            },
+            Decision::FallbackChainStopped { reason: some() },
+            Decision::SameModelRetry {
+                attempt: 1,
+                of: 1,
+                target: "p/m".into(),
+                reason: some(),
+                delay_ms: 0,
+            },
+            Decision::RetryWindowElapsed {
+                target: "p/m".into(),
+                retries: None,
+            },
+            Decision::IdleTimeoutBreakerTripped {
+                consecutive: None,
+                cap: None,
+            },
+        ];
+        let mut names: Vec<&str> = Vec::new();
+        for d in &every {
+            let (reason, profile) = crate::verdict::ground::decision_filters(event_name(d));
+            assert_eq!(reason, reason_of(d).is_some(), "{}: reason", event_name(d));
+            assert_eq!(profile, profile_of(d).is_some(), "{}: profile", event_name(d));
+            names.push(event_name(d));
+        }
+        names.sort_unstable();
+        let mut known = crate::verdict::ground::DECISION_EVENTS.to_vec();
+        known.sort_unstable();
+        assert_eq!(names, known, "every event is covered");
+    }
+
+    #[test]
     fn decisions_count_by_event_reason_and_profile() {
         let l = log();
         let e = ExpectGatewayDecision {

@@ -221,6 +221,20 @@ pub(crate) const DECISION_EVENTS: &[&str] = &[
     "profile_failure_state",
 ];
 
+/// Which filters a decision `event` carries: (`reason`, `profile`). A failover decision
+/// (`rotate_profile`, `fallback_model`) and a profile's failure-state update name both; a
+/// model-fallback candidate, a stopped chain and a same-model retry only a reason; an elapsed
+/// retry window and a tripped idle-timeout breaker neither (`gateway::openclaw::log`).
+pub(crate) fn decision_filters(event: &str) -> (bool, bool) {
+    match event {
+        "rotate_profile" | "fallback_model" | "profile_failure_state" => (true, true),
+        "candidate_failed" | "candidate_succeeded" | "chain_stopped" | "same_model_retry" => {
+            (true, false)
+        }
+        _ => (false, false),
+    }
+}
+
 /// Checks of one subject: at least one of `profile`/`model`.
 pub(crate) fn check_subject(profile: &Option<String>, model: &Option<String>) -> Result<(), String> {
     if profile.is_none() && model.is_none() {
@@ -294,5 +308,47 @@ mod tests {
             toml::from_str("model = \"fallback/m2\"\nnever = true").unwrap();
         assert!(f.never);
         assert!(check_subject(&None, &None).is_err());
+    }
+
+    #[test]
+    fn a_decision_filter_must_be_a_field_its_event_carries() {
+        let e = |t: &str| -> crate::verdict::Expectations {
+            toml::from_str(&format!("[[openclaw_decision]]\n{t}")).unwrap()
+        };
+        let err = e("event = \"same_model_retry\"\nprofile = \"mockai:a\"\nat_least = 1")
+            .validate(&[])
+            .unwrap_err();
+        assert_eq!(err.field, "expect.openclaw_decision[0].profile");
+        assert!(err.msg.contains("takes `reason` only"), "{}", err.msg);
+        let err = e("event = \"retry_window_elapsed\"\nreason = \"timeout\"\nequals = 0")
+            .validate(&[])
+            .unwrap_err();
+        assert_eq!(err.field, "expect.openclaw_decision[0].reason");
+        assert!(err.msg.contains("takes no filter"), "{}", err.msg);
+        assert!(
+            e("event = \"rotate_profile\"\nreason = \"timeout\"\nprofile = \"mockai:a\"\nat_least = 1")
+                .validate(&[])
+                .is_ok()
+        );
+        assert!(
+            e("event = \"same_model_retry\"\nreason = \"timeout\"\nat_least = 1")
+                .validate(&[])
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_policy_that_is_no_run_of_the_scenario_is_refused_with_the_nearest() {
+        let e: crate::verdict::Expectations =
+            toml::from_str("[[attempts]]\nmodel = \"m1\"\nat_most = 1\npolicy = \"retry-gat\"\n")
+                .unwrap();
+        let err = e.validate(&["retry-gate", "none", "redis"]).unwrap_err();
+        assert_eq!(err.field, "expect.attempts[0].policy");
+        assert!(err.msg.contains("did you mean `retry-gate`?"), "{}", err.msg);
+        assert!(err.msg.contains("(retry-gate, none, redis)"), "{}", err.msg);
+        let m: crate::verdict::Expectations =
+            toml::from_str("[[metric]]\nseries = \"x\"\nat_most = 1\npolicy = \"redis\"\n").unwrap();
+        assert!(m.validate(&["retry-gate", "none", "redis"]).is_ok());
+        assert_eq!(m.validate(&["retry-gate"]).unwrap_err().field, "expect.metric[0].policy");
     }
 }

@@ -2,25 +2,19 @@
 //! the rest of the crate asks of them: whether a scenario has any, and which profiles they name.
 
 use super::expect::{ExpectError, Expectations};
-use super::ground::{DECISION_EVENTS, check_counts, check_subject};
+use super::ground::{DECISION_EVENTS, check_counts, check_subject, decision_filters};
 
 impl Expectations {
     /// The upstream ground-truth and OpenClaw tables: a subject, consistent bounds, known
     /// decision events, known policies.
     pub(super) fn validate_ground(
         &self,
-        policy_ok: &dyn Fn(&Option<String>) -> bool,
+        policy_bad: &dyn Fn(&Option<String>) -> Option<String>,
     ) -> Result<(), ExpectError> {
         let err = |field: String, msg: String| Err(ExpectError { field, msg });
-        let policy = |f: &str, p: &Option<String>| {
-            if policy_ok(p) {
-                Ok(())
-            } else {
-                err(
-                    format!("{f}.policy"),
-                    "not one of the scenario's policies".into(),
-                )
-            }
+        let policy = |f: &str, p: &Option<String>| match policy_bad(p) {
+            None => Ok(()),
+            Some(msg) => err(format!("{f}.policy"), msg),
         };
         let subject = |f: &str, p: &Option<String>, m: &Option<String>| {
             check_subject(p, m).or_else(|msg| err(f.to_string(), msg))
@@ -100,6 +94,28 @@ impl Expectations {
             }
             check_counts(d.equals, d.at_least, d.at_most)
                 .or_else(|(k, m)| err(format!("{f}.{k}"), m))?;
+            let (reason, profile) = decision_filters(&d.event);
+            let carried = match (reason, profile) {
+                (true, true) => "`reason` and `profile`",
+                (true, false) => "`reason` only",
+                (false, true) => "`profile` only",
+                (false, false) => "no filter",
+            };
+            for (key, given, ok) in [
+                ("reason", d.reason.is_some(), reason),
+                ("profile", d.profile.is_some(), profile),
+            ] {
+                if given && !ok {
+                    return err(
+                        format!("{f}.{key}"),
+                        format!(
+                            "a `{}` decision carries no {key}, so this filter would count 0 \
+                             whatever the gateway did (it takes {carried})",
+                            d.event
+                        ),
+                    );
+                }
+            }
         }
         for (i, c) in self.openclaw_cooldown.iter().enumerate() {
             let f = format!("expect.openclaw_cooldown[{i}]");

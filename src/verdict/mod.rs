@@ -57,6 +57,8 @@ pub enum ExpectKind {
     /// `[[expect.openclaw_cooldown]]` (an OpenClaw target's auth state).
     #[serde(rename = "openclaw_cooldown")]
     GatewayCooldown,
+    /// A `[[fault]]` that no run of the scenario applied (and that is not `optional`).
+    FaultApplied,
 }
 
 impl ExpectKind {
@@ -74,6 +76,7 @@ impl ExpectKind {
             Self::RetryGaps => "retry_gaps",
             Self::GatewayDecision => "openclaw_decision",
             Self::GatewayCooldown => "openclaw_cooldown",
+            Self::FaultApplied => "fault_applied",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! Plain constants and string functions only (no hyper), so the engine can use them too.
 
 pub mod dep;
+pub(crate) mod model;
 
 use std::borrow::Cow;
 

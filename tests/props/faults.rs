@@ -154,6 +154,7 @@ fn spec(max: Duration) -> impl Strategy<Value = FaultSpec> {
                     until,
                     probability,
                     first,
+                    optional: false,
                     kind,
                 }
             },
@@ -239,7 +240,7 @@ proptest! {
     ) {
         let spec = FaultSpec {
             route: RouteSel::Any, profile: None, model: None, from: None, until: None,
-            probability: 1.0, first: None,
+            probability: 1.0, first: None, optional: false,
             kind: FaultKind::RateLimit(RateLimitFault {
                 retry_after: wait,
                 retry_after_format: if date { RetryAfterFormat::HttpDate } else { RetryAfterFormat::Seconds },

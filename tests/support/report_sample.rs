@@ -138,7 +138,7 @@ pub fn sample_report() -> Report {
         .map(|policy| {
             build_policy(PolicyInput {
                 policy,
-                expect: &expect,
+                expect: &expect.for_policy(policy),
                 scrapes: &log,
                 events: None,
                 scrape_interval_ms: 250,

@@ -76,6 +76,10 @@ pub struct FaultSpec {
     /// Only the first N matching user requests (canaries neither see nor count; see the module doc).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first: Option<u64>,
+    /// In a scenario, the fault may never apply: without it, a fault that applied to no
+    /// request in any run of the scenario is a failed check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
     /// What the fault does.
     #[serde(flatten)]
     pub kind: FaultKind,

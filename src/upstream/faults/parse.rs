@@ -12,7 +12,7 @@ use super::{FaultError, FaultKind, FaultSpec, MAX_FAULT_DURATION, RouteSel};
 use crate::util::textpos::line_col;
 
 /// The envelope keys; everything else belongs to the kind.
-const ENVELOPE_KEYS: [&str; 7] = [
+const ENVELOPE_KEYS: [&str; 8] = [
     "route",
     "profile",
     "model",
@@ -20,6 +20,7 @@ const ENVELOPE_KEYS: [&str; 7] = [
     "until",
     "probability",
     "first",
+    "optional",
 ];
 
 #[derive(Deserialize)]
@@ -38,6 +39,8 @@ struct Envelope {
     probability: f64,
     #[serde(default)]
     first: Option<u64>,
+    #[serde(default)]
+    optional: bool,
 }
 
 fn one() -> f64 {
@@ -97,6 +100,7 @@ fn build(mut attrs: Map<String, Value>) -> Result<FaultSpec, FaultError> {
         until: envelope.until,
         probability: envelope.probability,
         first: envelope.first,
+        optional: envelope.optional,
         kind,
     };
     spec.validate()?;

@@ -1,5 +1,6 @@
-//! Scoping: which fault, if any, a request hits. Route, profile (bearer token), model, the
-//! `from`/`until` window relative to the run start, `first` N matching requests and a
+//! Scoping: which fault, if any, a request hits. Route, profile (the bearer token or the id of
+//! the scenario profile behind it), model (one rule for `PROVIDER/MODEL` and bare ids,
+//! [`crate::wire::model`]), the `from`/`until` window relative to the run start, `first` N matching requests and a
 //! `probability` drawn from a seeded RNG. The first matching fault in file order wins.
 //!
 //! Everything here is a pure function of its inputs (`now` is passed in).
@@ -123,6 +124,11 @@ pub struct RequestScope<'a> {
     pub tool: Option<&'a str>,
     /// The bearer token, compared with a fault's `profile`; never stored.
     pub bearer: Option<&'a str>,
+    /// The id of the scenario profile behind the token, if it is one's: a fault's `profile`
+    /// may name it in place of the token.
+    pub profile_id: Option<&'a str>,
+    /// That profile's provider: qualifies a bare model id ([`crate::wire::model`]).
+    pub provider: Option<&'a str>,
     /// The model of a model call.
     pub model: Option<&'a str>,
 }
@@ -136,11 +142,14 @@ impl FaultSpec {
         }
         if let Some(p) = &self.profile
             && req.bearer != Some(p.as_str())
+            && req.profile_id != Some(p.as_str())
         {
             return false;
         }
         if let Some(m) = &self.model
-            && req.model != Some(m.as_str())
+            && !req
+                .model
+                .is_some_and(|sent| crate::wire::model::names_model(m, sent, req.provider))
         {
             return false;
         }

@@ -22,6 +22,9 @@ pub(crate) struct UpstreamFacts<'a> {
     pub records: &'a [UpstreamRecord],
     /// Profile id → fingerprint of its token (as upstream records name tokens).
     pub profile_fps: &'a BTreeMap<String, String>,
+    /// The profile behind each token fingerprint: a request's provider, which qualifies the
+    /// bare model id a gateway sends ([`crate::wire::model`]).
+    pub owners: &'a crate::upstream::TokenOwners,
     /// The `--speed` divisor the records' times are at.
     pub speed: f64,
     /// Scenario ms the run observed (the end of open windows).
@@ -32,10 +35,6 @@ pub(crate) struct UpstreamFacts<'a> {
     /// Scenario ms where the kept record ends because it reached its cap (`None`: complete).
     /// Like a stop, nothing after it is observed: a window reaching past it is not reached.
     pub truncated_at_ms: Option<u64>,
-}
-
-fn bare(model: &str) -> &str {
-    model.rsplit('/').next().unwrap_or(model)
 }
 
 impl UpstreamFacts<'_> {
@@ -91,7 +90,16 @@ impl UpstreamFacts<'_> {
                 Some(Some(fp)) => r.profile_fp.as_deref() == Some(fp),
             })
             .filter(move |r| {
-                model.is_none_or(|m| r.model.as_deref().is_some_and(|rm| bare(rm) == bare(m)))
+                model.is_none_or(|m| {
+                    r.model.as_deref().is_some_and(|sent| {
+                        let provider = r
+                            .profile_fp
+                            .as_deref()
+                            .and_then(|fp| self.owners.by_fingerprint(fp))
+                            .map(|o| o.provider.as_str());
+                        crate::wire::model::names_model(m, sent, provider)
+                    })
+                })
             })
             .filter(move |r| match fault {
                 None => true,

@@ -44,10 +44,19 @@ fn records() -> Vec<UpstreamRecord> {
     v
 }
 
+static OWNERS: std::sync::LazyLock<crate::upstream::TokenOwners> = std::sync::LazyLock::new(|| {
+    crate::upstream::TokenOwners::by_fingerprints([
+        ("fpa", "mockai:a", "mockai"),
+        ("fpb", "mockai:b", "mockai"),
+        ("fpf", "fallback:f", "fallback"),
+    ])
+});
+
 fn facts<'a>(r: &'a [UpstreamRecord], fps: &'a BTreeMap<String, String>) -> UpstreamFacts<'a> {
     UpstreamFacts {
         records: r,
         profile_fps: fps,
+        owners: &OWNERS,
         speed: 1.0,
         end_ms: 30_000,
         stopped_at_ms: None,
@@ -360,4 +369,34 @@ fn retry_gaps_per_host_do_not_fail_on_two_hosts_requests_interleaving() {
     let got = retry_gaps(&e, &f);
     assert_eq!(got.status, ExpectStatus::Fail);
     assert!(got.observed.contains("on h1: 0.100s"), "{}", got.observed);
+}
+
+#[test]
+fn a_model_subject_counts_its_providers_requests_only_by_the_token_behind_them() {
+    // OpenClaw sends the bare id `gpt-4o` to both providers: the token says which is which.
+    let r = vec![
+        rec(1000, "fpo", "gpt-4o", None),
+        rec(2000, "fpz", "gpt-4o", None),
+        rec(3000, "fpz", "gpt-4o", None),
+    ];
+    let fps = fps();
+    let owners = crate::upstream::TokenOwners::by_fingerprints([
+        ("fpo", "openai:a", "openai"),
+        ("fpz", "azure:a", "azure"),
+    ]);
+    let f = UpstreamFacts {
+        owners: &owners,
+        ..facts(&r, &fps)
+    };
+    let count = |model: &str| {
+        let e = ExpectAttempts {
+            model: Some(model.into()),
+            equals: Some(0),
+            ..Default::default()
+        };
+        attempts(&e, &f).observed
+    };
+    assert_eq!(count("openai/gpt-4o"), "1", "azure's requests are not openai's");
+    assert_eq!(count("azure/gpt-4o"), "2");
+    assert_eq!(count("gpt-4o"), "3", "a bare id is any provider's");
 }

@@ -16,6 +16,8 @@ fn llm<'a>(bearer: Option<&'a str>, model: Option<&'a str>) -> RequestScope<'a> 
         route: RouteKind::Llm,
         tool: None,
         bearer,
+        profile_id: None,
+        provider: None,
         model,
     }
 }
@@ -25,6 +27,8 @@ fn tool(name: &str) -> RequestScope<'_> {
         route: RouteKind::Tool,
         tool: Some(name),
         bearer: None,
+        profile_id: None,
+        provider: None,
         model: None,
     }
 }
@@ -114,6 +118,8 @@ fn ws_kinds_skip_http_routes_under_star() {
         route: RouteKind::Ws,
         tool: None,
         bearer: None,
+        profile_id: None,
+        provider: None,
         model: None,
     };
     assert_eq!(t.select(&ws, s, s, sp(1.0)), Some(0));
@@ -184,4 +190,50 @@ fn canaries_draw_probabilities_from_their_own_stream() {
         (70..=130).contains(&canary_hits),
         "canaries are hit too: {canary_hits}"
     );
+}
+
+#[test]
+fn a_fault_profile_names_the_token_or_the_profile_id_behind_it() {
+    let mut t = table(
+        "[[fault]]\nroute='llm'\nkind='status'\nstatus=503\nprofile='openai:a'\n",
+        1,
+    );
+    let s = Instant::now();
+    let mut r = llm(Some("sk-secret-a"), Some("openai/gpt-4o"));
+    assert_eq!(t.select(&r, s, s, sp(1.0)), None, "a token that is not the id");
+    r.profile_id = Some("openai:a");
+    assert_eq!(t.select(&r, s, s, sp(1.0)), Some(0), "the profile behind the token");
+    r.profile_id = Some("openai:b");
+    assert_eq!(t.select(&r, s, s, sp(1.0)), None);
+    // The token itself still works.
+    let mut t = table(
+        "[[fault]]\nroute='llm'\nkind='status'\nstatus=503\nprofile='sk-secret-a'\n",
+        1,
+    );
+    assert_eq!(t.select(&r, s, s, sp(1.0)), Some(0));
+}
+
+#[test]
+fn a_fault_model_matches_provider_model_and_the_bare_id_alike() {
+    let mut t = table(
+        "[[fault]]\nroute='llm'\nkind='status'\nstatus=503\nmodel='mockai/m1'\n",
+        1,
+    );
+    let s = Instant::now();
+    // The engine sends PROVIDER/MODEL.
+    let engine = llm(Some("k"), Some("mockai/m1"));
+    assert_eq!(t.select(&engine, s, s, sp(1.0)), Some(0));
+    // OpenClaw sends the bare id, with a mockai profile's token.
+    let mut gateway = llm(Some("k"), Some("m1"));
+    assert_eq!(t.select(&gateway, s, s, sp(1.0)), None, "provider unknown");
+    gateway.provider = Some("mockai");
+    assert_eq!(t.select(&gateway, s, s, sp(1.0)), Some(0));
+    // Another provider's model of the same id is not this one.
+    gateway.provider = Some("azure");
+    assert_eq!(t.select(&gateway, s, s, sp(1.0)), None);
+    // A bare scope matches both spellings.
+    let mut t = table("[[fault]]\nroute='llm'\nkind='status'\nstatus=503\nmodel='m1'\n", 1);
+    assert_eq!(t.select(&engine, s, s, sp(1.0)), Some(0));
+    gateway.provider = Some("mockai");
+    assert_eq!(t.select(&gateway, s, s, sp(1.0)), Some(0));
 }
