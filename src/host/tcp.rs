@@ -74,7 +74,7 @@ pub struct TcpStack {
 impl TcpStack {
     /// Kernel keepalive dead-peer detection with the host defaults:
     /// idle + interval × probes, or `None` if a value is missing.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    #[cfg(test)] // used by the tests only
     pub(crate) fn keepalive_detection(&self) -> Option<Duration> {
         let idle = self.keepalive_idle_ms?;
         let intvl = self.keepalive_interval_ms?;

@@ -45,16 +45,6 @@ impl SystemUnderTest {
         }
     }
 
-    /// `embedded`, `gateway` or `fleet`.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Embedded => "embedded",
-            Self::Gateway => "gateway",
-            Self::Fleet => "fleet",
-        }
-    }
-
     /// Runs every arm of `sp` into `dir` and `files` until it ends or `stop` is requested; the
     /// judged report, not yet written. A harness failure is the report's verdict (`error`).
     pub async fn rehearse(

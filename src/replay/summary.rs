@@ -184,7 +184,7 @@ impl Tally {
 
 impl ReplaySummary {
     /// Builds the summary from per-request records (`records` sorted by `seq` here).
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    #[cfg(test)] // used by the tests only
     pub(crate) fn from_records(total: u64, records: Vec<RequestRecord>, stopped: bool) -> Self {
         let mut tally = Tally::new(true);
         for r in records {

@@ -86,7 +86,7 @@ pub enum TrafficError {
 
 impl TrafficError {
     /// The 1-based line number, when the error concerns a line.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    #[cfg(test)] // used by the tests only
     pub(crate) fn line(&self) -> Option<usize> {
         match self {
             Self::Io { .. } => None,

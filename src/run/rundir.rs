@@ -19,7 +19,7 @@ pub(crate) fn stamp(t: SystemTime) -> String {
 }
 
 /// RFC 3339 UTC (`2026-11-29T19:00:00Z`) of a wall-clock time, for `started_at`.
-#[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+#[cfg(test)] // used by the tests only
 pub(crate) fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }

@@ -154,7 +154,7 @@ impl PromFile {
     }
 
     /// Scrapes written so far.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    #[cfg(test)] // used by the tests only
     pub(crate) fn scrapes(&self) -> u64 {
         self.scrapes.load(Ordering::Relaxed)
     }

@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use crate::engine::RequestKind;
 use crate::gateway::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 use crate::replay::traffic::TrafficLine;
-use crate::wire::dep::provider_of;
 
 pub(crate) use super::field::FieldError;
 use super::format::ScenarioFile;
@@ -158,21 +157,6 @@ pub(crate) fn token_owners(file: &ScenarioFile) -> crate::upstream::TokenOwners 
             .iter()
             .map(|p| (p.credential(), p.id.as_str(), p.provider.as_str())),
     )
-}
-
-/// The provider of every model call in the traffic (for checks).
-#[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-pub(crate) fn traffic_providers(traffic: &[TrafficLine]) -> Vec<String> {
-    let mut out: Vec<String> = traffic
-        .iter()
-        .filter_map(|l| match &l.kind {
-            RequestKind::Llm { model, .. } => Some(provider_of(model).to_string()),
-            _ => None,
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }
 
 #[cfg(test)]

@@ -70,12 +70,6 @@ impl TunedConnector {
         self
     }
 
-    /// The tuning applied to each connection.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn tuning(&self) -> &TcpTuning {
-        &self.tuning
-    }
-
     /// A tuned TCP connection to `addr` (for the WebSocket transport).
     pub async fn connect_tcp(&self, addr: SocketAddr) -> Result<TcpStream, BoxError> {
         let uri: Uri = format!("http://{addr}/").parse()?;

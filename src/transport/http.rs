@@ -84,12 +84,6 @@ impl HttpTransport {
         self
     }
 
-    /// The shared diagnostics counters.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn diagnostics(&self) -> &Arc<Diagnostics> {
-        &self.diag
-    }
-
     /// One HTTP exchange with its deadlines, plus the read-failure class when it failed.
     async fn http(&self, call: &Call) -> (AttemptResult, Option<ReadFailure>) {
         let started = Instant::now();

@@ -31,12 +31,6 @@ pub struct Install {
 }
 
 impl Install {
-    /// The directory whose `node` must come first on the gateway's `PATH` (the executable's
-    /// `#!/usr/bin/env node` picks it up there).
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn node_dir(&self) -> Option<&Path> {
-        self.node.parent()
-    }
 }
 
 /// Why no usable install was found.

@@ -234,34 +234,9 @@ impl Gateway {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// The process (and process-group) id of what was spawned: `openclaw`, or `unshare` when
-    /// it runs in a namespace.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn pid(&self) -> u32 {
-        self.pid
-    }
-
-    /// Its loopback port.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn port(&self) -> u16 {
-        self.port
-    }
-
-    /// Its directories.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn dirs(&self) -> &GatewayDirs {
-        &self.sandbox.dirs
-    }
-
     /// How `/tmp` is contained.
     pub fn isolation(&self) -> TmpIsolation {
         self.sandbox.isolation
-    }
-
-    /// OpenClaw's version.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn version(&self) -> &str {
-        &self.version
     }
 
     /// Every process of its tree seen so far, itself first (check them with

@@ -110,7 +110,7 @@ impl Stamped {
     }
 
     /// Whether arrivals come from kernel timestamps.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    #[cfg(test)] // used by the tests only
     pub(crate) fn kernel_timestamps(&self) -> bool {
         #[cfg(target_os = "linux")]
         return self.kernel.is_some();

@@ -205,12 +205,6 @@ impl FaultTable {
         self.specs = specs;
     }
 
-    /// The RNG, for actions that draw (jitter).
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn rng(&mut self) -> &mut ChaCha8Rng {
-        &mut self.rng
-    }
-
     /// The RNG for a user request's action, or the canaries' own stream for a canary.
     pub(crate) fn rng_for(&mut self, canary: bool) -> &mut ChaCha8Rng {
         if canary {
@@ -223,7 +217,7 @@ impl FaultTable {
     /// The index of the fault this user request hits, if any. `start` is the run start, `now` the
     /// request's arrival. A fault in scope counts towards its `first` whether or not its
     /// probability then hits; the RNG is drawn only for probabilities strictly between 0 and 1.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    #[cfg(test)] // used by the tests only
     pub(crate) fn select(
         &mut self,
         req: &RequestScope<'_>,
