@@ -2,7 +2,8 @@
 //! traffic file errors, engine config values, profiles, faults, expectations and policies.
 //! Checks that stop a vacuous pass: a metric series the engine does not export or a label its
 //! family lacks, an expectation about a dep the traffic and profiles cannot produce, and traffic
-//! that sends nothing (empty, or every request at or after `duration`). Each error names the
+//! that sends nothing (empty, or every request at or after `duration`), a scenario with no
+//! expectation at all. Each error names the
 //! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
 //! that ends well before it.
 
@@ -126,6 +127,14 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     file.expect
         .validate(&names)
         .map_err(|e| invalid(&e.field, e.msg))?;
+    if file.expect.is_empty() {
+        return Err(invalid(
+            "expect",
+            "the scenario has no expectations: a run would judge nothing, and nothing judged \
+             is never a pass; add at least one [[expect.*]] table (docs/scenario.md)"
+                .into(),
+        ));
+    }
 
     for (i, m) in file.expect.metric.iter().enumerate() {
         let field = format!("expect.metric[{i}].series");

@@ -18,6 +18,7 @@ mod ground_validate;
 pub mod probe_spacing;
 pub mod reach;
 pub mod scaled;
+pub(crate) mod turn;
 
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +58,8 @@ pub enum ExpectKind {
     /// `[[expect.openclaw_cooldown]]` (an OpenClaw target's auth state).
     #[serde(rename = "openclaw_cooldown")]
     GatewayCooldown,
+    /// `[[expect.turn]]` (an external target's turns).
+    Turn,
 }
 
 impl ExpectKind {
@@ -74,6 +77,7 @@ impl ExpectKind {
             Self::RetryGaps => "retry_gaps",
             Self::GatewayDecision => "openclaw_decision",
             Self::GatewayCooldown => "openclaw_cooldown",
+            Self::Turn => "turn",
         }
     }
 }

@@ -68,8 +68,10 @@ pub mod procs;
 pub mod sandbox;
 mod seed;
 pub(crate) mod state;
+mod turn_end;
 
 pub use client::{Turn, TurnClient, TurnOutcome};
+pub use turn_end::TurnEnd;
 pub use config::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 pub use errors::{GatewayError, GatewayOptions};
 pub use install::{Install, InstallError};
