@@ -319,3 +319,44 @@ fn a_scenario_without_expectations_is_refused_naming_the_file() {
         assert!(err.contains("has no expectations"), "{cmd}: {err}");
     }
 }
+
+#[test]
+fn a_misspelt_turn_outcome_is_located_with_a_suggestion() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = scenario(
+        tmp.path(),
+        "misspelt",
+        "http://127.0.0.1:9",
+        free_port(),
+        "2s",
+        "[[expect.turn]]\noutcome = \"answerd\"\nat_least = 1\n",
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("\"answerd\""))
+        .unwrap()
+        + 1;
+    let col = text.lines().nth(line - 1).unwrap().find('"').unwrap() + 1;
+    let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["validate", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let at = format!("{}:{line}:{col}: expect.turn[0].outcome", path.display());
+    assert!(err.contains(&at), "wants `{at}`:\n{err}");
+    assert!(err.contains("did you mean `answered`?"), "{err}");
+
+    // The embedded engine is sent requests, not turns.
+    let smoke = crate::support::run::mutated_copy("smoke", tmp.path(), "turn", |s| {
+        format!("{s}\n[[expect.turn]]\nat_least = 1\n")
+    });
+    let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["validate", smoke.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("expect.turn[0]") && err.contains("external gateway"), "{err}");
+}

@@ -127,14 +127,6 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     file.expect
         .validate(&names)
         .map_err(|e| invalid(&e.field, e.msg))?;
-    if file.expect.is_empty() {
-        return Err(invalid(
-            "expect",
-            "the scenario has no expectations: a run would judge nothing, and nothing judged \
-             is never a pass; add at least one [[expect.*]] table (docs/scenario.md)"
-                .into(),
-        ));
-    }
 
     for (i, m) in file.expect.metric.iter().enumerate() {
         let field = format!("expect.metric[{i}].series");
@@ -194,6 +186,14 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
              configured model reaches it{hint} (deps: {known})"
         );
         return Err(located_within(&origin, text, &field, &dep, msg));
+    }
+    if file.expect.is_empty() {
+        return Err(invalid(
+            "expect",
+            "the scenario has no expectations: a run would judge nothing, and nothing judged \
+             is never a pass; add at least one [[expect.*]] table (docs/scenario.md)"
+                .into(),
+        ));
     }
     let mut warnings = warnings(&file, &traffic, beyond_duration);
     warnings.extend(super::validate_target::target_warnings(&file, &traffic));

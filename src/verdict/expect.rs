@@ -297,7 +297,16 @@ impl Expectations {
             }
         }
         self.validate_ground(&policy_ok)?;
-        self.validate_turns(&policy_ok)
+        for (i, t) in self.turn.iter().enumerate() {
+            super::turn::check(t, &policy_ok).or_else(|(key, msg)| {
+                let field = match key {
+                    "" => format!("expect.turn[{i}]"),
+                    k => format!("expect.turn[{i}].{k}"),
+                };
+                Err(ExpectError { field, msg })
+            })?;
+        }
+        Ok(())
     }
 
     /// The expectations that apply to the run of `policy`.

@@ -105,17 +105,18 @@ pub(crate) fn decision(
     r
 }
 
-/// `[[expect.openclaw_cooldown]]`, judged on the auth state read after the stop. A database
-/// without the `authProfiles.state` row fails every cooldown row (`none = true` too): the
-/// gateway's state says nothing, which is not "no cooldown". A disable (`disabledUntil`, the
-/// billing lane) is no "no cooldown" either.
+/// `[[expect.openclaw_cooldown]]`, judged on the auth state read after the stop (a missing or
+/// unreadable database never reaches here: [`evaluate`] fails the row with the reason). A
+/// database the gateway kept without the `authProfiles.state` row holds no profile state at all,
+/// so no cooldown (OpenClaw 2026.9.6 writes none after a stall before headers: measured); a
+/// disable (`disabledUntil`, the billing lane) is no "no cooldown".
 pub(crate) fn cooldown(e: &ExpectGatewayCooldown, state: &AuthState) -> ExpectationResult {
     let p = state.profile(&e.profile);
     let length = p.and_then(|p| p.cooldown_ms);
     let reason = p.and_then(|p| p.cooldown_reason.as_deref());
     let disabled = p.filter(|p| p.disabled_until_ms.is_some_and(|d| d > 0));
     let observed = match (length, reason, disabled) {
-        _ if !state.found => "no auth state written".to_string(),
+        _ if !state.found => "no auth state written (no authProfiles.state row)".to_string(),
         (Some(ms), r, _) => format!("{} reason {}", secs(ms as i64), r.unwrap_or("none")),
         (None, _, Some(d)) => format!(
             "disabled, reason {}",
@@ -128,7 +129,7 @@ pub(crate) fn cooldown(e: &ExpectGatewayCooldown, state: &AuthState) -> Expectat
     let (expected, ok) = if e.none {
         (
             "no cooldown".to_string(),
-            state.found && length.is_none() && disabled.is_none(),
+            length.is_none() && disabled.is_none(),
         )
     } else {
         let want = e
@@ -152,13 +153,6 @@ pub(crate) fn cooldown(e: &ExpectGatewayCooldown, state: &AuthState) -> Expectat
         observed,
         ok,
     );
-    if !state.found {
-        r.detail = format!(
-            "{} {}: the gateway's database holds no auth state (no `authProfiles.state` row), \
-             so its cooldowns are unknown",
-            e.profile, r.expected
-        );
-    }
     r.observed_ms = length.map(|l| l as i64);
     r.expected_ms = e.cooldown.map(|d| d.as_millis() as i64);
     r.tolerance_ms = (!e.none).then_some(tol_ms as i64);
@@ -341,7 +335,7 @@ mod tests {
         let empty = AuthState::default();
         let got = cooldown(&e, &empty);
         assert!(
-            !got.ok && got.observed == "no auth state written",
+            !got.ok && got.observed.starts_with("no auth state written"),
             "{got:?}"
         );
     }
@@ -375,12 +369,13 @@ mod tests {
         }
         assert!(rows[0].detail.contains("No such file"), "{}", rows[0].detail);
         assert!(rows[1].detail.contains("no auth state database"), "{}", rows[1].detail);
-        // A database without the authProfiles.state row: `none = true` does not hold on it.
+        // Read, zero decisions and a database without the authProfiles.state row (what OpenClaw
+        // 2026.9.6 leaves after a stall before headers): judged on what was read.
         let no_row = parse_state(None).unwrap();
         let got = evaluate(&expect, Ok(&[]), Ok(&no_row), false);
         assert_eq!(got[0].status, ExpectStatus::Pass, "zero decisions read from a log");
-        assert_eq!(got[1].status, ExpectStatus::Fail, "{:?}", got[1]);
-        assert!(got[1].detail.contains("no `authProfiles.state` row"), "{}", got[1].detail);
+        assert_eq!(got[1].status, ExpectStatus::Pass, "{:?}", got[1]);
+        assert!(got[1].observed.contains("no authProfiles.state row"), "{}", got[1].observed);
         // A disabled profile (billing lane) has no "no cooldown".
         let disabled = parse_state(Some(
             r#"{"usageStats":{"mockai:a":{"disabledUntil":90000,"disabledReason":"billing","errorCount":1}}}"#,

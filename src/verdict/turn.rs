@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::expect::{ExpectError, Expectations};
 use super::ground::{check_counts, counts_hold, counts_text};
 use super::{ExpectKind, ExpectStatus, ExpectationResult, secs};
 use crate::gateway::openclaw::TurnEnd;
@@ -71,60 +70,46 @@ impl ExpectTurn {
     }
 }
 
-impl Expectations {
-    /// `[[expect.turn]]`: a known outcome (with the nearest name when misspelt), count bounds
-    /// and/or latency bounds, consistent, a known policy.
-    pub(super) fn validate_turns(
-        &self,
-        policy_ok: &dyn Fn(&Option<String>) -> bool,
-    ) -> Result<(), ExpectError> {
-        let err = |field: String, msg: String| Err(ExpectError { field, msg });
-        for (i, t) in self.turn.iter().enumerate() {
-            let f = format!("expect.turn[{i}]");
-            if let Some(o) = &t.outcome
-                && TurnEnd::parse(o).is_none()
-            {
-                let names = TurnEnd::ALL.map(TurnEnd::as_str);
-                let hint = crate::util::suggest::closest(o, names)
-                    .map(|c| format!("did you mean `{c}`? "))
-                    .unwrap_or_default();
-                return err(
-                    format!("{f}.outcome"),
-                    format!(
-                        "unknown outcome `{o}`: {hint}(one of: {})",
-                        names.join(", ")
-                    ),
-                );
-            }
-            if !t.counts() && !t.latency() {
-                return err(
-                    f,
-                    "give `equals`, `at_least`, `at_most`, `latency_at_most` or \
-                     `latency_at_least`"
-                        .into(),
-                );
-            }
-            if t.counts() {
-                check_counts(t.equals, t.at_least, t.at_most)
-                    .or_else(|(k, m)| err(format!("{f}.{k}"), m))?;
-            }
-            if let (Some(lo), Some(hi)) = (t.latency_at_least, t.latency_at_most)
-                && lo > hi
-            {
-                return err(
-                    format!("{f}.latency_at_most"),
-                    "`latency_at_most` is below `latency_at_least`".into(),
-                );
-            }
-            if !policy_ok(&t.policy) {
-                return err(
-                    format!("{f}.policy"),
-                    "not one of the scenario's policies".into(),
-                );
-            }
-        }
-        Ok(())
+/// Checks one `[[expect.turn]]`: a known outcome (with the nearest name when misspelt), count
+/// bounds and/or latency bounds, consistent, a known policy. The error is the key at fault
+/// (`""` for the table itself) and what is wrong.
+pub(super) fn check(
+    t: &ExpectTurn,
+    policy_ok: &dyn Fn(&Option<String>) -> bool,
+) -> Result<(), (&'static str, String)> {
+    if let Some(o) = &t.outcome
+        && TurnEnd::parse(o).is_none()
+    {
+        let names = TurnEnd::ALL.map(TurnEnd::as_str);
+        let hint = crate::util::suggest::closest(o, names)
+            .map(|c| format!("did you mean `{c}`? "))
+            .unwrap_or_default();
+        return Err((
+            "outcome",
+            format!("unknown outcome `{o}`: {hint}(one of: {})", names.join(", ")),
+        ));
     }
+    if !t.counts() && !t.latency() {
+        return Err((
+            "",
+            "give `equals`, `at_least`, `at_most`, `latency_at_most` or `latency_at_least`".into(),
+        ));
+    }
+    if t.counts() {
+        check_counts(t.equals, t.at_least, t.at_most)?;
+    }
+    if let (Some(lo), Some(hi)) = (t.latency_at_least, t.latency_at_most)
+        && lo > hi
+    {
+        return Err((
+            "latency_at_most",
+            "`latency_at_most` is below `latency_at_least`".into(),
+        ));
+    }
+    if !policy_ok(&t.policy) {
+        return Err(("policy", "not one of the scenario's policies".into()));
+    }
+    Ok(())
 }
 
 fn ms(d: Duration) -> u64 {
@@ -316,37 +301,30 @@ mod tests {
 
     #[test]
     fn the_table_is_checked() {
-        let ok = |t: ExpectTurn| {
-            Expectations {
-                turn: vec![t],
-                ..Default::default()
-            }
-            .validate_turns(&|_| true)
-        };
-        let e = ok(ExpectTurn {
+        let ok = |t: ExpectTurn| check(&t, &|_| true);
+        let (k, msg) = ok(ExpectTurn {
             outcome: Some("answerd".into()),
             at_least: Some(1),
             ..Default::default()
         })
         .unwrap_err();
-        assert_eq!(e.field, "expect.turn[0].outcome");
-        assert!(e.msg.contains("did you mean `answered`?"), "{}", e.msg);
-        let e = ok(ExpectTurn::default()).unwrap_err();
-        assert_eq!(e.field, "expect.turn[0]");
+        assert_eq!(k, "outcome");
+        assert!(msg.contains("did you mean `answered`?"), "{msg}");
+        assert_eq!(ok(ExpectTurn::default()).unwrap_err().0, "");
         let e = ok(ExpectTurn {
             equals: Some(1),
             at_most: Some(2),
             ..Default::default()
         })
         .unwrap_err();
-        assert_eq!(e.field, "expect.turn[0].equals");
+        assert_eq!(e.0, "equals");
         let e = ok(ExpectTurn {
             latency_at_least: Some(Duration::from_secs(5)),
             latency_at_most: Some(Duration::from_secs(1)),
             ..Default::default()
         })
         .unwrap_err();
-        assert_eq!(e.field, "expect.turn[0].latency_at_most");
+        assert_eq!(e.0, "latency_at_most");
         assert!(
             ok(ExpectTurn {
                 outcome: Some("timed_out".into()),
@@ -355,6 +333,12 @@ mod tests {
             })
             .is_ok()
         );
+        let other = ExpectTurn {
+            policy: Some("legacy".into()),
+            equals: Some(1),
+            ..Default::default()
+        };
+        assert_eq!(check(&other, &|p| p.is_none()).unwrap_err().0, "policy");
         assert!(toml::from_str::<ExpectTurn>("outcome = \"answered\"\ncount = 1").is_err());
     }
 }

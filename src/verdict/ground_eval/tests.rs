@@ -322,7 +322,7 @@ fn a_window_past_what_a_finished_run_observed_is_not_reached_never_pass() {
         profile: Some("mockai:a".into()),
         from: Duration::from_secs(20),
         until: Duration::from_secs(500),
-        policy: None,
+        ..Default::default()
     };
     let got = no_request(&late, &f);
     assert_eq!(got.status, ExpectStatus::NotReached, "{}", got.detail);
