@@ -12,7 +12,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use crate::support::run::{repo_root, report_json, reported_path, show};
 
@@ -42,8 +44,7 @@ impl Drop for StandIn {
 fn read_request(s: &mut TcpStream) -> Vec<u8> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
-    loop {
-        let Ok(n) = s.read(&mut chunk) else { break };
+    while let Ok(n) = s.read(&mut chunk) {
         if n == 0 {
             break;
         }
@@ -176,7 +177,14 @@ fn run(scenario: &Path, reports: &Path) -> Output {
 fn a_gateway_that_never_calls_its_provider_is_no_pass_though_its_expectations_hold() {
     let tmp = tempfile::tempdir().unwrap();
     let gw = stand_in(Mode::AnswerItself);
-    let path = scenario(tmp.path(), "silent", &gw.url, free_port(), "3s", HOLD_ON_NOTHING);
+    let path = scenario(
+        tmp.path(),
+        "silent",
+        &gw.url,
+        free_port(),
+        "3s",
+        HOLD_ON_NOTHING,
+    );
     let out = run(&path, &tmp.path().join("reports"));
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let r = report_json(&out);
@@ -258,7 +266,14 @@ fn a_gateway_that_calls_its_provider_passes_and_turn_outcomes_are_judged() {
 fn a_run_stopped_after_duration_with_its_turn_still_out_is_incomplete() {
     let tmp = tempfile::tempdir().unwrap();
     let gw = stand_in(Mode::Hold);
-    let path = scenario(tmp.path(), "held", &gw.url, free_port(), "2s", HOLD_ON_NOTHING);
+    let path = scenario(
+        tmp.path(),
+        "held",
+        &gw.url,
+        free_port(),
+        "2s",
+        HOLD_ON_NOTHING,
+    );
     let mut child = spawn(&path, &tmp.path().join("reports"));
     // The turn goes out at 1 s of a 2 s scenario and never returns; the stop comes at ~6 s,
     // well past `duration`.
@@ -358,5 +373,8 @@ fn a_misspelt_turn_outcome_is_located_with_a_suggestion() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("expect.turn[0]") && err.contains("external gateway"), "{err}");
+    assert!(
+        err.contains("expect.turn[0]") && err.contains("external gateway"),
+        "{err}"
+    );
 }

@@ -298,12 +298,12 @@ impl Expectations {
         }
         self.validate_ground(&policy_ok)?;
         for (i, t) in self.turn.iter().enumerate() {
-            super::turn::check(t, &policy_ok).or_else(|(key, msg)| {
+            super::turn::check(t, &policy_ok).map_err(|(key, msg)| {
                 let field = match key {
                     "" => format!("expect.turn[{i}]"),
                     k => format!("expect.turn[{i}].{k}"),
                 };
-                Err(ExpectError { field, msg })
+                ExpectError { field, msg }
             })?;
         }
         Ok(())

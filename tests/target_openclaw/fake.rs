@@ -386,7 +386,10 @@ fn a_gateway_that_leaves_no_log_or_state_fails_what_reads_them_saying_why() {
     let why = decision["detail"].as_str().unwrap_or_default();
     assert!(why.contains("reading OpenClaw's log"), "{why}");
     // The turn it never answered is in the report as what came back.
-    assert_eq!(json["target"]["turns"][0]["outcome"], "http_error", "{json}");
+    assert_eq!(
+        json["target"]["turns"][0]["outcome"], "http_error",
+        "{json}"
+    );
 }
 
 /// The processes whose command line names `needle`, as "pid args".
