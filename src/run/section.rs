@@ -50,19 +50,29 @@ pub fn section(plan: &ScenarioPlan, o: &Observation) -> PolicyReport {
             Some(why) => Err(why.as_str()),
             None => Ok(&g.decisions[..]),
         };
+        let unread = crate::gateway::openclaw::AuthState::default();
+        let never_read = g.auth.is_none() && g.auth_error.is_none();
         let state = match (&g.auth, &g.auth_error) {
             (_, Some(why)) => Err(why.as_str()),
             (Some(s), None) => Ok(s),
-            (None, None) => Err("the gateway's auth state was not read"),
+            (None, None) => Ok(&unread),
         };
-        report
-            .expectations
-            .extend(crate::verdict::gateway_eval::evaluate(
-                &expect,
-                log,
-                state,
-                o.cut(),
-            ));
+        let mut rows = crate::verdict::gateway_eval::evaluate(&expect, log, state, o.cut());
+        if never_read {
+            // The run ended (a harness failure) before the gateway's log and state were read:
+            // nothing of them was observed, so nothing of them is judged.
+            for r in &mut rows {
+                r.ok = false;
+                r.status = ExpectStatus::NotReached;
+                r.observed = "not reached".into();
+                r.detail = format!(
+                    "{} {}: not reached (the run ended before the gateway's log and state were read)",
+                    r.dep.as_deref().unwrap_or("openclaw"),
+                    r.expected
+                );
+            }
+        }
+        report.expectations.extend(rows);
         let turns: Vec<TurnSeen> = g
             .turns
             .iter()
