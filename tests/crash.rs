@@ -48,6 +48,10 @@ route = "llm"
 kind = "rate_limit"
 retry_after = "0s"
 probability = 0.5
+
+[[expect.attempts]]
+model = "openai-codex/gpt-5.2"
+at_least = 1
 "#;
 
 fn write_scenario(dir: &Path) -> PathBuf {

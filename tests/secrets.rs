@@ -231,6 +231,10 @@ kind = "status"
 status = 503
 from = "1s"
 until = "2s"
+
+[[expect.attempts]]
+profile = "openai-codex:default"
+at_least = 1
 "#
     );
     let scenario_path = dir.path().join("secrets.toml");

@@ -54,6 +54,10 @@ mod verdict_diff;
 // The one judge: a run past the upstream recorder's cap says so and ends incomplete.
 mod run_judge;
 
+// Nothing judged on nothing: a gateway that never calls its provider, a stop with turns out,
+// [[expect.turn]], a scenario without expectations.
+mod run_nothing_judged;
+
 // Run lock: held / stale takeover.
 mod lock;
 

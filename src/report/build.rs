@@ -235,6 +235,7 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
         stopped_at_ms: run.stopped_at_ms.map(to_s),
         health,
         upstream_cap: None,
+        unjudged: None,
     }
 }
 

@@ -5,8 +5,11 @@
 //! The one rule for what cannot be judged: a row the run could not settle — past a cap, past the
 //! end of what was observed, after a stop — is `not_reached` and never lets the run pass. A
 //! harness error is `error`; a stop request is `incomplete` naming the stop; arms never started
-//! make it `incomplete`; otherwise a failed row is `fail`, and a `not_reached` row left in a
-//! finished run is `incomplete` with a reason saying which row and why.
+//! make it `incomplete`; otherwise a failed row is `fail`; an arm that ran to its end with
+//! nothing to judge (its system under test sent the upstream nothing, or no expectation applies
+//! to it: [`PolicyReport::unjudged`]) is `incomplete` naming the arm and why — nothing judged on
+//! nothing is never a pass; and a `not_reached` row left in a finished run is `incomplete` with
+//! a reason saying which row and why.
 
 use super::model::{PolicyReport, PolicyStatus, Report, Verdict};
 use crate::verdict::ExpectStatus;
@@ -24,9 +27,13 @@ pub(crate) struct Ending<'a> {
     pub arm: &'static str,
 }
 
-/// Sets a section's status (and `ok`) from its rows and whether its run was stopped.
+/// Sets a section's status (and `ok`) from its rows, whether its run was stopped and whether it
+/// had anything to judge (`unjudged`: a pass on nothing is `incomplete`).
 pub(crate) fn settle(section: &mut PolicyReport) {
     section.status = PolicyStatus::of(&section.expectations, section.stopped_at_ms.is_some());
+    if section.status == PolicyStatus::Pass && section.unjudged.is_some() {
+        section.status = PolicyStatus::Incomplete;
+    }
     section.ok = section.status == PolicyStatus::Pass;
 }
 
@@ -49,6 +56,15 @@ pub(crate) fn judge(sections: &[PolicyReport], end: &Ending<'_>) -> (Verdict, Op
         || sections.iter().any(|s| s.status == PolicyStatus::Fail)
     {
         return (Verdict::Fail, None);
+    }
+    if let Some((s, why)) = sections
+        .iter()
+        .find_map(|s| s.unjudged.as_deref().map(|w| (s, w)))
+    {
+        return (
+            Verdict::Incomplete,
+            Some(format!("{} `{}`: {why}", end.arm, s.policy)),
+        );
     }
     let unsettled: Vec<(&PolicyReport, &crate::verdict::ExpectationResult)> = sections
         .iter()
@@ -164,6 +180,40 @@ mod tests {
     fn every_row_settled_and_held_passes() {
         let s = section(vec![row(ExpectStatus::Pass, "ok")]);
         assert_eq!(judge(&[s], &FINISHED), (Verdict::Pass, None));
+    }
+
+    #[test]
+    fn an_arm_with_nothing_to_judge_is_incomplete_naming_it_unless_a_row_failed() {
+        let mut quiet = PolicyReport::empty("http", vec![row(ExpectStatus::Pass, "held")]);
+        quiet.unjudged = Some("the system under test sent no request to the upstream".into());
+        settle(&mut quiet);
+        assert_eq!(quiet.status, PolicyStatus::Incomplete);
+        assert!(!quiet.ok);
+        let end = Ending {
+            arm: "target",
+            ..FINISHED
+        };
+        assert_eq!(
+            judge(std::slice::from_ref(&quiet), &end),
+            (
+                Verdict::Incomplete,
+                Some(
+                    "target `http`: the system under test sent no request to the upstream".into()
+                )
+            )
+        );
+        // Beside a passing arm it still keeps the run from passing.
+        let fine = section(vec![row(ExpectStatus::Pass, "ok")]);
+        assert_eq!(
+            judge(&[fine, quiet.clone()], &FINISHED).0,
+            Verdict::Incomplete
+        );
+        // A judged row that failed decides: fail.
+        let mut failed = PolicyReport::empty("http", vec![row(ExpectStatus::Fail, "broken")]);
+        failed.unjudged = quiet.unjudged.clone();
+        settle(&mut failed);
+        assert_eq!(failed.status, PolicyStatus::Fail);
+        assert_eq!(judge(&[failed], &end), (Verdict::Fail, None));
     }
 
     #[test]

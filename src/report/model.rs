@@ -212,6 +212,11 @@ pub struct PolicyReport {
     /// `not_reached` (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream_cap: Option<UpstreamCap>,
+    /// Set when this run, though it ran to its end, gave nothing to judge: its system under
+    /// test sent no request to the upstream, or no expectation applies to it. It is then
+    /// never a pass (`incomplete`, unless a row failed); this says why (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unjudged: Option<String>,
 }
 
 impl PolicyReport {
@@ -238,6 +243,7 @@ impl PolicyReport {
             stopped_at_ms: None,
             health: Default::default(),
             upstream_cap: None,
+            unjudged: None,
         }
     }
 }

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::gateway::openclaw::TurnEnd;
+
 /// report.json `target`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetReport {
@@ -75,6 +77,10 @@ pub struct TurnRow {
     /// The error the client saw (an error body or event, a transport failure, a timeout).
     #[serde(default)]
     pub error: Option<String>,
+    /// How the turn ended (`answered`, `error_body`, `http_error`, `timed_out`, `error_event`,
+    /// `transport_error`, `unfinished`): what `[[expect.turn]]` counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<TurnEnd>,
     /// How long the turn took, ms.
     pub elapsed_ms: u64,
 }

@@ -22,7 +22,6 @@ use super::plan::ScenarioPlan;
 use super::recorder::UpstreamRecorder;
 use super::sinks::EventsWriter;
 use crate::gateway::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
-use crate::report::model::TargetReport;
 use crate::scenario::gateway::{PlannedTurn, gateway_config, planned_turns};
 use crate::scenario::target::TargetKind;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
@@ -251,6 +250,8 @@ pub async fn run_external(
             break;
         }
     }
+    // Turns still out when the loop ended: a stop (or a crash) came before they returned.
+    let outstanding = set.len();
     set.abort_all();
     while let Some(r) = set.join_next().await {
         if let Ok(row) = r {
@@ -260,7 +261,7 @@ pub async fn run_external(
     rows.sort_by_key(|r| (r.at_ms, r.line));
     run.target.turns = rows;
     run.elapsed_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    run.stopped = stop.reason().filter(|_| run.elapsed_ms < duration_ms);
+    run.stopped = stop_cut(stop.reason(), outstanding, run.elapsed_ms, duration_ms);
 
     // Stop the gateway, keep what it decided and remembers.
     if let Driven::Openclaw(gw) = driven {
@@ -281,6 +282,18 @@ pub async fn run_external(
         return run.failed(format!("{why}; last log lines:\n{lines}"));
     }
     run.into_observed()
+}
+
+/// Whether a stop request (`reason`) cut the run short: an external run waits past `duration`
+/// for its turns, so a stop while any turn is still out is a stop whatever the clock says; with
+/// every turn back, a stop before `duration` is one too.
+fn stop_cut(
+    reason: Option<String>,
+    outstanding: usize,
+    elapsed_ms: u64,
+    duration_ms: u64,
+) -> Option<String> {
+    reason.filter(|_| outstanding > 0 || elapsed_ms < duration_ms)
 }
 
 async fn stop_upstream(
@@ -311,10 +324,19 @@ async fn send_turn(
     turn_row(&t, lag_ms, &outcome)
 }
 
-impl TargetReport {
-    /// True when every turn got a complete answer.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn all_answered(&self) -> bool {
-        self.turns.iter().all(|t| t.ok)
+#[cfg(test)]
+mod tests {
+    use super::stop_cut;
+
+    #[test]
+    fn a_stop_while_turns_are_out_is_a_stop_whatever_duration_says() {
+        let term = || Some("stopped by SIGTERM".to_string());
+        // 8 s into a 3 s scenario with turns still out (the external run waits for them).
+        assert_eq!(stop_cut(term(), 2, 8_000, 3_000), term());
+        // Every turn back, the run waiting out `duration`: a stop before it is a stop.
+        assert_eq!(stop_cut(term(), 0, 2_000, 3_000), term());
+        // Every turn back and `duration` passed: the run had finished.
+        assert_eq!(stop_cut(term(), 0, 8_000, 3_000), None);
+        assert_eq!(stop_cut(None, 2, 8_000, 3_000), None);
     }
 }

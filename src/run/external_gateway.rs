@@ -61,7 +61,11 @@ pub(super) async fn finish_gateway(
             }
             run.decisions = d;
         }
-        Err(e) => run.notes.push(format!("reading OpenClaw's log: {e}")),
+        Err(e) => {
+            let why = format!("reading OpenClaw's log {}: {e}", stopped.dirs.log.display());
+            run.notes.push(why.clone());
+            run.log_error = Some(why);
+        }
     }
     match stopped.auth_state() {
         Ok(s) => {
@@ -87,9 +91,11 @@ pub(super) async fn finish_gateway(
             }
             run.auth = Some(s);
         }
-        Err(e) => run
-            .notes
-            .push(format!("reading OpenClaw's auth state: {e}")),
+        Err(e) => {
+            let why = format!("reading OpenClaw's auth state: {e}");
+            run.notes.push(why.clone());
+            run.auth_error = Some(why);
+        }
     }
     if let Some(f) = keep(&stopped.dirs.log, &dir.join("openclaw.log"), &secrets) {
         run.target.files.push(f);
@@ -119,6 +125,7 @@ pub(super) fn turn_row(t: &PlannedTurn, lag_ms: u64, o: &TurnOutcome) -> TurnRow
         ok: o.is_ok(),
         finish_reason: o.finish_reason.clone(),
         error: o.error.clone(),
+        outcome: Some(o.end()),
         elapsed_ms: o.elapsed_ms,
     }
 }

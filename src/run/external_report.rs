@@ -33,9 +33,13 @@ pub(crate) struct ExternalRun<'a> {
     pub fault_hits: Hits,
     /// OpenClaw's log decisions.
     pub decisions: Vec<LoggedDecision>,
+    /// Why OpenClaw's log could not be read (its decision expectations then fail).
+    pub log_error: Option<String>,
     /// OpenClaw's auth state after the stop.
     pub auth: Option<AuthState>,
-    /// Problems reading what the gateway left (they fail the expectations that need it).
+    /// Why OpenClaw's auth state could not be read (its cooldown expectations then fail).
+    pub auth_error: Option<String>,
+    /// Notes for the report's last lines (a retried start, what could not be read or removed).
     pub notes: Vec<String>,
 }
 
@@ -52,7 +56,9 @@ impl<'a> ExternalRun<'a> {
             records: KeptRecords::default(),
             fault_hits: Default::default(),
             decisions: Vec::new(),
+            log_error: None,
             auth: None,
+            auth_error: None,
             notes: Vec::new(),
         }
     }
@@ -110,8 +116,11 @@ impl<'a> ExternalRun<'a> {
             canaries: Default::default(),
             upstream: self.records,
             gateway: Some(GatewayObserved {
+                turns: self.target.turns.clone(),
                 decisions: self.decisions,
+                log_error: self.log_error,
                 auth: self.auth,
+                auth_error: self.auth_error,
             }),
             kind_rows: Vec::new(),
             read_failures: None,

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::recorder::KeptRecords;
 use crate::gateway::openclaw::{AuthState, LoggedDecision};
 use crate::report::fleet_model::FleetSection;
-use crate::report::model::{FaultHit, Latency, Marks, ReplayInfo, TargetReport};
+use crate::report::model::{FaultHit, Latency, Marks, ReplayInfo, TargetReport, TurnRow};
 use crate::scrape::{CompactScrapes, Exposition, Transition};
 use crate::verdict::{ExpectationResult, ProbeArrival};
 
@@ -94,13 +94,21 @@ pub struct EngineObserved {
     pub lanes_of_faults: Option<BTreeSet<String>>,
 }
 
-/// What a gateway left: its log decisions and auth state.
+/// What a gateway left: the turns it was sent, its log decisions and auth state.
 #[derive(Debug, Default)]
 pub struct GatewayObserved {
+    /// Every turn sent and what came back (`[[expect.turn]]`).
+    pub turns: Vec<TurnRow>,
     /// Its log decisions.
     pub decisions: Vec<LoggedDecision>,
+    /// Why its log could not be read (missing or unreadable): the expectations on its
+    /// decisions then fail saying so.
+    pub log_error: Option<String>,
     /// Its auth state after the stop.
     pub auth: Option<AuthState>,
+    /// Why its auth state could not be read (no database, an unreadable one): the
+    /// expectations on its cooldowns then fail saying so.
+    pub auth_error: Option<String>,
 }
 
 /// The part of the report only one kind has.

@@ -6,6 +6,7 @@
 //! them. A run that reaches the cap says so (`truncated_at_ms`): the upstream judge then treats
 //! the record as ending there, so nothing after it can pass.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::observe::FaultHits;
@@ -41,6 +42,10 @@ pub struct KeptRecords {
     pub truncated_at_ms: Option<u64>,
     /// Model requests left out.
     pub dropped: u64,
+    /// Every request the system under test sent the upstream during the arm, any route
+    /// (canaries, the harness's own calls, left out): zero means it sent nothing and nothing at
+    /// the upstream can be judged.
+    pub served: u64,
 }
 
 #[derive(Debug, Default)]
@@ -59,6 +64,7 @@ pub(crate) struct UpstreamRecorder {
     /// `Some` when the scenario has expectations judged at the upstream.
     kept: Option<Mutex<Kept>>,
     cap: usize,
+    served: AtomicU64,
 }
 
 impl std::fmt::Debug for UpstreamRecorder {
@@ -81,6 +87,7 @@ impl UpstreamRecorder {
             duplicates: None,
             kept: keep_records.then(|| Mutex::new(Kept::default())),
             cap: MAX_UPSTREAM_RECORDS,
+            served: AtomicU64::new(0),
         }
     }
 
@@ -104,9 +111,11 @@ impl UpstreamRecorder {
 
     /// Takes the model requests kept so far (empty when none were kept).
     pub(crate) fn take_records(&self) -> KeptRecords {
+        let served = self.served.load(Ordering::Relaxed);
         let Some(kept) = &self.kept else {
             return KeptRecords {
                 cap: self.cap,
+                served,
                 ..KeptRecords::default()
             };
         };
@@ -116,6 +125,7 @@ impl UpstreamRecorder {
             cap: self.cap,
             truncated_at_ms: k.truncated_at_ms,
             dropped: k.dropped,
+            served,
         }
     }
 }
@@ -123,6 +133,9 @@ impl UpstreamRecorder {
 impl RecordSink for UpstreamRecorder {
     fn record(&self, r: &UpstreamRecord) {
         self.out.append_at(r.t_ms, r);
+        if !r.canary {
+            self.served.fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(kept) = &self.kept
             && r.route == crate::upstream::RouteKind::Llm
             && !r.canary
@@ -199,6 +212,7 @@ mod tests {
         assert_eq!(kept.truncated_at_ms, Some(40));
         assert_eq!(kept.dropped, 2);
         assert_eq!(kept.cap, 3);
+        assert_eq!(kept.served, 5, "every request served counts, kept or not");
         let written = std::fs::read_to_string(dir.path().join("upstream.jsonl"))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(

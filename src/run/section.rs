@@ -21,6 +21,7 @@ use crate::report::model::{PolicyReport, UpstreamCap};
 use crate::scrape::{Disagreement, DisagreementKind, Transition};
 use crate::upstream::FaultSpec;
 use crate::upstream::faults::RouteSel;
+use crate::verdict::turn::TurnSeen;
 use crate::verdict::{
     ExpectKind, ExpectStatus, ExpectationResult, Expectations, diff_until, scenario_ms_u,
 };
@@ -60,14 +61,44 @@ pub fn section(
     let ground = judge_at_upstream(&mut report, plan, &expect, &o.upstream);
     report.expectations.extend(ground);
     if let Some(g) = &o.gateway {
+        let log = match &g.log_error {
+            Some(why) => Err(why.as_str()),
+            None => Ok(&g.decisions[..]),
+        };
+        let unread = crate::gateway::openclaw::AuthState::default();
+        let never_read = g.auth.is_none() && g.auth_error.is_none();
+        let state = match (&g.auth, &g.auth_error) {
+            (_, Some(why)) => Err(why.as_str()),
+            (Some(s), None) => Ok(s),
+            (None, None) => Ok(&unread),
+        };
+        let mut rows = crate::verdict::gateway_eval::evaluate(&expect, log, state, o.cut());
+        if never_read {
+            // The run ended (a harness failure) before the gateway's log and state were read:
+            // nothing of them was observed, so nothing of them is judged.
+            for r in &mut rows {
+                r.ok = false;
+                r.status = ExpectStatus::NotReached;
+                r.observed = "not reached".into();
+                r.detail = format!(
+                    "{} {}: not reached (the run ended before the gateway's log and state were read)",
+                    r.dep.as_deref().unwrap_or("openclaw"),
+                    r.expected
+                );
+            }
+        }
+        report.expectations.extend(rows);
+        let turns: Vec<TurnSeen> = g
+            .turns
+            .iter()
+            .map(|t| TurnSeen {
+                outcome: t.outcome,
+                elapsed_ms: t.elapsed_ms,
+            })
+            .collect();
         report
             .expectations
-            .extend(crate::verdict::gateway_eval::evaluate(
-                &expect,
-                &g.decisions,
-                g.auth.as_ref(),
-                o.cut(),
-            ));
+            .extend(crate::verdict::turn::evaluate(&expect.turn, &turns, o.cut()));
     }
     if let Some(e) = engine {
         let others: Vec<(&str, &[Transition])> = e
@@ -90,6 +121,7 @@ pub fn section(
     report
         .expectations
         .extend(unapplied_rows(&file.fault, never_applied, stop));
+    report.unjudged = unjudged(o, &report.expectations);
     settle(&mut report);
     if let Some(ws) = engine.and_then(|e| e.lanes_of_faults.as_ref()) {
         let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
@@ -223,10 +255,27 @@ fn unapplied_rows(
         .collect()
 }
 
+/// Why an arm that ran to its end gave nothing to judge, if it did not: its system under test
+/// sent the upstream no request (whatever its rows say, they were judged on nothing), or not one
+/// row was judged. An arm cut short says so through its stop or error instead.
+fn unjudged(o: &Observation, rows: &[ExpectationResult]) -> Option<String> {
+    if o.cut() {
+        return None;
+    }
+    if o.upstream.served == 0 {
+        return Some("the system under test sent no request to the upstream".into());
+    }
+    if rows.is_empty() {
+        return Some("no expectation applies to it: nothing was judged".into());
+    }
+    None
+}
+
 /// The expectations judged at the upstream (`[[expect.attempts]]`, ...) over the model requests
 /// the run's recorder kept, in the section's scenario time: its end, its stop, and — when the
 /// recorder reached its cap — the cut, which ends what was observed there (windows past it are
-/// `not_reached`) and is said in the section (`upstream_cap`).
+/// `not_reached`) and is said in the section (`upstream_cap`). A window reaching past the end of
+/// what the run observed is `not_reached` too.
 fn judge_at_upstream(
     section: &mut PolicyReport,
     plan: &ScenarioPlan,
@@ -242,12 +291,15 @@ fn judge_at_upstream(
     });
     let fps = crate::scenario::gateway::profile_fingerprints(&plan.checked.file);
     let owners = crate::scenario::gateway::token_owners(&plan.checked.file);
+    let duration_ms = u64::try_from(plan.checked.file.duration.as_millis()).unwrap_or(u64::MAX);
     let facts = crate::verdict::ground_eval::UpstreamFacts {
         records: &kept.records,
         profile_fps: &fps,
         owners: &owners,
         speed,
-        end_ms: section.elapsed_ms,
+        // A run that was not cut observed at least up to `duration` (an external one until
+        // its last turn returned, which can be later).
+        end_ms: section.elapsed_ms.max(duration_ms),
         stopped_at_ms: section.stopped_at_ms,
         truncated_at_ms,
     };

@@ -2,8 +2,9 @@
 //! traffic file errors, engine config values, profiles, faults, expectations and policies.
 //! Checks that stop a vacuous pass: a metric series the engine does not export or a label its
 //! family lacks, an expectation about a dep the traffic and profiles cannot produce, traffic
-//! that sends nothing (empty, or every request at or after `duration`), and the checks against
-//! what the run can produce ([`super::validate_reach`]). Each error names the
+//! that sends nothing (empty, or every request at or after `duration`), a scenario with no
+//! expectation at all, and the checks against what the run can produce
+//! ([`super::validate_reach`]). Each error names the
 //! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
 //! that ends well before it.
 
@@ -191,6 +192,14 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
              configured model reaches it{hint} (deps: {known})"
         );
         return Err(located_within(&origin, text, &field, &dep, msg));
+    }
+    if file.expect.is_empty() {
+        return Err(invalid(
+            "expect",
+            "the scenario has no expectations: a run would judge nothing, and nothing judged \
+             is never a pass; add at least one [[expect.*]] table (docs/scenario.md)"
+                .into(),
+        ));
     }
     let mut warnings = warnings(&file, &traffic, beyond_duration);
     warnings.extend(super::validate_target::target_warnings(&file, &traffic));

@@ -1,6 +1,7 @@
 //! Checks that depend on the scenario's `[target]`: an external gateway's breakers are not
 //! visible, so breaker-transition and probe-spacing expectations (and metric ones without a
-//! `metrics_url`) would judge nothing; OpenClaw expectations need an OpenClaw target; profiles
+//! `metrics_url`) would judge nothing; OpenClaw expectations need an OpenClaw target, turn
+//! expectations an external one; profiles
 //! named by expectations must exist; an OpenClaw target must be configurable from the scenario
 //! (one primary model, a key per provider).
 
@@ -63,6 +64,15 @@ pub(super) fn check_target(
                 "an external target is driven by model calls: none falls before `duration`".into(),
             ));
         }
+    }
+    if !kind.is_external() && !e.turn.is_empty() {
+        return Err(FieldError::new(
+            "expect.turn[0]",
+            "judges the turns the harness sends an external gateway ([target] kind = \
+             \"openclaw\" or \"http\"); the embedded engine is sent requests, not turns: use \
+             expect.metric or expect.attempts"
+                .into(),
+        ));
     }
     if kind != TargetKind::Openclaw {
         for (table, n) in [

@@ -1,5 +1,7 @@
 //! Expectations as written in a scenario's `[expect]` table (docs/scenario.md): `[[expect.transition]]`,
-//! `[[expect.metric]]`, `[[expect.no_transition]]` and `[[expect.probe_spacing]]`. Unknown keys
+//! `[[expect.metric]]`, `[[expect.no_transition]]` and `[[expect.probe_spacing]]` (the
+//! upstream's and OpenClaw's tables are in [`super::ground`], `[[expect.turn]]` in
+//! [`super::turn`]). Unknown keys
 //! are rejected; durations are humantime strings (`"22s"`, `"300ms"`).
 
 use std::time::Duration;
@@ -9,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::events::BreakerState;
 use crate::scrape::Selector;
 
+use super::turn::ExpectTurn;
 use super::ground::{
     ExpectAttempts, ExpectFirstRequest, ExpectGatewayCooldown, ExpectGatewayDecision,
     ExpectNoRequest, ExpectRetryGaps,
@@ -54,6 +57,9 @@ pub struct Expectations {
     /// `[[expect.openclaw_cooldown]]`, from an OpenClaw target's auth state.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub openclaw_cooldown: Vec<ExpectGatewayCooldown>,
+    /// `[[expect.turn]]`, from the turns sent to an external target.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn: Vec<ExpectTurn>,
 }
 
 /// One expected breaker transition.
@@ -290,7 +296,18 @@ impl Expectations {
                 return err(format!("expect.fleet[{i}].policy"), &msg);
             }
         }
-        self.validate_ground(&policy_bad)
+        self.validate_ground(&policy_bad)?;
+        let policy_ok = |p: &Option<String>| policy_bad(p).is_none();
+        for (i, t) in self.turn.iter().enumerate() {
+            super::turn::check(t, &policy_ok).map_err(|(key, msg)| {
+                let field = match key {
+                    "" => format!("expect.turn[{i}]"),
+                    k => format!("expect.turn[{i}].{k}"),
+                };
+                ExpectError { field, msg }
+            })?;
+        }
+        Ok(())
     }
 
     /// The expectations that apply to the run of `policy`.
@@ -359,6 +376,12 @@ impl Expectations {
                 .collect(),
             openclaw_decision: self.openclaw_decision.clone(),
             openclaw_cooldown: self.openclaw_cooldown.clone(),
+            turn: self
+                .turn
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
         }
     }
 
@@ -375,6 +398,7 @@ impl Expectations {
             + self.retry_gaps.len()
             + self.openclaw_decision.len()
             + self.openclaw_cooldown.len()
+            + self.turn.len()
     }
 
     /// True when there is nothing to check.
@@ -386,5 +410,6 @@ impl Expectations {
             && self.fleet.is_empty()
             && !self.has_ground()
             && !self.has_gateway()
+            && self.turn.is_empty()
     }
 }

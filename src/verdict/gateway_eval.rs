@@ -105,20 +105,32 @@ pub(crate) fn decision(
     r
 }
 
-/// `[[expect.openclaw_cooldown]]`, judged on the auth state read after the stop.
+/// `[[expect.openclaw_cooldown]]`, judged on the auth state read after the stop (a missing or
+/// unreadable database never reaches here: [`evaluate`] fails the row with the reason). A
+/// database the gateway kept without the `authProfiles.state` row holds no profile state at all,
+/// so no cooldown (OpenClaw 2026.9.6 writes none after a stall before headers: measured); a
+/// disable (`disabledUntil`, the billing lane) is no "no cooldown".
 pub(crate) fn cooldown(e: &ExpectGatewayCooldown, state: &AuthState) -> ExpectationResult {
     let p = state.profile(&e.profile);
     let length = p.and_then(|p| p.cooldown_ms);
     let reason = p.and_then(|p| p.cooldown_reason.as_deref());
-    let observed = match (length, reason) {
-        (Some(ms), r) => format!("{} reason {}", secs(ms as i64), r.unwrap_or("none")),
-        (None, _) if !state.found => "no auth state written".to_string(),
-        (None, _) => "no cooldown".to_string(),
+    let disabled = p.filter(|p| p.disabled_until_ms.is_some_and(|d| d > 0));
+    let observed = match (length, reason, disabled) {
+        _ if !state.found => "no auth state written (no authProfiles.state row)".to_string(),
+        (Some(ms), r, _) => format!("{} reason {}", secs(ms as i64), r.unwrap_or("none")),
+        (None, _, Some(d)) => format!(
+            "disabled, reason {}",
+            d.disabled_reason.as_deref().unwrap_or("none")
+        ),
+        (None, _, None) => "no cooldown".to_string(),
     };
     let tol = e.tolerance.unwrap_or(Duration::from_secs(1));
     let tol_ms = u64::try_from(tol.as_millis()).unwrap_or(u64::MAX);
     let (expected, ok) = if e.none {
-        ("no cooldown".to_string(), length.is_none())
+        (
+            "no cooldown".to_string(),
+            length.is_none() && disabled.is_none(),
+        )
     } else {
         let want = e
             .cooldown
@@ -148,32 +160,44 @@ pub(crate) fn cooldown(e: &ExpectGatewayCooldown, state: &AuthState) -> Expectat
     r
 }
 
-/// Every OpenClaw expectation of `e`, in table order; `state` is `None` when it could not be
-/// read (each cooldown expectation then fails saying so).
+/// A row of `e` failed because what it reads could not be read (`why`).
+fn unread(mut r: ExpectationResult, what: &str, why: &str) -> ExpectationResult {
+    r.ok = false;
+    r.status = ExpectStatus::Fail;
+    r.observed = format!("{what} unreadable");
+    r.observed_ms = None;
+    r.delta_ms = None;
+    r.detail = format!(
+        "{} {}: {why}",
+        r.dep.as_deref().unwrap_or("openclaw"),
+        r.expected
+    );
+    r
+}
+
+/// Every OpenClaw expectation of `e`, in table order. `log` and `state` are what was read of
+/// the gateway's log and auth state, or why they could not be (a missing file included): each
+/// expectation that reads one then fails, saying why — never a pass on nothing.
 pub(crate) fn evaluate(
     e: &crate::verdict::Expectations,
-    log: &[LoggedDecision],
-    state: Option<&AuthState>,
+    log: Result<&[LoggedDecision], &str>,
+    state: Result<&AuthState, &str>,
     stopped: bool,
 ) -> Vec<ExpectationResult> {
     let mut out: Vec<ExpectationResult> = e
         .openclaw_decision
         .iter()
-        .map(|x| decision(x, log, stopped))
+        .map(|x| match log {
+            Ok(l) => decision(x, l, stopped),
+            Err(why) => unread(decision(x, &[], false), "log", why),
+        })
         .collect();
-    let unread = AuthState::default();
+    let none = AuthState::default();
     for c in &e.openclaw_cooldown {
-        let mut r = cooldown(c, state.unwrap_or(&unread));
-        if state.is_none() {
-            r.ok = false;
-            r.status = ExpectStatus::Fail;
-            r.observed = "auth state unreadable".into();
-            r.detail = format!(
-                "{} {}: the auth state could not be read",
-                c.profile, r.expected
-            );
-        }
-        out.push(r);
+        out.push(match state {
+            Ok(s) => cooldown(c, s),
+            Err(why) => unread(cooldown(c, &none), "auth state", why),
+        });
     }
     out
 }
@@ -376,8 +400,54 @@ mod tests {
         let empty = AuthState::default();
         let got = cooldown(&e, &empty);
         assert!(
-            !got.ok && got.observed == "no auth state written",
+            !got.ok && got.observed.starts_with("no auth state written"),
             "{got:?}"
         );
+    }
+
+    #[test]
+    fn a_missing_log_or_state_fails_what_reads_it_with_the_reason_never_passes() {
+        // Each of these holds on nothing: zero decisions, no cooldown.
+        let expect = crate::verdict::Expectations {
+            openclaw_decision: vec![ExpectGatewayDecision {
+                event: "rotate_profile".into(),
+                equals: Some(0),
+                ..Default::default()
+            }],
+            openclaw_cooldown: vec![ExpectGatewayCooldown {
+                profile: "mockai:a".into(),
+                none: true,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let rows = evaluate(
+            &expect,
+            Err("reading OpenClaw's log /x/openclaw.log: No such file or directory"),
+            Err("reading OpenClaw's auth state: no auth state database at /x/openclaw.sqlite"),
+            false,
+        );
+        assert_eq!(rows.len(), 2);
+        for r in &rows {
+            assert_eq!(r.status, ExpectStatus::Fail, "{r:?}");
+            assert!(!r.ok);
+        }
+        assert!(rows[0].detail.contains("No such file"), "{}", rows[0].detail);
+        assert!(rows[1].detail.contains("no auth state database"), "{}", rows[1].detail);
+        // Read, zero decisions and a database without the authProfiles.state row (what OpenClaw
+        // 2026.9.6 leaves after a stall before headers): judged on what was read.
+        let no_row = parse_state(None).unwrap();
+        let got = evaluate(&expect, Ok(&[]), Ok(&no_row), false);
+        assert_eq!(got[0].status, ExpectStatus::Pass, "zero decisions read from a log");
+        assert_eq!(got[1].status, ExpectStatus::Pass, "{:?}", got[1]);
+        assert!(got[1].observed.contains("no authProfiles.state row"), "{}", got[1].observed);
+        // A disabled profile (billing lane) has no "no cooldown".
+        let disabled = parse_state(Some(
+            r#"{"usageStats":{"mockai:a":{"disabledUntil":90000,"disabledReason":"billing","errorCount":1}}}"#,
+        ))
+        .unwrap();
+        let got = evaluate(&expect, Ok(&[]), Ok(&disabled), false);
+        assert_eq!(got[1].status, ExpectStatus::Fail, "{:?}", got[1]);
+        assert!(got[1].observed.contains("disabled"), "{}", got[1].observed);
     }
 }

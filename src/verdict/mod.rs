@@ -18,6 +18,7 @@ mod ground_validate;
 pub mod probe_spacing;
 pub mod reach;
 pub mod scaled;
+pub(crate) mod turn;
 
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +60,8 @@ pub enum ExpectKind {
     GatewayCooldown,
     /// A `[[fault]]` that no run of the scenario applied (and that is not `optional`).
     FaultApplied,
+    /// `[[expect.turn]]` (an external target's turns).
+    Turn,
 }
 
 impl ExpectKind {
@@ -77,6 +80,7 @@ impl ExpectKind {
             Self::GatewayDecision => "openclaw_decision",
             Self::GatewayCooldown => "openclaw_cooldown",
             Self::FaultApplied => "fault_applied",
+            Self::Turn => "turn",
         }
     }
 }

@@ -359,6 +359,39 @@ fn a_target_that_never_starts_or_crashes_mid_run_is_exit_3_with_its_last_log_lin
     let _ = std::fs::remove_file("/tmp/openclaw-fake-cli");
 }
 
+#[test]
+fn a_gateway_that_leaves_no_log_or_state_fails_what_reads_them_saying_why() {
+    // The fake serves /health, answers no turn, writes no log and keeps no state database: the
+    // fixture's `openclaw_cooldown none = true` would hold on nothing, the decision count read
+    // zero decisions from a log that is not there.
+    let fake = Fake::new("serve:judge");
+    let (code, md, json) = run_fake(&fake);
+    let _ = std::fs::remove_file("/tmp/openclaw-fake-judge");
+    assert_eq!(code, Some(1), "{md}");
+    assert_eq!(json["verdict"], "fail", "{json}");
+    let rows = json["policies"][0]["expectations"].as_array().unwrap();
+    let row = |kind: &str| {
+        rows.iter()
+            .find(|e| e["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} row: {rows:?}"))
+    };
+    let cooldown = row("openclaw_cooldown");
+    assert_eq!(cooldown["status"], "fail", "{cooldown}");
+    assert_eq!(cooldown["observed"], "auth state unreadable", "{cooldown}");
+    let why = cooldown["detail"].as_str().unwrap_or_default();
+    assert!(why.contains("no auth state database at"), "{why}");
+    let decision = row("openclaw_decision");
+    assert_eq!(decision["status"], "fail", "{decision}");
+    assert_eq!(decision["observed"], "log unreadable", "{decision}");
+    let why = decision["detail"].as_str().unwrap_or_default();
+    assert!(why.contains("reading OpenClaw's log"), "{why}");
+    // The turn it never answered is in the report as what came back.
+    assert_eq!(
+        json["target"]["turns"][0]["outcome"], "http_error",
+        "{json}"
+    );
+}
+
 /// The processes whose command line names `needle`, as "pid args".
 fn processes_naming(needle: &str) -> Vec<String> {
     let ps = std::process::Command::new("ps")

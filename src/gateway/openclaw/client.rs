@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use super::turn_end::TurnEnd;
 use crate::replay::http::{HttpDispatcher, TargetError};
 
 /// The model a turn names: the gateway's default agent.
@@ -44,6 +45,9 @@ pub struct TurnOutcome {
     pub done: bool,
     /// From sending to the end of the body, in ms.
     pub elapsed_ms: u64,
+    /// Whether the body was an SSE stream.
+    #[serde(default)]
+    pub sse: bool,
 }
 
 impl TurnOutcome {
@@ -52,6 +56,23 @@ impl TurnOutcome {
         self.status.is_some_and(|s| (200..300).contains(&s))
             && self.error.is_none()
             && self.finish_reason.is_some()
+    }
+
+    /// How the turn ended: answered; else, without a response, timed out or a transport
+    /// failure; a status outside 2xx; an error in a 2xx stream (an error event) or body; a 2xx
+    /// without an error or a `finish_reason` (unfinished).
+    pub fn end(&self) -> TurnEnd {
+        if self.is_ok() {
+            return TurnEnd::Answered;
+        }
+        match (self.status, &self.error) {
+            (None, Some(e)) if e == "timeout" => TurnEnd::TimedOut,
+            (None, _) => TurnEnd::TransportError,
+            (Some(s), _) if !(200..300).contains(&s) => TurnEnd::HttpError,
+            (Some(_), Some(_)) if self.sse => TurnEnd::ErrorEvent,
+            (Some(_), Some(_)) => TurnEnd::ErrorBody,
+            (Some(_), None) => TurnEnd::Unfinished,
+        }
     }
 }
 
@@ -124,6 +145,7 @@ impl TurnClient {
                 error: Some(kind.to_string()),
                 done: false,
                 elapsed_ms: 0,
+                sse: false,
             },
         };
         out.elapsed_ms = elapsed_ms;
@@ -140,9 +162,11 @@ pub(crate) fn read_answer(status: u16, body: &[u8], stream: bool) -> TurnOutcome
         error: None,
         done: false,
         elapsed_ms: 0,
+        sse: false,
     };
     let text = String::from_utf8_lossy(body);
     let is_sse = stream && text.trim_start().starts_with("data:");
+    out.sse = is_sse;
     if !is_sse {
         match serde_json::from_str::<Value>(&text) {
             Ok(v) => {
@@ -236,12 +260,31 @@ mod tests {
         let o = read_answer(200, body.as_bytes(), true);
         assert_eq!(o.error.as_deref(), Some("internal error"));
         assert!(!o.is_ok());
+        assert_eq!(o.end(), TurnEnd::ErrorEvent);
         let o = read_answer(500, br#"{"error":{"message":"internal error"}}"#, false);
         assert_eq!(o.error.as_deref(), Some("internal error"));
+        assert_eq!(o.end(), TurnEnd::HttpError);
         let o = read_answer(502, b"", false);
         assert!(o.error.is_some());
+        assert_eq!(o.end(), TurnEnd::HttpError);
+        let o = read_answer(200, br#"{"error":{"message":"no"}}"#, false);
+        assert_eq!(o.end(), TurnEnd::ErrorBody);
         let ok = br#"{"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#;
         let o = read_answer(200, ok, false);
         assert!(o.is_ok() && o.text == "hi", "{o:?}");
+        assert_eq!(o.end(), TurnEnd::Answered);
+        let cut = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t1\"}}]}\n\n";
+        assert_eq!(read_answer(200, cut.as_bytes(), true).end(), TurnEnd::Unfinished);
+        let lost = |e: &str| TurnOutcome {
+            status: None,
+            text: String::new(),
+            finish_reason: None,
+            error: Some(e.into()),
+            done: false,
+            elapsed_ms: 0,
+            sse: false,
+        };
+        assert_eq!(lost("timeout").end(), TurnEnd::TimedOut);
+        assert_eq!(lost("reset").end(), TurnEnd::TransportError);
     }
 }

@@ -114,13 +114,11 @@ pub(crate) fn parse_log(text: &str) -> Vec<LoggedDecision> {
     text.lines().filter_map(parse_line).collect()
 }
 
-/// Reads and parses the log file (a missing file has no decisions).
+/// Reads and parses the log file. A missing file is an error like an unreadable one: the
+/// gateway wrote no log where it was told to, so its decisions are unknown, not none.
 pub(crate) fn read_log(path: &Path) -> std::io::Result<Vec<LoggedDecision>> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(parse_log(&String::from_utf8_lossy(&bytes))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e),
-    }
+    let bytes = std::fs::read(path)?;
+    Ok(parse_log(&String::from_utf8_lossy(&bytes)))
 }
 
 /// The last `n` lines of a log as plain messages (`message`, else field `"1"`), for errors.

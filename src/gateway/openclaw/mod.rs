@@ -48,10 +48,13 @@
 //!   [`GatewayOptions`] (timeouts) and [`GatewayError`] (which carries the gateway's last log
 //!   lines) live in `errors.rs`.
 //! - [`procs`]: the process tree, start-time-checked [`procs::SeenProcess`], signals.
-//! - [`client`]: [`TurnClient`]: `/health` and turns over the replay dispatcher's HTTP client.
+//! - [`client`]: [`TurnClient`]: `/health` and turns over the replay dispatcher's HTTP client;
+//!   how each turn ended ([`TurnEnd`], in `turn_end`).
 //! - [`log`]: its JSON-lines log as typed [`Decision`]s (failover, fallback, retries, the
-//!   idle-timeout breaker); [`log::profile_hash`] maps profile ids to the hashes it logs.
-//! - [`state`]: its `authProfiles.state` row as typed cooldowns ([`AuthState`]).
+//!   idle-timeout breaker; a missing log is an error, never "no decisions");
+//!   [`log::profile_hash`] maps profile ids to the hashes it logs.
+//! - [`state`]: its `authProfiles.state` row as typed cooldowns ([`AuthState`]); a missing
+//!   database is an error, never "no cooldown".
 //!
 //! Secrets: profile keys go to OpenClaw only through `paste-api-key`'s stdin; they are never in
 //! `openclaw.json`, in errors or in `Debug` output (fingerprints instead). OpenClaw's own
@@ -68,8 +71,10 @@ pub mod procs;
 pub mod sandbox;
 mod seed;
 pub(crate) mod state;
+mod turn_end;
 
 pub use client::{Turn, TurnClient, TurnOutcome};
+pub use turn_end::TurnEnd;
 pub use config::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 pub use errors::{GatewayError, GatewayOptions};
 pub use install::{Install, InstallError};

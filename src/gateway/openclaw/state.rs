@@ -84,6 +84,13 @@ impl AuthState {
 /// Why the state could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
+    /// The database is not there: the gateway kept no state where it was told to, so its
+    /// cooldowns are unknown, not none.
+    #[error("no auth state database at {db}")]
+    Missing {
+        /// The database.
+        db: PathBuf,
+    },
     /// Node could not be started.
     #[error("running {node} to read {db}: {source}")]
     Spawn {
@@ -118,10 +125,13 @@ pub(crate) fn database_path(state_dir: &Path) -> PathBuf {
     state_dir.join("state").join("openclaw.sqlite")
 }
 
-/// Reads the auth state from `db` with `node`. A missing database reads as no row.
+/// Reads the auth state from `db` with `node`. A missing database is an error
+/// ([`StateError::Missing`]); a database without the row reads as `found = false`.
 pub(crate) fn read_auth_state(node: &Path, db: &Path) -> Result<AuthState, StateError> {
     if !db.exists() {
-        return Ok(AuthState::default());
+        return Err(StateError::Missing {
+            db: db.to_path_buf(),
+        });
     }
     let mut last = String::new();
     for attempt in 0..READ_TRIES {

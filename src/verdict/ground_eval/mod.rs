@@ -27,8 +27,8 @@ pub(crate) struct UpstreamFacts<'a> {
     pub owners: &'a crate::upstream::TokenOwners,
     /// The `--speed` divisor the records' times are at.
     pub speed: f64,
-    /// Scenario ms the run observed (the end of open windows).
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    /// Scenario ms the run observed (without a stop or a cap): a window reaching past it was
+    /// not seen to its end, so it is not reached.
     pub end_ms: u64,
     /// Scenario ms of an early stop.
     pub stopped_at_ms: Option<u64>,
@@ -108,14 +108,16 @@ impl UpstreamFacts<'_> {
             })
     }
 
-    /// Whether a window ending at `until` (scenario ms; `None` = end of run) was fully seen.
+    /// Whether a window ending at `until` (scenario ms; `None` = end of run) was fully seen:
+    /// without a stop or a cap, when it ends by the end of what the run observed; after one,
+    /// when it ends by the cut.
     fn reached(&self, until: Option<u64>) -> bool {
         let end = match (self.stopped_at_ms, self.truncated_at_ms) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         match end {
-            None => true,
+            None => until.is_none_or(|u| u <= self.end_ms),
             Some(stop) => until.is_some_and(|u| u <= stop),
         }
     }

@@ -400,3 +400,48 @@ fn a_model_subject_counts_its_providers_requests_only_by_the_token_behind_them()
     assert_eq!(count("azure/gpt-4o"), "2");
     assert_eq!(count("gpt-4o"), "3", "a bare id is any provider's");
 }
+
+#[test]
+fn a_window_past_what_a_finished_run_observed_is_not_reached_never_pass() {
+    // The run observed 30 s; `no_request` over [20 s, 500 s) holds on what was seen, and
+    // `attempts` in [0, 60 s) at most 9 too, but neither window was seen to its end.
+    let (r, fps) = (records(), fps());
+    let f = facts(&r, &fps);
+    let late = ExpectNoRequest {
+        profile: Some("mockai:a".into()),
+        from: Duration::from_secs(20),
+        until: Duration::from_secs(500),
+        ..Default::default()
+    };
+    let got = no_request(&late, &f);
+    assert_eq!(got.status, ExpectStatus::NotReached, "{}", got.detail);
+    assert!(!got.ok);
+    let inside = ExpectNoRequest {
+        until: Duration::from_secs(30),
+        ..late
+    };
+    assert_eq!(no_request(&inside, &f).status, ExpectStatus::Pass);
+    let long = ExpectAttempts {
+        profile: Some("mockai:a".into()),
+        until: secs_d(60),
+        at_most: Some(9),
+        ..Default::default()
+    };
+    assert_eq!(attempts(&long, &f).status, ExpectStatus::NotReached);
+    // Already above its bound: a certain failure, whatever comes later.
+    let over = ExpectAttempts {
+        at_most: Some(2),
+        ..long
+    };
+    assert_eq!(attempts(&over, &f).status, ExpectStatus::Fail);
+    // A first request due by 400 s that had not come by 30 s: not reached, not failed.
+    let fallback = ExpectFirstRequest {
+        profile: Some("fallback:f".into()),
+        at_most: secs_d(400),
+        ..Default::default()
+    };
+    assert_eq!(
+        first_request(&fallback, &f).status,
+        ExpectStatus::NotReached
+    );
+}

@@ -1,0 +1,344 @@
+//! `[[expect.turn]]` (external targets): what came back for the turns the harness sent the
+//! gateway — how many ended in an outcome (`answered`, `error_body`, `http_error`, `timed_out`,
+//! `error_event`, `transport_error`, `unfinished`; every turn when no outcome is named), and how
+//! long they took. The table as written, its checks, and its pure evaluator over the run's turn
+//! rows.
+//!
+//! A run stopped with turns still out vouches only for what came back: a count that already
+//! broke its upper bound, or a turn already slower than allowed, fails; anything else is
+//! `not_reached`. A latency bound with no turn to time fails (nothing judged on nothing).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::ground::{check_counts, counts_hold, counts_text};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, secs};
+use crate::gateway::openclaw::TurnEnd;
+
+/// One turn as the evaluator sees it: how it ended and how long it took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TurnSeen {
+    /// How it ended (`None`: unknown, from a report written before outcomes were kept).
+    pub outcome: Option<TurnEnd>,
+    /// From sending to the end of its answer, ms.
+    pub elapsed_ms: u64,
+}
+
+/// `[[expect.turn]]`: a bound on the turns of one outcome (all turns when `outcome` is absent).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectTurn {
+    /// Only turns that ended so ([`TurnEnd`]'s names); every turn when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// Exactly this many such turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<u64>,
+    /// At least this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<u64>,
+    /// At most this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<u64>,
+    /// Every such turn took at most this long (sent to the end of its answer).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub latency_at_most: Option<Duration>,
+    /// Every such turn took at least this long.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub latency_at_least: Option<Duration>,
+    /// Only for this run (the target's kind); all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+impl ExpectTurn {
+    fn counts(&self) -> bool {
+        self.equals.is_some() || self.at_least.is_some() || self.at_most.is_some()
+    }
+
+    fn latency(&self) -> bool {
+        self.latency_at_most.is_some() || self.latency_at_least.is_some()
+    }
+}
+
+/// Checks one `[[expect.turn]]`: a known outcome (with the nearest name when misspelt), count
+/// bounds and/or latency bounds, consistent, a known policy. The error is the key at fault
+/// (`""` for the table itself) and what is wrong.
+pub(super) fn check(
+    t: &ExpectTurn,
+    policy_ok: &dyn Fn(&Option<String>) -> bool,
+) -> Result<(), (&'static str, String)> {
+    if let Some(o) = &t.outcome
+        && TurnEnd::parse(o).is_none()
+    {
+        let names = TurnEnd::ALL.map(TurnEnd::as_str);
+        let hint = crate::util::suggest::closest(o, names)
+            .map(|c| format!("did you mean `{c}`? "))
+            .unwrap_or_default();
+        return Err((
+            "outcome",
+            format!("unknown outcome `{o}`: {hint}(one of: {})", names.join(", ")),
+        ));
+    }
+    if !t.counts() && !t.latency() {
+        return Err((
+            "",
+            "give `equals`, `at_least`, `at_most`, `latency_at_most` or `latency_at_least`".into(),
+        ));
+    }
+    if t.counts() {
+        check_counts(t.equals, t.at_least, t.at_most)?;
+    }
+    if let (Some(lo), Some(hi)) = (t.latency_at_least, t.latency_at_most)
+        && lo > hi
+    {
+        return Err((
+            "latency_at_most",
+            "`latency_at_most` is below `latency_at_least`".into(),
+        ));
+    }
+    if !policy_ok(&t.policy) {
+        return Err(("policy", "not one of the scenario's policies".into()));
+    }
+    Ok(())
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn row(expected: String, observed: String, dep: &str) -> ExpectationResult {
+    ExpectationResult {
+        kind: ExpectKind::Turn,
+        dep: Some(dep.to_string()),
+        series: None,
+        expected,
+        observed,
+        expected_ms: None,
+        observed_ms: None,
+        delta_ms: None,
+        tolerance_ms: None,
+        ok: false,
+        status: ExpectStatus::Fail,
+        detail: String::new(),
+    }
+}
+
+fn finish(mut r: ExpectationResult, ok: bool, certain_fail: bool, stopped: bool) -> ExpectationResult {
+    r.status = match (ok, stopped) {
+        (true, false) => ExpectStatus::Pass,
+        (false, false) => ExpectStatus::Fail,
+        (false, true) if certain_fail => ExpectStatus::Fail,
+        _ => ExpectStatus::NotReached,
+    };
+    r.ok = r.status == ExpectStatus::Pass;
+    let dep = r.dep.clone().unwrap_or_default();
+    r.detail = if r.status == ExpectStatus::NotReached {
+        format!(
+            "{dep} {}: not reached (the run stopped with turns still out; observed so far: {})",
+            r.expected, r.observed
+        )
+    } else {
+        format!("{dep} {}: observed {}", r.expected, r.observed)
+    };
+    r
+}
+
+/// The rows of `[[expect.turn]]` (already filtered to the run) over the run's `turns`;
+/// `stopped`: the run was cut short (turns may still have been out).
+pub(crate) fn evaluate(
+    expect: &[ExpectTurn],
+    turns: &[TurnSeen],
+    stopped: bool,
+) -> Vec<ExpectationResult> {
+    let mut out = Vec::new();
+    for e in expect {
+        let want = e.outcome.as_deref().and_then(TurnEnd::parse);
+        let matching: Vec<&TurnSeen> = turns
+            .iter()
+            .filter(|t| want.is_none_or(|w| t.outcome == Some(w)))
+            .collect();
+        let subject = e.outcome.as_deref().unwrap_or("any");
+        let dep = format!("turns {subject}");
+        if e.counts() {
+            let n = matching.len() as u64;
+            let ok = counts_hold(n, e.equals, e.at_least, e.at_most);
+            let over = e.equals.or(e.at_most).is_some_and(|hi| n > hi);
+            let expected = counts_text(e.equals, e.at_least, e.at_most);
+            let observed = format!("{n} of {} turns", turns.len());
+            out.push(finish(row(expected, observed, &dep), ok, over, stopped));
+        }
+        if e.latency() {
+            let (lo, hi) = (e.latency_at_least.map(ms), e.latency_at_most.map(ms));
+            let fastest = matching.iter().map(|t| t.elapsed_ms).min();
+            let slowest = matching.iter().map(|t| t.elapsed_ms).max();
+            let expected = match (lo, hi) {
+                (Some(l), Some(h)) => {
+                    format!("latency in [{}, {}]", secs(l as i64), secs(h as i64))
+                }
+                (Some(l), None) => format!("latency >= {}", secs(l as i64)),
+                (None, Some(h)) => format!("latency <= {}", secs(h as i64)),
+                (None, None) => "latency".into(),
+            };
+            let observed = match (fastest, slowest) {
+                (Some(a), Some(b)) => format!(
+                    "{} turns, {}..{}",
+                    matching.len(),
+                    secs(a as i64),
+                    secs(b as i64)
+                ),
+                _ => "no such turn to time".into(),
+            };
+            let too_slow = hi.is_some_and(|h| slowest.is_some_and(|s| s > h));
+            let too_fast = lo.is_some_and(|l| fastest.is_some_and(|f| f < l));
+            let ok = !matching.is_empty() && !too_slow && !too_fast;
+            let mut r = row(expected, observed, &dep);
+            r.observed_ms = slowest.map(|s| s as i64);
+            r.expected_ms = hi.or(lo).map(|t| t as i64);
+            out.push(finish(r, ok, too_slow || too_fast, stopped));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(outcome: TurnEnd, elapsed_ms: u64) -> TurnSeen {
+        TurnSeen {
+            outcome: Some(outcome),
+            elapsed_ms,
+        }
+    }
+
+    fn turns() -> Vec<TurnSeen> {
+        vec![
+            turn(TurnEnd::Answered, 800),
+            turn(TurnEnd::Answered, 1_200),
+            turn(TurnEnd::ErrorEvent, 40_000),
+        ]
+    }
+
+    #[test]
+    fn counts_per_outcome_pass_and_fail() {
+        let answered = ExpectTurn {
+            outcome: Some("answered".into()),
+            at_least: Some(2),
+            ..Default::default()
+        };
+        let got = evaluate(std::slice::from_ref(&answered), &turns(), false);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].status, ExpectStatus::Pass, "{}", got[0].detail);
+        assert_eq!(got[0].observed, "2 of 3 turns");
+        let none_failed = ExpectTurn {
+            outcome: Some("error_event".into()),
+            equals: Some(0),
+            ..Default::default()
+        };
+        let got = evaluate(&[none_failed], &turns(), false);
+        assert_eq!(got[0].status, ExpectStatus::Fail);
+        assert!(got[0].detail.contains("turns error_event = 0: observed 1 of 3"), "{}", got[0].detail);
+        let all = ExpectTurn {
+            equals: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(evaluate(&[all], &turns(), false)[0].status, ExpectStatus::Pass);
+    }
+
+    #[test]
+    fn latency_bounds_every_turn_of_the_outcome_and_none_to_time_fails() {
+        let quick = ExpectTurn {
+            outcome: Some("answered".into()),
+            latency_at_most: Some(Duration::from_secs(2)),
+            ..Default::default()
+        };
+        assert_eq!(
+            evaluate(std::slice::from_ref(&quick), &turns(), false)[0].status,
+            ExpectStatus::Pass
+        );
+        let every = ExpectTurn {
+            outcome: None,
+            ..quick.clone()
+        };
+        let got = evaluate(&[every], &turns(), false);
+        assert_eq!(got[0].status, ExpectStatus::Fail);
+        assert!(got[0].observed.contains("40.000s"), "{}", got[0].observed);
+        let timed_out = ExpectTurn {
+            outcome: Some("timed_out".into()),
+            ..quick
+        };
+        let got = evaluate(&[timed_out], &turns(), false);
+        assert_eq!(got[0].status, ExpectStatus::Fail, "no turn to time is no pass");
+        assert_eq!(got[0].observed, "no such turn to time");
+    }
+
+    #[test]
+    fn a_stopped_run_leaves_unsettled_bounds_not_reached() {
+        let at_least = ExpectTurn {
+            outcome: Some("answered".into()),
+            at_least: Some(3),
+            ..Default::default()
+        };
+        let at_most = ExpectTurn {
+            outcome: Some("answered".into()),
+            at_most: Some(1),
+            ..Default::default()
+        };
+        let got = evaluate(&[at_least, at_most], &turns(), true);
+        assert_eq!(got[0].status, ExpectStatus::NotReached);
+        assert_eq!(got[1].status, ExpectStatus::Fail, "already above its bound");
+    }
+
+    #[test]
+    fn the_table_is_checked() {
+        let ok = |t: ExpectTurn| check(&t, &|_| true);
+        let (k, msg) = ok(ExpectTurn {
+            outcome: Some("answerd".into()),
+            at_least: Some(1),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(k, "outcome");
+        assert!(msg.contains("did you mean `answered`?"), "{msg}");
+        assert_eq!(ok(ExpectTurn::default()).unwrap_err().0, "");
+        let e = ok(ExpectTurn {
+            equals: Some(1),
+            at_most: Some(2),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.0, "equals");
+        let e = ok(ExpectTurn {
+            latency_at_least: Some(Duration::from_secs(5)),
+            latency_at_most: Some(Duration::from_secs(1)),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.0, "latency_at_most");
+        assert!(
+            ok(ExpectTurn {
+                outcome: Some("timed_out".into()),
+                equals: Some(0),
+                ..Default::default()
+            })
+            .is_ok()
+        );
+        let other = ExpectTurn {
+            policy: Some("legacy".into()),
+            equals: Some(1),
+            ..Default::default()
+        };
+        assert_eq!(check(&other, &|p| p.is_none()).unwrap_err().0, "policy");
+        assert!(toml::from_str::<ExpectTurn>("outcome = \"answered\"\ncount = 1").is_err());
+    }
+}
