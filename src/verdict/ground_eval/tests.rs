@@ -18,6 +18,7 @@ fn rec(t_ms: u64, fp: &str, model: &str, fault: Option<&str>) -> UpstreamRecord 
         idempotency_key: None,
         duplicate: false,
         host: None,
+        warmup: false,
     }
 }
 
