@@ -114,7 +114,8 @@ pub struct WarmupSpec {
     /// Most warm-up turns (default 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<u32>,
-    /// The whole warm-up's limit (default 300 s).
+    /// The whole warm-up's limit (default 900 s: a cold OpenClaw turn took 90–220 s on a
+    /// 2-core machine at load 13).
     #[serde(
         default,
         with = "humantime_serde",
@@ -128,7 +129,7 @@ pub(crate) const DEFAULT_WARMUP_PROMPT: Duration = Duration::from_secs(5);
 /// Default [`WarmupSpec::turns`].
 pub(crate) const DEFAULT_WARMUP_TURNS: u32 = 5;
 /// Default [`WarmupSpec::timeout`].
-pub(crate) const DEFAULT_WARMUP_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_WARMUP_TIMEOUT: Duration = Duration::from_secs(900);
 
 impl WarmupSpec {
     /// The prompt bound.

@@ -114,8 +114,7 @@ fn upstream_lines(out: &Output) -> Vec<Value> {
 }
 
 #[test]
-fn warm_up_requests_are_neither_judged_nor_faulted_and_the_first_turn_of_the_run_meets_the_fault()
-{
+fn warm_up_requests_are_neither_judged_nor_faulted_and_the_first_turn_of_the_run_meets_the_fault() {
     let tmp = tempfile::tempdir().unwrap();
     let (gw, up) = (free_port(), free_port());
     let _gateway = FakeGateway::start(gw, up, "proxy", "3");
@@ -140,14 +139,24 @@ fn warm_up_requests_are_neither_judged_nor_faulted_and_the_first_turn_of_the_run
     assert_eq!(w["steady"], true, "{w}");
     let warm_turns = w["turns"].as_array().unwrap();
     assert_eq!(warm_turns.len(), 2, "a cold turn, then a prompt one: {w}");
-    assert!(warm_turns[0]["first_request_ms"].as_u64().unwrap() >= 3_000, "{w}");
-    assert!(warm_turns[1]["first_request_ms"].as_u64().unwrap() < 1_000, "{w}");
+    assert!(
+        warm_turns[0]["first_request_ms"].as_u64().unwrap() >= 3_000,
+        "{w}"
+    );
+    assert!(
+        warm_turns[1]["first_request_ms"].as_u64().unwrap() < 1_000,
+        "{w}"
+    );
     assert_eq!(w["upstream_requests"], 2, "{w}");
     assert!(w["duration_ms"].as_u64().unwrap() >= 3_000, "{w}");
     // The run's turns: the first met the fault, the second was answered.
     let turns = r["target"]["turns"].as_array().unwrap();
     assert_eq!(turns.len(), 2, "{}", show(&out));
-    assert_eq!(turns[0]["status"], 502, "the first turn met the 503: {}", r["target"]);
+    assert_eq!(
+        turns[0]["status"], 502,
+        "the first turn met the 503: {}",
+        r["target"]
+    );
     assert_eq!(turns[1]["ok"], true, "{}", r["target"]);
     // The judge counted the run's two requests only (the warm-up's two left out).
     assert_eq!(out.status.code(), Some(0), "{}\n{}", rows(&r), show(&out));
@@ -164,11 +173,15 @@ fn warm_up_requests_are_neither_judged_nor_faulted_and_the_first_turn_of_the_run
     let md = std::fs::read_to_string(run_dir(&out).join("report.md")).unwrap();
     assert!(md.contains("### Warm-up"), "{md}");
     assert!(
-        md.contains("2 warm-up turns in") && md.contains("2 upstream requests before the clock started"),
+        md.contains("2 warm-up turns in")
+            && md.contains("2 upstream requests before the clock started"),
         "{md}"
     );
     let html = std::fs::read_to_string(run_dir(&out).join("report.html")).unwrap();
-    assert!(html.contains("<h3>Warm-up</h3>"), "report.html has the warm-up");
+    assert!(
+        html.contains("<h3>Warm-up</h3>"),
+        "report.html has the warm-up"
+    );
 }
 
 #[test]
@@ -232,7 +245,9 @@ fn openclaw_warmed_up_meets_a_fault_window_at_the_start_of_the_run() {
         "the first turn's requests inside 0–15 s got the 503: {lines:?}"
     );
     assert!(
-        faulted.iter().all(|l| l["t_ms"].as_u64().unwrap_or(u64::MAX) < 15_000),
+        faulted
+            .iter()
+            .all(|l| l["t_ms"].as_u64().unwrap_or(u64::MAX) < 15_000),
         "{faulted:?}"
     );
     assert!(
