@@ -178,7 +178,7 @@ mod tests {
     fn a_cold_turn_is_followed_by_another_and_a_prompt_answered_one_is_steady() {
         let s = spec(3, 5, 300);
         let cold = turn(Some(17_670), true);
-        assert_eq!(next(&s, &[cold.clone()], Duration::from_secs(18)), Next::Again);
+        assert_eq!(next(&s, std::slice::from_ref(&cold), Duration::from_secs(18)), Next::Again);
         let warm = turn(Some(700), true);
         assert_eq!(
             next(&s, &[cold.clone(), warm], Duration::from_secs(19)),
@@ -194,7 +194,7 @@ mod tests {
     fn a_gateway_that_never_asks_the_upstream_fails_after_its_turns_or_its_time() {
         let s = spec(3, 2, 300);
         let silent = turn(None, true);
-        assert_eq!(next(&s, &[silent.clone()], Duration::ZERO), Next::Again);
+        assert_eq!(next(&s, std::slice::from_ref(&silent), Duration::ZERO), Next::Again);
         let Next::Failed(why) = next(&s, &[silent.clone(), silent.clone()], Duration::ZERO) else {
             panic!("two turns were the limit")
         };
