@@ -222,14 +222,14 @@ fn a_warm_up_outside_its_bounds_or_for_the_embedded_engine_is_located() {
         "",
     );
     let (l, c) = where_is(&p, "turns = 0");
-    assert_rejected(&p, (l, c), &["target.warmup.turns", "must be 1..=100"]);
+    assert_rejected(&p, (l, c + 8), &["target.warmup.turns", "must be 1..=100"]);
     let p = variant(
         tmp.path(),
         "warm-prompt",
         "[target]\nkind = \"openclaw\"\n[target.warmup]\nprompt = \"10ms\"\n",
         "",
     );
-    let (l, c) = where_is(&p, "prompt = ");
+    let (l, c) = where_is(&p, "\"10ms\"");
     assert_rejected(&p, (l, c), &["target.warmup.prompt", "100ms..=600s"]);
     let p = variant(
         tmp.path(),
