@@ -44,9 +44,10 @@
 //! - [`gateway`]: the supervisor of a real OpenClaw gateway, the external system under test the
 //!   harness runs (install, config, key seeding, process, log decisions, auth state). What the
 //!   scenario asks of it (the `[target]` table, its gateway configuration and turns) is
-//!   `scenario::target` and `scenario::gateway`; the run path is `run::external`, the
-//!   ground-truth and OpenClaw expectations `verdict::ground*` and `verdict::gateway_eval`, the
-//!   turn expectations `verdict::turn` (over how each turn ended, `gateway::openclaw::TurnEnd`).
+//!   `scenario::target` and `scenario::gateway`; the run path is `run::external` (its warm-up
+//!   `run::warmup`), the ground-truth and OpenClaw expectations `verdict::ground*` and
+//!   `verdict::gateway_eval`, the turn expectations `verdict::turn` (over how each turn ended,
+//!   `gateway::openclaw::TurnEnd`).
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and its
 //!   contradictions with a scenario's timings.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, the `Speed` type

@@ -213,3 +213,37 @@ fn ground_truth_expectations_judge_the_embedded_engine_too() {
         rows[2]
     );
 }
+
+#[test]
+fn a_warm_up_outside_its_bounds_or_for_the_embedded_engine_is_located() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = variant(
+        tmp.path(),
+        "warm-turns",
+        "[target]\nkind = \"openclaw\"\n[target.warmup]\nturns = 0\n",
+        "",
+    );
+    let (l, c) = where_is(&p, "turns = 0");
+    assert_rejected(&p, (l, c + 8), &["target.warmup.turns", "must be 1..=100"]);
+    let p = variant(
+        tmp.path(),
+        "warm-prompt",
+        "[target]\nkind = \"openclaw\"\n[target.warmup]\nprompt = \"10ms\"\n",
+        "",
+    );
+    let (l, c) = where_is(&p, "\"10ms\"");
+    assert_rejected(&p, (l, c), &["target.warmup.prompt", "100ms..=600s"]);
+    let p = variant(
+        tmp.path(),
+        "warm-embedded",
+        "[target]\nkind = \"embedded\"\n[target.warmup]\nturns = 2\n",
+        "",
+    );
+    let out = rehearse(&["validate", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("target.warmup") && stderr.contains("only for"),
+        "{stderr}"
+    );
+}

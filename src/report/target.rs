@@ -1,7 +1,7 @@
 //! The system under test in report.json (`target`): which gateway ran (kind, version, URL),
 //! every turn the harness sent it with its outcome and time, what the gateway decided (its log
 //! decisions counted by event), its auth-profile cooldowns after the stop, its last log lines
-//! when it failed, and what it left behind. Absent for the embedded engine. Part of the report
+//! when it failed, what it left behind, and its warm-up before the run's clock started. Absent for the embedded engine. Part of the report
 //! model (re-exported by [`super::model`]).
 
 use std::collections::BTreeMap;
@@ -51,6 +51,49 @@ pub struct TargetReport {
     /// `/tmp/openclaw*` entries it left when it ran without a private namespace.
     #[serde(default)]
     pub left_in_tmp: Vec<String>,
+    /// Its warm-up before the run's clock started (absent when it never got that far).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<WarmupReport>,
+}
+
+/// report.json `target.warmup`: the healthy turns sent before the run's clock started, until one
+/// turn's first model request reached the upstream within `prompt_ms` of sending (the steady
+/// state; docs/openclaw.md, "Warm-up"). Nothing in it is judged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarmupReport {
+    /// True when the gateway reached its steady state (else the run is `error`).
+    pub steady: bool,
+    /// The bound: a warm-up turn is prompt when its first model request reached the upstream
+    /// within this many ms of sending.
+    pub prompt_ms: u64,
+    /// From the first warm-up turn sent to the steady state (or to giving up), ms.
+    pub duration_ms: u64,
+    /// Requests the upstream received before the run's clock started (the gateway's start-up
+    /// calls and the warm-up turns'): never judged, never faulted.
+    pub upstream_requests: u64,
+    /// Every warm-up turn, in order.
+    pub turns: Vec<WarmupTurnRow>,
+    /// Why it never reached its steady state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// OpenClaw's log decisions before the run's clock started (not judged).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub decisions: BTreeMap<String, u64>,
+}
+
+/// One warm-up turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarmupTurnRow {
+    /// From the turn's send to its first model request at the upstream, ms (`None`: none came).
+    #[serde(default)]
+    pub first_request_ms: Option<u64>,
+    /// It got a complete answer.
+    pub ok: bool,
+    /// The error the client saw, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How long the turn took, ms.
+    pub elapsed_ms: u64,
 }
 
 /// One turn (one model call of the traffic) and what came back.

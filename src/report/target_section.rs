@@ -57,6 +57,44 @@ fn turns(t: &TargetReport) -> Table {
     tab
 }
 
+/// The warm-up's facts (one line) and its turns.
+fn warmup(t: &TargetReport) -> Option<(String, Table)> {
+    let w = t.warmup.as_ref()?;
+    let state = if w.steady {
+        "steady".to_string()
+    } else {
+        format!(
+            "never steady: {}",
+            w.reason.as_deref().unwrap_or("no prompt turn")
+        )
+    };
+    let line = format!(
+        "{} warm-up turns in {} ({state}; prompt = first model request within {}); {} upstream requests before the clock started, not judged",
+        w.turns.len(),
+        secs(w.duration_ms as i64),
+        secs(w.prompt_ms as i64),
+        w.upstream_requests
+    );
+    let mut tab = Table::new(
+        &["turn", "first model request after", "outcome", "took"],
+        &[true, true, false, true],
+    );
+    for (i, r) in w.turns.iter().enumerate() {
+        tab.rows.push(vec![
+            (i + 1).to_string(),
+            r.first_request_ms
+                .map_or("none".into(), |m| secs(m as i64)),
+            match &r.error {
+                Some(e) => format!("error: {e}"),
+                None if r.ok => "answered".into(),
+                None => "incomplete answer".into(),
+            },
+            secs(r.elapsed_ms as i64),
+        ]);
+    }
+    Some((line, tab))
+}
+
 fn decisions(t: &TargetReport) -> Table {
     let mut tab = Table::new(&["decision", "count"], &[false, true]);
     for (k, v) in &t.decisions {
@@ -87,6 +125,10 @@ pub(crate) fn markdown(r: &Report, o: &mut String) {
     let Some(t) = &r.target else { return };
     o.push_str("\n## Target\n\n");
     facts(t).markdown(o);
+    if let Some((line, tab)) = warmup(t) {
+        let _ = write!(o, "\n### Warm-up\n\n{line}.\n\n");
+        tab.markdown(o);
+    }
     o.push_str("\n### Turns\n\n");
     turns(t).markdown(o);
     if t.kind == "openclaw" {
@@ -109,6 +151,10 @@ pub(crate) fn html(r: &Report, o: &mut String) {
     let Some(t) = &r.target else { return };
     o.push_str("<h2>Target</h2>\n");
     facts(t).html(o);
+    if let Some((line, tab)) = warmup(t) {
+        let _ = writeln!(o, "<h3>Warm-up</h3>\n<p>{}.</p>", super::svg::esc(&line));
+        tab.html(o);
+    }
     o.push_str("<h3>Turns</h3>\n");
     turns(t).html(o);
     if t.kind == "openclaw" {

@@ -7,6 +7,13 @@
 //! (keys scrubbed) and its auth state (no keys) kept in the run directory. A gateway that does
 //! not start, crashes mid-run or never becomes healthy is a harness failure (verdict `error`,
 //! exit 3) whose last log lines are in the report; nothing is left running.
+//!
+//! Before the run's clock starts the gateway is warmed up ([`super::warmup`]) with the
+//! upstream's faults disarmed: healthy turns until one is answered with its first model request
+//! at the upstream promptly (and, with `metrics_url`, its metrics answer: that scrape is the
+//! baseline counters are judged from). Then the clock starts and the faults are armed at once.
+//! Requests before it are the warm-up's (marked in upstream.jsonl, counted in `target.warmup`,
+//! never judged or faulted); a gateway that never gets steady is not rehearsed (`error`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -21,10 +28,11 @@ use super::observe::FaultHits;
 use super::plan::ScenarioPlan;
 use super::recorder::UpstreamRecorder;
 use super::sinks::EventsWriter;
-use crate::gateway::openclaw::{Gateway, GatewayError, GatewayOptions, Install, TurnClient};
+use super::warmup::{Sent, warm_up};
+use crate::gateway::openclaw::{Gateway, GatewayError, GatewayOptions, Install, Turn, TurnClient};
 use crate::scenario::gateway::{PlannedTurn, gateway_config, planned_turns};
 use crate::scenario::target::TargetKind;
-use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
+use crate::scrape::{CompactScrapes, ScrapeLog, Scraper, ScraperConfig};
 use crate::upstream::{Upstream, UpstreamConfig};
 use crate::util::shutdown::Shutdown;
 
@@ -72,6 +80,9 @@ pub async fn run_external(
         .with_cap(plan.record_cap),
     );
     upstream.subscribe(ground.clone());
+    // Until the warm-up is over, no fault applies and every request is the warm-up's.
+    let warm_t0 = Instant::now();
+    upstream.disarm(warm_t0);
     let listen = file
         .upstream
         .listen
@@ -176,37 +187,116 @@ pub async fn run_external(
         }
     };
 
-    // The run's clock starts once the gateway is up: its start-up (seconds to a minute) is not
-    // part of the scenario's time.
-    let start = Instant::now();
-    upstream.set_run_start(start);
-    let start_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    run.set_start(start_unix_s);
+    let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
+    let turns = planned_turns(&plan.checked.traffic, duration_ms);
 
-    // Its metrics, when it has an endpoint.
-    let scrape_stop = Shutdown::new();
+    // The warm-up: healthy turns until the gateway answers as it will during the run. Its
+    // start-up and its cold first turn (OpenClaw: 6–17 s before its first model request) are
+    // not part of the scenario's time.
+    let spec = file.target.warmup();
+    let stream = turns.first().is_some_and(|t| t.stream);
+    crate::errln!(
+        "{}/{}: warming up (a turn's first model request within {:?}, at most {} turns)",
+        file.name,
+        kind.as_str(),
+        spec.prompt(),
+        spec.turns()
+    );
+    let warmed = {
+        let c = client.clone();
+        let send = move |i: usize| {
+            let c = c.clone();
+            async move {
+                let o = c
+                    .send(&Turn {
+                        session: format!("rehearse-warmup-{}", i + 1),
+                        stream,
+                        message: format!("rehearse warm-up turn {}", i + 1),
+                    })
+                    .await;
+                Sent {
+                    ok: o.is_ok(),
+                    error: o.error.clone(),
+                }
+            }
+        };
+        let g = ground.clone();
+        tokio::select! {
+            w = warm_up(&spec, warm_t0, send, move || g.warmup().llm_t_ms) => Some(w),
+            _ = stop.requested() => None,
+        }
+    };
+    let mut not_steady: Option<String> = match &warmed {
+        None => Some("stopped during the warm-up, before the run's clock started".into()),
+        Some(w) => w.reason.clone(),
+    };
+    run.target.warmup = warmed;
+
+    // Its metrics, when it has an endpoint: answering is part of the steady state, and the
+    // scrape at the clock's start is the baseline its counters are judged from.
     let scraper = file
         .target
         .metrics_url
         .as_ref()
         .and_then(|u| u.parse::<http::Uri>().ok())
         .map(|url| {
-            let s = Scraper::new(ScraperConfig {
+            Scraper::new(ScraperConfig {
                 url,
                 interval: file.scrape_interval,
-                start,
+                start: Instant::now(),
                 timeout: Duration::from_secs(2),
-            });
-            let sink = (files.scrapes.clone(), CompactScrapes::new(start_unix_s));
-            let stopped = scrape_stop.requested();
-            tokio::spawn(async move { s.run_into(sink, stopped).await })
+            })
         });
+    if not_steady.is_none()
+        && let Some(s) = &scraper
+    {
+        let mut base = ScrapeLog::default();
+        s.scrape_into(&mut base).await;
+        match base.last_parsed() {
+            Some(e) => run.baseline = Some(e.clone()),
+            None => {
+                not_steady = Some(format!(
+                    "the gateway's metrics did not answer at its steady state: {}",
+                    base.last_error.as_deref().unwrap_or("no exposition")
+                ));
+            }
+        }
+    }
+    if let Some(why) = not_steady {
+        if let Some(w) = run.target.warmup.as_mut() {
+            w.steady = false;
+            w.reason = Some(why.clone());
+            w.upstream_requests = ground.warmup().requests;
+        }
+        let mut why = why;
+        if let Driven::Openclaw(gw) = &mut driven
+            && !gw.running()
+        {
+            run.target.last_lines = gw.last_lines();
+            why = format!("the OpenClaw gateway exited during the warm-up ({why})");
+        }
+        if let Driven::Openclaw(gw) = driven {
+            finish_gateway(*gw, dir, &gateway_dir, plan, &mut run).await;
+        }
+        return stop_upstream(run.failed(why), &servers, up_task).await;
+    }
+
+    // The run's clock starts at the steady state, and the faults are armed with it.
+    let start = Instant::now();
+    upstream.arm(start);
+    let start_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    run.set_start(start_unix_s);
+    let scrape_stop = Shutdown::new();
+    let scraper = scraper.map(|s| {
+        let s = s.starting_at(start);
+        let sink = (files.scrapes.clone(), CompactScrapes::new(start_unix_s));
+        let stopped = scrape_stop.requested();
+        tokio::spawn(async move { s.run_into(sink, stopped).await })
+    });
 
     // The turns, at their times; the gateway watched while they run.
-    let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
-    let turns = planned_turns(&plan.checked.traffic, duration_ms);
     crate::errln!(
         "{}/{}: {} turns to {} over {}",
         file.name,
@@ -277,6 +367,9 @@ pub async fn run_external(
     let _ = timeout(Duration::from_millis(500), up_task).await;
     run.records = ground.take_records();
     run.fault_hits = fault_hits.snapshot();
+    if let Some(w) = run.target.warmup.as_mut() {
+        w.upstream_requests = ground.warmup().requests;
+    }
     if let Some(why) = crashed {
         let lines = run.target.last_lines.join("\n");
         return run.failed(format!("{why}; last log lines:\n{lines}"));

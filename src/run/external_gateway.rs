@@ -1,8 +1,9 @@
 //! The end of an OpenClaw target's run: stop it (SIGTERM, grace, SIGKILL, workers), read its
 //! log decisions and its auth state, keep `openclaw.log` and `openclaw-console.log` (profile keys
 //! replaced by fingerprints) and `openclaw-auth-state.json` (the typed cooldowns, no keys) in
-//! the run directory, and remove its working directory (its database holds the keys). Also the
-//! report row of one turn.
+//! the run directory, and remove its working directory (its database holds the keys); its log
+//! decisions before the run's clock started are the warm-up's (counted apart, not judged). Also
+//! the report row of one turn.
 
 use std::path::Path;
 
@@ -53,13 +54,27 @@ pub(super) async fn finish_gateway(
         .collect();
     match stopped.decisions() {
         Ok(d) => {
-            for x in &d {
+            // Decisions logged before the run's clock started are the warm-up's: counted
+            // apart, never judged (a run that never got steady judged none of them).
+            let steady = run.target.warmup.as_ref().is_some_and(|w| w.steady);
+            let start_ms = (run.start_unix_s() * 1000.0) as u64;
+            let (warm, judged): (Vec<_>, Vec<_>) = d
+                .into_iter()
+                .partition(|x| !steady || (x.wall_ms != 0 && x.wall_ms < start_ms));
+            if let Some(w) = run.target.warmup.as_mut() {
+                for x in &warm {
+                    *w.decisions
+                        .entry(event_name(&x.decision).to_string())
+                        .or_default() += 1;
+                }
+            }
+            for x in &judged {
                 *run.target
                     .decisions
                     .entry(event_name(&x.decision).to_string())
                     .or_default() += 1;
             }
-            run.decisions = d;
+            run.decisions = judged;
         }
         Err(e) => {
             let why = format!("reading OpenClaw's log {}: {e}", stopped.dirs.log.display());

@@ -12,7 +12,7 @@ use super::plan::ScenarioPlan;
 use super::recorder::KeptRecords;
 use crate::gateway::openclaw::{AuthState, LoggedDecision};
 use crate::report::model::{Lag, ReplayInfo, TargetReport};
-use crate::scrape::CompactScrapes;
+use crate::scrape::{CompactScrapes, Exposition};
 
 /// Everything one external run observed.
 #[derive(Debug)]
@@ -41,6 +41,9 @@ pub(crate) struct ExternalRun<'a> {
     pub auth_error: Option<String>,
     /// Notes for the report's last lines (a retried start, what could not be read or removed).
     pub notes: Vec<String>,
+    /// Its metrics at the clock's start (the steady state): counters are judged as increases
+    /// since this scrape.
+    pub baseline: Option<Exposition>,
 }
 
 impl<'a> ExternalRun<'a> {
@@ -60,10 +63,16 @@ impl<'a> ExternalRun<'a> {
             auth: None,
             auth_error: None,
             notes: Vec::new(),
+            baseline: None,
         }
     }
 
-    /// Moves the run's start (to when the gateway became healthy).
+    /// The run's start, Unix seconds.
+    pub(crate) fn start_unix_s(&self) -> f64 {
+        self.start_unix_s
+    }
+
+    /// Moves the run's start (to the gateway's steady state).
     pub(crate) fn set_start(&mut self, start_unix_s: f64) {
         self.start_unix_s = start_unix_s;
         self.scrapes = CompactScrapes::new(start_unix_s);
@@ -100,13 +109,18 @@ impl<'a> ExternalRun<'a> {
                 max: lags.last().copied().unwrap_or(0) as f64,
             },
         };
+        // Counters as increases since the clock started (the warm-up's left out).
+        let final_exposition = match (&self.baseline, self.scrapes.last_parsed()) {
+            (Some(base), Some(last)) => Some(last.increase_since(base)),
+            _ => None,
+        };
         let observation = Observation {
             arm: name.to_string(),
             elapsed_ms: self.elapsed_ms,
             speed: 1.0,
             scrape_interval_ms: u64::try_from(file.scrape_interval.as_millis()).unwrap_or(u64::MAX),
             scrapes: self.scrapes,
-            final_exposition: None,
+            final_exposition,
             engine: None,
             arrivals: Vec::new(),
             fault_hits: self.fault_hits,

@@ -24,6 +24,8 @@
 //! - `external` (+ `external_gateway`, `external_report`): a run against an external target
 //!   (`[target] kind = "openclaw" | "http"`): upstream, gateway, turns, stop; its one
 //!   `Observation` (no engine events) and the `target` block as its report part.
+//! - `warmup`: an external gateway's warm-up before the run's clock starts (the steady-state
+//!   decision, a pure function of the turns so far, and its driver).
 //! - `progress`: the terminal bar (a stop request, SIGINT/SIGTERM included, is
 //!   [`crate::util::shutdown::Shutdown`]).
 
@@ -49,3 +51,4 @@ pub mod section;
 pub mod sinks;
 pub mod suite;
 mod supervise;
+pub(crate) mod warmup;

@@ -5,6 +5,10 @@
 //! the scenario has expectations judged at the upstream — the model requests, at most `cap` of
 //! them. A run that reaches the cap says so (`truncated_at_ms`): the upstream judge then treats
 //! the record as ending there, so nothing after it can pass.
+//!
+//! Requests that arrive before the run's clock starts (the upstream's faults disarmed, the
+//! records marked `warmup`) are the warm-up's: written to upstream.jsonl as they are (marked),
+//! counted apart ([`WarmupSeen`]) and never kept for the judge, counted as fault hits or probes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,6 +52,18 @@ pub struct KeptRecords {
     pub served: u64,
 }
 
+/// What the upstream received before the run's clock started.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct WarmupSeen {
+    /// Requests of any route.
+    pub requests: u64,
+    /// The model requests' `t_ms` (ms since the warm-up began), at most [`MAX_WARMUP_ARRIVALS`].
+    pub llm_t_ms: Vec<u64>,
+}
+
+/// Most warm-up model-request arrivals kept (the warm-up's turns are few; its count goes on).
+const MAX_WARMUP_ARRIVALS: usize = 10_000;
+
 #[derive(Debug, Default)]
 struct Kept {
     records: Vec<UpstreamRecord>,
@@ -65,6 +81,7 @@ pub(crate) struct UpstreamRecorder {
     kept: Option<Mutex<Kept>>,
     cap: usize,
     served: AtomicU64,
+    warmup: Mutex<WarmupSeen>,
 }
 
 impl std::fmt::Debug for UpstreamRecorder {
@@ -88,6 +105,7 @@ impl UpstreamRecorder {
             kept: keep_records.then(|| Mutex::new(Kept::default())),
             cap: MAX_UPSTREAM_RECORDS,
             served: AtomicU64::new(0),
+            warmup: Mutex::new(WarmupSeen::default()),
         }
     }
 
@@ -107,6 +125,11 @@ impl UpstreamRecorder {
     /// The breaker probes so far.
     pub(crate) fn probes(&self) -> Vec<ProbeSeen> {
         self.probes.locked().clone()
+    }
+
+    /// What the warm-up sent so far.
+    pub(crate) fn warmup(&self) -> WarmupSeen {
+        self.warmup.locked().clone()
     }
 
     /// Takes the model requests kept so far (empty when none were kept).
@@ -133,6 +156,14 @@ impl UpstreamRecorder {
 impl RecordSink for UpstreamRecorder {
     fn record(&self, r: &UpstreamRecord) {
         self.out.append_at(r.t_ms, r);
+        if r.warmup {
+            let mut w = self.warmup.locked();
+            w.requests += 1;
+            if r.route == crate::upstream::RouteKind::Llm && w.llm_t_ms.len() < MAX_WARMUP_ARRIVALS {
+                w.llm_t_ms.push(r.t_ms);
+            }
+            return;
+        }
         if !r.canary {
             self.served.fetch_add(1, Ordering::Relaxed);
         }
@@ -190,6 +221,7 @@ mod tests {
             idempotency_key: None,
             duplicate: false,
             host: None,
+            warmup: false,
         }
     }
 
@@ -220,5 +252,36 @@ mod tests {
             5,
             "upstream.jsonl keeps every request"
         );
+    }
+
+    #[test]
+    fn warm_up_requests_are_written_marked_and_counted_apart_never_kept_for_the_judge() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file =
+            JsonlFile::open(&dir.path().join("upstream.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+        let hits = Arc::new(FaultHits::new(1.0));
+        let rec = UpstreamRecorder::new(EventsWriter::new(file, "p", 1.0), hits.clone(), true);
+        let mut w = record(700);
+        w.warmup = true;
+        w.fault_index = Some(0);
+        rec.record(&w);
+        rec.record(&record(20));
+        assert_eq!(
+            rec.warmup(),
+            WarmupSeen {
+                requests: 1,
+                llm_t_ms: vec![700]
+            }
+        );
+        let kept = rec.take_records();
+        assert_eq!(kept.records.len(), 1, "only the run's request is judged");
+        assert_eq!(kept.records[0].t_ms, 20);
+        assert!(hits.snapshot().is_empty(), "a warm-up request is no fault hit");
+        let written = std::fs::read_to_string(dir.path().join("upstream.jsonl"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let lines: Vec<&str> = written.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].contains("\"warmup\":true"), "{}", lines[0]);
+        assert!(!lines[1].contains("warmup"), "{}", lines[1]);
     }
 }

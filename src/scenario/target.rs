@@ -91,6 +91,80 @@ pub struct TargetSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub turn_timeout: Option<Duration>,
+    /// `openclaw` | `http`: the warm-up before the run's clock starts (`[target.warmup]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<WarmupSpec>,
+}
+
+/// `[target.warmup]`: the healthy turns an external gateway is sent before the run's clock
+/// starts, until one turn's first model request reaches the upstream within `prompt` of sending
+/// (its steady state); at most `turns` of them, all within `timeout`. A gateway that does not get
+/// there is not rehearsed (verdict `error`, exit 3). docs/openclaw.md, "Warm-up".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WarmupSpec {
+    /// The bound on a warm turn: its first model request at the upstream within this of sending
+    /// (default 5 s; OpenClaw 2026.9.6 takes 6–17 s cold, under 1 s warm).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub prompt: Option<Duration>,
+    /// Most warm-up turns (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u32>,
+    /// The whole warm-up's limit (default 900 s: a cold OpenClaw turn took 90–220 s on a
+    /// 2-core machine at load 13).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timeout: Option<Duration>,
+}
+
+/// Default [`WarmupSpec::prompt`].
+pub(crate) const DEFAULT_WARMUP_PROMPT: Duration = Duration::from_secs(5);
+/// Default [`WarmupSpec::turns`].
+pub(crate) const DEFAULT_WARMUP_TURNS: u32 = 5;
+/// Default [`WarmupSpec::timeout`].
+pub(crate) const DEFAULT_WARMUP_TIMEOUT: Duration = Duration::from_secs(900);
+
+impl WarmupSpec {
+    /// The prompt bound.
+    pub(crate) fn prompt(&self) -> Duration {
+        self.prompt.unwrap_or(DEFAULT_WARMUP_PROMPT)
+    }
+
+    /// The most warm-up turns (at least 1).
+    pub(crate) fn turns(&self) -> u32 {
+        self.turns.unwrap_or(DEFAULT_WARMUP_TURNS).max(1)
+    }
+
+    /// The whole warm-up's limit.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout.unwrap_or(DEFAULT_WARMUP_TIMEOUT)
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
+        if let Some(d) = self.prompt
+            && (d < Duration::from_millis(100) || d > Duration::from_secs(600))
+        {
+            return Err(FieldError::new("warmup.prompt", "must be 100ms..=600s".into()));
+        }
+        if let Some(n) = self.turns
+            && !(1..=100).contains(&n)
+        {
+            return Err(FieldError::new("warmup.turns", "must be 1..=100".into()));
+        }
+        if let Some(d) = self.timeout
+            && (d < Duration::from_secs(1) || d > Duration::from_secs(48 * 3600))
+        {
+            return Err(FieldError::new("warmup.timeout", "must be 1s..=48h".into()));
+        }
+        Ok(())
+    }
 }
 
 /// Default provider timeout of an `openclaw` target.
@@ -127,6 +201,11 @@ impl TargetSpec {
     /// The wait for one turn.
     pub(crate) fn turn_timeout(&self) -> Duration {
         self.turn_timeout.unwrap_or(DEFAULT_TURN_TIMEOUT)
+    }
+
+    /// The warm-up (its defaults when `[target.warmup]` is absent).
+    pub(crate) fn warmup(&self) -> WarmupSpec {
+        self.warmup.clone().unwrap_or_default()
     }
 
     /// Checks what serde cannot; the error names the key under `target`.
@@ -170,6 +249,14 @@ impl TargetSpec {
             "turn_timeout",
             "openclaw\" or \"http",
         )?;
+        only(
+            self.warmup.is_some() && !k.is_external(),
+            "warmup",
+            "openclaw\" or \"http",
+        )?;
+        if let Some(w) = &self.warmup {
+            w.validate()?;
+        }
         if k == TargetKind::Http {
             let Some(url) = &self.url else {
                 return Err(FieldError::new(

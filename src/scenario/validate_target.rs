@@ -39,7 +39,7 @@ pub(super) fn check_target(
                     format!("expect.{table}[0]"),
                     format!(
                         "judges the embedded engine's breakers, which this `{}` target does not expose: \
-                         use expect.attempts, first_request, no_request or retry_gaps (judged at \
+                         use expect.attempts, first_request, no_request, retry_gaps or recovered (judged at \
                          the upstream)",
                         kind.as_str()
                     ),

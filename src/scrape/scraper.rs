@@ -224,6 +224,13 @@ impl Scraper {
         }
     }
 
+    /// The same scraper with its `t_ms` counted from `start` (an external run's clock starts
+    /// after its warm-up's baseline scrape).
+    pub(crate) fn starting_at(mut self, start: Instant) -> Self {
+        self.cfg.start = start;
+        self
+    }
+
     /// A handle on the latest parsed scrape.
     pub fn latest(&self) -> Latest {
         self.latest.clone()

@@ -130,6 +130,7 @@ mod tests {
             idempotency_key: None,
             duplicate: false,
             host: None,
+            warmup: false,
         };
         let line = verbose_line(&r);
         assert!(line.ends_with(".123Z llm model=mockai/m1 profile=1a2b3c fault=status"));

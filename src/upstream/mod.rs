@@ -93,6 +93,9 @@ pub struct Upstream {
 struct Inner {
     table: FaultTable,
     stats: StatsState,
+    /// False while the system under test warms up (before the run's clock starts): no fault
+    /// applies, none is counted, and every record is marked `warmup`.
+    armed: bool,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -135,6 +138,7 @@ impl Upstream {
             inner: Mutex::new(Inner {
                 table: FaultTable::new(cfg.faults, cfg.seed),
                 stats: StatsState::with_arrival_cap(cfg.max_arrivals_per_dep),
+                armed: true,
             }),
             sinks: RwLock::new(Vec::new()),
             owners: cfg.owners,
@@ -162,6 +166,28 @@ impl Upstream {
     /// Sets the instant fault windows and `t_ms` are measured from.
     pub fn set_run_start(&self, start: Instant) {
         *lock(&self.start) = start;
+    }
+
+    /// Holds the faults back for a warm-up starting at `now`: until [`Upstream::arm`], no fault
+    /// applies (none draws the RNG or uses up a `first = N`), and every request is recorded as
+    /// the warm-up's (`warmup: true`, `t_ms` since `now`).
+    pub fn disarm(&self, now: Instant) {
+        let mut inner = lock(&self.inner);
+        *lock(&self.start) = now;
+        inner.armed = false;
+    }
+
+    /// Starts the run's clock at `start` and arms the faults: from here on fault windows and
+    /// `t_ms` are measured from `start` and the faults apply as the scenario says.
+    pub fn arm(&self, start: Instant) {
+        let mut inner = lock(&self.inner);
+        *lock(&self.start) = start;
+        inner.armed = true;
+    }
+
+    /// Whether the faults are armed (the run's clock has started).
+    pub fn armed(&self) -> bool {
+        lock(&self.inner).armed
     }
 
     /// The instant fault windows and `t_ms` are measured from.
@@ -208,9 +234,6 @@ impl Upstream {
         now: Instant,
         wall: SystemTime,
     ) -> Option<(&'static str, Action)> {
-        let start = self.run_start();
-        let t_ms =
-            u64::try_from(now.saturating_duration_since(start).as_millis()).unwrap_or(u64::MAX);
         let route = RequestRoute::of(inc.route, inc.tool);
         let route_text = route.to_string();
         let profile_fp = inc.bearer.map(crate::util::fingerprint);
@@ -226,12 +249,21 @@ impl Upstream {
             provider: owner.map(|o| o.provider.as_str()),
             model: inc.model,
         };
-        let (decision, duplicate, index) = {
+        let (decision, duplicate, index, t_ms, warmup) = {
             let mut g = lock(&self.inner);
             let inner = &mut *g;
-            let index = inner
-                .table
-                .select_for(&scope, start, now, self.speed, inc.canary);
+            // Read under the same lock `arm` takes: a request is either the warm-up's or the run's.
+            let start = self.run_start();
+            let t_ms =
+                u64::try_from(now.saturating_duration_since(start).as_millis()).unwrap_or(u64::MAX);
+            let warmup = !inner.armed;
+            let index = if warmup {
+                None
+            } else {
+                inner
+                    .table
+                    .select_for(&scope, start, now, self.speed, inc.canary)
+            };
             let decision = index
                 .and_then(|i| inner.table.specs().get(i).map(|s| s.kind.clone()))
                 .map(|kind| {
@@ -253,7 +285,7 @@ impl Upstream {
                 idempotency_key: inc.idempotency_key,
                 executes: decision.as_ref().is_none_or(|d| d.1.executes()),
             });
-            (decision, duplicate, index)
+            (decision, duplicate, index, t_ms, warmup)
         };
         let sinks = self.sinks.read_locked();
         if !sinks.is_empty() {
@@ -273,6 +305,7 @@ impl Upstream {
                 idempotency_key: inc.idempotency_key.map(str::to_string),
                 duplicate,
                 host: inc.host.map(str::to_string),
+                warmup,
             };
             for s in sinks.iter() {
                 s.record(&rec);
@@ -422,5 +455,47 @@ mod tests {
         // Another profile's token, or another provider's model of that id: no fault.
         assert_eq!(call("sk-key-F", "m1"), None);
         assert_eq!(call("sk-unknown", "m1"), None);
+    }
+
+    #[test]
+    fn a_disarmed_upstream_applies_no_fault_and_uses_up_no_first_until_armed() {
+        let up = Upstream::new(UpstreamConfig {
+            faults: faults::parse_fault_file(
+                "[[fault]]\nroute='llm'\nkind='status'\nstatus=503\nfirst=1\nuntil='2s'\n",
+                "f.toml",
+            )
+            .unwrap(),
+            ..UpstreamConfig::default()
+        });
+        let records = Arc::new(MemoryRecords::default());
+        up.subscribe(records.clone());
+        let wall = SystemTime::now();
+        let t0 = Instant::now();
+        up.disarm(t0);
+        assert!(!up.armed());
+        let user = inc(RouteKind::Llm);
+        // Warm-up requests, one of them 17 s in: no fault, the `first` left for the run.
+        assert_eq!(up.admit(&user, t0 + Duration::from_millis(500), wall), None);
+        assert_eq!(up.admit(&user, t0 + Duration::from_secs(17), wall), None);
+        let start = t0 + Duration::from_secs(20);
+        up.arm(start);
+        assert!(up.armed());
+        let hit = up.admit(&user, start + Duration::from_millis(300), wall).map(|d| d.0);
+        assert_eq!(hit, Some("status"), "the run's first request meets it, inside 0–2 s");
+        assert_eq!(up.admit(&user, start + Duration::from_millis(400), wall), None);
+        let got: Vec<(u64, bool, bool)> = records
+            .take()
+            .iter()
+            .map(|r| (r.t_ms, r.warmup, r.fault.is_some()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (500, true, false),
+                (17_000, true, false),
+                (300, false, true),
+                (400, false, false)
+            ]
+        );
     }
 }

@@ -129,6 +129,10 @@ pub struct UpstreamRecord {
     /// Fleet mode: the gateway host that sent it (`X-Rehearse-Host`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// It arrived before the run's clock started (the faults not yet armed): the warm-up's
+    /// request, never judged and never faulted; its `t_ms` is ms since the warm-up began.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
 }
 
 /// Receives every [`UpstreamRecord`]. Called on the request path: keep it quick.

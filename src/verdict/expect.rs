@@ -14,7 +14,7 @@ use crate::scrape::Selector;
 use super::turn::ExpectTurn;
 use super::ground::{
     ExpectAttempts, ExpectFirstRequest, ExpectGatewayCooldown, ExpectGatewayDecision,
-    ExpectNoRequest, ExpectRetryGaps,
+    ExpectNoRequest, ExpectRecovered, ExpectRetryGaps,
 };
 
 /// Default tolerance of a transition expectation without `tolerance`.
@@ -51,6 +51,9 @@ pub struct Expectations {
     /// `[[expect.retry_gaps]]`, from the upstream's records.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retry_gaps: Vec<ExpectRetryGaps>,
+    /// `[[expect.recovered]]`, from the upstream's records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recovered: Vec<ExpectRecovered>,
     /// `[[expect.openclaw_decision]]`, from an OpenClaw target's log.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub openclaw_decision: Vec<ExpectGatewayDecision>,
@@ -374,6 +377,12 @@ impl Expectations {
                 .filter(|e| applies(&e.policy, policy))
                 .cloned()
                 .collect(),
+            recovered: self
+                .recovered
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
             openclaw_decision: self.openclaw_decision.clone(),
             openclaw_cooldown: self.openclaw_cooldown.clone(),
             turn: self
@@ -396,6 +405,7 @@ impl Expectations {
             + self.first_request.len()
             + self.no_request.len()
             + self.retry_gaps.len()
+            + self.recovered.len()
             + self.openclaw_decision.len()
             + self.openclaw_cooldown.len()
             + self.turn.len()

@@ -119,6 +119,36 @@ pub struct ExpectNoRequest {
     pub policy: Option<String>,
 }
 
+/// `[[expect.recovered]]`: after the faults, the system serves again — at least `requests`
+/// model requests of the subject at or after `after` met no fault (the `requests`-th within
+/// `within` of `after`, when given). Judged at the upstream, in every kind of run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectRecovered {
+    /// Requests carrying this profile's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Requests naming this model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// From when (scenario time): the end of the last fault window, typically.
+    #[serde(with = "humantime_serde")]
+    pub after: Duration,
+    /// At least this many fault-free requests from `after` on (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    /// The `requests`-th of them at most this long after `after`.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub within: Option<Duration>,
+    /// Only for this policy run (or target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
 /// `[[expect.retry_gaps]]`: the gaps between consecutive requests of a subject.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -80,6 +80,17 @@ impl Expectations {
             }
             policy(&f, &a.policy)?;
         }
+        for (i, a) in self.recovered.iter().enumerate() {
+            let f = format!("expect.recovered[{i}]");
+            subject(&f, &a.profile, &a.model)?;
+            if a.requests == Some(0) {
+                return err(format!("{f}.requests"), "must be at least 1".into());
+            }
+            if a.within.is_some_and(|w| w.is_zero()) {
+                return err(format!("{f}.within"), "must be greater than 0".into());
+            }
+            policy(&f, &a.policy)?;
+        }
         for (i, d) in self.openclaw_decision.iter().enumerate() {
             let f = format!("expect.openclaw_decision[{i}]");
             if !DECISION_EVENTS.contains(&d.event.as_str()) {
@@ -137,7 +148,8 @@ impl Expectations {
         !(self.attempts.is_empty()
             && self.first_request.is_empty()
             && self.no_request.is_empty()
-            && self.retry_gaps.is_empty())
+            && self.retry_gaps.is_empty()
+            && self.recovered.is_empty())
     }
 
     /// True when any expectation is about an OpenClaw gateway's own log or state.
@@ -164,6 +176,9 @@ impl Expectations {
         }
         for (i, a) in self.retry_gaps.iter().enumerate() {
             add("retry_gaps", i, &a.profile);
+        }
+        for (i, a) in self.recovered.iter().enumerate() {
+            add("recovered", i, &a.profile);
         }
         for (i, a) in self.openclaw_decision.iter().enumerate() {
             add("openclaw_decision", i, &a.profile);

@@ -52,6 +52,8 @@ pub enum ExpectKind {
     NoRequest,
     /// `[[expect.retry_gaps]]` (upstream ground truth).
     RetryGaps,
+    /// `[[expect.recovered]]` (upstream ground truth).
+    Recovered,
     /// `[[expect.openclaw_decision]]` (an OpenClaw target's log).
     #[serde(rename = "openclaw_decision")]
     GatewayDecision,
@@ -77,6 +79,7 @@ impl ExpectKind {
             Self::FirstRequest => "first_request",
             Self::NoRequest => "no_request",
             Self::RetryGaps => "retry_gaps",
+            Self::Recovered => "recovered",
             Self::GatewayDecision => "openclaw_decision",
             Self::GatewayCooldown => "openclaw_cooldown",
             Self::FaultApplied => "fault_applied",

@@ -6,17 +6,20 @@ its length in $OPENCLAW_STATE_DIR/pasted.txt (never the key). `gateway run --por
 behaves as the file `mode` beside this script says:
   exit      print two lines and exit 3
   hang      print a line and never answer /health
-  serve     answer GET /health with {"ok":true}; ignore SIGTERM if the file `stubborn` exists;
+  serve     answer GET /health with {"ok":true}; answer each turn (POST /v1/chat/completions)
+            after one model request to the first provider of $OPENCLAW_CONFIG_PATH (so the
+            harness's warm-up sees it steady); ignore SIGTERM if the file `stubborn` exists;
             start a worker in a process group of its own (like OpenClaw's spawn broker);
             with `serve:NAME`, write /tmp/openclaw-fake-NAME (hard-coded /tmp, like OpenClaw)
-  crash:NAME as serve:NAME, then print a line and exit 7 three seconds later (a crash mid-run)
+  crash:NAME as serve:NAME, then print a line and exit 7 on its second turn (the first after
+            the warm-up: a crash mid-run)
 """
 import http.server
+import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 here = os.path.dirname(os.path.realpath(__file__))
@@ -57,16 +60,43 @@ else:
     signal.signal(signal.SIGTERM, bye)
 
 
-if mode.startswith("crash"):
-    def crash():
-        time.sleep(3)
-        print("fatal: the fake crashed mid-run", flush=True)
-        worker.kill()
-        os._exit(7)
-    threading.Thread(target=crash, daemon=True).start()
+turns = [0]
+
+
+def model_request():
+    import urllib.request
+    config = json.load(open(os.environ["OPENCLAW_CONFIG_PATH"]))
+    provider = next(iter(config["models"]["providers"].values()))
+    body = json.dumps({"model": provider["models"][0]["id"], "stream": False,
+                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+    req = urllib.request.Request(provider["baseUrl"] + "/chat/completions", data=body,
+                                 headers={"authorization": "Bearer fake-warm",
+                                          "content-type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            r.read()
+    except Exception:  # noqa: BLE001 - the turn is answered whatever the upstream said
+        pass
 
 
 class Health(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        turns[0] += 1
+        if mode.startswith("crash") and turns[0] == 2:
+            print("fatal: the fake crashed mid-run", flush=True)
+            worker.kill()
+            os._exit(7)
+        model_request()
+        body = json.dumps({"id": "x", "object": "chat.completion", "choices": [
+            {"index": 0, "finish_reason": "stop",
+             "message": {"role": "assistant", "content": "ok"}}]}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def do_GET(self):
         body = b'{"ok":true,"status":"live"}'
         self.send_response(200)

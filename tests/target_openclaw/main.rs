@@ -3,9 +3,11 @@
 //! (`$REHEARSE_OPENCLAW`, set by `.ci/test` from `scripts/install-openclaw.sh`) driven against an
 //! in-process mock upstream; the `openclaw-*` fixture scenarios through the CLI (`scenarios`) and
 //! the same against a gateway by URL (`http`). A missing install fails the real tests, saying how
-//! to install it.
+//! to install it. The warm-up before the run's clock starts (`warmup`): a stand-in gateway by URL
+//! and the real one.
 
 mod fake;
 mod http;
 mod real;
 mod scenarios;
+mod warmup;

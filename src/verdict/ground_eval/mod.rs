@@ -10,7 +10,8 @@
 use std::collections::BTreeMap;
 
 use super::ground::{
-    ExpectAttempts, ExpectFirstRequest, ExpectNoRequest, ExpectRetryGaps, counts_hold, counts_text,
+    ExpectAttempts, ExpectFirstRequest, ExpectNoRequest, ExpectRecovered, ExpectRetryGaps,
+    counts_hold, counts_text,
 };
 use super::{ExpectKind, ExpectStatus, ExpectationResult, scenario_ms_u, secs};
 use crate::upstream::UpstreamRecord;
@@ -409,6 +410,45 @@ pub(crate) fn retry_gaps(e: &ExpectRetryGaps, f: &UpstreamFacts<'_>) -> Expectat
     finish(r, status(ok, certain, f.reached(None)))
 }
 
+/// `[[expect.recovered]]`: at least `requests` fault-free requests of the subject from `after`
+/// on, the `requests`-th by `after + within` when given.
+pub(crate) fn recovered(e: &ExpectRecovered, f: &UpstreamFacts<'_>) -> ExpectationResult {
+    let after = ms(e.after);
+    let n = e.requests.unwrap_or(1).max(1);
+    let deadline = e.within.map(|w| after.saturating_add(ms(w)));
+    let served: Vec<u64> = f
+        .matching(e.profile.as_deref(), e.model.as_deref(), Some("none"))
+        .into_iter()
+        .filter(|&t| t >= after)
+        .collect();
+    let nth = usize::try_from(n - 1)
+        .ok()
+        .and_then(|i| served.get(i))
+        .copied();
+    let ok = nth.is_some_and(|t| deadline.is_none_or(|d| t <= d));
+    let expected = format!(
+        "≥ {n} fault-free request{} from {}{}",
+        if n == 1 { "" } else { "s" },
+        secs(after as i64),
+        deadline.map_or(String::new(), |d| format!(" by {}", secs(d as i64)))
+    );
+    let observed = match served.first() {
+        None => "none".to_string(),
+        Some(&t) => format!("{} (first at {})", served.len(), secs(t as i64)),
+    };
+    let mut r = row(
+        ExpectKind::Recovered,
+        subject(&e.profile, &e.model),
+        expected,
+        observed,
+    );
+    r.observed_ms = nth.map(|t| t as i64);
+    r.expected_ms = deadline.map(|d| d as i64);
+    // Failed for certain once the deadline was seen and passed without them.
+    let certain = !ok && deadline.is_some_and(|d| f.reached(Some(d)));
+    finish(r, status(ok, certain, f.reached(deadline)))
+}
+
 /// Every ground-truth expectation of `e` (already filtered to the run), in table order.
 pub(crate) fn evaluate(e: &crate::verdict::Expectations, f: &UpstreamFacts<'_>) -> Vec<ExpectationResult> {
     let mut out: Vec<ExpectationResult> = Vec::new();
@@ -423,6 +463,7 @@ pub(crate) fn evaluate(e: &crate::verdict::Expectations, f: &UpstreamFacts<'_>) 
     out.extend(e.first_request.iter().map(|x| first_request(x, f)));
     out.extend(e.no_request.iter().map(|x| no_request(x, f)));
     out.extend(e.retry_gaps.iter().map(|x| retry_gaps(x, f)));
+    out.extend(e.recovered.iter().map(|x| recovered(x, f)));
     if let Some(t) = f.truncated_at_ms {
         for r in out
             .iter_mut()

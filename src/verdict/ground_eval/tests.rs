@@ -18,6 +18,7 @@ fn rec(t_ms: u64, fp: &str, model: &str, fault: Option<&str>) -> UpstreamRecord 
         idempotency_key: None,
         duplicate: false,
         host: None,
+        warmup: false,
     }
 }
 
@@ -442,6 +443,47 @@ fn a_window_past_what_a_finished_run_observed_is_not_reached_never_pass() {
     };
     assert_eq!(
         first_request(&fallback, &f).status,
+        ExpectStatus::NotReached
+    );
+}
+
+#[test]
+fn recovered_needs_fault_free_requests_after_the_faults_in_time() {
+    let r = records();
+    let fp = fps();
+    let f = facts(&r, &fp);
+    let e = |profile: Option<&str>, after: u64, requests: Option<u64>, within: Option<u64>| {
+        ExpectRecovered {
+            profile: profile.map(str::to_string),
+            after: Duration::from_secs(after),
+            requests,
+            within: within.map(Duration::from_secs),
+            ..Default::default()
+        }
+    };
+    // Key-B answered at 20 s; the canary's fault-free request is not the system serving.
+    assert_eq!(recovered(&e(None, 6, None, None), &f).status, ExpectStatus::Pass);
+    assert_eq!(
+        recovered(&e(None, 6, None, Some(10)), &f).status,
+        ExpectStatus::Fail,
+        "20 s is after 6 s + 10 s"
+    );
+    assert_eq!(recovered(&e(None, 6, None, Some(14)), &f).status, ExpectStatus::Pass);
+    assert_eq!(
+        recovered(&e(None, 6, Some(2), None), &f).status,
+        ExpectStatus::Fail,
+        "one fault-free request, two wanted"
+    );
+    let a = recovered(&e(Some("mockai:a"), 0, None, None), &f);
+    assert_eq!(a.status, ExpectStatus::Fail, "key-A only ever stalled: {a:?}");
+    assert_eq!(a.observed, "none");
+    // A run stopped before the deadline cannot tell yet.
+    let stopped = UpstreamFacts {
+        stopped_at_ms: Some(10_000),
+        ..f
+    };
+    assert_eq!(
+        recovered(&e(None, 6, None, Some(14)), &stopped).status,
         ExpectStatus::NotReached
     );
 }

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""A stand-in OpenAI-compatible gateway for the warm-up tests (`[target] kind = "http"`).
+
+fake_gateway.py PORT UPSTREAM_URL KEY MODE [COLD_S]
+  GET /health                    {"ok":true}
+  POST /v1/chat/completions      MODE `proxy`: one model request to UPSTREAM_URL with bearer KEY
+                                 (its first turn waits COLD_S seconds before it, like a gateway
+                                 warming up on its first turn); 200 with finish_reason "stop" when
+                                 the upstream answered 2xx, else 502 naming the upstream's status.
+                                 MODE `silent`: answers every turn itself, never asks the upstream.
+"""
+import http.server
+import json
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+port, upstream, key, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+cold_s = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
+first = [True]
+lock = threading.Lock()
+
+
+def answer(handler, status, body):
+    data = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def ok_body(text):
+    return {"id": "x", "object": "chat.completion", "model": "fake",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}]}
+
+
+class Gateway(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        answer(self, 200, {"ok": True, "status": "live"})
+
+    def do_POST(self):
+        n = int(self.headers.get("content-length", "0"))
+        self.rfile.read(n)
+        if mode == "silent":
+            return answer(self, 200, ok_body("answered without a model"))
+        with lock:
+            cold, first[0] = first[0], False
+        if cold:
+            time.sleep(cold_s)
+        req = urllib.request.Request(
+            upstream + "/v1/chat/completions",
+            data=json.dumps({"model": "mockai/m1", "stream": False, "max_tokens": 4,
+                             "messages": [{"role": "user", "content": "hi"}]}).encode(),
+            headers={"authorization": "Bearer " + key, "content-type": "application/json"},
+            method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                r.read()
+            return answer(self, 200, ok_body("answered"))
+        except urllib.error.HTTPError as e:
+            return answer(self, 502, {"error": {"message": "upstream said %d" % e.code}})
+        except Exception as e:  # noqa: BLE001 - any transport failure is the gateway's 502
+            return answer(self, 502, {"error": {"message": "upstream failed: %s" % e}})
+
+    def log_message(self, *a):
+        pass
+
+
+http.server.ThreadingHTTPServer(("127.0.0.1", port), Gateway).serve_forever()
