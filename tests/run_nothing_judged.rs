@@ -18,15 +18,25 @@ use tokio::time::Instant;
 
 use crate::support::run::{repo_root, report_json, reported_path, show};
 
-/// What the stand-in gateway does with a turn.
+/// What the stand-in gateway does with a run's turn. Every mode answers the harness's warm-up
+/// turns (session `rehearse-warmup-N`) by calling the mock upstream at its port first, so it
+/// reaches its steady state and is rehearsed; only then does it do what the mode says.
 #[derive(Clone, Copy)]
 enum Mode {
-    /// Answers at once itself: never calls its provider.
-    AnswerItself,
+    /// Answers at once itself: never calls its provider during the run.
+    AnswerItself(u16),
     /// Calls the mock upstream at this port with key-B's token, then answers.
     Relay(u16),
     /// Never answers (the turn stays out until the client gives up).
-    Hold,
+    Hold(u16),
+}
+
+impl Mode {
+    fn upstream(self) -> u16 {
+        match self {
+            Mode::AnswerItself(p) | Mode::Relay(p) | Mode::Hold(p) => p,
+        }
+    }
 }
 
 /// A loopback gateway stand-in, stopped on drop.
@@ -87,9 +97,10 @@ fn serve(mut s: TcpStream, mode: Mode, stop: Arc<AtomicBool>) {
         r#"{"ok":true}"#.to_string()
     } else {
         match mode {
-            Mode::AnswerItself => {}
+            _ if head.contains("rehearse-warmup") => call_upstream(mode.upstream()),
+            Mode::AnswerItself(_) => {}
             Mode::Relay(port) => call_upstream(port),
-            Mode::Hold => {
+            Mode::Hold(_) => {
                 while !stop.load(Ordering::SeqCst) {
                     thread::sleep(Duration::from_millis(50));
                 }
@@ -145,7 +156,7 @@ fn scenario(dir: &Path, tag: &str, url: &str, port: u16, duration: &str, expect:
          [[profile]]\nprovider = \"mockai\"\nid = \"mockai:a\"\ntoken = \"sk-rehearse-key-A\"\n\
          [[profile]]\nprovider = \"mockai\"\nid = \"mockai:b\"\ntoken = \"sk-rehearse-key-B\"\n\n\
          [[fault]]\nroute = \"llm\"\nprofile = \"sk-rehearse-key-A\"\nkind = \"status\"\n\
-         status = 503\n\n{expect}",
+         status = 503\noptional = true\n\n{expect}",
         traffic = traffic.display().to_string()
     );
     let path = dir.join(format!("{tag}.toml"));
@@ -176,15 +187,9 @@ fn run(scenario: &Path, reports: &Path) -> Output {
 #[test]
 fn a_gateway_that_never_calls_its_provider_is_no_pass_though_its_expectations_hold() {
     let tmp = tempfile::tempdir().unwrap();
-    let gw = stand_in(Mode::AnswerItself);
-    let path = scenario(
-        tmp.path(),
-        "silent",
-        &gw.url,
-        free_port(),
-        "3s",
-        HOLD_ON_NOTHING,
-    );
+    let port = free_port();
+    let gw = stand_in(Mode::AnswerItself(port));
+    let path = scenario(tmp.path(), "silent", &gw.url, port, "3s", HOLD_ON_NOTHING);
     let out = run(&path, &tmp.path().join("reports"));
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let r = report_json(&out);
@@ -265,15 +270,9 @@ fn a_gateway_that_calls_its_provider_passes_and_turn_outcomes_are_judged() {
 #[test]
 fn a_run_stopped_after_duration_with_its_turn_still_out_is_incomplete() {
     let tmp = tempfile::tempdir().unwrap();
-    let gw = stand_in(Mode::Hold);
-    let path = scenario(
-        tmp.path(),
-        "held",
-        &gw.url,
-        free_port(),
-        "2s",
-        HOLD_ON_NOTHING,
-    );
+    let port = free_port();
+    let gw = stand_in(Mode::Hold(port));
+    let path = scenario(tmp.path(), "held", &gw.url, port, "2s", HOLD_ON_NOTHING);
     let mut child = spawn(&path, &tmp.path().join("reports"));
     // The turn goes out at 1 s of a 2 s scenario and never returns; the stop comes at ~6 s,
     // well past `duration`.

@@ -361,9 +361,10 @@ fn a_target_that_never_starts_or_crashes_mid_run_is_exit_3_with_its_last_log_lin
 
 #[test]
 fn a_gateway_that_leaves_no_log_or_state_fails_what_reads_them_saying_why() {
-    // The fake serves /health, answers no turn, writes no log and keeps no state database: the
-    // fixture's `openclaw_cooldown none = true` would hold on nothing, the decision count read
-    // zero decisions from a log that is not there.
+    // The fake serves /health and answers its turns (one model request each, so it warms up and
+    // is rehearsed), but writes no log and keeps no state database: the fixture's
+    // `openclaw_cooldown none = true` would hold on nothing, the decision count read zero
+    // decisions from a log that is not there.
     let fake = Fake::new("serve:judge");
     let (code, md, json) = run_fake(&fake);
     let _ = std::fs::remove_file("/tmp/openclaw-fake-judge");
@@ -385,11 +386,9 @@ fn a_gateway_that_leaves_no_log_or_state_fails_what_reads_them_saying_why() {
     assert_eq!(decision["observed"], "log unreadable", "{decision}");
     let why = decision["detail"].as_str().unwrap_or_default();
     assert!(why.contains("reading OpenClaw's log"), "{why}");
-    // The turn it never answered is in the report as what came back.
-    assert_eq!(
-        json["target"]["turns"][0]["outcome"], "http_error",
-        "{json}"
-    );
+    // Its turn is in the report with how it ended, and the warm-up that came before it.
+    assert_eq!(json["target"]["turns"][0]["outcome"], "answered", "{json}");
+    assert_eq!(json["target"]["warmup"]["steady"], true, "{json}");
 }
 
 /// The processes whose command line names `needle`, as "pid args".
