@@ -162,6 +162,30 @@ pub(crate) use crate::util::units::{scenario_ms, scenario_ms_u};
 pub const UNEXPECTED: &str = "none";
 
 impl ExpectationResult {
+    /// A row of `kind` about `dep` with no times, failed until its judge settles it (`ok`,
+    /// `status`, `detail`): the rows judged on counts (at the upstream, on turns).
+    pub(crate) fn counted(
+        kind: ExpectKind,
+        dep: String,
+        expected: String,
+        observed: String,
+    ) -> ExpectationResult {
+        ExpectationResult {
+            kind,
+            dep: Some(dep),
+            series: None,
+            expected,
+            observed,
+            expected_ms: None,
+            observed_ms: None,
+            delta_ms: None,
+            tolerance_ms: None,
+            ok: false,
+            status: ExpectStatus::Fail,
+            detail: String::new(),
+        }
+    }
+
     /// True for a row that reports an unexpected observed transition rather than checking an
     /// expectation of the scenario (such rows always fail).
     pub(crate) fn is_unexpected(&self) -> bool {

@@ -117,20 +117,7 @@ fn ms(d: Duration) -> u64 {
 }
 
 fn row(expected: String, observed: String, dep: &str) -> ExpectationResult {
-    ExpectationResult {
-        kind: ExpectKind::Turn,
-        dep: Some(dep.to_string()),
-        series: None,
-        expected,
-        observed,
-        expected_ms: None,
-        observed_ms: None,
-        delta_ms: None,
-        tolerance_ms: None,
-        ok: false,
-        status: ExpectStatus::Fail,
-        detail: String::new(),
-    }
+    ExpectationResult::counted(ExpectKind::Turn, dep.to_string(), expected, observed)
 }
 
 fn finish(mut r: ExpectationResult, ok: bool, certain_fail: bool, stopped: bool) -> ExpectationResult {

@@ -147,20 +147,7 @@ fn ms(d: std::time::Duration) -> u64 {
 }
 
 fn row(kind: ExpectKind, dep: String, expected: String, observed: String) -> ExpectationResult {
-    ExpectationResult {
-        kind,
-        dep: Some(dep),
-        series: None,
-        expected,
-        observed,
-        expected_ms: None,
-        observed_ms: None,
-        delta_ms: None,
-        tolerance_ms: None,
-        ok: false,
-        status: ExpectStatus::Fail,
-        detail: String::new(),
-    }
+    ExpectationResult::counted(kind, dep, expected, observed)
 }
 
 fn finish(mut r: ExpectationResult, status: ExpectStatus) -> ExpectationResult {
