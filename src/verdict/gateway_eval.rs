@@ -50,18 +50,10 @@ fn result(
 ) -> ExpectationResult {
     let detail = format!("{dep} {expected}: observed {observed}");
     ExpectationResult {
-        kind,
-        dep: Some(dep),
-        series: None,
-        expected,
-        observed,
-        expected_ms: None,
-        observed_ms: None,
-        delta_ms: None,
-        tolerance_ms: None,
         ok,
         status: ExpectStatus::from_ok(ok),
         detail,
+        ..ExpectationResult::counted(kind, dep, expected, observed)
     }
 }
 
