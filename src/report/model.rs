@@ -262,16 +262,6 @@ pub enum TransitionTimes {
     Scrape,
 }
 
-impl TransitionTimes {
-    /// `events.jsonl` or `scrape`.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::EventLog => "events.jsonl",
-            Self::Scrape => "scrape",
-        }
-    }
-}
 
 /// One dep's synthetic health checks (canaries) over a policy run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

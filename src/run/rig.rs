@@ -115,9 +115,6 @@ pub(crate) struct Rig {
     pub engine: Arc<Engine<HttpTransport>>,
     /// Its breakers.
     pub breakers: Arc<Breakers>,
-    /// Its metrics.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub metrics: Arc<Metrics>,
     /// The transport's read-failure diagnostics.
     pub diagnostics: Arc<Diagnostics>,
     transport: HttpTransport,
@@ -222,7 +219,6 @@ impl Rig {
         Ok(Self {
             engine: Arc::new(engine),
             breakers,
-            metrics,
             diagnostics,
             transport,
             seed,

@@ -34,20 +34,6 @@ pub enum ReadFailure {
 }
 
 impl ReadFailure {
-    /// Every class, in report column order.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) const ALL: [ReadFailure; 9] = [
-        Self::DeadlineExceeded,
-        Self::PeerReset,
-        Self::BodyEndedEarly,
-        Self::HeadersNeverArrived,
-        Self::InterTokenStall,
-        Self::Refused,
-        Self::WsPingTimeout,
-        Self::WsClosed,
-        Self::Other,
-    ];
-
     /// The snake_case name used in report.json and report.md.
     pub(crate) fn as_str(self) -> &'static str {
         match self {

@@ -152,12 +152,6 @@ impl Upstream {
         self.halted.request("POST /_rehearse/shutdown");
     }
 
-    /// Whether [`Upstream::halt`] was called.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    pub(crate) fn is_halted(&self) -> bool {
-        self.halted.is_requested()
-    }
-
     /// Resolves once [`Upstream::halt`] was called.
     pub(crate) async fn halted(&self) {
         self.halted.requested().await
@@ -196,7 +190,7 @@ impl Upstream {
     }
 
     /// The speed factor.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    #[cfg(test)]
     pub(crate) fn speed(&self) -> Speed {
         self.speed
     }

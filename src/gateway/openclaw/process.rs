@@ -32,8 +32,6 @@ pub struct Gateway {
     token: String,
     sandbox: Sandbox,
     node: PathBuf,
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
-    version: String,
     tmp_before: Option<TmpRecord>,
     options: GatewayOptions,
     /// Every process seen in its tree while it ran (to check nothing is left).
@@ -149,7 +147,6 @@ impl Gateway {
             token: settings.token,
             sandbox,
             node: install.node.clone(),
-            version: install.openclaw_version.clone(),
             tmp_before,
             options,
             seen: Vec::new(),
