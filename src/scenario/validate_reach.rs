@@ -177,27 +177,48 @@ pub(crate) fn horizon(file: &ScenarioFile) -> (Duration, String) {
 fn windows(file: &ScenarioFile) -> Result<(), FieldError> {
     let (end, said) = horizon(file);
     let e = &file.expect;
-    // (field, value, whether the value is a window end: it may equal the horizon).
-    let mut bounds: Vec<(String, Duration, bool)> = Vec::new();
+    // (field, value, whether the value is a window end: it may equal the horizon, and how early
+    // it may be observed: a transition's tolerance).
+    let mut bounds: Vec<(String, Duration, bool, Duration)> = Vec::new();
     for (i, a) in e.attempts.iter().enumerate() {
         if let Some(f) = a.from {
-            bounds.push((format!("expect.attempts[{i}].from"), f, false));
+            bounds.push((format!("expect.attempts[{i}].from"), f, false, Duration::ZERO));
         }
         if let Some(u) = a.until {
-            bounds.push((format!("expect.attempts[{i}].until"), u, true));
+            bounds.push((format!("expect.attempts[{i}].until"), u, true, Duration::ZERO));
         }
     }
     for (i, a) in e.no_request.iter().enumerate() {
-        bounds.push((format!("expect.no_request[{i}].from"), a.from, false));
-        bounds.push((format!("expect.no_request[{i}].until"), a.until, true));
+        bounds.push((format!("expect.no_request[{i}].from"), a.from, false, Duration::ZERO));
+        bounds.push((format!("expect.no_request[{i}].until"), a.until, true, Duration::ZERO));
     }
     for (i, a) in e.first_request.iter().enumerate() {
         if let Some(l) = a.at_least {
-            bounds.push((format!("expect.first_request[{i}].at_least"), l, false));
+            bounds.push((
+                format!("expect.first_request[{i}].at_least"),
+                l,
+                false,
+                Duration::ZERO,
+            ));
         }
     }
-    for (field, at, is_end) in bounds {
-        let outside = if is_end { at > end } else { at >= end };
+    for (i, r) in e.recovered.iter().enumerate() {
+        bounds.push((
+            format!("expect.recovered[{i}].after"),
+            r.after,
+            false,
+            Duration::ZERO,
+        ));
+    }
+    for (i, t) in e.transition.iter().enumerate() {
+        if let Some(at) = t.at {
+            let tolerance = t.tolerance.unwrap_or(Duration::from_secs(1));
+            bounds.push((format!("expect.transition[{i}].at"), at, false, tolerance));
+        }
+    }
+    for (field, at, is_end, early) in bounds {
+        let seen_from = at.saturating_sub(early);
+        let outside = if is_end { at > end } else { seen_from >= end };
         if outside {
             return Err(FieldError::new(
                 field,
@@ -280,6 +301,15 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.field, "expect.first_request[0].at_least");
         assert!(check("[[expect.attempts]]\nmodel = \"m1\"\nfrom = \"9s\"\nuntil = \"10s\"\nat_most = 1\n").is_ok());
+        let e = check("[[expect.recovered]]\nmodel = \"m1\"\nafter = \"10s\"\n").unwrap_err();
+        assert_eq!(e.field, "expect.recovered[0].after");
+        assert!(check("[[expect.recovered]]\nmodel = \"m1\"\nafter = \"9s\"\n").is_ok());
+        // A transition is observed from `at` − its tolerance (default 1 s).
+        let tr = "[[expect.transition]]\ndep = \"m1\"\nfrom = \"closed\"\nto = \"open\"\nat = \"10500ms\"\n";
+        assert!(check(tr).is_ok());
+        let e = check(&tr.replace("10500ms", "11s")).unwrap_err();
+        assert_eq!(e.field, "expect.transition[0].at");
+        assert!(check(&format!("{tr}tolerance = \"2s\"\n").replace("10500ms", "11s")).is_ok());
         // An external target observes the turns' timeout past `duration`.
         let ext = "[target]\nkind = \"openclaw\"\nturn_timeout = \"60s\"\n\
             [[expect.no_request]]\nmodel = \"m1\"\nfrom = \"30s\"\nuntil = \"70s\"\n";
