@@ -39,10 +39,16 @@ fn turns(t: &TargetReport) -> Table {
         &[true, false, true, false, true, false, true],
     );
     for r in &t.turns {
-        let outcome = match (&r.error, &r.finish_reason) {
+        // The class `[[expect.turn]]` counts first, then what the client saw.
+        let detail = match (&r.error, &r.finish_reason) {
             (Some(e), _) => format!("error: {e}"),
             (None, Some(f)) if r.ok => format!("answered ({f})"),
             (None, _) => "incomplete answer".into(),
+        };
+        let outcome = match r.outcome {
+            Some(end) if r.ok => format!("{} ({})", end.as_str(), r.finish_reason.as_deref().unwrap_or("-")),
+            Some(end) => format!("{}: {detail}", end.as_str()),
+            None => detail,
         };
         tab.rows.push(vec![
             r.line.to_string(),
@@ -169,5 +175,46 @@ pub(crate) fn html(r: &Report, o: &mut String) {
             "<h3>Last log lines</h3><pre>{}</pre>",
             super::svg::esc(&t.last_lines.join("\n"))
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::openclaw::TurnEnd;
+    use crate::report::target::TurnRow;
+
+    #[test]
+    fn the_turns_table_leads_each_outcome_with_the_class_expect_turn_counts() {
+        let t = TargetReport {
+            turns: vec![
+                TurnRow {
+                    status: Some(200),
+                    ok: true,
+                    finish_reason: Some("stop".into()),
+                    outcome: Some(TurnEnd::Answered),
+                    ..TurnRow::default()
+                },
+                TurnRow {
+                    line: 1,
+                    status: Some(503),
+                    error: Some("upstream 503".into()),
+                    outcome: Some(TurnEnd::HttpError),
+                    ..TurnRow::default()
+                },
+                // A report from before the outcome was recorded reads as it did.
+                TurnRow {
+                    line: 2,
+                    error: Some("timed out".into()),
+                    ..TurnRow::default()
+                },
+            ],
+            ..TargetReport::default()
+        };
+        let mut o = String::new();
+        turns(&t).markdown(&mut o);
+        assert!(o.contains("| answered (stop) |"), "{o}");
+        assert!(o.contains("| http_error: error: upstream 503 |"), "{o}");
+        assert!(o.contains("| error: timed out |"), "{o}");
     }
 }
