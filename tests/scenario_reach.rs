@@ -1,4 +1,4 @@
-//! Expectations that can only hold vacuously are refused before a run (issue 22, point 3): a
+//! Expectations that can only hold vacuously are refused before a run: a
 //! fault kind no `[[fault]]` has, a `model` subject the run cannot send, an `openclaw_decision`
 //! filter on a field its event does not carry, a window past the end of what the run observes,
 //! an `http` target without a fixed upstream address. Each is exit 2 from `validate` and `run`

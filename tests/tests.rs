@@ -118,7 +118,7 @@ mod scenario_validate;
 // `[target]` / `[upstream]` validation and the speed rule for external targets.
 mod scenario_target;
 
-// Expectations validated against what the run can produce (issue 22, point 3).
+// Expectations validated against what the run can produce (nothing judged vacuously).
 mod scenario_reach;
 
 // SIGTERM early in weekly: the stop line, not_reached checks, not_run for an A/B's second policy.
