@@ -11,6 +11,8 @@
 pub mod build;
 mod cmd;
 pub mod counts;
+pub mod drift;
+pub mod figures;
 pub(crate) mod fault_window;
 pub(crate) mod fleet;
 pub(crate) mod fleet_model;
