@@ -271,3 +271,126 @@ pub fn apply(
     }
     report.drift = Some(section);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::figures::{DepFigures, KeyFigures};
+    use crate::report::model::PolicyReport;
+    use crate::verdict::ExpectStatus;
+
+    fn run(started: &str, verdict: &str, open_ms: Option<u64>, version: &str) -> Report {
+        let mut r: Report = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "scenario": "smoke", "verdict": verdict,
+            "started_at": started, "speed": 1.0, "seed": 1, "host": {}, "policies": [],
+            "replay": {"sent": 0, "lag_ms": {"p50": 0.0, "p99": 0.0, "max": 0.0}},
+            "config": {}, "rehearse_version": version,
+        }))
+        .unwrap();
+        let mut p = PolicyReport::empty("retry-gate", Vec::new());
+        let mut k = KeyFigures::default();
+        k.deps.insert(
+            "crm".into(),
+            DepFigures {
+                open_ms,
+                ..Default::default()
+            },
+        );
+        p.figures = Some(k);
+        r.policies.push(p);
+        r
+    }
+
+    fn expect(within: &str) -> ExpectDrift {
+        ExpectDrift {
+            figure: "open_ms".into(),
+            dep: Some("crm".into()),
+            provider: None,
+            within: within.into(),
+            policy: None,
+        }
+    }
+
+    #[test]
+    fn the_median_of_the_last_runs_flags_a_figure_that_moved_and_names_an_upgrade() {
+        let earlier: Vec<Report> = (1..=6)
+            .map(|i| {
+                let v = if i == 1 { 50_000 } else { 5_000 + i * 10 };
+                run(&format!("2026-11-0{i}T06:00:00.000Z"), "pass", Some(v), "0.9.0")
+            })
+            .collect();
+        let refs: Vec<(&str, &Report)> = earlier.iter().map(|r| ("d", r)).collect();
+        let now = run("2026-11-09T06:00:00.000Z", "pass", Some(8_000), "0.9.1");
+        let d = section(&now, &refs, 4, 0.25);
+        // The last 4 only: the outlier of run 1 is out of the window.
+        assert_eq!(d.baseline.len(), 4);
+        let row = d.rows.iter().find(|r| r.figure == "open_ms{crm}").unwrap();
+        assert_eq!(row.median, Some(5_045.0));
+        assert!(row.flagged);
+        assert_eq!(d.change.as_deref(), Some("rehearse engine 0.9.0 → 0.9.1"));
+        // A small move stays unflagged; expectation counts move by less than the floor.
+        let calm = run("2026-11-09T06:00:00.000Z", "pass", Some(5_300), "0.9.0");
+        let d = section(&calm, &refs, 4, 0.25);
+        assert!(d.rows.iter().all(|r| !r.flagged), "{:?}", d.rows);
+        assert_eq!(d.change, None);
+    }
+
+    #[test]
+    fn too_few_runs_or_an_unfinished_run_compare_nothing() {
+        let one = run("2026-11-01T06:00:00.000Z", "pass", Some(5_000), "1");
+        let now = run("2026-11-02T06:00:00.000Z", "pass", Some(9_000), "1");
+        let d = section(&now, &[("a", &one)], 4, 0.25);
+        assert!(d.rows.iter().all(|r| !r.flagged), "one run is no baseline");
+        let d = section(&now, &[], 4, 0.25);
+        assert!(d.note.unwrap().contains("No baseline yet"));
+        let stopped = run("2026-11-02T06:00:00.000Z", "incomplete", Some(9_000), "1");
+        let d = section(&stopped, &[("a", &one)], 4, 0.25);
+        assert!(d.note.unwrap().contains("Not compared"));
+    }
+
+    #[test]
+    fn drift_rows_wait_for_a_baseline_then_judge() {
+        let e = [expect("30%")];
+        let now: BTreeMap<String, f64> = [("open_ms{crm}".to_string(), 9_000.0)].into();
+        let b: BTreeMap<String, f64> = [("open_ms{crm}".to_string(), 5_000.0)].into();
+        let rows1 = rows(&e, &now, &[Some(&b)]);
+        assert_eq!(rows1[0].status, ExpectStatus::NoBaseline);
+        let rows2 = rows(&e, &now, &[Some(&b), Some(&b)]);
+        assert_eq!(rows2[0].status, ExpectStatus::Fail);
+        // A no-baseline row alone leaves a passing section passing.
+        let mut p = PolicyReport::empty("retry-gate", rows1);
+        settle(&mut p);
+        assert!(p.ok);
+        assert_eq!(judge(&[p], &Ending::default()).0, Verdict::Pass);
+        // The figure absent from every run: one row for it, judged on nothing.
+        let none = rows(&[expect("30%")], &BTreeMap::new(), &[None, None]);
+        assert_eq!(none.len(), 1);
+        assert_eq!(none[0].series.as_deref(), Some("open_ms{crm}"));
+        assert_eq!(none[0].status, ExpectStatus::Pass);
+    }
+
+    #[test]
+    fn earlier_runs_are_the_same_scenario_and_kind_finished_and_before() {
+        let d = tempfile::tempdir().unwrap();
+        let write = |name: &str, r: &Report| {
+            std::fs::create_dir_all(d.path().join(name)).unwrap();
+            std::fs::write(
+                d.path().join(name).join("report.json"),
+                serde_json::to_string(r).unwrap(),
+            )
+            .unwrap();
+        };
+        write("20261101T060000Z-smoke", &run("2026-11-01T06:00:00.000Z", "pass", Some(1), "1"));
+        write("20261102T060000Z-smoke", &run("2026-11-02T06:00:00.000Z", "error", Some(1), "1"));
+        let mut other = run("2026-11-03T06:00:00.000Z", "fail", Some(1), "1");
+        other.scenario = "other".into();
+        write("20261103T060000Z-other", &other);
+        write("20261104T060000Z-smoke", &run("2026-11-04T06:00:00.000Z", "fail", Some(1), "1"));
+        write("20261106T060000Z-smoke", &run("2026-11-06T06:00:00.000Z", "pass", Some(1), "1"));
+        let now = run("2026-11-05T06:00:00.000Z", "pass", Some(1), "1");
+        let entries = list_runs(d.path());
+        let e = earlier_runs(&entries, &now, None);
+        let rels: Vec<&str> = e.iter().map(|(r, _)| *r).collect();
+        assert_eq!(rels, ["20261101T060000Z-smoke", "20261104T060000Z-smoke"]);
+    }
+}

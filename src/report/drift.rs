@@ -47,10 +47,10 @@ pub struct DriftRow {
     /// The figure's flat name (`open_ms{crm_search}`).
     pub figure: String,
     /// This run's value (null: not observed).
-    #[serde(default)]
+    #[serde(default, serialize_with = "crate::report::figures::ser3_opt")]
     pub value: Option<f64>,
     /// The median of the earlier runs that had it (null: none had it).
-    #[serde(default)]
+    #[serde(default, serialize_with = "crate::report::figures::ser3_opt")]
     pub median: Option<f64>,
     /// How many earlier runs had it.
     pub runs: usize,

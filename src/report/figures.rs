@@ -72,7 +72,8 @@ pub struct ProviderFigures {
     pub time_to_first_fallback_ms: Option<u64>,
 }
 
-fn ser3_opt<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+/// An optional measured float, rounded to 3 decimals.
+pub(crate) fn ser3_opt<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     match v {
         Some(x) => s.serialize_some(&((x * 1000.0).round() / 1000.0)),
         None => s.serialize_none(),
