@@ -167,7 +167,7 @@ pub fn render(r: &Report) -> String {
     if let Some(f) = &r.fleet {
         super::fleet::html(&mut o, f, r.duration_ms);
     }
-    o.push_str(&super::drift::html(r.drift.as_ref()));
+    o.push_str(&super::drift_render::html(r.drift.as_ref()));
     o.push_str("<h2>Fault windows</h2>\n");
     table::faults(r).html(&mut o);
     for p in r.policies.iter().filter(|_| engine) {

@@ -170,12 +170,12 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
-    let drift = super::drift::markdown(r.drift.as_ref());
+    let drift = super::drift_render::markdown(r.drift.as_ref());
     if !drift.is_empty() {
         o.push('\n');
         o.push_str(&drift);
     }
-    let figures = super::drift::figures_markdown(r);
+    let figures = super::drift_render::figures_markdown(r);
     if !figures.is_empty() {
         o.push('\n');
         o.push_str(&figures);

@@ -9,7 +9,7 @@
 //! - a dep's *time to open* runs from the start of the latest applied fault window (touching
 //!   that dep when the window names its lanes) at or before its first opening;
 //! - *open* is the first open → half-open; *half-open to closed* the first half-open that closed;
-//!   *probes per half-open* the probes that arrived during half-open spells over their number;
+//!   *probes per half-open* the dep's probes that reached the upstream over its half-open spells;
 //! - from the upstream record, a *rotation* of provider P is a model request of P whose
 //!   profile differs from the one of P's previous request, which was faulted; a *fallback*
 //!   away from P is a model request naming another model than the previous model request,
@@ -173,7 +173,7 @@ fn dep_figures(
     let mut d = DepFigures::default();
     let mut open_at: Option<u64> = None;
     let mut half_at: Option<u64> = None;
-    let mut spells: Vec<(u64, Option<u64>)> = Vec::new();
+    let mut spells = 0u32;
     for t in ts {
         match t.to {
             BreakerState::Open => {
@@ -187,8 +187,8 @@ fn dep_figures(
                         .max()
                         .map(|f| t.t_ms - f);
                 }
-                if let Some(h) = half_at.take() {
-                    spells.push((h, Some(t.t_ms)));
+                if half_at.take().is_some() {
+                    spells += 1;
                 }
                 open_at = Some(t.t_ms);
             }
@@ -202,23 +202,21 @@ fn dep_figures(
                 if let Some(h) = half_at.take() {
                     d.half_open_to_closed_ms =
                         d.half_open_to_closed_ms.or(Some(t.t_ms.saturating_sub(h)));
-                    spells.push((h, Some(t.t_ms)));
+                    spells += 1;
                 }
                 open_at = None;
             }
         }
     }
-    if let Some(h) = half_at {
-        spells.push((h, None));
+    if half_at.is_some() {
+        spells += 1;
     }
-    if !spells.is_empty() {
-        let n = probes
-            .iter()
-            .filter(|(p, t)| {
-                p == dep && spells.iter().any(|(a, b)| *t >= *a && b.is_none_or(|b| *t < b))
-            })
-            .count();
-        d.probes_per_half_open = Some(n as f64 / spells.len() as f64);
+    if spells > 0 {
+        // Every probe of a dep is a half-open probe (canaries are not in the arrivals): counted
+        // whole, not by the spell it fell in, so a probe stamped at the upstream a hair before
+        // the engine's transition still counts.
+        let n = probes.iter().filter(|(p, _)| p == dep).count();
+        d.probes_per_half_open = Some(n as f64 / f64::from(spells));
     }
     d
 }
@@ -311,7 +309,6 @@ mod tests {
             ("crm".to_string(), 17_600),
             ("crm".to_string(), 28_100),
             ("crm".to_string(), 28_900),
-            ("crm".to_string(), 40_000), // closed by then
             ("other".to_string(), 17_700),
         ];
         let k = compute(&FigureInput {
