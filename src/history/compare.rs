@@ -62,7 +62,7 @@ pub struct ExpectationDiff {
     pub policy: String,
     /// The kind.
     pub kind: String,
-    /// Its subject (dep, profile).
+    /// Its subject (dep, profile, a metric's series).
     pub dep: Option<String>,
     /// What was expected.
     pub expected: String,
@@ -116,7 +116,7 @@ fn rows(r: &Report) -> Vec<(Key, (String, String))> {
                     (
                         p.policy.clone(),
                         e.kind.as_str().to_string(),
-                        e.dep.clone(),
+                        e.dep.clone().or_else(|| e.series.clone()),
                         e.expected.clone(),
                     ),
                     (e.status.as_str().to_string(), e.observed.clone()),

@@ -22,7 +22,7 @@ pub struct KeyFigures {
     /// Per provider (those the arm sent a model request to, or rotated/fell back/cooled).
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderFigures>,
-    /// The replay's schedule lag, 99th percentile, ms.
+    /// The replay's schedule lag, 99th percentile, ms (wall clock, as the report's replay lag).
     #[serde(serialize_with = "ser3")]
     pub replay_lag_p99_ms: f64,
     /// Expectations passed.
