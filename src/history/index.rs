@@ -243,3 +243,55 @@ pub fn html(rows: &[Row]) -> String {
     o.push_str("</body></html>\n");
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn row(dir: &str, verdict: &str, open: Option<f64>) -> Row {
+        let mut f = BTreeMap::new();
+        if let Some(v) = open {
+            f.insert("open_ms{openai/default/06bfb5}".to_string(), v);
+        }
+        Row {
+            dir: dir.into(),
+            started_at: Some(format!("2026-11-0{}T06:00:00Z", dir.len() % 9)),
+            scenario: Some("smoke".into()),
+            system: Some("rehearse engine 0.1.0".into()),
+            system_kind: Some("engine".into()),
+            verdict: Some(verdict.into()),
+            reason: None,
+            expectations: None,
+            figures: [("retry-gate".to_string(), f)].into(),
+            drifted: Vec::new(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn one_plot_per_figure_failed_runs_marked_notes_listed() {
+        let mut rows = vec![
+            row("a", "pass", Some(5_000.0)),
+            row("bb", "fail", Some(9_000.0)),
+            row("ccc", "pass", None),
+        ];
+        rows.push(Row {
+            note: Some("not a run directory of rehearse (left alone)".into()),
+            ..row("notes.txt", "pass", None)
+        });
+        rows[3].verdict = None;
+        rows[3].scenario = None;
+        // A dep with `/` in its name is still found under a one-arm column.
+        assert_eq!(rows[0].value("open_ms{openai/default/06bfb5}"), Some(5_000.0));
+        let html = html(&rows);
+        assert_eq!(html.matches("<svg").count(), 1, "one figure, one plot");
+        assert_eq!(html.matches("class=\"failed\"").count(), 2, "the row and the point");
+        assert!(html.contains("notes.txt"));
+        assert!(html.contains("not observed"), "the run without the figure has a tick");
+        let md = markdown(&rows);
+        assert!(md.contains("| **fail** |"), "{md}");
+        assert!(md.contains("| open_ms{openai/default/06bfb5} | 5.000s | 9.000s | – |"), "{md}");
+        assert!(md.contains("## Not listed as runs"), "{md}");
+    }
+}
