@@ -116,44 +116,44 @@ pub fn alert_rules(rules_yaml: &str) -> Result<Vec<AlertRule>, RulesError> {
     Ok(out)
 }
 
-/// A scalar field as text (numbers and booleans as written), `None` when absent.
-fn text(node: &Yaml, key: &str, path: &str) -> Result<Option<String>, RulesError> {
-    match &node[key] {
+/// A scalar as text (numbers and booleans as written); `None` for null.
+fn scalar(value: &Yaml) -> Result<Option<String>, ()> {
+    match value {
         Yaml::Null | Yaml::BadValue => Ok(None),
         Yaml::String(s) | Yaml::Real(s) => Ok(Some(s.clone())),
         Yaml::Integer(i) => Ok(Some(i.to_string())),
         Yaml::Boolean(b) => Ok(Some(b.to_string())),
-        _ => Err(RulesError::Shape {
-            path: format!("{path}.{key}"),
-            message: "expected a string".into(),
-        }),
+        _ => Err(()),
     }
+}
+
+/// A scalar field as text, `None` when absent.
+fn text(node: &Yaml, key: &str, path: &str) -> Result<Option<String>, RulesError> {
+    scalar(&node[key]).map_err(|()| RulesError::Shape {
+        path: format!("{path}.{key}"),
+        message: "expected a string".into(),
+    })
 }
 
 /// A string-to-string mapping field, empty when absent.
 fn map(node: &Yaml, key: &str, path: &str) -> Result<BTreeMap<String, String>, RulesError> {
     let path = format!("{path}.{key}");
+    let shape = |path: String, message: &str| RulesError::Shape {
+        path,
+        message: message.into(),
+    };
     let hash = match &node[key] {
         Yaml::Null | Yaml::BadValue => return Ok(BTreeMap::new()),
         Yaml::Hash(h) => h,
-        _ => {
-            return Err(RulesError::Shape {
-                path,
-                message: "expected a mapping".into(),
-            });
-        }
+        _ => return Err(shape(path, "expected a mapping")),
     };
     let mut out = BTreeMap::new();
     for (k, v) in hash {
         let Some(k) = k.as_str() else {
-            return Err(RulesError::Shape {
-                path,
-                message: "expected string keys".into(),
-            });
+            return Err(shape(path, "expected string keys"));
         };
-        let holder = Yaml::Hash([(Yaml::String(k.into()), v.clone())].into_iter().collect());
-        let value = text(&holder, k, &path)?.unwrap_or_default();
-        out.insert(k.to_string(), value);
+        let value = scalar(v).map_err(|()| shape(format!("{path}.{k}"), "expected a string"))?;
+        out.insert(k.to_string(), value.unwrap_or_default());
     }
     Ok(out)
 }
