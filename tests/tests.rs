@@ -69,6 +69,15 @@ mod host;
 
 // The failover engine: retry gate, cooldowns, rotation, fallbacks, store, config.
 mod engine_failover;
+
+// The shipped monitoring: promtool and amtool on the rules, rule tests and Alertmanager config.
+mod monitoring;
+
+// The shipped dashboard's every query against a real Prometheus holding a rehearsal's scrapes.
+mod monitoring_dashboard;
+
+// The gauges the shipped alerts need: a breaker's open period, profiles cooling at the scrape.
+mod metrics_alert_gauges;
 // Breaker timeline derived from a committed scrape sequence (verdict helper).
 mod scrape_timeline;
 // The /metrics scraper against a loopback server (verdict helper).

@@ -195,8 +195,39 @@ pub const COOLDOWNS_ADOPTED: Family = Family {
     labels: &["profile"],
 };
 
-/// Every family, in docs/metrics.md (and `/metrics`) order; the fleet coordinator's three last.
-pub const FAMILIES: [Family; 20] = [
+/// `breaker_open_seconds`: what the shipped `BreakerOpenTooLong` alert compares against.
+pub const OPEN_SECONDS: Family = Family {
+    name: "breaker_open_seconds",
+    help: "Open time of the breaker's current or last open period (extended to a Retry-After).",
+    kind: FamilyType::Gauge,
+    labels: DEP,
+};
+/// `breaker_open_since_timestamp_seconds`.
+pub const OPEN_SINCE: Family = Family {
+    name: "breaker_open_since_timestamp_seconds",
+    help: "Unix time (ms precision) the breaker's current or last open period began.",
+    kind: FamilyType::Gauge,
+    labels: DEP,
+};
+/// `provider_profiles`.
+pub const PROFILES: Family = Family {
+    name: "provider_profiles",
+    help: "Auth profiles the provider rotates over.",
+    kind: FamilyType::Gauge,
+    labels: &["provider"],
+};
+/// `provider_profiles_cooling`: with `provider_profiles`, the shipped
+/// `ProviderAllProfilesCooling` alert.
+pub const PROFILES_COOLING: Family = Family {
+    name: "provider_profiles_cooling",
+    help: "Auth profiles of the provider in cooldown or disabled at scrape time.",
+    kind: FamilyType::Gauge,
+    labels: &["provider"],
+};
+
+/// Every family, in docs/metrics.md (and `/metrics`) order; the fleet coordinator's three, then
+/// the four gauges the shipped alerts need (docs/alerts.md), last.
+pub const FAMILIES: [Family; 24] = [
     BREAKER_STATE,
     TRANSITIONS,
     LAST_TRANSITION,
@@ -217,6 +248,10 @@ pub const FAMILIES: [Family; 20] = [
     COORDINATOR_ERRORS,
     COORDINATOR_MODE,
     COOLDOWNS_ADOPTED,
+    OPEN_SECONDS,
+    OPEN_SINCE,
+    PROFILES,
+    PROFILES_COOLING,
 ];
 
 const HISTOGRAM_SUFFIXES: [&str; 3] = ["_bucket", "_sum", "_count"];

@@ -18,7 +18,7 @@ use crate::engine::breaker::{Breakers, HostClock};
 use crate::engine::clock::Clock;
 use crate::engine::coordinator::{Coordinator, HostId};
 use crate::engine::events::FanOut;
-use crate::engine::metrics::{AtScrape, Metrics};
+use crate::engine::metrics::{AtScrape, Metrics, ProfilesAtScrape};
 use crate::engine::{Engine, EngineOptions, EventSink, Policy};
 use crate::replay::replay_on_pacer_thread;
 use crate::replay::replayer::{Pacing, ReplayOptions, ReplaySummary};
@@ -216,8 +216,13 @@ impl Rig {
                 return Err(RigError::Engine(e));
             }
         };
+        let engine = Arc::new(engine);
+        // Every scrape counts each provider's profiles cooling at scrape time.
+        let profiles: std::sync::Weak<dyn ProfilesAtScrape> =
+            Arc::<Engine<HttpTransport>>::downgrade(&engine);
+        metrics.profiles_at_scrape(profiles);
         Ok(Self {
-            engine: Arc::new(engine),
+            engine,
             breakers,
             diagnostics,
             transport,

@@ -23,6 +23,8 @@ pub mod fleet;
 /// The degradation-ladder rig (model calls scripted per model).
 pub mod ladder;
 pub mod metrics;
+/// promtool, amtool and a real Prometheus for the shipped monitoring's tests.
+pub mod prometheus;
 /// What a real run wrote, read back: time bases, fault scope, marks.
 pub mod reading;
 /// A real redis-server per test (free port, killed on drop).

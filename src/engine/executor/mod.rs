@@ -22,6 +22,7 @@ use tokio::time::Instant;
 mod chain;
 mod gates;
 mod model;
+mod profile_gauge;
 mod simple;
 
 use simple::SimpleCall;

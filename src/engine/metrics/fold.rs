@@ -60,12 +60,17 @@ impl EventSink for Metrics {
                 .fallbacks
                 .with_label_values(&[from.as_str(), to.as_str(), reason.as_str()])
                 .inc(),
-            EventKind::BreakerTransition { dep, from, to, .. } => {
-                self.transition(dep, *from, *to, event.t_ms)
-            }
-            EventKind::RetryAfterSkip { dep, .. } => {
+            EventKind::BreakerTransition {
+                dep,
+                from,
+                to,
+                open_for_ms,
+                ..
+            } => self.transition(dep, (*from, *to), *open_for_ms, event.t_ms),
+            EventKind::RetryAfterSkip { dep, until_ms } => {
                 self.touch(dep);
                 self.retry_after_skips.with_label_values(&[dep]).inc();
+                self.open_extended(dep, *until_ms);
             }
             EventKind::RetryBudgetExhausted { class, .. } => self
                 .budget_exhausted

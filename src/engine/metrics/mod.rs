@@ -21,6 +21,11 @@
 //! `coordinator_errors_total{op}` and `coordinator_mode{mode}` (1 for the current mode, 0 for
 //! the others seen) follow a coordinated host (fleet mode); they stay header-only otherwise.
 //!
+//! `breaker_open_seconds{dep}` and `breaker_open_since_timestamp_seconds{dep}` describe a breaker's
+//! current (or last) open period from its transition to open, the open time extended by every
+//! Retry-After skip. `provider_profiles{provider}` and `provider_profiles_cooling{provider}` are
+//! read at scrape time from every registered [`ProfilesAtScrape`] source (the engine).
+//!
 //! The [`EventSink`](super::events::EventSink) side, folding events into series, is in `fold.rs`.
 
 mod fold;
@@ -67,12 +72,36 @@ pub struct Metrics {
     coordinator_errors: IntCounterVec,
     coordinator_mode: GaugeVec,
     cooldowns_adopted: IntCounterVec,
+    open_seconds: GaugeVec,
+    open_since: GaugeVec,
+    profiles: GaugeVec,
+    profiles_cooling: GaugeVec,
     health: Mutex<HashMap<String, Disagreement>>,
     /// The engine's start instant (engine ms 0), when known: enables the scrape-time refresh.
     clock: Option<Instant>,
     /// State brought up to `now` before every render (weak: the breakers hold this registry as
     /// their event sink, so a strong reference would be a cycle).
     at_scrape: Mutex<Vec<Weak<dyn AtScrape>>>,
+    /// Per-provider profile counts read before every render (weak, as `at_scrape`).
+    profile_sources: Mutex<Vec<Weak<dyn ProfilesAtScrape>>>,
+}
+
+/// One provider's auth profiles at a scrape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderProfiles {
+    /// The provider.
+    pub provider: String,
+    /// Profiles it rotates over.
+    pub profiles: usize,
+    /// Of those, in cooldown (or disabled) now.
+    pub cooling: usize,
+}
+
+/// A source of `provider_profiles` and `provider_profiles_cooling` (the engine's profile book
+/// and cooldown store), read by [`Metrics::render_at`].
+pub trait ProfilesAtScrape: Send + Sync {
+    /// Every provider's profiles at `now` (reading only).
+    fn profiles_at(&self, now: Instant) -> Vec<ProviderProfiles>;
 }
 
 /// A source of exported state that can lag the clock (a breaker whose open time ran out is
@@ -139,9 +168,14 @@ impl Metrics {
             coordinator_errors: counter(&fam::COORDINATOR_ERRORS),
             coordinator_mode: gauge(&fam::COORDINATOR_MODE),
             cooldowns_adopted: counter(&fam::COOLDOWNS_ADOPTED),
+            open_seconds: gauge(&fam::OPEN_SECONDS),
+            open_since: gauge(&fam::OPEN_SINCE),
+            profiles: gauge(&fam::PROFILES),
+            profiles_cooling: gauge(&fam::PROFILES_COOLING),
             health: Mutex::new(HashMap::new()),
             clock: None,
             at_scrape: Mutex::new(Vec::new()),
+            profile_sources: Mutex::new(Vec::new()),
         }
     }
 
@@ -173,6 +207,33 @@ impl Metrics {
         self.at_scrape.locked().push(source)
     }
 
+    /// Reads `provider_profiles` and `provider_profiles_cooling` from `source` before every
+    /// [`render_at`](Self::render_at) (dropped sources are skipped).
+    pub fn profiles_at_scrape(&self, source: Weak<dyn ProfilesAtScrape>) {
+        self.profile_sources.locked().push(source)
+    }
+
+    /// Sets the provider gauges from every profile source at `now`.
+    fn refresh_profiles(&self, now: Instant) {
+        let sources: Vec<_> = self
+            .profile_sources
+            .locked()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for s in sources {
+            for p in s.profiles_at(now) {
+                let provider = [p.provider.as_str()];
+                self.profiles
+                    .with_label_values(&provider)
+                    .set(p.profiles as f64);
+                self.profiles_cooling
+                    .with_label_values(&provider)
+                    .set(p.cooling as f64);
+            }
+        }
+    }
+
     /// [`render`](Self::render) at `now`: every [`AtScrape`] source is advanced to `now` first
     /// (its due transitions land in the series before encoding); with a clock, the disagreement
     /// gauge is refreshed to `now` too, without one it shows its value at the last canary or
@@ -188,6 +249,7 @@ impl Metrics {
         for s in sources {
             s.advance_to(now);
         }
+        self.refresh_profiles(now);
         if let Some(start) = self.clock {
             let ms = now.saturating_duration_since(start).as_millis();
             self.refresh_disagreement(u64::try_from(ms).unwrap_or(u64::MAX));
@@ -196,7 +258,7 @@ impl Metrics {
     }
 
     /// Every collector with its definition, in [`fam::FAMILIES`] order (docs/metrics.md order).
-    fn families(&self) -> [(&dyn Collector, &'static Family); 20] {
+    fn families(&self) -> [(&dyn Collector, &'static Family); 24] {
         [
             (&self.breaker_state, &fam::BREAKER_STATE),
             (&self.transitions, &fam::TRANSITIONS),
@@ -218,6 +280,10 @@ impl Metrics {
             (&self.coordinator_errors, &fam::COORDINATOR_ERRORS),
             (&self.coordinator_mode, &fam::COORDINATOR_MODE),
             (&self.cooldowns_adopted, &fam::COOLDOWNS_ADOPTED),
+            (&self.open_seconds, &fam::OPEN_SECONDS),
+            (&self.open_since, &fam::OPEN_SINCE),
+            (&self.profiles, &fam::PROFILES),
+            (&self.profiles_cooling, &fam::PROFILES_COOLING),
         ]
     }
 
@@ -280,8 +346,20 @@ impl Metrics {
         self.disagreement.with_label_values(&[dep]).set(value);
     }
 
-    fn transition(&self, dep: &str, from: BreakerState, to: BreakerState, t_ms: u64) {
+    fn transition(
+        &self,
+        dep: &str,
+        (from, to): (BreakerState, BreakerState),
+        open_for_ms: Option<u64>,
+        t_ms: u64,
+    ) {
         self.touch(dep);
+        if to == BreakerState::Open {
+            let since = self.unix(t_ms);
+            self.open_since.with_label_values(&[dep]).set(since);
+            let open_s = open_for_ms.unwrap_or(0) as f64 / 1000.0;
+            self.open_seconds.with_label_values(&[dep]).set(open_s);
+        }
         let labels = [dep, from.as_str(), to.as_str()];
         self.breaker_state.with_label_values(&[dep]).set(to.gauge());
         self.transitions.with_label_values(&labels).inc();
@@ -289,5 +367,21 @@ impl Metrics {
             .with_label_values(&labels)
             .set(self.unix(t_ms));
         self.set_disagreement(dep, |d| d.breaker(to, t_ms));
+    }
+
+    /// A Retry-After kept the breaker open until `until_ms` (engine ms): its open period now
+    /// lasts from its start to then.
+    fn open_extended(&self, dep: &str, until_ms: u64) {
+        let since = self.open_since.with_label_values(&[dep]).get();
+        if since == 0.0 {
+            // Never opened (a skip only happens while open): no period to extend.
+            let _ = self.open_since.remove_label_values(&[dep]);
+            return;
+        }
+        let until = self.unix(until_ms);
+        if until > since {
+            let open_s = ((until - since) * 1000.0).round() / 1000.0;
+            self.open_seconds.with_label_values(&[dep]).set(open_s);
+        }
     }
 }
