@@ -41,6 +41,10 @@
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming,
 //!   which model a request is for.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
+//! - [`retention`]: `--keep N`: the ownership marker every run directory gets at its start, and
+//!   the pruning of older run directories of the same scenario after the report is written.
+//! - [`jobmetrics`]: the weekly job's own outputs after its report — the batch-job series
+//!   (`--textfile-dir`'s `rehearse.prom`, `--pushgateway`) and `--on-fail CMD`.
 //! - [`gateway`]: the supervisor of a real OpenClaw gateway, the external system under test the
 //!   harness runs (install, config, key seeding, process, log decisions, auth state). What the
 //!   scenario asks of it (the `[target]` table, its gateway configuration and turns) is
@@ -81,8 +85,8 @@ macro_rules! internal {
 }
 
 internal!(
-    fleet, gateway, host, rehearsal, replay, report, run, scenario, schedule, scrape, transport,
-    upstream, verdict, wire,
+    fleet, gateway, host, jobmetrics, rehearsal, replay, report, retention, run, scenario, schedule,
+    scrape, transport, upstream, verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

@@ -153,6 +153,10 @@ pub struct Report {
     /// The system under test when it is not the embedded engine (`null` for the engine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetReport>,
+    /// What the run did after its report: retention, batch-job metrics, `--on-fail`
+    /// (absent when none of it was asked for and nothing went wrong).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub housekeeping: Option<crate::report::housekeeping::Housekeeping>,
 }
 
 /// One policy run.

@@ -129,6 +129,7 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
         config,
         fleet,
         target,
+        housekeeping: None,
     }
 }
 

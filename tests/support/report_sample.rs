@@ -199,5 +199,6 @@ pub fn sample_report() -> Report {
         config: serde_json::json!({"workers": 4}),
         fleet: None,
         target: None,
+        housekeeping: None,
     }
 }
