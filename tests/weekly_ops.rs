@@ -14,12 +14,13 @@ use std::time::{Duration, Instant};
 use crate::support::metrics::promtool_check;
 use crate::support::run::show;
 
-/// A scenario of 2 s (0.2 s at ×10) whose one expectation passes, or, with `fail`, cannot.
+/// A scenario of 2 s (1 s at ×2, slow enough for a loaded machine) whose one expectation passes, or, with `fail`, cannot.
 fn tiny(dir: &Path, name: &str, fail: bool, duration: &str) -> PathBuf {
     let at_least = if fail { 1_000_000 } else { 1 };
     let text = format!(
         "name = \"{name}\"\nduration = \"{duration}\"\ntraffic = \"tiny.jsonl\"\n\
          scrape_interval = \"100ms\"\nseed = 1\nworkers = 2\n\n\
+         [[profile]]\nprovider = \"openai-codex\"\nid = \"openai-codex:p0\"\n\n\
          [[expect.attempts]]\nmodel = \"openai-codex/gpt-5.2\"\nat_least = {at_least}\n"
     );
     let traffic: String = (0..10)
@@ -38,7 +39,7 @@ fn tiny(dir: &Path, name: &str, fail: bool, duration: &str) -> PathBuf {
 
 fn run(scenario: &Path, reports: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rehearse"))
-        .args(["run", "--no-progress", "--speed", "10", "--scenario"])
+        .args(["run", "--no-progress", "--speed", "2", "--scenario"])
         .arg(scenario)
         .arg("--report-dir")
         .arg(reports)
@@ -305,7 +306,12 @@ fn batch_job_series_reach_node_exporter_and_the_pushgateway_and_a_failure_keeps_
         .as_secs_f64();
     let out = run(&pass, &reports, &flags);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("warning: pushgateway") && !stderr.contains("warning: textfile"),
+        "{}",
+        show(&out)
+    );
     let text = std::fs::read_to_string(textfile.join("rehearse.prom")).unwrap();
     let (ok, why) = promtool_check(&text);
     assert!(ok, "promtool check metrics: {why}\n{text}");

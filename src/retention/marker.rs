@@ -9,7 +9,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::scan::Owner;
 
 /// The marker's file name inside a run directory.
 pub(crate) const MARKER_FILE: &str = ".rehearse-run.json";
@@ -61,6 +60,15 @@ impl Marker {
                 .map_or(0, |d| d.as_millis() as u64),
         }
     }
+}
+
+/// Whether a directory is ours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// Our marker, parsed.
+    Ours(Marker),
+    /// Not ours, and why (no marker, a symlink, a marker that does not parse…).
+    NotOurs(String),
 }
 
 /// Writes the marker into `dir` unless one is there already.

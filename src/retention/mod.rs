@@ -19,8 +19,8 @@ mod scan;
 use std::path::{Path, PathBuf};
 
 pub(crate) use marker::Marker;
-pub(crate) use plan::{Decision, decide};
-pub(crate) use scan::{Entry, Finished, Owner, scan};
+pub(crate) use plan::decide;
+pub(crate) use scan::{Finished, Owner, scan};
 
 /// One directory retention removed (or failed to remove).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,16 +5,8 @@
 
 use std::path::Path;
 
+pub(crate) use super::marker::Owner;
 use super::marker::{self, Marker};
-
-/// Whether a directory is ours.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Owner {
-    /// Our marker, parsed.
-    Ours(Marker),
-    /// Not ours, and why (no marker, a symlink, a marker that does not parse…).
-    NotOurs(String),
-}
 
 /// Whether the run finished (wrote its report).
 #[derive(Debug, Clone, PartialEq, Eq)]
