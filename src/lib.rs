@@ -85,8 +85,8 @@ macro_rules! internal {
 }
 
 internal!(
-    fleet, gateway, host, jobmetrics, rehearsal, replay, report, retention, run, scenario, schedule,
-    scrape, transport, upstream, verdict, wire,
+    fleet, gateway, host, jobmetrics, rehearsal, replay, report, retention, run, scenario,
+    schedule, scrape, transport, upstream, verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

@@ -549,7 +549,8 @@ mod without_launchctl {
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         assert!(!old.exists());
         assert!(
-            text(&out.stdout).contains("replaced the old agent ai.openclaw.rehearse.weekly: unloaded"),
+            text(&out.stdout)
+                .contains("replaced the old agent ai.openclaw.rehearse.weekly: unloaded"),
             "{}",
             text(&out.stdout)
         );

@@ -9,7 +9,9 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use crate::support::metrics::promtool_check;
 use crate::support::run::show;
@@ -32,7 +34,10 @@ fn tiny(dir: &Path, name: &str, fail: bool, duration: &str) -> PathBuf {
         })
         .collect();
     std::fs::write(dir.join("tiny.jsonl"), traffic).unwrap();
-    let path = dir.join(format!("{name}-{}.toml", if fail { "fail" } else { "pass" }));
+    let path = dir.join(format!(
+        "{name}-{}.toml",
+        if fail { "fail" } else { "pass" }
+    ));
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -98,10 +103,18 @@ fn keep_2_after_five_runs_leaves_two_and_foreign_entries_untouched() {
     let mut dirs = Vec::new();
     let mut removed_said = 0;
     for i in 0..5 {
-        let out = run(&scenario, &reports, &["--keep", "2", "--seed", &i.to_string()]);
+        let out = run(
+            &scenario,
+            &reports,
+            &["--keep", "2", "--seed", &i.to_string()],
+        );
         assert_eq!(out.status.code(), Some(0), "run {i}: {}", show(&out));
         let dir = run_dir_of(&out);
-        assert!(dir.join(".rehearse-run.json").is_file(), "marker in {}", dir.display());
+        assert!(
+            dir.join(".rehearse-run.json").is_file(),
+            "marker in {}",
+            dir.display()
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         let said = stderr.matches("retention: removed ").count();
         let json: serde_json::Value =
@@ -118,7 +131,10 @@ fn keep_2_after_five_runs_leaves_two_and_foreign_entries_untouched() {
         assert_eq!(said, usize::from(i >= 2), "run {i}: {stderr}");
         if said == 1 {
             let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
-            assert!(md.contains("## Housekeeping") && md.contains("removed `"), "{md}");
+            assert!(
+                md.contains("## Housekeeping") && md.contains("removed `"),
+                "{md}"
+            );
         }
         removed_said += said;
         dirs.push(dir.file_name().unwrap().to_string_lossy().into_owned());
@@ -127,7 +143,11 @@ fn keep_2_after_five_runs_leaves_two_and_foreign_entries_untouched() {
     let mut expected: Vec<String> = foreign.iter().map(|s| s.to_string()).collect();
     expected.extend(dirs[3..].iter().cloned());
     expected.sort();
-    assert_eq!(names(&reports), expected, "the two newest runs and every foreign entry");
+    assert_eq!(
+        names(&reports),
+        expected,
+        "the two newest runs and every foreign entry"
+    );
     assert_eq!(
         std::fs::read_to_string(reports.join("notes/keep.txt")).unwrap(),
         "mine"
@@ -159,7 +179,10 @@ fn a_killed_run_is_pruned_only_once_keep_newer_runs_finished_and_a_broken_one_al
         if let Some(n) = found {
             break n;
         }
-        assert!(began.elapsed() < Duration::from_secs(60), "no run dir appeared");
+        assert!(
+            began.elapsed() < Duration::from_secs(60),
+            "no run dir appeared"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     std::thread::sleep(Duration::from_millis(300));
@@ -181,8 +204,14 @@ fn a_killed_run_is_pruned_only_once_keep_newer_runs_finished_and_a_broken_one_al
     std::fs::write(first_dir.join("report.json"), "{\"verdict\": ").unwrap();
     let second = run(&scenario, &reports, &["--keep", "2"]);
     assert_eq!(second.status.code(), Some(0), "{}", show(&second));
-    assert!(reports.join(&killed).is_dir(), "one finished run newer only");
-    assert!(first_dir.is_dir(), "the broken one has one finished run newer only");
+    assert!(
+        reports.join(&killed).is_dir(),
+        "one finished run newer only"
+    );
+    assert!(
+        first_dir.is_dir(),
+        "the broken one has one finished run newer only"
+    );
     let third = run(&scenario, &reports, &["--keep", "2"]);
     assert_eq!(third.status.code(), Some(0), "{}", show(&third));
     let stderr = String::from_utf8_lossy(&third.stderr);
@@ -321,13 +350,30 @@ fn batch_job_series_reach_node_exporter_and_the_pushgateway_and_a_failure_keeps_
     let success = value(&ne, "rehearse_last_success_timestamp_seconds", &[t])
         .unwrap_or_else(|| panic!("node_exporter does not serve it:\n{ne}"));
     assert!(success >= before.floor(), "{success} < {before}");
-    assert_eq!(value(&ne, "rehearse_run_verdict", &[t, r#"verdict="pass""#]), Some(1.0));
-    assert_eq!(value(&ne, "rehearse_expectations", &[t, r#"status="pass""#]), Some(1.0));
-    assert!(value(&ne, "rehearse_last_run_timestamp_seconds", &[r#"scenario="other""#]).is_some());
+    assert_eq!(
+        value(&ne, "rehearse_run_verdict", &[t, r#"verdict="pass""#]),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(&ne, "rehearse_expectations", &[t, r#"status="pass""#]),
+        Some(1.0)
+    );
+    assert!(
+        value(
+            &ne,
+            "rehearse_last_run_timestamp_seconds",
+            &[r#"scenario="other""#]
+        )
+        .is_some()
+    );
     let pushed = get(pg_port, "/metrics").unwrap();
     let job = r#"job="rehearse""#;
     assert_eq!(
-        value(&pushed, "rehearse_last_success_timestamp_seconds", &[job, t]),
+        value(
+            &pushed,
+            "rehearse_last_success_timestamp_seconds",
+            &[job, t]
+        ),
         Some(success),
         "the Pushgateway holds the same group:\n{pushed}"
     );
@@ -337,7 +383,10 @@ fn batch_job_series_reach_node_exporter_and_the_pushgateway_and_a_failure_keeps_
     std::thread::sleep(Duration::from_millis(1100));
     let fail = tiny(tmp.path(), "tiny", true, "2s");
     let hook_out = tmp.path().join("hook.txt");
-    let hook = format!("printf '%s %s' \"$1\" \"$REHEARSE_VERDICT\" > '{}'", hook_out.display());
+    let hook = format!(
+        "printf '%s %s' \"$1\" \"$REHEARSE_VERDICT\" > '{}'",
+        hook_out.display()
+    );
     let mut fail_flags = flags.to_vec();
     fail_flags.extend(["--on-fail", hook.as_str()]);
     let out = run(&fail, &reports, &fail_flags);
@@ -350,23 +399,38 @@ fn batch_job_series_reach_node_exporter_and_the_pushgateway_and_a_failure_keeps_
     );
     let last_run = value(&ne, "rehearse_last_run_timestamp_seconds", &[t]).unwrap();
     assert!(last_run > success, "{last_run} <= {success}");
-    assert_eq!(value(&ne, "rehearse_run_verdict", &[t, r#"verdict="fail""#]), Some(1.0));
-    assert_eq!(value(&ne, "rehearse_expectations", &[t, r#"status="fail""#]), Some(1.0));
+    assert_eq!(
+        value(&ne, "rehearse_run_verdict", &[t, r#"verdict="fail""#]),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(&ne, "rehearse_expectations", &[t, r#"status="fail""#]),
+        Some(1.0)
+    );
     let pushed = get(pg_port, "/metrics").unwrap();
     assert_eq!(
-        value(&pushed, "rehearse_last_success_timestamp_seconds", &[job, t]),
+        value(
+            &pushed,
+            "rehearse_last_success_timestamp_seconds",
+            &[job, t]
+        ),
         Some(success),
         "{pushed}"
     );
     assert_eq!(
-        value(&pushed, "rehearse_run_verdict", &[job, t, r#"verdict="fail""#]),
+        value(
+            &pushed,
+            "rehearse_run_verdict",
+            &[job, t, r#"verdict="fail""#]
+        ),
         Some(1.0)
     );
     // --on-fail got the report's path.
     let said = std::fs::read_to_string(&hook_out).unwrap();
     let md = crate::support::run::reported_path(&out);
     assert_eq!(said, format!("{} fail", md.display()));
-    let (ok, why) = promtool_check(&std::fs::read_to_string(textfile.join("rehearse.prom")).unwrap());
+    let (ok, why) =
+        promtool_check(&std::fs::read_to_string(textfile.join("rehearse.prom")).unwrap());
     assert!(ok, "{why}");
 }
 
