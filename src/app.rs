@@ -25,6 +25,8 @@ pub fn dispatch(cli: Cli) -> CmdResult {
         Some(Command::Record(args)) => crate::replay::record_command(args),
         Some(Command::Schedule(args)) => crate::schedule::command(args),
         Some(Command::Report(args)) => crate::report::command(args),
+        Some(Command::History(args)) => crate::history::history_command(args),
+        Some(Command::Compare(args)) => crate::history::compare_command(args),
         Some(Command::FleetHost(args)) => crate::fleet::host::command(&args.spec),
         Some(Command::Watchdog(args)) => {
             crate::util::watchdog::command(args.pid, args.group);

@@ -59,6 +59,13 @@ pub enum Command {
     /// with the report's verdict.
     #[command(after_help = EXIT_CODES)]
     Report(ReportArgs),
+    /// List every run under the report dir with its key figures; writes index.html and index.md
+    /// there.
+    #[command(after_help = EXIT_CODES)]
+    History(HistoryArgs),
+    /// Two runs' key figures and expectations side by side, with what changed.
+    #[command(after_help = EXIT_CODES)]
+    Compare(CompareArgs),
     /// One host of a fleet run (started by the run itself; not for direct use).
     #[command(name = "__fleet-host", hide = true)]
     FleetHost(FleetHostArgs),
@@ -340,4 +347,32 @@ pub struct ReportArgs {
     /// A run directory holding report.json.
     #[arg(value_name = "RUN_DIR")]
     pub run_dir: PathBuf,
+}
+
+/// Flags of `rehearse history`.
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {
+    /// The report dir the runs were written under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub report_dir: PathBuf,
+    /// Only this scenario's runs.
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
+    /// Print the listing as JSON (for scripts) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `rehearse compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The earlier run's directory (holding report.json).
+    #[arg(value_name = "RUN_A")]
+    pub run_a: PathBuf,
+    /// The later run's directory.
+    #[arg(value_name = "RUN_B")]
+    pub run_b: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }

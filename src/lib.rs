@@ -23,6 +23,9 @@
 //! - [`verdict`]: the diff of expected against observed behaviour (pure).
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
 //!   verdict, reason), Markdown, JSON and HTML+SVG report writers.
+//! - [`history`]: the run history of a report dir — the listing of its run directories (a
+//!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
+//!   `rehearse history` with its index pages, drift against the previous runs, `rehearse compare`.
 //! - [`rehearsal`]: `rehearse run`, the one pipeline: plan → system under test (embedded |
 //!   gateway | fleet, one type) → one `Observation` per arm → the one judge → the report; the top of the
 //!   module graph, the only module that depends on both `run` and `fleet`.
@@ -85,7 +88,7 @@ macro_rules! internal {
 }
 
 internal!(
-    fleet, gateway, host, jobmetrics, rehearsal, replay, report, retention, run, scenario,
+    fleet, gateway, history, host, jobmetrics, rehearsal, replay, report, retention, run, scenario,
     schedule, scrape, transport, upstream, verdict, wire,
 );
 

@@ -51,6 +51,9 @@ mod scrape_parse;
 // The pure expectation diff and its mutations (verdict helper).
 mod verdict_diff;
 
+// The run history: key figures, `rehearse history`, drift, `[[expect.drift]]`, `compare`.
+mod history;
+
 // The one judge: a run past the upstream recorder's cap says so and ends incomplete.
 mod run_judge;
 

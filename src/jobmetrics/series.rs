@@ -62,6 +62,8 @@ pub(crate) struct Outcome {
     pub fail: u64,
     /// Not reached.
     pub not_reached: u64,
+    /// Drift rows without a baseline yet (neither pass nor fail).
+    pub no_baseline: u64,
 }
 
 impl Outcome {
@@ -75,12 +77,14 @@ impl Outcome {
             pass: 0,
             fail: 0,
             not_reached: 0,
+            no_baseline: 0,
         };
         for e in report.policies.iter().flat_map(|p| &p.expectations) {
             match e.status {
                 ExpectStatus::Pass => o.pass += 1,
                 ExpectStatus::Fail => o.fail += 1,
                 ExpectStatus::NotReached => o.not_reached += 1,
+                ExpectStatus::NoBaseline => o.no_baseline += 1,
             }
         }
         o
@@ -124,6 +128,7 @@ impl Outcome {
             ("pass", self.pass),
             ("fail", self.fail),
             ("not_reached", self.not_reached),
+            ("no_baseline", self.no_baseline),
         ] {
             v.push(sample(
                 EXPECTATIONS,
@@ -226,6 +231,7 @@ mod tests {
             pass: 9,
             fail: 1,
             not_reached: 0,
+            no_baseline: 0,
         }
     }
 
@@ -253,7 +259,7 @@ mod tests {
         let text = render(&all);
         assert_eq!(text.matches("# TYPE rehearse_run_verdict gauge").count(), 1);
         let e = crate::scrape::parse(&text).unwrap();
-        assert_eq!(others(&e, "weekly").len(), 10, "{text}");
+        assert_eq!(others(&e, "weekly").len(), 11, "{text}");
         assert!(others(&e, "weekly").iter().all(|s| s.labels["scenario"] == "smoke \"x\""));
     }
 
@@ -261,6 +267,6 @@ mod tests {
     fn pushed_samples_leave_the_scenario_to_the_grouping_key() {
         let s = outcome(Verdict::Pass, 1.0).samples(None, false);
         assert!(s.iter().all(|s| !s.labels.contains_key("scenario")));
-        assert_eq!(s.len(), 10);
+        assert_eq!(s.len(), 11);
     }
 }

@@ -112,6 +112,7 @@ mod tests {
             pass: 1,
             fail: 0,
             not_reached: 0,
+            no_baseline: 0,
         }
     }
 

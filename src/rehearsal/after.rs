@@ -136,6 +136,7 @@ pub(crate) fn error_outcome(scenario: &str, elapsed: Duration) -> Outcome {
         pass: 0,
         fail: 0,
         not_reached: 0,
+        no_baseline: 0,
     }
 }
 

@@ -75,7 +75,7 @@ async fn execute(plan: &RunPlan, after: &After) -> CmdResult {
             .map_err(CmdError::harness)?;
         after::mark(&dir, &[only.name().to_string()], now);
         let started = tokio::time::Instant::now();
-        let report = match run_scenario(only, &dir, &stop, plan.plain_progress).await {
+        let report = match run_scenario(only, &dir, &plan.report_dir, &stop, plan.plain_progress).await {
             Ok(r) => r,
             Err(e) => {
                 after::harness_failed(after, only.name(), &dir, started.elapsed()).await;
@@ -108,7 +108,15 @@ async fn execute(plan: &RunPlan, after: &After) -> CmdResult {
             std::fs::create_dir_all(dir.join(&sub))
                 .with_context(|| format!("creating {}", dir.join(&sub).display()))
                 .map_err(CmdError::harness)?;
-            match run_scenario(sp, &dir.join(&sub), &stop, plan.plain_progress).await {
+            match run_scenario(
+                sp,
+                &dir.join(&sub),
+                &plan.report_dir,
+                &stop,
+                plan.plain_progress,
+            )
+            .await
+            {
                 Ok(r) => {
                     let r = after::suite_member(after, &dir.join(&sub), r, started.elapsed()).await;
                     print_outcome(&r);
@@ -190,11 +198,12 @@ fn print_outcome(r: &Report) {
     }
 }
 
-/// One scenario, whatever its system under test: run it into `dir`, judge it, then
-/// [`finish`].
+/// One scenario, whatever its system under test: run it into `dir` (under `report_dir`), judge
+/// it, compare it with the runs before it (drift, `[[expect.drift]]`), then [`finish`].
 async fn run_scenario(
     sp: &ScenarioPlan,
     dir: &Path,
+    report_dir: &Path,
     stop: &Shutdown,
     plain: bool,
 ) -> Result<Report, CmdError> {
@@ -202,7 +211,11 @@ async fn run_scenario(
         .with_context(|| format!("opening the run files in {}", dir.display()))
         .map_err(CmdError::harness)?;
     let sut = SystemUnderTest::of(sp);
-    let report = sut.rehearse(sp, dir, &files, stop, plain).await;
+    let mut report = sut.rehearse(sp, dir, &files, stop, plain).await;
+    let file = &sp.checked.file;
+    crate::history::drift::apply(&mut report, report_dir, dir, &|arm| {
+        file.expect_for(arm).drift
+    });
     finish(dir, &files, report)
 }
 

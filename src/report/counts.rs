@@ -16,6 +16,9 @@ pub struct Counts {
     /// Of those, ones an interrupted run never reached (status `not_reached`: neither passed
     /// nor failed).
     pub not_reached: usize,
+    /// Of those, drift rows with no baseline yet (status `no_baseline`: neither passed nor
+    /// failed, and never a reason the run did not pass).
+    pub no_baseline: usize,
     /// Unexpected observed transitions (each a failure).
     pub unexpected: usize,
 }
@@ -31,6 +34,7 @@ impl Counts {
                 c.checks += 1;
                 c.failed += usize::from(e.status == ExpectStatus::Fail);
                 c.not_reached += usize::from(e.status == ExpectStatus::NotReached);
+                c.no_baseline += usize::from(e.status == ExpectStatus::NoBaseline);
             }
         }
         c
@@ -42,6 +46,9 @@ impl Counts {
         let mut s = format!("{} of {} failed", self.failed, count(self.checks, "check"));
         if self.not_reached > 0 {
             s.push_str(&format!(", {} not reached", self.not_reached));
+        }
+        if self.no_baseline > 0 {
+            s.push_str(&format!(", {} with no baseline yet", self.no_baseline));
         }
         if self.unexpected > 0 {
             s.push_str(&format!(

@@ -14,7 +14,7 @@ use super::table;
 use crate::util::text::count;
 use crate::verdict::signed_secs;
 
-const CSS: &str = "body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#111827;background:#fff}\
+pub(crate) const CSS: &str = "body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#111827;background:#fff}\
 h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #e5e7eb}h3{font-size:15px;margin:18px 0 6px}\
 .badge{display:inline-block;padding:2px 10px;border-radius:12px;color:#fff;font-weight:600;text-transform:uppercase}\
 .pass{background:#2e9e44}.fail{background:#d9342b}.incomplete{background:#f0a800}.error{background:#6b21a8}.not_run{background:#6b7280}\
@@ -135,7 +135,7 @@ pub fn render(r: &Report) -> String {
                 match e.status {
                     ExpectStatus::Pass => "",
                     ExpectStatus::Fail => " class=\"bad\"",
-                    ExpectStatus::NotReached => " class=\"not-reached\"",
+                    ExpectStatus::NotReached | ExpectStatus::NoBaseline => " class=\"not-reached\"",
                 },
                 lead::mark(e.status),
                 e.kind.as_str(),
@@ -167,6 +167,7 @@ pub fn render(r: &Report) -> String {
     if let Some(f) = &r.fleet {
         super::fleet::html(&mut o, f, r.duration_ms);
     }
+    o.push_str(&super::drift_render::html(r.drift.as_ref()));
     o.push_str("<h2>Fault windows</h2>\n");
     table::faults(r).html(&mut o);
     for p in r.policies.iter().filter(|_| engine) {

@@ -109,6 +109,7 @@ fn outcome(e: &ExpectationResult) -> Outcome {
         ExpectStatus::Pass => Outcome::Pass,
         ExpectStatus::Fail => Outcome::Failure(e.detail.clone()),
         ExpectStatus::NotReached => Outcome::Skipped(format!("not reached: {}", e.detail)),
+        ExpectStatus::NoBaseline => Outcome::Skipped(e.detail.clone()),
     }
 }
 

@@ -35,11 +35,13 @@ pub(crate) fn traffic_line(r: &Report) -> Option<String> {
     Some(line)
 }
 
-/// The mark of an expectation row: ✓ pass, ✗ fail, ○ not reached (neither).
+/// The mark of an expectation row: ✓ pass, ✗ fail, ○ not reached (neither), · no baseline
+/// yet (a drift row with too few runs before it: neither).
 pub(crate) fn mark(s: ExpectStatus) -> &'static str {
     match s {
         ExpectStatus::Pass => "✓",
         ExpectStatus::Fail => "✗",
         ExpectStatus::NotReached => "○",
+        ExpectStatus::NoBaseline => "·",
     }
 }

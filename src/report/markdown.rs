@@ -170,6 +170,16 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
+    let drift = super::drift_render::markdown(r.drift.as_ref());
+    if !drift.is_empty() {
+        o.push('\n');
+        o.push_str(&drift);
+    }
+    let figures = super::drift_render::figures_markdown(r);
+    if !figures.is_empty() {
+        o.push('\n');
+        o.push_str(&figures);
+    }
     if engine {
         o.push_str("\n## Policies side by side\n\n");
         let _ = writeln!(

@@ -12,6 +12,9 @@
 pub mod build;
 mod cmd;
 pub mod counts;
+pub mod drift;
+pub(crate) mod drift_render;
+pub mod figures;
 pub(crate) mod fault_window;
 pub(crate) mod fleet;
 pub(crate) mod fleet_model;

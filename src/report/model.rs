@@ -153,6 +153,13 @@ pub struct Report {
     /// The system under test when it is not the embedded engine (`null` for the engine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetReport>,
+    /// The rehearse version that wrote the report (absent in reports written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rehearse_version: Option<String>,
+    /// "Since the last runs": the key figures against the previous runs (absent in reports
+    /// written before it, and in `rehearse report` re-renders of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<crate::report::drift::DriftSection>,
     /// What the run did after its report: retention, batch-job metrics, `--on-fail`
     /// (absent when none of it was asked for and nothing went wrong).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -221,6 +228,9 @@ pub struct PolicyReport {
     /// never a pass (`incomplete`, unless a row failed); this says why (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unjudged: Option<String>,
+    /// The arm's key figures (`report::figures`; absent in reports written before them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<crate::report::figures::KeyFigures>,
 }
 
 impl PolicyReport {
@@ -248,6 +258,7 @@ impl PolicyReport {
             health: Default::default(),
             upstream_cap: None,
             unjudged: None,
+            figures: None,
         }
     }
 }

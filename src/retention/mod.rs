@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use marker::Marker;
 pub(crate) use plan::decide;
-pub(crate) use scan::{Finished, Owner, scan};
+pub(crate) use scan::{Owner, scan};
 
 /// One directory retention removed (or failed to remove).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,40 +75,3 @@ pub(crate) fn prune(report_dir: &Path, key: &str, keep: usize, current: &Path) -
     out
 }
 
-/// One run of the report directory as `schedule status` shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RunLine {
-    /// The directory's name.
-    pub name: String,
-    /// The retention key (scenario, or `suite:A,B`).
-    pub key: String,
-    /// Run start, RFC 3339.
-    pub started_at: String,
-    /// The verdict, or why there is none (never finished, broken report).
-    pub verdict: String,
-}
-
-/// The `n` newest runs rehearse created under `report_dir`, newest first. (A stand-in for the
-/// run listing of `rehearse history`.)
-pub(crate) fn last_runs(report_dir: &Path, n: usize) -> Vec<RunLine> {
-    let mut v: Vec<(u64, RunLine)> = scan(report_dir)
-        .into_iter()
-        .filter_map(|e| match e.owner {
-            Owner::Ours(m) => Some((
-                m.started_unix_ms,
-                RunLine {
-                    name: e.name,
-                    key: m.key,
-                    started_at: m.started_at,
-                    verdict: match e.finished {
-                        Finished::Yes(v) => v,
-                        Finished::No(why) => why,
-                    },
-                },
-            )),
-            Owner::NotOurs(_) => None,
-        })
-        .collect();
-    v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.name.cmp(&a.1.name)));
-    v.into_iter().take(n).map(|(_, l)| l).collect()
-}

@@ -129,6 +129,8 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
         config,
         fleet,
         target,
+        rehearse_version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        drift: None,
         housekeeping: None,
     }
 }

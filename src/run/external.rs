@@ -75,7 +75,9 @@ pub async fn run_external(
         UpstreamRecorder::new(
             EventsWriter::new(files.upstream.clone(), kind.as_str(), 1.0),
             fault_hits.clone(),
-            file.expect.has_ground(),
+            // Always kept (under the cap): the key figures read a gateway's rotations and
+            // fallbacks from the sequence of profiles and models it sent.
+            true,
         )
         .with_cap(plan.record_cap),
     );

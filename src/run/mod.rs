@@ -26,6 +26,7 @@
 //!   `Observation` (no engine events) and the `target` block as its report part.
 //! - `warmup`: an external gateway's warm-up before the run's clock starts (the steady-state
 //!   decision, a pure function of the turns so far, and its driver).
+//! - `figures`: an arm's key figures, computed once from its observation and section.
 //! - `progress`: the terminal bar (a stop request, SIGINT/SIGTERM included, is
 //!   [`crate::util::shutdown::Shutdown`]).
 
@@ -33,6 +34,7 @@ pub(crate) mod assemble;
 pub mod contradictions;
 pub(crate) mod dispatch;
 pub mod embedded;
+pub(crate) mod figures;
 pub(crate) mod external;
 mod external_gateway;
 mod external_report;

@@ -139,6 +139,12 @@ pub fn section(
             ),
         });
     }
+    let provider_of = file
+        .profile
+        .iter()
+        .map(|p| (p.id.clone(), p.provider.clone()))
+        .collect();
+    report.figures = Some(super::figures::of_section(o, &report, provider_of));
     report
 }
 

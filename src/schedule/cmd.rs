@@ -239,14 +239,23 @@ fn report_dir_of(agent: &plist::LaunchAgent) -> Option<PathBuf> {
 const LAST_RUNS: usize = 5;
 
 fn last_runs(report_dir: &Path) {
-    let runs = crate::retention::last_runs(report_dir, LAST_RUNS);
+    // The history's listing, oldest first: the last LAST_RUNS runs (foreign entries left out).
+    let runs: Vec<crate::history::RunEntry> = crate::history::list_runs(report_dir)
+        .into_iter()
+        .filter(|e| e.stamp.is_some())
+        .collect();
     if runs.is_empty() {
         crate::outln!("last runs: none in {}", report_dir.display());
         return;
     }
     crate::outln!("last runs ({}):", report_dir.display());
-    for r in runs {
-        crate::outln!("  {}  {}  {}  {}", r.started_at, r.key, r.verdict, r.name);
+    for e in runs.iter().rev().take(LAST_RUNS) {
+        let what = match (e.report(), e.note()) {
+            (Some(r), _) => format!("{}  {}  {}", r.started_at, r.scenario, r.verdict.as_str()),
+            (None, Some(n)) => n.text(),
+            (None, None) => String::new(),
+        };
+        crate::outln!("  {}  {what}", e.rel);
     }
 }
 

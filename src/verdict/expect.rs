@@ -63,6 +63,10 @@ pub struct Expectations {
     /// `[[expect.turn]]`, from the turns sent to an external target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn: Vec<ExpectTurn>,
+    /// `[[expect.drift]]`, a key figure against the median of the runs before (judged when the
+    /// report is finished, `history::drift`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift: Vec<super::drift::ExpectDrift>,
 }
 
 /// One expected breaker transition.
@@ -310,6 +314,16 @@ impl Expectations {
                 ExpectError { field, msg }
             })?;
         }
+        for (i, d) in self.drift.iter().enumerate() {
+            let f = format!("expect.drift[{i}]");
+            super::drift::check(d).map_err(|(key, msg)| ExpectError {
+                field: format!("{f}.{key}"),
+                msg,
+            })?;
+            if let Some(msg) = policy_bad(&d.policy) {
+                return err(format!("{f}.policy"), &msg);
+            }
+        }
         Ok(())
     }
 
@@ -391,6 +405,12 @@ impl Expectations {
                 .filter(|e| applies(&e.policy, policy))
                 .cloned()
                 .collect(),
+            drift: self
+                .drift
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
         }
     }
 
@@ -409,6 +429,7 @@ impl Expectations {
             + self.openclaw_decision.len()
             + self.openclaw_cooldown.len()
             + self.turn.len()
+            + self.drift.len()
     }
 
     /// True when there is nothing to check.
@@ -421,5 +442,6 @@ impl Expectations {
             && !self.has_ground()
             && !self.has_gateway()
             && self.turn.is_empty()
+            && self.drift.is_empty()
     }
 }

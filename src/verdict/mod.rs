@@ -10,6 +10,7 @@
 //! depend on the base the report speaks in.
 
 pub mod diff;
+pub mod drift;
 pub(crate) mod expect;
 pub(crate) mod gateway_eval;
 pub(crate) mod ground;
@@ -64,6 +65,8 @@ pub enum ExpectKind {
     FaultApplied,
     /// `[[expect.turn]]` (an external target's turns).
     Turn,
+    /// `[[expect.drift]]` (a key figure against the median of the runs before).
+    Drift,
 }
 
 impl ExpectKind {
@@ -84,6 +87,7 @@ impl ExpectKind {
             Self::GatewayCooldown => "openclaw_cooldown",
             Self::FaultApplied => "fault_applied",
             Self::Turn => "turn",
+            Self::Drift => "drift",
         }
     }
 }
@@ -99,6 +103,9 @@ pub enum ExpectStatus {
     /// The run stopped before the expectation was due (its time plus tolerance lies after the
     /// stop, or it is judged at the end of the run): neither a pass nor a failure.
     NotReached,
+    /// A `[[expect.drift]]` row with too few earlier runs to compare with: neither a pass nor
+    /// a failure, and, unlike `not_reached`, it never keeps a run from passing.
+    NoBaseline,
 }
 
 impl ExpectStatus {
@@ -108,6 +115,7 @@ impl ExpectStatus {
             Self::Pass => "pass",
             Self::Fail => "fail",
             Self::NotReached => "not_reached",
+            Self::NoBaseline => "no_baseline",
         }
     }
 

@@ -199,6 +199,8 @@ pub fn sample_report() -> Report {
         config: serde_json::json!({"workers": 4}),
         fleet: None,
         target: None,
+        rehearse_version: None,
+        drift: None,
         housekeeping: None,
     }
 }

@@ -1,0 +1,251 @@
+//! The run directories under a report dir, each read once: a run with its `report.json`, or a
+//! note saying why it is not one (foreign, unfinished, broken, another schema version). Never
+//! fails on what it finds: `rehearse history`, drift, `compare` and retention all list through
+//! [`list_runs`].
+//!
+//! A run directory is `<UTC yyyymmddTHHMMSSZ>-<name>` (optionally `-N`, `run::rundir`); a suite's
+//! (`…-suite` with an `index.json`) holds one run per scenario subdirectory, each listed as its
+//! own entry. The files `rehearse` itself keeps in a report dir (the run lock, the history's
+//! `index.html` / `index.md`) are left out; anything else is [`Note::Foreign`].
+
+use std::path::{Path, PathBuf};
+
+use crate::report::model::{Report, SCHEMA_VERSION};
+
+/// Files of our own at the top of a report dir, never listed.
+const OWN_FILES: &[&str] = &[crate::run::lock::LOCK_FILE, "index.html", "index.md"];
+
+/// One entry of a report dir.
+#[derive(Debug, Clone)]
+pub struct RunEntry {
+    /// The entry's path.
+    pub dir: PathBuf,
+    /// Its path relative to the report dir (`20261202T060000Z-smoke`, or
+    /// `20261202T060000Z-suite/smoke` for a suite's scenario), `/`-separated.
+    pub rel: String,
+    /// The `yyyymmddTHHMMSSZ` stamp its name starts with (`None` for a foreign entry).
+    pub stamp: Option<String>,
+    /// What it holds.
+    pub kind: EntryKind,
+}
+
+/// What an entry holds.
+#[derive(Debug, Clone)]
+pub enum EntryKind {
+    /// A run whose report.json was read.
+    Run(Box<Report>),
+    /// Not a readable run, and why.
+    Note(Note),
+}
+
+/// Why an entry is not a readable run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// Not something `rehearse` wrote: a file, or a directory whose name is not a run's.
+    Foreign,
+    /// A run directory without a report.json: a run in progress, or one killed mid-way.
+    Unfinished,
+    /// A report.json that cannot be read or parsed (the error, with line:col where it has one).
+    Broken(String),
+    /// A report.json of another schema version (`schema_version`, `None` when it has none).
+    Schema(Option<u64>),
+}
+
+impl Note {
+    /// One line for the listing.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Foreign => "not a run directory of rehearse (left alone)".into(),
+            Self::Unfinished => "no report.json: a run in progress or one that never finished".into(),
+            Self::Broken(e) => format!("report.json unreadable: {e}"),
+            Self::Schema(Some(v)) => {
+                format!("report.json schema version {v}, this rehearse reads {SCHEMA_VERSION}")
+            }
+            Self::Schema(None) => "report.json without a schema_version".into(),
+        }
+    }
+}
+
+impl RunEntry {
+    /// The report, when the entry is a readable run.
+    pub fn report(&self) -> Option<&Report> {
+        match &self.kind {
+            EntryKind::Run(r) => Some(r),
+            EntryKind::Note(_) => None,
+        }
+    }
+
+    /// The note, when it is not.
+    pub fn note(&self) -> Option<&Note> {
+        match &self.kind {
+            EntryKind::Run(_) => None,
+            EntryKind::Note(n) => Some(n),
+        }
+    }
+}
+
+/// The `yyyymmddTHHMMSSZ` stamp a run directory's name starts with, when it is one
+/// (`<stamp>-<name>`).
+pub fn run_stamp(name: &str) -> Option<&str> {
+    let stamp = name.get(..16)?;
+    let b = stamp.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    let ok = digits(0..8) && b[8] == b'T' && digits(9..15) && b[15] == b'Z';
+    (ok && name.len() > 17 && name.as_bytes()[16] == b'-').then_some(stamp)
+}
+
+/// Every entry of `report_dir`, oldest first (by stamp, then name; foreign entries last). A
+/// report dir that does not exist or cannot be read lists nothing.
+pub fn list_runs(report_dir: &Path) -> Vec<RunEntry> {
+    let mut out = Vec::new();
+    let Ok(read) = std::fs::read_dir(report_dir) else {
+        return out;
+    };
+    let mut names: Vec<(String, PathBuf, bool)> = read
+        .flatten()
+        .map(|e| {
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            (e.file_name().to_string_lossy().into_owned(), e.path(), is_dir)
+        })
+        .filter(|(n, _, _)| !OWN_FILES.contains(&n.as_str()))
+        .collect();
+    names.sort();
+    for (name, path, is_dir) in names {
+        let stamp = run_stamp(&name).map(str::to_string);
+        match (&stamp, is_dir) {
+            (Some(_), true) if path.join("index.json").is_file() => {
+                suite(&path, &name, stamp.as_deref(), &mut out)
+            }
+            (Some(_), true) => out.push(RunEntry {
+                kind: read_run(&path),
+                dir: path,
+                rel: name,
+                stamp,
+            }),
+            _ => out.push(RunEntry {
+                dir: path,
+                rel: name,
+                stamp: None,
+                kind: EntryKind::Note(Note::Foreign),
+            }),
+        }
+    }
+    out.sort_by(|a, b| {
+        (a.stamp.is_none(), &a.stamp, &a.rel).cmp(&(b.stamp.is_none(), &b.stamp, &b.rel))
+    });
+    out
+}
+
+/// A suite directory: one entry per scenario subdirectory (index files left out).
+fn suite(path: &Path, name: &str, stamp: Option<&str>, out: &mut Vec<RunEntry>) {
+    let Ok(read) = std::fs::read_dir(path) else {
+        return;
+    };
+    let mut subs: Vec<PathBuf> = read
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    subs.sort();
+    for sub in subs {
+        let leaf = sub.file_name().map(|n| n.to_string_lossy().into_owned());
+        out.push(RunEntry {
+            kind: read_run(&sub),
+            rel: format!("{name}/{}", leaf.unwrap_or_default()),
+            dir: sub,
+            stamp: stamp.map(str::to_string),
+        });
+    }
+}
+
+/// Reads one run directory's report.json.
+pub fn read_run(dir: &Path) -> EntryKind {
+    let path = dir.join("report.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return EntryKind::Note(Note::Unfinished);
+        }
+        Err(e) => return EntryKind::Note(Note::Broken(e.to_string())),
+    };
+    match parse_report(&text) {
+        Ok(r) => EntryKind::Run(Box::new(r)),
+        Err(n) => EntryKind::Note(n),
+    }
+}
+
+/// A report.json's text → the report, or the note why not. Reports of this schema version
+/// written before a field existed are upgraded as `rehearse report` does.
+pub fn parse_report(text: &str) -> Result<Report, Note> {
+    let mut v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| Note::Broken(format!("{}:{}: {e}", e.line(), e.column())))?;
+    match v.get("schema_version").map(serde_json::Value::as_u64) {
+        Some(Some(n)) if n == u64::from(SCHEMA_VERSION) => {}
+        Some(Some(n)) => return Err(Note::Schema(Some(n))),
+        _ => return Err(Note::Schema(None)),
+    }
+    Report::upgrade_json(&mut v);
+    serde_json::from_value(v).map_err(|e| Note::Broken(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_stamps_are_recognised() {
+        assert_eq!(run_stamp("20261202T060000Z-smoke"), Some("20261202T060000Z"));
+        assert_eq!(run_stamp("20261202T060000Z-smoke-2"), Some("20261202T060000Z"));
+        assert_eq!(run_stamp("20261202T060000Z-"), None);
+        assert_eq!(run_stamp("20261202T060000Zsmoke"), None);
+        assert_eq!(run_stamp("2026120xT060000Z-smoke"), None);
+        assert_eq!(run_stamp("notes.txt"), None);
+        assert_eq!(run_stamp("é"), None);
+    }
+
+    #[test]
+    fn bad_report_json_becomes_a_note() {
+        assert!(matches!(parse_report("{"), Err(Note::Broken(e)) if e.starts_with("1:")));
+        assert_eq!(
+            parse_report(r#"{"schema_version": 99}"#).err(),
+            Some(Note::Schema(Some(99)))
+        );
+        assert_eq!(parse_report(r#"{"x": 1}"#).err(), Some(Note::Schema(None)));
+        assert!(matches!(
+            parse_report(r#"{"schema_version": 1}"#),
+            Err(Note::Broken(_))
+        ));
+    }
+
+    #[test]
+    fn a_report_dir_lists_runs_notes_and_suites_never_failing() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        std::fs::write(p.join("notes.txt"), "mine").unwrap();
+        std::fs::write(p.join("index.html"), "ours").unwrap();
+        std::fs::create_dir(p.join("photos")).unwrap();
+        std::fs::create_dir(p.join("20261202T060000Z-smoke")).unwrap();
+        std::fs::create_dir(p.join("20261201T060000Z-smoke")).unwrap();
+        std::fs::write(p.join("20261201T060000Z-smoke/report.json"), "{oops").unwrap();
+        std::fs::create_dir_all(p.join("20261203T060000Z-suite/a")).unwrap();
+        std::fs::write(p.join("20261203T060000Z-suite/index.json"), "{}").unwrap();
+        let l = list_runs(p);
+        let rels: Vec<&str> = l.iter().map(|e| e.rel.as_str()).collect();
+        assert_eq!(
+            rels,
+            [
+                "20261201T060000Z-smoke",
+                "20261202T060000Z-smoke",
+                "20261203T060000Z-suite/a",
+                "notes.txt",
+                "photos"
+            ]
+        );
+        assert!(matches!(l[0].note(), Some(Note::Broken(_))));
+        assert_eq!(l[1].note(), Some(&Note::Unfinished));
+        assert_eq!(l[2].note(), Some(&Note::Unfinished));
+        assert_eq!(l[3].note(), Some(&Note::Foreign));
+        assert_eq!(l[4].note(), Some(&Note::Foreign));
+        assert!(list_runs(&p.join("missing")).is_empty());
+    }
+}

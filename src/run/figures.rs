@@ -1,0 +1,423 @@
+//! One arm's key figures ([`KeyFigures`]), computed once from its observation and the section
+//! built from it (`run::section`), for every kind of run alike: breaker figures from the
+//! transitions (events, or scrapes for a gateway that exports them), probe arrivals at the
+//! upstream; rotations, fallbacks and cooldowns from the engine's marks where the system is an
+//! engine of ours, else from the upstream's record of what it sent (the sequence of profiles
+//! and models after a faulted request) and the gateway's auth state.
+//!
+//! The rules (pure, `compute`):
+//! - a dep's *time to open* runs from the start of the latest applied fault window (touching
+//!   that dep when the window names its lanes) at or before its first opening;
+//! - *open* is the first open → half-open; *half-open to closed* the first half-open that closed;
+//!   *probes per half-open* the dep's probes that reached the upstream over its half-open spells;
+//! - from the upstream record, a *rotation* of provider P is a model request of P whose
+//!   profile differs from the one of P's previous request, which was faulted; a *fallback*
+//!   away from P is a model request naming another model than the previous model request,
+//!   which was P's and faulted. Times to the first of each run from the first applied fault.
+
+use std::collections::BTreeMap;
+
+use crate::engine::BreakerState;
+use crate::report::figures::{DepFigures, KeyFigures, ProviderFigures};
+use crate::report::model::{FaultWindow, Marks, PolicyReport};
+use crate::scrape::Transition;
+use crate::upstream::{RequestRoute, UpstreamRecord};
+use crate::verdict::ExpectStatus;
+
+/// What the figures are computed from, every time in scenario ms.
+#[derive(Debug, Default)]
+pub(crate) struct FigureInput<'a> {
+    /// Breaker transitions, time-ordered.
+    pub transitions: &'a [Transition],
+    /// Fault windows (only those that applied count).
+    pub fault_windows: &'a [FaultWindow],
+    /// Probe arrivals at the upstream: (dep, t).
+    pub probes: Vec<(String, u64)>,
+    /// The engine's marks, when the system is an engine of ours.
+    pub marks: Option<&'a Marks>,
+    /// Otherwise the upstream's record of model requests, time-ordered: (t, provider, profile,
+    /// model, faulted).
+    pub sent: Vec<Sent>,
+    /// Profiles put in cooldown by a system without marks (a gateway's auth state): provider
+    /// per cooled profile.
+    pub cooled_providers: Vec<String>,
+    /// Profile id → provider.
+    pub provider_of: BTreeMap<String, String>,
+    /// The replay lag p99.
+    pub lag_p99_ms: f64,
+    /// The arm's rows, judged.
+    pub statuses: Vec<ExpectStatus>,
+}
+
+/// One model request as the upstream recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Sent {
+    /// Scenario ms.
+    pub t_ms: u64,
+    /// Its provider.
+    pub provider: String,
+    /// The token's fingerprint.
+    pub profile: Option<String>,
+    /// The model it named.
+    pub model: Option<String>,
+    /// A fault applied to it.
+    pub faulted: bool,
+}
+
+/// The model requests of an upstream record, scenario time (warm-up, probes and canaries left
+/// out).
+pub(crate) fn sent_of(records: &[UpstreamRecord], speed: f64) -> Vec<Sent> {
+    let mut out: Vec<Sent> = records
+        .iter()
+        .filter(|r| r.route == RequestRoute::Llm && !r.warmup && !r.probe && !r.canary)
+        .map(|r| Sent {
+            t_ms: crate::util::units::scenario_ms_u(r.t_ms, speed),
+            provider: r.dep.split('/').next().unwrap_or_default().to_string(),
+            profile: r.profile_fp.clone(),
+            model: r.model.clone(),
+            faulted: r.fault.is_some(),
+        })
+        .collect();
+    out.sort_by_key(|s| s.t_ms);
+    out
+}
+
+/// The figures of one arm.
+pub(crate) fn compute(i: &FigureInput<'_>) -> KeyFigures {
+    let applied: Vec<&FaultWindow> = i
+        .fault_windows
+        .iter()
+        .filter(|w| w.applied_count > 0)
+        .collect();
+    let first_fault = applied.iter().map(|w| w.from_ms).min();
+    let mut deps: BTreeMap<String, DepFigures> = BTreeMap::new();
+    let mut by_dep: BTreeMap<&str, Vec<&Transition>> = BTreeMap::new();
+    for t in i.transitions {
+        by_dep.entry(&t.dep).or_default().push(t);
+    }
+    for (dep, ts) in by_dep {
+        deps.insert(dep.to_string(), dep_figures(dep, &ts, &applied, &i.probes));
+    }
+    let mut providers: BTreeMap<String, ProviderFigures> = BTreeMap::new();
+    let since = |t: u64| first_fault.map(|f| t.saturating_sub(f));
+    match i.marks {
+        Some(m) => {
+            let prov = |id: &str| {
+                i.provider_of
+                    .get(id)
+                    .cloned()
+                    .unwrap_or_else(|| id.split([':', '/']).next().unwrap_or(id).to_string())
+            };
+            for r in &m.rotations {
+                let p = providers.entry(prov(&r.from)).or_default();
+                p.rotations += 1;
+                p.time_to_first_rotation_ms = p.time_to_first_rotation_ms.or(since(r.t_ms));
+            }
+            for f in &m.fallbacks {
+                let p = providers.entry(prov(&f.from)).or_default();
+                p.fallbacks += 1;
+                p.time_to_first_fallback_ms = p.time_to_first_fallback_ms.or(since(f.t_ms));
+            }
+            for c in &m.cooldowns {
+                providers.entry(prov(&c.profile)).or_default().cooldowns += 1;
+            }
+        }
+        None => {
+            let mut last_of: BTreeMap<&str, &Sent> = BTreeMap::new();
+            let mut last: Option<&Sent> = None;
+            for s in &i.sent {
+                providers.entry(s.provider.clone()).or_default();
+                if let Some(prev) = last_of.get(s.provider.as_str())
+                    && prev.faulted
+                    && prev.profile != s.profile
+                {
+                    let p = providers.entry(s.provider.clone()).or_default();
+                    p.rotations += 1;
+                    p.time_to_first_rotation_ms = p.time_to_first_rotation_ms.or(since(s.t_ms));
+                }
+                if let Some(prev) = last
+                    && prev.faulted
+                    && prev.model.is_some()
+                    && s.model.is_some()
+                    && prev.model != s.model
+                {
+                    let p = providers.entry(prev.provider.clone()).or_default();
+                    p.fallbacks += 1;
+                    p.time_to_first_fallback_ms = p.time_to_first_fallback_ms.or(since(s.t_ms));
+                }
+                last_of.insert(&s.provider, s);
+                last = Some(s);
+            }
+            for p in &i.cooled_providers {
+                providers.entry(p.clone()).or_default().cooldowns += 1;
+            }
+        }
+    }
+    let count = |st: ExpectStatus| i.statuses.iter().filter(|s| **s == st).count() as u64;
+    KeyFigures {
+        deps,
+        providers,
+        replay_lag_p99_ms: i.lag_p99_ms,
+        expectations_passed: count(ExpectStatus::Pass),
+        expectations_failed: count(ExpectStatus::Fail),
+        expectations_not_reached: count(ExpectStatus::NotReached),
+    }
+}
+
+fn dep_figures(
+    dep: &str,
+    ts: &[&Transition],
+    applied: &[&FaultWindow],
+    probes: &[(String, u64)],
+) -> DepFigures {
+    let mut d = DepFigures::default();
+    let mut open_at: Option<u64> = None;
+    let mut half_at: Option<u64> = None;
+    let mut spells = 0u32;
+    for t in ts {
+        match t.to {
+            BreakerState::Open => {
+                d.openings += 1;
+                if d.openings == 1 {
+                    d.time_to_open_ms = applied
+                        .iter()
+                        .filter(|w| w.from_ms <= t.t_ms)
+                        .filter(|w| w.lanes.is_empty() || w.lanes.iter().any(|l| l == dep))
+                        .map(|w| w.from_ms)
+                        .max()
+                        .map(|f| t.t_ms - f);
+                }
+                if half_at.take().is_some() {
+                    spells += 1;
+                }
+                open_at = Some(t.t_ms);
+            }
+            BreakerState::HalfOpen => {
+                if let Some(o) = open_at.take() {
+                    d.open_ms = d.open_ms.or(Some(t.t_ms.saturating_sub(o)));
+                }
+                half_at = Some(t.t_ms);
+            }
+            BreakerState::Closed => {
+                if let Some(h) = half_at.take() {
+                    d.half_open_to_closed_ms =
+                        d.half_open_to_closed_ms.or(Some(t.t_ms.saturating_sub(h)));
+                    spells += 1;
+                }
+                open_at = None;
+            }
+        }
+    }
+    if half_at.is_some() {
+        spells += 1;
+    }
+    if spells > 0 {
+        // Every probe of a dep is a half-open probe (canaries are not in the arrivals): counted
+        // whole, not by the spell it fell in, so a probe stamped at the upstream a hair before
+        // the engine's transition still counts.
+        let n = probes.iter().filter(|(p, _)| p == dep).count();
+        d.probes_per_half_open = Some(n as f64 / f64::from(spells));
+    }
+    d
+}
+
+/// The figures of a section just built from observation `o` (its transitions, windows and rows
+/// already in place).
+pub(crate) fn of_section(
+    o: &super::observation::Observation,
+    section: &PolicyReport,
+    provider_of: BTreeMap<String, String>,
+) -> KeyFigures {
+    let speed = o.speed;
+    let probes = o
+        .arrivals
+        .iter()
+        .filter(|a| a.probe)
+        .map(|a| (a.dep.clone(), crate::util::units::scenario_ms_u(a.t_ms, speed)))
+        .collect();
+    let marks = o.engine.as_ref().map(|_| &section.marks);
+    let cooled_providers = o
+        .gateway
+        .as_ref()
+        .and_then(|g| g.auth.as_ref())
+        .map(|a| {
+            a.cooled()
+                .map(|p| {
+                    provider_of.get(&p.profile).cloned().unwrap_or_else(|| {
+                        p.profile.split(':').next().unwrap_or_default().to_string()
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    compute(&FigureInput {
+        transitions: &section.transitions,
+        fault_windows: &section.fault_windows,
+        probes,
+        marks,
+        sent: if marks.is_none() {
+            sent_of(&o.upstream.records, speed)
+        } else {
+            Vec::new()
+        },
+        cooled_providers,
+        provider_of,
+        lag_p99_ms: o.replay.lag_ms.p99,
+        statuses: section.expectations.iter().map(|e| e.status).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::marks::{CooldownMark, FallbackMark, RotationMark};
+    use crate::scrape::Timing;
+
+    fn tr(dep: &str, from: BreakerState, to: BreakerState, t_ms: u64) -> Transition {
+        Transition {
+            dep: dep.into(),
+            from,
+            to,
+            t_ms,
+            timing: Timing::Event,
+            reason: None,
+        }
+    }
+
+    fn window(from_ms: u64, applied: u64) -> FaultWindow {
+        serde_json::from_value(serde_json::json!({
+            "route": "tool:crm_search", "kind": "status", "from_ms": from_ms,
+            "until_ms": from_ms + 10_000, "applied_count": applied,
+        }))
+        .unwrap()
+    }
+
+    use BreakerState::{Closed, HalfOpen, Open};
+
+    #[test]
+    fn breaker_figures_come_from_the_first_spell_and_the_fault_before_it() {
+        let ts = [
+            tr("crm", Closed, Open, 12_500),
+            tr("crm", Open, HalfOpen, 17_500),
+            tr("crm", HalfOpen, Open, 18_000),
+            tr("crm", Open, HalfOpen, 28_000),
+            tr("crm", HalfOpen, Closed, 29_500),
+        ];
+        // An unapplied window at 11 s is not the fault that opened it.
+        let windows = [window(10_000, 40), window(11_000, 0)];
+        let probes = vec![
+            ("crm".to_string(), 17_600),
+            ("crm".to_string(), 28_100),
+            ("crm".to_string(), 28_900),
+            ("other".to_string(), 17_700),
+        ];
+        let k = compute(&FigureInput {
+            transitions: &ts,
+            fault_windows: &windows,
+            probes,
+            lag_p99_ms: 2.5,
+            statuses: vec![ExpectStatus::Pass, ExpectStatus::Fail, ExpectStatus::Pass],
+            ..Default::default()
+        });
+        let d = &k.deps["crm"];
+        assert_eq!(d.time_to_open_ms, Some(2_500));
+        assert_eq!(d.open_ms, Some(5_000));
+        assert_eq!(d.half_open_to_closed_ms, Some(1_500));
+        assert_eq!(d.openings, 2);
+        assert_eq!(d.probes_per_half_open, Some(1.5));
+        assert_eq!((k.expectations_passed, k.expectations_failed), (2, 1));
+        assert_eq!(k.replay_lag_p99_ms, 2.5);
+    }
+
+    #[test]
+    fn a_breaker_that_never_closed_has_no_closing_figure() {
+        let ts = [tr("crm", Closed, Open, 3_000)];
+        let k = compute(&FigureInput {
+            transitions: &ts,
+            ..Default::default()
+        });
+        let d = &k.deps["crm"];
+        assert_eq!((d.time_to_open_ms, d.open_ms, d.half_open_to_closed_ms), (None, None, None));
+        assert_eq!(d.probes_per_half_open, None);
+    }
+
+    #[test]
+    fn an_engines_marks_give_rotations_fallbacks_and_cooldowns_per_provider() {
+        let marks = Marks {
+            rotations: vec![
+                RotationMark {
+                    t_ms: 10_400,
+                    from: "openai:a".into(),
+                    to: Some("openai:b".into()),
+                    reason: "rate_limit".into(),
+                },
+                RotationMark {
+                    t_ms: 11_000,
+                    from: "openai:b".into(),
+                    to: None,
+                    reason: "rate_limit".into(),
+                },
+            ],
+            fallbacks: vec![FallbackMark {
+                t_ms: 11_200,
+                from: "openai/gpt".into(),
+                to: "anthropic/claude".into(),
+            }],
+            cooldowns: vec![CooldownMark {
+                profile: "openai:a".into(),
+                t_ms: 10_400,
+                until_ms: 70_000,
+                reason: "rate_limit".into(),
+            }],
+            ..Default::default()
+        };
+        let provider_of = [("openai:a", "openai"), ("openai:b", "openai")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .into();
+        let windows = [window(10_000, 5)];
+        let k = compute(&FigureInput {
+            fault_windows: &windows,
+            marks: Some(&marks),
+            provider_of,
+            ..Default::default()
+        });
+        let p = &k.providers["openai"];
+        assert_eq!((p.rotations, p.fallbacks, p.cooldowns), (2, 1, 1));
+        assert_eq!(p.time_to_first_rotation_ms, Some(400));
+        assert_eq!(p.time_to_first_fallback_ms, Some(1_200));
+    }
+
+    fn sent(t_ms: u64, provider: &str, profile: &str, model: &str, faulted: bool) -> Sent {
+        Sent {
+            t_ms,
+            provider: provider.into(),
+            profile: Some(profile.into()),
+            model: Some(model.into()),
+            faulted,
+        }
+    }
+
+    #[test]
+    fn a_gateways_rotations_and_fallbacks_are_read_from_what_it_sent() {
+        let seq = vec![
+            sent(1_000, "mockai", "A", "m1", false),
+            sent(2_000, "mockai", "B", "m1", false), // round robin, not a rotation
+            sent(5_000, "mockai", "B", "m1", true),
+            sent(5_300, "mockai", "A", "m1", true), // rotation B → A
+            sent(5_900, "backup", "C", "m2", false), // fallback away from mockai
+            sent(7_000, "mockai", "A", "m1", false),
+        ];
+        let windows = [window(5_000, 2)];
+        let k = compute(&FigureInput {
+            fault_windows: &windows,
+            sent: seq,
+            cooled_providers: vec!["mockai".into()],
+            ..Default::default()
+        });
+        let m = &k.providers["mockai"];
+        assert_eq!((m.rotations, m.fallbacks, m.cooldowns), (1, 1, 1));
+        assert_eq!(m.time_to_first_rotation_ms, Some(300));
+        assert_eq!(m.time_to_first_fallback_ms, Some(900));
+        assert_eq!(k.providers["backup"], ProviderFigures::default());
+    }
+}
