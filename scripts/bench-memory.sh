@@ -9,7 +9,7 @@
 # summary: RSS and fds at 1, 5, 10, 20 and 30 min (those within the run), the least-squares
 # slope of RSS after the first minute (and after the fifth, once weekly's faults are over) in
 # KB/min, max RSS, max fds, the 1-minute load average at
-# start and end, the run's exit code and the size of scrapes.prom. Linux only (/proc).
+# start and end, the run's exit code and the size of scrapes.prom.gz. Linux only (/proc).
 #
 #   scripts/bench-memory.sh [MINUTES]          (default 30)
 #   OUT=/tmp/mem.csv scripts/bench-memory.sh   (CSV path; default: a temp file, printed)
@@ -91,12 +91,12 @@ wait "$PID"
 RC=$?
 set -e
 LOAD1=$(load)
-PROM=$(find "$TMP/reports" -name scrapes.prom -exec du -k {} + 2>/dev/null | awk '{s += $1} END {print s + 0}')
+PROM=$(find "$TMP/reports" -name "scrapes.prom*" -exec du -k {} + 2>/dev/null | awk '{s += $1} END {print s + 0}')
 echo "csv: $OUT"
 echo "run exit code: $RC ($(tail -1 "$TMP/run.out" 2>/dev/null))"
 [ "$RC" -le 1 ] || tail -5 "$TMP/run.err" >&2
 echo "load average (1 min): $LOAD0 at start, $LOAD1 at end"
-echo "scrapes.prom: ${PROM} KB"
+echo "scrapes.prom.gz: ${PROM} KB"
 python3 - "$OUT" <<'PY'
 import csv, sys
 rows = [(float(r["t_s"]), int(r["rss_kb"]), int(r["fds"])) for r in csv.DictReader(open(sys.argv[1]))]

@@ -117,6 +117,24 @@ pub struct RunArgs {
     /// Plain progress lines even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+    /// After the report is written, keep the last N finished run directories of this scenario
+    /// (of this set of scenarios for a suite) under the report directory and remove older ones
+    /// that rehearse created; a run that never finished goes once N newer ones finished.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub keep: Option<u32>,
+    /// Write the batch-job series (last run, last success, verdict, expectations) to
+    /// DIR/rehearse.prom for node_exporter's textfile collector (atomically; other scenarios'
+    /// series are kept).
+    #[arg(long, value_name = "DIR")]
+    pub textfile_dir: Option<PathBuf>,
+    /// Push the same series to a Pushgateway (job `rehearse`, grouping key `scenario`); a failed
+    /// push is a warning, never a verdict.
+    #[arg(long, value_name = "URL")]
+    pub pushgateway: Option<String>,
+    /// Run CMD (with /bin/sh) when the run fails, is incomplete or errors: the report's path is
+    /// $1 and REHEARSE_REPORT, with REHEARSE_VERDICT and REHEARSE_SCENARIO set.
+    #[arg(long, value_name = "CMD")]
+    pub on_fail: Option<String>,
 }
 
 /// The `--policy` values (the engine's `Policy`, named as in scenario files).
@@ -286,10 +304,33 @@ pub struct SchedulePlanArgs {
     /// directory).
     #[arg(long, value_name = "DIR")]
     pub working_dir: Option<PathBuf>,
+    /// Retention passed to the scheduled run: keep the last N finished runs per scenario.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_KEEP,
+          value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "keep_all")]
+    pub keep: u32,
+    /// Pass no `--keep` to the scheduled run: never remove old runs.
+    #[arg(long)]
+    pub keep_all: bool,
+    /// `--textfile-dir` passed to the scheduled run (made absolute).
+    #[arg(long, value_name = "DIR")]
+    pub textfile_dir: Option<PathBuf>,
+    /// `--pushgateway` passed to the scheduled run.
+    #[arg(long, value_name = "URL")]
+    pub pushgateway: Option<String>,
+    /// `--on-fail` passed to the scheduled run.
+    #[arg(long, value_name = "CMD")]
+    pub on_fail: Option<String>,
 }
 
 /// The default LaunchAgent label.
-pub const DEFAULT_LABEL: &str = "ai.openclaw.rehearse.weekly";
+pub const DEFAULT_LABEL: &str = "dev.rehearse.weekly";
+/// The prefix of our labels: `dev.rehearse.NAME`.
+pub const LABEL_PREFIX: &str = "dev.rehearse.";
+/// The prefix of the labels of earlier versions: `ai.openclaw.rehearse.NAME`, a domain not ours;
+/// `schedule install` replaces such an agent.
+pub const OLD_LABEL_PREFIX: &str = "ai.openclaw.rehearse.";
+/// Runs the scheduled job keeps by default (a quarter of weekly runs).
+pub const DEFAULT_KEEP: u32 = 12;
 
 /// Where the plist file lives and whether to call launchctl.
 #[derive(Debug, Clone, Args)]

@@ -47,6 +47,10 @@
 //! - [`monitoring`]: the shipped monitoring (`monitoring/`: alerting rules, example Alertmanager
 //!   config, Grafana dashboard) embedded in the binary, reading a rule file's alert names, and
 //!   `rehearse monitoring` printing them.
+//! - [`retention`]: `--keep N`: the ownership marker every run directory gets at its start, and
+//!   the pruning of older run directories of the same scenario after the report is written.
+//! - [`jobmetrics`]: the weekly job's own outputs after its report — the batch-job series
+//!   (`--textfile-dir`'s `rehearse.prom`, `--pushgateway`) and `--on-fail CMD`.
 //! - [`gateway`]: the supervisor of a real OpenClaw gateway, the external system under test the
 //!   harness runs (install, config, key seeding, process, log decisions, auth state). What the
 //!   scenario asks of it (the `[target]` table, its gateway configuration and turns) is
@@ -87,8 +91,8 @@ macro_rules! internal {
 }
 
 internal!(
-    fleet, gateway, history, host, monitoring, rehearsal, replay, report, run, scenario, schedule,
-    scrape, transport, upstream, verdict, wire,
+    fleet, gateway, history, host, jobmetrics, monitoring, rehearsal, replay, report, retention,
+    run, scenario, schedule, scrape, transport, upstream, verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

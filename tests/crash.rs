@@ -3,9 +3,10 @@
 //! (`auth-profiles-*.json`: a 429 storm over 8 profiles with 50 ms cooldowns rewrites it hundreds
 //! of times a second) and, for the later moments, the report. After every kill:
 //! - the store parses (it holds the old content or the new, never a torn mix);
-//! - `events.jsonl` and `upstream.jsonl` hold whole lines only, each valid JSON (`scrapes.prom`
-//!   is only counted when its last scrape is cut: scrapes are bigger than the 4 KiB a kill can
-//!   cut a write at);
+//! - `events.jsonl` and `upstream.jsonl` hold whole lines only, each valid JSON;
+//! - `scrapes.prom.gz` reads back: every whole gzip member (one per scrape) decodes into whole
+//!   scrapes; a last member cut by the kill (a scrape's member can be bigger than the 4 KiB a
+//!   kill can cut a write at) is counted, never read in part;
 //! - a report file that exists is whole (report.json parses, report.html is closed);
 //! - every file of every earlier run is byte-for-byte what it was (hashed before the run).
 //!
@@ -112,6 +113,7 @@ struct Tally {
     reported: usize,
     temp_files_left: usize,
     torn_scrapes: usize,
+    scrapes_read: usize,
     store_files_checked: usize,
     lines_checked: usize,
 }
@@ -136,10 +138,26 @@ fn check_run_dir(dir: &Path, tally: &mut Tally) {
                 )
             });
             CooldownStore::load(&p).unwrap_or_else(|err| panic!("{err}"));
+        } else if name == "scrapes.prom.gz" {
+            // One gzip member per scrape, one write each; a kill can cut the last member at a
+            // 4 KiB boundary (see `run::sinks`): counted, not failed. Every member before it
+            // decodes whole and the text parses as scrapes.
+            let back = rehearse::scrape::gzlog::decode_members(&bytes[..])
+                .unwrap_or_else(|err| panic!("{}: {err}", p.display()));
+            tally.torn_scrapes += usize::from(back.torn.is_some());
+            assert!(
+                back.text.is_empty()
+                    || (back.text.starts_with("# scrape t_ms=") && back.text.ends_with('\n')),
+                "{}: whole members must hold whole scrapes",
+                p.display()
+            );
+            tally.scrapes_read += back
+                .text
+                .lines()
+                .filter(|l| l.starts_with("# scrape t_ms="))
+                .count();
         } else if name == "scrapes.prom" {
-            // Whole scrapes are appended with one write each, but a scrape is several KiB and a
-            // kill can cut a write at a 4 KiB boundary (see `run::sinks`): counted, not failed.
-            tally.torn_scrapes += usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
+            panic!("{}: scrapes are written compressed now", p.display());
         } else if name.ends_with(".jsonl") {
             assert!(
                 bytes.is_empty() || bytes.ends_with(b"\n"),
@@ -255,5 +273,9 @@ fn kill_9_at_200_random_moments_never_tears_a_file() {
     assert!(
         tally.reported >= 5,
         "too few runs reached their report: {tally:?}"
+    );
+    assert!(
+        tally.scrapes_read > 0,
+        "no killed run's scrapes were read back: {tally:?}"
     );
 }

@@ -43,17 +43,25 @@ fn assert_report_files(md: &std::path::Path) {
         "report.json",
         "report.html",
         "report.junit.xml",
-        "scrapes.prom",
+        "scrapes.prom.gz",
         "events.jsonl",
         "upstream.jsonl",
     ] {
         let p = dir.join(f);
         assert!(p.is_file(), "{} missing", p.display());
     }
-    let prom = std::fs::read_to_string(dir.join("scrapes.prom")).unwrap();
+    let scrapes = rehearse::scrape::read_scrapes(&dir.join("scrapes.prom.gz")).unwrap();
+    assert_eq!(scrapes.torn, None, "a finished run's scrapes are whole");
+    let prom = scrapes.text;
+    let headers = prom
+        .lines()
+        .filter(|l| l.starts_with("# scrape t_ms="))
+        .count();
+    assert!(headers > 0, "scrapes.prom.gz has no `# scrape t_ms=N` line");
     assert!(
-        prom.lines().any(|l| l.starts_with("# scrape t_ms=")),
-        "scrapes.prom has no `# scrape t_ms=N` line"
+        scrapes.members >= headers,
+        "one gzip member per scrape: {} members, {headers} scrapes",
+        scrapes.members
     );
     for f in ["events.jsonl", "upstream.jsonl"] {
         let text = std::fs::read_to_string(dir.join(f)).unwrap();

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use rehearse::schedule::plist::{self, CalendarInterval};
 
-const WEEKLY: &str = "launchd/ai.openclaw.rehearse.weekly.plist";
+const WEEKLY: &str = "launchd/dev.rehearse.weekly.plist";
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -121,6 +121,7 @@ fn weekly_plist_program_arguments_parse_with_the_cli() {
                 run.report_dir.as_deref(),
                 Some(Path::new("/Users/rehearse/rehearse/reports"))
             );
+            assert_eq!(run.keep, Some(12), "the schedule's default retention");
         }
         other => panic!("not a run command: {other:?}"),
     }
@@ -209,7 +210,7 @@ fn python_plistlib_reads_what_we_write_including_xml_specials() {
         );
     assert!(py.status.success(), "python3: {}", text(&py.stderr));
     let v: serde_json::Value = serde_json::from_slice(&py.stdout).unwrap();
-    assert_eq!(v["Label"], "ai.openclaw.rehearse.weekly");
+    assert_eq!(v["Label"], "dev.rehearse.weekly");
     assert_eq!(
         v["ProgramArguments"],
         serde_json::json!([
@@ -223,7 +224,9 @@ fn python_plistlib_reads_what_we_write_including_xml_specials() {
             "--scenario",
             awkward.to_str().unwrap(),
             "--report-dir",
-            work.join("reports").to_str().unwrap()
+            work.join("reports").to_str().unwrap(),
+            "--keep",
+            "12"
         ])
     );
     assert_eq!(
@@ -236,7 +239,7 @@ fn python_plistlib_reads_what_we_write_including_xml_specials() {
     assert_eq!(
         v["StandardOutPath"],
         format!(
-            "{}/Library/Logs/rehearse/ai.openclaw.rehearse.weekly.out.log",
+            "{}/Library/Logs/rehearse/dev.rehearse.weekly.out.log",
             home.display()
         )
     );
@@ -435,11 +438,28 @@ mod without_launchctl {
         let d = dir.to_str().unwrap();
         let mut args = INSTALL.to_vec();
         args.extend(["--dir", d, "--no-load"]);
+        // An agent of an earlier version under the old label, and another one of someone else.
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = dir.join("ai.openclaw.rehearse.weekly.plist");
+        std::fs::write(&old, "old").unwrap();
+        std::fs::write(dir.join("com.example.other.plist"), "theirs").unwrap();
         let out = schedule(&args, tmp.path(), "/usr/bin:/bin");
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        let file = dir.join("ai.openclaw.rehearse.weekly.plist");
+        let said = text(&out.stdout);
+        assert!(!old.exists(), "the old agent's plist is replaced");
+        assert!(
+            said.contains("replaced the old agent ai.openclaw.rehearse.weekly: removed")
+                && said.contains("launchctl bootout gui/$(id -u)/ai.openclaw.rehearse.weekly"),
+            "{said}"
+        );
+        assert!(dir.join("com.example.other.plist").exists());
+        let file = dir.join("dev.rehearse.weekly.plist");
         let agent = plist::from_bytes(&std::fs::read(&file).unwrap()).unwrap();
-        assert_eq!(agent.label, "ai.openclaw.rehearse.weekly");
+        assert_eq!(agent.label, "dev.rehearse.weekly");
+        assert_eq!(
+            agent.program_arguments[agent.program_arguments.len() - 2..],
+            ["--keep", "12"]
+        );
         assert_eq!(agent.program_arguments[0], env!("CARGO_BIN_EXE_rehearse"));
         // launchd will not create the log directory, and a --no-load plist may be loaded later.
         let logs = tmp.path().join("Library/Logs/rehearse");
@@ -465,6 +485,7 @@ mod without_launchctl {
             "{s}"
         );
         assert!(s.contains("next run: Mon "), "{s}");
+        assert!(s.contains("last runs: none in "), "{s}");
         let out = schedule(
             &["uninstall", "--dir", d, "--no-load"],
             tmp.path(),
@@ -520,8 +541,19 @@ mod without_launchctl {
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
         let path = format!("{}:/usr/bin:/bin", bin.display());
         let home = tmp.path().join("home dir");
+        let agents = home.join("Library/LaunchAgents");
+        std::fs::create_dir_all(&agents).unwrap();
+        let old = agents.join("ai.openclaw.rehearse.weekly.plist");
+        std::fs::write(&old, "old").unwrap();
         let out = schedule(&INSTALL, &home, &path);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(!old.exists());
+        assert!(
+            text(&out.stdout)
+                .contains("replaced the old agent ai.openclaw.rehearse.weekly: unloaded"),
+            "{}",
+            text(&out.stdout)
+        );
         let st = schedule(&["status"], &home, &path);
         let s = text(&st.stdout);
         assert!(
@@ -531,14 +563,17 @@ mod without_launchctl {
         let un = schedule(&["uninstall"], &home, &path);
         assert_eq!(un.status.code(), Some(0), "{}", text(&un.stderr));
         let uid = unsafe { libc::getuid() };
-        let plist = home.join("Library/LaunchAgents/ai.openclaw.rehearse.weekly.plist");
+        let plist = home.join("Library/LaunchAgents/dev.rehearse.weekly.plist");
         assert!(!plist.exists());
         assert!(home.join("Library/Logs/rehearse").is_dir());
         let calls = std::fs::read_to_string(&log).unwrap();
-        let label = format!("gui/{uid}/ai.openclaw.rehearse.weekly");
+        let label = format!("gui/{uid}/dev.rehearse.weekly");
+        let old_label = format!("gui/{uid}/ai.openclaw.rehearse.weekly");
         assert_eq!(
             calls.lines().collect::<Vec<_>>(),
             [
+                format!("[print][{old_label}]"),
+                format!("[bootout][{old_label}]"),
                 format!("[bootout][{label}]"),
                 format!("[bootstrap][gui/{uid}][{}]", plist.display()),
                 format!("[print][{label}]"),

@@ -150,3 +150,7 @@ mod secrets;
 
 // Two real `rehearse run` processes on one report dir: exit 3 naming the holder; killed-run takeover.
 mod run_concurrency;
+
+// The weekly job's housekeeping: retention (--keep), batch-job series (a real Pushgateway and
+// node_exporter), --on-fail.
+mod weekly_ops;

@@ -258,7 +258,7 @@ pub(crate) async fn run_coordination(
     }
     if coordination == Coordination::Redis || fleet.hosts > 1 {
         files.scrapes.line(&format!(
-            "# coordination {label}: every host's scrapes are in hosts/{label}/HOST/scrapes.prom"
+            "# coordination {label}: every host's scrapes are in hosts/{label}/HOST/scrapes.prom.gz"
         ));
     }
     let scrape_stop = Shutdown::new();
@@ -270,11 +270,11 @@ pub(crate) async fn run_coordination(
                 .join("hosts")
                 .join(label)
                 .join(&p.id)
-                .join("scrapes.prom"),
+                .join(crate::scrape::SCRAPES_FILE),
         )
         .map_err(|e| FleetError::Host {
             host: p.id.clone(),
-            why: format!("opening scrapes.prom: {e}"),
+            why: format!("opening {}: {e}", crate::scrape::SCRAPES_FILE),
         })?;
         let scraper = Scraper::new(ScraperConfig {
             url: metrics_url(p.metrics),

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, anyhow};
 
+use super::after::{self, After};
 use super::sut::SystemUnderTest;
 use crate::cli::RunArgs;
 use crate::exit::{CmdError, CmdResult};
@@ -51,13 +52,13 @@ pub(crate) fn command(args: RunArgs) -> CmdResult {
         .build()
         .context("starting the async runtime")
         .map_err(CmdError::harness)?;
-    let result = rt.block_on(execute(&plan));
+    let result = rt.block_on(execute(&plan, &After::of(&args)));
     // Stalled upstream connections may still sleep; never wait for them.
     rt.shutdown_timeout(Duration::from_millis(500));
     result
 }
 
-async fn execute(plan: &RunPlan) -> CmdResult {
+async fn execute(plan: &RunPlan, after: &After) -> CmdResult {
     let stop = Shutdown::new();
     stop.listen_for_signals()
         .context("installing SIGINT/SIGTERM handlers")
@@ -72,7 +73,16 @@ async fn execute(plan: &RunPlan) -> CmdResult {
                 )
             })
             .map_err(CmdError::harness)?;
-        let report = run_scenario(only, &dir, &plan.report_dir, &stop, plan.plain_progress).await?;
+        after::mark(&dir, &[only.name().to_string()], now);
+        let started = tokio::time::Instant::now();
+        let report = match run_scenario(only, &dir, &plan.report_dir, &stop, plan.plain_progress).await {
+            Ok(r) => r,
+            Err(e) => {
+                after::harness_failed(after, only.name(), &dir, started.elapsed()).await;
+                return Err(e);
+            }
+        };
+        let report = after::single(after, &plan.report_dir, &dir, report, started.elapsed()).await;
         print_outcome(&report);
         crate::outln!("report: {}", dir.join("report.md").display());
         return report.verdict.into_result(report.reason.as_deref());
@@ -85,6 +95,8 @@ async fn execute(plan: &RunPlan) -> CmdResult {
             )
         })
         .map_err(CmdError::harness)?;
+    let names: Vec<String> = plan.scenarios.iter().map(|s| s.name().to_string()).collect();
+    after::mark(&dir, &names, now);
     let mut rows = Vec::new();
     for sp in &plan.scenarios {
         let sub = safe_name(sp.name());
@@ -106,11 +118,16 @@ async fn execute(plan: &RunPlan) -> CmdResult {
             .await
             {
                 Ok(r) => {
+                    let r = after::suite_member(after, &dir.join(&sub), r, started.elapsed()).await;
                     print_outcome(&r);
                     crate::outln!("report: {}", dir.join(&sub).join("report.md").display());
                     (r.verdict, r.reason)
                 }
-                Err(e) => (Verdict::Error, Some(format!("{:#}", e.error))),
+                Err(e) => {
+                    let outcome = after::error_outcome(sp.name(), started.elapsed());
+                    after::publish(after, &outcome).await;
+                    (Verdict::Error, Some(format!("{:#}", e.error)))
+                }
             }
         };
         rows.push(IndexRow {
@@ -121,16 +138,18 @@ async fn execute(plan: &RunPlan) -> CmdResult {
             report: format!("{sub}/report.md"),
         });
     }
-    let index = Index {
+    let mut index = Index {
         schema_version: 1,
         verdict: worst(rows.iter().map(|r| r.verdict)),
         started_at: rfc3339(now),
         speed: plan.scenarios.first().map_or(1.0, |s| s.speed.get()),
         scenarios: rows,
+        housekeeping: None,
     };
     write_index(&dir, &index)
         .with_context(|| format!("writing the index of {}", dir.display()))
         .map_err(CmdError::harness)?;
+    after::suite(after, &plan.report_dir, &dir, &names, &mut index).await;
     crate::outln!("suite: {}", index.verdict.as_str());
     crate::outln!("report: {}", dir.join("index.md").display());
     index
@@ -200,12 +219,12 @@ async fn run_scenario(
     finish(dir, &files, report)
 }
 
-/// Every kind of run ends here: checks scrapes.prom and writes the report.
+/// Every kind of run ends here: checks scrapes.prom.gz and writes the report.
 fn finish(dir: &Path, files: &RunFiles, report: Report) -> Result<Report, CmdError> {
-    // scrapes.prom was written scrape by scrape during the runs.
+    // scrapes.prom.gz was written scrape by scrape during the runs.
     if let Some(e) = files.scrapes.last_error() {
         return Err(CmdError::harness(anyhow!(
-            "{e} (scrapes.prom in {} is incomplete)",
+            "{e} (scrapes.prom.gz in {} is incomplete)",
             dir.display()
         )));
     }

@@ -11,7 +11,10 @@
 //! # Layout
 //! - `cmd`: the CLI edge (anyhow, exit codes, the run lock, a suite's index).
 //! - `sut`: the system under test, one type with one variant per kind.
+//! - `after`: what a run does once its report is written: batch-job metrics, retention,
+//!   `--on-fail` (docs/weekly.md).
 
+mod after;
 mod cmd;
 pub mod sut;
 

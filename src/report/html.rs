@@ -199,6 +199,7 @@ pub fn render(r: &Report) -> String {
         }
         o.push_str("</ul>\n");
     }
+    super::housekeeping::html(r.housekeeping.as_ref(), &mut o, &|s| esc(s).to_string());
     let _ = writeln!(
         o,
         "<h2>Config</h2><pre>{}</pre>",

@@ -239,6 +239,7 @@ pub fn render(r: &Report) -> String {
         }
     }
     read_failures(&mut o, &r.config);
+    super::housekeeping::markdown(r.housekeeping.as_ref(), &mut o);
     o.push_str("\n## Config\n\n```json\n");
     o.push_str(&serde_json::to_string_pretty(&r.config).unwrap_or_default());
     o.push_str("\n```\n");

@@ -6,7 +6,8 @@
 //! atomically by [`write_all`]; [`judge`] is the one judge of every kind of run (statuses,
 //! verdict, reason); [`counts`] tallies checks the same way for every output.
 //! `rehearse report RUN_DIR` re-renders md, html and JUnit from report.json and exits with its
-//! verdict.
+//! verdict. [`housekeeping`]: what the run did after its report (retention, batch-job metrics,
+//! `--on-fail`), said in the report.
 
 pub mod build;
 mod cmd;
@@ -17,6 +18,7 @@ pub mod figures;
 pub(crate) mod fault_window;
 pub(crate) mod fleet;
 pub(crate) mod fleet_model;
+pub mod housekeeping;
 pub mod html;
 pub(crate) mod judge;
 pub(crate) mod junit;

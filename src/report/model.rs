@@ -160,6 +160,10 @@ pub struct Report {
     /// written before it, and in `rehearse report` re-renders of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<crate::report::drift::DriftSection>,
+    /// What the run did after its report: retention, batch-job metrics, `--on-fail`
+    /// (absent when none of it was asked for and nothing went wrong).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub housekeeping: Option<crate::report::housekeeping::Housekeeping>,
 }
 
 /// One policy run.

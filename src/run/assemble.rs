@@ -131,6 +131,7 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
         target,
         rehearse_version: Some(env!("CARGO_PKG_VERSION").to_string()),
         drift: None,
+        housekeeping: None,
     }
 }
 

@@ -50,7 +50,7 @@ pub struct RunFiles {
     pub events: Arc<JsonlFile>,
     /// upstream.jsonl
     pub upstream: Arc<JsonlFile>,
-    /// scrapes.prom (every raw scrape, appended as it comes)
+    /// scrapes.prom.gz (every raw scrape, appended as it comes, one gzip member each)
     pub scrapes: Arc<PromFile>,
 }
 
@@ -60,7 +60,7 @@ impl RunFiles {
         Ok(Self {
             events: JsonlFile::open(&dir.join("events.jsonl"))?,
             upstream: JsonlFile::open(&dir.join("upstream.jsonl"))?,
-            scrapes: PromFile::open(&dir.join("scrapes.prom"))?,
+            scrapes: PromFile::open(&dir.join(crate::scrape::SCRAPES_FILE))?,
         })
     }
 }
@@ -90,7 +90,7 @@ pub struct PolicyRun {
     pub start_unix_s: f64,
     /// Wall time the run took, ms.
     pub elapsed_ms: u64,
-    /// What the run kept of its scrapes (they went to scrapes.prom as they came).
+    /// What the run kept of its scrapes (they went to scrapes.prom.gz as they came).
     pub scrapes: CompactScrapes,
     /// The scrape interval at the run's speed, ms.
     pub scrape_interval_ms: u64,
@@ -252,7 +252,7 @@ pub async fn run_policy(
     if plan.policies.len() > 1 {
         files.scrapes.line(&format!("# policy {pname}"));
     }
-    // Raw scrapes stream to scrapes.prom; only the compact timeline stays in memory.
+    // Raw scrapes stream to scrapes.prom.gz; only the compact timeline stays in memory.
     let sink = (files.scrapes.clone(), CompactScrapes::new(start_unix_s));
     let stopped = scrape_stop.requested();
     let scraper = tokio::spawn(async move { scraper.run_into(sink, stopped).await });

@@ -1,7 +1,8 @@
 //! Line-by-line JSONL writers for `events.jsonl` and `upstream.jsonl` (docs/report.md), and the
-//! `scrapes.prom` writer that appends each scrape as it comes. Every line (every scrape) is one
-//! `write_all` on an append-mode file, so a killed run leaves every completed one readable. In an
-//! A/B run each JSONL line carries the `policy` it belongs to.
+//! `scrapes.prom.gz` writer that appends each scrape as it comes, as one gzip member of its own.
+//! Every line (every scrape's member) is one `write_all` on an append-mode file, so a killed run
+//! leaves every completed one readable (`scrape::gzlog` reads the members back and stops at a cut
+//! one). In an A/B run each JSONL line carries the `policy` it belongs to.
 //!
 //! Time base: every JSONL row carries `t_ms`, wall clock ms since its policy run started, and
 //! `scenario_ms`, the same instant in scenario time (× speed). Every other duration or instant
@@ -97,8 +98,9 @@ impl EventSink for EventsWriter {
     }
 }
 
-/// `scrapes.prom`, appended to as the scrapes come: each raw scrape after its
-/// `# scrape t_ms=N` line (what `ScrapeLog::from_prom` reads back). Write failures are counted
+/// `scrapes.prom.gz`, appended to as the scrapes come: each raw scrape after its
+/// `# scrape t_ms=N` line, compressed as one gzip member per scrape (what
+/// `scrape::read_scrapes` then `ScrapeLog::from_prom` read back). Write failures are counted
 /// and the last one kept, never raised mid-run (see [`PromFile::last_error`]).
 #[derive(Debug)]
 pub struct PromFile {
@@ -142,7 +144,9 @@ impl PromFile {
     }
 
     fn write(&self, buf: &str) -> bool {
-        let res = self.file.locked().write_all(buf.as_bytes());
+        // Compressed outside the lock; one member, one write.
+        let res = crate::scrape::gzlog::encode_member(buf.as_bytes())
+            .and_then(|member| self.file.locked().write_all(&member));
         match res {
             Ok(()) => true,
             Err(e) => {
@@ -218,16 +222,19 @@ mod tests {
     #[test]
     fn scrapes_prom_is_appended_scrape_by_scrape_and_reads_back() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("scrapes.prom");
+        let path = dir.path().join(crate::scrape::SCRAPES_FILE);
         let file = PromFile::open(&path).unwrap();
         let mut sink = file.clone();
         sink.scrape(250, "a 1\n", None);
         // Readable after each scrape, before the run ends.
-        let log =
-            crate::scrape::ScrapeLog::from_prom(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let back = crate::scrape::read_scrapes(&path).unwrap();
+        assert_eq!((back.members, back.torn), (1, None));
+        let log = crate::scrape::ScrapeLog::from_prom(&back.text).unwrap();
         assert_eq!(log.scrapes.len(), 1);
         sink.scrape(500, "a 2", None);
-        let text = std::fs::read_to_string(&path).unwrap();
+        let back = crate::scrape::read_scrapes(&path).unwrap();
+        assert_eq!(back.members, 2, "one gzip member per scrape");
+        let text = back.text;
         assert_eq!(text, "# scrape t_ms=250\na 1\n# scrape t_ms=500\na 2\n");
         let log = crate::scrape::ScrapeLog::from_prom(&text).unwrap();
         assert_eq!(log.scrapes[1].t_ms, 500);

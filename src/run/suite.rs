@@ -56,6 +56,9 @@ pub(crate) struct Index {
     pub speed: f64,
     /// One row per scenario, in run order.
     pub scenarios: Vec<IndexRow>,
+    /// What the suite did after its index: retention (`--keep`), `--on-fail` warnings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub housekeeping: Option<crate::report::housekeeping::Housekeeping>,
 }
 
 /// index.md.
@@ -82,6 +85,7 @@ pub(crate) fn render_markdown(index: &Index) -> String {
             r.report
         ));
     }
+    crate::report::housekeeping::markdown(index.housekeeping.as_ref(), &mut md);
     md
 }
 
@@ -128,6 +132,7 @@ mod tests {
             started_at: "2026-11-29T19:00:00Z".into(),
             speed: 4.0,
             scenarios: vec![row("smoke", Verdict::Pass), row("weekly", Verdict::Fail)],
+            housekeeping: None,
         };
         write_index(dir.path(), &index).unwrap();
         let md = std::fs::read_to_string(dir.path().join("index.md")).unwrap();

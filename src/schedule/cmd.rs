@@ -84,6 +84,33 @@ fn install(args: &ScheduleInstallArgs, env: &Env) -> CmdResult {
     if let Some(logs) = plist::logs_of(&agent) {
         crate::outln!("logs: {}", logs.display());
     }
+    if let Some(old) = super::migrate::old_label(&file.label)
+        && let Some(dir) = path.parent()
+    {
+        let uid = launchctl::current_uid();
+        // Loaded under the old label (launchctl print answers): boot it out.
+        let bootout = |l: &str| {
+            launchctl.as_ref().is_some_and(|lc| {
+                let ok = |argv: &[std::ffi::OsString]| {
+                    launchctl::run(argv).is_ok_and(|o| o.status.success())
+                };
+                ok(&launchctl::print_argv(lc, uid, l)) && ok(&launchctl::bootout_argv(lc, uid, l))
+            })
+        };
+        let r = super::migrate::replace(
+            &old,
+            dir,
+            launchctl.as_ref().map(|_| &bootout as &dyn Fn(&str) -> bool),
+        );
+        for l in r.lines {
+            crate::outln!("{l}");
+        }
+        if let Some(e) = r.error {
+            return Err(CmdError::harness(anyhow!(
+                "{e}: remove it by hand, or the old agent runs the job a second time"
+            )));
+        }
+    }
     let Some(launchctl) = launchctl else {
         crate::outln!("not loaded (--no-load)");
         return Ok(Status::Pass);
@@ -176,7 +203,7 @@ fn status(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
             }
         }
     }
-    let entries = match installed {
+    let entries = match &installed {
         Ok(a) => a.start_calendar_interval.entries(),
         Err(_) => Vec::new(),
     };
@@ -185,10 +212,51 @@ fn status(args: &ScheduleFileArgs, env: &Env) -> CmdResult {
         crate::outln!("schedule: {}", when.join(", "));
     }
     crate::outln!("next run: {}", next_run_text(&entries));
+    if let Some(report_dir) = installed.as_ref().ok().and_then(report_dir_of) {
+        last_runs(&report_dir);
+    }
     crate::outln!(
         "(summary of `launchctl print`, informational only; a run's verdict is in its report)"
     );
     Ok(Status::Pass)
+}
+
+/// The `--report-dir` of the agent's run (its ProgramArguments read as `rehearse` would).
+fn report_dir_of(agent: &plist::LaunchAgent) -> Option<PathBuf> {
+    use clap::Parser as _;
+    let argv = std::iter::once("rehearse".to_string())
+        .chain(agent.program_arguments.iter().skip(1).cloned());
+    match crate::cli::Cli::try_parse_from(argv).ok()?.command {
+        Some(crate::cli::Command::Run(r)) => Some(
+            r.report_dir
+                .unwrap_or_else(|| Path::new(&agent.working_directory).join("reports")),
+        ),
+        _ => None,
+    }
+}
+
+/// How many runs `status` shows.
+const LAST_RUNS: usize = 5;
+
+fn last_runs(report_dir: &Path) {
+    // The history's listing, oldest first: the last LAST_RUNS runs (foreign entries left out).
+    let runs: Vec<crate::history::RunEntry> = crate::history::list_runs(report_dir)
+        .into_iter()
+        .filter(|e| e.stamp.is_some())
+        .collect();
+    if runs.is_empty() {
+        crate::outln!("last runs: none in {}", report_dir.display());
+        return;
+    }
+    crate::outln!("last runs ({}):", report_dir.display());
+    for e in runs.iter().rev().take(LAST_RUNS) {
+        let what = match (e.report(), e.note()) {
+            (Some(r), _) => format!("{}  {}  {}", r.started_at, r.scenario, r.verdict.as_str()),
+            (None, Some(n)) => n.text(),
+            (None, None) => String::new(),
+        };
+        crate::outln!("  {}  {what}", e.rel);
+    }
 }
 
 /// Why the installed plist could not be read (shown beside its path).

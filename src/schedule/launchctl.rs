@@ -114,23 +114,23 @@ mod tests {
     #[test]
     fn command_lines() {
         let l = Path::new("/bin/launchctl");
-        let p = Path::new("/Users/r/Library/LaunchAgents/ai.openclaw.rehearse.weekly.plist");
+        let p = Path::new("/Users/r/Library/LaunchAgents/dev.rehearse.weekly.plist");
         assert_eq!(
             bootstrap_argv(l, 501, p),
             [
                 "/bin/launchctl",
                 "bootstrap",
                 "gui/501",
-                "/Users/r/Library/LaunchAgents/ai.openclaw.rehearse.weekly.plist"
+                "/Users/r/Library/LaunchAgents/dev.rehearse.weekly.plist"
             ]
             .map(OsString::from)
         );
         assert_eq!(
-            bootout_argv(l, 501, "ai.openclaw.rehearse.weekly"),
+            bootout_argv(l, 501, "dev.rehearse.weekly"),
             [
                 "/bin/launchctl",
                 "bootout",
-                "gui/501/ai.openclaw.rehearse.weekly"
+                "gui/501/dev.rehearse.weekly"
             ]
             .map(OsString::from)
         );
@@ -149,9 +149,9 @@ mod tests {
 
     #[test]
     fn summarises_print_output() {
-        let text = "gui/501/ai.openclaw.rehearse.weekly = {\n\
+        let text = "gui/501/dev.rehearse.weekly = {\n\
             \tactive count = 0\n\
-            \tpath = /Users/r/Library/LaunchAgents/ai.openclaw.rehearse.weekly.plist\n\
+            \tpath = /Users/r/Library/LaunchAgents/dev.rehearse.weekly.plist\n\
             \tstate = not running\n\
             \n\
             \tprogram = /usr/local/bin/rehearse\n\

@@ -5,6 +5,8 @@
 //! - [`calendar`]: `StartCalendarInterval` entries from the flags, range checks, next run.
 //! - [`plist`]: the plist model (serde, PascalCase keys) and its XML.
 //! - [`launchctl`]: pure argv builders, the child-process runner, the `print` summary.
+//! - [`migrate`]: the agent of the old label (`ai.openclaw.rehearse.NAME`) that `install`
+//!   replaces.
 //! - `cmd`: the command (the CLI edge).
 //!
 //! Flags are resolved here into an [`plist::AgentSpec`] by [`resolve`], a pure function of the
@@ -19,6 +21,7 @@
 pub(crate) mod calendar;
 mod cmd;
 pub(crate) mod launchctl;
+pub(crate) mod migrate;
 pub mod plist;
 
 use std::ffi::OsString;
@@ -69,7 +72,7 @@ pub enum PlanError {
     Calendar(#[from] CalendarError),
     /// A label launchd or the file system would not take.
     #[error(
-        "--label {0:?}: use letters, digits, '.', '-' and '_' (reverse-DNS, e.g. ai.openclaw.rehearse.weekly)"
+        "--label {0:?}: use letters, digits, '.', '-' and '_' (reverse-DNS, e.g. dev.rehearse.weekly)"
     )]
     Label(String),
     /// `$HOME` unset.
@@ -159,6 +162,10 @@ pub fn resolve(
         Some(r) => normalize(&working_dir.join(r)),
         None => working_dir.join("reports"),
     };
+    let textfile_dir = args
+        .textfile_dir
+        .as_ref()
+        .map(|d| normalize(&working_dir.join(d)));
     Ok(AgentSpec {
         label: args.label.clone(),
         program,
@@ -167,6 +174,10 @@ pub fn resolve(
         working_dir,
         home,
         calendar,
+        keep: (!args.keep_all).then_some(args.keep),
+        textfile_dir,
+        pushgateway: args.pushgateway.clone(),
+        on_fail: args.on_fail.clone(),
     })
 }
 
@@ -271,10 +282,15 @@ mod tests {
             weekday: vec![1],
             hour: vec![3],
             minute: vec![0],
-            label: "ai.openclaw.rehearse.weekly".into(),
+            label: "dev.rehearse.weekly".into(),
             report_dir: None,
             program: None,
             working_dir: None,
+            keep: crate::cli::DEFAULT_KEEP,
+            keep_all: false,
+            textfile_dir: None,
+            pushgateway: None,
+            on_fail: None,
         }
     }
 
@@ -315,8 +331,8 @@ mod tests {
             )]
         );
         assert_eq!(
-            plist_path("ai.openclaw.rehearse.weekly", None, &env()).unwrap(),
-            Path::new("/Users/r/Library/LaunchAgents/ai.openclaw.rehearse.weekly.plist")
+            plist_path("dev.rehearse.weekly", None, &env()).unwrap(),
+            Path::new("/Users/r/Library/LaunchAgents/dev.rehearse.weekly.plist")
         );
     }
 
@@ -383,6 +399,10 @@ mod tests {
             working_dir,
             home: tmp.path().into(),
             calendar: vec![],
+            keep: None,
+            textfile_dir: None,
+            pushgateway: None,
+            on_fail: None,
         };
         let missing = tmp.path().join("no-such-dir");
         let err = check_paths(&spec(missing.clone(), program.clone())).unwrap_err();

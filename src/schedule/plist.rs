@@ -86,6 +86,14 @@ pub struct AgentSpec {
     pub home: PathBuf,
     /// Calendar entries (at least one).
     pub calendar: Vec<CalendarEntry>,
+    /// `--keep N` for the run (`None`: keep every run).
+    pub keep: Option<u32>,
+    /// `--textfile-dir` for the run (absolute).
+    pub textfile_dir: Option<PathBuf>,
+    /// `--pushgateway` for the run.
+    pub pushgateway: Option<String>,
+    /// `--on-fail` for the run.
+    pub on_fail: Option<String>,
 }
 
 /// Where launchd writes the job's logs: `HOME/Library/Logs/rehearse`.
@@ -110,6 +118,22 @@ pub fn build(spec: &AgentSpec) -> LaunchAgent {
     }
     args.push("--report-dir".into());
     args.push(spec.report_dir.display().to_string());
+    if let Some(k) = spec.keep {
+        args.push("--keep".into());
+        args.push(k.to_string());
+    }
+    if let Some(d) = &spec.textfile_dir {
+        args.push("--textfile-dir".into());
+        args.push(d.display().to_string());
+    }
+    if let Some(u) = &spec.pushgateway {
+        args.push("--pushgateway".into());
+        args.push(u.clone());
+    }
+    if let Some(c) = &spec.on_fail {
+        args.push("--on-fail".into());
+        args.push(c.clone());
+    }
     let logs = log_dir(&spec.home);
     let mut env = BTreeMap::new();
     env.insert("PATH".to_string(), path_for(&spec.program));
@@ -164,7 +188,7 @@ mod tests {
 
     fn spec() -> AgentSpec {
         AgentSpec {
-            label: "ai.openclaw.rehearse.weekly".into(),
+            label: "dev.rehearse.weekly".into(),
             program: "/usr/local/bin/rehearse".into(),
             scenarios: vec![
                 "/Users/r/rehearse/fixtures/scenarios/weekly.toml".into(),
@@ -178,6 +202,10 @@ mod tests {
                 hour: Some(3),
                 minute: Some(0),
             }],
+            keep: Some(12),
+            textfile_dir: None,
+            pushgateway: None,
+            on_fail: None,
         }
     }
 
@@ -219,12 +247,30 @@ mod tests {
                 "--scenario",
                 "/Users/r/a b & <c> \"d\".toml",
                 "--report-dir",
-                "/Users/r/rehearse/reports"
+                "/Users/r/rehearse/reports",
+                "--keep",
+                "12"
+            ]
+        );
+        let mut s = spec();
+        s.keep = None;
+        s.textfile_dir = Some("/var/lib/node_exporter/textfile".into());
+        s.pushgateway = Some("http://pg:9091".into());
+        s.on_fail = Some("curl -d @\"$1\" http://hook".into());
+        assert_eq!(
+            build(&s).program_arguments[8..],
+            [
+                "--textfile-dir",
+                "/var/lib/node_exporter/textfile",
+                "--pushgateway",
+                "http://pg:9091",
+                "--on-fail",
+                "curl -d @\"$1\" http://hook"
             ]
         );
         assert_eq!(
             a.standard_out_path,
-            "/Users/r/Library/Logs/rehearse/ai.openclaw.rehearse.weekly.out.log"
+            "/Users/r/Library/Logs/rehearse/dev.rehearse.weekly.out.log"
         );
         assert_eq!(a.environment_variables["PATH"], SANE_PATH);
         assert_eq!(

@@ -5,7 +5,7 @@
 //! scrape" and the A/B summary), the breaker series of every scrape for the event-log
 //! cross-check ([`CompactScrapes::breaker_scrapes`]: a scrape time each, the `breaker_state` and
 //! `breaker_transitions_total` samples stored again only when they changed), the names of every
-//! family and sample any scrape held ([`CompactScrapes::exported`]) and the scrape counts. The raw scrapes go to `scrapes.prom` as
+//! family and sample any scrape held ([`CompactScrapes::exported`]) and the scrape counts. The raw scrapes go to `scrapes.prom.gz` as
 //! they come (see `run::sinks::PromFile`); nothing else of them is kept.
 
 use std::collections::BTreeMap;

@@ -1,11 +1,12 @@
 //! Reading the engine's `/metrics`: a strict text-format 0.0.4 parser ([`parse`]), series
 //! selectors and sums ([`selector`]), the periodic scraper ([`scraper`]), the breaker timeline
 //! derived from successive scrapes ([`timeline`]), what a run keeps of its scrapes
-//! ([`compact`]: bounded, whatever the run's length) and the event log checked against the
-//! scrapes ([`agreement`]).
+//! ([`compact`]: bounded, whatever the run's length), the event log checked against the
+//! scrapes ([`agreement`]) and the run's `scrapes.prom.gz` read back member by member ([`gzlog`]).
 
 pub(crate) mod compact;
 mod exposition;
+pub mod gzlog;
 mod lexer;
 pub mod parse;
 mod rates;
@@ -14,6 +15,7 @@ pub mod selector;
 mod validate;
 
 pub use compact::CompactScrapes;
+pub use gzlog::{SCRAPES_FILE, ScrapesText, read_scrapes, scrapes_path};
 pub use parse::{Exposition, Family, MetricKind, ParseError, Sample, parse};
 pub use scraper::{Scrape, ScrapeLog, ScrapeSink, Scraper, ScraperConfig, metrics_url};
 pub use selector::Selector;

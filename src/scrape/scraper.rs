@@ -4,8 +4,8 @@
 //! future completes. A failed scrape (connection, timeout, status, parse) is recorded and
 //! counted, never fatal: the run goes on and the report says how many scrapes failed.
 //!
-//! [`ScrapeLog`] is the sink that keeps every scrape (tests, and `scrapes.prom` read back); a run
-//! streams its scrapes to `scrapes.prom` and keeps only a [`super::CompactScrapes`].
+//! [`ScrapeLog`] is the sink that keeps every scrape (tests, and `scrapes.prom.gz` read back); a run
+//! streams its scrapes to `scrapes.prom.gz` and keeps only a [`super::CompactScrapes`].
 
 use std::future::Future;
 use std::net::SocketAddr;

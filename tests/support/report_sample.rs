@@ -201,5 +201,6 @@ pub fn sample_report() -> Report {
         target: None,
         rehearse_version: None,
         drift: None,
+        housekeeping: None,
     }
 }
