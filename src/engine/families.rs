@@ -150,6 +150,13 @@ pub const TIMEOUTS: Family = Family {
     kind: FamilyType::Counter,
     labels: &["class", "phase"],
 };
+/// `timeout_deadline_seconds`.
+pub const DEADLINE: Family = Family {
+    name: "timeout_deadline_seconds",
+    help: "The deadline a dependency's next call of a class gets, per phase (fixed or adaptive), in seconds.",
+    kind: FamilyType::Gauge,
+    labels: &["dep", "class", "phase"],
+};
 /// `idempotent_duplicates_total`.
 pub const DUPLICATES: Family = Family {
     name: "idempotent_duplicates_total",
@@ -196,7 +203,7 @@ pub const COOLDOWNS_ADOPTED: Family = Family {
 };
 
 /// Every family, in docs/metrics.md (and `/metrics`) order; the fleet coordinator's three last.
-pub const FAMILIES: [Family; 20] = [
+pub const FAMILIES: [Family; 21] = [
     BREAKER_STATE,
     TRANSITIONS,
     LAST_TRANSITION,
@@ -211,6 +218,7 @@ pub const FAMILIES: [Family; 20] = [
     FALLBACKS,
     BUDGET_EXHAUSTED,
     TIMEOUTS,
+    DEADLINE,
     DUPLICATES,
     DISAGREEMENT,
     THROTTLED,

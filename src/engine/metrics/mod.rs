@@ -61,6 +61,7 @@ pub struct Metrics {
     fallbacks: IntCounterVec,
     budget_exhausted: IntCounterVec,
     timeouts: IntCounterVec,
+    deadline: GaugeVec,
     duplicates: IntCounterVec,
     disagreement: GaugeVec,
     throttled: IntCounterVec,
@@ -133,6 +134,7 @@ impl Metrics {
             fallbacks: counter(&fam::FALLBACKS),
             budget_exhausted: counter(&fam::BUDGET_EXHAUSTED),
             timeouts: counter(&fam::TIMEOUTS),
+            deadline: gauge(&fam::DEADLINE),
             duplicates: counter(&fam::DUPLICATES),
             disagreement: gauge(&fam::DISAGREEMENT),
             throttled: counter(&fam::THROTTLED),
@@ -196,7 +198,7 @@ impl Metrics {
     }
 
     /// Every collector with its definition, in [`fam::FAMILIES`] order (docs/metrics.md order).
-    fn families(&self) -> [(&dyn Collector, &'static Family); 20] {
+    fn families(&self) -> [(&dyn Collector, &'static Family); 21] {
         [
             (&self.breaker_state, &fam::BREAKER_STATE),
             (&self.transitions, &fam::TRANSITIONS),
@@ -212,6 +214,7 @@ impl Metrics {
             (&self.fallbacks, &fam::FALLBACKS),
             (&self.budget_exhausted, &fam::BUDGET_EXHAUSTED),
             (&self.timeouts, &fam::TIMEOUTS),
+            (&self.deadline, &fam::DEADLINE),
             (&self.duplicates, &fam::DUPLICATES),
             (&self.disagreement, &fam::DISAGREEMENT),
             (&self.throttled, &fam::THROTTLED),
