@@ -209,8 +209,8 @@ impl rehearse::engine::Transport for AnswersAtOnce {
 /// One tool call through `Engine::handle` (admit → deadline → send → observe → record → events),
 /// with `[engine.timeouts] adaptive` off and on (warmed up: the window is full), same run.
 fn adaptive_deadlines(c: &mut Criterion) {
-    use rehearse::engine::{Engine, EngineConfig, EngineOptions, EngineRequest, RequestKind};
     use rehearse::engine::timeouts::AdaptiveSwitch;
+    use rehearse::engine::{Engine, EngineConfig, EngineOptions, EngineRequest, RequestKind};
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -243,8 +243,8 @@ fn adaptive_deadlines(c: &mut Criterion) {
             );
             let opts = EngineOptions::new(t0);
             let admission: Arc<dyn Admission> = Arc::new(breakers);
-            let e = Engine::new(cfg, Vec::new(), opts, AnswersAtOnce, admission, sink)
-                .expect("engine");
+            let e =
+                Engine::new(cfg, Vec::new(), opts, AnswersAtOnce, admission, sink).expect("engine");
             for _ in 0..200 {
                 e.handle(req.clone(), 0).await;
             }

@@ -37,7 +37,13 @@ impl Transport for Fake {
 }
 
 fn ok_after(ms: u64) -> Answer {
-    Answer::after_ms(ms, AttemptResult::Ok { tokens: 0, latency: Duration::from_millis(ms) })
+    Answer::after_ms(
+        ms,
+        AttemptResult::Ok {
+            tokens: 0,
+            latency: Duration::from_millis(ms),
+        },
+    )
 }
 
 fn tool(id: u64, name: &str) -> EngineRequest {
@@ -69,7 +75,8 @@ fn config(adaptive: bool) -> EngineConfig {
 }
 
 fn gauge(text: &str, dep: &str) -> Option<f64> {
-    let prefix = format!("timeout_deadline_seconds{{class=\"tool_call\",dep=\"{dep}\",phase=\"total\"}} ");
+    let prefix =
+        format!("timeout_deadline_seconds{{class=\"tool_call\",dep=\"{dep}\",phase=\"total\"}} ");
     text.lines()
         .find_map(|l| l.strip_prefix(prefix.as_str()))
         .and_then(|v| v.trim().parse().ok())
@@ -78,11 +85,13 @@ fn gauge(text: &str, dep: &str) -> Option<f64> {
 /// heavy: 3 answers at 10 s (warm-up), then calls 4–8 take 30 s (cut at 15 s) and the rest 10 s.
 /// light: 3 answers at 200 ms, then it hangs (an answer an hour later).
 fn script() -> Fake {
-    Fake(FakeTransport::new(CountBy::Dep, |call, n| match call.dep.as_str() {
-        "heavy" if (4..=8).contains(&n) => ok_after(30_000),
-        "heavy" => ok_after(10_000),
-        _ if n <= 3 => ok_after(200),
-        _ => ok_after(3_600_000),
+    Fake(FakeTransport::new(CountBy::Dep, |call, n| {
+        match call.dep.as_str() {
+            "heavy" if (4..=8).contains(&n) => ok_after(30_000),
+            "heavy" => ok_after(10_000),
+            _ if n <= 3 => ok_after(200),
+            _ => ok_after(3_600_000),
+        }
     }))
 }
 
@@ -111,7 +120,9 @@ async fn heavy_batch(adaptive: bool) -> (BreakerState, Vec<u64>, Option<f64>) {
         .events()
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::AttemptFinished { deadline: Some(d), .. } => Some(d.ms),
+            EventKind::AttemptFinished {
+                deadline: Some(d), ..
+            } => Some(d.ms),
             _ => None,
         })
         .collect();
@@ -141,7 +152,11 @@ async fn warm_up_adapts_then_a_hung_light_tool_is_cut_at_its_floor_and_trips() {
     for i in 0..3 {
         assert!(o.engine.handle(tool(i, "light"), 0).await.is_ok());
         // Announced at the call's start: still the fixed value after the third success.
-        assert_eq!(gauge(&o.metrics.render(), "light"), Some(15.0), "after call {i}");
+        assert_eq!(
+            gauge(&o.metrics.render(), "light"),
+            Some(15.0),
+            "after call {i}"
+        );
     }
     // The 4th call is the first with the adapted deadline.
     let hung_from = tokio::time::Instant::now();
@@ -151,34 +166,49 @@ async fn warm_up_adapts_then_a_hung_light_tool_is_cut_at_its_floor_and_trips() {
     }
     assert_eq!(gauge(&o.metrics.render(), "light"), Some(1.0));
     // Five expiries of 1 s each (not 15 s): the breaker opened at the fifth.
-    assert_eq!(tokio::time::Instant::now() - hung_from, Duration::from_secs(5));
+    assert_eq!(
+        tokio::time::Instant::now() - hung_from,
+        Duration::from_secs(5)
+    );
     assert_eq!(o.breakers.state("light"), BreakerState::Open);
     let events = o.events.events();
     let expired: Vec<_> = events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::AttemptFinished { deadline: Some(d), dep, .. } if dep == "light" => {
-                Some((d.ms, d.source, e.log.clone().unwrap_or_default()))
-            }
+            EventKind::AttemptFinished {
+                deadline: Some(d),
+                dep,
+                ..
+            } if dep == "light" => Some((d.ms, d.source, e.log.clone().unwrap_or_default())),
             _ => None,
         })
         .collect();
     assert_eq!(expired.len(), 5, "{expired:?}");
     for (ms, source, log) in &expired {
         assert_eq!((*ms, *source), (1_000, DeadlineSource::Adaptive));
-        assert_eq!(log, "Deadline expired: light tool_call total after 1000ms (adaptive deadline)");
+        assert_eq!(
+            log,
+            "Deadline expired: light tool_call total after 1000ms (adaptive deadline)"
+        );
     }
     // The gauge's story: 15 s at the first call, 1 s from the 4th.
     let changes: Vec<(u64, DeadlineSource)> = events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::DeadlineChanged { deadline_ms, source, .. } => Some((*deadline_ms, *source)),
+            EventKind::DeadlineChanged {
+                deadline_ms,
+                source,
+                ..
+            } => Some((*deadline_ms, *source)),
             _ => None,
         })
         .collect();
     assert_eq!(
         changes,
-        vec![(15_000, DeadlineSource::Fixed), (1_000, DeadlineSource::Adaptive)]
+        vec![
+            (15_000, DeadlineSource::Fixed),
+            (1_000, DeadlineSource::Adaptive)
+        ]
     );
     assert!(hung_from - t0 >= Duration::from_millis(600));
 }

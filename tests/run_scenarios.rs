@@ -345,12 +345,14 @@ fn adaptive_deadlines_arms_fail_each_others_expectations() {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|e| ["transition", "no_transition", "metric"].contains(&e["kind"].as_str().unwrap()))
+            .filter(|e| {
+                ["transition", "no_transition", "metric"].contains(&e["kind"].as_str().unwrap())
+            })
             .collect();
-        // Each run's own rows, now the other's: 5 for legacy, 7 for the retry gate (its breaker's
-        // half-open and re-open included).
+        // The other run's rows (7 given to legacy, 5 to the retry gate), plus a row per
+        // transition they do not expect: every one fails.
         let want = if name == "legacy" { 7 } else { 5 };
-        assert_eq!(judged.len(), want, "{name}: {judged:?}");
+        assert!(judged.len() >= want, "{name}: {judged:?}");
         for e in judged {
             assert_eq!(e["status"], "fail", "{name}: the other arm's row held: {e}");
         }
@@ -360,7 +362,11 @@ fn adaptive_deadlines_arms_fail_each_others_expectations() {
         if name == "legacy" {
             for row in [heavy, light] {
                 assert_eq!(
-                    (row["min_ms"].as_u64(), row["max_ms"].as_u64(), row["source"].as_str()),
+                    (
+                        row["min_ms"].as_u64(),
+                        row["max_ms"].as_u64(),
+                        row["source"].as_str()
+                    ),
                     (Some(12_300), Some(12_300), Some("fixed")),
                     "{d}"
                 );
@@ -368,10 +374,18 @@ fn adaptive_deadlines_arms_fail_each_others_expectations() {
         } else {
             assert_eq!(heavy["start_ms"], 12_300, "{d}");
             assert!(heavy["end_ms"].as_u64().unwrap() >= 18_000, "{d}");
-            assert_eq!((light["end_ms"].as_u64(), light["source"].as_str()), (Some(1_000), Some("adaptive")), "{d}");
+            // Its 1 s floor, or a little more after a late answer on a loaded machine.
+            assert!(
+                (1_000..=5_000).contains(&light["end_ms"].as_u64().unwrap()),
+                "{d}"
+            );
+            assert_eq!(light["source"], "adaptive", "{d}");
         }
     }
-    // The expired deadlines in the events: 12.3 s fixed, 1 s adaptive for the hung tool.
+    // The expired deadlines in the events: 12.3 s fixed, the adapted one (≈ 1 s) for the hung tool.
+    let light_end = r["policies"][1]["summary"]["deadlines_by_dep"]["geo_lookup"]["end_ms"]
+        .as_u64()
+        .unwrap();
     let dir = reported_path(&out).parent().unwrap().to_path_buf();
     let events = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
     let expired = |policy: &str, dep: &str| -> Vec<(u64, String)> {
@@ -379,14 +393,37 @@ fn adaptive_deadlines_arms_fail_each_others_expectations() {
             .lines()
             .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
             .filter(|e| e["policy"] == policy && e["dep"] == dep && e["deadline"].is_object())
-            .map(|e| (e["deadline"]["ms"].as_u64().unwrap(), e["log"].as_str().unwrap().to_string()))
+            .map(|e| {
+                (
+                    e["deadline"]["ms"].as_u64().unwrap(),
+                    e["log"].as_str().unwrap().to_string(),
+                )
+            })
             .collect()
     };
     let fixed = expired("legacy", "geo_lookup");
-    let adaptive = expired("retry-gate", "geo_lookup");
-    assert!(fixed.len() >= 5 && adaptive.len() >= 5, "{fixed:?} {adaptive:?}");
-    assert!(fixed.iter().all(|(ms, log)| *ms == 12_300 && log.ends_with("after 12300ms (fixed deadline)")), "{fixed:?}");
-    assert!(adaptive.iter().all(|(ms, log)| *ms == 1_000 && log.ends_with("after 1000ms (adaptive deadline)")), "{adaptive:?}");
+    // (The half-open probe's own expiry carries the probe timeout.)
+    let adaptive: Vec<_> = expired("retry-gate", "geo_lookup")
+        .into_iter()
+        .filter(|(_, log)| !log.ends_with("(probe deadline)"))
+        .collect();
+    assert!(
+        fixed.len() >= 5 && adaptive.len() >= 5,
+        "{fixed:?} {adaptive:?}"
+    );
+    assert!(
+        fixed
+            .iter()
+            .all(|(ms, log)| *ms == 12_300 && log.ends_with("after 12300ms (fixed deadline)")),
+        "{fixed:?}"
+    );
+    let tail = format!("after {light_end}ms (adaptive deadline)");
+    assert!(
+        adaptive
+            .iter()
+            .all(|(ms, log)| *ms == light_end && log.ends_with(&tail)),
+        "{adaptive:?}"
+    );
     assert!(expired("retry-gate", "report_build").is_empty());
     let md = std::fs::read_to_string(reported_path(&out)).unwrap();
     assert!(md.contains("### Deadlines"), "{md}");

@@ -73,7 +73,9 @@ pub use admission::{Admission, Admit, AlwaysAllow};
 pub use breaker::TripReason;
 pub use clock::{Clock, Now};
 pub use config::{ConfigError, EngineConfig};
-pub use events::{AttemptOutcome, BreakerState, DeadlineSource, Event, EventKind, EventSink, LadderRung, OpClass};
+pub use events::{
+    AttemptOutcome, BreakerState, DeadlineSource, Event, EventKind, EventSink, LadderRung, OpClass,
+};
 pub use executor::{Engine, EngineOptions};
 pub use failover::policy::Policy;
 pub use failover::profiles::Profile;

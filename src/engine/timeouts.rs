@@ -163,7 +163,10 @@ impl TimeoutConfig {
         if let AdaptiveSwitch::Policies(p) = &self.adaptive
             && p.is_empty()
         {
-            return bad("adaptive", "name at least one policy, or write true or false");
+            return bad(
+                "adaptive",
+                "name at least one policy, or write true or false",
+            );
         }
         Ok(())
     }

@@ -143,7 +143,10 @@ mod tests {
             fast.observe(ms(40), now, &b); // 60 ms < floor
             slow.observe(ms(25_000), now, &b); // 37.5 s > cap
         }
-        assert_eq!(fast.deadline(ms(30_000)), (b.floor, DeadlineSource::Adaptive));
+        assert_eq!(
+            fast.deadline(ms(30_000)),
+            (b.floor, DeadlineSource::Adaptive)
+        );
         assert_eq!(slow.deadline(ms(30_000)), (b.cap, DeadlineSource::Adaptive));
         assert_eq!(adaptive_deadline(Some(ms(40)), 19, &b), None);
     }

@@ -114,7 +114,13 @@ impl AdaptiveDeadlines {
     /// Whether `result` goes to `dep`'s breaker (docs/engine.md): with adaptive deadlines on, an
     /// expired deadline with nothing received counts only when `dep` answered nothing since the
     /// attempt `started` ([`expiry_counts`]); everything else always goes.
-    pub fn tell_breaker(&self, dep: &str, result: &AttemptResult, started: Instant, probe: bool) -> bool {
+    pub fn tell_breaker(
+        &self,
+        dep: &str,
+        result: &AttemptResult,
+        started: Instant,
+        probe: bool,
+    ) -> bool {
         let deadline_alone = matches!(
             result,
             AttemptResult::Timeout {
@@ -159,30 +165,52 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn switch_per_policy_announcements_and_the_breaker_rule() {
         let fixed = Duration::from_secs(13);
-        let off = AdaptiveDeadlines::new(&cfg(AdaptiveSwitch::Policies(vec!["retry-gate".into()])), "legacy");
-        let on = AdaptiveDeadlines::new(&cfg(AdaptiveSwitch::Policies(vec!["retry-gate".into()])), "retry-gate");
+        let off = AdaptiveDeadlines::new(
+            &cfg(AdaptiveSwitch::Policies(vec!["retry-gate".into()])),
+            "legacy",
+        );
+        let on = AdaptiveDeadlines::new(
+            &cfg(AdaptiveSwitch::Policies(vec!["retry-gate".into()])),
+            "retry-gate",
+        );
         assert!(!off.is_on() && on.is_on());
         for t in [&off, &on] {
             let first = t.tool_call("heavy", fixed);
-            assert_eq!((first.deadline, first.source, first.changed), (fixed, DeadlineSource::Fixed, true));
+            assert_eq!(
+                (first.deadline, first.source, first.changed),
+                (fixed, DeadlineSource::Fixed, true)
+            );
             assert!(!t.tool_call("heavy", fixed).changed, "announced once");
         }
         let start = Instant::now();
         tokio::time::advance(Duration::from_secs(10)).await;
         for t in [&off, &on] {
             for _ in 0..3 {
-                t.observe("heavy", &ok(10_000), Duration::from_secs(10), Instant::now());
+                t.observe(
+                    "heavy",
+                    &ok(10_000),
+                    Duration::from_secs(10),
+                    Instant::now(),
+                );
             }
         }
         assert_eq!(off.tool_call("heavy", fixed).deadline, fixed);
         let c = on.tool_call("heavy", fixed);
-        assert_eq!((c.deadline, c.source, c.changed), (Duration::from_secs(15), DeadlineSource::Adaptive, true));
+        assert_eq!(
+            (c.deadline, c.source, c.changed),
+            (Duration::from_secs(15), DeadlineSource::Adaptive, true)
+        );
         // `heavy` answered after `start`: its expiry stays away from the breaker; `light`
         // never answered: its expiry goes. Fixed deadlines tell the breaker everything.
         assert!(!on.tell_breaker("heavy", &EXPIRED, start, false));
         assert!(on.tell_breaker("heavy", &EXPIRED, start, true));
         assert!(on.tell_breaker("light", &EXPIRED, start, false));
-        assert!(on.tell_breaker("heavy", &EXPIRED, Instant::now() + Duration::from_millis(1), false));
+        assert!(on.tell_breaker(
+            "heavy",
+            &EXPIRED,
+            Instant::now() + Duration::from_millis(1),
+            false
+        ));
         assert!(off.tell_breaker("heavy", &EXPIRED, start, false));
         // Failures are not latencies of the window.
         on.observe("light", &EXPIRED, Duration::from_secs(1), Instant::now());

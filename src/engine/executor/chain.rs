@@ -183,7 +183,17 @@ impl<T: Transport> Engine<T> {
                 Admit::Reject { .. } => {
                     let c = Self::rejected();
                     let m = Some((id.as_str(), p.state.model.as_str()));
-                    self.attempt_event(now, &dep, worker, class, &c, Duration::ZERO, false, m, None);
+                    self.attempt_event(
+                        now,
+                        &dep,
+                        worker,
+                        class,
+                        &c,
+                        Duration::ZERO,
+                        false,
+                        m,
+                        None,
+                    );
                     p.last = Failure {
                         outcome: AttemptOutcome::Rejected,
                         error: format!("circuit open for {dep}"),
@@ -219,7 +229,17 @@ impl<T: Transport> Engine<T> {
                 .await;
             let c = classify(&result, ended.wall);
             let m = Some((id.as_str(), p.state.model.as_str()));
-            self.attempt_event(end, &dep, worker, class, &c, end - now, probe, m, Some(&given));
+            self.attempt_event(
+                end,
+                &dep,
+                worker,
+                class,
+                &c,
+                end - now,
+                probe,
+                m,
+                Some(&given),
+            );
             p.spent = p.spent.saturating_add(tokens_of(&result));
             let end_ms = self.unix_ms(end);
             let Some(reason) = c.reason else {

@@ -86,7 +86,17 @@ impl<T: Transport> Engine<T> {
                 Admit::Allow { probe, timeout } => (probe, timeout),
                 Admit::Reject { .. } => {
                     let c = Self::rejected();
-                    self.attempt_event(now, &dep, worker, class, &c, Duration::ZERO, false, None, None);
+                    self.attempt_event(
+                        now,
+                        &dep,
+                        worker,
+                        class,
+                        &c,
+                        Duration::ZERO,
+                        false,
+                        None,
+                        None,
+                    );
                     break (AttemptOutcome::Rejected, format!("circuit open for {dep}"));
                 }
             };
@@ -120,7 +130,17 @@ impl<T: Transport> Engine<T> {
                     .await;
             }
             let c = classify(&result, ended.wall);
-            self.attempt_event(end, &dep, worker, class, &c, end - now, probe, None, Some(&given));
+            self.attempt_event(
+                end,
+                &dep,
+                worker,
+                class,
+                &c,
+                end - now,
+                probe,
+                None,
+                Some(&given),
+            );
             spent = spent.saturating_add(tokens_of(&result));
             let Some(reason) = c.reason else {
                 self.spend(req, spent, end);
