@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the engine's hot decisions: one breaker decision (admit + record,
 //! through `Breakers` and on the bare pure machine; through the async admission a coordinated
-//! host uses, without and with a fleet coordinator on a closed breaker) and one failover decision.
+//! host uses, without and with a fleet coordinator on a closed breaker), one failover decision, and
+//! one whole tool call through `Engine::handle` with fixed against adaptive deadlines.
 //! Run: `cargo bench --bench engine -- --quick` (figures in docs/bench/engine.md).
 
 use std::hint::black_box;
@@ -190,10 +191,80 @@ fn failover_decision(c: &mut Criterion) {
     });
 }
 
+/// A transport whose every tool call answers at once (the cost measured is the engine's).
+struct AnswersAtOnce;
+
+impl rehearse::engine::Transport for AnswersAtOnce {
+    fn send(
+        &self,
+        _call: rehearse::engine::Call,
+    ) -> impl std::future::Future<Output = AttemptResult> + Send {
+        std::future::ready(AttemptResult::Ok {
+            tokens: 0,
+            latency: Duration::from_millis(1),
+        })
+    }
+}
+
+/// One tool call through `Engine::handle` (admit → deadline → send → observe → record → events),
+/// with `[engine.timeouts] adaptive` off and on (warmed up: the window is full), same run.
+fn adaptive_deadlines(c: &mut Criterion) {
+    use rehearse::engine::timeouts::AdaptiveSwitch;
+    use rehearse::engine::{Engine, EngineConfig, EngineOptions, EngineRequest, RequestKind};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let req = EngineRequest {
+        id: 1,
+        kind: RequestKind::Tool {
+            name: "report_build".into(),
+            body: serde_json::json!({"report": "weekly"}),
+            idempotent: true,
+            idempotency_key: None,
+        },
+        tenant: None,
+        budget_tokens: None,
+        session: None,
+        class: None,
+    };
+    for on in [false, true] {
+        let engine = rt.block_on(async {
+            let mut cfg = EngineConfig::default();
+            cfg.timeouts.adaptive = AdaptiveSwitch::All(on);
+            let sink: Arc<dyn EventSink> = Arc::new(rehearse::engine::metrics::Metrics::new(0.0));
+            let t0 = Instant::now();
+            let breakers = Breakers::new(
+                BreakerConfig::default(),
+                rehearse::util::speed::Speed::ONE,
+                7,
+                sink.clone(),
+                t0,
+            );
+            let opts = EngineOptions::new(t0);
+            let admission: Arc<dyn Admission> = Arc::new(breakers);
+            let e =
+                Engine::new(cfg, Vec::new(), opts, AnswersAtOnce, admission, sink).expect("engine");
+            for _ in 0..200 {
+                e.handle(req.clone(), 0).await;
+            }
+            e
+        });
+        let label = format!(
+            "tool call through Engine::handle (deadlines {})",
+            if on { "adaptive" } else { "fixed" }
+        );
+        c.bench_function(&label, |b| {
+            b.iter(|| rt.block_on(engine.handle(black_box(req.clone()), 0)))
+        });
+    }
+}
+
 criterion_group!(
     benches,
     breaker_decision,
     coordinated_decision,
-    failover_decision
+    failover_decision,
+    adaptive_deadlines
 );
 criterion_main!(benches);

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use std::time::Duration;
 
-use crate::support::engine::{Reply, Scripted, cooldowns, logs, of_kind};
+use crate::support::engine::{Reply, Scripted, cooldowns, deadline_logs, logs, of_kind};
 
 const PROVIDER: &str = "openai-codex";
 const MODEL: &str = "openai-codex/gpt-5";
@@ -106,6 +106,14 @@ async fn one_timeout_retries_the_same_profile_after_jitter_without_cooldown_or_r
         [format!(
             "Profile openai-codex:p1 timed out. Retry 1/1 in {jitter}ms..."
         )]
+    );
+    // The timeout's own line names the deadline that expired: the fixed 30 s TTFB.
+    let expired = deadline_logs(&sink);
+    assert_eq!(expired.len(), 1, "{expired:?}");
+    assert!(
+        expired[0].starts_with("Deadline expired: openai-codex/")
+            && expired[0].ends_with(" llm_inference ttfb after 30000ms (fixed deadline)"),
+        "{expired:?}"
     );
     let store = e.store_snapshot();
     let p1 = store.stats("openai-codex:p1").unwrap();

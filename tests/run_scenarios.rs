@@ -22,6 +22,7 @@ pub const CI_SPEEDS: &[(&str, f64)] = &[
     ("websocket-ping", 4.0),
     ("budget-idempotency", 4.0),
     ("weekly", 10.0),
+    ("adaptive-deadlines", 4.0),
 ];
 
 /// The scenario's `duration` × its number of policies, in seconds at speed 1.
@@ -320,6 +321,120 @@ fn timeout_storm_report_shows_both_policies_side_by_side() {
     let (calls, failures) = assert_canaries_reconcile(&reported_path(&out));
     assert!(calls >= 10, "{calls} canaries");
     assert_eq!(failures, 0, "a canary failed in timeout-storm");
+}
+
+/// `adaptive-deadlines` with each run's expectations given to the other run: every one of them
+/// must fail (so each arm's pass in the fixture is earned), while what the runs observed — the
+/// "Deadlines" table, the deadlines that expired — tells fixed from adaptive. At ×1 the fixture
+/// takes 2 minutes: `cargo run -- run --scenario adaptive-deadlines`.
+#[test]
+fn adaptive_deadlines_arms_fail_each_others_expectations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("adaptive-deadlines")).unwrap();
+    let traffic = repo_root().join("fixtures/traffic/adaptive-deadlines.jsonl");
+    let mutant = text
+        .replace(
+            "traffic = \"../traffic/adaptive-deadlines.jsonl\"",
+            &format!("traffic = {:?}", traffic.to_str().unwrap()),
+        )
+        .replace("policy = \"legacy\"", "policy = \"SWAP\"")
+        .replace("policy = \"retry-gate\"", "policy = \"legacy\"")
+        .replace("policy = \"SWAP\"", "policy = \"retry-gate\"");
+    assert_ne!(mutant, text);
+    let path = tmp.path().join("adaptive-deadlines.toml");
+    std::fs::write(&path, mutant).unwrap();
+    let out = run_scenario(&path, "4", tmp.path());
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let r = report_json(&out);
+    assert_eq!(r["verdict"], "fail");
+    for p in r["policies"].as_array().unwrap() {
+        let name = p["policy"].as_str().unwrap();
+        let judged: Vec<&serde_json::Value> = p["expectations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| {
+                ["transition", "no_transition", "metric"].contains(&e["kind"].as_str().unwrap())
+            })
+            .collect();
+        // The other run's rows (7 given to legacy, 5 to the retry gate), plus a row per
+        // transition they do not expect: every one fails.
+        let want = if name == "legacy" { 7 } else { 5 };
+        assert!(judged.len() >= want, "{name}: {judged:?}");
+        for e in judged {
+            assert_eq!(e["status"], "fail", "{name}: the other arm's row held: {e}");
+        }
+        // What the arm observed, whatever it was asked.
+        let d = &p["summary"]["deadlines_by_dep"];
+        let (heavy, light) = (&d["report_build"], &d["geo_lookup"]);
+        if name == "legacy" {
+            for row in [heavy, light] {
+                assert_eq!(
+                    (
+                        row["min_ms"].as_u64(),
+                        row["max_ms"].as_u64(),
+                        row["source"].as_str()
+                    ),
+                    (Some(12_300), Some(12_300), Some("fixed")),
+                    "{d}"
+                );
+            }
+        } else {
+            assert_eq!(heavy["start_ms"], 12_300, "{d}");
+            assert!(heavy["end_ms"].as_u64().unwrap() >= 18_000, "{d}");
+            // Its 1 s floor, or a little more after a late answer on a loaded machine.
+            assert!(
+                (1_000..=5_000).contains(&light["end_ms"].as_u64().unwrap()),
+                "{d}"
+            );
+            assert_eq!(light["source"], "adaptive", "{d}");
+        }
+    }
+    // The expired deadlines in the events: 12.3 s fixed, the adapted one (≈ 1 s) for the hung tool.
+    let light_end = r["policies"][1]["summary"]["deadlines_by_dep"]["geo_lookup"]["end_ms"]
+        .as_u64()
+        .unwrap();
+    let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let events = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let expired = |policy: &str, dep: &str| -> Vec<(u64, String)> {
+        events
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|e| e["policy"] == policy && e["dep"] == dep && e["deadline"].is_object())
+            .map(|e| {
+                (
+                    e["deadline"]["ms"].as_u64().unwrap(),
+                    e["log"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let fixed = expired("legacy", "geo_lookup");
+    // (The half-open probe's own expiry carries the probe timeout.)
+    let adaptive: Vec<_> = expired("retry-gate", "geo_lookup")
+        .into_iter()
+        .filter(|(_, log)| !log.ends_with("(probe deadline)"))
+        .collect();
+    assert!(
+        fixed.len() >= 5 && adaptive.len() >= 5,
+        "{fixed:?} {adaptive:?}"
+    );
+    assert!(
+        fixed
+            .iter()
+            .all(|(ms, log)| *ms == 12_300 && log.ends_with("after 12300ms (fixed deadline)")),
+        "{fixed:?}"
+    );
+    let tail = format!("after {light_end}ms (adaptive deadline)");
+    assert!(
+        adaptive
+            .iter()
+            .all(|(ms, log)| *ms == light_end && log.ends_with(&tail)),
+        "{adaptive:?}"
+    );
+    assert!(expired("retry-gate", "report_build").is_empty());
+    let md = std::fs::read_to_string(reported_path(&out)).unwrap();
+    assert!(md.contains("### Deadlines"), "{md}");
 }
 
 #[test]

@@ -60,6 +60,50 @@ pub(crate) fn smoke_plus(dir: &Path, tag: &str, extra: &'static str) -> PathBuf 
     mutated_copy("smoke", dir, tag, move |s| format!("{s}\n{extra}"))
 }
 
+/// `[engine.timeouts]` adaptive keys that cannot work are exit 2 at their value.
+#[test]
+fn bad_adaptive_deadline_keys_are_exit_2_at_their_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, &str, &[&str]); 4] = [
+        (
+            "factor",
+            "factor = 1.5",
+            "factor = 0.5",
+            &["engine.timeouts.factor", "at least 1"],
+        ),
+        (
+            "min",
+            "minSamples = 10",
+            "minSamples = 100",
+            &["engine.timeouts.minSamples", "between 1 and `window`"],
+        ),
+        (
+            "cap",
+            "toolCallCap = \"30s\"",
+            "toolCallCap = \"500ms\"",
+            &["engine.timeouts.toolCallCap", "not be below toolCallFloor"],
+        ),
+        (
+            "policy",
+            "adaptive = [\"retry-gate\"]",
+            "adaptive = [\"retry-gat\"]",
+            &[
+                "engine.timeouts.adaptive",
+                "`retry-gat` is not one of this scenario's policies",
+            ],
+        ),
+    ];
+    for (tag, from, to, wants) in cases {
+        let path = mutated_copy("adaptive-deadlines", tmp.path(), tag, |s| {
+            assert!(s.contains(from), "{from}");
+            s.replacen(from, to, 1)
+        });
+        let (line, col) = where_is(&path, to);
+        let value_col = col + to.find('=').unwrap() + 2;
+        assert_rejected(&path, (line, value_col), wants);
+    }
+}
+
 #[test]
 fn a_misspelt_series_is_exit_2_at_its_value_with_a_suggestion() {
     let tmp = tempfile::tempdir().unwrap();

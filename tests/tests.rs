@@ -40,6 +40,9 @@ mod breaker_config;
 // Budgets, idempotency, throttle and breakers wired into the executor.
 mod breaker_executor;
 
+// Adaptive tool-call deadlines through the engine: warm-up, floor, the breaker rule.
+mod engine_adaptive;
+
 // Synthetic canaries and the canary/breaker disagreement gauge.
 mod breaker_health;
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::outcome::{Reason, TimeoutPhase};
 pub use super::vocab::BreakerState;
+pub use super::vocab::DeadlineSource;
 use super::vocab::TripReason;
 
 /// Operation classes (docs/engine.md, timeouts and `class` labels).
@@ -105,6 +106,26 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// The deadline that expired in a `timeout` attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expired {
+    /// The deadline, nominal ms.
+    pub ms: u64,
+    /// Where it came from.
+    pub source: DeadlineSource,
+}
+
+/// The log line of an expired deadline.
+pub fn expired_log(dep: &str, class: OpClass, phase: TimeoutPhase, e: Expired) -> String {
+    format!(
+        "Deadline expired: {dep} {} {} after {}ms ({} deadline)",
+        class.as_str(),
+        phase.as_str(),
+        e.ms,
+        e.source.as_str()
+    )
+}
+
 /// One engine event: when (ms since the engine started, on tokio's clock), what, and the
 /// human log line where docs/engine.md defines one (word for word).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -147,6 +168,24 @@ pub enum EventKind {
         /// The model, for model calls.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// When `outcome` is `timeout`: the deadline that expired (nominal) and where it came
+        /// from. Log: `Deadline expired: DEP tool_call total after 13000ms (fixed deadline)`
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline: Option<Expired>,
+    },
+    /// The deadline a dependency's calls of one class get changed (first use included): the
+    /// `timeout_deadline_seconds{dep,class,phase}` gauge.
+    DeadlineChanged {
+        /// The dependency.
+        dep: String,
+        /// The operation class.
+        class: OpClass,
+        /// Which deadline of the class.
+        phase: TimeoutPhase,
+        /// The new deadline, nominal ms.
+        deadline_ms: u64,
+        /// Where it came from (`fixed` while warming up or with adaptive deadlines off).
+        source: DeadlineSource,
     },
     /// A timeout is retried on the same profile (retry gate). Log: `Profile ID timed out. Retry 1/1 in 847ms...`
     SameProfileRetry {

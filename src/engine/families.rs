@@ -150,6 +150,13 @@ pub const TIMEOUTS: Family = Family {
     kind: FamilyType::Counter,
     labels: &["class", "phase"],
 };
+/// `timeout_deadline_seconds`.
+pub const DEADLINE: Family = Family {
+    name: "timeout_deadline_seconds",
+    help: "The deadline a dependency's next call of a class gets, per phase (fixed or adaptive), in seconds.",
+    kind: FamilyType::Gauge,
+    labels: &["dep", "class", "phase"],
+};
 /// `idempotent_duplicates_total`.
 pub const DUPLICATES: Family = Family {
     name: "idempotent_duplicates_total",
@@ -227,7 +234,7 @@ pub const PROFILES_COOLING: Family = Family {
 
 /// Every family, in docs/metrics.md (and `/metrics`) order; the fleet coordinator's three, then
 /// the four gauges the shipped alerts need (docs/alerts.md), last.
-pub const FAMILIES: [Family; 24] = [
+pub const FAMILIES: [Family; 25] = [
     BREAKER_STATE,
     TRANSITIONS,
     LAST_TRANSITION,
@@ -242,6 +249,7 @@ pub const FAMILIES: [Family; 24] = [
     FALLBACKS,
     BUDGET_EXHAUSTED,
     TIMEOUTS,
+    DEADLINE,
     DUPLICATES,
     DISAGREEMENT,
     THROTTLED,

@@ -17,7 +17,9 @@
 //! - [`outcome`]: attempt results and failure reasons (the transport's contract). Dependency
 //!   names (`PROVIDER/REGION/FP`) are wire names: [`crate::wire::dep`].
 //! - [`config`], [`timeouts`]: `EngineConfig` (OpenClaw key names), its validation and the
-//!   deadlines per operation class.
+//!   deadlines per operation class; [`adaptive`]: tool-call deadlines from each dependency's
+//!   observed p99 (`[engine.timeouts] adaptive`), and [`latency`], the p99 estimator they share
+//!   with the half-open probe timeout.
 //! - [`breaker`]: per-dependency circuit breakers: the pure machine, what trips it
 //!   ([`breaker::trip`], with its [`TripReason`]), half-open probes, the sliding window, what a
 //!   result means to a breaker ([`breaker::signal`]) and the registry implementing `Admission`
@@ -44,6 +46,7 @@
 //!   [`metrics`]: the Prometheus registry (every render first advances the breakers, so a scrape
 //!   reads the state at scrape time).
 
+pub mod adaptive;
 pub mod admission;
 pub mod backoff;
 pub mod breaker;
@@ -58,6 +61,7 @@ pub mod executor;
 pub mod failover;
 pub mod families;
 pub mod health;
+pub mod latency;
 pub mod metrics;
 pub mod outcome;
 pub mod request;
@@ -69,7 +73,9 @@ pub use admission::{Admission, Admit, AlwaysAllow};
 pub use breaker::TripReason;
 pub use clock::{Clock, Now};
 pub use config::{ConfigError, EngineConfig};
-pub use events::{AttemptOutcome, BreakerState, Event, EventKind, EventSink, LadderRung, OpClass};
+pub use events::{
+    AttemptOutcome, BreakerState, DeadlineSource, Event, EventKind, EventSink, LadderRung, OpClass,
+};
 pub use executor::{Engine, EngineOptions};
 pub use failover::policy::Policy;
 pub use failover::profiles::Profile;

@@ -5,6 +5,11 @@
 //!
 //! The llm_inference TTFB defaults to OpenClaw's `timeoutSeconds` (the engine's top-level key)
 //! unless `llmTtfb` is set here.
+//!
+//! `adaptive` (off by default) turns the tool-call deadline into one per dependency, from its
+//! observed p99 × `factor` clamped to the class's `[floor, cap]`, once `minSamples` successes
+//! were seen (the fixed value until then): see [`crate::engine::adaptive`]. The keys live here,
+//! in `[engine.timeouts]`, beside the fixed values they replace.
 
 use std::time::Duration;
 
@@ -33,6 +38,47 @@ pub struct TimeoutConfig {
     /// A WebSocket session's whole duration.
     #[serde(with = "humantime_serde")]
     pub session: Duration,
+    /// Adaptive deadlines: `true`, `false` (default), or the policies whose runs use them
+    /// (`["retry-gate"]`: an A/B of fixed against adaptive deadlines in one scenario).
+    pub adaptive: AdaptiveSwitch,
+    /// Adaptive deadline = observed p99 × this (default 1.5).
+    pub factor: f64,
+    /// Successes of a dependency before its deadline adapts (default 20); the fixed value until then.
+    pub min_samples: i64,
+    /// Successful latencies kept per dependency and class, the p99's window (default 100).
+    pub window: i64,
+    /// Lowest adaptive tool-call deadline (default 1 s).
+    #[serde(with = "humantime_serde")]
+    pub tool_call_floor: Duration,
+    /// Highest adaptive tool-call deadline (default 30 s).
+    #[serde(with = "humantime_serde")]
+    pub tool_call_cap: Duration,
+}
+
+/// `adaptive = true | false | ["POLICY", ...]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AdaptiveSwitch {
+    /// On or off for every run.
+    All(bool),
+    /// On only in the runs of these policies.
+    Policies(Vec<String>),
+}
+
+impl Default for AdaptiveSwitch {
+    fn default() -> Self {
+        Self::All(false)
+    }
+}
+
+impl AdaptiveSwitch {
+    /// True when a run of `policy` uses adaptive deadlines.
+    pub fn on_for(&self, policy: &str) -> bool {
+        match self {
+            Self::All(on) => *on,
+            Self::Policies(names) => names.iter().any(|n| n == policy),
+        }
+    }
 }
 
 impl Default for TimeoutConfig {
@@ -43,6 +89,12 @@ impl Default for TimeoutConfig {
             llm_inter_token: Duration::from_secs(10),
             llm_total: Duration::from_secs(120),
             session: Duration::from_secs(1800),
+            adaptive: AdaptiveSwitch::default(),
+            factor: 1.5,
+            min_samples: 20,
+            window: 100,
+            tool_call_floor: Duration::from_secs(1),
+            tool_call_cap: Duration::from_secs(30),
         }
     }
 }
@@ -56,6 +108,9 @@ pub struct TimeoutConfigError {
     /// What is wrong.
     pub problem: &'static str,
 }
+
+/// Most samples `window` may keep (each dependency keeps one ring per class).
+pub const MAX_WINDOW: i64 = 10_000;
 
 impl TimeoutConfig {
     /// Rejects zero deadlines and a TTFB longer than the total.
@@ -82,6 +137,36 @@ impl TimeoutConfig {
                     problem: "must not exceed llmTotal",
                 });
             }
+        }
+        self.validate_adaptive()
+    }
+
+    /// The adaptive keys: a factor of at least 1, `1 ≤ minSamples ≤ window ≤ 10000`, a floor
+    /// above 0 and not above the cap.
+    fn validate_adaptive(&self) -> Result<(), TimeoutConfigError> {
+        let bad = |key, problem| Err(TimeoutConfigError { key, problem });
+        if !(self.factor.is_finite() && self.factor >= 1.0) {
+            return bad("factor", "must be a number of at least 1");
+        }
+        if !(1..=MAX_WINDOW).contains(&self.window) {
+            return bad("window", "must be between 1 and 10000 samples");
+        }
+        if self.min_samples < 1 || self.min_samples > self.window {
+            return bad("minSamples", "must be between 1 and `window`");
+        }
+        if self.tool_call_floor.is_zero() {
+            return bad("toolCallFloor", "must be longer than 0s");
+        }
+        if self.tool_call_floor > self.tool_call_cap {
+            return bad("toolCallCap", "must not be below toolCallFloor");
+        }
+        if let AdaptiveSwitch::Policies(p) = &self.adaptive
+            && p.is_empty()
+        {
+            return bad(
+                "adaptive",
+                "name at least one policy, or write true or false",
+            );
         }
         Ok(())
     }

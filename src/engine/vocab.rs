@@ -1,6 +1,6 @@
 //! The engine's shared vocabulary: the words the events and several parts (breaker, health,
 //! metrics, coordinator, the report) all speak — a breaker's [`BreakerState`] and why it opened
-//! ([`TripReason`]). A leaf: it names no other part of the engine, so every part can name it
+//! ([`TripReason`]), and where an attempt's deadline came from ([`DeadlineSource`]). A leaf: it names no other part of the engine, so every part can name it
 //! and the parts' dependencies run one way. Each type is re-exported where it was first
 //! documented (`events::BreakerState`, `breaker::TripReason`).
 
@@ -65,6 +65,29 @@ impl TripReason {
             Self::PingTimeouts => "ping_timeouts",
             Self::ProbeFailed => "probe_failed",
             Self::Fleet => "fleet",
+        }
+    }
+}
+/// Where an attempt's deadline came from (in the `timeouts_total` event and log line, and the
+/// `timeout_deadline_seconds` gauge's story).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeadlineSource {
+    /// The fixed value of `[engine.timeouts]` (adaptive off, or still warming up).
+    Fixed,
+    /// The dependency's observed p99 × `factor`, clamped to the class's `[floor, cap]`.
+    Adaptive,
+    /// A half-open probe's timeout (p99 × `probeTimeoutFactor`).
+    Probe,
+}
+
+impl DeadlineSource {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fixed => "fixed",
+            Self::Adaptive => "adaptive",
+            Self::Probe => "probe",
         }
     }
 }

@@ -71,6 +71,7 @@ pub fn summary_from(e: &Exposition) -> Summary {
         idempotent_duplicates: total(e, "idempotent_duplicates_total"),
         outcomes_by_dep,
         latency_by_dep: BTreeMap::new(),
+        deadlines_by_dep: BTreeMap::new(),
     }
 }
 

@@ -224,8 +224,12 @@ fn policy_tables(o: &mut String, p: &super::model::PolicyReport, speed: f64) {
         ("Event log vs scrapes", table::agreement(p)),
         ("Outcomes by dep", table::outcomes(p)),
         ("Latency", table::latency(p, speed)),
+        ("Deadlines", table::deadlines(p)),
         ("Health checks", table::health(p)),
     ] {
+        if title == "Deadlines" && p.summary.deadlines_by_dep.is_empty() {
+            continue;
+        }
         let _ = writeln!(o, "<h3>{title}</h3>");
         t.html(o);
     }

@@ -297,6 +297,10 @@ fn policy_details(o: &mut String, p: &PolicyReport, speed: f64) {
     table::outcomes(p).markdown(o);
     o.push_str("\n### Latency\n\n");
     table::latency(p, speed).markdown(o);
+    if !p.summary.deadlines_by_dep.is_empty() {
+        o.push_str("\n### Deadlines\n\n");
+        table::deadlines(p).markdown(o);
+    }
     o.push_str("\n### Health checks\n\n");
     table::health(p).markdown(o);
     let s = &p.scrapes;

@@ -319,6 +319,50 @@ pub struct Summary {
     /// Attempt latency by dep, from every attempt's exact latency (the engine's
     /// `attempt_finished` events into an HDR histogram; rejections left out).
     pub latency_by_dep: BTreeMap<String, Latency>,
+    /// The tool-call deadline per dep over the run (`DeadlineChanged` events; nominal ms):
+    /// the report's "Deadlines" table. Absent in runs (and older reports) without any.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub deadlines_by_dep: BTreeMap<String, DeadlineRange>,
+}
+
+/// One dependency's deadline over a run, nominal ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadlineRange {
+    /// At its first call.
+    pub start_ms: u64,
+    /// At the end of the run.
+    pub end_ms: u64,
+    /// Lowest.
+    pub min_ms: u64,
+    /// Highest.
+    pub max_ms: u64,
+    /// Times it changed after the first call.
+    pub changes: u64,
+    /// Where the last one came from (`fixed`, `adaptive`).
+    pub source: crate::engine::DeadlineSource,
+}
+
+impl DeadlineRange {
+    /// A dependency's first deadline.
+    pub fn new(ms: u64, source: crate::engine::DeadlineSource) -> Self {
+        Self {
+            start_ms: ms,
+            end_ms: ms,
+            min_ms: ms,
+            max_ms: ms,
+            changes: 0,
+            source,
+        }
+    }
+
+    /// A later deadline.
+    pub fn change(&mut self, ms: u64, source: crate::engine::DeadlineSource) {
+        self.end_ms = ms;
+        self.min_ms = self.min_ms.min(ms);
+        self.max_ms = self.max_ms.max(ms);
+        self.changes += 1;
+        self.source = source;
+    }
 }
 
 /// Latency quantiles in ms (scenario time).

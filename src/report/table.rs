@@ -201,6 +201,27 @@ pub fn latency(p: &PolicyReport, speed: f64) -> Table {
     t
 }
 
+/// The tool-call deadline per dep over the run (nominal: what production would enforce): at its
+/// first call, at the end, lowest, highest, how often it changed and where the last came from.
+pub fn deadlines(p: &PolicyReport) -> Table {
+    let head = ["dep", "start", "end", "min", "max", "changes", "source"];
+    let numeric = [false, true, true, true, true, true, false];
+    let mut t = Table::new(&head, &numeric);
+    let s = |v: u64| format!("{:.2} s", v as f64 / 1000.0);
+    for (dep, d) in &p.summary.deadlines_by_dep {
+        t.rows.push(vec![
+            dep.clone(),
+            s(d.start_ms),
+            s(d.end_ms),
+            s(d.min_ms),
+            s(d.max_ms),
+            d.changes.to_string(),
+            d.source.as_str().to_string(),
+        ]);
+    }
+    t
+}
+
 /// The scenario's auth profiles: id → dep (`PROVIDER/REGION/FP`, the lane and breaker name)
 /// → provider and region.
 pub(crate) fn profiles(r: &Report) -> Table {

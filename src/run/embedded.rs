@@ -96,6 +96,7 @@ fn observation(sp: &ScenarioPlan, run: PolicyRun) -> Observation {
         final_exposition: None,
         engine: Some(EngineObserved {
             latency: run.observed.latency(),
+            deadlines: run.observed.deadlines(),
             marks: run.observed.marks(),
             transitions: run.transitions,
             transitions_dropped: run.transitions_dropped,

@@ -87,6 +87,8 @@ pub struct EngineObserved {
     pub other_hosts: Vec<(String, Vec<Transition>)>,
     /// Attempt latency per dep from exact samples, scenario time.
     pub latency: BTreeMap<String, Latency>,
+    /// Per dep, its tool-call deadline over the run (nominal ms; the "Deadlines" table).
+    pub deadlines: BTreeMap<String, crate::report::model::DeadlineRange>,
     /// The picture's marks, scenario time.
     pub marks: Marks,
     /// The websocket channels of the traffic, when the section's fault windows name the lanes

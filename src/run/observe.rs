@@ -15,7 +15,7 @@ use crate::engine::{AttemptOutcome, Event, EventKind, EventSink};
 use crate::report::marks::{
     CooldownMark, DeadlineMark, FallbackMark, MAX_MARKS, Marks, RetryMark, RotationMark,
 };
-use crate::report::model::{FaultHit, Latency};
+use crate::report::model::{DeadlineRange, FaultHit, Latency};
 use crate::verdict::scenario_ms_u;
 
 /// Significant digits of the latency histograms (0.1 % resolution).
@@ -27,6 +27,8 @@ struct State {
     latency: BTreeMap<String, Histogram<u64>>,
     marks: Marks,
     deadlines: BTreeSet<(String, u64)>,
+    /// Per dep, its tool-call deadline over the run (the "Deadlines" table).
+    timeouts: BTreeMap<String, DeadlineRange>,
 }
 
 /// Collects latency samples and marks for one policy run.
@@ -93,6 +95,11 @@ impl Observed {
             .collect()
     }
 
+    /// Per dep, its tool-call deadline's first, last, lowest and highest value (nominal ms).
+    pub(crate) fn deadlines(&self) -> BTreeMap<String, DeadlineRange> {
+        self.lock().timeouts.clone()
+    }
+
     /// The marks so far.
     pub(crate) fn marks(&self) -> Marks {
         self.lock().marks.clone()
@@ -128,6 +135,18 @@ impl EventSink for Observed {
                     }
                 }
             }
+            EventKind::DeadlineChanged {
+                dep,
+                deadline_ms,
+                source,
+                ..
+            } => match st.timeouts.get_mut(dep) {
+                Some(r) => r.change(*deadline_ms, *source),
+                None => {
+                    let r = DeadlineRange::new(*deadline_ms, *source);
+                    st.timeouts.insert(dep.clone(), r);
+                }
+            },
             EventKind::RetryAfterSkip { dep, until_ms } => {
                 let until_ms = self.scen(*until_ms);
                 if st.deadlines.insert((dep.clone(), until_ms)) {
@@ -241,6 +260,7 @@ mod tests {
                 probe: false,
                 profile: None,
                 model: None,
+                deadline: None,
             },
             log: None,
         }

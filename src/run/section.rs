@@ -57,6 +57,7 @@ pub fn section(
         final_exposition: o.final_exposition.as_ref(),
     });
     report.expectations.extend(o.kind_rows.iter().cloned());
+    report.summary.deadlines_by_dep = engine.map(|e| e.deadlines.clone()).unwrap_or_default();
     let ground = judge_at_upstream(&mut report, plan, &expect, &o.upstream);
     report.expectations.extend(ground);
     if let Some(g) = &o.gateway {

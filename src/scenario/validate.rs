@@ -103,6 +103,16 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         let field = e.key().map_or("engine".into(), |k| format!("engine.{k}"));
         invalid(&field, e.to_string())
     })?;
+    if let crate::engine::timeouts::AdaptiveSwitch::Policies(names) = &file.engine.timeouts.adaptive
+        && let Some(n) = names
+            .iter()
+            .find(|n| !file.policies.iter().any(|p| p.as_str() == n.as_str()))
+    {
+        return Err(invalid(
+            "engine.timeouts.adaptive",
+            format!("`{n}` is not one of this scenario's policies"),
+        ));
+    }
     let book = ProfileBook::new(file.profile.clone()).map_err(|e| {
         let field = e.key().unwrap_or("profile").to_string();
         invalid(&field, e.to_string())

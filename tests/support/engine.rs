@@ -111,9 +111,23 @@ impl Transport for Scripted {
     }
 }
 
-/// The log lines of the collected events, in order.
+/// The failover and breaker log lines of the collected events, in order (the seed's wording);
+/// the `Deadline expired: …` lines every timeout also logs are [`deadline_logs`].
 pub fn logs(c: &Collector) -> Vec<String> {
-    c.events().into_iter().filter_map(|e| e.log).collect()
+    c.events()
+        .into_iter()
+        .filter_map(|e| e.log)
+        .filter(|l| !l.starts_with("Deadline expired: "))
+        .collect()
+}
+
+/// The `Deadline expired: DEP CLASS PHASE after MSms (SOURCE deadline)` lines, in order.
+pub fn deadline_logs(c: &Collector) -> Vec<String> {
+    c.events()
+        .into_iter()
+        .filter_map(|e| e.log)
+        .filter(|l| l.starts_with("Deadline expired: "))
+        .collect()
 }
 
 /// The events of one kind (by its serde tag, e.g. `cooldown_applied`).

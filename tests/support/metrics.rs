@@ -40,6 +40,7 @@ fn attempt(
         probe,
         profile: None,
         model: None,
+        deadline: None,
     }
 }
 

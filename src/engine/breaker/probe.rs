@@ -8,50 +8,21 @@ use rand::Rng;
 use tokio::time::Instant;
 
 use super::config::BreakerConfig;
+pub use crate::engine::latency::Latencies;
+use crate::engine::latency::scaled_p99;
 
-/// Latencies kept for the p99 estimate (a power of two: the ring's index wraps with a mask).
-const LATENCY_SAMPLES: usize = 512;
-
-/// The most recent latencies of one dependency (answers only, not failures): a ring that
-/// overwrites its oldest sample once full (the p99 sorts a copy, so the order kept is irrelevant).
-#[derive(Debug, Clone, Default)]
-pub struct Latencies {
-    recent: Vec<Duration>,
-    /// Where the next sample goes once the ring is full.
-    next: usize,
-}
-
-impl Latencies {
-    /// Remembers one latency, forgetting the oldest beyond the sample size.
-    pub fn observe(&mut self, latency: Duration) {
-        if self.recent.len() < LATENCY_SAMPLES {
-            self.recent.push(latency);
-        } else {
-            self.recent[self.next] = latency;
-            self.next = (self.next + 1) & (LATENCY_SAMPLES - 1);
-        }
-    }
-
-    /// The 99th percentile (nearest rank) of the kept latencies, if any.
-    pub fn p99(&self) -> Option<Duration> {
-        if self.recent.is_empty() {
-            return None;
-        }
-        let mut v = self.recent.clone();
-        v.sort_unstable();
-        let rank = (v.len() * 99).div_ceil(100).max(1);
-        v.get(rank - 1).copied()
-    }
-}
-
-/// Probe timeout = p99 × factor, clamped to [floor, cap]; the cap when nothing was observed yet.
+/// Probe timeout = p99 × factor, clamped to [floor, cap] (the estimator the adaptive deadlines
+/// share, [`crate::engine::latency`]); the cap when nothing was observed yet.
 pub fn probe_timeout(p99: Option<Duration>, cfg: &BreakerConfig) -> Duration {
     match p99 {
         None => cfg.probe_timeout_cap,
         // Saturating: a huge factor (user input) times a slow answer must not panic.
-        Some(p) => Duration::try_from_secs_f64(p.as_secs_f64() * cfg.probe_timeout_factor)
-            .unwrap_or(cfg.probe_timeout_cap)
-            .clamp(cfg.probe_timeout_floor, cfg.probe_timeout_cap),
+        Some(p) => scaled_p99(
+            p,
+            cfg.probe_timeout_factor,
+            cfg.probe_timeout_floor,
+            cfg.probe_timeout_cap,
+        ),
     }
 }
 

@@ -183,7 +183,17 @@ impl<T: Transport> Engine<T> {
                 Admit::Reject { .. } => {
                     let c = Self::rejected();
                     let m = Some((id.as_str(), p.state.model.as_str()));
-                    self.attempt_event(now, &dep, worker, class, &c, Duration::ZERO, false, m);
+                    self.attempt_event(
+                        now,
+                        &dep,
+                        worker,
+                        class,
+                        &c,
+                        Duration::ZERO,
+                        false,
+                        m,
+                        None,
+                    );
                     p.last = Failure {
                         outcome: AttemptOutcome::Rejected,
                         error: format!("circuit open for {dep}"),
@@ -193,6 +203,7 @@ impl<T: Transport> Engine<T> {
                 }
             };
             self.core().store.mark_used(&id, self.unix_ms(now));
+            let given = self.deadlines(class, timeout);
             let call = Call {
                 dep: dep.clone(),
                 class,
@@ -206,7 +217,7 @@ impl<T: Transport> Engine<T> {
                 probe: probe.then(|| dep.clone()),
                 origin: Origin::Worker(worker),
                 attempt: p.attempts,
-                deadlines: self.deadlines(class, timeout),
+                deadlines: given.deadlines,
             };
             let result = self.transport.send(call).await;
             let end = Instant::now();
@@ -218,7 +229,17 @@ impl<T: Transport> Engine<T> {
                 .await;
             let c = classify(&result, ended.wall);
             let m = Some((id.as_str(), p.state.model.as_str()));
-            self.attempt_event(end, &dep, worker, class, &c, end - now, probe, m);
+            self.attempt_event(
+                end,
+                &dep,
+                worker,
+                class,
+                &c,
+                end - now,
+                probe,
+                m,
+                Some(&given),
+            );
             p.spent = p.spent.saturating_add(tokens_of(&result));
             let end_ms = self.unix_ms(end);
             let Some(reason) = c.reason else {

@@ -27,19 +27,22 @@ mod simple;
 
 use simple::SimpleCall;
 
+use crate::engine::adaptive::AdaptiveDeadlines;
 use crate::engine::admission::Admission;
 use crate::engine::budget::Ledger;
 use crate::engine::budget::throttle::Throttle;
 use crate::engine::clock::Clock;
 use crate::engine::config::{ConfigError, EngineConfig};
-use crate::engine::events::{AttemptOutcome, Event, EventKind, EventSink, OpClass};
+use crate::engine::events::{
+    AttemptOutcome, DeadlineSource, Event, EventKind, EventSink, Expired, OpClass, expired_log,
+};
 use crate::engine::failover::classify::Classified;
 use crate::engine::failover::cooldown::Schedules;
 use crate::engine::failover::policy::Policy;
 use crate::engine::failover::profiles::{Profile, ProfileBook, ProfileEntry};
 use crate::engine::failover::store::CooldownStore;
 use crate::engine::failover::{FailoverCtx, ProfileView};
-use crate::engine::outcome::Reason;
+use crate::engine::outcome::{Reason, TimeoutPhase};
 use crate::engine::request::{EngineRequest, EngineResponse, RequestKind};
 use crate::engine::transport::{Deadlines, Transport};
 use crate::util::speed::Speed;
@@ -98,6 +101,19 @@ pub struct Engine<T: Transport> {
     ledger: Ledger,
     /// Per-tenant tokens-per-minute throttle and pinned plans.
     throttle: Throttle,
+    /// Tool-call deadlines from each dependency's observed p99 (`[engine.timeouts] adaptive`).
+    adaptive: AdaptiveDeadlines,
+}
+
+/// The deadlines one attempt was given, and where the tightest came from.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Given {
+    /// What the transport enforces (divided by the speed).
+    pub deadlines: Deadlines,
+    /// Where the class's own deadline came from (fixed or adaptive).
+    source: DeadlineSource,
+    /// The half-open probe timeout that tightened them, if any (divided by the speed).
+    probe: Option<Duration>,
 }
 
 impl<T: Transport> std::fmt::Debug for Engine<T> {
@@ -153,6 +169,7 @@ impl<T: Transport> Engine<T> {
             }),
             ledger: Ledger::default(),
             throttle: Throttle::new(config.throttle.clone(), opts.speed),
+            adaptive: AdaptiveDeadlines::new(&config.timeouts, opts.policy.as_str()),
             config,
             opts,
             transport,
@@ -216,6 +233,12 @@ impl<T: Transport> Engine<T> {
 
     fn scale(&self, nominal: Duration) -> Duration {
         self.opts.speed.scale(nominal)
+    }
+
+    /// A wall duration of this run in nominal time (× the speed).
+    fn nominal(&self, wall: Duration) -> Duration {
+        Duration::try_from_secs_f64(wall.as_secs_f64() * self.opts.speed.get())
+            .unwrap_or(Duration::MAX)
     }
 
     fn emit(&self, now: Instant, kind: EventKind, log: Option<String>) {
@@ -302,13 +325,73 @@ impl<T: Transport> Engine<T> {
         }
     }
 
-    fn deadlines(&self, class: OpClass, timeout: Option<Duration>) -> Deadlines {
+    /// The deadlines of a model call (fixed), tightened by a probe `timeout`.
+    fn deadlines(&self, class: OpClass, timeout: Option<Duration>) -> Given {
+        let d = self.config.deadlines(class, self.opts.speed);
+        Self::tightened(d, DeadlineSource::Fixed, timeout)
+    }
+
+    /// The deadlines of a tool call or WebSocket session to `dep` at `now`: a tool call's total
+    /// adapts to `dep`'s observed p99 when adaptive deadlines are on; a change of it is announced
+    /// (`DeadlineChanged`, the `timeout_deadline_seconds` gauge).
+    fn dep_deadlines(
+        &self,
+        dep: &str,
+        class: OpClass,
+        timeout: Option<Duration>,
+        now: Instant,
+    ) -> Given {
         let mut d = self.config.deadlines(class, self.opts.speed);
+        let mut source = DeadlineSource::Fixed;
+        if class == OpClass::ToolCall {
+            let chosen = self.adaptive.tool_call(dep, self.config.timeouts.tool_call);
+            if chosen.changed {
+                let kind = EventKind::DeadlineChanged {
+                    dep: dep.to_string(),
+                    class,
+                    phase: TimeoutPhase::Total,
+                    deadline_ms: ms_of(chosen.deadline),
+                    source: chosen.source,
+                };
+                self.emit(now, kind, None);
+            }
+            d.total = self.scale(chosen.deadline);
+            source = chosen.source;
+        }
+        Self::tightened(d, source, timeout)
+    }
+
+    fn tightened(mut d: Deadlines, source: DeadlineSource, timeout: Option<Duration>) -> Given {
         if let Some(t) = timeout {
             d.ttfb = Some(d.ttfb.map_or(t, |x| x.min(t)));
             d.total = d.total.min(t);
         }
-        d
+        Given {
+            deadlines: d,
+            source,
+            probe: timeout,
+        }
+    }
+
+    /// The deadline of `phase` that `given` set, nominal, with its source.
+    fn expired(&self, given: &Given, phase: TimeoutPhase) -> Option<Expired> {
+        let d = &given.deadlines;
+        let wall = match phase {
+            // A class without a TTFB deadline times out on its total.
+            TimeoutPhase::Ttfb => d.ttfb.unwrap_or(d.total),
+            TimeoutPhase::InterToken => d.inter_token?,
+            TimeoutPhase::Total => d.total,
+        };
+        let source = match given.probe {
+            Some(p) if p == wall && phase != TimeoutPhase::InterToken => DeadlineSource::Probe,
+            _ if phase == TimeoutPhase::Total => given.source,
+            _ => DeadlineSource::Fixed,
+        };
+        let nominal = self.nominal(wall);
+        Some(Expired {
+            ms: ms_of(nominal),
+            source,
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -322,7 +405,16 @@ impl<T: Transport> Engine<T> {
         latency: Duration,
         probe: bool,
         model: Option<(&str, &str)>,
+        given: Option<&Given>,
     ) {
+        let deadline = match (c.outcome, c.phase, given) {
+            (AttemptOutcome::Timeout, Some(phase), Some(g)) => self.expired(g, phase),
+            _ => None,
+        };
+        let log = match (deadline, c.phase) {
+            (Some(e), Some(phase)) => Some(expired_log(dep, class, phase, e)),
+            _ => None,
+        };
         let kind = EventKind::AttemptFinished {
             dep: dep.to_string(),
             worker,
@@ -333,8 +425,9 @@ impl<T: Transport> Engine<T> {
             probe,
             profile: model.map(|(p, _)| p.to_string()),
             model: model.map(|(_, m)| m.to_string()),
+            deadline,
         };
-        self.emit(now, kind, None);
+        self.emit(now, kind, log);
     }
 
     fn rejected() -> Classified {

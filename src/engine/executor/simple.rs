@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use super::{Engine, user_error};
 use crate::engine::admission::Admit;
 use crate::engine::budget::{RetryDecision, RetryState, decide_retry};
-use crate::engine::events::{AttemptOutcome, EventKind};
+use crate::engine::events::{AttemptOutcome, EventKind, OpClass};
 use crate::engine::failover::classify::{classify, tokens_of};
 use crate::engine::request::{EngineRequest, EngineResponse};
 use crate::engine::transport::{Call, Endpoint, Origin, Transport};
@@ -86,10 +86,21 @@ impl<T: Transport> Engine<T> {
                 Admit::Allow { probe, timeout } => (probe, timeout),
                 Admit::Reject { .. } => {
                     let c = Self::rejected();
-                    self.attempt_event(now, &dep, worker, class, &c, Duration::ZERO, false, None);
+                    self.attempt_event(
+                        now,
+                        &dep,
+                        worker,
+                        class,
+                        &c,
+                        Duration::ZERO,
+                        false,
+                        None,
+                        None,
+                    );
                     break (AttemptOutcome::Rejected, format!("circuit open for {dep}"));
                 }
             };
+            let given = self.dep_deadlines(&dep, class, timeout, now);
             let call = Call {
                 dep: dep.clone(),
                 class,
@@ -99,18 +110,37 @@ impl<T: Transport> Engine<T> {
                 probe: probe.then(|| dep.clone()),
                 origin: Origin::Worker(worker),
                 attempt: attempts,
-                deadlines: self.deadlines(class, timeout),
+                deadlines: given.deadlines,
             };
             let result = self.transport.send(call).await;
             let end = Instant::now();
             // One instant on both clocks: the breaker and the classification read the same
             // Retry-After against it.
             let ended = self.clock.at(end);
-            self.admission
-                .record_async(&dep, worker, probe, &result, ended)
-                .await;
+            let tool = class == OpClass::ToolCall;
+            if tool {
+                self.adaptive
+                    .observe(&dep, &result, self.nominal(end - now), end);
+            }
+            // A deadline alone does not open a heavy tool's breaker (docs/engine.md): with
+            // adaptive deadlines on, an expiry while `dep` still answers others stays away from it.
+            if !tool || self.adaptive.tell_breaker(&dep, &result, now, probe) {
+                self.admission
+                    .record_async(&dep, worker, probe, &result, ended)
+                    .await;
+            }
             let c = classify(&result, ended.wall);
-            self.attempt_event(end, &dep, worker, class, &c, end - now, probe, None);
+            self.attempt_event(
+                end,
+                &dep,
+                worker,
+                class,
+                &c,
+                end - now,
+                probe,
+                None,
+                Some(&given),
+            );
             spent = spent.saturating_add(tokens_of(&result));
             let Some(reason) = c.reason else {
                 self.spend(req, spent, end);

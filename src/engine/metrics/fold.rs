@@ -95,6 +95,16 @@ impl EventSink for Metrics {
                 .cooldowns_adopted
                 .with_label_values(&[profile.as_str()])
                 .inc(),
+            EventKind::DeadlineChanged {
+                dep,
+                class,
+                phase,
+                deadline_ms,
+                ..
+            } => self
+                .deadline
+                .with_label_values(&[dep.as_str(), class.as_str(), phase.as_str()])
+                .set(*deadline_ms as f64 / 1000.0),
             EventKind::RequestFinished { .. } | EventKind::Degraded { .. } => {}
         }
     }

@@ -66,6 +66,7 @@ pub struct Metrics {
     fallbacks: IntCounterVec,
     budget_exhausted: IntCounterVec,
     timeouts: IntCounterVec,
+    deadline: GaugeVec,
     duplicates: IntCounterVec,
     disagreement: GaugeVec,
     throttled: IntCounterVec,
@@ -162,6 +163,7 @@ impl Metrics {
             fallbacks: counter(&fam::FALLBACKS),
             budget_exhausted: counter(&fam::BUDGET_EXHAUSTED),
             timeouts: counter(&fam::TIMEOUTS),
+            deadline: gauge(&fam::DEADLINE),
             duplicates: counter(&fam::DUPLICATES),
             disagreement: gauge(&fam::DISAGREEMENT),
             throttled: counter(&fam::THROTTLED),
@@ -258,7 +260,7 @@ impl Metrics {
     }
 
     /// Every collector with its definition, in [`fam::FAMILIES`] order (docs/metrics.md order).
-    fn families(&self) -> [(&dyn Collector, &'static Family); 24] {
+    fn families(&self) -> [(&dyn Collector, &'static Family); 25] {
         [
             (&self.breaker_state, &fam::BREAKER_STATE),
             (&self.transitions, &fam::TRANSITIONS),
@@ -274,6 +276,7 @@ impl Metrics {
             (&self.fallbacks, &fam::FALLBACKS),
             (&self.budget_exhausted, &fam::BUDGET_EXHAUSTED),
             (&self.timeouts, &fam::TIMEOUTS),
+            (&self.deadline, &fam::DEADLINE),
             (&self.duplicates, &fam::DUPLICATES),
             (&self.disagreement, &fam::DISAGREEMENT),
             (&self.throttled, &fam::THROTTLED),

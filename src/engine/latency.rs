@@ -1,0 +1,109 @@
+//! The one latency estimator of the engine: a bounded ring of recent latencies and its p99, and
+//! "p99 × factor, clamped to [floor, cap]". The half-open probe timeout
+//! ([`crate::engine::breaker::probe::probe_timeout`]) and the adaptive deadlines
+//! ([`crate::engine::adaptive`]) both read it. Pure: no clock, no lock.
+
+use std::time::Duration;
+
+/// Latencies the breaker keeps for its probe timeout.
+pub const BREAKER_SAMPLES: usize = 512;
+
+/// The most recent latencies (at most `capacity`): a ring that overwrites its oldest sample once
+/// full (the p99 sorts a copy, so the order kept is irrelevant).
+#[derive(Debug, Clone)]
+pub struct Latencies {
+    recent: Vec<Duration>,
+    /// Where the next sample goes once the ring is full.
+    next: usize,
+    capacity: usize,
+}
+
+impl Default for Latencies {
+    /// The breaker's ring ([`BREAKER_SAMPLES`]).
+    fn default() -> Self {
+        Self::new(BREAKER_SAMPLES)
+    }
+}
+
+impl Latencies {
+    /// An empty ring keeping at most `capacity` samples (at least 1).
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            recent: Vec::new(),
+            next: 0,
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Remembers one latency, forgetting the oldest beyond the capacity.
+    pub fn observe(&mut self, latency: Duration) {
+        if self.recent.len() < self.capacity {
+            self.recent.push(latency);
+        } else {
+            self.recent[self.next] = latency;
+            self.next = (self.next + 1) % self.capacity;
+        }
+    }
+
+    /// Samples kept.
+    pub fn len(&self) -> usize {
+        self.recent.len()
+    }
+
+    /// True before the first sample.
+    pub fn is_empty(&self) -> bool {
+        self.recent.is_empty()
+    }
+
+    /// The 99th percentile (nearest rank) of the kept latencies, if any.
+    pub fn p99(&self) -> Option<Duration> {
+        if self.recent.is_empty() {
+            return None;
+        }
+        let mut v = self.recent.clone();
+        v.sort_unstable();
+        let rank = (v.len() * 99).div_ceil(100).max(1);
+        v.get(rank - 1).copied()
+    }
+}
+
+/// `p99 × factor`, clamped to `[floor, cap]`; saturating: a huge factor (user input) times a
+/// slow answer gives the cap instead of panicking.
+pub fn scaled_p99(p99: Duration, factor: f64, floor: Duration, cap: Duration) -> Duration {
+    Duration::try_from_secs_f64(p99.as_secs_f64() * factor)
+        .unwrap_or(cap)
+        .clamp(floor, cap.max(floor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn nearest_rank_p99_over_a_bounded_ring() {
+        let mut l = Latencies::new(100);
+        assert_eq!(l.p99(), None);
+        for i in 1..=100 {
+            l.observe(ms(i));
+        }
+        assert_eq!((l.len(), l.p99()), (100, Some(ms(99))));
+        // 100 more fast samples push every earlier one out of the ring.
+        for _ in 0..100 {
+            l.observe(ms(5));
+        }
+        assert_eq!((l.len(), l.p99()), (100, Some(ms(5))));
+    }
+
+    #[test]
+    fn scaled_p99_clamps_and_saturates() {
+        let (floor, cap) = (ms(100), ms(2000));
+        assert_eq!(scaled_p99(ms(1000), 1.5, floor, cap), ms(1500));
+        assert_eq!(scaled_p99(ms(10), 1.5, floor, cap), floor);
+        assert_eq!(scaled_p99(ms(10_000), 1.5, floor, cap), cap);
+        assert_eq!(scaled_p99(ms(10_000), f64::MAX, floor, cap), cap);
+    }
+}
