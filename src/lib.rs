@@ -48,6 +48,10 @@
 //!   `run::warmup`), the ground-truth and OpenClaw expectations `verdict::ground*` and
 //!   `verdict::gateway_eval`, the turn expectations `verdict::turn` (over how each turn ended,
 //!   `gateway::openclaw::TurnEnd`).
+//! - [`detection`]: the detection path in a run (`[prometheus]`): a real Prometheus (and
+//!   Alertmanager, with the harness's webhook receiver) started from PATH, the targets every
+//!   kind of run publishes arm by arm, and what the alert judge (`verdict::alert_eval`) reads
+//!   back from its HTTP API.
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and its
 //!   contradictions with a scenario's timings.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, the `Speed` type
@@ -81,7 +85,7 @@ macro_rules! internal {
 }
 
 internal!(
-    fleet, gateway, host, rehearsal, replay, report, run, scenario, schedule, scrape, transport,
+    detection, fleet, gateway, host, monitoring, rehearsal, replay, report, run, scenario, schedule, scrape, transport,
     upstream, verdict, wire,
 );
 

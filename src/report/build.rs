@@ -236,6 +236,7 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
         health,
         upstream_cap: None,
         unjudged: None,
+        alerts: None,
     }
 }
 

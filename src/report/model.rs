@@ -217,6 +217,10 @@ pub struct PolicyReport {
     /// never a pass (`incomplete`, unless a row failed); this says why (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unjudged: Option<String>,
+    /// With `[prometheus]`: the alert table (one row per `[[expect.alert]]`) and the alerts
+    /// lane (pending and firing spells, notification arrivals), scenario ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<crate::verdict::alert_eval::AlertsPart>,
 }
 
 impl PolicyReport {
@@ -244,6 +248,7 @@ impl PolicyReport {
             health: Default::default(),
             upstream_cap: None,
             unjudged: None,
+            alerts: None,
         }
     }
 }

@@ -9,6 +9,8 @@
 //! number a result carries is *scenario time* (what the scenario file says): the verdict does not
 //! depend on the base the report speaks in.
 
+pub(crate) mod alert;
+pub mod alert_eval;
 pub mod diff;
 pub(crate) mod expect;
 pub(crate) mod gateway_eval;
@@ -64,6 +66,10 @@ pub enum ExpectKind {
     FaultApplied,
     /// `[[expect.turn]]` (an external target's turns).
     Turn,
+    /// `[[expect.alert]]` (Prometheus's `ALERTS` and the receiver's log).
+    Alert,
+    /// `[[expect.dashboard]]` (a breaker transition queryable in Prometheus).
+    Dashboard,
 }
 
 impl ExpectKind {
@@ -84,6 +90,8 @@ impl ExpectKind {
             Self::GatewayCooldown => "openclaw_cooldown",
             Self::FaultApplied => "fault_applied",
             Self::Turn => "turn",
+            Self::Alert => "alert",
+            Self::Dashboard => "dashboard",
         }
     }
 }
