@@ -24,6 +24,7 @@ pub fn dispatch(cli: Cli) -> CmdResult {
         Some(Command::Replay(args)) => crate::replay::replay_command(args),
         Some(Command::Record(args)) => crate::replay::record_command(args),
         Some(Command::Schedule(args)) => crate::schedule::command(args),
+        Some(Command::Monitoring(args)) => crate::monitoring::command(args),
         Some(Command::Report(args)) => crate::report::command(args),
         Some(Command::FleetHost(args)) => crate::fleet::host::command(&args.spec),
         Some(Command::Watchdog(args)) => {

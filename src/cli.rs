@@ -55,6 +55,8 @@ pub enum Command {
     Record(RecordArgs),
     /// Print, install, uninstall or inspect the launchd LaunchAgent.
     Schedule(ScheduleArgs),
+    /// Print the shipped alerting rules, example Alertmanager config or Grafana dashboard.
+    Monitoring(MonitoringArgs),
     /// Re-render report.md, report.html and report.junit.xml from a run's report.json; exits
     /// with the report's verdict.
     #[command(after_help = EXIT_CODES)]
@@ -196,6 +198,34 @@ pub struct RecordArgs {
     /// Allow binding an address other than loopback.
     #[arg(long)]
     pub allow_non_loopback: bool,
+}
+
+/// `rehearse monitoring rules|alertmanager|dashboard` (docs/alerts.md).
+#[derive(Debug, Clone, Args)]
+pub struct MonitoringArgs {
+    /// rules | alertmanager | dashboard
+    #[command(subcommand)]
+    pub action: MonitoringAction,
+}
+
+/// What `rehearse monitoring` prints to stdout.
+#[derive(Debug, Clone, Subcommand)]
+pub enum MonitoringAction {
+    /// The Prometheus alerting rules over the engine's series and the weekly job's.
+    Rules(MonitoringRulesArgs),
+    /// An example Alertmanager config routing them to a webhook receiver.
+    Alertmanager,
+    /// The Grafana dashboard (JSON).
+    Dashboard,
+}
+
+/// Flags of `rehearse monitoring rules`.
+#[derive(Debug, Clone, Args)]
+pub struct MonitoringRulesArgs {
+    /// Where your users read this project's docs: every `runbook_url`
+    /// (`docs/alerts.md#ALERT`) is prefixed with it.
+    #[arg(long, value_name = "URL")]
+    pub runbook_base: Option<String>,
 }
 
 /// `rehearse schedule ACTION [options]`.

@@ -41,6 +41,9 @@
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming,
 //!   which model a request is for.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
+//! - [`monitoring`]: the shipped monitoring (`monitoring/`: alerting rules, example Alertmanager
+//!   config, Grafana dashboard) embedded in the binary, reading a rule file's alert names, and
+//!   `rehearse monitoring` printing them.
 //! - [`gateway`]: the supervisor of a real OpenClaw gateway, the external system under test the
 //!   harness runs (install, config, key seeding, process, log decisions, auth state). What the
 //!   scenario asks of it (the `[target]` table, its gateway configuration and turns) is
@@ -85,8 +88,8 @@ macro_rules! internal {
 }
 
 internal!(
-    detection, fleet, gateway, host, monitoring, rehearsal, replay, report, run, scenario, schedule, scrape, transport,
-    upstream, verdict, wire,
+    detection, fleet, gateway, host, monitoring, rehearsal, replay, report, run, scenario,
+    schedule, scrape, transport, upstream, verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

@@ -1,0 +1,130 @@
+//! The monitoring shipped with the engine (docs/alerts.md): the Prometheus alerting rules over
+//! the engine's series and the weekly job's batch-job series (`monitoring/rules.yml`), an example
+//! Alertmanager config (`monitoring/alertmanager.yml`) and a Grafana dashboard
+//! (`monitoring/grafana/rehearse.json`), embedded in the binary so that a run outside a checkout
+//! (launchd's) finds them, and `rehearse monitoring rules|alertmanager|dashboard` prints them.
+//!
+//! # Layout
+//! - [`rules`]: reading a Prometheus rule file: its alert names ([`alert_names`]), their rules.
+//! - `cmd`: the command (the CLI edge).
+
+mod cmd;
+pub mod rules;
+
+pub(crate) use cmd::command;
+pub use rules::{AlertRule, RulesError, alert_names, alert_rules};
+
+/// `monitoring/rules.yml`: the shipped alerting rules.
+const RULES: &str = include_str!("../../monitoring/rules.yml");
+/// `monitoring/alertmanager.yml`: an example Alertmanager config with a webhook receiver.
+const ALERTMANAGER: &str = include_str!("../../monitoring/alertmanager.yml");
+/// `monitoring/grafana/rehearse.json`: the Grafana dashboard.
+const DASHBOARD: &str = include_str!("../../monitoring/grafana/rehearse.json");
+
+/// The shipped alerting rules (`monitoring/rules.yml`), a Prometheus rule file.
+pub fn shipped_rules() -> &'static str {
+    RULES
+}
+
+/// The example Alertmanager config (`monitoring/alertmanager.yml`).
+pub fn shipped_alertmanager() -> &'static str {
+    ALERTMANAGER
+}
+
+/// The Grafana dashboard (`monitoring/grafana/rehearse.json`).
+pub fn shipped_dashboard() -> &'static str {
+    DASHBOARD
+}
+
+/// The alert names of the shipped rules, in file order.
+pub fn shipped_alert_names() -> Vec<String> {
+    // The shipped file is checked by the tests: it always parses.
+    alert_names(RULES).unwrap_or_default()
+}
+
+/// `docs/alerts.md#<alert>`: the `runbook_url` every shipped rule carries, relative to where
+/// the docs are kept (`--runbook-base` prefixes it).
+pub fn runbook_path(alert: &str) -> String {
+    format!("docs/alerts.md#{}", alert.to_ascii_lowercase())
+}
+
+/// `rules` with every `runbook_url: "docs/alerts.md#…"` prefixed by `base` (a trailing `/` is
+/// added when missing), for a Prometheus whose users read the docs at `base`.
+pub fn with_runbook_base(rules: &str, base: &str) -> String {
+    let base = if base.is_empty() || base.ends_with('/') {
+        base.to_string()
+    } else {
+        format!("{base}/")
+    };
+    rules.replace(
+        "runbook_url: \"docs/alerts.md#",
+        &format!("runbook_url: \"{base}docs/alerts.md#"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_rules_name_their_alerts() {
+        assert_eq!(
+            shipped_alert_names(),
+            [
+                "BreakerOpen",
+                "BreakerOpenTooLong",
+                "BreakerFlapping",
+                "HealthBreakerDisagreement",
+                "BreakerRetryAfterSkips",
+                "ModelFallbackActive",
+                "ProviderAllProfilesCooling",
+                "RehearsalNotSucceeded",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_shipped_rule_has_a_severity_and_its_runbook() {
+        let rules = alert_rules(shipped_rules()).unwrap();
+        assert_eq!(rules.len(), 8);
+        for r in &rules {
+            let severity = r.labels.get("severity").map(String::as_str);
+            assert!(
+                matches!(severity, Some("critical" | "warning" | "info")),
+                "{}: severity {severity:?}",
+                r.alert
+            );
+            assert_eq!(
+                r.annotations.get("runbook_url"),
+                Some(&runbook_path(&r.alert)),
+                "{}",
+                r.alert
+            );
+            for key in ["summary", "description"] {
+                assert!(r.annotations.contains_key(key), "{}: no {key}", r.alert);
+            }
+        }
+    }
+
+    #[test]
+    fn every_runbook_anchor_is_a_heading_of_docs_alerts_md() {
+        let doc = include_str!("../../docs/alerts.md");
+        for name in shipped_alert_names() {
+            // A Markdown heading `### BreakerOpen` gets the anchor `#breakeropen`.
+            assert!(
+                doc.lines().any(|l| l.trim_start_matches('#').trim() == name
+                    && l.starts_with("### ")),
+                "docs/alerts.md has no `### {name}` heading"
+            );
+        }
+    }
+
+    #[test]
+    fn a_runbook_base_prefixes_every_runbook_url() {
+        let out = with_runbook_base(shipped_rules(), "https://wiki.example/ops");
+        let rules = alert_rules(&out).unwrap();
+        assert!(rules.iter().all(|r| r.annotations["runbook_url"]
+            == format!("https://wiki.example/ops/{}", runbook_path(&r.alert))));
+        assert_eq!(with_runbook_base(shipped_rules(), ""), shipped_rules());
+    }
+}
