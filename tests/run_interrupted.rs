@@ -13,8 +13,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::support::run::{
-    mutated_copy, repo_root, report_json, reported_path, show, strip_prometheus,
-    without_prometheus,
+    mutated_copy, repo_root, report_json, reported_path, show, strip_prometheus, without_prometheus,
 };
 
 /// How long after the spawn the SIGTERM goes out.

@@ -61,7 +61,11 @@ fn weekly_scenario_passes_at_speed_1_with_every_expectation_ok() {
     assert!(r["replay"]["sent"].as_u64().unwrap() > 2_500);
     // The detection path: the alert table, and the alerts lane in the timeline.
     assert_eq!(p["alerts"]["table"].as_array().map(Vec::len), Some(2));
-    assert!(p["alerts"]["arrivals"].as_array().is_some_and(|a| !a.is_empty()));
+    assert!(
+        p["alerts"]["arrivals"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    );
     let html = std::fs::read_to_string(md.with_file_name("report.html")).unwrap();
     assert!(html.contains("<g class=\"alerts\">"), "no alerts lane");
     assert!(html.contains("<h2>Alerts</h2>"), "no alerts table");

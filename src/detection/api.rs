@@ -80,7 +80,10 @@ impl Api {
             .await
             .map_err(|e| format!("querying {} for {q}: {e}", self.base))?;
         let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
-            format!("querying {} for {q}: HTTP {status}, not JSON ({e})", self.base)
+            format!(
+                "querying {} for {q}: HTTP {status}, not JSON ({e})",
+                self.base
+            )
         })?;
         if v["status"] != "success" {
             return Err(format!(
@@ -139,7 +142,10 @@ mod tests {
         let m = parse_matrix(&v);
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].0["alertname"], "A");
-        assert_eq!(m[0].1, vec![(1_700_000_000_500, 1.0), (1_700_000_001_000, 1.0)]);
+        assert_eq!(
+            m[0].1,
+            vec![(1_700_000_000_500, 1.0), (1_700_000_001_000, 1.0)]
+        );
         assert!(m[1].1.is_empty());
     }
 }

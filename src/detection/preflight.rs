@@ -10,7 +10,11 @@ use crate::scenario::prometheus::PrometheusSpec;
 use crate::util::speed::Speed;
 
 /// Checks a run of `spec` (from the scenario file `scenario`) at `speed`.
-pub(crate) fn preflight(spec: &PrometheusSpec, scenario: &Path, speed: Speed) -> Result<(), String> {
+pub(crate) fn preflight(
+    spec: &PrometheusSpec,
+    scenario: &Path,
+    speed: Speed,
+) -> Result<(), String> {
     if speed != Speed::ONE {
         return Err(format!(
             "--speed {speed}: a scenario with [prometheus] runs at speed 1 only: Prometheus's own \

@@ -48,7 +48,9 @@ pub(crate) fn arrivals(body: &[u8], t_unix_ms: i64) -> Vec<Arrival> {
                 .iter()
                 .map(|a| Arrival {
                     t_unix_ms,
-                    status: a["status"].as_str().map_or(fallback.clone(), str::to_string),
+                    status: a["status"]
+                        .as_str()
+                        .map_or(fallback.clone(), str::to_string),
                     labels: a["labels"]
                         .as_object()
                         .map(|m| {
@@ -115,9 +117,7 @@ impl Receiver {
                         Ok::<_, Infallible>(r)
                     }
                 });
-                tokio::spawn(
-                    http1::Builder::new().serve_connection(TokioIo::new(stream), service),
-                );
+                tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
             }
         });
         Ok(Self { port, got, stop })

@@ -27,7 +27,9 @@ const LAST_LINES: usize = 12;
 const LOOKBEHIND: Duration = Duration::from_secs(60);
 
 fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
 }
 
 fn ms(d: Duration) -> i64 {
@@ -233,9 +235,8 @@ impl Detection {
         let range = Duration::from_millis(u64::try_from(end - start).unwrap_or(0)) + LOOKBEHIND;
         let rel = |t: i64| t - start;
         let arm = &window.arm;
-        let mine = |l: &std::collections::BTreeMap<String, String>| {
-            l.get("arm").is_none_or(|a| a == arm)
-        };
+        let mine =
+            |l: &std::collections::BTreeMap<String, String>| l.get("arm").is_none_or(|a| a == arm);
         let (up_sel, tr_sel) = if self.spawned {
             (
                 format!("up{{job=\"rehearse\",arm=\"{arm}\"}}"),
@@ -305,7 +306,10 @@ impl Detection {
 
     /// The pids of the programs it started (for the tests).
     pub fn pids(&self) -> Vec<u32> {
-        self.programs.iter().filter_map(|p| p.locked().pid()).collect()
+        self.programs
+            .iter()
+            .filter_map(|p| p.locked().pid())
+            .collect()
     }
 }
 

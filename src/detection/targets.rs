@@ -52,7 +52,8 @@ impl Targets {
 
     fn write(s: &mut State, arm: Option<&str>, targets: &[Target]) {
         if let Some(f) = &s.file
-            && let Err(e) = crate::util::atomic::write_atomic(f, targets_json(arm, targets).as_bytes())
+            && let Err(e) =
+                crate::util::atomic::write_atomic(f, targets_json(arm, targets).as_bytes())
         {
             s.write_error = Some(format!("writing {}: {e}", f.display()));
         }

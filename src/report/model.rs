@@ -269,7 +269,10 @@ pub enum TransitionTimes {
 
 impl TransitionTimes {
     /// `events.jsonl` or `scrape`.
-    #[allow(dead_code, reason = "no caller in the crate or its tests (found when the internals went pub(crate))")]
+    #[allow(
+        dead_code,
+        reason = "no caller in the crate or its tests (found when the internals went pub(crate))"
+    )]
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::EventLog => "events.jsonl",

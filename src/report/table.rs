@@ -321,7 +321,14 @@ pub(crate) fn time_base(r: &Report) -> String {
 pub fn alerts(p: &PolicyReport) -> Option<Table> {
     let part = p.alerts.as_ref()?;
     let mut t = Table::new(
-        &["rule", "expected", "fired at", "resolved at", "notified at", "ok"],
+        &[
+            "rule",
+            "expected",
+            "fired at",
+            "resolved at",
+            "notified at",
+            "ok",
+        ],
         &[false, false, true, true, true, false],
     );
     let at = |v: Option<i64>| v.map_or("—".to_string(), secs);

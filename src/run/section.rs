@@ -96,9 +96,11 @@ pub fn section(
                 elapsed_ms: t.elapsed_ms,
             })
             .collect();
-        report
-            .expectations
-            .extend(crate::verdict::turn::evaluate(&expect.turn, &turns, o.cut()));
+        report.expectations.extend(crate::verdict::turn::evaluate(
+            &expect.turn,
+            &turns,
+            o.cut(),
+        ));
     }
     if let Some(e) = engine {
         let others: Vec<(&str, &[Transition])> = e
@@ -124,7 +126,13 @@ pub fn section(
             Some(Err(why)) => Err(why.as_str()),
             None => Err("Prometheus was not read"),
         };
-        let (rows, part) = alert_rows(file, &expect, engine.map_or(&[][..], |e| &e.transitions), seen, stop);
+        let (rows, part) = alert_rows(
+            file,
+            &expect,
+            engine.map_or(&[][..], |e| &e.transitions),
+            seen,
+            stop,
+        );
         report.expectations.extend(rows);
         report.alerts = Some(part);
     }
@@ -557,17 +565,31 @@ dep = "calculator"
         let expect = after_table();
         // h0 holds every row; h1 opens 300 ms later (its own anchor) and half-opens 4 s after.
         let mut rows = diff_until(&expect, &lane(5_000, 7_000, 8_000), None, &[], 1.0, None);
-        assert!(rows.iter().all(|r| r.status == ExpectStatus::Pass), "{rows:#?}");
+        assert!(
+            rows.iter().all(|r| r.status == ExpectStatus::Pass),
+            "{rows:#?}"
+        );
         let h1 = lane(5_300, 9_300, 10_300);
         let theirs = diff_until(&expect, &h1, None, &[], 1.0, None);
-        assert_ne!(theirs[1].expected, rows[1].expected, "the anchors differ per host");
+        assert_ne!(
+            theirs[1].expected, rows[1].expected,
+            "the anchors differ per host"
+        );
         let others: Vec<(&str, &[Transition])> = vec![("h1", &h1[..])];
         every_host_transitions(&mut rows, &expect, &others, 1.0, None);
         assert_eq!(rows.len(), 4, "{rows:#?}");
-        assert_eq!(rows[0].status, ExpectStatus::Pass, "h1 opened within tolerance");
+        assert_eq!(
+            rows[0].status,
+            ExpectStatus::Pass,
+            "h1 opened within tolerance"
+        );
         assert_eq!(rows[1].status, ExpectStatus::Fail, "{}", rows[1].detail);
         assert!(!rows[1].ok);
-        assert!(rows[1].detail.contains("on h1: observed 9.300s"), "{}", rows[1].detail);
+        assert!(
+            rows[1].detail.contains("on h1: observed 9.300s"),
+            "{}",
+            rows[1].detail
+        );
         // Its close came 1 s after its own half-open: that row holds on h1 too.
         assert_eq!(rows[2].status, ExpectStatus::Pass, "{}", rows[2].detail);
         assert_eq!(rows[3].status, ExpectStatus::Pass);
@@ -583,12 +605,22 @@ dep = "calculator"
         let quiet = lane(5_000, 7_000, 8_000);
         let others: Vec<(&str, &[Transition])> = vec![("h1", &quiet[..]), ("h2", &h2[..])];
         every_host_transitions(&mut rows, &expect, &others, 1.0, None);
-        assert_eq!(rows.len(), 5, "one more row, for h2's extra open: {rows:#?}");
+        assert_eq!(
+            rows.len(),
+            5,
+            "one more row, for h2's extra open: {rows:#?}"
+        );
         let extra = &rows[4];
         assert!(extra.is_unexpected());
         assert_eq!(extra.status, ExpectStatus::Fail);
         assert!(extra.observed.ends_with("on h2"), "{}", extra.observed);
-        assert!(extra.detail.starts_with("on h2: crm closed→open unexpected at 12.000s"), "{}", extra.detail);
+        assert!(
+            extra
+                .detail
+                .starts_with("on h2: crm closed→open unexpected at 12.000s"),
+            "{}",
+            extra.detail
+        );
         assert!(rows[..4].iter().all(|r| r.status == ExpectStatus::Pass));
     }
 
@@ -604,8 +636,17 @@ dep = "calculator"
         h3.pop();
         let others: Vec<(&str, &[Transition])> = vec![("h3", &h3[..])];
         every_host_transitions(&mut rows, &expect, &others, 1.0, stop);
-        assert_eq!(rows[2].status, ExpectStatus::NotReached, "{}", rows[2].detail);
-        assert!(rows[2].detail.contains("on h3: not reached"), "{}", rows[2].detail);
+        assert_eq!(
+            rows[2].status,
+            ExpectStatus::NotReached,
+            "{}",
+            rows[2].detail
+        );
+        assert!(
+            rows[2].detail.contains("on h3: not reached"),
+            "{}",
+            rows[2].detail
+        );
     }
 
     /// A `redis` coordination arm of `fleet-cooldown-share` stopped at `wall_ms` of a run at
@@ -668,7 +709,10 @@ dep = "calculator"
         // The 7–20 s window reaches past the stop: not reached, never pass.
         let (plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
         let rows = section(&plan, &o, &BTreeSet::new()).expectations;
-        let row = rows.iter().find(|r| r.kind == ExpectKind::NoRequest).unwrap();
+        let row = rows
+            .iter()
+            .find(|r| r.kind == ExpectKind::NoRequest)
+            .unwrap();
         assert_eq!(row.status, ExpectStatus::NotReached, "{}", row.detail);
     }
 
@@ -697,9 +741,20 @@ dep = "calculator"
         assert!(rows.iter().all(|r| r.status == ExpectStatus::Fail && !r.ok));
         assert_eq!(rows[0].kind, ExpectKind::FaultApplied);
         assert_eq!(rows[0].dep.as_deref(), Some("fault[0] status"));
-        assert!(rows[0].expected.contains("route llm, [0.000s, 15.000s)"), "{}", rows[0].expected);
-        assert!(rows[0].detail.contains("never applied in any run"), "{}", rows[0].detail);
-        assert!(!rows[1].expected.contains("sk-secret"), "a token is shown by fingerprint");
+        assert!(
+            rows[0].expected.contains("route llm, [0.000s, 15.000s)"),
+            "{}",
+            rows[0].expected
+        );
+        assert!(
+            rows[0].detail.contains("never applied in any run"),
+            "{}",
+            rows[0].detail
+        );
+        assert!(
+            !rows[1].expected.contains("sk-secret"),
+            "a token is shown by fingerprint"
+        );
         // A run stopped at 20 s saw fault 0's whole window: still a failure. Fault 3's window
         // was open at the stop: it might have applied later.
         let cut = unapplied_rows(&f, &never, Some(20_000));
@@ -719,7 +774,8 @@ dep = "calculator"
 
     #[test]
     fn a_coordinator_fault_is_judged_by_its_effect_not_by_upstream_hits() {
-        let f = faults("[[fault]]\nroute = 'coordinator'\nkind = 'down'\nfrom = '5s'\nuntil = '10s'\n");
+        let f =
+            faults("[[fault]]\nroute = 'coordinator'\nkind = 'down'\nfrom = '5s'\nuntil = '10s'\n");
         assert!(unapplied_faults(&f, &[&hits(&[])]).is_empty());
     }
 
@@ -735,7 +791,12 @@ dep = "calculator"
         )
         .unwrap();
         let mut scrapes = crate::scrape::CompactScrapes::new(0.0);
-        crate::scrape::ScrapeSink::scrape(&mut scrapes, 1000, "", Some(&std::sync::Arc::new(e.clone())));
+        crate::scrape::ScrapeSink::scrape(
+            &mut scrapes,
+            1000,
+            "",
+            Some(&std::sync::Arc::new(e.clone())),
+        );
         let mut rows = diff_until(&expect, &[], Some(&e), &[], 1.0, None);
         // Before: the absent family sums to 0, and `equals = 0` passes.
         assert_eq!(rows[0].status, ExpectStatus::Pass);
@@ -743,10 +804,16 @@ dep = "calculator"
         assert_eq!(rows[0].status, ExpectStatus::Fail);
         assert!(!rows[0].ok);
         assert!(
-            rows[0].detail.contains("family `gw_errors_total` never exported by the gateway"),
+            rows[0]
+                .detail
+                .contains("family `gw_errors_total` never exported by the gateway"),
             "{}",
             rows[0].detail
         );
-        assert_eq!(rows[1].status, ExpectStatus::Pass, "an exported family is judged");
+        assert_eq!(
+            rows[1].status,
+            ExpectStatus::Pass,
+            "an exported family is judged"
+        );
     }
 }

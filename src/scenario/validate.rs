@@ -133,7 +133,13 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     // A foreign gateway's metrics (`[target] metrics_url`) are not the engine's catalogue: a
     // family it never exported fails its row when judged, with that reason.
     let engine_metrics = !file.target.kind.is_external();
-    for (i, m) in file.expect.metric.iter().enumerate().filter(|_| engine_metrics) {
+    for (i, m) in file
+        .expect
+        .metric
+        .iter()
+        .enumerate()
+        .filter(|_| engine_metrics)
+    {
         let field = format!("expect.metric[{i}].series");
         let sel = &m.series;
         if let Err(problem) = check_selector(&sel.name, sel.labels.keys().map(String::as_str)) {

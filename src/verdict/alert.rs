@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::expect::ExpectError;
-
 /// The default bound of `[[expect.dashboard]]`: the rollout's "visible within 15 s".
 pub(crate) const DASHBOARD_WITHIN: Duration = Duration::from_secs(15);
 
@@ -149,14 +147,23 @@ pub(crate) struct AlertContext<'a> {
     pub names: &'a [String],
 }
 
+/// A problem in an alert table: the field path and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AlertError {
+    /// The field path (`expect.alert[0].alert`).
+    pub field: String,
+    /// What is wrong.
+    pub msg: String,
+}
+
 /// Checks the alert and dashboard tables; errors name the field.
 pub(crate) fn validate(
     alerts: &[ExpectAlert],
     dashboards: &[ExpectDashboard],
     cx: &AlertContext<'_>,
     policy_bad: &dyn Fn(&Option<String>) -> Option<String>,
-) -> Result<(), ExpectError> {
-    let err = |field: String, msg: String| Err(ExpectError { field, msg });
+) -> Result<(), AlertError> {
+    let err = |field: String, msg: String| Err(AlertError { field, msg });
     if !cx.prometheus {
         if !alerts.is_empty() {
             return err(
@@ -216,7 +223,8 @@ pub(crate) fn validate(
                     .into(),
             );
         }
-        let needs_fault = a.after.is_none() && a.fires_within.is_some() || a.resolves_within.is_some();
+        let needs_fault =
+            (a.after.is_none() && a.fires_within.is_some()) || a.resolves_within.is_some();
         let idx = a.fault.unwrap_or(0);
         if needs_fault {
             match cx.faults.get(idx) {
@@ -237,7 +245,9 @@ pub(crate) fn validate(
                 Some((_, None)) if a.resolves_within.is_some() => {
                     return err(
                         format!("{f}.resolves_within"),
-                        format!("fault[{idx}] has no `until`: it never ends, so nothing can resolve after it"),
+                        format!(
+                            "fault[{idx}] has no `until`: it never ends, so nothing can resolve after it"
+                        ),
                     );
                 }
                 Some(_) => {}
@@ -288,7 +298,7 @@ mod tests {
         vec!["BreakerOpen".into(), "BreakerFlapping".into()]
     }
 
-    fn check(a: ExpectAlert) -> Result<(), ExpectError> {
+    fn check(a: ExpectAlert) -> Result<(), AlertError> {
         let n = names();
         let faults = [(Some(Duration::from_secs(5)), Some(Duration::from_secs(20)))];
         let cx = AlertContext {

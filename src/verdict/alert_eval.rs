@@ -169,7 +169,9 @@ fn resolved(last: i64, seen: &AlertsSeen) -> Option<i64> {
 fn state_times(seen: &AlertsSeen, a: &ExpectAlert, state: &str) -> Vec<i64> {
     seen.alerts
         .iter()
-        .filter(|s| matches(a, &s.labels) && s.labels.get("alertstate").map(String::as_str) == Some(state))
+        .filter(|s| {
+            matches(a, &s.labels) && s.labels.get("alertstate").map(String::as_str) == Some(state)
+        })
         .flat_map(|s| s.t_ms.iter().copied())
         .collect()
 }
@@ -223,25 +225,41 @@ fn up_problem(seen: &AlertsSeen) -> Option<(bool, String)> {
     t.sort_unstable();
     t.dedup();
     let Some(&first) = t.first() else {
-        return Some((false, "Prometheus never scraped the system under test (no `up` sample)".into()));
+        return Some((
+            false,
+            "Prometheus never scraped the system under test (no `up` sample)".into(),
+        ));
     };
     let slack = 2 * seen.scrape_ms + 5_000;
     if first > slack {
         return Some((
             false,
-            format!("Prometheus first scraped the system under test at {}, not from the start", secs(first)),
+            format!(
+                "Prometheus first scraped the system under test at {}, not from the start",
+                secs(first)
+            ),
         ));
     }
     let gap = (3 * seen.scrape_ms).max(seen.scrape_ms + 2_000);
     if let Some(w) = t.windows(2).find(|w| w[1] - w[0] > gap) {
         return Some((
             false,
-            format!("no scrape of the system under test between {} and {}", secs(w[0]), secs(w[1])),
+            format!(
+                "no scrape of the system under test between {} and {}",
+                secs(w[0]),
+                secs(w[1])
+            ),
         ));
     }
     let last = t.last().copied().unwrap_or(first);
     if seen.end_ms - last > slack {
-        return Some((false, format!("the last scrape of the system under test was at {}", secs(last))));
+        return Some((
+            false,
+            format!(
+                "the last scrape of the system under test was at {}",
+                secs(last)
+            ),
+        ));
     }
     None
 }
@@ -259,7 +277,11 @@ fn dur_ms(d: Duration) -> i64 {
 }
 
 /// Judges one `[[expect.alert]]`: its row and its table line.
-fn judge_alert(e: &ExpectAlert, seen: &AlertsSeen, f: &AlertFacts<'_>) -> (ExpectationResult, AlertRow) {
+fn judge_alert(
+    e: &ExpectAlert,
+    seen: &AlertsSeen,
+    f: &AlertFacts<'_>,
+) -> (ExpectationResult, AlertRow) {
     let firing = spells_of(state_times(seen, e, "firing"), seen.eval_ms);
     let observed_until = f.stop_ms.unwrap_or(seen.end_ms).min(seen.end_ms);
     let mut line = AlertRow {
@@ -277,7 +299,15 @@ fn judge_alert(e: &ExpectAlert, seen: &AlertsSeen, f: &AlertFacts<'_>) -> (Expec
     if e.never {
         if let Some(&(s, _)) = firing.first() {
             line.fired_ms = Some(s);
-            return (done(ExpectStatus::Fail, format!("fired {}", secs(s)), format!("fired at {}", secs(s)), &mut line), line);
+            return (
+                done(
+                    ExpectStatus::Fail,
+                    format!("fired {}", secs(s)),
+                    format!("fired at {}", secs(s)),
+                    &mut line,
+                ),
+                line,
+            );
         }
         let (status, why) = match up_problem(seen) {
             Some((true, why)) => (ExpectStatus::Fail, why),
@@ -288,7 +318,8 @@ fn judge_alert(e: &ExpectAlert, seen: &AlertsSeen, f: &AlertFacts<'_>) -> (Expec
             ),
             None => (
                 ExpectStatus::Pass,
-                "never fired; Prometheus scraped the system under test (up = 1) the whole run".into(),
+                "never fired; Prometheus scraped the system under test (up = 1) the whole run"
+                    .into(),
             ),
         };
         return (done(status, "never fired".into(), why, &mut line), line);
@@ -303,16 +334,39 @@ fn judge_alert(e: &ExpectAlert, seen: &AlertsSeen, f: &AlertFacts<'_>) -> (Expec
         None => fault.map(|w| w.0),
     };
     let Some(anchor) = anchor else {
-        let status = if f.stop_ms.is_some() { ExpectStatus::NotReached } else { ExpectStatus::Fail };
-        return (done(status, "no anchor".into(), "no breaker transition to open happened to count from".into(), &mut line), line);
+        let status = if f.stop_ms.is_some() {
+            ExpectStatus::NotReached
+        } else {
+            ExpectStatus::Fail
+        };
+        return (
+            done(
+                status,
+                "no anchor".into(),
+                "no breaker transition to open happened to count from".into(),
+                &mut line,
+            ),
+            line,
+        );
     };
     let within = e.fires_within.map_or(0, dur_ms);
     // An alert already on before its anchor is not this anchor's alert.
     let Some(&(start, last)) = firing.iter().find(|s| s.0 >= anchor) else {
-        let status = if observed_until < anchor + within { ExpectStatus::NotReached } else { ExpectStatus::Fail };
+        let status = if observed_until < anchor + within {
+            ExpectStatus::NotReached
+        } else {
+            ExpectStatus::Fail
+        };
         let why = match firing.first() {
-            Some(s) => format!("its only firing began at {}, before its anchor at {}", secs(s.0), secs(anchor)),
-            None => format!("did not fire (Prometheus's ALERTS has no firing sample after {})", secs(anchor)),
+            Some(s) => format!(
+                "its only firing began at {}, before its anchor at {}",
+                secs(s.0),
+                secs(anchor)
+            ),
+            None => format!(
+                "did not fire (Prometheus's ALERTS has no firing sample after {})",
+                secs(anchor)
+            ),
         };
         return (done(status, "did not fire".into(), why, &mut line), line);
     };
@@ -321,7 +375,11 @@ fn judge_alert(e: &ExpectAlert, seen: &AlertsSeen, f: &AlertFacts<'_>) -> (Expec
     let mut fails = Vec::new();
     let mut short = Vec::new();
     if start - anchor > within {
-        fails.push(format!("fired {} after its anchor, bound {}", secs(start - anchor), secs(within)));
+        fails.push(format!(
+            "fired {} after its anchor, bound {}",
+            secs(start - anchor),
+            secs(within)
+        ));
     }
     let res = resolved(last, seen);
     line.resolved_ms = res;
@@ -331,10 +389,20 @@ fn judge_alert(e: &ExpectAlert, seen: &AlertsSeen, f: &AlertFacts<'_>) -> (Expec
     if let Some(bound) = e.resolves_within.map(dur_ms) {
         let end = fault.and_then(|w| w.1).unwrap_or(i64::MAX);
         match res {
-            Some(r) if r - end > bound => fails.push(format!("resolved {} after the fault's end, bound {}", secs(r - end), secs(bound))),
+            Some(r) if r - end > bound => fails.push(format!(
+                "resolved {} after the fault's end, bound {}",
+                secs(r - end),
+                secs(bound)
+            )),
             Some(_) => {}
-            None if observed_until < end.saturating_add(bound) => short.push("the run ended before it was due to resolve".to_string()),
-            None => fails.push(format!("still firing at the end ({}), {} after the fault's end", secs(seen.end_ms), secs(seen.end_ms - end))),
+            None if observed_until < end.saturating_add(bound) => {
+                short.push("the run ended before it was due to resolve".to_string())
+            }
+            None => fails.push(format!(
+                "still firing at the end ({}), {} after the fault's end",
+                secs(seen.end_ms),
+                secs(seen.end_ms - end)
+            )),
         }
     }
     if let Some(bound) = e.notified_within.map(dur_ms) {
@@ -350,10 +418,16 @@ fn judge_alert(e: &ExpectAlert, seen: &AlertsSeen, f: &AlertFacts<'_>) -> (Expec
             Some(t) => {
                 observed.push(format!("notified {}", secs(t)));
                 if t - start > bound {
-                    fails.push(format!("notified {} after it fired, bound {}", secs(t - start), secs(bound)));
+                    fails.push(format!(
+                        "notified {} after it fired, bound {}",
+                        secs(t - start),
+                        secs(bound)
+                    ));
                 }
             }
-            None if observed_until < start + bound => short.push("the run ended before its notification was due".into()),
+            None if observed_until < start + bound => {
+                short.push("the run ended before its notification was due".into())
+            }
             None => fails.push("no firing notification reached the receiver".into()),
         }
     }
@@ -370,16 +444,34 @@ fn judge_alert(e: &ExpectAlert, seen: &AlertsSeen, f: &AlertFacts<'_>) -> (Expec
 }
 
 /// Judges one `[[expect.dashboard]]`.
-fn judge_dashboard(d: &ExpectDashboard, seen: &AlertsSeen, f: &AlertFacts<'_>) -> ExpectationResult {
+fn judge_dashboard(
+    d: &ExpectDashboard,
+    seen: &AlertsSeen,
+    f: &AlertFacts<'_>,
+) -> ExpectationResult {
     let within = dur_ms(d.within.unwrap_or(DASHBOARD_WITHIN));
     let subject = d.dep.clone().unwrap_or_else(|| "every dep".into());
-    let expected = format!("each breaker transition queryable in Prometheus ≤{}", secs(within));
-    let mut r = ExpectationResult::counted(ExpectKind::Dashboard, subject.clone(), expected.clone(), String::new());
+    let expected = format!(
+        "each breaker transition queryable in Prometheus ≤{}",
+        secs(within)
+    );
+    let mut r = ExpectationResult::counted(
+        ExpectKind::Dashboard,
+        subject.clone(),
+        expected.clone(),
+        String::new(),
+    );
     let mut count: BTreeMap<(String, &str, &str), usize> = BTreeMap::new();
     let (mut worst, mut judged, mut skipped) = (None::<(i64, String)>, 0usize, 0usize);
     let mut late = Vec::new();
-    for t in f.transitions.iter().filter(|t| d.dep.as_ref().is_none_or(|x| x == &t.dep)) {
-        let k = count.entry((t.dep.clone(), t.from.as_str(), t.to.as_str())).or_default();
+    for t in f
+        .transitions
+        .iter()
+        .filter(|t| d.dep.as_ref().is_none_or(|x| x == &t.dep))
+    {
+        let k = count
+            .entry((t.dep.clone(), t.from.as_str(), t.to.as_str()))
+            .or_default();
         *k += 1;
         let at = t.t_ms as i64;
         let seen_at = seen
@@ -394,13 +486,23 @@ fn judge_dashboard(d: &ExpectDashboard, seen: &AlertsSeen, f: &AlertFacts<'_>) -
             .filter(|(_, v)| *v >= *k as f64)
             .map(|p| p.0)
             .min();
-        let what = format!("{} {}→{} at {}", t.dep, t.from.as_str(), t.to.as_str(), secs(at));
+        let what = format!(
+            "{} {}→{} at {}",
+            t.dep,
+            t.from.as_str(),
+            t.to.as_str(),
+            secs(at)
+        );
         match seen_at {
             Some(v) => {
                 judged += 1;
                 let delay = (v - at).max(0);
                 if delay > within {
-                    late.push(format!("{what} queryable only at {} (+{})", secs(v), secs(delay)));
+                    late.push(format!(
+                        "{what} queryable only at {} (+{})",
+                        secs(v),
+                        secs(delay)
+                    ));
                 }
                 if worst.as_ref().is_none_or(|w| delay > w.0) {
                     worst = Some((delay, what));
@@ -411,18 +513,40 @@ fn judge_dashboard(d: &ExpectDashboard, seen: &AlertsSeen, f: &AlertFacts<'_>) -
         }
     }
     let tail = if skipped > 0 {
-        format!(" ({skipped} transition(s) in the last {} of the run not judged: the run ended before they were due)", secs(within))
+        format!(
+            " ({skipped} transition(s) in the last {} of the run not judged: the run ended before they were due)",
+            secs(within)
+        )
     } else {
         String::new()
     };
     let (status, observed, why) = if !late.is_empty() {
-        (ExpectStatus::Fail, format!("{} late", late.len()), late.join("; "))
+        (
+            ExpectStatus::Fail,
+            format!("{} late", late.len()),
+            late.join("; "),
+        )
     } else if let Some((delay, what)) = worst {
-        (ExpectStatus::Pass, format!("max +{}", secs(delay)), format!("{judged} transition(s), the slowest {what} +{}", secs(delay)))
+        (
+            ExpectStatus::Pass,
+            format!("max +{}", secs(delay)),
+            format!(
+                "{judged} transition(s), the slowest {what} +{}",
+                secs(delay)
+            ),
+        )
     } else if skipped > 0 || f.stop_ms.is_some() {
-        (ExpectStatus::NotReached, "none judged".into(), "no transition could be judged".into())
+        (
+            ExpectStatus::NotReached,
+            "none judged".into(),
+            "no transition could be judged".into(),
+        )
     } else {
-        (ExpectStatus::Fail, "no transition".into(), "no breaker transition happened: nothing was shown queryable".into())
+        (
+            ExpectStatus::Fail,
+            "no transition".into(),
+            "no breaker transition happened: nothing was shown queryable".into(),
+        )
     };
     r.observed = observed;
     r.ok = status == ExpectStatus::Pass;
@@ -445,7 +569,12 @@ pub fn evaluate(
             let mut rows = Vec::new();
             let mut part = AlertsPart::default();
             for e in alerts {
-                rows.push(row(e, ExpectStatus::NotReached, "not reached".into(), format!("not reached ({why})")));
+                rows.push(row(
+                    e,
+                    ExpectStatus::NotReached,
+                    "not reached".into(),
+                    format!("not reached ({why})"),
+                ));
                 part.table.push(AlertRow {
                     rule: e.subject(),
                     expected: e.expected(),
@@ -456,7 +585,14 @@ pub fn evaluate(
                 });
             }
             for d in dashboards {
-                let mut r = judge_dashboard(d, &AlertsSeen::default(), &AlertFacts { stop_ms: Some(0), ..*f });
+                let mut r = judge_dashboard(
+                    d,
+                    &AlertsSeen::default(),
+                    &AlertFacts {
+                        stop_ms: Some(0),
+                        ..*f
+                    },
+                );
                 r.status = ExpectStatus::NotReached;
                 r.ok = false;
                 r.observed = "not reached".into();
@@ -475,7 +611,14 @@ pub fn evaluate(
     }
     rows.extend(dashboards.iter().map(|d| judge_dashboard(d, seen, f)));
     let (spells, arrivals) = lane(seen);
-    (rows, AlertsPart { table, spells, arrivals })
+    (
+        rows,
+        AlertsPart {
+            table,
+            spells,
+            arrivals,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -502,7 +645,11 @@ mod tests {
             notifications: Some(vec![Notification {
                 t_ms: 14_500,
                 status: "firing".into(),
-                labels: [("alertname".to_string(), "BreakerOpen".to_string()), ("dep".into(), "crm".into())].into(),
+                labels: [
+                    ("alertname".to_string(), "BreakerOpen".to_string()),
+                    ("dep".into(), "crm".into()),
+                ]
+                .into(),
             }]),
             transitions_total: Vec::new(),
         }
@@ -522,7 +669,11 @@ mod tests {
     const FAULTS: &[(i64, Option<i64>)] = &[(5_000, Some(30_000))];
 
     fn facts() -> AlertFacts<'static> {
-        AlertFacts { faults: FAULTS, transitions: &[], stop_ms: None }
+        AlertFacts {
+            faults: FAULTS,
+            transitions: &[],
+            stop_ms: None,
+        }
     }
 
     #[test]
@@ -541,7 +692,11 @@ mod tests {
         // Too tight a bound fails, naming the delay.
         let (rows, _) = evaluate(&[expect(5)], &[], Ok(&s), &facts());
         assert_eq!(rows[0].status, ExpectStatus::Fail);
-        assert!(rows[0].detail.contains("fired 8.000s after"), "{}", rows[0].detail);
+        assert!(
+            rows[0].detail.contains("fired 8.000s after"),
+            "{}",
+            rows[0].detail
+        );
     }
 
     #[test]
@@ -549,7 +704,11 @@ mod tests {
         let s = seen(vec![]);
         let (rows, _) = evaluate(&[expect(10)], &[], Ok(&s), &facts());
         assert_eq!(rows[0].status, ExpectStatus::Fail);
-        let never = ExpectAlert { alert: "BreakerOpen".into(), never: true, ..Default::default() };
+        let never = ExpectAlert {
+            alert: "BreakerOpen".into(),
+            never: true,
+            ..Default::default()
+        };
         let (rows, _) = evaluate(std::slice::from_ref(&never), &[], Ok(&s), &facts());
         assert_eq!(rows[0].status, ExpectStatus::Pass, "{}", rows[0].detail);
         let mut down = seen(vec![]);
@@ -559,7 +718,12 @@ mod tests {
         let mut gap = seen(vec![]);
         gap.up.retain(|p| p.0 < 20_000 || p.0 > 40_000);
         let (rows, _) = evaluate(std::slice::from_ref(&never), &[], Ok(&gap), &facts());
-        assert_eq!(rows[0].status, ExpectStatus::NotReached, "{}", rows[0].detail);
+        assert_eq!(
+            rows[0].status,
+            ExpectStatus::NotReached,
+            "{}",
+            rows[0].detail
+        );
         let fired = seen(vec![series("BreakerOpen", "firing", "x", [9_000])]);
         let (rows, _) = evaluate(&[never], &[], Ok(&fired), &facts());
         assert_eq!(rows[0].status, ExpectStatus::Fail);
@@ -567,7 +731,12 @@ mod tests {
 
     #[test]
     fn still_firing_at_the_end_fails_its_resolve_bound() {
-        let s = seen(vec![series("BreakerOpen", "firing", "crm", (13..=60).map(|x| x * 1000))]);
+        let s = seen(vec![series(
+            "BreakerOpen",
+            "firing",
+            "crm",
+            (13..=60).map(|x| x * 1000),
+        )]);
         let (rows, part) = evaluate(&[expect(10)], &[], Ok(&s), &facts());
         assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
         assert_eq!(part.table[0].resolved_ms, None);
@@ -591,11 +760,18 @@ mod tests {
                 .collect(),
             points: vec![(9_000, 0.0), (11_000, 1.0)],
         }];
-        let f = AlertFacts { faults: FAULTS, transitions: std::slice::from_ref(&tr), stop_ms: None };
+        let f = AlertFacts {
+            faults: FAULTS,
+            transitions: std::slice::from_ref(&tr),
+            stop_ms: None,
+        };
         let d = ExpectDashboard::default();
         let (rows, _) = evaluate(&[], std::slice::from_ref(&d), Ok(&s), &f);
         assert_eq!(rows[0].status, ExpectStatus::Pass, "{}", rows[0].detail);
-        let tight = ExpectDashboard { within: Some(Duration::from_millis(500)), ..d };
+        let tight = ExpectDashboard {
+            within: Some(Duration::from_millis(500)),
+            ..d
+        };
         let (rows, _) = evaluate(&[], &[tight], Ok(&s), &f);
         assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
     }

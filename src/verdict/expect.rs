@@ -12,11 +12,11 @@ use crate::engine::events::BreakerState;
 use crate::scrape::Selector;
 
 use super::alert::{ExpectAlert, ExpectDashboard};
-use super::turn::ExpectTurn;
 use super::ground::{
     ExpectAttempts, ExpectFirstRequest, ExpectGatewayCooldown, ExpectGatewayDecision,
     ExpectNoRequest, ExpectRecovered, ExpectRetryGaps,
 };
+use super::turn::ExpectTurn;
 
 /// Default tolerance of a transition expectation without `tolerance`.
 pub(crate) const DEFAULT_TOLERANCE: Duration = Duration::from_secs(1);

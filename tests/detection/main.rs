@@ -8,17 +8,16 @@
 //! so `.ci/test` runs it beside the other long real-time binaries (docs/testing.md). Needs
 //! `prometheus`, `promtool` and `prometheus-alertmanager` (or `alertmanager`) on PATH.
 
-/// The parts of the integration tests' `support` this binary uses.
+/// The integration tests' run helpers (`tests/support/run.rs`).
 #[allow(dead_code)]
-mod support {
-    pub mod run;
-}
+#[path = "../support/run.rs"]
+mod run;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::run::{fixture, mutated_copy, repo_root, report_json, reported_path, show};
+use run::{fixture, mutated_copy, repo_root, report_json, reported_path, show};
 
 /// Fails naming the tool when it is missing (`.ci/test` installs it).
 fn require_tools() {
@@ -101,7 +100,13 @@ fn detail_of(r: &serde_json::Value, kind: &str) -> Vec<String> {
     rows(r)
         .iter()
         .filter(|e| e["kind"] == kind)
-        .map(|e| format!("{} {}", e["status"], e["detail"].as_str().unwrap_or_default()))
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["status"],
+                e["detail"].as_str().unwrap_or_default()
+            )
+        })
         .collect()
 }
 
@@ -110,13 +115,16 @@ fn the_breaker_open_fixture_fires_pages_and_resolves() {
     require_tools();
     let tmp = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let out = rehearse(
-        &["--scenario", "prometheus-breaker-open"],
-        tmp.path(),
-    );
+    let out = rehearse(&["--scenario", "prometheus-breaker-open"], tmp.path());
     let took = started.elapsed();
     let r = report_json(&out);
-    assert_eq!(out.status.code(), Some(0), "{}\nalerts: {:#?}", show(&out), detail_of(&r, "alert"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\nalerts: {:#?}",
+        show(&out),
+        detail_of(&r, "alert")
+    );
     let p = &r["policies"][0];
     // BreakerOpen fired, resolved and was notified; the disagreement alert stayed silent.
     let table = p["alerts"]["table"].as_array().expect("alert table");
@@ -133,8 +141,14 @@ fn the_breaker_open_fixture_fires_pages_and_resolves() {
     let spells = p["alerts"]["spells"].as_array().unwrap();
     assert!(spells.iter().any(|s| s["state"] == "pending"), "{spells:?}");
     let arrivals = p["alerts"]["arrivals"].as_array().unwrap();
-    assert!(arrivals.iter().any(|a| a["status"] == "firing"), "{arrivals:?}");
-    assert!(arrivals.iter().any(|a| a["status"] == "resolved"), "{arrivals:?}");
+    assert!(
+        arrivals.iter().any(|a| a["status"] == "firing"),
+        "{arrivals:?}"
+    );
+    assert!(
+        arrivals.iter().any(|a| a["status"] == "resolved"),
+        "{arrivals:?}"
+    );
     // The dashboards rule was judged and held.
     assert!(
         rows(&r)
@@ -158,7 +172,10 @@ fn the_breaker_open_fixture_fires_pages_and_resolves() {
     let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
     assert!(html.contains("<g class=\"alerts\">") && html.contains("<h2>Alerts</h2>"));
     let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
-    assert!(md.contains("| rule | expected | fired at | resolved at | notified at | ok |"), "{md}");
+    assert!(
+        md.contains("| rule | expected | fired at | resolved at | notified at | ok |"),
+        "{md}"
+    );
     let junit = std::fs::read_to_string(run_dir.join("report.junit.xml")).unwrap();
     assert!(junit.contains("BreakerOpen"), "{junit}");
     println!("took {took:?}; fired {fired} ms, resolved {resolved} ms, notified {notified} ms");
@@ -195,7 +212,10 @@ fn a_mutant_expecting_an_alert_that_cannot_fire_fails() {
         "{}",
         failed[0]["detail"]
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL [retry-gate] HealthBreakerDisagreement"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("FAIL [retry-gate] HealthBreakerDisagreement")
+    );
 }
 
 #[test]
@@ -204,8 +224,17 @@ fn the_disagreement_fixture_fires_after_three_minutes() {
     let tmp = tempfile::tempdir().unwrap();
     let out = rehearse(&["--scenario", "prometheus-disagreement"], tmp.path());
     let r = report_json(&out);
-    assert_eq!(out.status.code(), Some(0), "{}\n{:#?}", show(&out), detail_of(&r, "alert"));
-    let table = r["policies"][0]["alerts"]["table"].as_array().unwrap().clone();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{:#?}",
+        show(&out),
+        detail_of(&r, "alert")
+    );
+    let table = r["policies"][0]["alerts"]["table"]
+        .as_array()
+        .unwrap()
+        .clone();
     let fired = table[0]["fired_ms"].as_i64().expect("fired");
     assert!(fired >= 180_000, "the 3-minute alert fired at {fired} ms");
     assert!(monitoring_processes_under(tmp.path()).is_empty());
@@ -228,7 +257,12 @@ fn a_run_killed_with_sigkill_leaves_no_prometheus_or_alertmanager() {
     require_tools();
     let tmp = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rehearse"))
-        .args(["--scenario", "prometheus-breaker-open", "--no-progress", "--report-dir"])
+        .args([
+            "--scenario",
+            "prometheus-breaker-open",
+            "--no-progress",
+            "--report-dir",
+        ])
         .arg(tmp.path())
         .current_dir(repo_root())
         .stdout(Stdio::null())
@@ -303,12 +337,21 @@ fn bad_input_is_exit_2_saying_what_and_where() {
 
     // Another speed.
     let out = rehearse(
-        &["run", "--scenario", fixture("prometheus-breaker-open").to_str().unwrap(), "--speed", "2"],
+        &[
+            "run",
+            "--scenario",
+            fixture("prometheus-breaker-open").to_str().unwrap(),
+            "--speed",
+            "2",
+        ],
         dir,
     );
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("speed 1 only") && err.contains("wall"), "{err}");
+    assert!(
+        err.contains("speed 1 only") && err.contains("wall"),
+        "{err}"
+    );
 
     // No prometheus on PATH.
     let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
@@ -322,7 +365,10 @@ fn bad_input_is_exit_2_saying_what_and_where() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("`prometheus`") && err.contains("apt-get install prometheus"), "{err}");
+    assert!(
+        err.contains("`prometheus`") && err.contains("apt-get install prometheus"),
+        "{err}"
+    );
 
     // A rule file promtool rejects: its file and line.
     std::fs::write(
@@ -330,7 +376,12 @@ fn bad_input_is_exit_2_saying_what_and_where() {
         "groups:\n- name: g\n  rules:\n  - alert: BreakerNotClosedFast\n    expr: breaker_state >\n",
     )
     .unwrap();
-    let s = bad(dir, |t| t.replace("alertmanager = true", "alertmanager = true\nrules = [\"broken.yml\"]"));
+    let s = bad(dir, |t| {
+        t.replace(
+            "alertmanager = true",
+            "alertmanager = true\nrules = [\"broken.yml\"]",
+        )
+    });
     let out = rehearse(&["run", "--scenario", s.to_str().unwrap()], dir);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -338,13 +389,21 @@ fn bad_input_is_exit_2_saying_what_and_where() {
     assert!(err.contains("promtool check rules rejected it"), "{err}");
 
     // An unknown alert name: file:line:col, the nearest name and every name there is.
-    let s = bad(dir, |t| t.replace("alert = \"BreakerOpen\"", "alert = \"BreakerOpn\""));
+    let s = bad(dir, |t| {
+        t.replace("alert = \"BreakerOpen\"", "alert = \"BreakerOpn\"")
+    });
     let text = std::fs::read_to_string(&s).unwrap();
     let line = text.lines().position(|l| l.contains("BreakerOpn")).unwrap() + 1;
-    for out in [validate(&s), rehearse(&["run", "--scenario", s.to_str().unwrap()], dir)] {
+    for out in [
+        validate(&s),
+        rehearse(&["run", "--scenario", s.to_str().unwrap()], dir),
+    ] {
         assert_eq!(out.status.code(), Some(2), "{}", show(&out));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(&format!("{}:{line}:9: ", s.display())), "{err}");
+        assert!(
+            err.contains(&format!("{}:{line}:9: ", s.display())),
+            "{err}"
+        );
         assert!(err.contains("did you mean `BreakerOpen`?"), "{err}");
         assert!(err.contains("HealthBreakerDisagreement"), "{err}");
     }
@@ -354,7 +413,10 @@ fn bad_input_is_exit_2_saying_what_and_where() {
     let s = bad(dir, |t| {
         t.replace(
             "alertmanager = true",
-            &format!("alertmanager = true\nrules = [{:?}]", rules.display().to_string()),
+            &format!(
+                "alertmanager = true\nrules = [{:?}]",
+                rules.display().to_string()
+            ),
         )
     });
     let out = validate(&s);

@@ -40,7 +40,11 @@ pub(super) fn lanes(o: &mut String, part: &AlertsPart, sc: &Scale, limit: u64, t
         for s in part.spells.iter().filter(|s| s.alert == name) {
             let (from, to) = (clip(s.from_ms), clip(s.to_ms));
             let (x0, x1) = sc.span(from, to);
-            let fill = if s.state == "firing" { "#d9342b" } else { "#f59e0b" };
+            let fill = if s.state == "firing" {
+                "#d9342b"
+            } else {
+                "#f59e0b"
+            };
             let _ = write!(
                 o,
                 r##"<rect class="{}" x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}" fill-opacity="0.85"><title>{} {} {}–{}</title></rect>"##,
@@ -56,7 +60,11 @@ pub(super) fn lanes(o: &mut String, part: &AlertsPart, sc: &Scale, limit: u64, t
         }
         for a in part.arrivals.iter().filter(|a| a.alert == name) {
             let x = sc.x(clip(a.t_ms));
-            let fill = if a.status == "resolved" { "#15803d" } else { "#111827" };
+            let fill = if a.status == "resolved" {
+                "#15803d"
+            } else {
+                "#111827"
+            };
             let _ = write!(
                 o,
                 r##"<path class="notified" d="M{:.1},{:.1} l10,0 l-5,8 z" fill="{fill}"><title>notification ({}) at {}</title></path>"##,
