@@ -15,7 +15,9 @@ mod run;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use run::{fixture, mutated_copy, repo_root, report_json, reported_path, show};
 
