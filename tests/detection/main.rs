@@ -375,7 +375,8 @@ fn bad_input_is_exit_2_saying_what_and_where() {
     // A rule file promtool rejects: its file and line.
     std::fs::write(
         dir.join("broken.yml"),
-        "groups:\n- name: g\n  rules:\n  - alert: BreakerNotClosedFast\n    expr: breaker_state >\n",
+        "groups:\n- name: g\n  rules:\n  - alert: BreakerOpen\n    expr: breaker_state >\n  \
+         - alert: HealthBreakerDisagreement\n    expr: health_breaker_disagreement_seconds >= 180\n",
     )
     .unwrap();
     let s = bad(dir, |t| {
