@@ -58,6 +58,10 @@
 //!   `run::warmup`), the ground-truth and OpenClaw expectations `verdict::ground*` and
 //!   `verdict::gateway_eval`, the turn expectations `verdict::turn` (over how each turn ended,
 //!   `gateway::openclaw::TurnEnd`).
+//! - [`detection`]: the detection path in a run (`[prometheus]`): a real Prometheus (and
+//!   Alertmanager, with the harness's webhook receiver) started from PATH, the targets every
+//!   kind of run publishes arm by arm, and what the alert judge (`verdict::alert_eval`) reads
+//!   back from its HTTP API.
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and its
 //!   contradictions with a scenario's timings.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, the `Speed` type
@@ -91,8 +95,8 @@ macro_rules! internal {
 }
 
 internal!(
-    fleet, gateway, history, host, jobmetrics, monitoring, rehearsal, replay, report, retention,
-    run, scenario, schedule, scrape, transport, upstream, verdict, wire,
+    detection, fleet, gateway, history, host, jobmetrics, monitoring, rehearsal, replay, report,
+    retention, run, scenario, schedule, scrape, transport, upstream, verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

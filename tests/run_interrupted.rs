@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::support::run::{fixture, mutated_copy, repo_root, report_json, reported_path, show};
+use crate::support::run::{
+    mutated_copy, repo_root, report_json, reported_path, show, strip_prometheus, without_prometheus,
+};
 
 /// How long after the spawn the SIGTERM goes out.
 const STOP_AFTER: Duration = Duration::from_secs(5);
@@ -140,6 +142,7 @@ fn assert_stopped_weekly(out: &Output) -> serde_json::Value {
 fn sigterm_early_in_weekly_leaves_late_checks_not_reached_and_an_ab_policy_not_run() {
     let tmp = tempfile::tempdir().unwrap();
     let ab = mutated_copy("weekly", tmp.path(), "ab", |s| {
+        let s = strip_prometheus(&s);
         let t = s.replace(
             "policies = [\"retry-gate\"]",
             "policies = [\"retry-gate\", \"legacy\"]",
@@ -149,7 +152,9 @@ fn sigterm_early_in_weekly_leaves_late_checks_not_reached_and_an_ab_policy_not_r
     });
     let (r1, r2) = (tmp.path().join("weekly"), tmp.path().join("ab"));
     let started = Instant::now();
-    let weekly = spawn(&fixture("weekly"), &r1);
+    // SIGTERM semantics, not the detection path (tests/detection): no Prometheus.
+    let plain = without_prometheus("weekly", tmp.path());
+    let weekly = spawn(&plain, &r1);
     let ab_child = spawn(&ab, &r2);
     let other = thread::spawn(move || terminate(ab_child, started));
     let weekly_out = terminate(weekly, started);

@@ -9,7 +9,7 @@ use crate::support::reading::{
 };
 use crate::support::run::{
     assert_canaries_reconcile, fixture, repo_root, report_json, reported_path, run_in,
-    run_scenario, show,
+    run_scenario, show, without_prometheus,
 };
 
 /// The fixture scenarios and the `--speed` CI runs them at (wall time = duration / speed).
@@ -141,12 +141,14 @@ fn every_fixture_scenario_passes_at_ci_speed_and_the_readme_command_works() {
                     }
                     Some(speed) => {
                         let dir = root.join(&name);
+                        // The detection path runs at speed 1 only (tests/detection).
+                        let path = without_prometheus(&name, &root);
                         run_in(
                             &repo_root(),
                             &[
                                 "run",
                                 "--scenario",
-                                fixture(&name).to_str().unwrap(),
+                                path.to_str().unwrap(),
                                 "--speed",
                                 &speed.to_string(),
                                 "--report-dir",

@@ -47,9 +47,10 @@ fn weekly_scenario_passes_at_speed_1_with_every_expectation_ok() {
     assert!(took.as_secs() >= 300, "a ×1 weekly run took {took:?}");
     assert!(p["elapsed_ms"].as_u64().unwrap() >= 300_000);
     // Every expectation of the scenario was judged (5 transitions, probe spacing, 3 deps that must
-    // not transition, 2 metrics), timed by the event log, and the scrapes agree with it: an open
+    // not transition, 2 metrics, 2 alerts and the dashboards rule judged from a real Prometheus),
+    // timed by the event log, and the scrapes agree with it: an open
     // breaker whose open time ran out read half-open in the next scrape.
-    assert_eq!(p["expectations"].as_array().unwrap().len(), 11);
+    assert_eq!(p["expectations"].as_array().unwrap().len(), 14);
     assert_eq!(p["transition_times"], "events.jsonl");
     assert_eq!(
         p["disagreements"].as_array().map(Vec::len),
@@ -58,6 +59,16 @@ fn weekly_scenario_passes_at_speed_1_with_every_expectation_ok() {
         p["disagreements"]
     );
     assert!(r["replay"]["sent"].as_u64().unwrap() > 2_500);
+    // The detection path: the alert table, and the alerts lane in the timeline.
+    assert_eq!(p["alerts"]["table"].as_array().map(Vec::len), Some(2));
+    assert!(
+        p["alerts"]["arrivals"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    );
+    let html = std::fs::read_to_string(md.with_file_name("report.html")).unwrap();
+    assert!(html.contains("<g class=\"alerts\">"), "no alerts lane");
+    assert!(html.contains("<h2>Alerts</h2>"), "no alerts table");
     let (calls, failures) = assert_canaries_reconcile(&md);
     assert!(calls >= 150, "{calls} canaries in five minutes");
     // The figures, for the record (`cargo test --test weekly -- --nocapture`).

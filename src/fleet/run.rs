@@ -292,6 +292,19 @@ pub(crate) async fn run_coordination(
         }));
     }
 
+    // A [prometheus] of the run scrapes every host from the clock's start.
+    let prom_targets: Vec<crate::detection::Target> = procs
+        .iter()
+        .map(|p| crate::detection::Target {
+            url: metrics_url(p.metrics),
+            host: p.id.clone(),
+        })
+        .collect();
+    // The clock's start (`start`, a moment ago) on the wall clock.
+    files
+        .targets
+        .publish(label, SystemTime::now() - start.elapsed(), &prom_targets);
+
     // Coordinator faults on their schedule.
     let fault_log = Arc::new(FaultLog::default());
     let fault_task = tokio::spawn(faults.run(spawned, start, fault_log.clone()));
@@ -304,6 +317,7 @@ pub(crate) async fn run_coordination(
         _ = stop.requested() => {}
     }
     let elapsed_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    files.targets.withdraw(label);
     let stopped = stop
         .reason()
         .filter(|_| elapsed_ms < u64::try_from(run_for.as_millis()).unwrap_or(u64::MAX));

@@ -93,6 +93,7 @@ fn observation(plan: &ScenarioPlan, run: FleetRun, fr: &FleetRunReport) -> Obser
         read_failures: None,
         stopped: run.stopped,
         failed: None,
+        alerts: None,
     }
 }
 

@@ -55,8 +55,86 @@ impl SystemUnderTest {
         stop: &Shutdown,
         plain_progress: bool,
     ) -> Report {
-        let observed = self.observe(sp, dir, files, stop, plain_progress).await;
+        let Some(spec) = &sp.checked.file.prometheus else {
+            let observed = self.observe(sp, dir, files, stop, plain_progress).await;
+            return crate::run::assemble::report(sp, observed);
+        };
+        // The detection path, once for every kind: started before the first arm, each arm
+        // publishing its metrics endpoints (`files.targets`), read arm by arm after the last,
+        // stopped by pid; its death mid-run stops the run and is its harness failure.
+        let mut detection =
+            match crate::detection::Detection::start(spec, &sp.checked.path, dir, &files.targets)
+                .await
+            {
+                Ok(d) => d,
+                Err(why) => {
+                    let observed = self.not_started(sp, format!("[prometheus]: {why}"));
+                    return crate::run::assemble::report(sp, observed);
+                }
+            };
+        let run_stop = Shutdown::new();
+        let forward = {
+            let (outer, inner) = (stop.clone(), run_stop.clone());
+            tokio::spawn(async move {
+                outer.requested().await;
+                inner.request(&outer.reason().unwrap_or_default());
+            })
+        };
+        detection.watch(&run_stop);
+        let mut observed = self
+            .observe(sp, dir, files, &run_stop, plain_progress)
+            .await;
+        forward.abort();
+        if let Some(why) = detection.died() {
+            observed.error.get_or_insert(why);
+        } else if let Some(why) = files.targets.write_error() {
+            observed.error.get_or_insert(why);
+        }
+        let windows = files.targets.windows();
+        for o in &mut observed.observations {
+            let Some(i) = windows.iter().rposition(|w| w.arm == o.arm) else {
+                o.alerts = Some(Err("the arm never published its metrics endpoints".into()));
+                continue;
+            };
+            let next = windows.get(i + 1).map(|w| w.start_unix_ms);
+            o.alerts = Some(match detection.died() {
+                Some(_) => Err("Prometheus or Alertmanager died mid-run".into()),
+                None => detection.read(&windows[i], next).await,
+            });
+        }
+        detection.stop();
         crate::run::assemble::report(sp, observed)
+    }
+
+    /// A run that could not start: every arm not run, the harness error `why`.
+    fn not_started(self, sp: &ScenarioPlan, why: String) -> Observed {
+        let file = &sp.checked.file;
+        let (arm, arms): (&'static str, Vec<String>) = match self {
+            Self::Embedded => (
+                "policy",
+                sp.policies.iter().map(|p| p.as_str().to_string()).collect(),
+            ),
+            Self::Gateway => ("target", vec![file.target.kind.as_str().to_string()]),
+            Self::Fleet => (
+                "coordination",
+                file.fleet
+                    .coordination
+                    .iter()
+                    .map(|c| c.as_str().to_string())
+                    .collect(),
+            ),
+        };
+        Observed {
+            arm,
+            arms,
+            observations: Vec::new(),
+            error: Some(why),
+            started_at: crate::report::rfc3339(std::time::SystemTime::now()),
+            host: serde_json::to_value(crate::host::fingerprint()).unwrap_or_default(),
+            contradictions: Vec::new(),
+            speed: sp.speed.get(),
+            part: crate::run::observation::KindPart::Embedded,
+        }
     }
 
     /// Runs every arm of `sp` into `dir` and `files` until it ends or `stop` is requested; what

@@ -238,6 +238,7 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
         upstream_cap: None,
         unjudged: None,
         figures: None,
+        alerts: None,
     }
 }
 

@@ -148,6 +148,15 @@ pub fn render(r: &Report) -> String {
         }
         o.push_str("</table>\n");
     }
+    if r.policies.iter().any(|p| p.alerts.is_some()) {
+        o.push_str("<h2>Alerts</h2>\n");
+        for p in &r.policies {
+            if let Some(t) = table::alerts(p) {
+                let _ = writeln!(o, "<h3>Policy <code>{}</code></h3>", esc(&p.policy));
+                t.html(&mut o);
+            }
+        }
+    }
     let engine = r.target.is_none();
     if engine {
         o.push_str("<h2>Policies side by side</h2>\n<table><tr><th></th>");

@@ -180,6 +180,15 @@ pub fn render(r: &Report) -> String {
         o.push('\n');
         o.push_str(&figures);
     }
+    if r.policies.iter().any(|p| p.alerts.is_some()) {
+        o.push_str("\n## Alerts\n");
+        for p in &r.policies {
+            if let Some(t) = table::alerts(p) {
+                let _ = writeln!(o, "\n### Policy `{}`\n", p.policy);
+                t.markdown(&mut o);
+            }
+        }
+    }
     if engine {
         o.push_str("\n## Policies side by side\n\n");
         let _ = writeln!(

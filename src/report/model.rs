@@ -231,6 +231,10 @@ pub struct PolicyReport {
     /// The arm's key figures (`report::figures`; absent in reports written before them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figures: Option<crate::report::figures::KeyFigures>,
+    /// With `[prometheus]`: the alert table (one row per `[[expect.alert]]`) and the alerts
+    /// lane (pending and firing spells, notification arrivals), scenario ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<crate::verdict::alert_eval::AlertsPart>,
 }
 
 impl PolicyReport {
@@ -259,6 +263,7 @@ impl PolicyReport {
             upstream_cap: None,
             unjudged: None,
             figures: None,
+            alerts: None,
         }
     }
 }

@@ -337,6 +337,35 @@ pub(crate) fn time_base(r: &Report) -> String {
     s
 }
 
+/// With `[prometheus]`: one row per `[[expect.alert]]` — the rule, what was expected, when
+/// Prometheus had it fire and resolve, when its notification arrived, and the row's mark.
+pub fn alerts(p: &PolicyReport) -> Option<Table> {
+    let part = p.alerts.as_ref()?;
+    let mut t = Table::new(
+        &[
+            "rule",
+            "expected",
+            "fired at",
+            "resolved at",
+            "notified at",
+            "ok",
+        ],
+        &[false, false, true, true, true, false],
+    );
+    let at = |v: Option<i64>| v.map_or("—".to_string(), secs);
+    for a in &part.table {
+        t.rows.push(vec![
+            a.rule.clone(),
+            a.expected.clone(),
+            at(a.fired_ms),
+            at(a.resolved_ms),
+            at(a.notified_ms),
+            super::lead::mark(a.status).to_string(),
+        ]);
+    }
+    Some(t)
+}
+
 /// Synthetic health checks per dep: canary calls, failures, and the longest canary/breaker
 /// disagreement any scrape saw, in scenario seconds like every other time (the gauge counts
 /// wall seconds; the report builder multiplied by the speed).

@@ -126,5 +126,6 @@ fn observation(sp: &ScenarioPlan, run: PolicyRun) -> Observation {
         read_failures: Some(serde_json::to_value(run.diagnostics.snapshot()).unwrap_or_default()),
         stopped: run.stopped,
         failed: run.failed,
+        alerts: None,
     }
 }

@@ -290,6 +290,23 @@ pub async fn run_external(
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
     run.set_start(start_unix_s);
+    // A [prometheus] of the run scrapes the gateway's metrics_url from the clock's start.
+    let prom_targets: Vec<crate::detection::Target> = file
+        .target
+        .metrics_url
+        .as_ref()
+        .and_then(|u| u.parse::<http::Uri>().ok())
+        .map(|url| crate::detection::Target {
+            url,
+            host: "sut".into(),
+        })
+        .into_iter()
+        .collect();
+    files.targets.publish(
+        kind.as_str(),
+        UNIX_EPOCH + Duration::from_secs_f64(start_unix_s),
+        &prom_targets,
+    );
     let scrape_stop = Shutdown::new();
     let scraper = scraper.map(|s| {
         let s = s.starting_at(start);
@@ -353,6 +370,7 @@ pub async fn run_external(
     rows.sort_by_key(|r| (r.at_ms, r.line));
     run.target.turns = rows;
     run.elapsed_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    files.targets.withdraw(kind.as_str());
     run.stopped = stop_cut(stop.reason(), outstanding, run.elapsed_ms, duration_ms);
 
     // Stop the gateway, keep what it decided and remembers.

@@ -140,6 +140,7 @@ impl<'a> ExternalRun<'a> {
             read_failures: None,
             stopped: self.stopped,
             failed: error.clone(),
+            alerts: None,
         };
         let started = UNIX_EPOCH + Duration::from_secs_f64(self.start_unix_s.max(0.0));
         let mut target = self.target;

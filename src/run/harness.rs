@@ -52,6 +52,8 @@ pub struct RunFiles {
     pub upstream: Arc<JsonlFile>,
     /// scrapes.prom.gz (every raw scrape, appended as it comes, one gzip member each)
     pub scrapes: Arc<PromFile>,
+    /// What a `[prometheus]` of the run scrapes, published arm by arm (inert without one).
+    pub targets: crate::detection::Targets,
 }
 
 impl RunFiles {
@@ -61,6 +63,7 @@ impl RunFiles {
             events: JsonlFile::open(&dir.join("events.jsonl"))?,
             upstream: JsonlFile::open(&dir.join("upstream.jsonl"))?,
             scrapes: PromFile::open(&dir.join(crate::scrape::SCRAPES_FILE))?,
+            targets: crate::detection::Targets::default(),
         })
     }
 }
@@ -242,6 +245,16 @@ pub async fn run_policy(
         metrics_url(m_addr)
     );
 
+    // A [prometheus] of the run scrapes the engine too, from its clock's start.
+    files.targets.publish(
+        pname,
+        wall_start,
+        &[crate::detection::Target {
+            url: metrics_url(m_addr),
+            host: "sut".into(),
+        }],
+    );
+
     // Scraper and progress.
     let scraper = Scraper::new(ScraperConfig {
         url: metrics_url(m_addr),
@@ -316,6 +329,7 @@ pub async fn run_policy(
         _ = died.requested() => {}
     }
     let elapsed_ms = start.elapsed().as_millis() as u64;
+    files.targets.withdraw(pname);
 
     // Final scrape, then shut everything down.
     scrape_stop.request("the run ended");

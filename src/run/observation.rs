@@ -66,6 +66,10 @@ pub struct Observation {
     pub stopped: Option<String>,
     /// The harness failure that ended the arm, when one did.
     pub failed: Option<String>,
+    /// What the run's `[prometheus]` held about this arm (its `ALERTS`, `up`, transitions and
+    /// the receiver's notifications), read after the run; `Err` says why it could not be
+    /// read; `None` without `[prometheus]`.
+    pub alerts: Option<Result<crate::verdict::alert_eval::AlertsSeen, String>>,
 }
 
 impl Observation {

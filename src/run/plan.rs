@@ -108,6 +108,11 @@ pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
         let checked = check(&path).with_context(|| format!("scenario `{arg}`"))?;
         check_target_run(&checked, speed, &cli_policies)
             .with_context(|| format!("scenario `{arg}`"))?;
+        if let Some(p) = &checked.file.prometheus {
+            crate::detection::preflight(p, &checked.path, speed)
+                .map_err(|e| anyhow::anyhow!(e))
+                .with_context(|| format!("scenario `{arg}`"))?;
+        }
         let policies = if cli_policies.is_empty() {
             checked.file.policies.clone()
         } else {

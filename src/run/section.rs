@@ -96,9 +96,11 @@ pub fn section(
                 elapsed_ms: t.elapsed_ms,
             })
             .collect();
-        report
-            .expectations
-            .extend(crate::verdict::turn::evaluate(&expect.turn, &turns, o.cut()));
+        report.expectations.extend(crate::verdict::turn::evaluate(
+            &expect.turn,
+            &turns,
+            o.cut(),
+        ));
     }
     if let Some(e) = engine {
         let others: Vec<(&str, &[Transition])> = e
@@ -116,6 +118,23 @@ pub fn section(
     }
     if file.target.kind.is_external() {
         never_exported(&mut report.expectations, &expect, &o.scrapes);
+    }
+    if file.prometheus.is_some() {
+        let stop = o.cut().then(|| scenario_ms_u(o.elapsed_ms, o.speed) as i64);
+        let seen = match &o.alerts {
+            Some(Ok(s)) => Ok(s),
+            Some(Err(why)) => Err(why.as_str()),
+            None => Err("Prometheus was not read"),
+        };
+        let (rows, part) = alert_rows(
+            file,
+            &expect,
+            engine.map_or(&[][..], |e| &e.transitions),
+            seen,
+            stop,
+        );
+        report.expectations.extend(rows);
+        report.alerts = Some(part);
     }
     let stop = o.cut().then(|| scenario_ms_u(o.elapsed_ms, o.speed));
     report
@@ -146,6 +165,32 @@ pub fn section(
         .collect();
     report.figures = Some(super::figures::of_section(o, &report, provider_of));
     report
+}
+
+/// The `[[expect.alert]]` and `[[expect.dashboard]]` rows of an arm and its alert part, from
+/// what Prometheus held about it (`seen`, or why it could not be read).
+fn alert_rows(
+    file: &crate::scenario::ScenarioFile,
+    expect: &Expectations,
+    transitions: &[Transition],
+    seen: Result<&crate::verdict::alert_eval::AlertsSeen, &str>,
+    stop_ms: Option<i64>,
+) -> (
+    Vec<ExpectationResult>,
+    crate::verdict::alert_eval::AlertsPart,
+) {
+    let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    let faults: Vec<(i64, Option<i64>)> = file
+        .fault
+        .iter()
+        .map(|f| (f.from.map_or(0, ms), f.until.map(ms)))
+        .collect();
+    let facts = crate::verdict::alert_eval::AlertFacts {
+        faults: &faults,
+        transitions,
+        stop_ms,
+    };
+    crate::verdict::alert_eval::evaluate(&expect.alert, &expect.dashboard, seen, &facts)
 }
 
 /// A foreign gateway's metrics are not the engine's catalogue, so `validate` cannot check a
@@ -414,6 +459,11 @@ pub fn not_run(plan: &ScenarioPlan, arm: &str, why: &str) -> PolicyReport {
         plan.speed.get(),
         Some(0),
     );
+    let arm_expect = file.expect_for(arm);
+    if file.prometheus.is_some() {
+        let (rows, _) = alert_rows(file, &arm_expect, &[], Err(why), Some(0));
+        expectations.extend(rows);
+    }
     for e in &mut expectations {
         let subject = e.dep.as_deref().map_or(String::new(), |d| format!("{d} "));
         e.detail = format!(

@@ -70,6 +70,9 @@ pub struct ScenarioFile {
     /// `[upstream]`: where the mock upstream listens.
     #[serde(default)]
     pub upstream: UpstreamSpec,
+    /// `[prometheus]`: a real Prometheus (and Alertmanager) in the run (docs/alerts.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prometheus: Option<super::prometheus::PrometheusSpec>,
 }
 
 fn default_scrape_interval() -> Duration {

@@ -7,6 +7,7 @@ pub(crate) mod fleet;
 pub(crate) mod format;
 pub mod gateway;
 pub(crate) mod locate;
+pub(crate) mod prometheus;
 pub mod resolve;
 pub(crate) mod target;
 pub mod validate;

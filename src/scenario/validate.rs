@@ -138,11 +138,18 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     file.expect
         .validate(&names)
         .map_err(|e| invalid(&e.field, e.msg))?;
+    check_alerts(path, &file).map_err(|e| invalid(&e.field, e.message))?;
 
     // A foreign gateway's metrics (`[target] metrics_url`) are not the engine's catalogue: a
     // family it never exported fails its row when judged, with that reason.
     let engine_metrics = !file.target.kind.is_external();
-    for (i, m) in file.expect.metric.iter().enumerate().filter(|_| engine_metrics) {
+    for (i, m) in file
+        .expect
+        .metric
+        .iter()
+        .enumerate()
+        .filter(|_| engine_metrics)
+    {
         let field = format!("expect.metric[{i}].series");
         let sel = &m.series;
         if let Err(problem) = check_selector(&sel.name, sel.labels.keys().map(String::as_str)) {
@@ -221,6 +228,43 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         beyond_duration,
         warnings,
     })
+}
+
+/// `[prometheus]` and the alert tables: the table's own checks, its rule files readable, and
+/// every `[[expect.alert]]` naming an alert those rules define (the shipped rules by default).
+fn check_alerts(path: &Path, file: &ScenarioFile) -> Result<(), FieldError> {
+    let mut names = Vec::new();
+    if let Some(p) = &file.prometheus {
+        p.validate()
+            .map_err(|e| FieldError::new(format!("prometheus.{}", e.field), e.message))?;
+        if p.rules.is_empty() {
+            names = crate::monitoring::shipped_alert_names();
+        }
+        for (i, rule_file) in p.rule_paths(path).iter().enumerate() {
+            let text = std::fs::read_to_string(rule_file).map_err(|e| {
+                FieldError::new(
+                    format!("prometheus.rules[{i}]"),
+                    format!("{}: {e}", rule_file.display()),
+                )
+            })?;
+            // promtool judges the file's shape before a run; a file it would reject still names
+            // what it can.
+            names.extend(
+                crate::monitoring::alert_names(&text)
+                    .unwrap_or_else(|_| super::prometheus::alert_names_in(&text)),
+            );
+        }
+    }
+    let faults: Vec<_> = file.fault.iter().map(|f| (f.from, f.until)).collect();
+    let cx = crate::verdict::alert::AlertContext {
+        faults: &faults,
+        prometheus: file.prometheus.is_some(),
+        alertmanager: file.prometheus.as_ref().is_some_and(|p| p.alertmanager),
+        engine_events: !file.target.kind.is_external(),
+        names: &names,
+    };
+    crate::verdict::alert::validate(&file.expect.alert, &file.expect.dashboard, &cx, &|_| None)
+        .map_err(|e| FieldError::new(e.field, e.msg))
 }
 
 /// An `Invalid` error located at `needle` inside `field`'s value (else at the value).

@@ -11,11 +11,12 @@ use serde::{Deserialize, Serialize};
 use crate::engine::events::BreakerState;
 use crate::scrape::Selector;
 
-use super::turn::ExpectTurn;
+use super::alert::{ExpectAlert, ExpectDashboard};
 use super::ground::{
     ExpectAttempts, ExpectFirstRequest, ExpectGatewayCooldown, ExpectGatewayDecision,
     ExpectNoRequest, ExpectRecovered, ExpectRetryGaps,
 };
+use super::turn::ExpectTurn;
 
 /// Default tolerance of a transition expectation without `tolerance`.
 pub(crate) const DEFAULT_TOLERANCE: Duration = Duration::from_secs(1);
@@ -67,6 +68,12 @@ pub struct Expectations {
     /// report is finished, `history::drift`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drift: Vec<super::drift::ExpectDrift>,
+    /// `[[expect.alert]]`, from Prometheus's `ALERTS` and the receiver's log.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alert: Vec<ExpectAlert>,
+    /// `[[expect.dashboard]]`, from Prometheus's `breaker_transitions_total`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dashboard: Vec<ExpectDashboard>,
 }
 
 /// One expected breaker transition.
@@ -303,6 +310,16 @@ impl Expectations {
                 return err(format!("expect.fleet[{i}].policy"), &msg);
             }
         }
+        for (i, a) in self.alert.iter().enumerate() {
+            if let Some(msg) = policy_bad(&a.policy) {
+                return err(format!("expect.alert[{i}].policy"), &msg);
+            }
+        }
+        for (i, d) in self.dashboard.iter().enumerate() {
+            if let Some(msg) = policy_bad(&d.policy) {
+                return err(format!("expect.dashboard[{i}].policy"), &msg);
+            }
+        }
         self.validate_ground(&policy_bad)?;
         let policy_ok = |p: &Option<String>| policy_bad(p).is_none();
         for (i, t) in self.turn.iter().enumerate() {
@@ -411,6 +428,18 @@ impl Expectations {
                 .filter(|e| applies(&e.policy, policy))
                 .cloned()
                 .collect(),
+            alert: self
+                .alert
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+            dashboard: self
+                .dashboard
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
         }
     }
 
@@ -430,6 +459,8 @@ impl Expectations {
             + self.openclaw_cooldown.len()
             + self.turn.len()
             + self.drift.len()
+            + self.alert.len()
+            + self.dashboard.len()
     }
 
     /// True when there is nothing to check.
@@ -443,5 +474,7 @@ impl Expectations {
             && !self.has_gateway()
             && self.turn.is_empty()
             && self.drift.is_empty()
+            && self.alert.is_empty()
+            && self.dashboard.is_empty()
     }
 }

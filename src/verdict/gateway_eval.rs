@@ -282,7 +282,12 @@ mod tests {
         for d in &every {
             let (reason, profile) = crate::verdict::ground::decision_filters(event_name(d));
             assert_eq!(reason, reason_of(d).is_some(), "{}: reason", event_name(d));
-            assert_eq!(profile, profile_of(d).is_some(), "{}: profile", event_name(d));
+            assert_eq!(
+                profile,
+                profile_of(d).is_some(),
+                "{}: profile",
+                event_name(d)
+            );
             names.push(event_name(d));
         }
         names.sort_unstable();
@@ -424,15 +429,31 @@ mod tests {
             assert_eq!(r.status, ExpectStatus::Fail, "{r:?}");
             assert!(!r.ok);
         }
-        assert!(rows[0].detail.contains("No such file"), "{}", rows[0].detail);
-        assert!(rows[1].detail.contains("no auth state database"), "{}", rows[1].detail);
+        assert!(
+            rows[0].detail.contains("No such file"),
+            "{}",
+            rows[0].detail
+        );
+        assert!(
+            rows[1].detail.contains("no auth state database"),
+            "{}",
+            rows[1].detail
+        );
         // Read, zero decisions and a database without the authProfiles.state row (what OpenClaw
         // 2026.9.6 leaves after a stall before headers): judged on what was read.
         let no_row = parse_state(None).unwrap();
         let got = evaluate(&expect, Ok(&[]), Ok(&no_row), false);
-        assert_eq!(got[0].status, ExpectStatus::Pass, "zero decisions read from a log");
+        assert_eq!(
+            got[0].status,
+            ExpectStatus::Pass,
+            "zero decisions read from a log"
+        );
         assert_eq!(got[1].status, ExpectStatus::Pass, "{:?}", got[1]);
-        assert!(got[1].observed.contains("no authProfiles.state row"), "{}", got[1].observed);
+        assert!(
+            got[1].observed.contains("no authProfiles.state row"),
+            "{}",
+            got[1].observed
+        );
         // A disabled profile (billing lane) has no "no cooldown".
         let disabled = parse_state(Some(
             r#"{"usageStats":{"mockai:a":{"disabledUntil":90000,"disabledReason":"billing","errorCount":1}}}"#,

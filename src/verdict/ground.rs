@@ -266,7 +266,10 @@ pub(crate) fn decision_filters(event: &str) -> (bool, bool) {
 }
 
 /// Checks of one subject: at least one of `profile`/`model`.
-pub(crate) fn check_subject(profile: &Option<String>, model: &Option<String>) -> Result<(), String> {
+pub(crate) fn check_subject(
+    profile: &Option<String>,
+    model: &Option<String>,
+) -> Result<(), String> {
     if profile.is_none() && model.is_none() {
         return Err("name a `profile` or a `model`".into());
     }
@@ -374,11 +377,19 @@ mod tests {
                 .unwrap();
         let err = e.validate(&["retry-gate", "none", "redis"]).unwrap_err();
         assert_eq!(err.field, "expect.attempts[0].policy");
-        assert!(err.msg.contains("did you mean `retry-gate`?"), "{}", err.msg);
+        assert!(
+            err.msg.contains("did you mean `retry-gate`?"),
+            "{}",
+            err.msg
+        );
         assert!(err.msg.contains("(retry-gate, none, redis)"), "{}", err.msg);
         let m: crate::verdict::Expectations =
-            toml::from_str("[[metric]]\nseries = \"x\"\nat_most = 1\npolicy = \"redis\"\n").unwrap();
+            toml::from_str("[[metric]]\nseries = \"x\"\nat_most = 1\npolicy = \"redis\"\n")
+                .unwrap();
         assert!(m.validate(&["retry-gate", "none", "redis"]).is_ok());
-        assert_eq!(m.validate(&["retry-gate"]).unwrap_err().field, "expect.metric[0].policy");
+        assert_eq!(
+            m.validate(&["retry-gate"]).unwrap_err().field,
+            "expect.metric[0].policy"
+        );
     }
 }

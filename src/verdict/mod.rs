@@ -9,6 +9,8 @@
 //! number a result carries is *scenario time* (what the scenario file says): the verdict does not
 //! depend on the base the report speaks in.
 
+pub(crate) mod alert;
+pub mod alert_eval;
 pub mod diff;
 pub mod drift;
 pub(crate) mod expect;
@@ -67,6 +69,10 @@ pub enum ExpectKind {
     Turn,
     /// `[[expect.drift]]` (a key figure against the median of the runs before).
     Drift,
+    /// `[[expect.alert]]` (Prometheus's `ALERTS` and the receiver's log).
+    Alert,
+    /// `[[expect.dashboard]]` (a breaker transition queryable in Prometheus).
+    Dashboard,
 }
 
 impl ExpectKind {
@@ -88,6 +94,8 @@ impl ExpectKind {
             Self::FaultApplied => "fault_applied",
             Self::Turn => "turn",
             Self::Drift => "drift",
+            Self::Alert => "alert",
+            Self::Dashboard => "dashboard",
         }
     }
 }

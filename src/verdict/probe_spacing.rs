@@ -24,7 +24,11 @@ pub struct ProbeArrival {
 /// `speed`, minus the scaled tolerance when one is given). No probe at all fails; a single
 /// probe passes (there is no gap to measure) and says so. Checked on wall-clock gaps, said in
 /// scenario time.
-pub(crate) fn check(e: &ExpectProbeSpacing, arrivals: &[ProbeArrival], speed: f64) -> ExpectationResult {
+pub(crate) fn check(
+    e: &ExpectProbeSpacing,
+    arrivals: &[ProbeArrival],
+    speed: f64,
+) -> ExpectationResult {
     let bound = scaled_ms(e.min, speed) - e.tolerance.map_or(0, |t| scaled_tolerance(t, speed));
     let min_ms = nominal_ms(e.min);
     let slack = e.tolerance.map_or(0, |t| shown_tolerance(t, speed));

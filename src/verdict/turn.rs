@@ -86,7 +86,10 @@ pub(super) fn check(
             .unwrap_or_default();
         return Err((
             "outcome",
-            format!("unknown outcome `{o}`: {hint}(one of: {})", names.join(", ")),
+            format!(
+                "unknown outcome `{o}`: {hint}(one of: {})",
+                names.join(", ")
+            ),
         ));
     }
     if !t.counts() && !t.latency() {
@@ -120,7 +123,12 @@ fn row(expected: String, observed: String, dep: &str) -> ExpectationResult {
     ExpectationResult::counted(ExpectKind::Turn, dep.to_string(), expected, observed)
 }
 
-fn finish(mut r: ExpectationResult, ok: bool, certain_fail: bool, stopped: bool) -> ExpectationResult {
+fn finish(
+    mut r: ExpectationResult,
+    ok: bool,
+    certain_fail: bool,
+    stopped: bool,
+) -> ExpectationResult {
     r.status = match (ok, stopped) {
         (true, false) => ExpectStatus::Pass,
         (false, false) => ExpectStatus::Fail,
@@ -234,12 +242,21 @@ mod tests {
         };
         let got = evaluate(&[none_failed], &turns(), false);
         assert_eq!(got[0].status, ExpectStatus::Fail);
-        assert!(got[0].detail.contains("turns error_event = 0: observed 1 of 3"), "{}", got[0].detail);
+        assert!(
+            got[0]
+                .detail
+                .contains("turns error_event = 0: observed 1 of 3"),
+            "{}",
+            got[0].detail
+        );
         let all = ExpectTurn {
             equals: Some(3),
             ..Default::default()
         };
-        assert_eq!(evaluate(&[all], &turns(), false)[0].status, ExpectStatus::Pass);
+        assert_eq!(
+            evaluate(&[all], &turns(), false)[0].status,
+            ExpectStatus::Pass
+        );
     }
 
     #[test]
@@ -265,7 +282,11 @@ mod tests {
             ..quick
         };
         let got = evaluate(&[timed_out], &turns(), false);
-        assert_eq!(got[0].status, ExpectStatus::Fail, "no turn to time is no pass");
+        assert_eq!(
+            got[0].status,
+            ExpectStatus::Fail,
+            "no turn to time is no pass"
+        );
         assert_eq!(got[0].observed, "no such turn to time");
     }
 

@@ -78,6 +78,34 @@ pub fn mutated_copy(name: &str, dir: &Path, tag: &str, edit: impl Fn(String) -> 
     path
 }
 
+/// A scenario's text without its detection path: the `[prometheus]` table and the
+/// `[[expect.alert]]` / `[[expect.dashboard]]` tables dropped, so it runs at another speed
+/// than 1 (the detection path itself is `tests/detection`).
+pub fn strip_prometheus(text: &str) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            skipping = matches!(
+                t,
+                "[prometheus]" | "[[expect.alert]]" | "[[expect.dashboard]]"
+            );
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A copy of fixture `name` (see [`mutated_copy`]) without its detection path
+/// ([`strip_prometheus`]).
+pub fn without_prometheus(name: &str, dir: &Path) -> PathBuf {
+    mutated_copy(name, dir, "no-prometheus", |text| strip_prometheus(&text))
+}
+
 /// `rehearse run --scenario PATH --speed SPEED --report-dir DIR` from the repository root.
 pub fn run_scenario(path: &Path, speed: &str, report_dir: &Path) -> Output {
     run_in(

@@ -54,7 +54,13 @@ fn label(f: &FaultWindow) -> String {
 
 /// Draws the fault strip at `top` for the faults that started by `limit` (the stop of an
 /// interrupted run, else the axis end), clipped there; returns its height.
-pub(super) fn strip(o: &mut String, faults: &[FaultWindow], sc: &Scale, limit: u64, top: f64) -> f64 {
+pub(super) fn strip(
+    o: &mut String,
+    faults: &[FaultWindow],
+    sc: &Scale,
+    limit: u64,
+    top: f64,
+) -> f64 {
     let faults: Vec<&FaultWindow> = faults.iter().filter(|f| f.from_ms <= limit).collect();
     if faults.is_empty() {
         return 0.0;

@@ -5,6 +5,7 @@
 //! axis and the rate panel ([`rates`]), and the legend. An interrupted run gets a stop line and
 //! nothing drawn after it. Geometry and label packing live in [`geom`].
 
+mod alerts;
 mod faults;
 pub(crate) mod geom;
 mod lanes;
@@ -117,6 +118,15 @@ pub fn timeline(r: &Report, p: &PolicyReport) -> String {
     );
     y += 8.0;
     y += profiles::profile_lanes(&mut body, &cx, y);
+    if let Some(part) = &p.alerts {
+        let _ = write!(
+            body,
+            r##"<line class="separator" x1="8" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#d1d5db"/>"##,
+            W - RIGHT
+        );
+        y += 6.0;
+        y += alerts::lanes(&mut body, part, &scale, cx.limit(), y);
+    }
     let lanes_bottom = y;
     axis(&mut body, &scale, y);
     y += 36.0;
@@ -138,8 +148,7 @@ pub fn timeline(r: &Report, p: &PolicyReport) -> String {
         stop_line(&mut body, &scale, stop, (lanes_top, lanes_bottom, y), &note);
     }
     y += 14.0;
-    legend(&mut body, y);
-    let h = y + 26.0;
+    let h = legend(&mut body, y) + 26.0;
     let mut o = String::new();
     let _ = write!(
         o,
@@ -190,8 +199,10 @@ fn stop_line(o: &mut String, sc: &Scale, stop: u64, ys: (f64, f64, f64), note: &
     );
 }
 
-fn legend(o: &mut String, y: f64) {
-    let items: [(&str, &str); 12] = [
+/// Draws the legend from `y`, wrapping onto more rows when it is too wide; returns the last
+/// row's `y`.
+fn legend(o: &mut String, mut y: f64) -> f64 {
+    let items: [(&str, &str); 15] = [
         (
             r##"<rect width="12" height="12" fill="#2e9e44"/>"##,
             "closed",
@@ -234,10 +245,26 @@ fn legend(o: &mut String, y: f64) {
             r##"<path d="M6,0 l6,6 l-6,6 l-6,-6 z" fill="#db2777"/>"##,
             "fallback",
         ),
+        (
+            r##"<rect width="12" height="12" fill="#f59e0b"/>"##,
+            "alert pending",
+        ),
+        (
+            r##"<rect width="12" height="12" fill="#d9342b" fill-opacity="0.85"/>"##,
+            "alert firing",
+        ),
+        (
+            r##"<path d="M1,2 l10,0 l-5,8 z" fill="#111827"/>"##,
+            "notified",
+        ),
     ];
     let mut lx = LABEL_W;
     o.push_str(r#"<g class="legend">"#);
     for (shape, label) in items {
+        if lx + 16.0 + geom::text_w(label, 11.0) > W - RIGHT {
+            lx = LABEL_W;
+            y += 18.0;
+        }
         let _ = write!(
             o,
             r##"<g transform="translate({lx:.1},{:.1})">{shape}</g><text x="{:.1}" y="{y:.1}" fill="#374151" font-size="11">{label}</text>"##,
@@ -247,4 +274,5 @@ fn legend(o: &mut String, y: f64) {
         lx += 26.0 + geom::text_w(label, 11.0);
     }
     o.push_str("</g>");
+    y
 }

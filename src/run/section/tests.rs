@@ -184,6 +184,7 @@ fn stopped_fleet_arm(
         read_failures: None,
         stopped: Some("SIGTERM".into()),
         failed: None,
+        alerts: None,
     };
     (plan, o)
 }

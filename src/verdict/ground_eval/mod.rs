@@ -320,7 +320,11 @@ pub(crate) fn no_request(e: &ExpectNoRequest, f: &UpstreamFacts<'_>) -> Expectat
 /// records without one, a single system's, are one host `-`), scenario ms, with the host of each.
 /// Per host, because a retry gap is one client's wait: merged across a fleet, every host's
 /// requests interleave and one host retrying too fast (or too slow) hides among the others.
-fn gaps_per_host(f: &UpstreamFacts<'_>, profile: Option<&str>, model: Option<&str>) -> (u64, Vec<(String, u64)>) {
+fn gaps_per_host(
+    f: &UpstreamFacts<'_>,
+    profile: Option<&str>,
+    model: Option<&str>,
+) -> (u64, Vec<(String, u64)>) {
     let mut per: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     let mut requests = 0;
     for r in f.matching_records(profile, model, None) {
@@ -332,7 +336,10 @@ fn gaps_per_host(f: &UpstreamFacts<'_>, profile: Option<&str>, model: Option<&st
     let mut gaps = Vec::new();
     for (host, mut ts) in per {
         ts.sort_unstable();
-        gaps.extend(ts.windows(2).map(|w| (host.to_string(), w[1].saturating_sub(w[0]))));
+        gaps.extend(
+            ts.windows(2)
+                .map(|w| (host.to_string(), w[1].saturating_sub(w[0]))),
+        );
     }
     (requests, gaps)
 }
@@ -357,7 +364,8 @@ pub(crate) fn retry_gaps(e: &ExpectRetryGaps, f: &UpstreamFacts<'_>) -> Expectat
     let long = |g: u64| hi.is_some_and(|h| g > h.saturating_add(tol));
     let min = per_host.iter().map(|(_, g)| *g).min();
     let max = per_host.iter().map(|(_, g)| *g).max();
-    let hosts: std::collections::BTreeSet<&str> = per_host.iter().map(|(h, _)| h.as_str()).collect();
+    let hosts: std::collections::BTreeSet<&str> =
+        per_host.iter().map(|(h, _)| h.as_str()).collect();
     let named = hosts.len() > 1 || hosts.iter().any(|h| *h != "-");
     let observed = match (min, max) {
         (Some(a), Some(b)) => {
@@ -437,7 +445,10 @@ pub(crate) fn recovered(e: &ExpectRecovered, f: &UpstreamFacts<'_>) -> Expectati
 }
 
 /// Every ground-truth expectation of `e` (already filtered to the run), in table order.
-pub(crate) fn evaluate(e: &crate::verdict::Expectations, f: &UpstreamFacts<'_>) -> Vec<ExpectationResult> {
+pub(crate) fn evaluate(
+    e: &crate::verdict::Expectations,
+    f: &UpstreamFacts<'_>,
+) -> Vec<ExpectationResult> {
     let mut out: Vec<ExpectationResult> = Vec::new();
     for x in &e.attempts {
         if x.equals.or(x.at_least).or(x.at_most).is_some() {

@@ -363,7 +363,11 @@ fn retry_gaps_per_host_do_not_fail_on_two_hosts_requests_interleaving() {
     };
     let got = retry_gaps(&e, &f);
     assert_eq!(got.status, ExpectStatus::Pass, "{}", got.detail);
-    assert!(got.observed.starts_with("6 gaps from 2 hosts"), "{}", got.observed);
+    assert!(
+        got.observed.starts_with("6 gaps from 2 hosts"),
+        "{}",
+        got.observed
+    );
     // A host retrying too fast is named.
     r.push(from_host(3_200, "h1"));
     let f = facts(&r, &fps);
@@ -397,7 +401,11 @@ fn a_model_subject_counts_its_providers_requests_only_by_the_token_behind_them()
         };
         attempts(&e, &f).observed
     };
-    assert_eq!(count("openai/gpt-4o"), "1", "azure's requests are not openai's");
+    assert_eq!(
+        count("openai/gpt-4o"),
+        "1",
+        "azure's requests are not openai's"
+    );
     assert_eq!(count("azure/gpt-4o"), "2");
     assert_eq!(count("gpt-4o"), "3", "a bare id is any provider's");
 }
@@ -462,20 +470,30 @@ fn recovered_needs_fault_free_requests_after_the_faults_in_time() {
         }
     };
     // Key-B answered at 20 s; the canary's fault-free request is not the system serving.
-    assert_eq!(recovered(&e(None, 6, None, None), &f).status, ExpectStatus::Pass);
+    assert_eq!(
+        recovered(&e(None, 6, None, None), &f).status,
+        ExpectStatus::Pass
+    );
     assert_eq!(
         recovered(&e(None, 6, None, Some(10)), &f).status,
         ExpectStatus::Fail,
         "20 s is after 6 s + 10 s"
     );
-    assert_eq!(recovered(&e(None, 6, None, Some(14)), &f).status, ExpectStatus::Pass);
+    assert_eq!(
+        recovered(&e(None, 6, None, Some(14)), &f).status,
+        ExpectStatus::Pass
+    );
     assert_eq!(
         recovered(&e(None, 6, Some(2), None), &f).status,
         ExpectStatus::Fail,
         "one fault-free request, two wanted"
     );
     let a = recovered(&e(Some("mockai:a"), 0, None, None), &f);
-    assert_eq!(a.status, ExpectStatus::Fail, "key-A only ever stalled: {a:?}");
+    assert_eq!(
+        a.status,
+        ExpectStatus::Fail,
+        "key-A only ever stalled: {a:?}"
+    );
     assert_eq!(a.observed, "none");
     // A run stopped before the deadline cannot tell yet.
     let stopped = UpstreamFacts {

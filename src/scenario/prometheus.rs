@@ -1,0 +1,167 @@
+//! `[prometheus]` (docs/scenario.md, docs/alerts.md): a real Prometheus in the run — started by
+//! the harness (`spawn = true`) or the user's (`url`) — its scrape and evaluation intervals, the
+//! rule files it evaluates (the shipped rules by default) and whether an Alertmanager runs with
+//! it. Pure data and checks; the processes are `crate::detection`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::field::FieldError;
+
+/// `[prometheus]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrometheusSpec {
+    /// Start `prometheus` from PATH on a free loopback port, its data in the run directory.
+    #[serde(default)]
+    pub spawn: bool,
+    /// Or query a Prometheus the user runs (which must scrape the system under test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// How often the spawned Prometheus scrapes the system under test.
+    #[serde(default = "one_second", with = "humantime_serde")]
+    pub scrape_interval: Duration,
+    /// How often it evaluates its rules.
+    #[serde(default = "one_second", with = "humantime_serde")]
+    pub evaluation_interval: Duration,
+    /// Rule files, relative to the scenario file; empty: the rules shipped with rehearse.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<PathBuf>,
+    /// Also start Alertmanager, its webhook receiver served by the harness.
+    #[serde(default)]
+    pub alertmanager: bool,
+}
+
+fn one_second() -> Duration {
+    Duration::from_secs(1)
+}
+
+impl PrometheusSpec {
+    /// Checks what serde cannot: exactly one of `spawn` and `url`, intervals within bounds, a
+    /// `url` that is http(s), `alertmanager` only with `spawn`. Fields relative to the table.
+    pub(crate) fn validate(&self) -> Result<(), FieldError> {
+        match (&self.url, self.spawn) {
+            (Some(_), true) => {
+                return Err(FieldError::new(
+                    "spawn",
+                    "give either `spawn = true` or `url`, not both".into(),
+                ));
+            }
+            (None, false) => {
+                return Err(FieldError::new(
+                    "spawn",
+                    "give `spawn = true` (start prometheus from PATH) or `url = \"http://HOST:PORT\"`"
+                        .into(),
+                ));
+            }
+            (Some(u), false) => {
+                let ok = u
+                    .parse::<http::Uri>()
+                    .ok()
+                    .is_some_and(|uri| uri.scheme_str() == Some("http") && uri.host().is_some());
+                if !ok {
+                    return Err(FieldError::new(
+                        "url",
+                        format!("`{u}` is not an http://HOST:PORT URL"),
+                    ));
+                }
+            }
+            (None, true) => {}
+        }
+        for (key, d) in [
+            ("scrape_interval", self.scrape_interval),
+            ("evaluation_interval", self.evaluation_interval),
+        ] {
+            if d < Duration::from_millis(100) || d > Duration::from_secs(300) {
+                return Err(FieldError::new(key, "must be 100ms..=5m".into()));
+            }
+        }
+        if self.alertmanager && !self.spawn {
+            return Err(FieldError::new(
+                "alertmanager",
+                "an Alertmanager runs beside a Prometheus the harness starts (`spawn = true`); \
+                 with `url`, point your own Prometheus at your own Alertmanager"
+                    .into(),
+            ));
+        }
+        for (i, r) in self.rules.iter().enumerate() {
+            if r.as_os_str().is_empty() {
+                return Err(FieldError::new(
+                    format!("rules[{i}]"),
+                    "must not be empty".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The scenario's rule files resolved against the scenario file's directory (empty: the
+    /// shipped rules).
+    pub(crate) fn rule_paths(&self, scenario: &Path) -> Vec<PathBuf> {
+        let dir = scenario.parent().unwrap_or(Path::new(""));
+        self.rules.iter().map(|r| dir.join(r)).collect()
+    }
+}
+
+/// The alert names a rule file's text defines (`- alert: NAME` lines), in order. A line scan:
+/// promtool has checked the file's shape before this is relied on.
+pub(crate) fn alert_names_in(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start().trim_start_matches('-').trim_start();
+            let rest = l.strip_prefix("alert:")?;
+            let name = rest.split('#').next()?.trim().trim_matches(['"', '\'']);
+            (!name.is_empty()).then(|| name.to_string())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> PrometheusSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn spawn_or_url_and_bounds() {
+        assert!(spec("spawn = true").validate().is_ok());
+        assert_eq!(spec("spawn = true").scrape_interval, Duration::from_secs(1));
+        assert_eq!(spec("").validate().unwrap_err().field, "spawn");
+        assert_eq!(
+            spec("spawn = true\nurl = \"http://127.0.0.1:9090\"")
+                .validate()
+                .unwrap_err()
+                .field,
+            "spawn"
+        );
+        assert_eq!(
+            spec("url = \"redis://x\"").validate().unwrap_err().field,
+            "url"
+        );
+        assert!(spec("url = \"http://127.0.0.1:9090\"").validate().is_ok());
+        assert_eq!(
+            spec("url = \"http://127.0.0.1:9090\"\nalertmanager = true")
+                .validate()
+                .unwrap_err()
+                .field,
+            "alertmanager"
+        );
+        assert_eq!(
+            spec("spawn = true\nscrape_interval = \"10ms\"")
+                .validate()
+                .unwrap_err()
+                .field,
+            "scrape_interval"
+        );
+    }
+
+    #[test]
+    fn alert_names_are_read_from_rule_lines() {
+        let text = "groups:\n- name: g\n  rules:\n  - alert: BreakerOpen\n    expr: x\n  - record: r\n    expr: y\n  -   alert: \"Flapping\" # c\n";
+        assert_eq!(alert_names_in(text), vec!["BreakerOpen", "Flapping"]);
+    }
+}
