@@ -426,3 +426,58 @@ fn bad_input_is_exit_2_saying_what_and_where() {
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("alerts: BreakerNotClosedFast)"));
 }
+
+/// Every fleet host is a target of the run's Prometheus: `prometheus-breaker-open` as a fleet of
+/// two hosts (no coordination), judged on its alerts alone. Each host trips its own crm_search
+/// breaker on the storm; BreakerOpen fires (one series per host), pages and resolves.
+#[test]
+fn a_fleet_runs_prometheus_over_every_host_and_is_judged_on_its_alerts() {
+    require_tools();
+    let tmp = tempfile::tempdir().unwrap();
+    let fleet = mutated_copy("prometheus-breaker-open", tmp.path(), "fleet", |s| {
+        let start = s.find("# The breaker trips").expect("transition block");
+        let end = s.find("# BreakerOpen (").expect("alert block");
+        let t = format!(
+            "{}{}",
+            s[..start].replace(
+                "workers = 4\n",
+                "workers = 4\n\n[fleet]\nhosts = 2\ncoordination = [\"none\"]\n"
+            ),
+            &s[end..]
+        );
+        assert!(t.contains("[fleet]"), "no workers line to follow");
+        t
+    });
+    let out = rehearse(&["run", "--scenario", fleet.to_str().unwrap()], tmp.path());
+    let r = report_json(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\nalerts: {:#?}",
+        show(&out),
+        detail_of(&r, "alert")
+    );
+    let p = &r["policies"][0];
+    let table = p["alerts"]["table"].as_array().expect("alert table");
+    assert!(table[0]["fired_ms"].is_i64(), "{table:#?}");
+    assert!(table[0]["resolved_ms"].is_i64(), "{table:#?}");
+    // Both hosts were Prometheus's targets: BreakerOpen fired once per host (its `instance`).
+    let firing: std::collections::BTreeSet<String> = p["alerts"]["spells"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["state"] == "firing")
+        .filter_map(|s| {
+            let a = s["alert"].as_str()?;
+            let i = a.find("instance=\"")? + "instance=\"".len();
+            Some(a[i..].split('"').next()?.to_string())
+        })
+        .collect();
+    assert_eq!(
+        firing.len(),
+        2,
+        "one firing series per host: {:#}",
+        p["alerts"]
+    );
+    assert!(monitoring_processes_under(tmp.path()).is_empty());
+}
