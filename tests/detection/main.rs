@@ -1,8 +1,9 @@
 //! The detection path in a run (`[prometheus]`, docs/alerts.md) with a real Prometheus and
 //! Alertmanager from PATH, at speed 1: the alert fixtures pass, a mutant expecting an alert that
 //! cannot fire fails (exit 1), a run `kill -9`ed midway leaves no prometheus or alertmanager
-//! behind, Prometheus dying mid-run is exit 3 with its last log lines, and bad input (a missing
-//! binary, a rule file promtool rejects, an unknown alert name, another speed) is exit 2.
+//! behind, Prometheus dying mid-run is exit 3 with its last log lines, a fleet's every host is
+//! scraped and alerted on, and bad input (a missing binary, a rule file promtool rejects, an
+//! unknown alert name, another speed) is exit 2.
 //!
 //! A test binary of its own: its runs are real time (a minute; the disagreement fixture four),
 //! so `.ci/test` runs it beside the other long real-time binaries (docs/testing.md). Needs
