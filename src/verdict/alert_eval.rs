@@ -130,7 +130,8 @@ fn labels_text(l: &BTreeMap<String, String>) -> String {
     let name = l.get("alertname").cloned().unwrap_or_default();
     let rest: Vec<String> = l
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "alertname" | "alertstate"))
+        // `__name__` (ALERTS) and `job` (every target's) say nothing about the alert.
+        .filter(|(k, _)| !matches!(k.as_str(), "alertname" | "alertstate" | "__name__" | "job"))
         .map(|(k, v)| format!("{k}=\"{v}\""))
         .collect();
     if rest.is_empty() {
