@@ -57,13 +57,20 @@ impl Latencies {
 
     /// The 99th percentile (nearest rank) of the kept latencies, if any.
     pub fn p99(&self) -> Option<Duration> {
+        self.p99_in(&mut Vec::new())
+    }
+
+    /// [`Latencies::p99`] computed in `scratch` (a buffer the caller keeps, so a p99 on every
+    /// sample allocates nothing): a selection of the nearest rank, not a sort.
+    pub fn p99_in(&self, scratch: &mut Vec<Duration>) -> Option<Duration> {
         if self.recent.is_empty() {
             return None;
         }
-        let mut v = self.recent.clone();
-        v.sort_unstable();
-        let rank = (v.len() * 99).div_ceil(100).max(1);
-        v.get(rank - 1).copied()
+        scratch.clear();
+        scratch.extend_from_slice(&self.recent);
+        let rank = (scratch.len() * 99).div_ceil(100).max(1);
+        let (_, nth, _) = scratch.select_nth_unstable(rank - 1);
+        Some(*nth)
     }
 }
 
@@ -96,6 +103,26 @@ mod tests {
             l.observe(ms(5));
         }
         assert_eq!((l.len(), l.p99()), (100, Some(ms(5))));
+    }
+
+    #[test]
+    fn the_selected_p99_is_the_sorted_nearest_rank_and_the_scratch_is_reused() {
+        // Seeded data (a fixed LCG), rings of every fill level up to past their capacity.
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut scratch = Vec::new();
+        for capacity in [1, 7, 100, 512] {
+            let mut l = Latencies::new(capacity);
+            for _ in 0..(capacity * 2 + 3) {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                l.observe(ms(x >> 54));
+                let mut sorted = l.recent.clone();
+                sorted.sort_unstable();
+                let rank = (sorted.len() * 99).div_ceil(100).max(1);
+                assert_eq!(l.p99_in(&mut scratch), Some(sorted[rank - 1]));
+                assert_eq!(l.p99(), Some(sorted[rank - 1]));
+            }
+        }
+        assert!(scratch.capacity() >= 512, "one buffer, grown once");
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub struct Estimator {
     current: Option<Duration>,
     /// When the latest success ended.
     last_success: Option<Instant>,
+    /// The p99's working buffer (kept: one allocation per estimator, not per success).
+    scratch: Vec<Duration>,
 }
 
 impl Estimator {
@@ -40,6 +42,7 @@ impl Estimator {
             latencies: Latencies::new(window),
             current: None,
             last_success: None,
+            scratch: Vec::new(),
         }
     }
 
@@ -48,7 +51,13 @@ impl Estimator {
     pub fn observe(&mut self, latency: Duration, now: Instant, b: &Bounds) {
         self.latencies.observe(latency);
         self.last_success = Some(self.last_success.map_or(now, |t| t.max(now)));
-        self.current = adaptive_deadline(self.latencies.p99(), self.latencies.len(), b);
+        // Below `min_samples` the fixed value applies: no p99 to compute.
+        let p99 = if self.latencies.len() >= b.min_samples {
+            self.latencies.p99_in(&mut self.scratch)
+        } else {
+            None
+        };
+        self.current = adaptive_deadline(p99, self.latencies.len(), b);
     }
 
     /// The deadline for the next call: the adaptive one once warmed up, else `fixed`.

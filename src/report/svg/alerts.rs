@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use super::esc;
-use super::geom::{LABEL_W, LANE_H, MIN_SPAN, Scale, s1};
+use super::geom::{LABEL_W, LANE_H, Scale, s1};
 use crate::verdict::alert_eval::AlertsPart;
 
 /// Draws the lanes at `top`, clipped at `limit`; returns their height.
@@ -39,7 +39,7 @@ pub(super) fn lanes(o: &mut String, part: &AlertsPart, sc: &Scale, limit: u64, t
         );
         for s in part.spells.iter().filter(|s| s.alert == name) {
             let (from, to) = (clip(s.from_ms), clip(s.to_ms));
-            let (x0, x1) = sc.span(from, to);
+            let (x0, width) = sc.span(from, to);
             let fill = if s.state == "firing" {
                 "#d9342b"
             } else {
@@ -50,7 +50,7 @@ pub(super) fn lanes(o: &mut String, part: &AlertsPart, sc: &Scale, limit: u64, t
                 r##"<rect class="{}" x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}" fill-opacity="0.85"><title>{} {} {}–{}</title></rect>"##,
                 esc(&s.state),
                 y + 3.0,
-                (x1 - x0).max(MIN_SPAN),
+                width,
                 LANE_H - 6.0,
                 esc(name),
                 esc(&s.state),
@@ -87,4 +87,34 @@ fn short(name: &str) -> String {
     }
     let cut: String = name.chars().take(29).collect();
     format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::alert_eval::AlertSpell;
+
+    #[test]
+    fn a_spell_is_as_wide_as_its_time_on_the_axis() {
+        let part = AlertsPart {
+            spells: vec![AlertSpell {
+                alert: "BreakerOpen".into(),
+                state: "firing".into(),
+                from_ms: 90_000,
+                to_ms: 169_000,
+            }],
+            ..AlertsPart::default()
+        };
+        let sc = Scale { end: 300_000 };
+        let mut o = String::new();
+        lanes(&mut o, &part, &sc, 300_000, 0.0);
+        let width: f64 = o
+            .split("width=\"")
+            .nth(1)
+            .and_then(|w| w.split('"').next())
+            .and_then(|w| w.parse().ok())
+            .expect("a rect");
+        let (x0, x1) = (sc.x(90_000), sc.x(169_000));
+        assert!((width - (x1 - x0)).abs() < 0.2, "{width} vs {}", x1 - x0);
+    }
 }
