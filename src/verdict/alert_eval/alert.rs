@@ -1,0 +1,170 @@
+//! One `[[expect.alert]]` judged: when its alert fired, resolved and paged, against its bounds.
+
+use super::*;
+
+/// Judges one `[[expect.alert]]`: its row and its table line.
+pub(super) fn judge_alert(
+    e: &ExpectAlert,
+    seen: &AlertsSeen,
+    f: &AlertFacts<'_>,
+) -> (ExpectationResult, AlertRow) {
+    let firing = spells_of(state_times(seen, e, "firing"), seen.eval_ms);
+    let observed_until = f.stop_ms.unwrap_or(seen.end_ms).min(seen.end_ms);
+    let mut line = AlertRow {
+        rule: e.subject(),
+        expected: e.expected(),
+        fired_ms: None,
+        resolved_ms: None,
+        notified_ms: None,
+        status: ExpectStatus::Fail,
+    };
+    let done = |status: ExpectStatus, observed: String, why: String, line: &mut AlertRow| {
+        line.status = status;
+        row(e, status, observed, why)
+    };
+    if e.never {
+        if let Some(&(s, _)) = firing.first() {
+            line.fired_ms = Some(s);
+            return (
+                done(
+                    ExpectStatus::Fail,
+                    format!("fired {}", secs(s)),
+                    format!("fired at {}", secs(s)),
+                    &mut line,
+                ),
+                line,
+            );
+        }
+        let (status, why) = match up_problem(seen) {
+            Some((true, why)) => (ExpectStatus::Fail, why),
+            Some((false, why)) => (ExpectStatus::NotReached, why),
+            None if f.stop_ms.is_some() => (
+                ExpectStatus::NotReached,
+                "the run was cut short: silence until the end is not shown".into(),
+            ),
+            None => (
+                ExpectStatus::Pass,
+                "never fired; Prometheus scraped the system under test (up = 1) the whole run"
+                    .into(),
+            ),
+        };
+        return (done(status, "never fired".into(), why, &mut line), line);
+    }
+    let fault = f.faults.get(e.fault.unwrap_or(0)).copied();
+    let anchor = match e.after {
+        Some(AlertAnchor::Transition) => f
+            .transitions
+            .iter()
+            .find(|t| t.to == BreakerState::Open && e.labels.get("dep").is_none_or(|d| d == &t.dep))
+            .map(|t| t.t_ms as i64),
+        None => fault.map(|w| w.0),
+    };
+    let Some(anchor) = anchor else {
+        let status = if f.stop_ms.is_some() {
+            ExpectStatus::NotReached
+        } else {
+            ExpectStatus::Fail
+        };
+        return (
+            done(
+                status,
+                "no anchor".into(),
+                "no breaker transition to open happened to count from".into(),
+                &mut line,
+            ),
+            line,
+        );
+    };
+    let within = e.fires_within.map_or(0, dur_ms);
+    // An alert already on before its anchor is not this anchor's alert.
+    let Some(&(start, last)) = firing.iter().find(|s| s.0 >= anchor) else {
+        let status = if observed_until < anchor + within {
+            ExpectStatus::NotReached
+        } else {
+            ExpectStatus::Fail
+        };
+        let why = match firing.first() {
+            Some(s) => format!(
+                "its only firing began at {}, before its anchor at {}",
+                secs(s.0),
+                secs(anchor)
+            ),
+            None => format!(
+                "did not fire (Prometheus's ALERTS has no firing sample after {})",
+                secs(anchor)
+            ),
+        };
+        return (done(status, "did not fire".into(), why, &mut line), line);
+    };
+    line.fired_ms = Some(start);
+    let mut observed = vec![format!("fired {} (+{})", secs(start), secs(start - anchor))];
+    let mut fails = Vec::new();
+    let mut short = Vec::new();
+    if start - anchor > within {
+        fails.push(format!(
+            "fired {} after its anchor, bound {}",
+            secs(start - anchor),
+            secs(within)
+        ));
+    }
+    let res = resolved(last, seen);
+    line.resolved_ms = res;
+    if let Some(r) = res {
+        observed.push(format!("resolved {}", secs(r)));
+    }
+    if let Some(bound) = e.resolves_within.map(dur_ms) {
+        let end = fault.and_then(|w| w.1).unwrap_or(i64::MAX);
+        match res {
+            Some(r) if r - end > bound => fails.push(format!(
+                "resolved {} after the fault's end, bound {}",
+                secs(r - end),
+                secs(bound)
+            )),
+            Some(_) => {}
+            None if observed_until < end.saturating_add(bound) => {
+                short.push("the run ended before it was due to resolve".to_string())
+            }
+            None => fails.push(format!(
+                "still firing at the end ({}), {} after the fault's end",
+                secs(seen.end_ms),
+                secs(seen.end_ms - end)
+            )),
+        }
+    }
+    if let Some(bound) = e.notified_within.map(dur_ms) {
+        let got = seen
+            .notifications
+            .iter()
+            .flatten()
+            .filter(|n| n.status == "firing" && matches(e, &n.labels) && n.t_ms >= start - 1_000)
+            .map(|n| n.t_ms)
+            .min();
+        line.notified_ms = got;
+        match got {
+            Some(t) => {
+                observed.push(format!("notified {}", secs(t)));
+                if t - start > bound {
+                    fails.push(format!(
+                        "notified {} after it fired, bound {}",
+                        secs(t - start),
+                        secs(bound)
+                    ));
+                }
+            }
+            None if observed_until < start + bound => {
+                short.push("the run ended before its notification was due".into())
+            }
+            None => fails.push("no firing notification reached the receiver".into()),
+        }
+    }
+    let (status, why) = if !fails.is_empty() {
+        (ExpectStatus::Fail, fails.join("; "))
+    } else if !short.is_empty() {
+        (ExpectStatus::NotReached, short.join("; "))
+    } else {
+        (ExpectStatus::Pass, "held".to_string())
+    };
+    let observed = observed.join(", ");
+    let why = format!("{observed}: {why}");
+    (done(status, observed, why, &mut line), line)
+}
