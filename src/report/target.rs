@@ -51,9 +51,34 @@ pub struct TargetReport {
     /// `/tmp/openclaw*` entries it left when it ran without a private namespace.
     #[serde(default)]
     pub left_in_tmp: Vec<String>,
+    /// `[target] config`: the user's configuration and what the harness changed in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_config: Option<UserConfigReport>,
+    /// `http`: the fingerprint of the bearer token sent (`token_env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_fp: Option<String>,
+    /// `http`: the health path waited for before the warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_path: Option<String>,
+    /// `http`: the OpenClaw provider block to paste into the gateway's configuration (its
+    /// providers at the mock upstream's address).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_block: Option<serde_json::Value>,
     /// Its warm-up before the run's clock started (absent when it never got that far).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupReport>,
+}
+
+/// report.json `target.user_config`: the user's OpenClaw configuration (`[target] config`) and
+/// what the harness laid over it (docs/openclaw.md, "Your own config").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UserConfigReport {
+    /// The file.
+    pub path: String,
+    /// Key paths whose value the harness replaced, removed or added to, with why.
+    pub overridden: Vec<String>,
+    /// What it turned off (channels, heartbeats, cron, plugins, ...), with the value before.
+    pub turned_off: Vec<String>,
 }
 
 /// report.json `target.warmup`: the healthy turns sent before the run's clock started, until one

@@ -21,6 +21,9 @@ fn facts(t: &TargetReport) -> Table {
     row("gateway", t.url.clone());
     row("mock upstream", t.upstream.clone());
     row("/tmp isolation", t.isolation.clone());
+    row("bearer token", t.token_fp.as_ref().map(|f| format!("fingerprint {f}")));
+    row("health path", t.health_path.clone());
+    row("config", t.user_config.as_ref().map(|u| format!("{} (yours, with the harness's overlay)", u.path)));
     row("stop", t.stop.clone());
     row("files", Some(t.files.join(", ")));
     row(
@@ -126,11 +129,42 @@ fn cooldowns(t: &TargetReport) -> Table {
     tab
 }
 
+/// The user's configuration: what the harness overrode and turned off (one table).
+fn user_config(t: &TargetReport) -> Option<Table> {
+    let u = t.user_config.as_ref()?;
+    let mut tab = Table::new(&["", "key"], &[false, false]);
+    for k in &u.overridden {
+        tab.rows.push(vec!["overridden".into(), k.clone()]);
+    }
+    for k in &u.turned_off {
+        tab.rows.push(vec!["turned off".into(), k.clone()]);
+    }
+    Some(tab)
+}
+
+/// The provider block an `http` target's user pastes, pretty JSON.
+fn provider_block(t: &TargetReport) -> Option<String> {
+    t.provider_block
+        .as_ref()
+        .map(|b| serde_json::to_string_pretty(b).unwrap_or_default())
+}
+
 /// `## Target` in Markdown (nothing for the embedded engine).
 pub(crate) fn markdown(r: &Report, o: &mut String) {
     let Some(t) = &r.target else { return };
     o.push_str("\n## Target\n\n");
     facts(t).markdown(o);
+    if let Some(tab) = user_config(t) {
+        o.push_str("\n### Your config: what the harness changed\n\n");
+        tab.markdown(o);
+    }
+    if let Some(block) = provider_block(t) {
+        let _ = write!(
+            o,
+            "\n### Providers to paste into your gateway's config\n\n```json\n{}\n```\n",
+            block.replace("```", "'''")
+        );
+    }
     if let Some((line, tab)) = warmup(t) {
         let _ = write!(o, "\n### Warm-up\n\n{line}.\n\n");
         tab.markdown(o);
@@ -157,6 +191,17 @@ pub(crate) fn html(r: &Report, o: &mut String) {
     let Some(t) = &r.target else { return };
     o.push_str("<h2>Target</h2>\n");
     facts(t).html(o);
+    if let Some(tab) = user_config(t) {
+        o.push_str("<h3>Your config: what the harness changed</h3>\n");
+        tab.html(o);
+    }
+    if let Some(block) = provider_block(t) {
+        let _ = writeln!(
+            o,
+            "<h3>Providers to paste into your gateway's config</h3><pre>{}</pre>",
+            super::svg::esc(&block)
+        );
+    }
     if let Some((line, tab)) = warmup(t) {
         let _ = writeln!(o, "<h3>Warm-up</h3>\n<p>{}.</p>", super::svg::esc(&line));
         tab.html(o);

@@ -30,7 +30,7 @@ use super::recorder::UpstreamRecorder;
 use super::sinks::EventsWriter;
 use super::warmup::{Sent, warm_up};
 use crate::gateway::openclaw::{Gateway, GatewayError, GatewayOptions, Install, Turn, TurnClient};
-use crate::scenario::gateway::{PlannedTurn, gateway_config, planned_turns};
+use crate::scenario::gateway::{PlannedTurn, base_config, gateway_config_with, planned_turns};
 use crate::scenario::target::TargetKind;
 use crate::scrape::{CompactScrapes, ScrapeLog, Scraper, ScraperConfig};
 use crate::upstream::{Upstream, UpstreamConfig};
@@ -114,18 +114,31 @@ pub async fn run_external(
                 }
             };
             run.target.version = Some(install.openclaw_version.clone());
-            let config =
-                match gateway_config(file, &plan.checked.traffic, &format!("http://{up_addr}")) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
-                    }
-                };
+            let user = plan.checked.user_config.as_ref();
+            let config = match gateway_config_with(
+                file,
+                &plan.checked.traffic,
+                &format!("http://{up_addr}"),
+                user,
+            ) {
+                Ok(c) => c,
+                Err(e) => {
+                    return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
+                }
+            };
             let options = GatewayOptions {
                 turn_timeout,
                 ready_timeout: file.target.ready_timeout(),
+                base: base_config(file, user),
                 ..GatewayOptions::default()
             };
+            if let Some(u) = user {
+                crate::errln!(
+                    "{}/openclaw: your config {} is the base (channels, heartbeats, cron, plugins and discovery off)",
+                    file.name,
+                    u.path.display()
+                );
+            }
             crate::errln!(
                 "{}/openclaw: starting OpenClaw {} (mock upstream http://{up_addr})",
                 file.name,
@@ -156,6 +169,13 @@ pub async fn run_external(
                     }
                 }
             };
+            super::user_config::record(
+                &gw,
+                dir,
+                plan.checked.user_config.as_ref(),
+                &mut run.target,
+                &mut run.notes,
+            );
             run.target.url = Some(gw.base_url());
             run.target.isolation = Some(gw.isolation().as_str().to_string());
             let client = match gw.client() {
@@ -168,24 +188,35 @@ pub async fn run_external(
         }
         TargetKind::Http | TargetKind::Embedded => {
             let url = file.target.url.clone().unwrap_or_default();
-            let token = file
-                .target
-                .token_env
-                .as_ref()
-                .and_then(|e| std::env::var(e).ok())
-                .unwrap_or_default();
+            let token = super::external_http::token(file, &mut run.target);
+            super::external_http::provider_block(
+                file,
+                &plan.checked.traffic,
+                &format!("http://{up_addr}"),
+                file.upstream.listen.is_some(),
+                &mut run.target,
+                &mut run.notes,
+            );
             run.target.url = Some(url.clone());
             let model = match &file.target.model {
                 Some(m) => m.clone(),
                 None => crate::scenario::gateway::primary_model(&plan.checked.traffic)
                     .unwrap_or_default(),
             };
-            match TurnClient::new(&url, &token, turn_timeout) {
-                Ok(c) => (Driven::Http, c.with_model(&model)),
+            let client = match TurnClient::new(&url, &token, turn_timeout) {
+                Ok(c) => c.with_model(&model),
                 Err(e) => {
                     return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
                 }
+            };
+            if let Some(path) = &file.target.health_path {
+                run.target.health_path = Some(path.clone());
+                let within = file.target.ready_timeout();
+                if let Err(why) = super::external_http::wait_healthy(&client, path, within).await {
+                    return stop_upstream(run.failed(why), &servers, up_task).await;
+                }
             }
+            (Driven::Http, client)
         }
     };
 

@@ -23,7 +23,10 @@
 //! - `observe`: exact latencies and the picture's marks from the events, fault hits from the upstream.
 //! - `external` (+ `external_gateway`, `external_report`): a run against an external target
 //!   (`[target] kind = "openclaw" | "http"`): upstream, gateway, turns, stop; its one
-//!   `Observation` (no engine events) and the `target` block as its report part.
+//!   `Observation` (no engine events) and the `target` block as its report part;
+//!   `external_http`: an `http` target's token, provider block to paste and health path;
+//!   `user_config`: `[target] config` checked by the release before the run, and what was
+//!   overridden / turned off and the effective config (fingerprinted) after the start.
 //! - `warmup`: an external gateway's warm-up before the run's clock starts (the steady-state
 //!   decision, a pure function of the turns so far, and its driver).
 //! - `figures`: an arm's key figures, computed once from its observation and section.
@@ -37,6 +40,7 @@ pub mod embedded;
 pub(crate) mod figures;
 pub(crate) mod external;
 mod external_gateway;
+mod external_http;
 mod external_report;
 pub(crate) mod fault_scope;
 pub mod harness;
@@ -53,4 +57,5 @@ pub mod section;
 pub mod sinks;
 pub mod suite;
 mod supervise;
+pub(crate) mod user_config;
 pub(crate) mod warmup;

@@ -80,13 +80,21 @@ fn check_target_run(checked: &Checked, speed: Speed, policies: &[Policy]) -> any
     }
     match t.kind {
         TargetKind::Openclaw => {
-            crate::gateway::openclaw::Install::find(t.command.as_deref())?;
+            let install = crate::gateway::openclaw::Install::find(t.command.as_deref())?;
+            if let Some(user) = &checked.user_config {
+                super::user_config::check_release(checked, user, &install)?;
+            }
         }
         TargetKind::Http => {
             if let Some(env) = &t.token_env
                 && std::env::var_os(env).is_none()
             {
                 bail!("[target] token_env names `{env}`, which is not set");
+            }
+            if let Some(env) = &t.token_env
+                && std::env::var(env).map_or(true, |v| v.trim().is_empty())
+            {
+                bail!("[target] token_env names `{env}`, which is empty or not UTF-8");
             }
         }
         TargetKind::Embedded => {}

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::engine::RequestKind;
+use crate::gateway::openclaw::user_config::UserConfig;
 use crate::gateway::openclaw::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 use crate::replay::traffic::TrafficLine;
 
@@ -83,8 +84,26 @@ pub fn gateway_config(
     traffic: &[TrafficLine],
     upstream_url: &str,
 ) -> Result<GatewayConfig, FieldError> {
+    gateway_config_with(file, traffic, upstream_url, None)
+}
+
+/// [`gateway_config`] over the user's own configuration (`[target] config`): without
+/// `[engine.modelFailover] fallbacks` in the scenario, the user's
+/// `agents.defaults.model.fallbacks` are the fallbacks (each needs a `[[profile]]`).
+pub fn gateway_config_with(
+    file: &ScenarioFile,
+    traffic: &[TrafficLine],
+    upstream_url: &str,
+    user: Option<&UserConfig>,
+) -> Result<GatewayConfig, FieldError> {
     let primary = primary_model(traffic)?;
-    let fallbacks = file.engine.model_failover.fallbacks.clone();
+    let scenario_fallbacks = &file.engine.model_failover.fallbacks;
+    let (fallbacks, fallbacks_field) = match user.and_then(UserConfig::fallbacks) {
+        Some(f) if scenario_fallbacks.is_empty() => {
+            (f, "target.config: agents.defaults.model.fallbacks")
+        }
+        _ => (scenario_fallbacks.clone(), "engine.modelFailover.fallbacks"),
+    };
     let mut providers: BTreeMap<String, ProviderSpec> = BTreeMap::new();
     for (i, m) in std::iter::once(&primary).chain(&fallbacks).enumerate() {
         let Some((provider, id)) = m
@@ -92,7 +111,7 @@ pub fn gateway_config(
             .filter(|(p, id)| !p.is_empty() && !id.is_empty())
         else {
             return Err(FieldError::new(
-                format!("engine.modelFailover.fallbacks[{}]", i.saturating_sub(1)),
+                format!("{fallbacks_field}[{}]", i.saturating_sub(1)),
                 format!("`{m}` must be PROVIDER/MODEL"),
             ));
         };
@@ -139,6 +158,72 @@ pub fn gateway_config(
         .validate()
         .map_err(|e| FieldError::new("profile", e.0))?;
     Ok(config)
+}
+
+/// The user's configuration as the gateway's base (`[target] config`), with what the
+/// scenario's `[target]` sets itself.
+pub(crate) fn base_config(
+    file: &ScenarioFile,
+    user: Option<&UserConfig>,
+) -> Option<crate::gateway::openclaw::BaseConfig> {
+    user.map(|u| crate::gateway::openclaw::BaseConfig {
+        user: u.clone(),
+        options: crate::gateway::openclaw::overlay::OverlayOptions {
+            provider_timeout: file.target.provider_timeout.is_some(),
+            agent_timeout: file.target.agent_timeout.is_some(),
+        },
+    })
+}
+
+/// The OpenClaw provider block an `http` target's user pastes into their gateway's config:
+/// `models.providers` (each at `upstream_url`, OpenAI chat completions), the profiles to
+/// seed (their keys are the scenario's `[[profile]]` tokens, never printed) and their order,
+/// and the agent's model chain. `None` when the scenario cannot configure an OpenClaw
+/// gateway (its message says why).
+pub(crate) fn provider_block(
+    file: &ScenarioFile,
+    traffic: &[TrafficLine],
+    upstream_url: &str,
+) -> Result<serde_json::Value, FieldError> {
+    let c = gateway_config(file, traffic, upstream_url)?;
+    let providers: serde_json::Map<String, serde_json::Value> = c
+        .providers
+        .iter()
+        .map(|p| {
+            let models: Vec<serde_json::Value> = p
+                .models
+                .iter()
+                .map(|m| {
+                    serde_json::json!({
+                        "id": m.id, "name": m.id, "contextWindow": m.context_window,
+                        "maxTokens": m.max_tokens,
+                    })
+                })
+                .collect();
+            (
+                p.id.clone(),
+                serde_json::json!({
+                    "baseUrl": p.base_url, "api": crate::gateway::openclaw::user_config::UPSTREAM_API,
+                    "timeoutSeconds": p.timeout_seconds, "models": models,
+                }),
+            )
+        })
+        .collect();
+    let profiles: serde_json::Map<String, serde_json::Value> = c
+        .profiles
+        .iter()
+        .map(|p| {
+            (
+                p.id.clone(),
+                serde_json::json!({"provider": p.provider, "mode": "api_key"}),
+            )
+        })
+        .collect();
+    Ok(serde_json::json!({
+        "models": {"providers": providers},
+        "auth": {"profiles": profiles, "order": c.order()},
+        "agents": {"defaults": {"model": {"primary": c.primary, "fallbacks": c.fallbacks}}},
+    }))
 }
 
 /// Profile id → fingerprint of its token (as upstream records name tokens).
@@ -214,6 +299,33 @@ token = "key-F"
             profile_fingerprints(&file)["mockai:b"],
             crate::util::fingerprint("key-B")
         );
+    }
+
+    #[test]
+    fn the_user_config_gives_the_fallbacks_the_scenario_does_not() {
+        let t = traffic("{\"at_ms\":0,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"max_tokens\":16}\n");
+        let user = UserConfig::parse(
+            "{agents: {defaults: {model: {fallbacks: ['fallback/m9']}}}}",
+            std::path::Path::new("gw.json5"),
+        )
+        .unwrap();
+        let without = SCENARIO.replace("fallbacks = [\"fallback/m2\"]", "fallbacks = []");
+        let file = ScenarioFile::parse(&without, "x.toml").unwrap();
+        let c = gateway_config_with(&file, &t, "http://127.0.0.1:9", Some(&user)).unwrap();
+        assert_eq!(c.fallbacks, ["fallback/m9"]);
+        // The scenario's own fallbacks win.
+        let file = ScenarioFile::parse(SCENARIO, "x.toml").unwrap();
+        let c = gateway_config_with(&file, &t, "http://127.0.0.1:9", Some(&user)).unwrap();
+        assert_eq!(c.fallbacks, ["fallback/m2"]);
+        // A fallback whose provider has no [[profile]] is named where it came from.
+        let user = UserConfig::parse(
+            "{agents: {defaults: {model: {fallbacks: ['nokey/m1']}}}}",
+            std::path::Path::new("gw.json5"),
+        )
+        .unwrap();
+        let file = ScenarioFile::parse(&without, "x.toml").unwrap();
+        let e = gateway_config_with(&file, &t, "u", Some(&user)).unwrap_err();
+        assert!(e.message.contains("provider `nokey` has no [[profile]]"), "{e:?}");
     }
 
     #[test]

@@ -91,6 +91,15 @@ pub struct TargetSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub turn_timeout: Option<Duration>,
+    /// `openclaw`: the user's own OpenClaw configuration (JSON or JSON5; relative to the
+    /// scenario file), the base of the gateway's `openclaw.json` (docs/openclaw.md, "Your own
+    /// config").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<PathBuf>,
+    /// `http`: the gateway's health path (`/healthz`), waited for (a 2xx answer, up to
+    /// `ready_timeout`) before the warm-up; not checked when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_path: Option<String>,
     /// `openclaw` | `http`: the warm-up before the run's clock starts (`[target.warmup]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupSpec>,
@@ -224,25 +233,41 @@ impl TargetSpec {
             }
         };
         let k = self.kind;
-        only(
-            self.command.is_some() && k != TargetKind::Openclaw,
-            "command",
-            "openclaw",
-        )?;
+        for (set, key) in [
+            (self.command.is_some(), "command"),
+            (self.config.is_some(), "config"),
+        ] {
+            only(set && k != TargetKind::Openclaw, key, "openclaw")?;
+        }
         for (set, key) in [
             (self.url.is_some(), "url"),
             (self.metrics_url.is_some(), "metrics_url"),
             (self.token_env.is_some(), "token_env"),
             (self.model.is_some(), "model"),
+            (self.health_path.is_some(), "health_path"),
         ] {
             only(set && k != TargetKind::Http, key, "http")?;
         }
         for (set, key) in [
             (self.provider_timeout.is_some(), "provider_timeout"),
             (self.agent_timeout.is_some(), "agent_timeout"),
-            (self.ready_timeout.is_some(), "ready_timeout"),
         ] {
             only(set && k != TargetKind::Openclaw, key, "openclaw")?;
+        }
+        only(
+            self.ready_timeout.is_some()
+                && k != TargetKind::Openclaw
+                && !(k == TargetKind::Http && self.health_path.is_some()),
+            "ready_timeout",
+            "openclaw\" (or \"http\" with `health_path`",
+        )?;
+        if let Some(p) = &self.health_path {
+            check_health_path(p).map_err(|m| FieldError::new("health_path", m))?;
+        }
+        if let Some(c) = &self.config
+            && c.as_os_str().is_empty()
+        {
+            return Err(FieldError::new("config", "must name a file".into()));
         }
         only(
             self.turn_timeout.is_some() && !k.is_external(),
@@ -313,6 +338,17 @@ fn check_url(url: &str) -> Result<(), UrlError> {
     })?;
     if uri.scheme_str() != Some("http") || uri.authority().is_none() {
         return Err(UrlError::NotHttp(url.to_string()));
+    }
+    Ok(())
+}
+
+/// A health path: `/…`, a valid URI path without whitespace, no `//` authority.
+fn check_health_path(p: &str) -> Result<(), String> {
+    if !p.starts_with('/') || p.starts_with("//") {
+        return Err(format!("`{p}` must be a path starting with one `/` (`/healthz`)"));
+    }
+    if p.chars().any(char::is_whitespace) || p.parse::<http::uri::PathAndQuery>().is_err() {
+        return Err(format!("`{p}` is not a valid URL path"));
     }
     Ok(())
 }
@@ -404,6 +440,40 @@ mod tests {
                 .is_ok()
         );
         assert!(toml::from_str::<TargetSpec>("kind = \"nginx\"").is_err());
+    }
+
+    #[test]
+    fn config_and_health_path_belong_to_their_kind_and_are_checked() {
+        assert!(spec("kind = \"openclaw\"\nconfig = \"gw.json5\"").validate().is_ok());
+        assert_eq!(
+            spec("kind = \"http\"\nurl = \"http://127.0.0.1:9\"\nconfig = \"gw.json5\"")
+                .validate()
+                .unwrap_err()
+                .field,
+            "config"
+        );
+        let http = "kind = \"http\"\nurl = \"http://127.0.0.1:9\"\n";
+        assert!(spec(&format!("{http}health_path = \"/healthz\"")).validate().is_ok());
+        assert!(
+            spec(&format!("{http}health_path = \"/healthz\"\nready_timeout = \"30s\""))
+                .validate()
+                .is_ok()
+        );
+        assert_eq!(
+            spec(&format!("{http}ready_timeout = \"30s\"")).validate().unwrap_err().field,
+            "ready_timeout"
+        );
+        for bad in ["healthz", "//evil/x", "/a b", ""] {
+            let e = spec(&format!("{http}health_path = \"{bad}\"")).validate().unwrap_err();
+            assert_eq!(e.field, "health_path", "{bad}");
+        }
+        assert_eq!(
+            spec("kind = \"openclaw\"\nhealth_path = \"/healthz\"")
+                .validate()
+                .unwrap_err()
+                .field,
+            "health_path"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
 //! that ends well before it.
 
+use crate::gateway::openclaw::user_config::{UserConfig, UserConfigError};
 use super::field::FieldError;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,12 @@ pub struct Checked {
     pub beyond_duration: usize,
     /// Things that do not stop a run but are probably mistakes.
     pub warnings: Vec<String>,
+    /// `[target] config`: the user's own OpenClaw configuration, read and checked.
+    pub user_config: Option<UserConfig>,
+}
+
+fn load_user_config(path: &Path) -> Result<UserConfig, UserConfigError> {
+    UserConfig::load(path)
 }
 
 /// Loads and checks a scenario file. Every error names the file, and semantic ones the line
@@ -193,7 +200,27 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
             ),
         ));
     }
-    super::validate_target::check_target(&file, &traffic, duration_ms)
+    let user_config = match &file.target.config {
+        Some(c) => {
+            let at = path.parent().map_or_else(|| c.clone(), |d| d.join(c));
+            Some(load_user_config(&at).map_err(|e| match e {
+                UserConfigError::Syntax {
+                    path,
+                    line,
+                    col,
+                    msg,
+                } => ScenarioError::Syntax {
+                    path,
+                    line,
+                    col,
+                    msg,
+                },
+                other => invalid("target.config", other.to_string()),
+            })?)
+        }
+        None => None,
+    };
+    super::validate_target::check_target(&file, &traffic, duration_ms, user_config.as_ref())
         .map_err(|e| invalid(&e.field, e.message))?;
     super::validate_reach::check_reach(&file, &traffic)
         .map_err(|e| invalid(&e.field, e.message))?;
@@ -227,6 +254,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         traffic: std::sync::Arc::new(traffic),
         beyond_duration,
         warnings,
+        user_config,
     })
 }
 

@@ -6,7 +6,7 @@
 //! (one primary model, a key per provider).
 
 use super::format::ScenarioFile;
-use super::gateway::{FieldError, gateway_config};
+use super::gateway::FieldError;
 use super::target::TargetKind;
 use crate::engine::RequestKind;
 use crate::replay::traffic::TrafficLine;
@@ -16,6 +16,7 @@ pub(super) fn check_target(
     file: &ScenarioFile,
     traffic: &[TrafficLine],
     duration_ms: u64,
+    user: Option<&crate::gateway::openclaw::user_config::UserConfig>,
 ) -> Result<(), FieldError> {
     let kind = file.target.kind;
     let e = &file.expect;
@@ -91,7 +92,7 @@ pub(super) fn check_target(
         }
     }
     if kind == TargetKind::Openclaw {
-        gateway_config(file, traffic, "http://127.0.0.1:1")?;
+        super::gateway::gateway_config_with(file, traffic, "http://127.0.0.1:1", user)?;
     }
     Ok(())
 }

@@ -8,9 +8,12 @@ fake_gateway.py PORT UPSTREAM_URL KEY MODE [COLD_S]
                                  warming up on its first turn); 200 with finish_reason "stop" when
                                  the upstream answered 2xx, else 502 naming the upstream's status.
                                  MODE `silent`: answers every turn itself, never asks the upstream.
+Environment: FAKE_REQUIRE_TOKEN=T answers 401 to a turn without `Authorization: Bearer T`;
+FAKE_HEALTH_PATH=/P answers GET /P only (every other GET path 404).
 """
 import http.server
 import json
+import os
 import sys
 import threading
 import time
@@ -42,11 +45,17 @@ class Gateway(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self):
+        health = os.environ.get("FAKE_HEALTH_PATH")
+        if health and self.path != health:
+            return answer(self, 404, {"error": "not found"})
         answer(self, 200, {"ok": True, "status": "live"})
 
     def do_POST(self):
         n = int(self.headers.get("content-length", "0"))
         self.rfile.read(n)
+        want = os.environ.get("FAKE_REQUIRE_TOKEN")
+        if want is not None and self.headers.get("authorization") != "Bearer " + want:
+            return answer(self, 401, {"error": {"message": "unauthorized"}})
         if mode == "silent":
             return answer(self, 200, ok_body("answered without a model"))
         with lock:

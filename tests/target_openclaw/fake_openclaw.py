@@ -13,6 +13,12 @@ behaves as the file `mode` beside this script says:
             with `serve:NAME`, write /tmp/openclaw-fake-NAME (hard-coded /tmp, like OpenClaw)
   crash:NAME as serve:NAME, then print a line and exit 7 on its second turn (the first after
             the warm-up: a crash mid-run)
+Whatever the mode, `gateway run` prints `[CHANNEL] starting channel` for every entry of the
+config's `channels` and `[heartbeat] started` unless `agents.defaults.heartbeat.every` is "0m"
+(what a real gateway would start).
+`config validate --json`: like 2026.9's, refuses every key whose name starts with `retired`
+(`{"valid": false, "issues": [{"path": PARENT, "message": "Unrecognized key: \"KEY\""}]}`,
+exit 1), else `{"valid": true}`.
 """
 import http.server
 import json
@@ -33,12 +39,36 @@ if args[:3] == ["models", "auth", "paste-api-key"]:
     print("Auth profile: pasted")
     sys.exit(0)
 
+if args[:2] == ["config", "validate"]:
+    path = os.environ["OPENCLAW_CONFIG_PATH"]
+    issues = []
+
+    def walk(v, at):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k.startswith("retired"):
+                    issues.append({"path": at, "message": 'Unrecognized key: "%s"' % k})
+                walk(x, at + "." + k if at else k)
+
+    walk(json.load(open(path)), "")
+    if issues:
+        print(json.dumps({"ok": False, "valid": False, "path": path, "issues": issues}))
+        sys.exit(1)
+    print(json.dumps({"valid": True, "path": path, "warnings": []}))
+    sys.exit(0)
+
 if args[:2] != ["gateway", "run"]:
     sys.exit(64)
 
 mode = open(os.path.join(here, "mode")).read().strip()
 port = int(args[args.index("--port") + 1])
 print("fake gateway starting on port %d" % port, flush=True)
+started_config = json.load(open(os.environ["OPENCLAW_CONFIG_PATH"]))
+for channel in started_config.get("channels", {}):
+    print("[%s] starting channel" % channel, flush=True)
+every = started_config.get("agents", {}).get("defaults", {}).get("heartbeat", {}).get("every")
+if every != "0m":
+    print("[heartbeat] started (every %s)" % (every or "30m"), flush=True)
 if mode == "exit":
     print("fatal: the fake was told to exit", flush=True)
     sys.exit(3)

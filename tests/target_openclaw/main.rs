@@ -4,10 +4,14 @@
 //! in-process mock upstream; the `openclaw-*` fixture scenarios through the CLI (`scenarios`) and
 //! the same against a gateway by URL (`http`). A missing install fails the real tests, saying how
 //! to install it. The warm-up before the run's clock starts (`warmup`): a stand-in gateway by URL
-//! and the real one.
+//! and the real one. The user's own gateway config as the base (`user_config`), and `http`
+//! targets as users run them — a bearer token, providers configured by hand, a health path
+//! of their own (`http_user`).
 
 mod fake;
 mod http;
+mod http_user;
 mod real;
 mod scenarios;
+mod user_config;
 mod warmup;

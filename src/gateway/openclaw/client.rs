@@ -102,7 +102,6 @@ impl TurnClient {
         })
     }
 
-    /// `GET /health` answered `"ok": true`.
     /// The same client sending `model` instead of OpenClaw's `openclaw/default` (another
     /// gateway's model name).
     pub(crate) fn with_model(mut self, model: &str) -> Self {
@@ -110,6 +109,15 @@ impl TurnClient {
         self
     }
 
+    /// `GET path`: its status, or the kind of failure when no answer came (`connect`, ...).
+    pub(crate) async fn status_of(&self, path: &str) -> Result<u16, String> {
+        match self.http.exchange(Method::GET, path, None).await {
+            Ok((status, _)) => Ok(status.as_u16()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// `GET /health` answered `"ok": true`.
     pub async fn healthy(&self) -> bool {
         match self.http.exchange(Method::GET, "/health", None).await {
             Ok((status, body)) if status.is_success() => serde_json::from_slice::<Value>(&body)

@@ -21,6 +21,17 @@ pub struct GatewayOptions {
     pub isolate_tmp: bool,
     /// Log lines quoted in errors.
     pub error_lines: usize,
+    /// The user's own configuration as the base of `openclaw.json` (`[target] config`).
+    pub base: Option<BaseConfig>,
+}
+
+/// The user's configuration and which of its values the scenario overrides.
+#[derive(Debug, Clone)]
+pub struct BaseConfig {
+    /// The configuration.
+    pub user: super::user_config::UserConfig,
+    /// What the scenario sets itself.
+    pub options: super::overlay::OverlayOptions,
 }
 
 impl Default for GatewayOptions {
@@ -33,6 +44,7 @@ impl Default for GatewayOptions {
             turn_timeout: Duration::from_secs(600),
             isolate_tmp: true,
             error_lines: 20,
+            base: None,
         }
     }
 }

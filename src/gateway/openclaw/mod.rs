@@ -41,6 +41,9 @@
 //! - [`install`]: find the executable and its Node (≥ 24.16), the version; a missing install
 //!   is [`InstallError`], whose message says how to install it (`scripts/install-openclaw.sh`).
 //! - [`config`]: `openclaw.json` ([`GatewayConfig`]): providers, models, profiles, order.
+//! - [`user_config`]: the user's own `openclaw.json` (JSON5) as the base (`[target] config`),
+//!   [`overlay`]: what the harness owns laid over it and what talks to the outside turned off,
+//!   [`release_check`]: `openclaw config validate` of the release over the result.
 //! - [`sandbox`]: the per-run directory layout and environment (HOME, OPENCLAW_HOME,
 //!   OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH, TMPDIR, OPENCLAW_NO_AUTO_UPDATE=1, NO_PROXY=*),
 //!   the private `/tmp` (and PID) namespace on Linux as root.
@@ -66,17 +69,20 @@ pub(crate) mod config;
 mod errors;
 pub(crate) mod install;
 pub(crate) mod log;
+pub mod overlay;
 pub(crate) mod process;
 pub mod procs;
+pub mod release_check;
 pub mod sandbox;
 mod seed;
 pub(crate) mod state;
 mod turn_end;
+pub mod user_config;
 
 pub use client::{Turn, TurnClient, TurnOutcome};
 pub use turn_end::TurnEnd;
 pub use config::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
-pub use errors::{GatewayError, GatewayOptions};
+pub use errors::{BaseConfig, GatewayError, GatewayOptions};
 pub use install::{Install, InstallError};
 pub use log::{Decision, LoggedDecision};
 pub use process::{Gateway, Stopped};

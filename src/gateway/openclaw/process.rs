@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use super::client::TurnClient;
 use super::config::{GatewayConfig, GatewaySettings, restore_order, write_config};
+use super::overlay::{Overlaid, fingerprinted, overlay};
 use super::errors::{GatewayError, GatewayOptions, io};
 use super::install::Install;
 use super::log::{LoggedDecision, last_messages, read_log};
@@ -38,6 +39,21 @@ pub struct Gateway {
     seen: Vec<SeenProcess>,
     /// Stops its process group if the run dies without stopping it (a SIGKILL of the run).
     guard: Option<Watchdog>,
+    /// What was laid over the user's configuration, when it was the base.
+    overlaid: Option<Overlaid>,
+    /// The profile keys (for fingerprinting the effective configuration).
+    keys: Keys,
+}
+
+/// Profile keys, shown by fingerprint only.
+struct Keys(Vec<String>);
+
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|k| crate::util::fingerprint(k)))
+            .finish()
+    }
 }
 
 /// How a stop went, and what the gateway left.
@@ -110,8 +126,15 @@ impl Gateway {
             token: random_token(),
             log_file: dirs.log.clone(),
         };
-        write_config(&dirs.config, &config.to_json(&settings))
-            .map_err(io("writing", &dirs.config))?;
+        let generated = config.to_json(&settings);
+        let (effective, overlaid) = match &options.base {
+            Some(b) => {
+                let o = overlay(&b.user.value, &generated, b.options);
+                (o.config.clone(), Some(o))
+            }
+            None => (generated, None),
+        };
+        write_config(&dirs.config, &effective).map_err(io("writing", &dirs.config))?;
         let secrets: Vec<&str> = config.profiles.iter().map(|p| p.key.as_str()).collect();
         for p in &config.profiles {
             seed(&sandbox, &p.provider, &p.id, &p.key, &options, &secrets).await?;
@@ -151,6 +174,8 @@ impl Gateway {
             options,
             seen: Vec::new(),
             guard: None,
+            overlaid,
+            keys: Keys(config.profiles.iter().map(|p| p.key.clone()).collect()),
         };
         gw.guard = Watchdog::guard(gw.pid, true)
             .map_err(|e| {
@@ -219,6 +244,21 @@ impl Gateway {
     /// A client for turns and health checks (no keep-alive).
     pub fn client(&self) -> Result<TurnClient, crate::replay::http::TargetError> {
         TurnClient::new(&self.base_url(), &self.token, self.options.turn_timeout)
+    }
+
+    /// What the harness laid over the user's configuration (`[target] config`), if any.
+    pub fn overlaid(&self) -> Option<&Overlaid> {
+        self.overlaid.as_ref()
+    }
+
+    /// The configuration it runs with (`openclaw.json` after its keys were seeded), every
+    /// token and key replaced by its fingerprint.
+    pub fn effective_config(&self) -> std::io::Result<serde_json::Value> {
+        let text = std::fs::read(&self.sandbox.dirs.config)?;
+        let v: serde_json::Value = serde_json::from_slice(&text).map_err(std::io::Error::other)?;
+        let mut secrets: Vec<&str> = self.keys.0.iter().map(String::as_str).collect();
+        secrets.push(&self.token);
+        Ok(fingerprinted(&v, &secrets))
     }
 
     /// Its bearer token (for a caller that drives it by URL, as a `kind = "http"` target).
