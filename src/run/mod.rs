@@ -23,7 +23,8 @@
 //! - `observe`: exact latencies and the picture's marks from the events, fault hits from the upstream.
 //! - `external` (+ `external_gateway`, `external_report`): a run against an external target
 //!   (`[target] kind = "openclaw" | "http"`): upstream, gateway, turns, stop; its one
-//!   `Observation` (no engine events) and the `target` block as its report part.
+//!   `Observation` (no engine events) and the `target` block as its report part;
+//!   `external_versions`: OpenClaw versions side by side, one such run per version.
 //! - `warmup`: an external gateway's warm-up before the run's clock starts (the steady-state
 //!   decision, a pure function of the turns so far, and its driver).
 //! - `figures`: an arm's key figures, computed once from its observation and section.
@@ -38,6 +39,7 @@ pub(crate) mod figures;
 pub(crate) mod external;
 mod external_gateway;
 mod external_report;
+mod external_versions;
 pub(crate) mod fault_scope;
 pub mod harness;
 pub(crate) mod health;

@@ -10,4 +10,5 @@ mod fake;
 mod http;
 mod real;
 mod scenarios;
+mod versions;
 mod warmup;
