@@ -150,8 +150,16 @@ pub fn diff(arms: &[VersionArm], sections: &[PolicyReport]) -> Vec<DiffRow> {
             of(|x| x.time_to_first_fallback_ms.map(|v| v as f64)),
             true,
         ));
-        rows.push(numeric("rotations", p, of(|x| Some(x.rotations as f64)), false));
-        rows.push(numeric("fallbacks", p, of(|x| Some(x.fallbacks as f64)), false));
+        // A count of an arm that ran is 0 where its figures have no such provider.
+        let count = |f: fn(&crate::report::figures::ProviderFigures) -> u64| {
+            arms.iter()
+                .map(|a| {
+                    figures(a).map(|k| k.providers.get(p).map_or(0, f) as f64)
+                })
+                .collect::<Vec<_>>()
+        };
+        rows.push(numeric("rotations", p, count(|x| x.rotations), false));
+        rows.push(numeric("fallbacks", p, count(|x| x.fallbacks), false));
     }
     let cooled: BTreeSet<&String> = arms
         .iter()
@@ -245,4 +253,89 @@ pub(crate) fn summary(v: &VersionsSection) -> String {
         names.join(" and "),
         v.diff.len()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::figures::{KeyFigures, ProviderFigures};
+    use crate::report::model::{CooldownRow, PolicyStatus};
+
+    fn arm(version: &str, attempts: u64, cooldown: Option<u64>) -> VersionArm {
+        VersionArm {
+            version: version.into(),
+            reported: Some(version.into()),
+            attempts: [("mockai:a".to_string(), attempts)].into(),
+            target: Some(TargetReport {
+                cooldowns: vec![CooldownRow {
+                    profile: "mockai:a".into(),
+                    reason: cooldown.map(|_| "timeout".into()),
+                    cooldown_ms: cooldown,
+                    ..CooldownRow::default()
+                }],
+                ..TargetReport::default()
+            }),
+        }
+    }
+
+    fn section(version: &str, rotation_ms: Option<u64>) -> PolicyReport {
+        let mut figures = KeyFigures::default();
+        if let Some(ms) = rotation_ms {
+            figures.providers.insert(
+                "mockai".into(),
+                ProviderFigures {
+                    rotations: 1,
+                    time_to_first_rotation_ms: Some(ms),
+                    ..ProviderFigures::default()
+                },
+            );
+        }
+        let mut s = PolicyReport::empty(version, Vec::new());
+        s.status = PolicyStatus::Pass;
+        s.figures = Some(figures);
+        s
+    }
+
+    fn find<'a>(rows: &'a [DiffRow], figure: &str, of: &str) -> &'a DiffRow {
+        rows.iter()
+            .find(|r| r.figure == figure && r.of == of)
+            .unwrap_or_else(|| panic!("no {figure} {of}: {rows:#?}"))
+    }
+
+    #[test]
+    fn the_diff_marks_what_moved_past_noise_and_what_one_version_lacks() {
+        let arms = [arm("2026.9.2", 4, Some(30_000)), arm("2026.9.6", 8, None)];
+        let sections = [section("2026.9.2", Some(13_407)), section("2026.9.6", None)];
+        let rows = diff(&arms, &sections);
+        let a = find(&rows, "attempts", "mockai:a");
+        assert_eq!(a.values, [Some(4.0), Some(8.0)]);
+        assert!(a.changed);
+        let c = find(&rows, "cooldown written", "mockai:a");
+        assert_eq!(c.shown, ["30.000s (timeout)", "none"]);
+        assert!(c.changed);
+        // A rotation in one version only; its count is 0 (not unknown) in the other.
+        let t = find(&rows, "time to first rotation", "mockai");
+        assert_eq!(t.values, [Some(13_407.0), None]);
+        assert!(t.changed);
+        assert_eq!(find(&rows, "rotations", "mockai").values, [Some(1.0), Some(0.0)]);
+        assert!(!find(&rows, "status", "").changed);
+        assert!(find(&rows, "version the gateway reported", "").changed);
+
+        // Within noise: 9 vs 10 attempts, 30.0 s vs 30.05 s to the first rotation.
+        let arms = [arm("a", 9, None), arm("b", 10, None)];
+        let sections = [section("a", Some(30_000)), section("b", Some(30_050))];
+        let rows = diff(&arms, &sections);
+        assert!(!find(&rows, "attempts", "mockai:a").changed);
+        assert!(!find(&rows, "time to first rotation", "mockai").changed);
+
+        // A version that never ran shows `-` and counts as changed, never as equal.
+        let mut never = arm("2026.9.6", 0, None);
+        never.target = None;
+        never.reported = None;
+        let rows = diff(&[arm("2026.9.2", 4, None), never], &[section("2026.9.2", None)]);
+        let a = find(&rows, "attempts", "mockai:a");
+        assert_eq!(a.shown, ["4", "-"]);
+        assert!(a.changed);
+        assert_eq!(find(&rows, "status", "").shown, ["pass", "-"]);
+    }
 }

@@ -9,6 +9,7 @@
 mod fake;
 mod http;
 mod real;
+mod real_versions;
 mod scenarios;
 mod versions;
 mod warmup;

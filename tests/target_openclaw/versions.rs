@@ -92,6 +92,15 @@ fn two_versions_run_side_by_side_each_its_own_gateway_with_a_diff_table_and_scop
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let r = report_json(&out);
     assert_eq!(r["verdict"], "pass");
+    // report.json (its `versions` part included) holds to docs/report.schema.json.
+    let schema: Value =
+        serde_json::from_str(include_str!("../../docs/report.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&r)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
     let arms: Vec<&str> = r["policies"]
         .as_array()
         .unwrap()
