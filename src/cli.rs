@@ -114,6 +114,11 @@ pub struct RunArgs {
     /// Failover policy to run (repeat for an A/B run); overrides the scenario's `policies`.
     #[arg(long = "policy", value_name = "P", value_enum)]
     pub policies: Vec<PolicyArg>,
+    /// OpenClaw version to run (repeat to run versions side by side, one arm each); overrides
+    /// the scenario's `[target] versions` (an `openclaw` target only). Each is found at
+    /// `$REHEARSE_OPENCLAW_<VERSION>` or in `scripts/install-openclaw.sh VERSION`'s cache.
+    #[arg(long = "gateway-version", value_name = "V")]
+    pub gateway_versions: Vec<String>,
     /// Plain progress lines even on a terminal.
     #[arg(long)]
     pub no_progress: bool,

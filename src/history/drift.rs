@@ -58,6 +58,17 @@ pub fn system_of(r: &Report) -> System {
         (None, Some(_)) => ("fleet".into(), "rehearse fleet".into(), r.rehearse_version.clone()),
         (None, None) => ("engine".into(), "rehearse engine".into(), r.rehearse_version.clone()),
     };
+    // Versions side by side: the system is all of them (`2026.9.2 + 2026.9.6`).
+    let version = match &r.versions {
+        Some(v) => Some(
+            v.arms
+                .iter()
+                .map(|a| a.version.as_str())
+                .collect::<Vec<_>>()
+                .join(" + "),
+        ),
+        None => version,
+    };
     System {
         kind,
         name,

@@ -114,6 +114,7 @@ impl SystemUnderTest {
                 "policy",
                 sp.policies.iter().map(|p| p.as_str().to_string()).collect(),
             ),
+            Self::Gateway if !sp.versions.is_empty() => ("version", sp.versions.clone()),
             Self::Gateway => ("target", vec![file.target.kind.as_str().to_string()]),
             Self::Fleet => (
                 "coordination",

@@ -7,7 +7,8 @@
 //! verdict, reason); [`counts`] tallies checks the same way for every output.
 //! `rehearse report RUN_DIR` re-renders md, html and JUnit from report.json and exits with its
 //! verdict. [`housekeeping`]: what the run did after its report (retention, batch-job metrics,
-//! `--on-fail`), said in the report.
+//! `--on-fail`), said in the report. [`versions`]: OpenClaw versions side by side and their
+//! behaviour-diff table.
 
 pub mod build;
 mod cmd;
@@ -31,6 +32,7 @@ pub mod svg;
 pub mod table;
 pub(crate) mod target;
 pub(crate) mod target_section;
+pub mod versions;
 pub(crate) mod write;
 
 pub use build::{PolicyInput, build_policy, summary_from};

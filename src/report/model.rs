@@ -155,6 +155,10 @@ pub struct Report {
     /// The system under test when it is not the embedded engine (`null` for the engine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetReport>,
+    /// OpenClaw versions side by side (`[target] versions`): every version's gateway and the
+    /// behaviour-diff table; `target` is then the first version's block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versions: Option<crate::report::versions::VersionsSection>,
     /// The rehearse version that wrote the report (absent in reports written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rehearse_version: Option<String>,

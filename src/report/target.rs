@@ -15,9 +15,13 @@ use crate::gateway::openclaw::TurnEnd;
 pub struct TargetReport {
     /// `openclaw` or `http`.
     pub kind: String,
-    /// The gateway's version (`2026.9.6`), when known.
+    /// The gateway's version (`2026.9.6`), when known: its install's.
     #[serde(default)]
     pub version: Option<String>,
+    /// The version the running gateway said it is (OpenClaw: its start-up banner, else
+    /// `openclaw --version` of the executable it ran), when it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_version: Option<String>,
     /// Where the turns went (`http://127.0.0.1:PORT`).
     #[serde(default)]
     pub url: Option<String>,

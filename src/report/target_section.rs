@@ -18,6 +18,7 @@ fn facts(t: &TargetReport) -> Table {
     };
     row("kind", Some(t.kind.clone()));
     row("version", t.version.clone());
+    row("version it reported", t.reported_version.clone());
     row("gateway", t.url.clone());
     row("mock upstream", t.upstream.clone());
     row("/tmp isolation", t.isolation.clone());
@@ -149,10 +150,32 @@ fn provider_block(t: &TargetReport) -> Option<String> {
         .map(|b| serde_json::to_string_pretty(b).unwrap_or_default())
 }
 
-/// `## Target` in Markdown (nothing for the embedded engine).
+/// `## Target` in Markdown (nothing for the embedded engine); for versions side by side the
+/// diff table, then one target section per version.
 pub(crate) fn markdown(r: &Report, o: &mut String) {
+    if let Some(v) = &r.versions {
+        let _ = write!(
+            o,
+            "\n## Versions side by side\n\n{}.\n\n",
+            super::versions::summary(v)
+        );
+        super::versions::table(v).markdown(o);
+        for a in &v.arms {
+            match &a.target {
+                Some(t) => markdown_block(t, &format!("Target: OpenClaw {}", a.version), o),
+                None => {
+                    let _ = write!(o, "\n## Target: OpenClaw {}\n\nNot run.\n", a.version);
+                }
+            }
+        }
+        return;
+    }
     let Some(t) = &r.target else { return };
-    o.push_str("\n## Target\n\n");
+    markdown_block(t, "Target", o);
+}
+
+fn markdown_block(t: &TargetReport, title: &str, o: &mut String) {
+    let _ = write!(o, "\n## {title}\n\n");
     facts(t).markdown(o);
     if let Some(tab) = user_config(t) {
         o.push_str("\n### Your config: what the harness changed\n\n");
@@ -186,10 +209,33 @@ pub(crate) fn markdown(r: &Report, o: &mut String) {
     }
 }
 
-/// `<h2>Target</h2>` in HTML (nothing for the embedded engine).
+/// `<h2>Target</h2>` in HTML (nothing for the embedded engine); for versions side by side the
+/// diff table, then one target section per version.
 pub(crate) fn html(r: &Report, o: &mut String) {
+    if let Some(v) = &r.versions {
+        let _ = writeln!(
+            o,
+            "<h2>Versions side by side</h2>\n<p>{}.</p>",
+            super::svg::esc(&super::versions::summary(v))
+        );
+        super::versions::table(v).html(o);
+        for a in &v.arms {
+            let title = format!("Target: OpenClaw {}", a.version);
+            match &a.target {
+                Some(t) => html_block(t, &title, o),
+                None => {
+                    let _ = writeln!(o, "<h2>{}</h2><p>Not run.</p>", super::svg::esc(&title));
+                }
+            }
+        }
+        return;
+    }
     let Some(t) = &r.target else { return };
-    o.push_str("<h2>Target</h2>\n");
+    html_block(t, "Target", o);
+}
+
+fn html_block(t: &TargetReport, title: &str, o: &mut String) {
+    let _ = writeln!(o, "<h2>{}</h2>", super::svg::esc(title));
     facts(t).html(o);
     if let Some(tab) = user_config(t) {
         o.push_str("<h3>Your config: what the harness changed</h3>\n");

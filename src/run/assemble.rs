@@ -99,10 +99,17 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
     );
     let replay = ReplayInfo::combine(&policies.iter().filter_map(|s| s.replay).collect::<Vec<_>>());
     let config = config(plan, &observed);
-    let (target, fleet) = match observed.part {
-        KindPart::Embedded => (None, None),
-        KindPart::Gateway(t) => (Some(*t), None),
-        KindPart::Fleet(f) => (None, Some(f)),
+    let (target, fleet, versions) = match observed.part {
+        KindPart::Embedded => (None, None, None),
+        KindPart::Gateway(t) => (Some(*t), None, None),
+        KindPart::Fleet(f) => (None, Some(f), None),
+        KindPart::Versions(arms) => {
+            let diff = crate::report::versions::diff(&arms, &policies);
+            // `target` keeps its one-gateway meaning (history, compare): the first version's.
+            let first = arms.iter().find_map(|a| a.target.clone());
+            let section = crate::report::versions::VersionsSection { arms, diff };
+            (first, None, Some(section))
+        }
     };
     Report {
         schema_version: SCHEMA_VERSION,
@@ -129,6 +136,7 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
         config,
         fleet,
         target,
+        versions,
         rehearse_version: Some(env!("CARGO_PKG_VERSION").to_string()),
         drift: None,
         housekeeping: None,
@@ -141,12 +149,13 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
 fn config(plan: &ScenarioPlan, observed: &Observed) -> serde_json::Value {
     let file = &plan.checked.file;
     let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
-    if let KindPart::Gateway(_) = observed.part {
+    if let KindPart::Gateway(_) | KindPart::Versions(_) = observed.part {
         return serde_json::json!({
             "scenario_file": plan.checked.path.display().to_string(),
             "traffic_file": plan.checked.traffic_path.display().to_string(),
             "duration_ms": duration_ms,
             "target": serde_json::to_value(&file.target).unwrap_or_default(),
+            "versions": plan.versions,
             "upstream": serde_json::to_value(&file.upstream).unwrap_or_default(),
             "fallbacks": file.engine.model_failover.fallbacks,
             "profiles": file.profile.iter().map(|p| serde_json::json!({

@@ -46,19 +46,39 @@ enum Driven {
 }
 
 /// Runs `plan` against its external target into `dir`; what it observed. Never fails: a
-/// harness failure is the run's error (the report's verdict `error` and reason).
+/// harness failure is the run's error (the report's verdict `error` and reason). OpenClaw
+/// versions side by side run one after the other ([`super::external_versions`]).
 pub async fn run_external(
     plan: &ScenarioPlan,
     dir: &Path,
     files: &RunFiles,
     stop: &Shutdown,
 ) -> Observed {
+    if plan.versions.is_empty() {
+        run_arm(plan, dir, files, stop, None).await
+    } else {
+        super::external_versions::run_versions(plan, dir, files, stop).await
+    }
+}
+
+/// One run against the external target — of OpenClaw `version` when given (the arm is then
+/// named after it, its kept files carry it) — into `dir`.
+pub(super) async fn run_arm(
+    plan: &ScenarioPlan,
+    dir: &Path,
+    files: &RunFiles,
+    stop: &Shutdown,
+    version: Option<&str>,
+) -> Observed {
     let file = &plan.checked.file;
     let kind = file.target.kind;
+    let arm = version.unwrap_or(kind.as_str()).to_string();
     let start_unix_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
     let mut run = ExternalRun::new(plan, start_unix_s);
+    run.arm = arm.clone();
+    run.pinned = version.map(str::to_string);
     run.target.kind = kind.as_str().to_string();
 
     // The mock upstream.
@@ -73,7 +93,7 @@ pub async fn run_external(
     let fault_hits = Arc::new(FaultHits::new(1.0));
     let ground = Arc::new(
         UpstreamRecorder::new(
-            EventsWriter::new(files.upstream.clone(), kind.as_str(), 1.0),
+            EventsWriter::new(files.upstream.clone(), &arm, 1.0),
             fault_hits.clone(),
             // Always kept (under the cap): the key figures read a gateway's rotations and
             // fallbacks from the sequence of profiles and models it sent.
@@ -103,11 +123,18 @@ pub async fn run_external(
     ));
 
     // The gateway.
-    let gateway_dir = dir.join(".gateway");
+    let gateway_dir = dir.join(match version {
+        Some(v) => format!(".gateway-{v}"),
+        None => ".gateway".to_string(),
+    });
     let turn_timeout = file.target.turn_timeout();
     let (mut driven, client) = match kind {
         TargetKind::Openclaw => {
-            let install = match Install::find(file.target.command.as_deref()) {
+            let found = match version {
+                Some(v) => Install::find_version(v),
+                None => Install::find(file.target.command.as_deref()),
+            };
+            let install = match found {
                 Ok(i) => i,
                 Err(e) => {
                     return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
@@ -140,7 +167,7 @@ pub async fn run_external(
                 );
             }
             crate::errln!(
-                "{}/openclaw: starting OpenClaw {} (mock upstream http://{up_addr})",
+                "{}/{arm}: starting OpenClaw {} (mock upstream http://{up_addr})",
                 file.name,
                 install.openclaw_version
             );
@@ -158,7 +185,7 @@ pub async fn run_external(
                         if tries == 1 && matches!(e, GatewayError::Exited { .. }) {
                             let why = e.last_lines().last().cloned().unwrap_or_default();
                             crate::errln!(
-                                "{}/openclaw: the gateway exited while starting ({why}); trying once more",
+                                "{}/{arm}: the gateway exited while starting ({why}); trying once more",
                                 file.name
                             );
                             run.notes.push(format!("the first start exited before it was healthy ({why}); started again from a fresh state"));
@@ -177,6 +204,17 @@ pub async fn run_external(
                 &mut run.notes,
             );
             run.target.url = Some(gw.base_url());
+            run.target.reported_version = super::external_versions::reported_version(&install, &gw);
+            if let (Some(v), Some(said)) = (version, run.target.reported_version.as_deref())
+                && said != v
+            {
+                let why = format!(
+                    "asked for OpenClaw {v}, but the gateway started from {} says it is {said}",
+                    install.openclaw.display()
+                );
+                finish_gateway(gw, dir, &gateway_dir, plan, &mut run).await;
+                return stop_upstream(run.failed(why), &servers, up_task).await;
+            }
             run.target.isolation = Some(gw.isolation().as_str().to_string());
             let client = match gw.client() {
                 Ok(c) => c,
@@ -231,7 +269,7 @@ pub async fn run_external(
     crate::errln!(
         "{}/{}: warming up (a turn's first model request within {:?}, at most {} turns)",
         file.name,
-        kind.as_str(),
+        arm,
         spec.prompt(),
         spec.turns()
     );
@@ -334,7 +372,7 @@ pub async fn run_external(
         .into_iter()
         .collect();
     files.targets.publish(
-        kind.as_str(),
+        &arm,
         UNIX_EPOCH + Duration::from_secs_f64(start_unix_s),
         &prom_targets,
     );
@@ -350,7 +388,7 @@ pub async fn run_external(
     crate::errln!(
         "{}/{}: {} turns to {} over {}",
         file.name,
-        kind.as_str(),
+        arm,
         turns.len(),
         run.target.url.as_deref().unwrap_or("?"),
         humantime::format_duration(file.duration)
@@ -401,7 +439,7 @@ pub async fn run_external(
     rows.sort_by_key(|r| (r.at_ms, r.line));
     run.target.turns = rows;
     run.elapsed_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    files.targets.withdraw(kind.as_str());
+    files.targets.withdraw(&arm);
     run.stopped = stop_cut(stop.reason(), outstanding, run.elapsed_ms, duration_ms);
 
     // Stop the gateway, keep what it decided and remembers.

@@ -15,6 +15,14 @@ use crate::scenario::gateway::PlannedTurn;
 use crate::util::secrets::Scrubber;
 use crate::verdict::gateway_eval::event_name;
 
+/// `openclaw.log`, or `openclaw-2026.9.2.log` for a version run side by side.
+fn kept_name(stem: &str, ext: &str, version: Option<&str>) -> String {
+    match version {
+        Some(v) => format!("{stem}-{v}.{ext}"),
+        None => format!("{stem}.{ext}"),
+    }
+}
+
 fn keep(from: &Path, to: &Path, secrets: &Scrubber) -> Option<String> {
     let bytes = std::fs::read(from).ok()?;
     let text = secrets.scrub(&String::from_utf8_lossy(&bytes));
@@ -100,9 +108,9 @@ pub(super) async fn finish_gateway(
                 "profiles": s.profiles,
             });
             let text = secrets.scrub(&serde_json::to_string_pretty(&snapshot).unwrap_or_default());
-            let path = dir.join("openclaw-auth-state.json");
-            if crate::util::atomic::write_atomic(&path, text.as_bytes()).is_ok() {
-                run.target.files.push("openclaw-auth-state.json".into());
+            let name = kept_name("openclaw-auth-state", "json", run.pinned.as_deref());
+            if crate::util::atomic::write_atomic(&dir.join(&name), text.as_bytes()).is_ok() {
+                run.target.files.push(name);
             }
             run.auth = Some(s);
         }
@@ -112,14 +120,13 @@ pub(super) async fn finish_gateway(
             run.auth_error = Some(why);
         }
     }
-    if let Some(f) = keep(&stopped.dirs.log, &dir.join("openclaw.log"), &secrets) {
+    let v = run.pinned.clone();
+    let log = dir.join(kept_name("openclaw", "log", v.as_deref()));
+    if let Some(f) = keep(&stopped.dirs.log, &log, &secrets) {
         run.target.files.push(f);
     }
-    if let Some(f) = keep(
-        &stopped.dirs.console,
-        &dir.join("openclaw-console.log"),
-        &secrets,
-    ) {
+    let console = dir.join(kept_name("openclaw-console", "log", v.as_deref()));
+    if let Some(f) = keep(&stopped.dirs.console, &console, &secrets) {
         run.target.files.push(f);
     }
     if let Err(e) = std::fs::remove_dir_all(gateway_dir) {

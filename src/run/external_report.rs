@@ -19,6 +19,11 @@ use crate::scrape::{CompactScrapes, Exposition};
 pub(crate) struct ExternalRun<'a> {
     plan: &'a ScenarioPlan,
     start_unix_s: f64,
+    /// The arm's name: the target's kind, or the OpenClaw version it ran.
+    pub arm: String,
+    /// The OpenClaw version asked for (`[target] versions`), when one was: the kept files
+    /// carry it.
+    pub pinned: Option<String>,
     /// The `target` block.
     pub target: TargetReport,
     /// Wall ms the run took.
@@ -52,6 +57,8 @@ impl<'a> ExternalRun<'a> {
         Self {
             plan,
             start_unix_s,
+            arm: plan.checked.file.target.kind.as_str().to_string(),
+            pinned: None,
             target: TargetReport::default(),
             elapsed_ms: 0,
             stopped: None,
@@ -91,7 +98,7 @@ impl<'a> ExternalRun<'a> {
     fn observed(self, error: Option<String>) -> Observed {
         let plan = self.plan;
         let file = &plan.checked.file;
-        let name = file.target.kind.as_str();
+        let name = self.arm.as_str();
         let turns = &self.target.turns;
         let failed = turns.iter().filter(|t| !t.ok).count() as u64;
         let mut lags: Vec<u64> = turns.iter().map(|t| t.lag_ms).collect();

@@ -124,6 +124,9 @@ pub enum KindPart {
     Embedded,
     /// A gateway: the `target` block.
     Gateway(Box<TargetReport>),
+    /// OpenClaw versions side by side: each version's arm (its `target` block, `None` when it
+    /// never ran), in run order.
+    Versions(Vec<crate::report::versions::VersionArm>),
     /// A fleet: the `fleet` section.
     Fleet(FleetSection),
 }

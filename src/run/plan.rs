@@ -27,6 +27,9 @@ pub struct ScenarioPlan {
     pub seed: u64,
     /// The policy runs, in order (`--policy`, else the scenario's `policies`).
     pub policies: Vec<Policy>,
+    /// The OpenClaw versions run side by side, one arm each, in order (`--gateway-version`,
+    /// else `[target] versions`); empty for one run of the one install.
+    pub versions: Vec<String>,
     /// Most model requests the upstream recorder keeps in memory for the expectations judged
     /// at the upstream ([`super::recorder::MAX_UPSTREAM_RECORDS`]; a test may lower it).
     pub record_cap: usize,
@@ -62,7 +65,12 @@ impl From<PolicyArg> for Policy {
 /// What a run of an external target needs beyond the file: speed 1 (a real gateway's timers
 /// cannot be compressed), no `--policy` (that picks an embedded policy), an OpenClaw install, a
 /// token in `token_env`.
-fn check_target_run(checked: &Checked, speed: Speed, policies: &[Policy]) -> anyhow::Result<()> {
+fn check_target_run(
+    checked: &Checked,
+    speed: Speed,
+    policies: &[Policy],
+    versions: &[String],
+) -> anyhow::Result<()> {
     let t = &checked.file.target;
     if !t.kind.is_external() {
         return Ok(());
@@ -79,10 +87,18 @@ fn check_target_run(checked: &Checked, speed: Speed, policies: &[Policy]) -> any
         bail!("--policy picks an embedded engine policy; this scenario's target is `{kind}`");
     }
     match t.kind {
-        TargetKind::Openclaw => {
+        TargetKind::Openclaw if versions.is_empty() => {
             let install = crate::gateway::openclaw::Install::find(t.command.as_deref())?;
             if let Some(user) = &checked.user_config {
                 super::user_config::check_release(checked, user, &install)?;
+            }
+        }
+        TargetKind::Openclaw => {
+            for v in versions {
+                let install = crate::gateway::openclaw::Install::find_version(v)?;
+                if let Some(user) = &checked.user_config {
+                    super::user_config::check_release(checked, user, &install)?;
+                }
             }
         }
         TargetKind::Http => {
@@ -102,6 +118,46 @@ fn check_target_run(checked: &Checked, speed: Speed, policies: &[Policy]) -> any
     Ok(())
 }
 
+/// The OpenClaw versions a run of `checked` runs side by side: `--gateway-version` (an
+/// `openclaw` target only; checked as `[target] versions` is), else `[target] versions`. An
+/// expectation scoped to a version the run does not run is refused: it would judge nothing.
+fn run_versions(checked: &Checked, cli: &[String]) -> anyhow::Result<Vec<String>> {
+    let file = &checked.file;
+    if cli.is_empty() {
+        return Ok(file.target.versions.clone());
+    }
+    if file.target.kind != TargetKind::Openclaw {
+        bail!(
+            "--gateway-version runs OpenClaw versions side by side; this scenario's target is `{}`",
+            file.target.kind.as_str()
+        );
+    }
+    if file.target.command.is_some() {
+        bail!("--gateway-version: the scenario's `[target] command` pins one executable");
+    }
+    let max = crate::scenario::target::MAX_VERSIONS;
+    if cli.len() > max {
+        bail!("--gateway-version: at most {max} versions side by side");
+    }
+    for (i, v) in cli.iter().enumerate() {
+        if let Some(why) = crate::scenario::target::version_problem(v) {
+            bail!("--gateway-version: {why}");
+        }
+        if cli[..i].contains(v) {
+            bail!("--gateway-version: `{v}` is given twice");
+        }
+    }
+    let scoped = file.expect.scoped_runs();
+    if let Some(v) = scoped.iter().find(|v| !cli.contains(v)) {
+        bail!(
+            "{}: an expectation is scoped to version `{v}`, which --gateway-version {} does not run",
+            checked.path.display(),
+            cli.join(" --gateway-version ")
+        );
+    }
+    Ok(cli.to_vec())
+}
+
 /// Builds the plan from the flags.
 pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
     if args.scenarios.is_empty() {
@@ -114,8 +170,6 @@ pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
     for arg in &args.scenarios {
         let path = resolve(arg)?;
         let checked = check(&path).with_context(|| format!("scenario `{arg}`"))?;
-        check_target_run(&checked, speed, &cli_policies)
-            .with_context(|| format!("scenario `{arg}`"))?;
         if let Some(p) = &checked.file.prometheus {
             crate::detection::preflight(p, &checked.path, speed)
                 .map_err(|e| anyhow::anyhow!(e))
@@ -126,7 +180,12 @@ pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
         } else {
             cli_policies.clone()
         };
+        let versions = run_versions(&checked, &args.gateway_versions)
+            .with_context(|| format!("scenario `{arg}`"))?;
+        check_target_run(&checked, speed, &cli_policies, &versions)
+            .with_context(|| format!("scenario `{arg}`"))?;
         scenarios.push(ScenarioPlan {
+            versions,
             seed: args.seed.unwrap_or(checked.file.seed),
             checked,
             speed,

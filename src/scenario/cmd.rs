@@ -143,7 +143,10 @@ fn validate_one(path: &Path) -> Result<String, FileError> {
                 f.name,
                 count(checked.traffic.len(), "request"),
                 count(f.fault.len(), "fault"),
-                if f.target.kind.is_external() {
+                if !f.target.versions.is_empty() {
+                    // OpenClaw versions side by side: one run per version, as the report counts.
+                    checks_line(f, &f.target.versions)
+                } else if f.target.kind.is_external() {
                     format!(
                         "{} in the {} run",
                         count(f.expect.len(), "expectation"),

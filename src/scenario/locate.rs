@@ -76,6 +76,26 @@ pub(crate) fn locate_within(text: &str, field: &str, needle: &str) -> Option<(us
     Some(line_col(text, at))
 }
 
+/// An expectation's run-scope error as the file wrote it: a `policy` key written `version`
+/// (the same key; docs/scenario.md) is pointed at as `version`, and in a run of OpenClaw
+/// versions side by side (`versions`) the known runs are called versions.
+pub(crate) fn run_scope(text: &str, field: &str, msg: &str, versions: bool) -> (String, String) {
+    let msg = if versions {
+        msg.replace(
+            "is not one of the scenario's policies or runs",
+            "is not one of the scenario's `[target] versions`",
+        )
+    } else {
+        msg.to_string()
+    };
+    let Some(table) = field.strip_suffix(".policy") else {
+        return (field.to_string(), msg);
+    };
+    let as_version = format!("{table}.version");
+    let written = span(text, &as_version).is_some_and(|s| Some(s) != span(text, table));
+    (if written { as_version } else { field.to_string() }, msg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

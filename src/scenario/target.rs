@@ -103,6 +103,26 @@ pub struct TargetSpec {
     /// `openclaw` | `http`: the warm-up before the run's clock starts (`[target.warmup]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupSpec>,
+    /// `openclaw`: the OpenClaw versions to run side by side (`["2026.9.2", "2026.9.6"]`), one
+    /// arm each, every one the same traffic and faults; each found by
+    /// [`crate::gateway::openclaw::Install::find_version`]. Empty: the one install
+    /// `command`/`$REHEARSE_OPENCLAW`/`PATH` names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<String>,
+}
+
+/// Most versions one run takes side by side (each is a real gateway run in turn).
+pub(crate) const MAX_VERSIONS: usize = 8;
+
+/// Why `v` is not a version `[target] versions` takes: npm-style (`2026.9.2`, `2026.9.1-beta.1`),
+/// since it names an install directory and an environment variable.
+pub(crate) fn version_problem(v: &str) -> Option<String> {
+    let ok_chars = v
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
+    let starts = v.chars().next().is_some_and(|c| c.is_ascii_digit());
+    (v.is_empty() || v.len() > 64 || !ok_chars || !starts || v.contains(".."))
+        .then(|| format!("`{v}` is not an OpenClaw version (e.g. `2026.9.2`)"))
 }
 
 /// `[target.warmup]`: the healthy turns an external gateway is sent before the run's clock
@@ -282,6 +302,12 @@ impl TargetSpec {
         if let Some(w) = &self.warmup {
             w.validate()?;
         }
+        only(
+            !self.versions.is_empty() && k != TargetKind::Openclaw,
+            "versions",
+            "openclaw",
+        )?;
+        self.check_versions()?;
         if k == TargetKind::Http {
             let Some(url) = &self.url else {
                 return Err(FieldError::new(
@@ -312,6 +338,40 @@ impl TargetSpec {
                 && (d < Duration::from_secs(1) || d > Duration::from_secs(48 * 3600))
             {
                 return Err(FieldError::new(key, "must be 1s..=48h".into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TargetSpec {
+    /// `versions`: each a version, none twice, at most [`MAX_VERSIONS`], not with `command`
+    /// (which pins one executable).
+    fn check_versions(&self) -> Result<(), FieldError> {
+        if self.versions.is_empty() {
+            return Ok(());
+        }
+        if self.command.is_some() {
+            return Err(FieldError::new(
+                "versions",
+                "give either `command` (one executable) or `versions`, not both".into(),
+            ));
+        }
+        if self.versions.len() > MAX_VERSIONS {
+            return Err(FieldError::new(
+                "versions",
+                format!("at most {MAX_VERSIONS} versions side by side"),
+            ));
+        }
+        for (i, v) in self.versions.iter().enumerate() {
+            if let Some(why) = version_problem(v) {
+                return Err(FieldError::new(format!("versions[{i}]"), why));
+            }
+            if self.versions[..i].contains(v) {
+                return Err(FieldError::new(
+                    format!("versions[{i}]"),
+                    format!("`{v}` appears twice"),
+                ));
             }
         }
         Ok(())

@@ -132,8 +132,12 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         .validate(file.coordinator.as_ref(), file.policies.len())
         .map_err(|e| invalid(&e.field, e.msg))?;
     check_fleet_extras(&file).map_err(|e| invalid(&e.field, e.message))?;
-    // An external target is one "policy" run, named after its kind.
-    let mut names: Vec<&str> = if file.target.kind.is_external() {
+    // An external target is one "policy" run, named after its kind; OpenClaw versions side by
+    // side are one run each, named after its version.
+    let versions = !file.target.versions.is_empty();
+    let mut names: Vec<&str> = if versions {
+        file.target.versions.iter().map(String::as_str).collect()
+    } else if file.target.kind.is_external() {
         vec![file.target.kind.as_str()]
     } else {
         file.policies.iter().map(|p| p.as_str()).collect()
@@ -142,9 +146,10 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         // A fleet run's sections are named after its coordination runs.
         names.extend(file.fleet.coordination.iter().map(|c| c.as_str()));
     }
-    file.expect
-        .validate(&names)
-        .map_err(|e| invalid(&e.field, e.msg))?;
+    file.expect.validate(&names).map_err(|e| {
+        let (field, msg) = super::locate::run_scope(text, &e.field, &e.msg, versions);
+        invalid(&field, msg)
+    })?;
     check_alerts(path, &file).map_err(|e| invalid(&e.field, e.message))?;
 
     // A foreign gateway's metrics (`[target] metrics_url`) are not the engine's catalogue: a

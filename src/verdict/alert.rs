@@ -63,7 +63,9 @@ pub struct ExpectAlert {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub never: bool,
     /// Only for this run (policy, coordination or target kind); all runs when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -83,7 +85,9 @@ pub struct ExpectDashboard {
     )]
     pub within: Option<Duration>,
     /// Only for this run; all runs when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 

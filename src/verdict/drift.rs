@@ -28,7 +28,9 @@ pub struct ExpectDrift {
     /// How far from the median it may move, as a percentage of the median (`"50%"`).
     pub within: String,
     /// Only for this policy run; all runs when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 

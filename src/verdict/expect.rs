@@ -108,7 +108,9 @@ pub struct ExpectTransition {
     )]
     pub tolerance: Option<Duration>,
     /// Only for this policy run (`legacy`, `retry-gate`); all runs when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -128,7 +130,9 @@ pub struct ExpectMetric {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_most: Option<f64>,
     /// Only for this policy run; all runs when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -139,7 +143,9 @@ pub struct ExpectNoTransition {
     /// The dep.
     pub dep: String,
     /// Only for this policy run; all runs when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -161,7 +167,9 @@ pub struct ExpectProbeSpacing {
     )]
     pub tolerance: Option<Duration>,
     /// Only for this policy run; all runs when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -202,7 +210,9 @@ pub struct ExpectFleet {
     )]
     pub rejoin_within: Option<Duration>,
     /// Only for this coordination run; all runs when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -323,6 +333,9 @@ impl Expectations {
         self.validate_ground(&policy_bad)?;
         let policy_ok = |p: &Option<String>| policy_bad(p).is_none();
         for (i, t) in self.turn.iter().enumerate() {
+            if let Some(msg) = policy_bad(&t.policy) {
+                return err(format!("expect.turn[{i}].policy"), &msg);
+            }
             super::turn::check(t, &policy_ok).map_err(|(key, msg)| {
                 let field = match key {
                     "" => format!("expect.turn[{i}]"),
@@ -414,8 +427,18 @@ impl Expectations {
                 .filter(|e| applies(&e.policy, policy))
                 .cloned()
                 .collect(),
-            openclaw_decision: self.openclaw_decision.clone(),
-            openclaw_cooldown: self.openclaw_cooldown.clone(),
+            openclaw_decision: self
+                .openclaw_decision
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+            openclaw_cooldown: self
+                .openclaw_cooldown
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
             turn: self
                 .turn
                 .iter()
@@ -441,6 +464,32 @@ impl Expectations {
                 .cloned()
                 .collect(),
         }
+    }
+
+    /// Every run an expectation is scoped to (`policy`, `version`), in no particular order.
+    pub(crate) fn scoped_runs(&self) -> Vec<String> {
+        let e = self;
+        let mut out: Vec<&Option<String>> = Vec::new();
+        out.extend(e.transition.iter().map(|x| &x.policy));
+        out.extend(e.metric.iter().map(|x| &x.policy));
+        out.extend(e.no_transition.iter().map(|x| &x.policy));
+        out.extend(e.probe_spacing.iter().map(|x| &x.policy));
+        out.extend(e.fleet.iter().map(|x| &x.policy));
+        out.extend(e.attempts.iter().map(|x| &x.policy));
+        out.extend(e.first_request.iter().map(|x| &x.policy));
+        out.extend(e.no_request.iter().map(|x| &x.policy));
+        out.extend(e.retry_gaps.iter().map(|x| &x.policy));
+        out.extend(e.recovered.iter().map(|x| &x.policy));
+        out.extend(e.openclaw_decision.iter().map(|x| &x.policy));
+        out.extend(e.openclaw_cooldown.iter().map(|x| &x.policy));
+        out.extend(e.turn.iter().map(|x| &x.policy));
+        out.extend(e.drift.iter().map(|x| &x.policy));
+        out.extend(e.alert.iter().map(|x| &x.policy));
+        out.extend(e.dashboard.iter().map(|x| &x.policy));
+        let mut names: Vec<String> = out.into_iter().flatten().cloned().collect();
+        names.sort();
+        names.dedup();
+        names
     }
 
     /// How many expectations (tables) there are.

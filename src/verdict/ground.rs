@@ -55,7 +55,9 @@ pub struct ExpectAttempts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts_at_most: Option<u64>,
     /// Only for this policy run (or target); all when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -93,7 +95,9 @@ pub struct ExpectFirstRequest {
     #[serde(default)]
     pub after_first: bool,
     /// Only for this policy run (or target).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -115,7 +119,9 @@ pub struct ExpectNoRequest {
     #[serde(with = "humantime_serde")]
     pub until: Duration,
     /// Only for this policy run (or target).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -145,7 +151,9 @@ pub struct ExpectRecovered {
     )]
     pub within: Option<Duration>,
     /// Only for this policy run (or target).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -181,7 +189,9 @@ pub struct ExpectRetryGaps {
     )]
     pub tolerance: Option<Duration>,
     /// Only for this policy run (or target).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 
@@ -207,6 +217,9 @@ pub struct ExpectGatewayDecision {
     /// At most this many.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_most: Option<u64>,
+    /// Only for this run (a version of `[target] versions`); all runs when absent.
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
 }
 
 /// `[[expect.openclaw_cooldown]]` (OpenClaw targets): a profile's cooldown in its auth state
@@ -236,6 +249,9 @@ pub struct ExpectGatewayCooldown {
     /// The profile has no cooldown.
     #[serde(default)]
     pub none: bool,
+    /// Only for this run (a version of `[target] versions`); all runs when absent.
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
 }
 
 /// The `event` names of `[[expect.openclaw_decision]]`.

@@ -127,9 +127,11 @@ impl Expectations {
                     );
                 }
             }
+            policy(&f, &d.policy)?;
         }
         for (i, c) in self.openclaw_cooldown.iter().enumerate() {
             let f = format!("expect.openclaw_cooldown[{i}]");
+            policy(&f, &c.policy)?;
             if c.none && (c.cooldown.is_some() || c.reason.is_some()) {
                 return err(
                     format!("{f}.none"),

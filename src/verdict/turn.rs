@@ -56,7 +56,9 @@ pub struct ExpectTurn {
     )]
     pub latency_at_least: Option<Duration>,
     /// Only for this run (the target's kind); all when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
+    /// whose runs are named after their versions.)
+    #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
 }
 

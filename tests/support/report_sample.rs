@@ -200,6 +200,7 @@ pub fn sample_report() -> Report {
         fleet: None,
         target: None,
         rehearse_version: None,
+        versions: None,
         drift: None,
         housekeeping: None,
     }

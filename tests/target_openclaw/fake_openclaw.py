@@ -13,12 +13,16 @@ behaves as the file `mode` beside this script says:
             with `serve:NAME`, write /tmp/openclaw-fake-NAME (hard-coded /tmp, like OpenClaw)
   crash:NAME as serve:NAME, then print a line and exit 7 on its second turn (the first after
             the warm-up: a crash mid-run)
+  mute      as serve, but only its first turn (the warm-up's) calls the upstream: later turns
+            are answered without a model request (a gateway that never calls the provider)
 Whatever the mode, `gateway run` prints `[CHANNEL] starting channel` for every entry of the
 config's `channels` and `[heartbeat] started` unless `agents.defaults.heartbeat.every` is "0m"
 (what a real gateway would start).
 `config validate --json`: like 2026.9's, refuses every key whose name starts with `retired`
 (`{"valid": false, "issues": [{"path": PARENT, "message": "Unrecognized key: \"KEY\""}]}`,
 exit 1), else `{"valid": true}`.
+`--version`: prints `OpenClaw VERSION (fake)`, VERSION from the file `version` beside this script
+(default 2026.9.6).
 """
 import http.server
 import json
@@ -31,6 +35,14 @@ import time
 here = os.path.dirname(os.path.realpath(__file__))
 args = sys.argv[1:]
 state = os.environ.get("OPENCLAW_STATE_DIR", "")
+
+if args == ["--version"]:
+    try:
+        version = open(os.path.join(here, "version")).read().strip()
+    except OSError:
+        version = "2026.9.6"
+    print("OpenClaw %s (fake)" % version)
+    sys.exit(0)
 
 if args[:3] == ["models", "auth", "paste-api-key"]:
     key = sys.stdin.readline().rstrip("\n")
@@ -117,7 +129,8 @@ class Health(http.server.BaseHTTPRequestHandler):
             print("fatal: the fake crashed mid-run", flush=True)
             worker.kill()
             os._exit(7)
-        model_request()
+        if not (mode == "mute" and turns[0] > 1):
+            model_request()
         body = json.dumps({"id": "x", "object": "chat.completion", "choices": [
             {"index": 0, "finish_reason": "stop",
              "message": {"role": "assistant", "content": "ok"}}]}).encode()

@@ -12,6 +12,8 @@ mod fake;
 mod http;
 mod http_user;
 mod real;
+mod real_versions;
 mod scenarios;
 mod user_config;
+mod versions;
 mod warmup;

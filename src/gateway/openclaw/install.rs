@@ -64,6 +64,33 @@ pub enum InstallError {
         /// What went wrong.
         reason: String,
     },
+    /// A version of `[target] versions` with no install where the harness looks.
+    #[error(
+        "OpenClaw {version} is not installed (looked at {}); install it with \
+         `scripts/install-openclaw.sh {version}`, or set {env} to its `openclaw` executable",
+        .looked.join(", ")
+    )]
+    VersionNotInstalled {
+        /// The version asked for.
+        version: String,
+        /// Its environment variable (`REHEARSE_OPENCLAW_2026_9_2`).
+        env: String,
+        /// Where it looked, in order.
+        looked: Vec<String>,
+    },
+    /// The install found for a version is another version.
+    #[error(
+        "{path} is OpenClaw {found}, not {version}; install {version} with \
+         `scripts/install-openclaw.sh {version}`"
+    )]
+    WrongVersion {
+        /// The version asked for.
+        version: String,
+        /// The version the install says it is.
+        found: String,
+        /// The executable.
+        path: String,
+    },
     /// A Node OpenClaw refuses.
     #[error(
         "{node} is Node {version}; OpenClaw 2026.9.6 needs >=24.16.0 <25 or >=26.1.0; {HOW_TO_INSTALL}"
@@ -84,6 +111,81 @@ impl Install {
             std::env::var_os(ENV_VAR),
             std::env::var_os("PATH"),
         )
+    }
+
+    /// Finds the install of OpenClaw `version` (`[target] versions`, `--gateway-version`):
+    /// `$REHEARSE_OPENCLAW_<VERSION>` (the version upper-cased, every `.`, `-`, `+` an `_`:
+    /// `REHEARSE_OPENCLAW_2026_9_2`), else `scripts/install-openclaw.sh VERSION`'s cache dir,
+    /// `$REHEARSE_CACHE` else `${XDG_CACHE_HOME:-~/.cache}/rehearse`, then
+    /// `openclaw-VERSION/node_modules/.bin/openclaw`. The install must say it is that version.
+    pub fn find_version(version: &str) -> Result<Self, InstallError> {
+        let env = version_env_var(version);
+        let cache = cache_root(
+            std::env::var_os("REHEARSE_CACHE"),
+            std::env::var_os("XDG_CACHE_HOME"),
+            std::env::var_os("HOME"),
+        );
+        Self::find_version_in(
+            version,
+            std::env::var_os(&env),
+            cache,
+            std::env::var_os("PATH"),
+        )
+    }
+
+    /// [`Install::find_version`] with the environment passed in (tests).
+    pub fn find_version_in(
+        version: &str,
+        env_value: Option<OsString>,
+        cache: Option<PathBuf>,
+        path_var: Option<OsString>,
+    ) -> Result<Self, InstallError> {
+        let env = version_env_var(version);
+        let mut looked = Vec::new();
+        let named = env_value.filter(|v| !v.is_empty()).map(PathBuf::from);
+        let exe = match named {
+            Some(p) => Some(p),
+            None => {
+                looked.push(format!("${env} (unset)"));
+                let in_cache = cache.map(|c| {
+                    c.join(format!("openclaw-{version}"))
+                        .join("node_modules/.bin/openclaw")
+                });
+                match in_cache {
+                    Some(p) if is_executable(&p) => Some(p),
+                    Some(p) => {
+                        looked.push(p.display().to_string());
+                        None
+                    }
+                    None => {
+                        looked.push("the install cache (no $REHEARSE_CACHE, $XDG_CACHE_HOME or $HOME)".into());
+                        None
+                    }
+                }
+            }
+        };
+        let Some(exe) = exe else {
+            return Err(InstallError::VersionNotInstalled {
+                version: version.to_string(),
+                env,
+                looked,
+            });
+        };
+        let found = Self::find_in(Some(&exe), None, path_var)?;
+        if found.openclaw_version != version {
+            return Err(InstallError::WrongVersion {
+                version: version.to_string(),
+                found: found.openclaw_version,
+                path: exe.display().to_string(),
+            });
+        }
+        Ok(found)
+    }
+
+    /// The version the executable itself says it is (`openclaw --version`, run with its node),
+    /// when it says one.
+    pub fn says(&self) -> Option<String> {
+        version_from_cli(&self.openclaw, &self.node)
     }
 
     /// [`Install::find`] with the environment passed in (tests).
@@ -139,6 +241,36 @@ impl Install {
             openclaw_version,
         })
     }
+}
+
+/// `REHEARSE_OPENCLAW_2026_9_2` for `2026.9.2`.
+pub(crate) fn version_env_var(version: &str) -> String {
+    let tail: String = version
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{ENV_VAR}_{tail}")
+}
+
+/// `scripts/install-openclaw.sh`'s cache root: `$REHEARSE_CACHE`, else
+/// `${XDG_CACHE_HOME:-$HOME/.cache}/rehearse`.
+fn cache_root(
+    rehearse_cache: Option<OsString>,
+    xdg: Option<OsString>,
+    home: Option<OsString>,
+) -> Option<PathBuf> {
+    let set = |v: Option<OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
+    set(rehearse_cache).or_else(|| {
+        set(xdg)
+            .or_else(|| set(home).map(|h| h.join(".cache")))
+            .map(|c| c.join("rehearse"))
+    })
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -322,5 +454,55 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains(">=24.16.0"));
+    }
+
+    #[test]
+    fn a_version_is_found_in_its_cache_dir_or_its_variable_and_must_be_that_version() {
+        assert_eq!(version_env_var("2026.9.2"), "REHEARSE_OPENCLAW_2026_9_2");
+        assert_eq!(
+            version_env_var("2026.9.1-beta.1"),
+            "REHEARSE_OPENCLAW_2026_9_1_BETA_1"
+        );
+        let cache = tempfile::tempdir().unwrap();
+        // Missing: exit-2 material naming the exact install command and where it looked.
+        let err = Install::find_version_in("2026.9.2", None, Some(cache.path().into()), None)
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, InstallError::VersionNotInstalled { .. }), "{msg}");
+        assert!(msg.contains("`scripts/install-openclaw.sh 2026.9.2`"), "{msg}");
+        assert!(msg.contains("$REHEARSE_OPENCLAW_2026_9_2 (unset)"), "{msg}");
+        assert!(msg.contains("openclaw-2026.9.2/node_modules/.bin/openclaw"), "{msg}");
+        // The install script's layout: CACHE/openclaw-VERSION/node_modules/.bin/{openclaw,node}.
+        let fake = fake_install("24.22.3");
+        let bin = cache.path().join("openclaw-2026.9.6/node_modules/.bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for f in ["openclaw", "node"] {
+            std::fs::copy(fake.path().join(f), bin.join(f)).unwrap();
+        }
+        let found =
+            Install::find_version_in("2026.9.6", None, Some(cache.path().into()), None).unwrap();
+        assert_eq!(found.openclaw, bin.join("openclaw"));
+        assert_eq!(found.openclaw_version, "2026.9.6");
+        // The variable wins over the cache; an install of another version is refused.
+        let err = Install::find_version_in(
+            "2026.9.2",
+            Some(bin.join("openclaw").into()),
+            Some(cache.path().into()),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, InstallError::WrongVersion { found, .. } if found == "2026.9.6"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("scripts/install-openclaw.sh 2026.9.2"));
+        // The cache root as the install script computes it.
+        let root = |a: Option<&str>, b: Option<&str>, c: Option<&str>| {
+            cache_root(a.map(Into::into), b.map(Into::into), c.map(Into::into))
+        };
+        assert_eq!(root(Some("/c"), Some("/x"), Some("/h")), Some("/c".into()));
+        assert_eq!(root(None, Some("/x"), Some("/h")), Some("/x/rehearse".into()));
+        assert_eq!(root(Some(""), None, Some("/h")), Some("/h/.cache/rehearse".into()));
+        assert_eq!(root(None, None, None), None);
     }
 }

@@ -154,6 +154,7 @@ fn stopped_fleet_arm(
         .join("fixtures/scenarios/fleet-cooldown-share.toml");
     let checked = crate::scenario::validate::check(&path).unwrap();
     let plan = ScenarioPlan {
+        versions: Vec::new(),
         checked,
         speed: crate::util::speed::Speed::new(speed).unwrap(),
         seed: 1,

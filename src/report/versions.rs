@@ -1,0 +1,341 @@
+//! report.json `versions`: OpenClaw versions run side by side (`[target] versions`,
+//! `--gateway-version`), one arm each — every arm's gateway (the version asked for, the version
+//! the running gateway said it is, its `target` block) and the behaviour-diff table: per row one
+//! figure of each version (attempts per profile at the upstream, time to first rotation and
+//! first fallback, rotations and fallbacks per provider, cooldowns written, OpenClaw's decisions
+//! by event, turn outcomes, the arm's status), built from the key figures
+//! (`policies[].figures`) and the `target` blocks — pure, [`diff`] — and rendered as one
+//! [`Table`] both writers share.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{PolicyReport, TargetReport};
+use super::table::Table;
+use crate::verdict::secs;
+
+/// report.json `versions`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VersionsSection {
+    /// Every version asked for, in run order (those never run included, `ran = false`).
+    pub arms: Vec<VersionArm>,
+    /// The behaviour-diff table, one row per figure.
+    pub diff: Vec<DiffRow>,
+}
+
+/// One version's arm.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VersionArm {
+    /// The version asked for (the arm's name, `policies[].policy`).
+    pub version: String,
+    /// The version the running gateway said it is (`null`: it never said, or never ran).
+    #[serde(default)]
+    pub reported: Option<String>,
+    /// Model requests the upstream received per profile id during the run (warm-up left out).
+    #[serde(default)]
+    pub attempts: BTreeMap<String, u64>,
+    /// Its gateway's `target` block (`null` when the arm never ran).
+    #[serde(default)]
+    pub target: Option<TargetReport>,
+}
+
+/// One row of the behaviour-diff table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiffRow {
+    /// What the row is (`attempts`, `time to first rotation`, `cooldown`, `decision`, `turns`,
+    /// `status`, ...).
+    pub figure: String,
+    /// Of what (a profile, a provider, an event, an outcome; empty for the arm).
+    pub of: String,
+    /// One cell per arm, in `arms` order, as shown (`-`: none or not run).
+    pub shown: Vec<String>,
+    /// The numbers behind `shown` where the row is numeric (`null`: none).
+    pub values: Vec<Option<f64>>,
+    /// The versions disagree: a number moved past 25 % and its noise floor (100 ms for times,
+    /// 1 for counts), or the text differs.
+    pub changed: bool,
+}
+
+/// Moved past the drift threshold and noise floor, either way.
+fn moved(ms: bool, a: f64, b: f64) -> bool {
+    let floor = if ms { 100.0 } else { 0.5 };
+    let d = (a - b).abs();
+    d > crate::report::drift::DEFAULT_THRESHOLD * a.abs().max(b.abs()) && d > floor
+}
+
+fn numeric(figure: &str, of: &str, values: Vec<Option<f64>>, ms: bool) -> DiffRow {
+    let shown = values
+        .iter()
+        .map(|v| match v {
+            None => "-".to_string(),
+            Some(x) if ms => secs(*x as i64),
+            Some(x) => format!("{x}"),
+        })
+        .collect();
+    let changed = values.windows(2).any(|w| match (w[0], w[1]) {
+        (Some(a), Some(b)) => moved(ms, a, b),
+        (None, None) => false,
+        _ => true,
+    });
+    DiffRow {
+        figure: figure.into(),
+        of: of.into(),
+        shown,
+        values,
+        changed,
+    }
+}
+
+fn text(figure: &str, of: &str, shown: Vec<String>) -> DiffRow {
+    let changed = shown.windows(2).any(|w| w[0] != w[1]);
+    DiffRow {
+        figure: figure.into(),
+        of: of.into(),
+        values: vec![None; shown.len()],
+        shown,
+        changed,
+    }
+}
+
+/// The behaviour-diff rows of `arms` (their sections `sections`, matched by name; an arm
+/// without one never ran and shows `-`).
+pub fn diff(arms: &[VersionArm], sections: &[PolicyReport]) -> Vec<DiffRow> {
+    let section = |a: &VersionArm| sections.iter().find(|s| s.policy == a.version);
+    let ran = |a: &VersionArm| a.target.is_some();
+    let mut rows = Vec::new();
+    rows.push(text(
+        "version the gateway reported",
+        "",
+        arms.iter()
+            .map(|a| a.reported.clone().unwrap_or_else(|| "-".into()))
+            .collect(),
+    ));
+    rows.push(text(
+        "status",
+        "",
+        arms.iter()
+            .map(|a| section(a).map_or("-".into(), |s| s.status.as_str().to_string()))
+            .collect(),
+    ));
+    let profiles: BTreeSet<&String> = arms.iter().flat_map(|a| a.attempts.keys()).collect();
+    for p in profiles {
+        let v = arms
+            .iter()
+            .map(|a| ran(a).then(|| a.attempts.get(p).copied().unwrap_or(0) as f64))
+            .collect();
+        rows.push(numeric("attempts", p, v, false));
+    }
+    let figures = |a: &VersionArm| section(a).and_then(|s| s.figures.as_ref());
+    let providers: BTreeSet<&String> = arms
+        .iter()
+        .filter_map(figures)
+        .flat_map(|f| f.providers.keys())
+        .collect();
+    for p in providers {
+        let of = |f: fn(&crate::report::figures::ProviderFigures) -> Option<f64>| {
+            arms.iter()
+                .map(|a| figures(a).and_then(|k| k.providers.get(p)).and_then(f))
+                .collect::<Vec<_>>()
+        };
+        rows.push(numeric(
+            "time to first rotation",
+            p,
+            of(|x| x.time_to_first_rotation_ms.map(|v| v as f64)),
+            true,
+        ));
+        rows.push(numeric(
+            "time to first fallback",
+            p,
+            of(|x| x.time_to_first_fallback_ms.map(|v| v as f64)),
+            true,
+        ));
+        // A count of an arm that ran is 0 where its figures have no such provider.
+        let count = |f: fn(&crate::report::figures::ProviderFigures) -> u64| {
+            arms.iter()
+                .map(|a| {
+                    figures(a).map(|k| k.providers.get(p).map_or(0, f) as f64)
+                })
+                .collect::<Vec<_>>()
+        };
+        rows.push(numeric("rotations", p, count(|x| x.rotations), false));
+        rows.push(numeric("fallbacks", p, count(|x| x.fallbacks), false));
+    }
+    let cooled: BTreeSet<&String> = arms
+        .iter()
+        .filter_map(|a| a.target.as_ref())
+        .flat_map(|t| t.cooldowns.iter().map(|c| &c.profile))
+        .collect();
+    for p in cooled {
+        let shown = arms
+            .iter()
+            .map(|a| {
+                let Some(t) = &a.target else { return "-".into() };
+                match t.cooldowns.iter().find(|c| &c.profile == p) {
+                    Some(c) => match (c.cooldown_ms, &c.reason) {
+                        (Some(ms), Some(r)) => format!("{} ({r})", secs(ms as i64)),
+                        (Some(ms), None) => secs(ms as i64),
+                        (None, _) => match &c.disabled_reason {
+                            Some(d) => format!("disabled ({d})"),
+                            None => "none".into(),
+                        },
+                    },
+                    None => "none".into(),
+                }
+            })
+            .collect();
+        rows.push(text("cooldown written", p, shown));
+    }
+    let events: BTreeSet<&String> = arms
+        .iter()
+        .filter_map(|a| a.target.as_ref())
+        .flat_map(|t| t.decisions.keys())
+        .collect();
+    for e in events {
+        let v = arms
+            .iter()
+            .map(|a| {
+                a.target
+                    .as_ref()
+                    .map(|t| t.decisions.get(e).copied().unwrap_or(0) as f64)
+            })
+            .collect();
+        rows.push(numeric("decisions", e, v, false));
+    }
+    let outcome = |r: &crate::report::model::TurnRow| match r.outcome {
+        Some(o) => o.as_str().to_string(),
+        None if r.ok => "answered".into(),
+        None => "error".into(),
+    };
+    let outcomes: BTreeSet<String> = arms
+        .iter()
+        .filter_map(|a| a.target.as_ref())
+        .flat_map(|t| t.turns.iter().map(outcome))
+        .collect();
+    for o in outcomes {
+        let v = arms
+            .iter()
+            .map(|a| {
+                a.target
+                    .as_ref()
+                    .map(|t| t.turns.iter().filter(|r| outcome(r) == o).count() as f64)
+            })
+            .collect();
+        rows.push(numeric("turns", &o, v, false));
+    }
+    rows
+}
+
+/// The diff as a table: one column per version, a last column marking what changed.
+pub(crate) fn table(v: &VersionsSection) -> Table {
+    let mut head: Vec<&str> = vec!["figure", "of"];
+    head.extend(v.arms.iter().map(|a| a.version.as_str()));
+    head.push("changed");
+    let mut numeric = vec![false, false];
+    numeric.extend(v.arms.iter().map(|_| true));
+    numeric.push(false);
+    let mut t = Table::new(&head, &numeric);
+    for r in &v.diff {
+        let mut row = vec![r.figure.clone(), r.of.clone()];
+        row.extend(r.shown.iter().cloned());
+        row.push(if r.changed { "changed" } else { "" }.to_string());
+        t.rows.push(row);
+    }
+    t
+}
+
+/// How many rows changed, said in one line.
+pub(crate) fn summary(v: &VersionsSection) -> String {
+    let n = v.diff.iter().filter(|r| r.changed).count();
+    let names: Vec<&str> = v.arms.iter().map(|a| a.version.as_str()).collect();
+    format!(
+        "OpenClaw {} run side by side on the same traffic and faults: {n} of {} figures differ",
+        names.join(" and "),
+        v.diff.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::figures::{KeyFigures, ProviderFigures};
+    use crate::report::model::{CooldownRow, PolicyStatus};
+
+    fn arm(version: &str, attempts: u64, cooldown: Option<u64>) -> VersionArm {
+        VersionArm {
+            version: version.into(),
+            reported: Some(version.into()),
+            attempts: [("mockai:a".to_string(), attempts)].into(),
+            target: Some(TargetReport {
+                cooldowns: vec![CooldownRow {
+                    profile: "mockai:a".into(),
+                    reason: cooldown.map(|_| "timeout".into()),
+                    cooldown_ms: cooldown,
+                    ..CooldownRow::default()
+                }],
+                ..TargetReport::default()
+            }),
+        }
+    }
+
+    fn section(version: &str, rotation_ms: Option<u64>) -> PolicyReport {
+        let mut figures = KeyFigures::default();
+        if let Some(ms) = rotation_ms {
+            figures.providers.insert(
+                "mockai".into(),
+                ProviderFigures {
+                    rotations: 1,
+                    time_to_first_rotation_ms: Some(ms),
+                    ..ProviderFigures::default()
+                },
+            );
+        }
+        let mut s = PolicyReport::empty(version, Vec::new());
+        s.status = PolicyStatus::Pass;
+        s.figures = Some(figures);
+        s
+    }
+
+    fn find<'a>(rows: &'a [DiffRow], figure: &str, of: &str) -> &'a DiffRow {
+        rows.iter()
+            .find(|r| r.figure == figure && r.of == of)
+            .unwrap_or_else(|| panic!("no {figure} {of}: {rows:#?}"))
+    }
+
+    #[test]
+    fn the_diff_marks_what_moved_past_noise_and_what_one_version_lacks() {
+        let arms = [arm("2026.9.2", 4, Some(30_000)), arm("2026.9.6", 8, None)];
+        let sections = [section("2026.9.2", Some(13_407)), section("2026.9.6", None)];
+        let rows = diff(&arms, &sections);
+        let a = find(&rows, "attempts", "mockai:a");
+        assert_eq!(a.values, [Some(4.0), Some(8.0)]);
+        assert!(a.changed);
+        let c = find(&rows, "cooldown written", "mockai:a");
+        assert_eq!(c.shown, ["30.000s (timeout)", "none"]);
+        assert!(c.changed);
+        // A rotation in one version only; its count is 0 (not unknown) in the other.
+        let t = find(&rows, "time to first rotation", "mockai");
+        assert_eq!(t.values, [Some(13_407.0), None]);
+        assert!(t.changed);
+        assert_eq!(find(&rows, "rotations", "mockai").values, [Some(1.0), Some(0.0)]);
+        assert!(!find(&rows, "status", "").changed);
+        assert!(find(&rows, "version the gateway reported", "").changed);
+
+        // Within noise: 9 vs 10 attempts, 30.0 s vs 30.05 s to the first rotation.
+        let arms = [arm("a", 9, None), arm("b", 10, None)];
+        let sections = [section("a", Some(30_000)), section("b", Some(30_050))];
+        let rows = diff(&arms, &sections);
+        assert!(!find(&rows, "attempts", "mockai:a").changed);
+        assert!(!find(&rows, "time to first rotation", "mockai").changed);
+
+        // A version that never ran shows `-` and counts as changed, never as equal.
+        let mut never = arm("2026.9.6", 0, None);
+        never.target = None;
+        never.reported = None;
+        let rows = diff(&[arm("2026.9.2", 4, None), never], &[section("2026.9.2", None)]);
+        let a = find(&rows, "attempts", "mockai:a");
+        assert_eq!(a.shown, ["4", "-"]);
+        assert!(a.changed);
+        assert_eq!(find(&rows, "status", "").shown, ["pass", "-"]);
+    }
+}
