@@ -3,7 +3,9 @@
 //! cannot fire fails (exit 1), a run `kill -9`ed midway leaves no prometheus or alertmanager
 //! behind, Prometheus dying mid-run is exit 3 with its last log lines, a fleet's every host is
 //! scraped and alerted on, and bad input (a missing binary, a rule file promtool rejects, an
-//! unknown alert name, another speed) is exit 2.
+//! unknown alert name, another speed) is exit 2. `url_mode`: a Prometheus the user runs, finding
+//! the run through its targets file; `http_target`: an `http` target's `metrics_url` scraped and
+//! alerted on.
 //!
 //! A test binary of its own: its runs are real time (a minute; the disagreement fixture four),
 //! so `.ci/test` runs it beside the other long real-time binaries (docs/testing.md). Needs
@@ -13,6 +15,14 @@
 #[allow(dead_code)]
 #[path = "../support/run.rs"]
 mod run;
+
+/// A Prometheus the tests start themselves (`tests/support/prometheus.rs`).
+#[allow(dead_code)]
+#[path = "../support/prometheus.rs"]
+mod prometheus;
+
+mod http_target;
+mod url_mode;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
