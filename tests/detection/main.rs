@@ -5,7 +5,8 @@
 //! scraped and alerted on, and bad input (a missing binary, a rule file promtool rejects, an
 //! unknown alert name, another speed) is exit 2. `url_mode`: a Prometheus the user runs, finding
 //! the run through its targets file; `http_target`: an `http` target's `metrics_url` scraped and
-//! alerted on.
+//! alerted on. `adaptive_x1`: the `adaptive-deadlines` fixture at speed 1 (no Prometheus; here
+//! because this binary runs beside the real gateway's suite and mostly waits).
 //!
 //! A test binary of its own: its runs are real time (a minute; the disagreement fixture four),
 //! so `.ci/test` runs it beside the other long real-time binaries (docs/testing.md). Needs
@@ -21,6 +22,7 @@ mod run;
 #[path = "../support/prometheus.rs"]
 mod prometheus;
 
+mod adaptive_x1;
 mod http_target;
 mod url_mode;
 
