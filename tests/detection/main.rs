@@ -424,6 +424,22 @@ fn bad_input_is_exit_2_saying_what_and_where() {
         assert!(err.contains("HealthBreakerDisagreement"), "{err}");
     }
 
+    // The weekly job's rule: its series are written after a run, never by the system under
+    // test, so a rehearsal's Prometheus leaves it out and an expectation on it is refused.
+    let s = bad(dir, |t| {
+        t.replace(
+            "alert = \"HealthBreakerDisagreement\"",
+            "alert = \"RehearsalNotSucceeded\"",
+        )
+    });
+    let out = validate(&s);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`RehearsalNotSucceeded` watches the weekly job's batch-job series"),
+        "{err}"
+    );
+
     // The scenario's own rule file defines the names its alerts may use.
     let rules = repo_root().join("fixtures/rules/breaker-fast.yml");
     let s = bad(dir, |t| {
