@@ -33,6 +33,8 @@ use tokio::time::Instant;
 const OK: AttemptResult = AttemptResult::Ok {
     tokens: 12,
     latency: Duration::from_millis(40),
+    ttfb: None,
+    longest_gap: None,
 };
 const REFUSED: AttemptResult = AttemptResult::Transport {
     failure: TransportFailure::Refused,

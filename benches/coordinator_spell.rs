@@ -218,6 +218,8 @@ async fn run(port: u16, n: usize, rps: u64, follow_ms: u64, profiles: usize) {
     let ok = AttemptResult::Ok {
         tokens: 1,
         latency: Duration::from_millis(20),
+        ttfb: None,
+        longest_gap: None,
     };
     let reset = AttemptResult::Transport {
         failure: TransportFailure::Reset,

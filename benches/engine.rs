@@ -34,6 +34,8 @@ fn breaker_decision(c: &mut Criterion) {
     let ok = AttemptResult::Ok {
         tokens: 12,
         latency: Duration::from_millis(40),
+        ttfb: None,
+        longest_gap: None,
     };
     // A few other deps so the map lookup is not trivially the only entry.
     for dep in ["calculator", "realtime", "openai-codex/default/ba7816"] {
@@ -87,6 +89,8 @@ fn coordinated_decision(c: &mut Criterion) {
     let ok = AttemptResult::Ok {
         tokens: 12,
         latency: Duration::from_millis(40),
+        ttfb: None,
+        longest_gap: None,
     };
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -202,6 +206,8 @@ impl rehearse::engine::Transport for AnswersAtOnce {
         std::future::ready(AttemptResult::Ok {
             tokens: 0,
             latency: Duration::from_millis(1),
+            ttfb: None,
+            longest_gap: None,
         })
     }
 }

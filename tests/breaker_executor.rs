@@ -101,6 +101,8 @@ fn ok(tokens: u32) -> AttemptResult {
     AttemptResult::Ok {
         tokens,
         latency: Duration::from_millis(10),
+        ttfb: None,
+        longest_gap: None,
     }
 }
 

@@ -20,6 +20,8 @@ fn recorder() -> FakeTransport {
             AttemptResult::Ok {
                 tokens: 0,
                 latency: Duration::from_millis(5),
+                ttfb: None,
+                longest_gap: None,
             }
         } else {
             AttemptResult::Http {
@@ -227,6 +229,8 @@ fn one_stuck() -> FakeTransport {
         let ok = AttemptResult::Ok {
             tokens: 0,
             latency: Duration::from_millis(5),
+            ttfb: None,
+            longest_gap: None,
         };
         if call.dep == "stuck" {
             Answer::After(Duration::from_secs(25), ok)

@@ -42,6 +42,8 @@ fn ok_after(ms: u64) -> Answer {
         AttemptResult::Ok {
             tokens: 0,
             latency: Duration::from_millis(ms),
+            ttfb: None,
+            longest_gap: None,
         },
     )
 }
@@ -211,4 +213,162 @@ async fn warm_up_adapts_then_a_hung_light_tool_is_cut_at_its_floor_and_trips() {
         ]
     );
     assert!(hung_from - t0 >= Duration::from_millis(600));
+}
+
+/// Model streams: the first three send their head after 2 s and their frames at most 1 s apart
+/// (complete after 5 s, the transport reporting that TTFB and longest gap); every later one sends
+/// its head after 2 s and then stalls, so the call's inter-token deadline cuts it. Records the
+/// deadlines each call was given.
+#[derive(Clone, Default)]
+struct Streams {
+    calls: Arc<std::sync::Mutex<Vec<rehearse::engine::transport::Deadlines>>>,
+}
+
+impl Transport for Streams {
+    fn send(&self, call: Call) -> impl std::future::Future<Output = AttemptResult> + Send {
+        let d = call.deadlines;
+        let n = {
+            let mut calls = self.calls.lock().unwrap();
+            calls.push(d);
+            calls.len()
+        };
+        async move {
+            let head = Duration::from_secs(2);
+            if d.ttfb.is_some_and(|t| t < head) {
+                tokio::time::sleep(d.ttfb.unwrap_or(head)).await;
+                return AttemptResult::Timeout {
+                    phase: TimeoutPhase::Ttfb,
+                    tokens_received: 0,
+                };
+            }
+            tokio::time::sleep(head).await;
+            if n <= 3 {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                return AttemptResult::Ok {
+                    tokens: 4,
+                    latency: Duration::from_secs(5),
+                    ttfb: Some(head),
+                    longest_gap: Some(Duration::from_secs(1)),
+                };
+            }
+            tokio::time::sleep(d.inter_token.unwrap_or(Duration::from_secs(3600))).await;
+            AttemptResult::Timeout {
+                phase: TimeoutPhase::InterToken,
+                tokens_received: 1,
+            }
+        }
+    }
+}
+
+fn stream(id: u64) -> EngineRequest {
+    EngineRequest {
+        id,
+        kind: RequestKind::Llm {
+            model: "openai-codex/gpt-5".into(),
+            stream: true,
+            max_tokens: Some(4),
+        },
+        tenant: None,
+        budget_tokens: None,
+        session: None,
+        class: None,
+    }
+}
+
+/// llmTtfb 10 s, llmInterToken 8 s; adaptive (or not) with minSamples 3, factor 1.5, floors 1 s.
+fn model_config(adaptive: bool) -> EngineConfig {
+    let mut c = EngineConfig::from_toml(
+        "[timeouts]\nllmTtfb = \"10s\"\nllmInterToken = \"8s\"\nminSamples = 3\nfactor = 1.5\n\
+         llmTtfbFloor = \"1s\"\nllmInterTokenFloor = \"1s\"\nllmInterTokenCap = \"8s\"\n\
+         [budget]\nmaxAttempts = 1\n[health]\nenabled = false\n",
+        "test",
+    )
+    .unwrap();
+    c.timeouts.adaptive = AdaptiveSwitch::All(adaptive);
+    c
+}
+
+/// The deadlines of the fourth call, the stalled stream's expired deadline and log line, and
+/// the gauges `(ttfb, inter_token)` at the end.
+async fn model_run(
+    adaptive: bool,
+) -> (
+    rehearse::engine::transport::Deadlines,
+    (u64, DeadlineSource, String),
+    (Option<f64>, Option<f64>),
+) {
+    let t = Streams::default();
+    let profiles = vec![rehearse::engine::Profile::new(
+        "openai-codex",
+        "openai-codex:p1",
+    )];
+    let o = observed_engine(model_config(adaptive), profiles, t.clone());
+    for i in 0..4 {
+        o.engine.handle(stream(i), 0).await;
+    }
+    let calls = t.calls.lock().unwrap().clone();
+    assert!(calls.len() >= 4, "{calls:?}");
+    for c in &calls[..3] {
+        assert_eq!(
+            (c.ttfb, c.inter_token),
+            (Some(Duration::from_secs(10)), Some(Duration::from_secs(8))),
+            "the fixed deadlines while warming up"
+        );
+    }
+    let expired = o
+        .events
+        .events()
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::AttemptFinished {
+                deadline: Some(d),
+                phase: Some(TimeoutPhase::InterToken),
+                ..
+            } => Some((d.ms, d.source, e.log.clone().unwrap_or_default())),
+            _ => None,
+        })
+        .expect("the stalled stream's expiry");
+    let text = o.metrics.render();
+    let gauge = |phase: &str| {
+        text.lines()
+            .find(|l| {
+                l.starts_with("timeout_deadline_seconds{class=\"llm_inference\"")
+                    && l.contains(&format!("phase=\"{phase}\""))
+            })
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+    };
+    (calls[3], expired, (gauge("ttfb"), gauge("inter_token")))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_model_streams_ttfb_and_inter_token_deadlines_adapt_and_cut_a_stall_early() {
+    // Adaptive: after three streams (head 2 s, longest gap 1 s) the TTFB deadline is 2 s × 1.5
+    // and the inter-token one 1 s × 1.5; the stall is cut 1.5 s after the head.
+    let (d, (ms, source, log), gauges) = model_run(true).await;
+    assert_eq!(
+        (d.ttfb, d.inter_token),
+        (
+            Some(Duration::from_secs(3)),
+            Some(Duration::from_millis(1_500))
+        )
+    );
+    assert_eq!((ms, source), (1_500, DeadlineSource::Adaptive));
+    assert!(
+        log.ends_with("llm_inference inter_token after 1500ms (adaptive deadline)"),
+        "{log}"
+    );
+    assert_eq!(gauges, (Some(3.0), Some(1.5)));
+    // Fixed, the same script: the stall is held the whole 8 s.
+    let (d, (ms, source, log), gauges) = model_run(false).await;
+    assert_eq!(
+        (d.ttfb, d.inter_token),
+        (Some(Duration::from_secs(10)), Some(Duration::from_secs(8)))
+    );
+    assert_eq!((ms, source), (8_000, DeadlineSource::Fixed));
+    assert!(
+        log.ends_with("inter_token after 8000ms (fixed deadline)"),
+        "{log}"
+    );
+    assert_eq!(gauges, (Some(10.0), Some(8.0)));
 }

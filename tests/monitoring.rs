@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use rehearse::monitoring::{alert_names, alert_rules, shipped_rules};
+use rehearse::monitoring::{alert_names, alert_rules, rehearsal_rules, shipped_rules};
 
 use crate::support::prometheus::{run, tool};
 use crate::support::rehearse;
@@ -47,6 +47,16 @@ fn promtool_accepts_the_rules_and_every_rule_test_passes() {
     let (ok, out) = run(&promtool(), &args, &root);
     assert!(ok, "promtool test rules:\n{out}");
     assert_eq!(out.matches("SUCCESS").count(), files.len(), "{out}");
+    // What a rehearsal's own Prometheus evaluates: the same rules but the weekly job's.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("rules-shipped.yml");
+    std::fs::write(&f, rehearsal_rules()).unwrap();
+    let (ok, out) = run(&promtool(), &["check", "rules", f.to_str().unwrap()], &root);
+    assert!(ok, "promtool check rules (a rehearsal's):\n{out}");
+    assert!(
+        out.contains(&format!("SUCCESS: {} rules found", n - 1)),
+        "{out}"
+    );
 }
 
 #[test]

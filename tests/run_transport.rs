@@ -21,6 +21,8 @@ enum Misbehave {
     StreamThenStall,
     NeverAnswer,
     Ok,
+    /// The head after 150 ms, a token, 250 ms of silence, a token, 50 ms, `[DONE]`.
+    Paced,
 }
 
 async fn read_head(s: &mut TcpStream) {
@@ -75,6 +77,19 @@ async fn server(m: Misbehave) -> std::net::SocketAddr {
                         }
                     }
                     Misbehave::NeverAnswer => tokio::time::sleep(Duration::from_secs(30)).await,
+                    Misbehave::Paced => {
+                        tokio::time::sleep(Duration::from_millis(150)).await;
+                        let _ = s.write_all(sse.as_bytes()).await;
+                        for (t, pause) in
+                            [("data: {\"t\":1}\n\n", 250), ("data: {\"t\":2}\n\n", 50)]
+                        {
+                            let _ = s.write_all(chunk(t).as_bytes()).await;
+                            let _ = s.flush().await;
+                            tokio::time::sleep(Duration::from_millis(pause)).await;
+                        }
+                        let done = chunk("data: [DONE]\n\n") + "0\r\n\r\n";
+                        let _ = s.write_all(done.as_bytes()).await;
+                    }
                     Misbehave::Ok => {
                         let mut out = sse.to_string();
                         out += &chunk("data: {\"t\":1}\n\n");
@@ -198,4 +213,35 @@ async fn complete_stream_is_ok_with_its_tokens() {
     let (r, d) = send(Misbehave::Ok).await;
     assert!(matches!(r, AttemptResult::Ok { tokens: 1, .. }), "{r:?}");
     assert!(d.snapshot().is_empty());
+}
+
+/// A complete stream reports what the deadlines bound: its time to the response head and its
+/// longest wait for a frame (here at least the server's 150 ms and 250 ms; both within the
+/// whole latency). A non-stream answer reports no gap.
+#[tokio::test]
+async fn a_complete_stream_reports_its_ttfb_and_longest_gap() {
+    let addr = server(Misbehave::Paced).await;
+    let t = HttpTransport::new(addr, Arc::new(Diagnostics::default()));
+    let mut call = llm_call();
+    call.deadlines = Deadlines {
+        ttfb: Some(Duration::from_secs(5)),
+        inter_token: Some(Duration::from_secs(5)),
+        total: Duration::from_secs(20),
+    };
+    let r = t.send(call).await;
+    let AttemptResult::Ok {
+        tokens: 2,
+        latency,
+        ttfb: Some(ttfb),
+        longest_gap: Some(gap),
+    } = r
+    else {
+        panic!("{r:?}");
+    };
+    assert!(
+        ttfb >= Duration::from_millis(150) && ttfb < latency,
+        "{r:?}"
+    );
+    assert!(gap >= Duration::from_millis(250) && gap < latency, "{r:?}");
+    assert!(latency >= Duration::from_millis(450), "{r:?}");
 }

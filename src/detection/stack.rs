@@ -103,7 +103,11 @@ impl Detection {
                     me.api.base()
                 ));
             }
-            targets.enable(None);
+            // The user's Prometheus finds the run's endpoints through the targets file.
+            targets.enable(spec.targets_path(scenario));
+            if let Some(why) = targets.write_error() {
+                return Err(why);
+            }
             return Ok(me);
         }
         let pdir = dir.join("prometheus");
@@ -111,7 +115,7 @@ impl Detection {
             .map_err(|e| format!("creating {}: {e}", pdir.display()))?;
         let rules: Vec<PathBuf> = if spec.rules.is_empty() {
             let f = pdir.join("rules-shipped.yml");
-            std::fs::write(&f, crate::monitoring::shipped_rules())
+            std::fs::write(&f, crate::monitoring::rehearsal_rules())
                 .map_err(|e| format!("writing {}: {e}", f.display()))?;
             vec![f]
         } else {
@@ -237,11 +241,12 @@ impl Detection {
         let arm = &window.arm;
         let mine =
             |l: &std::collections::BTreeMap<String, String>| l.get("arm").is_none_or(|a| a == arm);
+        let tr_arm = format!("breaker_transitions_total{{arm=\"{arm}\",host=~\"sut|h0\"}}");
         let (up_sel, tr_sel) = if self.spawned {
-            (
-                format!("up{{job=\"rehearse\",arm=\"{arm}\"}}"),
-                format!("breaker_transitions_total{{arm=\"{arm}\",host=~\"sut|h0\"}}"),
-            )
+            (format!("up{{job=\"rehearse\",arm=\"{arm}\"}}"), tr_arm)
+        } else if self.spec.targets_file.is_some() {
+            // The user's Prometheus, its job named as it likes: the targets file's labels.
+            (format!("up{{arm=\"{arm}\"}}"), tr_arm)
         } else {
             ("up".to_string(), "breaker_transitions_total".to_string())
         };

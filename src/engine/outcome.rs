@@ -55,6 +55,14 @@ pub enum AttemptResult {
         tokens: u32,
         /// Time from sending the request to the end of the response.
         latency: Duration,
+        /// Time from sending the request to the response head, as the transport measured it
+        /// (what the TTFB deadline bounds); `None` when not measured.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ttfb: Option<Duration>,
+        /// A stream's longest wait for its next body frame after the head (what the
+        /// inter-token deadline bounds); `None` for a response that is not a stream.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        longest_gap: Option<Duration>,
     },
     /// A complete non-2xx HTTP response.
     Http {

@@ -6,7 +6,8 @@
 //! The llm_inference TTFB defaults to OpenClaw's `timeoutSeconds` (the engine's top-level key)
 //! unless `llmTtfb` is set here.
 //!
-//! `adaptive` (off by default) turns the tool-call deadline into one per dependency, from its
+//! `adaptive` (off by default) turns the tool-call deadline, and a model call's TTFB and inter-token
+//! deadlines, into ones per dependency, from their
 //! observed p99 × `factor` clamped to the class's `[floor, cap]`, once `minSamples` successes
 //! were seen (the fixed value until then): see [`crate::engine::adaptive`]. The keys live here,
 //! in `[engine.timeouts]`, beside the fixed values they replace.
@@ -53,6 +54,18 @@ pub struct TimeoutConfig {
     /// Highest adaptive tool-call deadline (default 30 s).
     #[serde(with = "humantime_serde")]
     pub tool_call_cap: Duration,
+    /// Lowest adaptive model-call TTFB deadline (default 1 s).
+    #[serde(with = "humantime_serde")]
+    pub llm_ttfb_floor: Duration,
+    /// Highest adaptive model-call TTFB deadline (default 30 s).
+    #[serde(with = "humantime_serde")]
+    pub llm_ttfb_cap: Duration,
+    /// Lowest adaptive inter-token deadline of a model stream (default 1 s).
+    #[serde(with = "humantime_serde")]
+    pub llm_inter_token_floor: Duration,
+    /// Highest adaptive inter-token deadline of a model stream (default 10 s).
+    #[serde(with = "humantime_serde")]
+    pub llm_inter_token_cap: Duration,
 }
 
 /// `adaptive = true | false | ["POLICY", ...]`.
@@ -95,6 +108,10 @@ impl Default for TimeoutConfig {
             window: 100,
             tool_call_floor: Duration::from_secs(1),
             tool_call_cap: Duration::from_secs(30),
+            llm_ttfb_floor: Duration::from_secs(1),
+            llm_ttfb_cap: Duration::from_secs(30),
+            llm_inter_token_floor: Duration::from_secs(1),
+            llm_inter_token_cap: Duration::from_secs(10),
         }
     }
 }
@@ -154,11 +171,35 @@ impl TimeoutConfig {
         if self.min_samples < 1 || self.min_samples > self.window {
             return bad("minSamples", "must be between 1 and `window`");
         }
-        if self.tool_call_floor.is_zero() {
-            return bad("toolCallFloor", "must be longer than 0s");
-        }
-        if self.tool_call_floor > self.tool_call_cap {
-            return bad("toolCallCap", "must not be below toolCallFloor");
+        for (floor_key, floor, cap_key, cap, problem) in [
+            (
+                "toolCallFloor",
+                self.tool_call_floor,
+                "toolCallCap",
+                self.tool_call_cap,
+                "must not be below toolCallFloor",
+            ),
+            (
+                "llmTtfbFloor",
+                self.llm_ttfb_floor,
+                "llmTtfbCap",
+                self.llm_ttfb_cap,
+                "must not be below llmTtfbFloor",
+            ),
+            (
+                "llmInterTokenFloor",
+                self.llm_inter_token_floor,
+                "llmInterTokenCap",
+                self.llm_inter_token_cap,
+                "must not be below llmInterTokenFloor",
+            ),
+        ] {
+            if floor.is_zero() {
+                return bad(floor_key, "must be longer than 0s");
+            }
+            if floor > cap {
+                return bad(cap_key, problem);
+            }
         }
         if let AdaptiveSwitch::Policies(p) = &self.adaptive
             && p.is_empty()

@@ -42,6 +42,54 @@ pub fn shipped_alert_names() -> Vec<String> {
     alert_names(RULES).unwrap_or_default()
 }
 
+/// The shipped rule group on the weekly job's batch-job series.
+const WEEKLY_GROUP: &str = "rehearse-weekly-job";
+
+/// The shipped rules a rehearsal's own Prometheus evaluates: all but the weekly job's group.
+/// Its series are written by the job after a run ends, never by the system under test, so its
+/// `absent()` branch would hold (pending) in every rehearsal and judge nothing.
+pub fn rehearsal_rules() -> String {
+    without_group(RULES, WEEKLY_GROUP)
+}
+
+/// The alert names of [`rehearsal_rules`], in file order.
+pub fn rehearsal_alert_names() -> Vec<String> {
+    // Checked by the tests: it always parses.
+    alert_names(&rehearsal_rules()).unwrap_or_default()
+}
+
+/// The alerts of the weekly job's group, which no rehearsal can produce.
+pub fn weekly_alert_names() -> Vec<String> {
+    let rehearsal = rehearsal_alert_names();
+    shipped_alert_names()
+        .into_iter()
+        .filter(|n| !rehearsal.contains(n))
+        .collect()
+}
+
+/// `rules` (a rule file's text, groups as `  - name: NAME` items) without the group `name`:
+/// its lines up to the next group's.
+fn without_group(rules: &str, name: &str) -> String {
+    let start = format!("- name: {name}");
+    let mut out = String::new();
+    let mut indent: Option<usize> = None;
+    for line in rules.lines() {
+        let depth = line.len() - line.trim_start().len();
+        match indent {
+            Some(d) if depth == d && line.trim_start().starts_with("- name:") => indent = None,
+            Some(_) => continue,
+            None => {}
+        }
+        if line.trim_start() == start {
+            indent = Some(depth);
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// `docs/alerts.md#<alert>`: the `runbook_url` every shipped rule carries, relative to where
 /// the docs are kept (`--runbook-base` prefixes it).
 pub fn runbook_path(alert: &str) -> String {
@@ -126,5 +174,21 @@ mod tests {
         assert!(rules.iter().all(|r| r.annotations["runbook_url"]
             == format!("https://wiki.example/ops/{}", runbook_path(&r.alert))));
         assert_eq!(with_runbook_base(shipped_rules(), ""), shipped_rules());
+    }
+
+    #[test]
+    fn a_rehearsal_evaluates_every_shipped_rule_but_the_weekly_jobs() {
+        let rules = alert_rules(&rehearsal_rules()).unwrap();
+        let names: Vec<&str> = rules.iter().map(|r| r.alert.as_str()).collect();
+        assert_eq!(names.len(), shipped_alert_names().len() - 1, "{names:?}");
+        assert!(!names.contains(&"RehearsalNotSucceeded"), "{names:?}");
+        assert!(!rehearsal_rules().contains("absent("));
+        assert_eq!(weekly_alert_names(), ["RehearsalNotSucceeded"]);
+        // A group in the middle: the next one kept whole.
+        let text = "groups:\n  - name: a\n    rules:\n      - alert: A\n        expr: x\n\n  - name: b\n    rules:\n      - alert: B\n        expr: y\n";
+        assert_eq!(
+            without_group(text, "a"),
+            "groups:\n  - name: b\n    rules:\n      - alert: B\n        expr: y\n"
+        );
     }
 }

@@ -330,7 +330,8 @@ pub struct Summary {
     /// Attempt latency by dep, from every attempt's exact latency (the engine's
     /// `attempt_finished` events into an HDR histogram; rejections left out).
     pub latency_by_dep: BTreeMap<String, Latency>,
-    /// The tool-call deadline per dep over the run (`DeadlineChanged` events; nominal ms):
+    /// The tool-call deadline per dep, and a model call's TTFB and inter-token deadlines per
+    /// dep as `DEP (ttfb)` and `DEP (inter_token)`, over the run (`DeadlineChanged` events; nominal ms):
     /// the report's "Deadlines" table. Absent in runs (and older reports) without any.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub deadlines_by_dep: BTreeMap<String, DeadlineRange>,

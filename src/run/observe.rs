@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use hdrhistogram::Histogram;
 
-use crate::engine::{AttemptOutcome, Event, EventKind, EventSink};
+use crate::engine::{AttemptOutcome, Event, EventKind, EventSink, TimeoutPhase};
 use crate::report::marks::{
     CooldownMark, DeadlineMark, FallbackMark, MAX_MARKS, Marks, RetryMark, RotationMark,
 };
@@ -137,16 +137,25 @@ impl EventSink for Observed {
             }
             EventKind::DeadlineChanged {
                 dep,
+                phase,
                 deadline_ms,
                 source,
                 ..
-            } => match st.timeouts.get_mut(dep) {
-                Some(r) => r.change(*deadline_ms, *source),
-                None => {
-                    let r = DeadlineRange::new(*deadline_ms, *source);
-                    st.timeouts.insert(dep.clone(), r);
+            } => {
+                // A tool call's total under its dep; a model call's TTFB and inter-token
+                // deadlines as `DEP (ttfb)`, `DEP (inter_token)`.
+                let key = match phase {
+                    TimeoutPhase::Total => dep.clone(),
+                    p => format!("{dep} ({})", p.as_str()),
+                };
+                match st.timeouts.get_mut(&key) {
+                    Some(r) => r.change(*deadline_ms, *source),
+                    None => {
+                        let r = DeadlineRange::new(*deadline_ms, *source);
+                        st.timeouts.insert(key, r);
+                    }
                 }
-            },
+            }
             EventKind::RetryAfterSkip { dep, until_ms } => {
                 let until_ms = self.scen(*until_ms);
                 if st.deadlines.insert((dep.clone(), until_ms)) {

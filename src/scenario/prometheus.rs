@@ -32,6 +32,11 @@ pub struct PrometheusSpec {
     /// Also start Alertmanager, its webhook receiver served by the harness.
     #[serde(default)]
     pub alertmanager: bool,
+    /// With `url`: the `file_sd` targets file the run rewrites arm by arm (relative to the
+    /// scenario file), which the user's Prometheus reads through `file_sd_configs` to find the
+    /// system under test (the engine's `/metrics` is on a free port each run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets_file: Option<PathBuf>,
 }
 
 fn one_second() -> Duration {
@@ -86,6 +91,20 @@ impl PrometheusSpec {
                     .into(),
             ));
         }
+        match &self.targets_file {
+            Some(_) if self.spawn => {
+                return Err(FieldError::new(
+                    "targets_file",
+                    "with `spawn = true` the harness writes its own Prometheus's targets file; \
+                     `targets_file` is for a Prometheus you run (`url`)"
+                        .into(),
+                ));
+            }
+            Some(f) if f.as_os_str().is_empty() => {
+                return Err(FieldError::new("targets_file", "must not be empty".into()));
+            }
+            _ => {}
+        }
         for (i, r) in self.rules.iter().enumerate() {
             if r.as_os_str().is_empty() {
                 return Err(FieldError::new(
@@ -102,6 +121,12 @@ impl PrometheusSpec {
     pub(crate) fn rule_paths(&self, scenario: &Path) -> Vec<PathBuf> {
         let dir = scenario.parent().unwrap_or(Path::new(""));
         self.rules.iter().map(|r| dir.join(r)).collect()
+    }
+
+    /// `targets_file` resolved against the scenario file's directory.
+    pub(crate) fn targets_path(&self, scenario: &Path) -> Option<PathBuf> {
+        let dir = scenario.parent().unwrap_or(Path::new(""));
+        self.targets_file.as_ref().map(|f| dir.join(f))
     }
 }
 
@@ -156,6 +181,30 @@ mod tests {
                 .unwrap_err()
                 .field,
             "scrape_interval"
+        );
+    }
+
+    #[test]
+    fn a_targets_file_is_for_a_prometheus_the_user_runs() {
+        let s = spec("url = \"http://127.0.0.1:9090\"\ntargets_file = \"sd/rehearse.json\"");
+        assert!(s.validate().is_ok());
+        assert_eq!(
+            s.targets_path(Path::new("/x/scenario.toml")),
+            Some(PathBuf::from("/x/sd/rehearse.json"))
+        );
+        assert_eq!(
+            spec("spawn = true\ntargets_file = \"t.json\"")
+                .validate()
+                .unwrap_err()
+                .field,
+            "targets_file"
+        );
+        assert_eq!(
+            spec("url = \"http://127.0.0.1:9090\"\ntargets_file = \"\"")
+                .validate()
+                .unwrap_err()
+                .field,
+            "targets_file"
         );
     }
 

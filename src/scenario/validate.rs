@@ -270,8 +270,37 @@ fn check_alerts(path: &Path, file: &ScenarioFile) -> Result<(), FieldError> {
     if let Some(p) = &file.prometheus {
         p.validate()
             .map_err(|e| FieldError::new(format!("prometheus.{}", e.field), e.message))?;
+        // A Prometheus the user runs finds a target the run moves (the engine's `/metrics`, a
+        // fleet host's: free ports each run) only through the targets file the run rewrites;
+        // without one it scrapes nothing of the run, and only an external gateway's fixed
+        // `metrics_url` can be in its own scrape config.
+        let fixed_url = file.target.kind.is_external() && file.target.metrics_url.is_some();
+        if p.url.is_some() && p.targets_file.is_none() && !fixed_url {
+            return Err(FieldError::new(
+                "prometheus.url",
+                "your Prometheus cannot find the system under test: its metrics endpoints get \
+                 free ports each run; give `targets_file = \"PATH\"` (rewritten arm by arm) and \
+                 point your Prometheus's `file_sd_configs` at it (docs/alerts.md)"
+                    .into(),
+            ));
+        }
         if p.rules.is_empty() {
-            names = crate::monitoring::shipped_alert_names();
+            // The weekly job's rule watches series the job writes after a run: not in a run.
+            let weekly = crate::monitoring::weekly_alert_names();
+            if let Some((i, a)) = (file.expect.alert.iter().enumerate())
+                .find(|(_, a)| weekly.contains(&a.alert))
+            {
+                return Err(FieldError::new(
+                    format!("expect.alert[{i}].alert"),
+                    format!(
+                        "`{}` watches the weekly job's batch-job series, written after a run \
+                         ends and never by the system under test: a rehearsal's Prometheus \
+                         leaves that rule out (docs/alerts.md)",
+                        a.alert
+                    ),
+                ));
+            }
+            names = crate::monitoring::rehearsal_alert_names();
         }
         for (i, rule_file) in p.rule_paths(path).iter().enumerate() {
             let text = std::fs::read_to_string(rule_file).map_err(|e| {

@@ -149,6 +149,8 @@ impl HttpTransport {
             }
         };
         *headers_seen = true;
+        // What the TTFB deadline bounds: sending the request until the response head.
+        let ttfb = started.elapsed();
         let status = resp.status();
         let retry_after = resp
             .headers()
@@ -175,13 +177,19 @@ impl HttpTransport {
             return (result, None);
         }
         if is_sse {
-            read_stream(body, call.deadlines.inter_token, started, tokens).await
+            read_stream(body, call.deadlines.inter_token, started, ttfb, tokens).await
         } else {
             match body.collect().await {
                 Ok(b) => {
                     let n = usage_tokens(&b.to_bytes());
                     let latency = started.elapsed();
-                    (AttemptResult::Ok { tokens: n, latency }, None)
+                    let result = AttemptResult::Ok {
+                        tokens: n,
+                        latency,
+                        ttfb: Some(ttfb),
+                        longest_gap: None,
+                    };
+                    (result, None)
                 }
                 Err(e) => {
                     let (failure, diag) = classify(&e, Phase::Body);
@@ -213,16 +221,21 @@ impl Transport for HttpTransport {
     }
 }
 
-/// Reads an SSE body frame by frame, each wait bounded by the inter-token deadline.
+/// Reads an SSE body frame by frame, each wait bounded by the inter-token deadline; a complete
+/// stream reports its `ttfb` and the longest of those waits (what the deadlines bound, so the
+/// engine can adapt them).
 async fn read_stream(
     mut body: Incoming,
     inter_token: Option<Duration>,
     started: Instant,
+    ttfb: Duration,
     tokens: &AtomicU32,
 ) -> (AttemptResult, Option<ReadFailure>) {
     let mut buf: Vec<u8> = Vec::new();
     let mut done = false;
+    let mut longest_gap = Duration::ZERO;
     loop {
+        let waiting = Instant::now();
         let next = body.frame();
         let frame = match inter_token {
             Some(d) => match timeout(d, next).await {
@@ -237,6 +250,7 @@ async fn read_stream(
             },
             None => next.await,
         };
+        longest_gap = longest_gap.max(waiting.elapsed());
         match frame {
             None => break,
             Some(Ok(frame)) => {
@@ -267,6 +281,8 @@ async fn read_stream(
             AttemptResult::Ok {
                 tokens: received,
                 latency,
+                ttfb: Some(ttfb),
+                longest_gap: Some(longest_gap),
             },
             None,
         )

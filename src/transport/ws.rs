@@ -152,7 +152,7 @@ async fn run(
     (
         AttemptResult::Ok {
             tokens: messages,
-            latency,
+            latency, ttfb: None, longest_gap: None
         },
         None,
     )

@@ -3,7 +3,10 @@
 //! cannot fire fails (exit 1), a run `kill -9`ed midway leaves no prometheus or alertmanager
 //! behind, Prometheus dying mid-run is exit 3 with its last log lines, a fleet's every host is
 //! scraped and alerted on, and bad input (a missing binary, a rule file promtool rejects, an
-//! unknown alert name, another speed) is exit 2.
+//! unknown alert name, another speed) is exit 2. `url_mode`: a Prometheus the user runs, finding
+//! the run through its targets file; `http_target`: an `http` target's `metrics_url` scraped and
+//! alerted on. `adaptive_x1`: the `adaptive-deadlines` fixture at speed 1 (no Prometheus; here
+//! because this binary runs beside the real gateway's suite and mostly waits).
 //!
 //! A test binary of its own: its runs are real time (a minute; the disagreement fixture four),
 //! so `.ci/test` runs it beside the other long real-time binaries (docs/testing.md). Needs
@@ -13,6 +16,15 @@
 #[allow(dead_code)]
 #[path = "../support/run.rs"]
 mod run;
+
+/// A Prometheus the tests start themselves (`tests/support/prometheus.rs`).
+#[allow(dead_code)]
+#[path = "../support/prometheus.rs"]
+mod prometheus;
+
+mod adaptive_x1;
+mod http_target;
+mod url_mode;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -411,6 +423,22 @@ fn bad_input_is_exit_2_saying_what_and_where() {
         assert!(err.contains("did you mean `BreakerOpen`?"), "{err}");
         assert!(err.contains("HealthBreakerDisagreement"), "{err}");
     }
+
+    // The weekly job's rule: its series are written after a run, never by the system under
+    // test, so a rehearsal's Prometheus leaves it out and an expectation on it is refused.
+    let s = bad(dir, |t| {
+        t.replace(
+            "alert = \"HealthBreakerDisagreement\"",
+            "alert = \"RehearsalNotSucceeded\"",
+        )
+    });
+    let out = validate(&s);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`RehearsalNotSucceeded` watches the weekly job's batch-job series"),
+        "{err}"
+    );
 
     // The scenario's own rule file defines the names its alerts may use.
     let rules = repo_root().join("fixtures/rules/breaker-fast.yml");

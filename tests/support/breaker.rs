@@ -43,6 +43,8 @@ pub fn ok(latency_ms: u64) -> AttemptResult {
     AttemptResult::Ok {
         tokens: 0,
         latency: ms(latency_ms),
+        ttfb: None,
+        longest_gap: None,
     }
 }
 

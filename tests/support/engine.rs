@@ -44,6 +44,8 @@ impl Reply {
                 AttemptResult::Ok {
                     tokens: 10,
                     latency: Duration::from_millis(50),
+                    ttfb: None,
+                    longest_gap: None,
                 },
             ),
             Reply::Timeout => Answer::Stall,

@@ -122,6 +122,8 @@ pub fn ok(tokens: u32) -> AttemptResult {
     AttemptResult::Ok {
         tokens,
         latency: Duration::from_millis(10),
+        ttfb: None,
+        longest_gap: None,
     }
 }
 

@@ -68,9 +68,15 @@ pub struct Prometheus {
 impl Prometheus {
     /// Starts Prometheus on `data` with an empty scrape config and waits until `/-/ready`.
     pub fn start(data: &Path, work: &Path) -> Self {
+        Self::start_with("global:\n  evaluation_interval: 1m\n", data, work)
+    }
+
+    /// Starts Prometheus on `data` with `config` (its text, written to `work/prometheus.yml`)
+    /// and waits until `/-/ready`.
+    pub fn start_with(config_text: &str, data: &Path, work: &Path) -> Self {
         let bin = tool(&["prometheus"]);
         let config = work.join("prometheus.yml");
-        std::fs::write(&config, "global:\n  evaluation_interval: 1m\n").expect("config");
+        std::fs::write(&config, config_text).expect("config");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("free port")

@@ -118,6 +118,8 @@ mod tests {
                 AttemptResult::Ok {
                     tokens: 3,
                     latency: ms5,
+                    ttfb: None,
+                    longest_gap: None,
                 },
                 Signal::Success { latency: ms5 },
             ),

@@ -203,7 +203,7 @@ impl<T: Transport> Engine<T> {
                 }
             };
             self.core().store.mark_used(&id, self.unix_ms(now));
-            let given = self.deadlines(class, timeout);
+            let given = self.model_deadlines(&dep, class, timeout, now);
             let call = Call {
                 dep: dep.clone(),
                 class,
@@ -224,6 +224,7 @@ impl<T: Transport> Engine<T> {
             // One instant on both clocks: the breaker and the classification read the same
             // Retry-After against it.
             let ended = self.clock.at(end);
+            self.observe_model(&dep, &result, end);
             self.admission
                 .record_async(&dep, worker, probe, &result, ended)
                 .await;

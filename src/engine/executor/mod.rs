@@ -20,6 +20,8 @@ use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
 mod chain;
+mod deadlines;
+use deadlines::Given;
 mod gates;
 mod model;
 mod profile_gauge;
@@ -33,18 +35,16 @@ use crate::engine::budget::Ledger;
 use crate::engine::budget::throttle::Throttle;
 use crate::engine::clock::Clock;
 use crate::engine::config::{ConfigError, EngineConfig};
-use crate::engine::events::{
-    AttemptOutcome, DeadlineSource, Event, EventKind, EventSink, Expired, OpClass, expired_log,
-};
+use crate::engine::events::{AttemptOutcome, Event, EventKind, EventSink, OpClass, expired_log};
 use crate::engine::failover::classify::Classified;
 use crate::engine::failover::cooldown::Schedules;
 use crate::engine::failover::policy::Policy;
 use crate::engine::failover::profiles::{Profile, ProfileBook, ProfileEntry};
 use crate::engine::failover::store::CooldownStore;
 use crate::engine::failover::{FailoverCtx, ProfileView};
-use crate::engine::outcome::{Reason, TimeoutPhase};
+use crate::engine::outcome::Reason;
 use crate::engine::request::{EngineRequest, EngineResponse, RequestKind};
-use crate::engine::transport::{Deadlines, Transport};
+use crate::engine::transport::Transport;
 use crate::util::speed::Speed;
 
 /// Attempts one request may make at most (rotations, retries and fallbacks included).
@@ -103,17 +103,6 @@ pub struct Engine<T: Transport> {
     throttle: Throttle,
     /// Tool-call deadlines from each dependency's observed p99 (`[engine.timeouts] adaptive`).
     adaptive: AdaptiveDeadlines,
-}
-
-/// The deadlines one attempt was given, and where the tightest came from.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Given {
-    /// What the transport enforces (divided by the speed).
-    pub deadlines: Deadlines,
-    /// Where the class's own deadline came from (fixed or adaptive).
-    source: DeadlineSource,
-    /// The half-open probe timeout that tightened them, if any (divided by the speed).
-    probe: Option<Duration>,
 }
 
 impl<T: Transport> std::fmt::Debug for Engine<T> {
@@ -323,75 +312,6 @@ impl<T: Transport> Engine<T> {
                 self.handle_simple(&req, worker, plan).await
             }
         }
-    }
-
-    /// The deadlines of a model call (fixed), tightened by a probe `timeout`.
-    fn deadlines(&self, class: OpClass, timeout: Option<Duration>) -> Given {
-        let d = self.config.deadlines(class, self.opts.speed);
-        Self::tightened(d, DeadlineSource::Fixed, timeout)
-    }
-
-    /// The deadlines of a tool call or WebSocket session to `dep` at `now`: a tool call's total
-    /// adapts to `dep`'s observed p99 when adaptive deadlines are on; a change of it is announced
-    /// (`DeadlineChanged`, the `timeout_deadline_seconds` gauge).
-    fn dep_deadlines(
-        &self,
-        dep: &str,
-        class: OpClass,
-        timeout: Option<Duration>,
-        now: Instant,
-    ) -> Given {
-        let mut d = self.config.deadlines(class, self.opts.speed);
-        let mut source = DeadlineSource::Fixed;
-        if class == OpClass::ToolCall {
-            let chosen = self.adaptive.tool_call(dep, self.config.timeouts.tool_call);
-            if chosen.changed {
-                let kind = EventKind::DeadlineChanged {
-                    dep: dep.to_string(),
-                    class,
-                    phase: TimeoutPhase::Total,
-                    deadline_ms: ms_of(chosen.deadline),
-                    source: chosen.source,
-                };
-                self.emit(now, kind, None);
-            }
-            d.total = self.scale(chosen.deadline);
-            source = chosen.source;
-        }
-        Self::tightened(d, source, timeout)
-    }
-
-    fn tightened(mut d: Deadlines, source: DeadlineSource, timeout: Option<Duration>) -> Given {
-        if let Some(t) = timeout {
-            d.ttfb = Some(d.ttfb.map_or(t, |x| x.min(t)));
-            d.total = d.total.min(t);
-        }
-        Given {
-            deadlines: d,
-            source,
-            probe: timeout,
-        }
-    }
-
-    /// The deadline of `phase` that `given` set, nominal, with its source.
-    fn expired(&self, given: &Given, phase: TimeoutPhase) -> Option<Expired> {
-        let d = &given.deadlines;
-        let wall = match phase {
-            // A class without a TTFB deadline times out on its total.
-            TimeoutPhase::Ttfb => d.ttfb.unwrap_or(d.total),
-            TimeoutPhase::InterToken => d.inter_token?,
-            TimeoutPhase::Total => d.total,
-        };
-        let source = match given.probe {
-            Some(p) if p == wall && phase != TimeoutPhase::InterToken => DeadlineSource::Probe,
-            _ if phase == TimeoutPhase::Total => given.source,
-            _ => DeadlineSource::Fixed,
-        };
-        let nominal = self.nominal(wall);
-        Some(Expired {
-            ms: ms_of(nominal),
-            source,
-        })
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -126,6 +126,8 @@ mod tests {
         let ok = AttemptResult::Ok {
             tokens: 3,
             latency: Duration::ZERO,
+            ttfb: None,
+            longest_gap: None,
         };
         assert_eq!(reason(&ok), None);
         assert_eq!(reason(&http(429, None, None)), Some(Reason::RateLimit));

@@ -98,7 +98,12 @@ async fn an_http_date_retry_after_is_read_against_the_callers_wall_clock() {
 fn random_result(rng: &mut ChaCha8Rng) -> AttemptResult {
     let latency = Duration::from_millis(rng.gen_range(1..400));
     match rng.gen_range(0..10) {
-        0..=3 => AttemptResult::Ok { tokens: 3, latency },
+        0..=3 => AttemptResult::Ok {
+            tokens: 3,
+            latency,
+            ttfb: None,
+            longest_gap: None,
+        },
         4 | 5 => AttemptResult::Http {
             status: 503,
             retry_after: rng.gen_bool(0.2).then(|| "2".to_string()),
