@@ -276,6 +276,31 @@ mod tests {
     use crate::report::target::TurnRow;
 
     #[test]
+    fn the_user_config_and_the_provider_block_are_shown_in_both_renderers() {
+        let t = TargetReport {
+            kind: "openclaw".into(),
+            token_fp: Some("a1b2c3".into()),
+            user_config: Some(crate::report::target::UserConfigReport {
+                path: "gw.json5".into(),
+                overridden: vec!["gateway.port: the harness's loopback gateway".into()],
+                turned_off: vec!["channels.telegram removed (messaging channel)".into()],
+            }),
+            provider_block: Some(serde_json::json!({"models": {"providers": {"mockai": {"baseUrl": "http://127.0.0.1:18081/v1"}}}})),
+            ..TargetReport::default()
+        };
+        let mut o = String::new();
+        facts(&t).markdown(&mut o);
+        assert!(o.contains("| bearer token | fingerprint a1b2c3 |"), "{o}");
+        assert!(o.contains("gw.json5 (yours"), "{o}");
+        let mut o = String::new();
+        user_config(&t).unwrap().markdown(&mut o);
+        assert!(o.contains("| overridden | gateway.port: the harness's loopback gateway |"), "{o}");
+        assert!(o.contains("| turned off | channels.telegram removed (messaging channel) |"), "{o}");
+        assert!(provider_block(&t).unwrap().contains("\"baseUrl\": \"http://127.0.0.1:18081/v1\""));
+        assert!(user_config(&TargetReport::default()).is_none());
+    }
+
+    #[test]
     fn the_turns_table_leads_each_outcome_with_the_class_expect_turn_counts() {
         let t = TargetReport {
             turns: vec![

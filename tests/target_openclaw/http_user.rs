@@ -125,6 +125,7 @@ fn a_gateway_that_needs_a_bearer_token_gets_it_and_a_wrong_or_missing_one_is_nev
     let r = report_json(&out);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", rows(&r), show(&out));
     assert_eq!(r["target"]["token_fp"], rehearse::util::fingerprint(token));
+    super::user_config::assert_schema(&r);
     let all = run_dir_text(&out);
     assert!(
         !all.contains(token),
@@ -175,6 +176,7 @@ fn providers_configured_by_hand_get_the_block_to_paste_at_the_fixed_upstream_add
         stdout.contains(&format!("\"baseUrl\": \"{base}\"")),
         "{stdout}"
     );
+    super::user_config::assert_schema(&r);
     let b = &r["target"]["provider_block"];
     let p = &b["models"]["providers"]["mockai"];
     assert_eq!(p["baseUrl"], base.as_str());
@@ -200,6 +202,7 @@ fn a_health_path_of_its_own_is_waited_for_and_one_that_never_answers_is_named() 
     let r = report_json(&out);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", rows(&r), show(&out));
     assert_eq!(r["target"]["health_path"], "/healthz");
+    super::user_config::assert_schema(&r);
 
     // OpenClaw's `/health` is not this gateway's: 404 until ready_timeout → harness failure.
     let bad = scenario(

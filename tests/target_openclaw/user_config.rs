@@ -81,6 +81,22 @@ fn scenario(dir: &Path, user: &str) -> PathBuf {
     path
 }
 
+/// `report` validates against docs/report.schema.json.
+pub fn assert_schema(report: &Value) {
+    let text = include_str!("../../docs/report.schema.json");
+    let schema: Value = serde_json::from_str(text).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v
+        .iter_errors(report)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "report.json breaks its schema:\n{}",
+        errors.join("\n")
+    );
+}
+
 fn run(scenario: &Path, reports: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rehearse"))
         .args(["run", "--no-progress", "--scenario"])
@@ -115,6 +131,7 @@ fn a_user_config_with_a_telegram_channel_starts_none_and_the_report_says_what_ch
     assert!(!console.contains("[heartbeat] started"), "{console}");
     // The report lists what the harness overrode and turned off.
     let r = report_json(&out);
+    assert_schema(&r);
     let u = &r["target"]["user_config"];
     let list = |k: &str| -> Vec<String> {
         u[k].as_array()
