@@ -11,7 +11,7 @@ use rehearse::gateway::openclaw::{Gateway, GatewayOptions, Install};
 use rehearse::scenario::gateway::gateway_config;
 use rehearse::scenario::validate::check;
 
-use super::scenarios::{StartPermit, fixture, report_json, rows, show, spawn_run};
+use super::scenarios::{RunPermit, StartPermit, fixture, report_json, rows, show, spawn_run};
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -68,6 +68,7 @@ async fn one(
     let install = Install::find(None).unwrap_or_else(|e| panic!("{e}"));
     let gw_dir = tmp.path().join("gw");
     std::fs::create_dir_all(&gw_dir).unwrap();
+    let running = tokio::task::spawn_blocking(RunPermit::take).await.unwrap();
     let permit = tokio::task::spawn_blocking(StartPermit::take)
         .await
         .unwrap();
@@ -88,6 +89,7 @@ async fn one(
         .await
         .unwrap();
     let stopped = gw.stop().await;
+    drop(running);
     assert!(stopped.survivors.is_empty(), "{:?}", stopped.survivors);
     let r = report_json(&out);
     (name.to_string(), r, out)

@@ -73,9 +73,16 @@ async fn a_real_gateway_reaches_the_upstream_with_the_seeded_key_retries_a_503_a
     let tmp_before = real_tmp_entries();
     let run = tempfile::tempdir().unwrap();
 
+    let running = tokio::task::spawn_blocking(super::scenarios::RunPermit::take)
+        .await
+        .unwrap();
+    let starting = tokio::task::spawn_blocking(super::scenarios::StartPermit::take)
+        .await
+        .unwrap();
     let mut gw = Gateway::start(&install, &config, run.path(), GatewayOptions::default())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
+    drop(starting);
     eprintln!("healthy after {:?} ({:?})", t0.elapsed(), gw.isolation());
     let client = gw.client().unwrap();
 
@@ -134,6 +141,7 @@ async fn a_real_gateway_reaches_the_upstream_with_the_seeded_key_retries_a_503_a
     let procs = gw.processes();
     let t3 = Instant::now();
     let stopped = gw.stop().await;
+    drop(running);
     eprintln!(
         "stopped in {:?} (graceful: {}, status {:?}); processes seen {procs:?}",
         t3.elapsed(),
