@@ -172,7 +172,7 @@ fn the_real_gateway_runs_a_fixture_from_a_checkout_under_tmp() {
     let co = checkout();
     let running = RunPermit::take();
     let starting = StartPermit::take();
-    let t0 = std::time::Instant::now();
+    let t0 = tokio::time::Instant::now();
     let out = run_in(
         co.path(),
         "fixtures/scenarios/openclaw-401-every-profile.toml",

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rehearse::gateway::openclaw::{Gateway, GatewayOptions, Install};
+use rehearse::gateway::openclaw::{GatewayOptions, Install};
 use rehearse::scenario::gateway::gateway_config;
 use rehearse::scenario::validate::check;
 
@@ -76,9 +76,7 @@ async fn one(
         ready_timeout: std::time::Duration::from_secs(300),
         ..GatewayOptions::default()
     };
-    let gw = Gateway::start(&install, &config, &gw_dir, options)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let gw = super::scenarios::start_gateway(&install, &config, &gw_dir, options).await;
     drop(permit);
     let scenario = as_http(name, tmp.path(), &gw.base_url(), env, port);
     let reports = tmp.path().join("reports");

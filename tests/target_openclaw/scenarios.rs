@@ -146,13 +146,41 @@ impl RunPermit {
 /// Seconds since this test binary's first gateway run (the runs' start, healthy and end are
 /// printed with it, to see what overlapped).
 pub fn since_start() -> String {
-    static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    static T0: std::sync::OnceLock<tokio::time::Instant> = std::sync::OnceLock::new();
     format!(
         "{:7.1}s",
-        T0.get_or_init(std::time::Instant::now)
+        T0.get_or_init(tokio::time::Instant::now)
             .elapsed()
             .as_secs_f64()
     )
+}
+
+/// Starts a real gateway in `dir` for a test that drives it itself, as the harness does: OpenClaw
+/// 2026.9.6 can exit during its own start-up on a starved machine ("state lease heartbeat did not
+/// become ready", a 5 s deadline of its own), so one exit before healthy is tried once more
+/// from a fresh state (said on stderr); anything else, or a second exit, fails the test.
+pub async fn start_gateway(
+    install: &rehearse::gateway::openclaw::Install,
+    config: &rehearse::gateway::openclaw::GatewayConfig,
+    dir: &Path,
+    options: rehearse::gateway::openclaw::GatewayOptions,
+) -> rehearse::gateway::openclaw::Gateway {
+    use rehearse::gateway::openclaw::{Gateway, GatewayError};
+    match Gateway::start(install, config, dir, options.clone()).await {
+        Ok(g) => g,
+        Err(e @ GatewayError::Exited { .. }) => {
+            eprintln!(
+                "the gateway in {} exited while starting ({}); trying once more",
+                dir.display(),
+                e.last_lines().last().cloned().unwrap_or_default()
+            );
+            let _ = std::fs::remove_dir_all(dir.join("openclaw"));
+            Gateway::start(install, config, dir, options)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+        }
+        Err(e) => panic!("{e}"),
+    }
 }
 
 /// `(name, scenario, report_dir, envs)` of one run.

@@ -83,7 +83,8 @@ fn a_failed_row_says_what_the_upstream_saw_for_its_profile_and_what_the_gateway_
     ];
     let fps = fps();
     let log = decisions();
-    let state = parse_state(Some(&format!(
+    let state = parse_state(Some(
+        format!(
         r#"{{"usageStats":{{"mockai:a":{{"cooldownUntil":{},"cooldownReason":"timeout","lastFailureAt":{},"errorCount":3}}}}}}"#,
         T0 + 44_000,
         T0 + 26_600
