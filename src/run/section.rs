@@ -101,6 +101,17 @@ pub fn section(
             &turns,
             o.cut(),
         ));
+        // A failed row of a gateway run says what the upstream saw and what the gateway decided.
+        // (An `http` target keeps no log or state: only the upstream's side.)
+        let openclaw = file.target.kind == crate::scenario::target::TargetKind::Openclaw;
+        let fps = crate::scenario::gateway::profile_fingerprints(file);
+        let trace = crate::verdict::explain::GatewayTrace {
+            records: &o.upstream.records,
+            profile_fps: &fps,
+            decisions: (openclaw && g.log_error.is_none()).then_some(&g.decisions[..]),
+            auth: g.auth.as_ref().filter(|_| openclaw),
+        };
+        crate::verdict::explain::annotate(&mut report.expectations, &trace);
     }
     if let Some(e) = engine {
         let others: Vec<(&str, &[Transition])> = e

@@ -14,6 +14,7 @@ pub mod alert_eval;
 pub mod diff;
 pub mod drift;
 pub(crate) mod expect;
+pub(crate) mod explain;
 pub(crate) mod gateway_eval;
 pub(crate) mod ground;
 pub(crate) mod ground_eval;

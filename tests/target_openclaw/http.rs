@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use rehearse::gateway::openclaw::{Gateway, GatewayOptions, Install};
+use rehearse::gateway::openclaw::{GatewayOptions, Install};
 use rehearse::scenario::gateway::gateway_config;
 use rehearse::scenario::validate::check;
 
-use super::scenarios::{StartPermit, fixture, report_json, rows, show, spawn_run};
+use super::scenarios::{RunPermit, StartPermit, fixture, report_json, rows, show, spawn_run};
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -68,6 +68,7 @@ async fn one(
     let install = Install::find(None).unwrap_or_else(|e| panic!("{e}"));
     let gw_dir = tmp.path().join("gw");
     std::fs::create_dir_all(&gw_dir).unwrap();
+    let running = tokio::task::spawn_blocking(RunPermit::take).await.unwrap();
     let permit = tokio::task::spawn_blocking(StartPermit::take)
         .await
         .unwrap();
@@ -75,9 +76,7 @@ async fn one(
         ready_timeout: std::time::Duration::from_secs(300),
         ..GatewayOptions::default()
     };
-    let gw = Gateway::start(&install, &config, &gw_dir, options)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let gw = super::scenarios::start_gateway(&install, &config, &gw_dir, options).await;
     drop(permit);
     let scenario = as_http(name, tmp.path(), &gw.base_url(), env, port);
     let reports = tmp.path().join("reports");
@@ -88,6 +87,7 @@ async fn one(
         .await
         .unwrap();
     let stopped = gw.stop().await;
+    drop(running);
     assert!(stopped.survivors.is_empty(), "{:?}", stopped.survivors);
     let r = report_json(&out);
     (name.to_string(), r, out)

@@ -6,9 +6,12 @@
 //! to install it. The warm-up before the run's clock starts (`warmup`): a stand-in gateway by URL
 //! and the real one. The user's own gateway config as the base (`user_config`), and `http`
 //! targets as users run them — a bearer token, providers configured by hand, a health path
-//! of their own (`http_user`).
+//! of their own (`http_user`). OpenClaw versions side by side (`versions` with stand-ins,
+//! `real_versions` with two real releases). The quick cases from a checkout under `/tmp`
+//! (`from_tmp`).
 
 mod fake;
+mod from_tmp;
 mod http;
 mod http_user;
 mod real;

@@ -13,8 +13,8 @@ use tokio::time::Instant;
 use rehearse::gateway::openclaw::procs::SeenProcess;
 use rehearse::gateway::openclaw::sandbox::openclaw_tmp_entries;
 use rehearse::gateway::openclaw::{
-    Decision, Gateway, GatewayConfig, GatewayOptions, Install, ModelSpec, ProfileSpec,
-    ProviderSpec, TmpIsolation, Turn,
+    Decision, GatewayConfig, GatewayOptions, Install, ModelSpec, ProfileSpec, ProviderSpec,
+    TmpIsolation, Turn,
 };
 use rehearse::upstream::{MemoryRecords, Upstream, UpstreamConfig, UpstreamRecord, serve};
 use rehearse::util::fingerprint;
@@ -73,9 +73,16 @@ async fn a_real_gateway_reaches_the_upstream_with_the_seeded_key_retries_a_503_a
     let tmp_before = real_tmp_entries();
     let run = tempfile::tempdir().unwrap();
 
-    let mut gw = Gateway::start(&install, &config, run.path(), GatewayOptions::default())
+    let running = tokio::task::spawn_blocking(super::scenarios::RunPermit::take)
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let starting = tokio::task::spawn_blocking(super::scenarios::StartPermit::take)
+        .await
+        .unwrap();
+    let mut gw =
+        super::scenarios::start_gateway(&install, &config, run.path(), GatewayOptions::default())
+            .await;
+    drop(starting);
     eprintln!("healthy after {:?} ({:?})", t0.elapsed(), gw.isolation());
     let client = gw.client().unwrap();
 
@@ -134,6 +141,7 @@ async fn a_real_gateway_reaches_the_upstream_with_the_seeded_key_retries_a_503_a
     let procs = gw.processes();
     let t3 = Instant::now();
     let stopped = gw.stop().await;
+    drop(running);
     eprintln!(
         "stopped in {:?} (graceful: {}, status {:?}); processes seen {procs:?}",
         t3.elapsed(),

@@ -10,6 +10,14 @@
 //! when the gateway (its PID 1) ends, the kernel ends every process it left, including the
 //! workers it starts in process groups of their own. Elsewhere [`TmpRecord`] lists what it
 //! left in `/tmp`, and the supervisor kills the process tree it can see ([`super::procs`]).
+//!
+//! Every command starts in the gateway's own directory (`RUN/openclaw`), never in the caller's
+//! working directory: a checkout, report dir or scenario under `/tmp` is hidden by the private
+//! `/tmp`, and a process whose working directory is hidden there fails as soon as it spawns
+//! anything (Node: `spawn …/node ENOENT`; a shell: `cannot change working directory`). Inside
+//! the namespace the command `cd`s into that directory again after the mounts, so its working
+//! directory is the bind-mounted path, not the hidden one. The executable and the `node`
+//! directory are made absolute for the same reason.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -102,9 +110,10 @@ fn namespace_possible() -> bool {
     false
 }
 
-/// The script `sh -c` runs inside the namespace: `PRIV KEEP… -- CMD…`.
+/// The script `sh -c` runs inside the namespace: `PRIV WORKDIR KEEP… -- CMD…`. It `cd`s into
+/// WORKDIR after the mounts: the working directory it was started in may be hidden by them.
 const NAMESPACE_SCRIPT: &str = r#"set -e
-priv="$1"; shift
+priv="$1"; wd="$2"; shift 2
 mount --make-rprivate /
 while [ "$1" != "--" ]; do
   case "$1" in /tmp/*) rel="${1#/tmp/}"; mkdir -p "$priv/$rel"; mount --bind "$1" "$priv/$rel";; esac
@@ -112,6 +121,7 @@ while [ "$1" != "--" ]; do
 done
 shift
 mount --rbind "$priv" /tmp
+cd "$wd"
 exec "$@""#;
 
 /// Paths under `/tmp` that must stay visible, minus any inside another (a bind of the outer
@@ -147,6 +157,9 @@ pub(crate) struct Sandbox {
 impl Sandbox {
     /// A sandbox running `openclaw` with `node_dir` first on `PATH`.
     pub(crate) fn new(dirs: GatewayDirs, isolation: TmpIsolation, openclaw: &Path, node: &Path) -> Self {
+        // Absolute: the commands start in the gateway's directory, not the caller's.
+        let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let (openclaw, node) = (&absolute(openclaw), &absolute(node));
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let mut needed = vec![dirs.root.clone()];
         for p in [openclaw, node] {
@@ -167,7 +180,8 @@ impl Sandbox {
         }
     }
 
-    /// `openclaw ARGS…` with the sandbox environment, wrapped in the namespace if any.
+    /// `openclaw ARGS…` with the sandbox environment, wrapped in the namespace if any, started
+    /// in the gateway's own directory.
     pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut cmd = match self.isolation {
             TmpIsolation::None => {
@@ -188,6 +202,7 @@ impl Sandbox {
                 .arg(NAMESPACE_SCRIPT)
                 .arg("sh")
                 .arg(&self.dirs.tmp)
+                .arg(&self.dirs.root)
                 .args(&self.keep)
                 .arg("--")
                 .arg(&self.openclaw)
@@ -202,6 +217,7 @@ impl Sandbox {
             }
         }
         let d = &self.dirs;
+        cmd.current_dir(&d.root);
         cmd.env("HOME", &d.home)
             .env("OPENCLAW_HOME", &d.home)
             .env("OPENCLAW_STATE_DIR", &d.state)
@@ -210,6 +226,7 @@ impl Sandbox {
             .env("OPENCLAW_NO_AUTO_UPDATE", "1")
             .env("NO_PROXY", "*")
             .env("no_proxy", "*")
+            .env("PWD", &d.root)
             .env("PATH", self.path_var());
         cmd
     }
@@ -305,8 +322,26 @@ mod tests {
         assert_eq!(env["NO_PROXY"], "*");
         assert!(env["PATH"].starts_with("/opt/oc/bin"), "{}", env["PATH"]);
         assert_eq!(cmd.get_program(), "/opt/oc/bin/openclaw");
+        assert_eq!(
+            cmd.get_current_dir(),
+            Some(dirs.root.as_path()),
+            "started in its own directory, not the caller's"
+        );
+        assert_eq!(env["PWD"], dirs.root.to_string_lossy());
+        let relative = Sandbox::new(
+            dirs.clone(),
+            TmpIsolation::None,
+            Path::new("oc/bin/openclaw"),
+            Path::new("oc/bin/node"),
+        );
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            relative.command(&[]).get_program(),
+            cwd.join("oc/bin/openclaw"),
+            "a relative executable is made absolute before the directory changes"
+        );
         let ns = Sandbox::new(
-            dirs,
+            dirs.clone(),
             TmpIsolation::Namespace,
             Path::new("/opt/oc/bin/openclaw"),
             Path::new("/opt/oc/bin/node"),
@@ -317,5 +352,10 @@ mod tests {
         assert_eq!(&args[..4], ["--mount", "--pid", "--fork", "--kill-child"]);
         let sep = args.iter().position(|a| a == "--").unwrap();
         assert_eq!(&args[sep + 1..], ["/opt/oc/bin/openclaw", "gateway", "run"]);
+        // `sh -c SCRIPT sh PRIV WORKDIR KEEP… --`: the script `cd`s into WORKDIR after the mounts.
+        let sh = args.iter().position(|a| a == "sh").unwrap();
+        assert_eq!(args[sh + 1], dirs.tmp.to_string_lossy());
+        assert_eq!(args[sh + 2], dirs.root.to_string_lossy());
+        assert_eq!(cmd.get_current_dir(), Some(dirs.root.as_path()));
     }
 }
