@@ -5,22 +5,21 @@
 //! table shows what changed — attempts on key-A, the first rotation's time, the cooldown written,
 //! the decisions' reasons. A missing install fails saying which command installs it.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-use super::scenarios::{fixture, report_json, show};
+use super::scenarios::{fixture, report_json, run_overlapping, show};
 
 #[test]
 fn two_real_releases_side_by_side_differ_where_the_fixture_says() {
     let reports = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
-        .args(["run", "--no-progress", "--scenario"])
-        .arg(fixture("openclaw-versions-503-key-a"))
-        .arg("--report-dir")
-        .arg(reports.path())
-        .output()
-        .unwrap();
+    // Under the suite's permits, like every real gateway run (its two gateways run in turn).
+    let (_, out) = run_overlapping(vec![(
+        "versions".to_string(),
+        fixture("openclaw-versions-503-key-a"),
+        reports.path().to_path_buf(),
+        Vec::new(),
+    )])
+    .remove(0);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !err.contains("is not installed"),
