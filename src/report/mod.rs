@@ -26,6 +26,7 @@ pub(crate) mod lead;
 pub mod markdown;
 pub mod marks;
 pub mod model;
+pub mod requests;
 pub(crate) mod status;
 pub mod svg;
 pub mod table;
