@@ -7,7 +7,8 @@
 //! verdict, reason); [`counts`] tallies checks the same way for every output.
 //! `rehearse report RUN_DIR` re-renders md, html and JUnit from report.json and exits with its
 //! verdict. [`housekeeping`]: what the run did after its report (retention, batch-job metrics,
-//! `--on-fail`), said in the report.
+//! `--on-fail`), said in the report. [`requests`]: the picture's request lanes, built from the
+//! one upstream recorder's record for every kind of run (`policies[].requests`).
 
 pub mod build;
 mod cmd;
