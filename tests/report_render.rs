@@ -246,3 +246,44 @@ fn an_interrupted_run_draws_a_stop_line_and_nothing_after_it() {
         );
     }
 }
+
+#[test]
+fn request_lanes_render_in_headless_chromium_one_mark_per_request() {
+    let mut r = sample_report();
+    r.policies.truncate(1);
+    // No breaker bars: the greens and reds on screen are the requests'.
+    r.policies[0].breaker_states.clear();
+    r.policies[0].requests = Some(crate::report_lanes::gateway_lanes());
+    let dir = tempfile::tempdir().unwrap();
+    write_all(dir.path(), &r).unwrap();
+    let html = dir.path().join("report.html");
+    let png = dir.path().join("lanes.png");
+    screenshot(&html, &png);
+    if let Ok(keep) = std::env::var("REHEARSE_KEEP_LANES_SCREENSHOT") {
+        std::fs::copy(&png, keep).unwrap();
+    }
+    let img = decode(&png);
+    for (what, hex, tol, at_least) in [
+        ("seven 503 ticks", "#dc2626", 16, 150),
+        ("the ok tick", "#16a34a", 12, 20),
+        // The span's green at 25 % over the lane's #fafafa (its 1 px outline is antialiased).
+        ("the turn span", "#c1dbcb", 10, 2_000),
+        ("the cooldown the gateway wrote", "#ea580c", 24, 10),
+    ] {
+        let n = img.count(0, 1800, hex, tol);
+        assert!(
+            n >= at_least,
+            "{what} ({hex}): {n} pixels, want ≥ {at_least}"
+        );
+    }
+    let dom = dump_dom(&html);
+    for (mark, n) in [
+        ("<rect class=\"request\"", 8),
+        ("class=\"seq-rotation\"", 1),
+        ("class=\"turn\"", 1),
+        ("class=\"decision\"", 8),
+        ("class=\"warmup-request\"", 3),
+    ] {
+        assert_eq!(dom.matches(mark).count(), n, "{mark} in the DOM");
+    }
+}

@@ -91,6 +91,8 @@ mod report;
 mod report_contracts;
 // The report's picture: the timeline's marks, rendered in headless Chromium and looked at.
 mod report_render;
+// The picture's request lanes from the upstream's record: every request drawn, or binned and said.
+mod report_lanes;
 
 // launchd schedule: plist, launchctl argv, checked-in example drift.
 mod schedule;

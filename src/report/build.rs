@@ -239,6 +239,7 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
         unjudged: None,
         figures: None,
         alerts: None,
+        requests: None,
     }
 }
 

@@ -8,7 +8,8 @@
 //! `rehearse report RUN_DIR` re-renders md, html and JUnit from report.json and exits with its
 //! verdict. [`housekeeping`]: what the run did after its report (retention, batch-job metrics,
 //! `--on-fail`), said in the report. [`versions`]: OpenClaw versions side by side and their
-//! behaviour-diff table.
+//! behaviour-diff table. [`requests`]: the picture's request lanes, built from the one upstream
+//! recorder's record for every kind of run (`policies[].requests`).
 
 pub mod build;
 mod cmd;
@@ -27,6 +28,7 @@ pub(crate) mod lead;
 pub mod markdown;
 pub mod marks;
 pub mod model;
+pub mod requests;
 pub(crate) mod status;
 pub mod svg;
 pub mod table;

@@ -241,6 +241,10 @@ pub struct PolicyReport {
     /// lane (pending and firing spells, notification arrivals), scenario ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alerts: Option<crate::verdict::alert_eval::AlertsPart>,
+    /// What the upstream saw, as the picture's request lanes (`report::requests`; absent in
+    /// reports written before them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<crate::report::requests::RequestLanes>,
 }
 
 impl PolicyReport {
@@ -270,6 +274,7 @@ impl PolicyReport {
             unjudged: None,
             figures: None,
             alerts: None,
+            requests: None,
         }
     }
 }

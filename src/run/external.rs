@@ -349,6 +349,8 @@ pub(super) async fn run_arm(
         if let Driven::Openclaw(gw) = driven {
             finish_gateway(*gw, dir, &gateway_dir, plan, &mut run).await;
         }
+        // What reached the upstream (all of it the warm-up's), for the picture.
+        run.records = ground.take_records();
         return stop_upstream(run.failed(why), &servers, up_task).await;
     }
 

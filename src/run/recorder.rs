@@ -6,6 +6,10 @@
 //! them. A run that reaches the cap says so (`truncated_at_ms`): the upstream judge then treats
 //! the record as ending there, so nothing after it can pass.
 //!
+//! Whatever else it keeps, every request (any route, probes, canaries and the warm-up's
+//! included) goes onto a compact bounded tape ([`RequestTape`]) the report's request lanes are
+//! drawn from.
+//!
 //! Requests that arrive before the run's clock starts (the upstream's faults disarmed, the
 //! records marked `warmup`) are the warm-up's: written to upstream.jsonl as they are (marked),
 //! counted apart ([`WarmupSeen`]) and never kept for the judge, counted as fault hits or probes.
@@ -16,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use super::observe::FaultHits;
 use super::sinks::EventsWriter;
 use crate::engine::{Event, EventKind, EventSink};
+use crate::report::requests::tape::RequestTape;
 use crate::upstream::{RecordSink, UpstreamRecord};
 use crate::util::sync::Locked;
 
@@ -50,6 +55,8 @@ pub struct KeptRecords {
     /// (canaries, the harness's own calls, left out): zero means it sent nothing and nothing at
     /// the upstream can be judged.
     pub served: u64,
+    /// Every request, compact, for the report's request lanes.
+    pub tape: RequestTape,
 }
 
 /// What the upstream received before the run's clock started.
@@ -82,6 +89,7 @@ pub(crate) struct UpstreamRecorder {
     cap: usize,
     served: AtomicU64,
     warmup: Mutex<WarmupSeen>,
+    tape: Mutex<RequestTape>,
 }
 
 impl std::fmt::Debug for UpstreamRecorder {
@@ -106,6 +114,7 @@ impl UpstreamRecorder {
             cap: MAX_UPSTREAM_RECORDS,
             served: AtomicU64::new(0),
             warmup: Mutex::new(WarmupSeen::default()),
+            tape: Mutex::new(RequestTape::new()),
         }
     }
 
@@ -132,13 +141,15 @@ impl UpstreamRecorder {
         self.warmup.locked().clone()
     }
 
-    /// Takes the model requests kept so far (empty when none were kept).
+    /// Takes the model requests kept so far (empty when none were kept) and the tape.
     pub(crate) fn take_records(&self) -> KeptRecords {
         let served = self.served.load(Ordering::Relaxed);
+        let tape = std::mem::take(&mut *self.tape.locked());
         let Some(kept) = &self.kept else {
             return KeptRecords {
                 cap: self.cap,
                 served,
+                tape,
                 ..KeptRecords::default()
             };
         };
@@ -149,6 +160,7 @@ impl UpstreamRecorder {
             truncated_at_ms: k.truncated_at_ms,
             dropped: k.dropped,
             served,
+            tape,
         }
     }
 }
@@ -156,6 +168,7 @@ impl UpstreamRecorder {
 impl RecordSink for UpstreamRecorder {
     fn record(&self, r: &UpstreamRecord) {
         self.out.append_at(r.t_ms, r);
+        self.tape.locked().push(r);
         if r.warmup {
             let mut w = self.warmup.locked();
             w.requests += 1;

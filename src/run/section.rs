@@ -153,6 +153,7 @@ pub fn section(
         .extend(unapplied_rows(&file.fault, never_applied, stop));
     report.unjudged = unjudged(o, &report.expectations);
     settle(&mut report);
+    report.requests = Some(request_lanes(plan, o));
     if let Some(ws) = engine.and_then(|e| e.lanes_of_faults.as_ref()) {
         let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
         assign_lanes(&mut report.fault_windows, &file.fault, &lanes, ws);
@@ -456,6 +457,34 @@ fn every_host_transitions(
         }
     }
     rows.extend(extra);
+}
+
+/// The picture's request lanes of `o`, from the recorder's tape (a gateway's turns and log
+/// decisions with them). An implicit profile's token is its id, so it is named too.
+fn request_lanes(plan: &ScenarioPlan, o: &Observation) -> crate::report::requests::RequestLanes {
+    let lane = |p: &crate::engine::Profile| crate::report::requests::LaneProfile {
+        fp: crate::util::fingerprint(p.credential()),
+        id: p.id.clone(),
+        provider: p.provider.clone(),
+    };
+    let mut profiles: Vec<_> = plan.checked.file.profile.iter().map(lane).collect();
+    // A provider's implicit `PROVIDER:default` profile, where its token shows up.
+    for k in o.upstream.tape.keys.iter().filter(|k| k.is_llm()) {
+        let implicit = lane(&crate::engine::Profile::implicit(k.provider()));
+        if k.profile_fp.as_deref() == Some(implicit.fp.as_str())
+            && !profiles.iter().any(|p| p.fp == implicit.fp)
+        {
+            profiles.push(implicit);
+        }
+    }
+    let g = o.gateway.as_ref();
+    crate::report::requests::build(&crate::report::requests::LaneInput {
+        tape: &o.upstream.tape,
+        speed: o.speed,
+        profiles: &profiles,
+        turns: g.map(|g| &g.turns[..]),
+        decisions: g.map_or(&[][..], |g| &g.decisions[..]),
+    })
 }
 
 /// The section of an arm (a policy, coordination or gateway run) that never started (`why`):

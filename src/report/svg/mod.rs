@@ -11,6 +11,8 @@ pub(crate) mod geom;
 mod lanes;
 mod profiles;
 pub(crate) mod rates;
+mod request_marks;
+mod requests;
 
 use std::fmt::Write;
 
@@ -88,9 +90,11 @@ pub(crate) fn end_of(r: &Report, p: &PolicyReport) -> u64 {
         .fault_windows
         .iter()
         .map(|f| f.until_ms.unwrap_or(f.from_ms));
+    let requests = p.requests.as_ref().map(requests::last_ms);
     states
         .chain(rates)
         .chain(faults)
+        .chain(requests)
         .chain([p.elapsed_ms, r.duration_ms, 1])
         .max()
         .unwrap_or(1)
@@ -117,7 +121,18 @@ pub fn timeline(r: &Report, p: &PolicyReport) -> String {
         W - RIGHT
     );
     y += 8.0;
-    y += profiles::profile_lanes(&mut body, &cx, y);
+    // A gateway has no engine of ours: its profiles are drawn from the upstream's record below.
+    if r.target.is_none() {
+        y += profiles::profile_lanes(&mut body, &cx, y);
+    }
+    if let Some(q) = &p.requests {
+        let warm_turns_ms = r
+            .target
+            .as_ref()
+            .and_then(|t| t.warmup.as_ref())
+            .map(|w| w.duration_ms);
+        y += requests::block(&mut body, &cx, q, warm_turns_ms, y);
+    }
     if let Some(part) = &p.alerts {
         let _ = write!(
             body,
