@@ -152,7 +152,7 @@ impl SystemUnderTest {
             Self::Embedded => {
                 crate::run::embedded::run_embedded(sp, dir, files, stop, plain_progress).await
             }
-            Self::Gateway => crate::run::external::run_external(sp, dir, files, stop).await,
+            Self::Gateway => crate::run::external_versions::run_external(sp, dir, files, stop).await,
             Self::Fleet => crate::fleet::run_fleet_scenario(sp, dir, files, stop).await,
         }
     }

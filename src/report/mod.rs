@@ -35,6 +35,7 @@ pub mod table;
 pub(crate) mod target;
 pub(crate) mod target_section;
 pub mod versions;
+pub mod versions_model;
 pub(crate) mod write;
 
 pub use build::{PolicyInput, build_policy, summary_from};

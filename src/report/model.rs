@@ -158,7 +158,7 @@ pub struct Report {
     /// OpenClaw versions side by side (`[target] versions`): every version's gateway and the
     /// behaviour-diff table; `target` is then the first version's block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub versions: Option<crate::report::versions::VersionsSection>,
+    pub versions: Option<crate::report::versions_model::VersionsSection>,
     /// The rehearse version that wrote the report (absent in reports written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rehearse_version: Option<String>,

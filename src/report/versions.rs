@@ -7,55 +7,13 @@
 //! (`policies[].figures`) and the `target` blocks — pure, [`diff`] — and rendered as one
 //! [`Table`] both writers share.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
 
-use super::model::{PolicyReport, TargetReport};
+use super::model::PolicyReport;
+pub use super::versions_model::{DiffRow, VersionArm, VersionsSection};
 use super::table::Table;
 use crate::verdict::secs;
-
-/// report.json `versions`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct VersionsSection {
-    /// Every version asked for, in run order (those never run included, `ran = false`).
-    pub arms: Vec<VersionArm>,
-    /// The behaviour-diff table, one row per figure.
-    pub diff: Vec<DiffRow>,
-}
-
-/// One version's arm.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct VersionArm {
-    /// The version asked for (the arm's name, `policies[].policy`).
-    pub version: String,
-    /// The version the running gateway said it is (`null`: it never said, or never ran).
-    #[serde(default)]
-    pub reported: Option<String>,
-    /// Model requests the upstream received per profile id during the run (warm-up left out).
-    #[serde(default)]
-    pub attempts: BTreeMap<String, u64>,
-    /// Its gateway's `target` block (`null` when the arm never ran).
-    #[serde(default)]
-    pub target: Option<TargetReport>,
-}
-
-/// One row of the behaviour-diff table.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DiffRow {
-    /// What the row is (`attempts`, `time to first rotation`, `cooldown`, `decision`, `turns`,
-    /// `status`, ...).
-    pub figure: String,
-    /// Of what (a profile, a provider, an event, an outcome; empty for the arm).
-    pub of: String,
-    /// One cell per arm, in `arms` order, as shown (`-`: none or not run).
-    pub shown: Vec<String>,
-    /// The numbers behind `shown` where the row is numeric (`null`: none).
-    pub values: Vec<Option<f64>>,
-    /// The versions disagree: a number moved past 25 % and its noise floor (100 ms for times,
-    /// 1 for counts), or the text differs.
-    pub changed: bool,
-}
 
 /// Moved past the drift threshold and noise floor, either way.
 fn moved(ms: bool, a: f64, b: f64) -> bool {
@@ -258,6 +216,7 @@ pub(crate) fn summary(v: &VersionsSection) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::target::TargetReport;
     use crate::report::figures::{KeyFigures, ProviderFigures};
     use crate::report::model::{CooldownRow, PolicyStatus};
 

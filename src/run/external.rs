@@ -45,25 +45,10 @@ enum Driven {
     Http,
 }
 
-/// Runs `plan` against its external target into `dir`; what it observed. Never fails: a
-/// harness failure is the run's error (the report's verdict `error` and reason). OpenClaw
-/// versions side by side run one after the other ([`super::external_versions`]).
-pub async fn run_external(
-    plan: &ScenarioPlan,
-    dir: &Path,
-    files: &RunFiles,
-    stop: &Shutdown,
-) -> Observed {
-    if plan.versions.is_empty() {
-        run_arm(plan, dir, files, stop, None).await
-    } else {
-        super::external_versions::run_versions(plan, dir, files, stop).await
-    }
-}
-
-/// One run against the external target — of OpenClaw `version` when given (the arm is then
-/// named after it, its kept files carry it) — into `dir`.
-pub(super) async fn run_arm(
+/// One run against the external target into `dir`: the whole run of a target without
+/// `versions`, one version's run with them (`external_versions` calls it) — of OpenClaw
+/// `version` when given (the arm is then named after it, its kept files carry it).
+pub(crate) async fn run_arm(
     plan: &ScenarioPlan,
     dir: &Path,
     files: &RunFiles,
@@ -204,7 +189,9 @@ pub(super) async fn run_arm(
                 &mut run.notes,
             );
             run.target.url = Some(gw.base_url());
-            run.target.reported_version = super::external_versions::reported_version(&install, &gw);
+            // The version the started gateway's executable says it is (`openclaw --version`,
+            // run with the node it runs on).
+            run.target.reported_version = install.says();
             if let (Some(v), Some(said)) = (version, run.target.reported_version.as_deref())
                 && said != v
             {

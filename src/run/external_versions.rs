@@ -12,13 +12,28 @@ use std::path::Path;
 use super::harness::RunFiles;
 use super::observation::{KindPart, Observation, Observed};
 use super::plan::ScenarioPlan;
-use crate::gateway::openclaw::{Gateway, Install};
 use crate::report::versions::VersionArm;
 use crate::upstream::RequestRoute;
 use crate::util::shutdown::Shutdown;
 
+/// Runs `plan` against its external target into `dir`; what it observed. Never fails: a
+/// harness failure is the run's error (the report's verdict `error` and reason). Without
+/// `versions` one run ([`super::external::run_arm`]); with them one run per version in turn.
+pub(crate) async fn run_external(
+    plan: &ScenarioPlan,
+    dir: &Path,
+    files: &RunFiles,
+    stop: &Shutdown,
+) -> Observed {
+    if plan.versions.is_empty() {
+        super::external::run_arm(plan, dir, files, stop, None).await
+    } else {
+        run_versions(plan, dir, files, stop).await
+    }
+}
+
 /// Runs every version of `plan` into `dir`, in order.
-pub(super) async fn run_versions(
+async fn run_versions(
     plan: &ScenarioPlan,
     dir: &Path,
     files: &RunFiles,
@@ -96,10 +111,4 @@ fn attempts(plan: &ScenarioPlan, o: &Observation) -> std::collections::BTreeMap<
         *out.entry(name).or_insert(0) += 1;
     }
     out
-}
-
-/// The version the started gateway's executable says it is (`openclaw --version`, run with the
-/// node it runs on).
-pub(super) fn reported_version(install: &Install, _gw: &Gateway) -> Option<String> {
-    install.says()
 }

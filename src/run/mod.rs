@@ -27,7 +27,8 @@
 //!   `external_http`: an `http` target's token, provider block to paste and health path;
 //!   `user_config`: `[target] config` checked by the release before the run, and what was
 //!   overridden / turned off and the effective config (fingerprinted) after the start.
-//!   `external_versions`: OpenClaw versions side by side, one such run per version.
+//!   `external_versions`: the entry of every external run — one such run, or OpenClaw versions
+//!   side by side, one per version.
 //! - `warmup`: an external gateway's warm-up before the run's clock starts (the steady-state
 //!   decision, a pure function of the turns so far, and its driver).
 //! - `figures`: an arm's key figures, computed once from its observation and section.
@@ -43,7 +44,7 @@ pub(crate) mod external;
 mod external_gateway;
 mod external_http;
 mod external_report;
-mod external_versions;
+pub(crate) mod external_versions;
 pub(crate) mod fault_scope;
 pub mod harness;
 pub(crate) mod health;

@@ -12,6 +12,7 @@ mod lanes;
 mod profiles;
 pub(crate) mod rates;
 mod request_marks;
+mod request_style;
 mod requests;
 
 use std::fmt::Write;

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use super::esc;
 use super::geom::{LABEL_W, LANE_H, RIGHT, Scale, W, pack_rows, s1};
 use super::lanes::Note;
-use super::requests::{STRIP_H, legend_w, outcome_color, outcome_label};
+use super::request_style::{STRIP_H, legend_w, outcome_color, outcome_label};
 use crate::report::model::FaultWindow;
 use crate::report::requests::{DecisionMark, RequestLanes, TurnLane, WarmupBand};
 

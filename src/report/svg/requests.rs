@@ -11,61 +11,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::geom::{LABEL_W, LANE_H, Scale, s1, text_w};
+use super::geom::{LABEL_W, LANE_H, Scale, s1};
 use super::lanes::{Note, annotate};
 use super::request_marks as marks;
+use super::request_style::{STRIP_H, outcome_color, outcome_label};
 use super::{Ctx, esc};
 use crate::report::model::FaultWindow;
 use crate::report::requests::{RequestLane, RequestLanes};
 
-/// Height of a lane's decision strip (above the lane, when it has decisions).
-pub(super) const STRIP_H: f64 = 11.0;
-
-/// The colour of what the upstream did to a request (`ok` or a fault kind; `detail` tells a
-/// 429 status from another).
-pub(super) fn outcome_color(outcome: &str, detail: &str) -> &'static str {
-    match outcome {
-        "ok" => "#16a34a",
-        "status" if detail.contains("429") => "#d97706",
-        "status" => "#dc2626",
-        "rate_limit" => "#d97706",
-        "reset" | "reset_mid_stream" | "ws_close" | "down" => "#7c3aed",
-        "stall" | "stall_stream" | "ws_ping_timeout" => "#334155",
-        "latency" | "slow_stream" => "#0284c7",
-        _ => "#6b7280",
-    }
-}
-
-/// What a request's outcome is called in the picture: `ok`, else the fault's kind and detail
-/// (`503`, `429 · Retry-After 2s`, `reset`).
-pub(super) fn outcome_label(outcome: &str, fault: Option<usize>, faults: &[FaultWindow]) -> String {
-    if outcome == "ok" {
-        return "ok".into();
-    }
-    let w = fault.and_then(|i| faults.iter().find(|f| f.index == i));
-    let detail = w.map_or(String::new(), |w| w.detail.replace('"', ""));
-    let code = detail
-        .split_whitespace()
-        .find_map(|p| p.strip_prefix("status="))
-        .map(str::to_string);
-    let retry = detail
-        .split_whitespace()
-        .find_map(|p| p.strip_prefix("retry_after="))
-        .map(|r| format!("Retry-After {r}"));
-    let name = match (outcome, code) {
-        ("status", Some(c)) => c,
-        ("rate_limit", _) => "429".into(),
-        (k, _) => k.replace('_', " "),
-    };
-    let mut l = match retry {
-        Some(r) => format!("{name} · {r}"),
-        None => name,
-    };
-    if let Some(i) = fault {
-        l = format!("{l} (fault #{})", i + 1);
-    }
-    l
-}
 
 fn detail_of(fault: Option<usize>, faults: &[FaultWindow]) -> &str {
     fault
@@ -328,9 +281,4 @@ fn bins(
         }
         o.push_str("</g>");
     }
-}
-
-/// Width of `text` at the legend's size (for the legend's packing).
-pub(super) fn legend_w(text: &str) -> f64 {
-    text_w(text, 11.0)
 }
