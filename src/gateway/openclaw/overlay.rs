@@ -74,7 +74,9 @@ fn get<'a>(root: &'a Value, path: &[&str]) -> Option<&'a Value> {
 impl Builder {
     /// Sets `path` to `v`; an existing different value is listed as overridden (`why`).
     fn own(&mut self, path: &[&str], v: Value, why: &str) {
-        let (last, parent) = path.split_last().expect("a non-empty path");
+        let Some((last, parent)) = path.split_last() else {
+            return;
+        };
         let p = obj(node(&mut self.out, parent));
         if let Some(old) = p.insert(last.to_string(), v.clone())
             && old != v
@@ -85,7 +87,7 @@ impl Builder {
 
     /// Removes `path`; listed as overridden (`why`) when it was there.
     fn remove(&mut self, path: &[&str], why: &str) -> Option<Value> {
-        let (last, parent) = path.split_last().expect("a non-empty path");
+        let (last, parent) = path.split_last()?;
         let removed = get(&self.out, parent)?.as_object()?.contains_key(*last);
         if !removed {
             return None;
@@ -101,7 +103,9 @@ impl Builder {
         if !always && get(&self.out, section).is_none() {
             return;
         }
-        let (last, parent) = path.split_last().expect("a non-empty path");
+        let Some((last, parent)) = path.split_last() else {
+            return;
+        };
         let old = obj(node(&mut self.out, parent)).insert(last.to_string(), v.clone());
         let was = old.map_or("unset".to_string(), |o| o.to_string());
         self.turned_off
@@ -110,7 +114,9 @@ impl Builder {
 
     /// Removes `path` (a section that reaches outside); listed when it was there.
     fn drop_section(&mut self, path: &[&str], what: &str) {
-        let (last, parent) = path.split_last().expect("a non-empty path");
+        let Some((last, parent)) = path.split_last() else {
+            return;
+        };
         if get(&self.out, parent)
             .and_then(Value::as_object)
             .is_some_and(|m| m.contains_key(*last))

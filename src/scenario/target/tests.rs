@@ -1,0 +1,104 @@
+use super::*;
+
+fn spec(toml_text: &str) -> TargetSpec {
+    toml::from_str(toml_text).unwrap()
+}
+
+#[test]
+fn embedded_is_the_default_and_needs_nothing() {
+    let t = TargetSpec::default();
+    assert_eq!(t.kind, TargetKind::Embedded);
+    assert!(!t.kind.is_external());
+    assert!(t.validate().is_ok());
+    assert_eq!(t.provider_timeout_s(), 30);
+}
+
+#[test]
+fn http_needs_a_url_and_keys_belong_to_their_kind() {
+    assert_eq!(
+        spec("kind = \"http\"").validate().unwrap_err().field,
+        "kind"
+    );
+    assert!(
+        spec("kind = \"http\"\nurl = \"http://127.0.0.1:9\"")
+            .validate()
+            .is_ok()
+    );
+    assert_eq!(
+        spec("kind = \"http\"\nurl = \"ftp://x\"")
+            .validate()
+            .unwrap_err()
+            .field,
+        "url"
+    );
+    assert_eq!(
+        spec("url = \"http://127.0.0.1:9\"")
+            .validate()
+            .unwrap_err()
+            .field,
+        "url"
+    );
+    assert_eq!(
+        spec("kind = \"http\"\nurl = \"http://127.0.0.1:9\"\ncommand = \"/x\"")
+            .validate()
+            .unwrap_err()
+            .field,
+        "command"
+    );
+    assert_eq!(
+        spec("kind = \"openclaw\"\nprovider_timeout = \"500ms\"")
+            .validate()
+            .unwrap_err()
+            .field,
+        "provider_timeout"
+    );
+    assert!(
+        spec("kind = \"openclaw\"\nprovider_timeout = \"5s\"")
+            .validate()
+            .is_ok()
+    );
+    assert!(toml::from_str::<TargetSpec>("kind = \"nginx\"").is_err());
+}
+
+#[test]
+fn config_and_health_path_belong_to_their_kind_and_are_checked() {
+    assert!(spec("kind = \"openclaw\"\nconfig = \"gw.json5\"").validate().is_ok());
+    assert_eq!(
+        spec("kind = \"http\"\nurl = \"http://127.0.0.1:9\"\nconfig = \"gw.json5\"")
+            .validate()
+            .unwrap_err()
+            .field,
+        "config"
+    );
+    let http = "kind = \"http\"\nurl = \"http://127.0.0.1:9\"\n";
+    assert!(spec(&format!("{http}health_path = \"/healthz\"")).validate().is_ok());
+    assert!(
+        spec(&format!("{http}health_path = \"/healthz\"\nready_timeout = \"30s\""))
+            .validate()
+            .is_ok()
+    );
+    assert_eq!(
+        spec(&format!("{http}ready_timeout = \"30s\"")).validate().unwrap_err().field,
+        "ready_timeout"
+    );
+    for bad in ["healthz", "//evil/x", "/a b", ""] {
+        let e = spec(&format!("{http}health_path = \"{bad}\"")).validate().unwrap_err();
+        assert_eq!(e.field, "health_path", "{bad}");
+    }
+    assert_eq!(
+        spec("kind = \"openclaw\"\nhealth_path = \"/healthz\"")
+            .validate()
+            .unwrap_err()
+            .field,
+        "health_path"
+    );
+}
+
+#[test]
+fn the_upstream_listens_on_loopback_only() {
+    let u: UpstreamSpec = toml::from_str("listen = \"127.0.0.1:18081\"").unwrap();
+    assert!(u.validate().is_ok());
+    let u: UpstreamSpec = toml::from_str("listen = \"0.0.0.0:18081\"").unwrap();
+    assert!(u.validate().unwrap_err().message.contains("loopback"));
+    assert!(toml::from_str::<UpstreamSpec>("listen = \"localhost\"").is_err());
+}
