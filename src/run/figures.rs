@@ -65,14 +65,25 @@ pub(crate) struct Sent {
 }
 
 /// The model requests of an upstream record, scenario time (warm-up, probes and canaries left
-/// out).
-pub(crate) fn sent_of(records: &[UpstreamRecord], speed: f64) -> Vec<Sent> {
+/// out). A request's provider is its profile's (`provider_by_fp`: key fingerprint → provider)
+/// when its key is one of the scenario's: a gateway may name the model without its provider
+/// (OpenClaw sends `m1`, not `mockai/m1`); otherwise the provider its model names.
+pub(crate) fn sent_of(
+    records: &[UpstreamRecord],
+    speed: f64,
+    provider_by_fp: &BTreeMap<String, String>,
+) -> Vec<Sent> {
     let mut out: Vec<Sent> = records
         .iter()
         .filter(|r| r.route == RequestRoute::Llm && !r.warmup && !r.probe && !r.canary)
         .map(|r| Sent {
             t_ms: crate::util::units::scenario_ms_u(r.t_ms, speed),
-            provider: r.dep.split('/').next().unwrap_or_default().to_string(),
+            provider: r
+                .profile_fp
+                .as_ref()
+                .and_then(|fp| provider_by_fp.get(fp))
+                .cloned()
+                .unwrap_or_else(|| r.dep.split('/').next().unwrap_or_default().to_string()),
             profile: r.profile_fp.clone(),
             model: r.model.clone(),
             faulted: r.fault.is_some(),
@@ -227,6 +238,7 @@ pub(crate) fn of_section(
     o: &super::observation::Observation,
     section: &PolicyReport,
     provider_of: BTreeMap<String, String>,
+    provider_by_fp: &BTreeMap<String, String>,
 ) -> KeyFigures {
     let speed = o.speed;
     let probes = o
@@ -256,7 +268,7 @@ pub(crate) fn of_section(
         probes,
         marks,
         sent: if marks.is_none() {
-            sent_of(&o.upstream.records, speed)
+            sent_of(&o.upstream.records, speed, provider_by_fp)
         } else {
             Vec::new()
         },
@@ -419,5 +431,51 @@ mod tests {
         assert_eq!(m.time_to_first_rotation_ms, Some(300));
         assert_eq!(m.time_to_first_fallback_ms, Some(900));
         assert_eq!(k.providers["backup"], ProviderFigures::default());
+    }
+
+    fn record(t_ms: u64, model: &str, fp: &str, fault: Option<&str>) -> UpstreamRecord {
+        UpstreamRecord {
+            t_ms,
+            wall_ms: 0,
+            route: RequestRoute::Llm,
+            dep: format!("{model}/default/{fp}"),
+            model: Some(model.into()),
+            profile_fp: Some(fp.into()),
+            probe: false,
+            canary: false,
+            fault: fault.map(str::to_string),
+            fault_index: None,
+            idempotency_key: None,
+            duplicate: false,
+            host: None,
+            warmup: false,
+        }
+    }
+
+    #[test]
+    fn a_model_named_without_its_provider_counts_for_its_profiles_provider() {
+        // OpenClaw sends `model: "m1"`: the upstream's dep starts with the model, not `mockai`.
+        let by_fp: BTreeMap<String, String> = [("fpA", "mockai"), ("fpB", "mockai")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .into();
+        let records = [
+            record(1_000, "m1", "fpA", Some("status")),
+            record(1_500, "m1", "fpB", None),
+            record(2_000, "m1", "fpX", None),
+        ];
+        let sent = sent_of(&records, 1.0, &by_fp);
+        let providers: Vec<&str> = sent.iter().map(|s| s.provider.as_str()).collect();
+        // A key no profile holds keeps the provider its model names.
+        assert_eq!(providers, ["mockai", "mockai", "m1"]);
+        let windows = [window(1_000, 1)];
+        let k = compute(&FigureInput {
+            fault_windows: &windows,
+            sent,
+            cooled_providers: vec!["mockai".into()],
+            ..Default::default()
+        });
+        let m = &k.providers["mockai"];
+        assert_eq!((m.rotations, m.cooldowns), (1, 1));
+        assert_eq!(m.time_to_first_rotation_ms, Some(500));
     }
 }

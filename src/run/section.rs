@@ -175,7 +175,17 @@ pub fn section(
         .iter()
         .map(|p| (p.id.clone(), p.provider.clone()))
         .collect();
-    report.figures = Some(super::figures::of_section(o, &report, provider_of));
+    let provider_by_fp = file
+        .profile
+        .iter()
+        .map(|p| (crate::util::fingerprint(p.credential()), p.provider.clone()))
+        .collect();
+    report.figures = Some(super::figures::of_section(
+        o,
+        &report,
+        provider_of,
+        &provider_by_fp,
+    ));
     report
 }
 
