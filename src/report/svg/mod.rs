@@ -164,7 +164,14 @@ pub fn timeline(r: &Report, p: &PolicyReport) -> String {
         stop_line(&mut body, &scale, stop, (lanes_top, lanes_bottom, y), &note);
     }
     y += 14.0;
-    let h = legend(&mut body, y) + 26.0;
+    let shown = Shown {
+        breakers: !p.breaker_states.is_empty(),
+        faults: !cx.faults.is_empty(),
+        expectations: !p.expectations.is_empty(),
+        engine_profiles: r.target.is_none(),
+        alerts: p.alerts.is_some(),
+    };
+    let h = legend(&mut body, y, shown) + 26.0;
     let mut o = String::new();
     let _ = write!(
         o,
@@ -215,9 +222,34 @@ fn stop_line(o: &mut String, sc: &Scale, stop: u64, ys: (f64, f64, f64), note: &
     );
 }
 
-/// Draws the legend from `y`, wrapping onto more rows when it is too wide; returns the last
-/// row's `y`.
-fn legend(o: &mut String, mut y: f64) -> f64 {
+/// What a timeline draws, so its legend names only that: a gateway's timeline has no breaker
+/// or engine profile lanes of ours, a run without alerts no alert lanes.
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    breakers: bool,
+    faults: bool,
+    expectations: bool,
+    engine_profiles: bool,
+    alerts: bool,
+}
+
+impl Shown {
+    /// Whether the legend item `label` names something drawn.
+    fn has(self, label: &str) -> bool {
+        match label {
+            "closed" | "half_open" | "open" => self.breakers,
+            "fault" => self.faults,
+            "expected ± tolerance" | "observed" | "failed" => self.expectations,
+            "Retry-After" | "cooldown" | "rotation" | "retry" | "fallback" => self.engine_profiles,
+            "alert pending" | "alert firing" | "notified" => self.alerts,
+            _ => true,
+        }
+    }
+}
+
+/// Draws the legend of what `shown` says is drawn from `y`, wrapping onto more rows when it is
+/// too wide; returns the last row's `y`.
+fn legend(o: &mut String, mut y: f64, shown: Shown) -> f64 {
     let items: [(&str, &str); 15] = [
         (
             r##"<rect width="12" height="12" fill="#2e9e44"/>"##,
@@ -276,7 +308,7 @@ fn legend(o: &mut String, mut y: f64) -> f64 {
     ];
     let mut lx = LABEL_W;
     o.push_str(r#"<g class="legend">"#);
-    for (shape, label) in items {
+    for (shape, label) in items.into_iter().filter(|(_, l)| shown.has(l)) {
         if lx + 16.0 + geom::text_w(label, 11.0) > W - RIGHT {
             lx = LABEL_W;
             y += 18.0;
@@ -291,4 +323,40 @@ fn legend(o: &mut String, mut y: f64) -> f64 {
     }
     o.push_str("</g>");
     y
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Shown, legend};
+
+    fn labels(shown: Shown) -> String {
+        let mut o = String::new();
+        legend(&mut o, 0.0, shown);
+        o
+    }
+
+    #[test]
+    fn the_legend_names_only_what_the_timeline_draws() {
+        let gateway = labels(Shown {
+            breakers: false,
+            faults: true,
+            expectations: true,
+            engine_profiles: false,
+            alerts: false,
+        });
+        for absent in [">half_open<", ">rotation<", ">cooldown<", ">alert firing<"] {
+            assert!(!gateway.contains(absent), "{absent} in {gateway}");
+        }
+        for present in [">fault<", ">observed<"] {
+            assert!(gateway.contains(present), "{present} not in {gateway}");
+        }
+        let all = labels(Shown {
+            breakers: true,
+            faults: true,
+            expectations: true,
+            engine_profiles: true,
+            alerts: true,
+        });
+        assert_eq!(all.matches("<text ").count(), 15, "{all}");
+    }
 }
