@@ -91,6 +91,19 @@ fn an_embedded_run_draws_every_request_its_upstream_recorded_beside_the_breaker_
         "the request lanes beside (under) the breaker lanes"
     );
     assert!(svg.contains("every request drawn"));
+    // report.md says it in words: the total and a row per lane with its requests.
+    let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains(&format!("{recorded} requests at the upstream")),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "| crm_search | tool:crm_search | - | {} |",
+            per_dep["crm_search"]
+        )),
+        "{md}"
+    );
     assert_report_contracts(&run_dir);
 }
 

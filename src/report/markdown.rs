@@ -310,6 +310,14 @@ fn policy_details(o: &mut String, p: &PolicyReport, speed: f64) {
         o.push_str("\n### Deadlines\n\n");
         table::deadlines(p).markdown(o);
     }
+    if let Some(q) = &p.requests {
+        let _ = writeln!(
+            o,
+            "\n### Requests at the upstream\n\n{}\n",
+            super::request_summary::line(q)
+        );
+        super::request_summary::lanes(q).markdown(o);
+    }
     o.push_str("\n### Health checks\n\n");
     table::health(p).markdown(o);
     let s = &p.scrapes;

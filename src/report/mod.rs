@@ -29,6 +29,7 @@ pub mod markdown;
 pub mod marks;
 pub mod model;
 pub mod requests;
+pub(crate) mod request_summary;
 pub(crate) mod status;
 pub mod svg;
 pub mod table;
