@@ -212,6 +212,21 @@ pub fn render(r: &Report) -> String {
     for p in r.policies.iter().filter(|_| engine) {
         policy_details(&mut o, p, r.speed);
     }
+    // A gateway's run has no engine details of ours; what its upstream saw, per arm.
+    let drawn: Vec<&PolicyReport> = r
+        .policies
+        .iter()
+        .filter(|p| !engine && p.requests.is_some())
+        .collect();
+    if !drawn.is_empty() {
+        o.push_str("\n## Requests at the upstream\n");
+        for p in drawn {
+            if r.policies.len() > 1 {
+                let _ = writeln!(o, "\n### `{}`", p.policy);
+            }
+            requests(&mut o, p);
+        }
+    }
     o.push_str("\n## Replay schedule lag (wall clock)\n\n");
     let _ = writeln!(
         o,
@@ -292,6 +307,14 @@ fn read_failures(o: &mut String, config: &serde_json::Value) {
     }
 }
 
+/// What the upstream saw of policy run `p` (its request lanes in words), when it has them.
+fn requests(o: &mut String, p: &PolicyReport) {
+    if let Some(q) = &p.requests {
+        let _ = writeln!(o, "\n{}\n", super::request_summary::line(q));
+        super::request_summary::lanes(q).markdown(o);
+    }
+}
+
 fn policy_details(o: &mut String, p: &PolicyReport, speed: f64) {
     if p.status == PolicyStatus::NotRun {
         let _ = writeln!(o, "\n## Policy `{}`\n\nNot run.", p.policy);
@@ -310,13 +333,9 @@ fn policy_details(o: &mut String, p: &PolicyReport, speed: f64) {
         o.push_str("\n### Deadlines\n\n");
         table::deadlines(p).markdown(o);
     }
-    if let Some(q) = &p.requests {
-        let _ = writeln!(
-            o,
-            "\n### Requests at the upstream\n\n{}\n",
-            super::request_summary::line(q)
-        );
-        super::request_summary::lanes(q).markdown(o);
+    if p.requests.is_some() {
+        o.push_str("\n### Requests at the upstream\n");
+        requests(o, p);
     }
     o.push_str("\n### Health checks\n\n");
     table::health(p).markdown(o);

@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use super::Ctx;
 use super::geom::{LABEL_W, nice_axis};
+use crate::report::requests::RequestLanes;
 use crate::scrape::RatePoint;
 
 /// Height of the panel.
@@ -59,30 +60,65 @@ pub(crate) fn rolling(points: &[RatePoint], window: u64) -> Vec<(u64, f64, f64)>
     out
 }
 
-/// Draws the panel at `top`.
+/// Rate points from what the upstream recorded (`q`), for a run whose engine was not scraped
+/// (a gateway's): one point per second up to `end_ms` (per bin when the requests were binned),
+/// errors being the requests the upstream faulted.
+pub(crate) fn from_upstream(q: &RequestLanes, end_ms: u64) -> Vec<RatePoint> {
+    let width = q.bins.as_ref().map_or(1_000, |b| b.width_ms.max(1));
+    let n = usize::try_from(end_ms.div_ceil(width)).unwrap_or(0).min(100_000);
+    let mut counts = vec![(0u64, 0u64); n];
+    let mut add = |t_bin: u64, ok: bool, k: u64| {
+        if let Some(c) = usize::try_from(t_bin).ok().and_then(|i| counts.get_mut(i)) {
+            c.0 += k;
+            if !ok {
+                c.1 += k;
+            }
+        }
+    };
+    match &q.bins {
+        Some(b) => b.counts.iter().for_each(|c| add(c.bin, c.outcome == "ok", c.n)),
+        None => q
+            .requests
+            .iter()
+            .for_each(|r| add(r.t_ms / width, r.outcome == "ok", 1)),
+    }
+    let per_s = width as f64 / 1000.0;
+    (1u64..)
+        .zip(counts)
+        .map(|(i, (req, err))| RatePoint {
+            t_ms: i.saturating_mul(width).min(end_ms.max(1)),
+            requests_per_s: req as f64 / per_s,
+            errors_per_s: err as f64 / per_s,
+        })
+        .collect()
+}
+
+/// Draws the panel at `top`: the engine's scraped rates, else (a gateway's run) what the
+/// upstream recorded, saying so.
 pub(crate) fn panel(o: &mut String, cx: &Ctx<'_>, top: f64) {
     let sc = &cx.scale;
     let stop = cx.stop_ms.unwrap_or(u64::MAX);
     let window = window_ms(sc.end);
-    let pts: Vec<RatePoint> = cx
-        .policy
-        .rates
-        .iter()
-        .copied()
-        .filter(|r| r.t_ms <= stop)
-        .collect();
+    let upstream = cx.policy.rates.is_empty() && cx.policy.requests.is_some();
+    let source: Vec<RatePoint> = match &cx.policy.requests {
+        Some(q) if upstream => from_upstream(q, sc.end),
+        _ => cx.policy.rates.clone(),
+    };
+    let pts: Vec<RatePoint> = source.into_iter().filter(|r| r.t_ms <= stop).collect();
     let series = rolling(&pts, window);
     let max = series.iter().map(|p| p.1.max(p.2)).fold(0.0, f64::max);
     let (ymax, step) = nice_axis(max);
     let y = |v: f64| top + CHART_H - (v / ymax).min(1.0) * CHART_H;
     let _ = write!(
         o,
-        r##"<g class="rates" data-window-ms="{window}"><text x="{}" y="{:.1}" text-anchor="end" fill="#111827">per second</text><text x="{}" y="{:.1}" text-anchor="end" fill="#6b7280" font-size="10">rolling {} s</text>"##,
+        r##"<g class="rates" data-window-ms="{window}" data-source="{}"><text x="{}" y="{:.1}" text-anchor="end" fill="#111827">per second</text><text x="{}" y="{:.1}" text-anchor="end" fill="#6b7280" font-size="10">rolling {} s{}</text>"##,
+        if upstream { "upstream" } else { "scrapes" },
         LABEL_W - 40.0,
         top + CHART_H / 2.0,
         LABEL_W - 40.0,
         top + CHART_H / 2.0 + 13.0,
-        window / 1000
+        window / 1000,
+        if upstream { ", at the upstream" } else { "" }
     );
     let mut v = 0.0;
     while v <= ymax + step * 1e-9 {
@@ -143,6 +179,48 @@ mod tests {
             requests_per_s: r,
             errors_per_s: e,
         }
+    }
+
+    #[test]
+    fn a_gateways_rates_come_from_what_the_upstream_recorded() {
+        use crate::report::requests::{BinCount, RequestBins, RequestMark};
+        let mark = |t_ms: u64, outcome: &str| RequestMark {
+            t_ms,
+            lane: 0,
+            outcome: outcome.into(),
+            fault: None,
+            probe: false,
+            canary: false,
+        };
+        let q = RequestLanes {
+            requests: vec![mark(100, "status"), mark(900, "status"), mark(2_500, "ok")],
+            total: 3,
+            ..RequestLanes::default()
+        };
+        let pts = from_upstream(&q, 3_000);
+        let got: Vec<(u64, f64, f64)> = pts
+            .iter()
+            .map(|p| (p.t_ms, p.requests_per_s, p.errors_per_s))
+            .collect();
+        assert_eq!(got, [(1_000, 2.0, 2.0), (2_000, 0.0, 0.0), (3_000, 1.0, 0.0)]);
+        // Binned: per bin of its width.
+        let binned = RequestLanes {
+            bins: Some(RequestBins {
+                width_ms: 2_000,
+                counts: vec![BinCount {
+                    lane: 0,
+                    bin: 1,
+                    outcome: "reset".into(),
+                    fault: Some(0),
+                    n: 8,
+                }],
+            }),
+            total: 8,
+            ..RequestLanes::default()
+        };
+        let pts = from_upstream(&binned, 4_000);
+        assert_eq!(pts.len(), 2);
+        assert_eq!((pts[1].requests_per_s, pts[1].errors_per_s), (4.0, 4.0));
     }
 
     #[test]
