@@ -434,22 +434,8 @@ mod tests {
     }
 
     fn record(t_ms: u64, model: &str, fp: &str, fault: Option<&str>) -> UpstreamRecord {
-        UpstreamRecord {
-            t_ms,
-            wall_ms: 0,
-            route: RequestRoute::Llm,
-            dep: format!("{model}/default/{fp}"),
-            model: Some(model.into()),
-            profile_fp: Some(fp.into()),
-            probe: false,
-            canary: false,
-            fault: fault.map(str::to_string),
-            fault_index: None,
-            idempotency_key: None,
-            duplicate: false,
-            host: None,
-            warmup: false,
-        }
+        let dep = format!("{model}/default/{fp}");
+        UpstreamRecord::llm_for_test(t_ms, 0, dep, Some(model), Some(fp), fault)
     }
 
     #[test]

@@ -220,22 +220,7 @@ mod tests {
     use crate::run::sinks::JsonlFile;
 
     fn record(t_ms: u64) -> UpstreamRecord {
-        UpstreamRecord {
-            t_ms,
-            wall_ms: 0,
-            route: crate::upstream::RequestRoute::Llm,
-            dep: "mockai/default/abc".into(),
-            model: None,
-            profile_fp: None,
-            probe: false,
-            canary: false,
-            fault: None,
-            fault_index: None,
-            idempotency_key: None,
-            duplicate: false,
-            host: None,
-            warmup: false,
-        }
+        UpstreamRecord::llm_for_test(t_ms, 0, "mockai/default/abc".into(), None, None, None)
     }
 
     #[test]

@@ -135,6 +135,37 @@ pub struct UpstreamRecord {
     pub warmup: bool,
 }
 
+#[cfg(test)]
+impl UpstreamRecord {
+    /// A model request for tests: at `t_ms` (wall clock `wall_ms`), to dep `dep`, naming
+    /// `model`, with the key fingerprint `fp`, faulted by `fault`; the rest off.
+    pub(crate) fn llm_for_test(
+        t_ms: u64,
+        wall_ms: u64,
+        dep: String,
+        model: Option<&str>,
+        fp: Option<&str>,
+        fault: Option<&str>,
+    ) -> Self {
+        Self {
+            t_ms,
+            wall_ms,
+            route: RequestRoute::Llm,
+            dep,
+            model: model.map(str::to_string),
+            profile_fp: fp.map(str::to_string),
+            probe: false,
+            canary: false,
+            fault: fault.map(str::to_string),
+            fault_index: None,
+            idempotency_key: None,
+            duplicate: false,
+            host: None,
+            warmup: false,
+        }
+    }
+}
+
 /// Receives every [`UpstreamRecord`]. Called on the request path: keep it quick.
 pub trait RecordSink: Send + Sync {
     /// Takes one record.

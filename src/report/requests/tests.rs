@@ -15,23 +15,12 @@ const CLOCK: u64 = 1_800_000_000_000;
 
 fn rec(t_ms: u64, token: &str, _provider: &str, model: &str, fault: Option<&str>) -> UpstreamRecord {
     let fp = fingerprint(token);
-    UpstreamRecord {
-        t_ms,
-        wall_ms: CLOCK + t_ms,
-        route: RequestRoute::Llm,
-        // A gateway's model calls name the model in the dep (an engine's the provider).
-        dep: format!("{model}/default/{fp}"),
-        model: Some(model.into()),
-        profile_fp: Some(fp),
-        probe: false,
-        canary: false,
-        fault: fault.map(str::to_string),
-        fault_index: fault.map(|_| 0),
-        idempotency_key: None,
-        duplicate: false,
-        host: None,
-        warmup: false,
-    }
+    // A gateway's model calls name the model in the dep (an engine's the provider).
+    let dep = format!("{model}/default/{fp}");
+    let mut r =
+        UpstreamRecord::llm_for_test(t_ms, CLOCK + t_ms, dep, Some(model), Some(&fp), fault);
+    r.fault_index = fault.map(|_| 0);
+    r
 }
 
 fn warm(t_ms: u64, token: &str) -> UpstreamRecord {

@@ -7,22 +7,8 @@ use crate::gateway::openclaw::state::parse_state;
 const T0: u64 = 1_000_000;
 
 fn rec(t_ms: u64, fp: &str, fault: Option<&str>) -> UpstreamRecord {
-    UpstreamRecord {
-        t_ms,
-        wall_ms: T0 + t_ms,
-        route: crate::upstream::RequestRoute::Llm,
-        dep: format!("mockai/default/{fp}"),
-        model: Some("m1".into()),
-        profile_fp: Some(fp.into()),
-        probe: false,
-        canary: false,
-        fault: fault.map(str::to_string),
-        fault_index: None,
-        idempotency_key: None,
-        duplicate: false,
-        host: None,
-        warmup: false,
-    }
+    let dep = format!("mockai/default/{fp}");
+    UpstreamRecord::llm_for_test(t_ms, T0 + t_ms, dep, Some("m1"), Some(fp), fault)
 }
 
 fn fps() -> BTreeMap<String, String> {

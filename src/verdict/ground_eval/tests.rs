@@ -4,22 +4,8 @@ use super::*;
 use std::time::Duration;
 
 fn rec(t_ms: u64, fp: &str, model: &str, fault: Option<&str>) -> UpstreamRecord {
-    UpstreamRecord {
-        t_ms,
-        wall_ms: 0,
-        route: crate::upstream::RequestRoute::Llm,
-        dep: format!("mockai/default/{fp}"),
-        model: Some(model.into()),
-        profile_fp: Some(fp.into()),
-        probe: false,
-        canary: false,
-        fault: fault.map(str::to_string),
-        fault_index: None,
-        idempotency_key: None,
-        duplicate: false,
-        host: None,
-        warmup: false,
-    }
+    let dep = format!("mockai/default/{fp}");
+    UpstreamRecord::llm_for_test(t_ms, 0, dep, Some(model), Some(fp), fault)
 }
 
 fn fps() -> BTreeMap<String, String> {
