@@ -237,9 +237,17 @@ fn dep_figures(
 pub(crate) fn of_section(
     o: &super::observation::Observation,
     section: &PolicyReport,
-    provider_of: BTreeMap<String, String>,
-    provider_by_fp: &BTreeMap<String, String>,
+    profiles: &[crate::engine::Profile],
 ) -> KeyFigures {
+    // A profile's provider by its id, and by its key's fingerprint (what the upstream saw).
+    let provider_of: BTreeMap<String, String> = profiles
+        .iter()
+        .map(|p| (p.id.clone(), p.provider.clone()))
+        .collect();
+    let provider_by_fp: BTreeMap<String, String> = profiles
+        .iter()
+        .map(|p| (crate::util::fingerprint(p.credential()), p.provider.clone()))
+        .collect();
     let speed = o.speed;
     let probes = o
         .arrivals
@@ -268,7 +276,7 @@ pub(crate) fn of_section(
         probes,
         marks,
         sent: if marks.is_none() {
-            sent_of(&o.upstream.records, speed, provider_by_fp)
+            sent_of(&o.upstream.records, speed, &provider_by_fp)
         } else {
             Vec::new()
         },

@@ -170,22 +170,7 @@ pub fn section(
             ),
         });
     }
-    let provider_of = file
-        .profile
-        .iter()
-        .map(|p| (p.id.clone(), p.provider.clone()))
-        .collect();
-    let provider_by_fp = file
-        .profile
-        .iter()
-        .map(|p| (crate::util::fingerprint(p.credential()), p.provider.clone()))
-        .collect();
-    report.figures = Some(super::figures::of_section(
-        o,
-        &report,
-        provider_of,
-        &provider_by_fp,
-    ));
+    report.figures = Some(super::figures::of_section(o, &report, &file.profile));
     report
 }
 
