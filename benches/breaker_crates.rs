@@ -5,9 +5,10 @@
 //! - **closed, ok**: ask for permission, then record a success (the path of almost every call);
 //! - **open, reject**: ask for permission on a tripped breaker and be refused.
 //!
-//! Ours is measured through `Breakers` (the registry keyed by dep that the engine calls: a
-//! lock-free lookup by name, a per-dep lock, result classification and event emission included)
-//! and on the bare `Machine`. The two
+//! Ours is measured through `Breakers` (the registry keyed by dep that the engine calls: the
+//! lookup by name, the closed flag, result classification, the thread's log of successes and
+//! its replay into the machine under the per-dep lock once per 64 records included) and on the
+//! bare `Machine` (every record straight into its window). The two
 //! crates do less: no per-dep map, no latency samples, no probe spacing or distinct workers, no
 //! events; the comparison is "what one admit + record costs", not "same features".
 //! Run: `cargo bench --bench breaker_crates -- --quick` (figures in docs/bench/capacity.md (c)).
@@ -16,7 +17,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rehearse::engine::AttemptResult;
@@ -177,7 +178,8 @@ fn parts(c: &mut Criterion) {
     let mut g = c.benchmark_group("closed path, part by part");
     let t0 = Instant::now();
 
-    // The lock-free admit: the name lookup and one atomic load.
+    // The lock-free admit: the name lookup (the entry this thread found last, compared) and one
+    // atomic load.
     let ours = breakers(t0);
     ours.record("crm_search", 1, false, &OK, at(t0));
     let now = t0 + Duration::from_millis(1);
@@ -190,9 +192,10 @@ fn parts(c: &mut Criterion) {
         b.iter(|| Signal::of(black_box(&OK), SystemTime::UNIX_EPOCH))
     });
 
-    // The per-dependency lock, uncontended.
+    // A std `Mutex`, uncontended: what the per-dependency lock was (a closed breaker's quiet
+    // success now takes no lock; the lock it takes once per 64 is one `lock bts` and a store).
     let lock = std::sync::Mutex::new(0u64);
-    g.bench_function("Mutex lock + unlock (the per-dep lock)", |b| {
+    g.bench_function("std Mutex lock + unlock (the per-dep lock before)", |b| {
         b.iter(|| {
             let mut n = lock.lock().unwrap_or_else(|e| e.into_inner());
             *n += 1;
@@ -209,6 +212,25 @@ fn parts(c: &mut Criterion) {
             step += 1;
             w.record(black_box(t0 + Duration::from_micros(step * 100)), false);
         })
+    });
+
+    // The replay of one thread's full log of successes: 64 calls in order, one eviction (the
+    // instants are made outside the timing).
+    let mut w = Window::new(cfg.window);
+    let mut step = 0u64;
+    g.bench_function("Window::record_successes (64 calls in order)", |b| {
+        b.iter_batched_ref(
+            || {
+                let mut batch = [t0; 64];
+                for at in &mut batch {
+                    step += 1;
+                    *at = t0 + Duration::from_micros(step * 100);
+                }
+                batch
+            },
+            |batch| w.record_successes(black_box(&[&batch[..]])),
+            BatchSize::SmallInput,
+        )
     });
 
     // The latency samples the half-open probe timeout is computed from.

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use super::config::BreakerConfig;
 use super::probe::{HalfOpen, Latencies, probe_timeout};
 use super::signal::Signal;
-use super::trip::{Counters, TripReason, should_trip};
+use super::trip::{Counters, QuietSuccess, TripReason, should_trip};
 use super::window::Window;
 use crate::engine::admission::Admit;
 use crate::engine::backoff::open_backoff;
@@ -130,6 +130,13 @@ impl Machine {
     /// (calls, 5xx) in the sliding window as of the last record.
     pub fn window_counts(&self) -> (u32, u32) {
         (self.window.calls(), self.window.failures())
+    }
+
+    /// True when recording a success cannot change this breaker's state: it is closed and its
+    /// window holds few enough failures ([`QuietSuccess`]).
+    #[inline]
+    pub fn success_is_quiet(&self, bound: QuietSuccess) -> bool {
+        matches!(self.phase, Phase::Closed) && bound.holds(self.window.failures())
     }
 
     /// Re-opens from half-open since the breaker last closed.
@@ -329,6 +336,25 @@ impl Machine {
                 }
             }
         }
+    }
+
+    /// [`Machine::record`] of a success ended at each instant of `at` (chunk after chunk) with
+    /// the latency at the same position of `latencies`, in order, while
+    /// [`Machine::success_is_quiet`] holds: the same changes (each latency kept, both streaks
+    /// zeroed, each call in the window), without the trip rules' check, which a success cannot
+    /// satisfy then ([`QuietSuccess`]); it still holds afterwards. The registry replays the
+    /// successes it logged without its lock through it, a batch at a time.
+    pub fn record_quiet_successes(&mut self, at: &[&[Instant]], latencies: &[&[Duration]]) {
+        debug_assert!(matches!(self.phase, Phase::Closed));
+        if at.iter().all(|c| c.is_empty()) {
+            return;
+        }
+        for chunk in latencies {
+            self.latencies.observe_all(chunk);
+        }
+        self.consecutive = 0;
+        self.ping_streak = 0;
+        self.window.record_successes(at);
     }
 
     fn record_closed(

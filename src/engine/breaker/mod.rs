@@ -37,14 +37,16 @@
 //! # Layout
 //!
 //! - [`machine`]: the pure state machine ([`Machine`]: admit, record, advance, adopt).
-//! - [`trip`]: the closed-state trip rules and [`TripReason`].
+//! - [`trip`]: the closed-state trip rules, [`TripReason`], and when a success cannot trip
+//!   (`QuietSuccess`).
 //! - [`probe`]: half-open pacing, the probe timeout and the closing rule.
 //! - [`window`]: the sliding window of the failure-ratio rule.
 //! - [`signal`]: what one attempt's result means to a breaker ([`Signal::of`]).
 //! - [`config`]: `[engine.breaker]` and its speed scaling.
-//! - [`registry`]: [`Breakers`], every dependency's breaker, each behind a lock of its own and
-//!   a closed breaker admitting with no lock (the engine's `Admission`), with fleet
-//!   coordination in `registry/fleet.rs` and `registry/cooldowns.rs`.
+//! - [`registry`]: [`Breakers`], every dependency's breaker, each behind a lock of its own, a
+//!   closed breaker admitting and a success that cannot trip it recorded with no lock (the
+//!   engine's `Admission`), with fleet coordination in `registry/fleet.rs` and
+//!   `registry/cooldowns.rs`.
 
 pub mod config;
 pub mod machine;

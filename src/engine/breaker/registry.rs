@@ -16,11 +16,19 @@
 //!
 //! # The closed path
 //!
-//! Almost every call meets a closed breaker. Each dependency's breaker has a lock of its own,
-//! found by name in a table read without a lock, and a flag beside it saying it is closed: a
-//! closed breaker admits with one atomic load (no lock, no RNG, no event), and a record takes
-//! only that dependency's lock. Nothing else changes: every other decision goes through the
-//! machine under the same lock as before. Figures: docs/bench/capacity.md (c).
+//! Almost every call meets a closed breaker, and almost every record is its success. Each
+//! dependency's breaker is found by name in a table read without a lock (the entry a thread
+//! found last is compared first: an admit and its record ask for the same name), and has a
+//! lock of its own with two flags beside it: "closed" and "a success cannot trip it"
+//! (`registry/cell.rs`). A closed breaker admits with one atomic load (no lock, no RNG, no
+//! event). A success of a quiet breaker goes onto the recording thread's log of that
+//! dependency with no lock and no atomic read-modify-write (`registry/successes.rs`); whoever
+//! takes the lock next replays the logs into the machine first, as a batch
+//! (`registry/dep.rs`), so every decision and every reading is made on a machine that has
+//! seen every record before it. Every other record, and every decision of a breaker that is
+//! not closed, goes through the machine under the lock as before. With a fleet coordinator
+//! attached, records take the lock (they may have to reach the fleet). Figures:
+//! docs/bench/capacity.md (c).
 //!
 //! # Layout
 //!
@@ -33,6 +41,11 @@
 //! - `registry/link.rs`: the line to the coordinator (`up`, rejoins, fallback) and [`HostClock`];
 //! - `registry/state.rs`: the state all of them share (configuration, event sink, the
 //!   breakers) and the one way to change a breaker;
+//! - `registry/dep.rs`: one dependency's breaker (its machine behind the lock, its success
+//!   logs) and the replay of the logs under the lock;
+//! - `registry/cell.rs`: one breaker's lock and flags, in one atomic byte;
+//! - `registry/successes.rs`: the per-thread logs of successes recorded without the lock;
+//! - `registry/thread_slot.rs`: the small per-thread index the logs are kept by;
 //! - `registry/table.rs`: the lock-free-read map from a dependency name to its breaker.
 
 use std::sync::Arc;
@@ -53,16 +66,20 @@ use crate::engine::metrics::AtScrape;
 use crate::engine::outcome::AttemptResult;
 use crate::util::speed::Speed;
 
+mod cell;
 mod cooldowns;
+mod dep;
 mod fleet;
 mod link;
 mod state;
+mod successes;
 mod table;
+mod thread_slot;
 
 use fleet::Coordination;
 pub use link::HostClock;
 use link::Link;
-use state::{Core, Dep};
+use state::{Breaker, Core, Dep};
 
 /// What a closed breaker answers.
 const ALLOW: Admit = Admit::Allow {
@@ -141,11 +158,49 @@ impl Breakers {
     /// Folds the result of an attempt admitted by [`Admission::admit`] into `dep`'s breaker.
     /// `now` is when the attempt ended, on both clocks (its wall time reads an HTTP-date
     /// Retry-After, against the same clock the failover classification used).
+    #[inline]
     pub fn observe(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Now) {
         let signal = Signal::of(result, now.wall);
-        self.with_dep(dep, |cfg, d, notes| {
-            d.machine.record(cfg, worker, probe, signal, now.at, notes)
-        });
+        let breaker = self.core.breaker(dep);
+        // A success that cannot change a closed breaker's state, without its lock (not with a
+        // coordinator: its records may have to reach the fleet).
+        let loggable = !probe && self.coord.is_none();
+        if let Signal::Success { latency } = signal
+            && loggable
+            && breaker.record_quiet_success(now.at, latency)
+        {
+            return;
+        }
+        self.observe_locked(dep, breaker, worker, probe, signal, now.at, loggable);
+    }
+
+    /// [`Breakers::observe`] under `dep`'s lock (out of line: the logged success above stays a
+    /// short function).
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn observe_locked(
+        &self,
+        dep: &str,
+        breaker: &Breaker,
+        worker: usize,
+        probe: bool,
+        signal: Signal,
+        at: Instant,
+        loggable: bool,
+    ) {
+        self.core
+            .with_breaker(self.machine_cfg(), dep, breaker, |cfg, d, notes| {
+                // This thread's log was full: the lock emptied it, and a success still quiet
+                // goes back onto it (the log's batches stay whole).
+                if let Signal::Success { latency } = signal
+                    && loggable
+                    && d.machine.success_is_quiet(d.quiet)
+                    && breaker.log_success(at, latency)
+                {
+                    return;
+                }
+                d.machine.record(cfg, worker, probe, signal, at, notes)
+            });
     }
 
     /// True when `dep`'s breaker is open at `now` (half-open is not open: it admits probes). A
@@ -279,6 +334,22 @@ impl Breakers {
     }
 }
 
+impl Breakers {
+    /// [`Admission::admit`] of a breaker that is not closed, under its lock (out of line: the
+    /// closed admit stays a short function).
+    #[inline(never)]
+    fn admit_locked(&self, dep: &str, breaker: &Breaker, worker: usize, now: Instant) -> Admit {
+        self.core
+            .with_breaker(self.machine_cfg(), dep, breaker, |cfg, d, notes| {
+                let admit = d.machine.admit(cfg, worker, now, &mut d.rng, notes);
+                if matches!(admit, Admit::Reject { .. }) {
+                    d.rejections += 1;
+                }
+                admit
+            })
+    }
+}
+
 impl AtScrape for Breakers {
     fn advance_to(&self, now: Instant) {
         self.tick(now);
@@ -290,18 +361,11 @@ impl Admission for Breakers {
     /// an `AttemptFinished { outcome: rejected }` event (it knows the class and profile).
     fn admit(&self, dep: &str, worker: usize, now: Instant) -> Admit {
         // One lookup: the closed flag, and the lock only when it is not closed.
-        let cell = self.core.cell(dep);
-        if cell.is_closed() {
+        let breaker = self.core.breaker(dep);
+        if breaker.is_closed() {
             return ALLOW; // what the machine answers when closed, and it changes nothing
         }
-        self.core
-            .with_cell(self.machine_cfg(), dep, cell, |cfg, d, notes| {
-                let admit = d.machine.admit(cfg, worker, now, &mut d.rng, notes);
-                if matches!(admit, Admit::Reject { .. }) {
-                    d.rejections += 1;
-                }
-                admit
-            })
+        self.admit_locked(dep, breaker, worker, now)
     }
 
     fn record(&self, dep: &str, worker: usize, probe: bool, result: &AttemptResult, now: Now) {

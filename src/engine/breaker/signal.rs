@@ -50,6 +50,7 @@ impl Signal {
 
 impl Signal {
     /// What `result` means to a breaker. `wall_now` is only used for an HTTP-date Retry-After.
+    #[inline]
     pub fn of(result: &AttemptResult, wall_now: SystemTime) -> Signal {
         match result {
             AttemptResult::Ok { latency, .. } => Signal::Success { latency: *latency },

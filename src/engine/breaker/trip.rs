@@ -36,9 +36,74 @@ pub fn should_trip(c: Counters, cfg: &BreakerConfig) -> Option<TripReason> {
     }
 }
 
+/// When recording a success cannot trip a closed breaker, whatever else its window holds: a
+/// success zeroes both streaks (so the streak rules cannot hold unless their threshold is 0),
+/// and the ratio rule needs at least `m = max(minCalls, 1)` calls with a failure share above
+/// `failureRatio`. A window holding `F` failures, with `F ≤ failureRatio × m`, never gets there
+/// through successes: they add calls and evict old ones, never add failures, and
+/// `f ≤ F ≤ ratio × m ≤ ratio × calls` for every `calls ≥ m` (a product of floats with a
+/// non-negative factor is monotone). So any number of successes in a row leave it closed; the
+/// registry records them without the breaker's lock while this holds
+/// (`registry/successes.rs`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuietSuccess {
+    /// `failureRatio × max(minCalls, 1)`, or -1 when a streak rule trips on any record.
+    max_failures: f64,
+}
+
+impl QuietSuccess {
+    /// The bound for `cfg`.
+    pub fn new(cfg: &BreakerConfig) -> Self {
+        let streaks_hold = cfg.consecutive_failures > 0 && cfg.ws_ping_timeouts > 0;
+        let max_failures = cfg.failure_ratio * f64::from(cfg.min_calls.max(1));
+        Self {
+            max_failures: if streaks_hold { max_failures } else { -1.0 },
+        }
+    }
+
+    /// True when a closed breaker whose window holds `failures` cannot be tripped by successes.
+    #[inline]
+    pub fn holds(self, failures: u32) -> bool {
+        f64::from(failures) <= self.max_failures
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bound against the rules themselves: for configurations around the edges, whenever
+    /// it holds for `F` failures, no counters a run of successes can reach from there (streaks
+    /// zeroed, `f ≤ F` failures among any number of calls) trip; and it is tight — one failure
+    /// more and some number of calls trips.
+    #[test]
+    fn a_quiet_success_never_trips_and_the_bound_is_tight() {
+        for min_calls in [0, 1, 2, 5, 20] {
+            for ratio in [0.0, 0.1, 0.5, 0.6, 0.75, 0.99] {
+                for (consecutive_failures, ws_ping_timeouts) in [(5, 3), (1, 1), (0, 3), (5, 0)] {
+                    let cfg = BreakerConfig {
+                        min_calls,
+                        failure_ratio: ratio,
+                        consecutive_failures,
+                        ws_ping_timeouts,
+                        ..BreakerConfig::default()
+                    };
+                    let q = QuietSuccess::new(&cfg);
+                    let streaks = consecutive_failures > 0 && ws_ping_timeouts > 0;
+                    let case =
+                        format!("{min_calls} {ratio} {consecutive_failures} {ws_ping_timeouts}");
+                    for big_f in 0..=40u32 {
+                        let trips_somewhere = (0..=big_f).any(|f| {
+                            (f.max(1)..=120)
+                                .any(|calls| should_trip(counters(0, 0, calls, f), &cfg).is_some())
+                        });
+                        assert_eq!(q.holds(big_f), !trips_somewhere, "{case}, F {big_f}");
+                    }
+                    assert_eq!(q.holds(0), streaks, "{case}");
+                }
+            }
+        }
+    }
 
     fn counters(consecutive: u32, ping_streak: u32, calls: u32, failures: u32) -> Counters {
         Counters {

@@ -3,61 +3,26 @@
 //! the one way to report what changed ([`Core::emit`], [`Core::event`]). The coordination files
 //! (`link.rs`, `fleet.rs`, `cooldowns.rs`) use this API and nothing else of the registry.
 //!
-//! Each dependency's breaker sits behind a lock of its own in a [`Cell`], found through the
-//! lock-free [`Table`]; beside the lock a flag says whether its phase is closed, so a closed
-//! breaker admits with one atomic load and no lock ([`Core::is_closed`]). The flag is written
-//! under the lock after every change, so it is always the phase as of the last change: an
-//! admit that reads "closed" while another worker is tripping the breaker is the admit that
-//! came before the trip, as it would have been had it taken the lock first.
+//! Each dependency's breaker sits behind a lock of its own in a [`Breaker`] (`dep.rs`), found
+//! through the lock-free [`Table`]; beside the lock a flag says whether its phase is closed, so
+//! a closed breaker admits with one atomic load and no lock ([`Core::is_closed`]). The flag is
+//! published when the lock is released after every change, so it is always the phase as of the
+//! last change: an admit that reads "closed" while another worker is tripping the breaker is
+//! the admit that came before the trip, as it would have been had it taken the lock first.
+//! Every way to the lock here goes through [`Breaker::lock`], which first replays the successes
+//! recorded without it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::time::Instant;
 
+pub(crate) use super::dep::{Breaker, Dep, DepSync};
 use super::table::Table;
-use crate::engine::breaker::{BreakerConfig, Machine, Note, Phase, TripReason};
+use crate::engine::breaker::trip::QuietSuccess;
+use crate::engine::breaker::{BreakerConfig, Machine, Note, TripReason};
 use crate::engine::events::{BreakerState, Event, EventKind, EventSink};
-use crate::util::sync::Locked;
-
-/// One dependency's breaker with its RNG and counters.
-#[derive(Debug)]
-pub(crate) struct Dep {
-    pub(crate) machine: Machine,
-    pub(crate) rng: ChaCha8Rng,
-    pub(crate) rejections: u64,
-    /// What it follows of the fleet's shared state (unused alone).
-    pub(crate) sync: DepSync,
-}
-
-/// What one dependency follows of the fleet's shared record.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct DepSync {
-    /// The epoch of the record last adopted.
-    pub(crate) epoch: u64,
-    /// The coordinator generation (rejoins) it was adopted in.
-    pub(crate) generation: u64,
-    /// When the latest adopted answer was asked for (older answers are ignored).
-    pub(crate) issued: Option<Instant>,
-}
-
-/// One dependency's breaker behind its own lock, and whether it is closed (`repr(C)`: the flag
-/// the closed admit reads first, next to the table entry's name and hash).
-#[repr(C)]
-pub(crate) struct Cell {
-    /// The phase is `Closed`, as of the last change (written under `dep`'s lock).
-    closed: AtomicBool,
-    dep: Mutex<Dep>,
-}
-
-impl Cell {
-    /// True when its phase is closed, as of the last change (no lock taken).
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
-}
 
 /// The configuration, the sink and every dependency's breaker.
 pub(crate) struct Core {
@@ -65,7 +30,7 @@ pub(crate) struct Core {
     pub(crate) seed: u64,
     start: Instant,
     sink: Arc<dyn EventSink>,
-    deps: Table<Cell>,
+    deps: Table<Breaker>,
 }
 
 impl Core {
@@ -86,22 +51,23 @@ impl Core {
     }
 
     /// `dep`'s breaker, created closed on first sight: one lookup, for a caller that reads the
-    /// closed flag and only then takes the lock ([`Core::with_cell`]).
-    pub(crate) fn cell(&self, dep: &str) -> &Cell {
-        self.deps.get_or_insert(dep, || Cell {
-            closed: AtomicBool::new(true),
-            dep: Mutex::new(Dep {
+    /// closed flag and only then takes the lock ([`Core::with_breaker`]).
+    #[inline]
+    pub(crate) fn breaker(&self, dep: &str) -> &Breaker {
+        self.deps.get_or_insert(dep, || {
+            Breaker::new(Dep {
                 machine: Machine::new(&self.cfg),
                 rng: ChaCha8Rng::seed_from_u64(self.seed ^ fnv1a(dep)),
                 rejections: 0,
                 sync: DepSync::default(),
-            }),
+                quiet: QuietSuccess::new(&self.cfg),
+            })
         })
     }
 
     /// True when `dep` is known and its breaker closed (no lock taken).
     pub(crate) fn is_closed(&self, dep: &str) -> bool {
-        self.deps.get(dep).is_some_and(Cell::is_closed)
+        self.deps.get(dep).is_some_and(Breaker::is_closed)
     }
 
     /// True when `dep` was ever seen.
@@ -117,32 +83,34 @@ impl Core {
         dep: &str,
         f: impl FnOnce(&BreakerConfig, &mut Dep, &mut Vec<Note>) -> R,
     ) -> R {
-        self.with_cell(cfg, dep, self.cell(dep), f)
+        self.with_breaker(cfg, dep, self.breaker(dep), f)
     }
 
-    /// [`Core::with_dep`] on `cell`, `dep`'s breaker already found.
-    pub(crate) fn with_cell<R>(
+    /// [`Core::with_dep`] on `breaker`, `dep`'s breaker already found.
+    pub(crate) fn with_breaker<R>(
         &self,
         cfg: &BreakerConfig,
         dep: &str,
-        cell: &Cell,
+        breaker: &Breaker,
         f: impl FnOnce(&BreakerConfig, &mut Dep, &mut Vec<Note>) -> R,
     ) -> R {
         let mut notes = Vec::new();
+        // The guard's release publishes the flags.
         let out = {
-            let mut d = cell.dep.locked();
-            let out = f(cfg, &mut d, &mut notes);
-            let closed = matches!(d.machine.phase(), Phase::Closed);
-            cell.closed.store(closed, Ordering::Release);
-            out
+            let mut d = breaker.lock(cfg, &mut notes);
+            f(cfg, &mut d, &mut notes)
         };
-        self.emit(dep, &notes);
+        if !notes.is_empty() {
+            self.emit(dep, &notes);
+        }
         out
     }
 
-    /// Reads `dep`'s breaker, if known, under its lock.
+    /// Reads `dep`'s breaker, if known, under its lock (after the logged successes, whose
+    /// notes it emits).
     pub(crate) fn peek<R>(&self, dep: &str, f: impl FnOnce(&Dep) -> R) -> Option<R> {
-        self.deps.get(dep).map(|c| f(&c.dep.locked()))
+        let breaker = self.deps.get(dep)?;
+        Some(self.with_breaker(&self.cfg, dep, breaker, |_, d, _| f(d)))
     }
 
     /// Every known dependency's name, sorted.
@@ -157,7 +125,12 @@ impl Core {
         let mut all: Vec<(String, R)> = self
             .deps
             .iter()
-            .map(|(k, c)| (k.to_string(), f(&c.dep.locked())))
+            .map(|(k, b)| {
+                (
+                    k.to_string(),
+                    self.with_breaker(&self.cfg, k, b, |_, d, _| f(d)),
+                )
+            })
             .collect();
         all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         all

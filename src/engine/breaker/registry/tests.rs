@@ -93,12 +93,12 @@ async fn an_http_date_retry_after_is_read_against_the_callers_wall_clock() {
     assert!(!b.open_at("crm_search", t0 + Duration::from_secs(90)));
 }
 
-/// One seeded random call: how long after the previous one, to which dependency, by which
-/// worker, and what came back.
-fn random_result(rng: &mut ChaCha8Rng) -> AttemptResult {
+/// One seeded random call's result, drawn from `results` (0–3 a success, 4–9 the failures and
+/// the rest, 10 and above a success).
+fn random_result(rng: &mut ChaCha8Rng, results: std::ops::Range<u32>) -> AttemptResult {
     let latency = Duration::from_millis(rng.gen_range(1..400));
-    match rng.gen_range(0..10) {
-        0..=3 => AttemptResult::Ok {
+    match rng.gen_range(results) {
+        0..=3 | 10.. => AttemptResult::Ok {
             tokens: 3,
             latency,
             ttfb: None,
@@ -130,6 +130,23 @@ fn random_result(rng: &mut ChaCha8Rng) -> AttemptResult {
 /// driven with the same calls and the RNG the registry seeds for it.
 #[tokio::test(start_paused = true)]
 async fn the_registry_decides_as_the_bare_machine_over_random_calls() {
+    decides_as_the_bare_machine(1, false);
+}
+
+/// The same with the registry looked at (state, rejections) only every 97 calls, and healthy
+/// stretches of 300 calls (nearly all successes) between the outages, so that quiet successes
+/// pile up in the thread's log (up to a full log) and reach the machine in batches: a
+/// non-closed admit, a failure's record or a look replays them first.
+#[tokio::test(start_paused = true)]
+async fn successes_logged_without_the_lock_reach_the_machine_before_any_decision() {
+    decides_as_the_bare_machine(97, true);
+}
+
+/// Seeded random calls to three dependencies through the registry and through a bare machine
+/// per dependency; the registry's state and rejection counts compared every `look_every`
+/// calls; with `healthy`, every other stretch of 300 calls has 8 successes in 10 (and one
+/// failure in 20) instead of [`random_result`]'s 4 in 10.
+fn decides_as_the_bare_machine(look_every: usize, healthy: bool) {
     let cfg = BreakerConfig {
         consecutive_failures: 3,
         min_calls: 6,
@@ -159,6 +176,11 @@ async fn the_registry_decides_as_the_bare_machine_over_random_calls() {
             t += Duration::from_millis(calls.gen_range(0..150));
             let i = calls.gen_range(0..deps.len());
             let (dep, worker) = (deps[i], calls.gen_range(0..4));
+            let results = if healthy && (step / 300) % 2 == 0 {
+                0..40
+            } else {
+                0..10
+            };
             let (m, rng, rejections) = &mut twins[i];
             let mut notes = Vec::new();
             let want = m.admit(&cfg, worker, t, rng, &mut notes);
@@ -170,7 +192,7 @@ async fn the_registry_decides_as_the_bare_machine_over_random_calls() {
             if let Admit::Allow { probe, .. } = got {
                 // The answer comes back a little later (sometimes after another call).
                 let end = t + Duration::from_millis(calls.gen_range(0..60));
-                let result = random_result(&mut calls);
+                let result = random_result(&mut calls, results.clone());
                 m.record(
                     &cfg,
                     worker,
@@ -198,8 +220,10 @@ async fn the_registry_decides_as_the_bare_machine_over_random_calls() {
                     want_events.push((dep.to_string(), ms, from, to));
                 }
             }
-            assert_eq!(b.state(dep), m.state(), "seed {seed} step {step}: {dep}");
-            assert_eq!(b.rejections(dep), *rejections, "seed {seed} step {step}");
+            if step % look_every == 0 {
+                assert_eq!(b.state(dep), m.state(), "seed {seed} step {step}: {dep}");
+                assert_eq!(b.rejections(dep), *rejections, "seed {seed} step {step}");
+            }
         }
         let got_events: Vec<_> = sink
             .events()
@@ -216,4 +240,55 @@ async fn the_registry_decides_as_the_bare_machine_over_random_calls() {
         );
         assert_eq!(got_events, want_events, "seed {seed}");
     }
+}
+
+/// Successes recorded by four threads at once, while a fifth keeps reading the state (which
+/// replays the logs under the lock), all reach the window: none lost, none counted twice —
+/// then five refusals in a row still trip the breaker at the fifth.
+#[test]
+fn successes_of_several_threads_at_once_are_each_counted_once() {
+    let t0 = Instant::now();
+    let sink = Arc::new(Collector::default());
+    let b = Arc::new(registry(sink, t0));
+    let wall = SystemTime::UNIX_EPOCH;
+    let ok = AttemptResult::Ok {
+        tokens: 1,
+        latency: Duration::from_millis(3),
+        ttfb: None,
+        longest_gap: None,
+    };
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (b, stop) = (b.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                assert_eq!(b.state("crm_search"), BreakerState::Closed);
+                std::thread::yield_now();
+            }
+        })
+    };
+    let writers: Vec<_> = (0..4u64)
+        .map(|w| {
+            let (b, ok) = (b.clone(), ok.clone());
+            std::thread::spawn(move || {
+                for i in 0..5_000u64 {
+                    let at = t0 + Duration::from_micros(w * 5_000 + i);
+                    b.record("crm_search", w as usize, false, &ok, Now::new(at, wall));
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().expect("writer");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    reader.join().expect("reader");
+    let counts = b.core.peek("crm_search", |d| d.machine.window_counts());
+    assert_eq!(counts, Some((20_000, 0)));
+    let end = t0 + Duration::from_millis(25);
+    for i in 0..5 {
+        assert_eq!(b.state("crm_search"), BreakerState::Closed, "refusal {i}");
+        b.record("crm_search", 0, false, &refused(), Now::new(end, wall));
+    }
+    assert_eq!(b.state("crm_search"), BreakerState::Open);
 }
