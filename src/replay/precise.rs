@@ -42,9 +42,9 @@ pub enum Pacing {
 /// How far ahead of the spin window the timer is asked to wake the task: tokio's timer has 1 ms
 /// granularity and rounds up, and its driver's park timeout is rounded to whole milliseconds
 /// too, so it was seen firing up to ~2 ms late; the naps cover the rest. Measured on the twelve
-/// pacer threads of `fleet-probe-storm` (release build, quiet 2-core machine): with 1.5 ms the
-/// pacers fired 100–650 µs late at p99 per host, with 2.5 ms 40–190 µs (the cost: two more
-/// 500-µs naps per send).
+/// pacer threads of `fleet-probe-storm` (release build, quiet 2-core machine): the median
+/// host's pacer fired 152 µs late at p99 with 1.5 ms, 85–90 µs with 2.5 ms (the cost: two more
+/// 500-µs naps per send; docs/bench/capacity.md (d)).
 pub(crate) const TIMER_SLOP: Duration = Duration::from_micros(2_500);
 /// Longest single OS nap, so the runtime's I/O is served at least this often.
 pub(crate) const NAP_MAX: Duration = Duration::from_micros(500);
