@@ -40,6 +40,11 @@ impl CmdError {
             error: error.into(),
         }
     }
+
+    /// The harness itself failed (exit 3), said in words (a run's `error` reason).
+    pub fn harness_said(why: &str) -> Self {
+        Self::harness(anyhow::anyhow!("{why}"))
+    }
 }
 
 /// A server that could not listen: exit 2 for a refused flag, 3 when the machine refused.

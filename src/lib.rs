@@ -66,7 +66,8 @@
 //!   contradictions with a scenario's timings.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, the `Speed` type
 //!   with its bounds and the one saturating scale of speed-divided durations, the one stop
-//!   mechanism (`shutdown`: a stop request and a drain), error positions in characters,
+//!   mechanism (`shutdown`: a stop request and a drain), the one poison recovery (`sync`), an
+//!   error's chain as report text (`text`), error positions in characters,
 //!   processes by pid (`proc`) and the `watchdog` that stops a started program when the run
 //!   dies).
 #![forbid(unsafe_op_in_unsafe_fn)]

@@ -603,7 +603,7 @@ fn a_coordinator_url_that_answers_is_used_and_the_report_says_every_host_was_on_
     assert_report_contracts(&dir);
 }
 
-/// Issue 22: an expectation naming the scenario's one policy is judged in every coordination
+/// An expectation naming the scenario's one policy is judged in every coordination
 /// run (each runs that policy); it was filtered out by coordination name and never judged, so
 /// `at_least = 99999` passed. Two hosts alone, one coordination run.
 #[test]

@@ -86,7 +86,7 @@ fn a_run_past_the_upstream_cap_says_so_and_ends_incomplete_never_pass() {
     assert_eq!(json["policies"][0]["upstream_cap"]["kept"], 10, "{json:#}");
 }
 
-/// Issue 22 point 4: a fault that never applied tested nothing. Smoke plus a fault scoped to a
+/// A fault that never applied tested nothing. Smoke plus a fault scoped to a
 /// token no request carries: a failed `fault_applied` row naming it, so the verdict is fail
 /// (exit 1) whatever the other rows did; the same fault with `optional = true` has no row.
 #[test]

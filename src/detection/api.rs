@@ -11,6 +11,11 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+use super::error::{DetectionError, QueryError};
+
+/// How long a query waits for the response head, and then for its body, s.
+const QUERY_WITHIN_S: u64 = 10;
+
 /// One series of a matrix: labels and (unix ms, value) samples.
 pub(crate) type Series = (BTreeMap<String, String>, Vec<(i64, f64)>);
 
@@ -39,20 +44,16 @@ impl Api {
         &self.base
     }
 
-    async fn get(&self, path_query: &str) -> Result<(u16, Bytes), String> {
-        let uri: http::Uri = format!("{}{path_query}", self.base)
-            .parse()
-            .map_err(|e| format!("bad URL: {e}"))?;
-        let fut = self.client.get(uri);
-        let resp = tokio::time::timeout(Duration::from_secs(10), fut)
+    async fn get(&self, path_query: &str) -> Result<(u16, Bytes), QueryError> {
+        let uri: http::Uri = format!("{}{path_query}", self.base).parse()?;
+        let within = Duration::from_secs(QUERY_WITHIN_S);
+        let resp = tokio::time::timeout(within, self.client.get(uri))
             .await
-            .map_err(|_| "no answer within 10 s".to_string())?
-            .map_err(|e| e.to_string())?;
+            .map_err(|_| QueryError::NoAnswer(QUERY_WITHIN_S))??;
         let status = resp.status().as_u16();
-        let body = tokio::time::timeout(Duration::from_secs(10), resp.into_body().collect())
+        let body = tokio::time::timeout(within, resp.into_body().collect())
             .await
-            .map_err(|_| "the body did not arrive within 10 s".to_string())?
-            .map_err(|e| e.to_string())?
+            .map_err(|_| QueryError::NoBody(QUERY_WITHIN_S))??
             .to_bytes();
         Ok((status, body))
     }
@@ -68,31 +69,30 @@ impl Api {
         selector: &str,
         range: Duration,
         at_unix_ms: i64,
-    ) -> Result<Vec<Series>, String> {
+    ) -> Result<Vec<Series>, DetectionError> {
         let q = format!("{selector}[{}ms]", range.as_millis().max(1));
         let path = format!(
             "/api/v1/query?query={}&time={:.3}",
             encode(&q),
             at_unix_ms as f64 / 1000.0
         );
-        let (status, body) = self
-            .get(&path)
-            .await
-            .map_err(|e| format!("querying {} for {q}: {e}", self.base))?;
-        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
-            format!(
-                "querying {} for {q}: HTTP {status}, not JSON ({e})",
-                self.base
-            )
-        })?;
-        if v["status"] != "success" {
-            return Err(format!(
-                "querying {} for {q}: HTTP {status}: {}",
-                self.base,
-                v["error"].as_str().unwrap_or("no error text")
-            ));
-        }
-        Ok(parse_matrix(&v["data"]["result"]))
+        let answer = async {
+            let (status, body) = self.get(&path).await?;
+            let v: serde_json::Value = serde_json::from_slice(&body)
+                .map_err(|source| QueryError::NotJson { status, source })?;
+            if v["status"] != "success" {
+                return Err(QueryError::Refused {
+                    status,
+                    text: v["error"].as_str().unwrap_or("no error text").to_string(),
+                });
+            }
+            Ok(parse_matrix(&v["data"]["result"]))
+        };
+        answer.await.map_err(|source| DetectionError::Query {
+            base: self.base.clone(),
+            query: q.clone(),
+            source,
+        })
     }
 }
 

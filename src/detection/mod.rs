@@ -11,11 +11,13 @@
 //! - `process`: one started program: its log, its watchdog, its stop by pid.
 //! - `receiver`: the webhook receiver recording each notification's arrival.
 //! - `api`: the HTTP API queries.
+//! - `error`: why the path could not be checked, started or read (typed, causes kept).
 //! - `stack`: the whole path of one scenario run, started, watched, read and stopped.
 
 pub(crate) mod api;
 pub(crate) mod binaries;
 pub mod config;
+pub mod error;
 mod preflight;
 pub(crate) mod process;
 pub(crate) mod promtool;
@@ -24,6 +26,7 @@ pub mod stack;
 pub mod targets;
 
 pub use config::Target;
+pub use error::DetectionError;
 pub(crate) use preflight::preflight;
 pub use stack::Detection;
 pub use targets::Targets;

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::binaries::{Program, find};
+use super::error::DetectionError;
 use super::promtool::check_rules;
 use crate::scenario::prometheus::PrometheusSpec;
 use crate::util::speed::Speed;
@@ -14,26 +15,21 @@ pub(crate) fn preflight(
     spec: &PrometheusSpec,
     scenario: &Path,
     speed: Speed,
-) -> Result<(), String> {
+) -> Result<(), DetectionError> {
     if speed != Speed::ONE {
-        return Err(format!(
-            "--speed {speed}: a scenario with [prometheus] runs at speed 1 only: Prometheus's own \
-             timers (the rules' `for:`, the scrape and evaluation intervals) run on the wall \
-             clock and cannot be compressed, so alerts at another speed would judge a different \
-             detection path"
-        ));
+        return Err(DetectionError::Speed(speed));
     }
     if !spec.spawn {
         return Ok(());
     }
-    find(Program::Prometheus).map_err(|e| e.to_string())?;
+    find(Program::Prometheus)?;
     if spec.alertmanager {
-        find(Program::Alertmanager).map_err(|e| e.to_string())?;
+        find(Program::Alertmanager)?;
     }
     let files = spec.rule_paths(scenario);
     if !files.is_empty() {
-        let promtool = find(Program::Promtool).map_err(|e| e.to_string())?;
-        check_rules(&promtool, &files).map_err(|e| e.to_string())?;
+        let promtool = find(Program::Promtool)?;
+        check_rules(&promtool, &files)?;
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::api::Api;
 use super::binaries::{Program, find};
 use super::config::{PromConfig, alertmanager_yml, prometheus_yml};
+use super::error::DetectionError;
 use super::process::Supervised;
 use super::receiver::Receiver;
 use super::targets::{ArmWindow, Targets, unix_ms};
@@ -26,10 +27,33 @@ const LAST_LINES: usize = 12;
 /// previous arm from one of its own).
 const LOOKBEHIND: Duration = Duration::from_secs(60);
 
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
+fn free_port() -> Result<u16, DetectionError> {
+    let bound = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr());
+    bound.map(|a| a.port()).map_err(DetectionError::Port)
+}
+
+fn create_dir(path: PathBuf) -> Result<(), DetectionError> {
+    std::fs::create_dir_all(&path).map_err(|source| DetectionError::File {
+        what: "creating",
+        path,
+        source,
+    })
+}
+
+fn write(path: &Path, text: impl AsRef<[u8]>) -> Result<(), DetectionError> {
+    std::fs::write(path, text).map_err(|source| DetectionError::File {
+        what: "writing",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn spawn(name: &'static str, exe: &Path, args: &[String], log: &Path) -> Result<Arc<Mutex<Supervised>>, DetectionError> {
+    let p = Supervised::spawn(name, exe, args, log).map_err(|source| DetectionError::Spawn {
+        exe: exe.to_path_buf(),
+        source,
+    })?;
+    Ok(Arc::new(Mutex::new(p)))
 }
 
 fn ms(d: Duration) -> i64 {
@@ -48,7 +72,7 @@ pub struct Detection {
     watcher: Option<tokio::task::JoinHandle<()>>,
 }
 
-async fn wait_ready(p: &Arc<Mutex<Supervised>>, api: &Api) -> Result<(), String> {
+async fn wait_ready(p: &Arc<Mutex<Supervised>>, api: &Api) -> Result<(), DetectionError> {
     let until = tokio::time::Instant::now() + READY_WITHIN;
     loop {
         if api.ready().await {
@@ -57,22 +81,21 @@ async fn wait_ready(p: &Arc<Mutex<Supervised>>, api: &Api) -> Result<(), String>
         let exited = p.locked().exited();
         if let Some(status) = exited {
             let s = p.locked();
-            return Err(format!(
-                "{} exited at start-up ({status}); its last log lines ({}):\n{}",
-                s.name(),
-                s.log().display(),
-                s.last_lines(LAST_LINES)
-            ));
+            return Err(DetectionError::ExitedAtStart {
+                name: s.name(),
+                status,
+                log: s.log().to_path_buf(),
+                lines: s.last_lines(LAST_LINES),
+            });
         }
         if tokio::time::Instant::now() >= until {
             let s = p.locked();
-            return Err(format!(
-                "{} did not answer {}/-/ready within {} s; its last log lines:\n{}",
-                s.name(),
-                api.base(),
-                READY_WITHIN.as_secs(),
-                s.last_lines(LAST_LINES)
-            ));
+            return Err(DetectionError::NotReady {
+                name: s.name(),
+                base: api.base().to_string(),
+                secs: READY_WITHIN.as_secs(),
+                lines: s.last_lines(LAST_LINES),
+            });
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -86,7 +109,7 @@ impl Detection {
         scenario: &Path,
         dir: &Path,
         targets: &Targets,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, DetectionError> {
         let mut me = Self {
             spec: spec.clone(),
             api: Api::new(spec.url.as_deref().unwrap_or("http://127.0.0.1:9")),
@@ -98,25 +121,20 @@ impl Detection {
         };
         if !spec.spawn {
             if !me.api.ready().await {
-                return Err(format!(
-                    "[prometheus] url {}: /-/ready did not answer 200",
-                    me.api.base()
-                ));
+                return Err(DetectionError::UrlNotReady(me.api.base().to_string()));
             }
             // The user's Prometheus finds the run's endpoints through the targets file.
             targets.enable(spec.targets_path(scenario));
-            if let Some(why) = targets.write_error() {
-                return Err(why);
+            if let Some(e) = targets.take_write_error() {
+                return Err(e);
             }
             return Ok(me);
         }
         let pdir = dir.join("prometheus");
-        std::fs::create_dir_all(pdir.join("data"))
-            .map_err(|e| format!("creating {}: {e}", pdir.display()))?;
+        create_dir(pdir.join("data"))?;
         let rules: Vec<PathBuf> = if spec.rules.is_empty() {
             let f = pdir.join("rules-shipped.yml");
-            std::fs::write(&f, crate::monitoring::rehearsal_rules())
-                .map_err(|e| format!("writing {}: {e}", f.display()))?;
+            write(&f, crate::monitoring::rehearsal_rules())?;
             vec![f]
         } else {
             spec.rule_paths(scenario)
@@ -127,7 +145,7 @@ impl Detection {
         let alertmanager = if spec.alertmanager {
             let recv = Receiver::start(&dir.join("alertmanager-notifications.jsonl"))
                 .await
-                .map_err(|e| format!("starting the webhook receiver: {e}"))?;
+                .map_err(DetectionError::Receiver)?;
             let port = me.start_alertmanager(dir, recv.port).await?;
             me.receiver = Some(recv);
             Some(port)
@@ -137,7 +155,7 @@ impl Detection {
         let targets_file = pdir.join("targets.json");
         targets.enable(Some(targets_file.clone()));
         let config = pdir.join("prometheus.yml");
-        std::fs::write(
+        write(
             &config,
             prometheus_yml(&PromConfig {
                 scrape_interval: spec.scrape_interval,
@@ -146,19 +164,16 @@ impl Detection {
                 targets_file,
                 alertmanager,
             }),
-        )
-        .map_err(|e| format!("writing {}: {e}", config.display()))?;
-        let exe = find(Program::Prometheus).map_err(|e| e.to_string())?;
-        let port = free_port().map_err(|e| format!("no free loopback port: {e}"))?;
+        )?;
+        let exe = find(Program::Prometheus)?;
+        let port = free_port()?;
         let args = vec![
             format!("--config.file={}", config.display()),
             format!("--storage.tsdb.path={}", pdir.join("data").display()),
             format!("--web.listen-address=127.0.0.1:{port}"),
             "--storage.tsdb.retention.time=1d".into(),
         ];
-        let p = Supervised::spawn("prometheus", &exe, &args, &pdir.join("prometheus.log"))
-            .map_err(|e| format!("starting {}: {e}", exe.display()))?;
-        let p = Arc::new(Mutex::new(p));
+        let p = spawn("prometheus", &exe, &args, &pdir.join("prometheus.log"))?;
         me.programs.push(p.clone());
         me.api = Api::new(&format!("http://127.0.0.1:{port}"));
         wait_ready(&p, &me.api).await?;
@@ -170,24 +185,24 @@ impl Detection {
         Ok(me)
     }
 
-    async fn start_alertmanager(&mut self, dir: &Path, receiver: u16) -> Result<u16, String> {
+    async fn start_alertmanager(
+        &mut self,
+        dir: &Path,
+        receiver: u16,
+    ) -> Result<u16, DetectionError> {
         let adir = dir.join("alertmanager");
-        std::fs::create_dir_all(adir.join("data"))
-            .map_err(|e| format!("creating {}: {e}", adir.display()))?;
+        create_dir(adir.join("data"))?;
         let config = adir.join("alertmanager.yml");
-        std::fs::write(&config, alertmanager_yml(receiver))
-            .map_err(|e| format!("writing {}: {e}", config.display()))?;
-        let exe = find(Program::Alertmanager).map_err(|e| e.to_string())?;
-        let port = free_port().map_err(|e| format!("no free loopback port: {e}"))?;
+        write(&config, alertmanager_yml(receiver))?;
+        let exe = find(Program::Alertmanager)?;
+        let port = free_port()?;
         let args = vec![
             format!("--config.file={}", config.display()),
             format!("--storage.path={}", adir.join("data").display()),
             format!("--web.listen-address=127.0.0.1:{port}"),
             "--cluster.listen-address=".into(),
         ];
-        let p = Supervised::spawn("alertmanager", &exe, &args, &adir.join("alertmanager.log"))
-            .map_err(|e| format!("starting {}: {e}", exe.display()))?;
-        let p = Arc::new(Mutex::new(p));
+        let p = spawn("alertmanager", &exe, &args, &adir.join("alertmanager.log"))?;
         self.programs.push(p.clone());
         wait_ready(&p, &Api::new(&format!("http://127.0.0.1:{port}"))).await?;
         Ok(port)
@@ -231,7 +246,7 @@ impl Detection {
         &self,
         window: &ArmWindow,
         next_start: Option<i64>,
-    ) -> Result<AlertsSeen, String> {
+    ) -> Result<AlertsSeen, DetectionError> {
         let start = window.start_unix_ms;
         let end = window
             .end_unix_ms

@@ -28,7 +28,7 @@ struct State {
     active: bool,
     file: Option<PathBuf>,
     windows: Vec<ArmWindow>,
-    write_error: Option<String>,
+    write_error: Option<(PathBuf, std::io::Error)>,
 }
 
 /// The shared handle (cheap to clone; inert by default).
@@ -55,7 +55,8 @@ impl Targets {
             && let Err(e) =
                 crate::util::atomic::write_atomic(f, targets_json(arm, targets).as_bytes())
         {
-            s.write_error = Some(format!("writing {}: {e}", f.display()));
+            // The first failure is the one to report; later ones repeat it.
+            s.write_error.get_or_insert((f.clone(), e));
         }
     }
 
@@ -96,9 +97,11 @@ impl Targets {
         self.0.locked().windows.clone()
     }
 
-    /// Why the targets file could not be written, if it could not.
-    pub(crate) fn write_error(&self) -> Option<String> {
-        self.0.locked().write_error.clone()
+    /// Why the targets file could not be written, if it could not (once: taken by the one
+    /// place that reports it).
+    pub(crate) fn take_write_error(&self) -> Option<super::error::DetectionError> {
+        let (path, source) = self.0.locked().write_error.take()?;
+        Some(super::error::DetectionError::Targets { path, source })
     }
 }
 

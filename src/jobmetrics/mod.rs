@@ -84,9 +84,10 @@ pub(crate) async fn on_fail(
     if !on_fail::wanted(verdict) {
         return None;
     }
-    let w = on_fail::run(cmd, report, scenario, verdict, on_fail::TIMEOUT)
+    let e = on_fail::run(cmd, report, scenario, verdict, on_fail::TIMEOUT)
         .await
         .err()?;
+    let w = crate::util::text::chain(&e);
     crate::errln!("warning: {w}");
     Some(w)
 }

@@ -17,6 +17,23 @@ pub(crate) fn wanted(verdict: Verdict) -> bool {
     verdict != Verdict::Pass
 }
 
+/// Why the `--on-fail` command did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum OnFailError {
+    /// `/bin/sh` could not be started.
+    #[error("--on-fail: starting /bin/sh")]
+    Start(#[source] std::io::Error),
+    /// The command exited unsuccessfully.
+    #[error("--on-fail command exited with {0}")]
+    Exited(std::process::ExitStatus),
+    /// Waiting for it failed.
+    #[error("--on-fail command")]
+    Wait(#[source] std::io::Error),
+    /// It ran past its time and was killed.
+    #[error("--on-fail command killed after {0} s")]
+    Killed(u64),
+}
+
 /// Runs `cmd` for the report at `report`; `Err` says why it did not succeed.
 pub(crate) async fn run(
     cmd: &str,
@@ -24,7 +41,7 @@ pub(crate) async fn run(
     scenario: &str,
     verdict: Verdict,
     timeout: Duration,
-) -> Result<(), String> {
+) -> Result<(), OnFailError> {
     let mut child = tokio::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(cmd)
@@ -38,17 +55,14 @@ pub(crate) async fn run(
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("--on-fail: starting /bin/sh: {e}"))?;
+        .map_err(OnFailError::Start)?;
     match tokio::time::timeout(timeout, child.wait()).await {
         Ok(Ok(st)) if st.success() => Ok(()),
-        Ok(Ok(st)) => Err(format!("--on-fail command exited with {st}")),
-        Ok(Err(e)) => Err(format!("--on-fail command: {e}")),
+        Ok(Ok(st)) => Err(OnFailError::Exited(st)),
+        Ok(Err(e)) => Err(OnFailError::Wait(e)),
         Err(_) => {
             let _ = child.kill().await;
-            Err(format!(
-                "--on-fail command killed after {} s",
-                timeout.as_secs()
-            ))
+            Err(OnFailError::Killed(timeout.as_secs()))
         }
     }
 }
@@ -73,11 +87,13 @@ mod tests {
         );
         let e = run("exit 7", report, "w", Verdict::Error, TIMEOUT)
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("exit status: 7"), "{e}");
         let e = run("sleep 5", report, "w", Verdict::Error, Duration::from_millis(100))
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("killed after"), "{e}");
         assert!(wanted(Verdict::Incomplete) && !wanted(Verdict::Pass));
     }

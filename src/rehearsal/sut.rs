@@ -67,7 +67,8 @@ impl SystemUnderTest {
                 .await
             {
                 Ok(d) => d,
-                Err(why) => {
+                Err(e) => {
+                    let why = crate::util::text::chain(&e);
                     let observed = self.not_started(sp, format!("[prometheus]: {why}"));
                     return crate::run::assemble::report(sp, observed);
                 }
@@ -87,8 +88,8 @@ impl SystemUnderTest {
         forward.abort();
         if let Some(why) = detection.died() {
             observed.error.get_or_insert(why);
-        } else if let Some(why) = files.targets.write_error() {
-            observed.error.get_or_insert(why);
+        } else if let Some(e) = files.targets.take_write_error() {
+            observed.error.get_or_insert(crate::util::text::chain(&e));
         }
         let windows = files.targets.windows();
         for o in &mut observed.observations {
@@ -99,7 +100,10 @@ impl SystemUnderTest {
             let next = windows.get(i + 1).map(|w| w.start_unix_ms);
             o.alerts = Some(match detection.died() {
                 Some(_) => Err("Prometheus or Alertmanager died mid-run".into()),
-                None => detection.read(&windows[i], next).await,
+                None => detection
+                    .read(&windows[i], next)
+                    .await
+                    .map_err(|e| crate::util::text::chain(&e)),
             });
         }
         detection.stop();

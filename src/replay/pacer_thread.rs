@@ -3,6 +3,11 @@
 //!
 //! - **Timer slack 1 µs** (Linux `PR_SET_TIMERSLACK`): its naps end when asked, not up to 50 µs
 //!   later.
+//! - **A short scheduler slice** (Linux ≥ 6.12, EEVDF's custom slice: `sched_setattr` with
+//!   `sched_runtime` = [`SLICE`] on this thread, nice kept): a waking task with a shorter slice
+//!   than the running one preempts it at once, where the default slice (a few ms) would let
+//!   the running task finish it first — a late send of up to one slice. Any user may ask for
+//!   it; older kernels refuse or ignore it.
 //! - **Higher scheduling priority**: on Linux nice −10 for this thread only
 //!   (`setpriority(PRIO_PROCESS, tid)`; needs `CAP_SYS_NICE` or an `RLIMIT_NICE` that allows
 //!   it, so as an ordinary user it usually stays unchanged); on macOS the
@@ -15,12 +20,16 @@
 
 /// The nice value asked for on Linux.
 pub(crate) const NICE: i32 = -10;
+/// The scheduler slice asked for on Linux (the kernel's lower bound).
+pub(crate) const SLICE: std::time::Duration = std::time::Duration::from_micros(100);
 
 /// What the pacer thread got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PacerThread {
     /// Whether the timer slack was lowered.
     pub fine_timer_slack: bool,
+    /// Whether the short scheduler slice was granted.
+    pub short_slice: bool,
     /// `Ok(what)` when the priority was raised, `Err(why not)` otherwise.
     pub priority: Result<String, String>,
 }
@@ -28,10 +37,11 @@ pub(crate) struct PacerThread {
 impl PacerThread {
     /// One line for the replay summary.
     pub(crate) fn describe(&self) -> String {
-        let slack = if self.fine_timer_slack {
-            "timer slack 1 µs"
-        } else {
-            "default timer slack"
+        let slack = match (self.fine_timer_slack, self.short_slice) {
+            (true, true) => "timer slack 1 µs, slice 0.1 ms",
+            (true, false) => "timer slack 1 µs",
+            (false, true) => "default timer slack, slice 0.1 ms",
+            (false, false) => "default timer slack",
         };
         match &self.priority {
             Ok(p) => format!("{slack}, priority raised ({p})"),
@@ -42,10 +52,60 @@ impl PacerThread {
 
 /// Applies the settings to the calling thread and reports what was granted.
 pub(crate) fn tune_current_thread() -> PacerThread {
+    let priority = raise_priority();
     PacerThread {
         fine_timer_slack: fine_timer_slack(),
-        priority: raise_priority(),
+        short_slice: short_slice(),
+        priority,
     }
+}
+
+/// Asks for the short scheduler slice on the calling thread; whether it was granted.
+#[cfg(target_os = "linux")]
+pub(crate) fn short_slice() -> bool {
+    /// `struct sched_attr`, `SCHED_ATTR_SIZE_VER1` (linux/sched/types.h).
+    #[repr(C)]
+    struct SchedAttr {
+        size: u32,
+        policy: u32,
+        flags: u64,
+        nice: i32,
+        priority: u32,
+        runtime: u64,
+        deadline: u64,
+        period: u64,
+        util_min: u32,
+        util_max: u32,
+    }
+    // SAFETY: gettid has no preconditions; getpriority reads this thread's nice (errno reset
+    // first, as man 2 getpriority says, since -1 is a valid nice); sched_setattr reads a fully
+    // initialised `sched_attr` of the size it is told and changes only this thread (pid = tid).
+    unsafe {
+        let tid = libc::gettid();
+        *libc::__errno_location() = 0;
+        let nice = libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t);
+        if nice == -1 && *libc::__errno_location() != 0 {
+            return false;
+        }
+        let attr = SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            policy: libc::SCHED_OTHER as u32,
+            flags: 0,
+            nice,
+            priority: 0,
+            runtime: SLICE.as_nanos() as u64,
+            deadline: 0,
+            period: 0,
+            util_min: 0,
+            util_max: 0,
+        };
+        libc::syscall(libc::SYS_sched_setattr, tid, &attr as *const SchedAttr, 0u32) == 0
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn short_slice() -> bool {
+    false
 }
 
 #[cfg(target_os = "linux")]
@@ -106,6 +166,7 @@ mod tests {
     fn the_summary_line_says_what_was_and_was_not_granted() {
         let granted = PacerThread {
             fine_timer_slack: true,
+            short_slice: false,
             priority: Ok("nice -10".into()),
         };
         assert_eq!(
@@ -114,12 +175,55 @@ mod tests {
         );
         let refused = PacerThread {
             fine_timer_slack: false,
+            short_slice: false,
             priority: Err("EPERM".into()),
         };
         assert_eq!(
             refused.describe(),
             "default timer slack, priority unchanged (EPERM)"
         );
+    }
+
+    /// On a thread of its own: when granted, the kernel reads back a slice of [`SLICE`]
+    /// (`sched_getattr`'s `sched_runtime` of a fair task, Linux ≥ 6.12), and the nice value is
+    /// the one the thread had; the caller's thread keeps the default slice.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_short_slice_is_read_back_from_the_thread() {
+        fn slice_and_nice() -> Option<(u64, i32)> {
+            let mut attr = [0u8; 56];
+            // SAFETY: sched_getattr writes at most `size` (56) bytes into the buffer.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_sched_getattr,
+                    libc::gettid(),
+                    attr.as_mut_ptr(),
+                    56u32,
+                    0u32,
+                )
+            };
+            (rc == 0).then(|| {
+                let nice = i32::from_ne_bytes(attr[16..20].try_into().unwrap());
+                let runtime = u64::from_ne_bytes(attr[24..32].try_into().unwrap());
+                (runtime, nice)
+            })
+        }
+        let (granted, after) = std::thread::spawn(|| {
+            let before = slice_and_nice();
+            (short_slice(), (before, slice_and_nice()))
+        })
+        .join()
+        .unwrap();
+        let (before, after) = after;
+        if granted {
+            let (before, after) = (before.unwrap(), after.unwrap());
+            assert_eq!(after.0, SLICE.as_nanos() as u64, "slice read back");
+            assert_eq!(after.1, before.1, "nice kept");
+            let mine = slice_and_nice().unwrap();
+            assert_ne!(mine.0, SLICE.as_nanos() as u64, "the caller's slice is untouched");
+        } else {
+            assert_eq!(before, after, "refused, yet the thread changed");
+        }
     }
 
     /// On a thread of its own (the setting is per thread): the nice value read back is the one

@@ -10,7 +10,9 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use crate::util::sync::Locked;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
@@ -49,17 +51,11 @@ pub struct Arrivals(Mutex<Vec<Arrival>>);
 impl Arrivals {
     /// A copy of everything recorded so far.
     pub fn snapshot(&self) -> Vec<Arrival> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.0.locked().clone()
     }
 
     fn push(&self, a: Arrival) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(a);
+        self.0.locked().push(a);
     }
 }
 

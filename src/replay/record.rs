@@ -13,7 +13,9 @@ use std::fs::File;
 use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::util::sync::Locked;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
@@ -105,7 +107,7 @@ impl Recorder {
     }
 
     fn journal(&self) -> MutexGuard<'_, Journal<File>> {
-        self.journal.lock().unwrap_or_else(PoisonError::into_inner)
+        self.journal.locked()
     }
 }
 

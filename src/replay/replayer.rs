@@ -26,7 +26,9 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use crate::util::sync::Locked;
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
@@ -143,7 +145,7 @@ type Shared = Arc<Mutex<Book>>;
 
 fn lock(book: &Shared) -> std::sync::MutexGuard<'_, Book> {
     // A panicking dispatcher cannot poison the book: it is never locked across a dispatch.
-    book.lock().unwrap_or_else(PoisonError::into_inner)
+    book.locked()
 }
 
 /// Replays `lines` through `dispatcher` on the absolute schedule of `opts` until every request

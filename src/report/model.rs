@@ -57,7 +57,7 @@ impl Verdict {
             Self::Pass => Ok(Status::Pass),
             Self::Fail => Ok(Status::Fail),
             Self::Incomplete => Ok(Status::Incomplete),
-            Self::Error => Err(CmdError::harness(anyhow::anyhow!(
+            Self::Error => Err(CmdError::harness_said(&format!(
                 "the harness failed: {}",
                 reason.unwrap_or("unknown error")
             ))),

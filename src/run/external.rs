@@ -237,8 +237,8 @@ pub(crate) async fn run_arm(
             if let Some(path) = &file.target.health_path {
                 run.target.health_path = Some(path.clone());
                 let within = file.target.ready_timeout();
-                if let Err(why) = super::external_http::wait_healthy(&client, path, within).await {
-                    return stop_upstream(run.failed(why), &servers, up_task).await;
+                if let Err(e) = super::external_http::wait_healthy(&client, path, within).await {
+                    return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
                 }
             }
             (Driven::Http, client)

@@ -58,24 +58,37 @@ pub(super) fn provider_block(
     }
 }
 
+/// The gateway's health path never answered 2xx in time.
+#[derive(Debug, thiserror::Error)]
+#[error("the gateway's health path {path} did not answer 2xx within {} (last: {last})", humantime::format_duration(*.within))]
+pub(super) struct NotHealthy {
+    /// The health path.
+    path: String,
+    /// How long it was given.
+    within: Duration,
+    /// Its last answer (`HTTP 503`) or why none came, with the cause.
+    last: String,
+}
+
 /// Waits until `GET health_path` answers 2xx, up to `ready_timeout`; else why not.
 pub(super) async fn wait_healthy(
     client: &TurnClient,
     path: &str,
     within: Duration,
-) -> Result<(), String> {
+) -> Result<(), NotHealthy> {
     let started = Instant::now();
     loop {
         let last = match client.status_of(path).await {
             Ok(s) if (200..300).contains(&s) => return Ok(()),
             Ok(s) => format!("HTTP {s}"),
-            Err(e) => e,
+            Err(e) => crate::util::text::chain(&e),
         };
         if started.elapsed() >= within {
-            return Err(format!(
-                "the gateway's health path {path} did not answer 2xx within {} (last: {last})",
-                humantime::format_duration(within)
-            ));
+            return Err(NotHealthy {
+                path: path.to_string(),
+                within,
+                last,
+            });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }

@@ -4,7 +4,8 @@
 //!
 //! # Layout
 //! - `lock`: the run lock (schedule helper).
-//! - `plan`: flags + scenario → a validated run plan (the CLI edge is [`crate::rehearsal`]).
+//! - `plan`: flags + scenario → a validated run plan (the CLI edge is [`crate::rehearsal`]);
+//!   `plan_error`: why no plan could be made (bad input, typed).
 //! - `observation`: the one [`observation::Observation`] every system under test returns per
 //!   arm (upstream record, probes, fault hits, engine events where there is an engine of ours,
 //!   scrapes, turns' replay accuracy, a gateway's decisions, the kind's own rows, the stop), and
@@ -52,6 +53,7 @@ pub mod lock;
 pub mod observation;
 pub mod observe;
 pub mod plan;
+mod plan_error;
 pub mod progress;
 pub mod recorder;
 pub mod rig;

@@ -4,14 +4,14 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
-
 use crate::cli::{PolicyArg, RunArgs};
 use crate::engine::Policy;
 use crate::scenario::resolve::resolve;
 use crate::scenario::target::TargetKind;
 use crate::scenario::validate::{Checked, check};
 use crate::util::speed::Speed;
+
+pub use super::plan_error::{PlanError, Refused};
 
 /// The default parent of run directories.
 pub(crate) const DEFAULT_REPORT_DIR: &str = "reports";
@@ -70,21 +70,17 @@ fn check_target_run(
     speed: Speed,
     policies: &[Policy],
     versions: &[String],
-) -> anyhow::Result<()> {
+) -> Result<(), Refused> {
     let t = &checked.file.target;
     if !t.kind.is_external() {
         return Ok(());
     }
     let kind = t.kind.as_str();
     if speed != Speed::ONE {
-        bail!(
-            "--speed {speed}: a `{kind}` target runs at speed 1 only: the harness cannot \
-             compress a real gateway's own timers (its retries, backoff and cooldowns), so a \
-             faster replay would judge a different system"
-        );
+        return Err(Refused::TargetSpeed { speed, kind });
     }
     if !policies.is_empty() {
-        bail!("--policy picks an embedded engine policy; this scenario's target is `{kind}`");
+        return Err(Refused::PolicyWithTarget(kind));
     }
     match t.kind {
         TargetKind::Openclaw if versions.is_empty() => {
@@ -105,12 +101,12 @@ fn check_target_run(
             if let Some(env) = &t.token_env
                 && std::env::var_os(env).is_none()
             {
-                bail!("[target] token_env names `{env}`, which is not set");
+                return Err(Refused::TokenUnset(env.clone()));
             }
             if let Some(env) = &t.token_env
                 && std::env::var(env).map_or(true, |v| v.trim().is_empty())
             {
-                bail!("[target] token_env names `{env}`, which is empty or not UTF-8");
+                return Err(Refused::TokenEmpty(env.clone()));
             }
         }
         TargetKind::Embedded => {}
@@ -121,47 +117,44 @@ fn check_target_run(
 /// The OpenClaw versions a run of `checked` runs side by side: `--gateway-version` (an
 /// `openclaw` target only; checked as `[target] versions` is), else `[target] versions`. An
 /// expectation scoped to a version the run does not run is refused: it would judge nothing.
-fn run_versions(checked: &Checked, cli: &[String]) -> anyhow::Result<Vec<String>> {
+fn run_versions(checked: &Checked, cli: &[String]) -> Result<Vec<String>, Refused> {
     let file = &checked.file;
     if cli.is_empty() {
         return Ok(file.target.versions.clone());
     }
     if file.target.kind != TargetKind::Openclaw {
-        bail!(
-            "--gateway-version runs OpenClaw versions side by side; this scenario's target is `{}`",
-            file.target.kind.as_str()
-        );
+        return Err(Refused::VersionsNotOpenclaw(file.target.kind.as_str()));
     }
     if file.target.command.is_some() {
-        bail!("--gateway-version: the scenario's `[target] command` pins one executable");
+        return Err(Refused::VersionsWithCommand);
     }
     let max = crate::scenario::target::MAX_VERSIONS;
     if cli.len() > max {
-        bail!("--gateway-version: at most {max} versions side by side");
+        return Err(Refused::TooManyVersions(max));
     }
     for (i, v) in cli.iter().enumerate() {
         if let Some(why) = crate::scenario::target::version_problem(v) {
-            bail!("--gateway-version: {why}");
+            return Err(Refused::BadVersion(why));
         }
         if cli[..i].contains(v) {
-            bail!("--gateway-version: `{v}` is given twice");
+            return Err(Refused::VersionTwice(v.clone()));
         }
     }
     let scoped = file.expect.scoped_runs();
     if let Some(v) = scoped.iter().find(|v| !cli.contains(v)) {
-        bail!(
-            "{}: an expectation is scoped to version `{v}`, which --gateway-version {} does not run",
-            checked.path.display(),
-            cli.join(" --gateway-version ")
-        );
+        return Err(Refused::ScopedVersionNotRun {
+            path: checked.path.clone(),
+            version: v.clone(),
+            given: cli.join(" --gateway-version "),
+        });
     }
     Ok(cli.to_vec())
 }
 
 /// Builds the plan from the flags.
-pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
+pub fn build(args: &RunArgs) -> Result<RunPlan, PlanError> {
     if args.scenarios.is_empty() {
-        bail!("give at least one --scenario NAME|PATH");
+        return Err(PlanError::NoScenario);
     }
     // A `Speed` was checked where it was made (clap's parser or `Speed::new`).
     let speed = args.speed.unwrap_or_default();
@@ -169,21 +162,22 @@ pub fn build(args: &RunArgs) -> anyhow::Result<RunPlan> {
     let mut scenarios = Vec::new();
     for arg in &args.scenarios {
         let path = resolve(arg)?;
-        let checked = check(&path).with_context(|| format!("scenario `{arg}`"))?;
+        let refused = |source: Refused| PlanError::Scenario {
+            arg: arg.clone(),
+            source: Box::new(source),
+        };
+        let checked = check(&path).map_err(|e| refused(e.into()))?;
         if let Some(p) = &checked.file.prometheus {
             crate::detection::preflight(p, &checked.path, speed)
-                .map_err(|e| anyhow::anyhow!(e))
-                .with_context(|| format!("scenario `{arg}`"))?;
+                .map_err(|e| refused(e.into()))?;
         }
         let policies = if cli_policies.is_empty() {
             checked.file.policies.clone()
         } else {
             cli_policies.clone()
         };
-        let versions = run_versions(&checked, &args.gateway_versions)
-            .with_context(|| format!("scenario `{arg}`"))?;
-        check_target_run(&checked, speed, &cli_policies, &versions)
-            .with_context(|| format!("scenario `{arg}`"))?;
+        let versions = run_versions(&checked, &args.gateway_versions).map_err(refused)?;
+        check_target_run(&checked, speed, &cli_policies, &versions).map_err(refused)?;
         scenarios.push(ScenarioPlan {
             versions,
             seed: args.seed.unwrap_or(checked.file.seed),

@@ -20,10 +20,9 @@ pub(crate) fn check_release(
     checked: &Checked,
     user: &UserConfig,
     install: &Install,
-) -> anyhow::Result<()> {
+) -> Result<(), super::plan_error::Refused> {
     let file = &checked.file;
-    let config = gateway_config_with(file, &checked.traffic, "http://127.0.0.1:1", Some(user))
-        .map_err(|e| anyhow::anyhow!("{}: {}", e.field, e.message))?;
+    let config = gateway_config_with(file, &checked.traffic, "http://127.0.0.1:1", Some(user))?;
     let settings = GatewaySettings {
         port: 18789,
         token: "rehearse-validate".into(),
@@ -33,8 +32,12 @@ pub(crate) fn check_release(
         return Ok(());
     };
     let effective = overlay(&user.value, &config.to_json(&settings), base.options);
-    check_with_release(install, &effective.config)
-        .map_err(|e| anyhow::anyhow!("[target] config {}: {e}", user.path.display()))
+    check_with_release(install, &effective.config).map_err(|source| {
+        super::plan_error::Refused::UserConfig {
+            path: user.path.clone(),
+            source,
+        }
+    })
 }
 
 /// Fills in the report's `user_config` and keeps `openclaw-config.json` in `dir`.

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::turn_end::TurnEnd;
-use crate::replay::http::{HttpDispatcher, TargetError};
+use crate::replay::http::{ExchangeError, HttpDispatcher, TargetError};
 
 /// The model a turn names: the gateway's default agent.
 pub(crate) const GATEWAY_MODEL: &str = "openclaw/default";
@@ -109,12 +109,10 @@ impl TurnClient {
         self
     }
 
-    /// `GET path`: its status, or the kind of failure when no answer came (`connect`, ...).
-    pub(crate) async fn status_of(&self, path: &str) -> Result<u16, String> {
-        match self.http.exchange(Method::GET, path, None).await {
-            Ok((status, _)) => Ok(status.as_u16()),
-            Err(e) => Err(e.to_string()),
-        }
+    /// `GET path`: its status, or why no answer came (its kind, `connect`, ..., and cause).
+    pub(crate) async fn status_of(&self, path: &str) -> Result<u16, ExchangeError> {
+        let (status, _) = self.http.exchange(Method::GET, path, None).await?;
+        Ok(status.as_u16())
     }
 
     /// `GET /health` answered `"ok": true`.

@@ -210,6 +210,7 @@ impl Successes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::sync::Locked;
     use std::sync::Arc;
     use std::sync::Mutex;
 
@@ -250,12 +251,8 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::<(Instant, Duration)>::new()));
         let lock = Arc::new(Mutex::new(()));
         let drain = |s: &Successes, seen: &Mutex<Vec<_>>, lock: &Mutex<()>| {
-            let _g = lock
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let mut v = seen
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _g = lock.locked();
+            let mut v = seen.locked();
             s.drain(|b| v.extend(b.iter()));
         };
         let producers: Vec<_> = (0..4u64)
@@ -280,9 +277,7 @@ mod tests {
             p.join().expect("producer");
         }
         drain(&s, &seen, &lock);
-        let seen = seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let seen = seen.locked();
         assert_eq!(seen.len(), 20_000);
         for p in 0..4 {
             let mine: Vec<_> = seen.iter().filter(|e| e.1 == ms(p)).map(|e| e.0).collect();

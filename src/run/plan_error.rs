@@ -1,0 +1,110 @@
+//! Why `run`'s flags and scenario files make no plan: every case is bad input (exit 2). A
+//! scenario's problem is wrapped with the scenario argument it came from; causes are kept as
+//! `source` and printed once by the CLI edge's `{:#}`.
+
+use std::path::PathBuf;
+
+use crate::detection::DetectionError;
+use crate::gateway::openclaw::InstallError;
+use crate::gateway::openclaw::release_check::ReleaseCheckError;
+use crate::scenario::field::FieldError;
+use crate::scenario::resolve::NotFound;
+use crate::scenario::format::ScenarioError;
+use crate::util::speed::Speed;
+
+/// No plan could be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// `run` without a scenario.
+    #[error("give at least one --scenario NAME|PATH")]
+    NoScenario,
+    /// A scenario name that names no file.
+    #[error(transparent)]
+    NotFound(#[from] NotFound),
+    /// One scenario cannot be run as asked.
+    #[error("scenario `{arg}`")]
+    Scenario {
+        /// The `--scenario` argument.
+        arg: String,
+        /// Why (boxed: a located scenario error is large).
+        #[source]
+        source: Box<Refused>,
+    },
+}
+
+/// Why one scenario cannot be run as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// The file itself is wrong (located).
+    #[error(transparent)]
+    File(#[from] ScenarioError),
+    /// Its `[prometheus]` cannot run here or at this speed.
+    #[error(transparent)]
+    Detection(#[from] DetectionError),
+    /// An external target at a compressed speed.
+    #[error(
+        "--speed {speed}: a `{kind}` target runs at speed 1 only: the harness cannot compress a \
+         real gateway's own timers (its retries, backoff and cooldowns), so a faster replay would \
+         judge a different system"
+    )]
+    TargetSpeed {
+        /// The speed asked for.
+        speed: Speed,
+        /// The target kind.
+        kind: &'static str,
+    },
+    /// `--policy` with an external target.
+    #[error("--policy picks an embedded engine policy; this scenario's target is `{0}`")]
+    PolicyWithTarget(&'static str),
+    /// No OpenClaw install (or not the version asked for).
+    #[error(transparent)]
+    Install(#[from] InstallError),
+    /// The effective gateway configuration could not be built.
+    #[error(transparent)]
+    GatewayConfig(#[from] FieldError),
+    /// The release refused the effective configuration of the user's `[target] config`.
+    #[error("[target] config {}", path.display())]
+    UserConfig {
+        /// The user's file.
+        path: PathBuf,
+        /// The release's answer.
+        #[source]
+        source: ReleaseCheckError,
+    },
+    /// `[target] token_env` names a variable that is not set.
+    #[error("[target] token_env names `{0}`, which is not set")]
+    TokenUnset(String),
+    /// `[target] token_env` names a variable that is empty or not UTF-8.
+    #[error("[target] token_env names `{0}`, which is empty or not UTF-8")]
+    TokenEmpty(String),
+    /// `--gateway-version` with a target other than OpenClaw.
+    #[error(
+        "--gateway-version runs OpenClaw versions side by side; this scenario's target is `{0}`"
+    )]
+    VersionsNotOpenclaw(&'static str),
+    /// `--gateway-version` with `[target] command`.
+    #[error("--gateway-version: the scenario's `[target] command` pins one executable")]
+    VersionsWithCommand,
+    /// Too many versions.
+    #[error("--gateway-version: at most {0} versions side by side")]
+    TooManyVersions(usize),
+    /// A version that is not one.
+    #[error("--gateway-version: {0}")]
+    BadVersion(String),
+    /// The same version twice.
+    #[error("--gateway-version: `{0}` is given twice")]
+    VersionTwice(String),
+    /// An expectation scoped to a version the run does not run.
+    #[error(
+        "{}: an expectation is scoped to version `{version}`, which --gateway-version {given} does not run",
+        path.display()
+    )]
+    ScopedVersionNotRun {
+        /// The scenario file.
+        path: PathBuf,
+        /// The version the expectation names.
+        version: String,
+        /// The versions given, as on the command line.
+        given: String,
+    },
+}
