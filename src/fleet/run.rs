@@ -32,7 +32,6 @@ use crate::run::recorder::{KeptRecords, UpstreamRecorder};
 use crate::run::sinks::{EventsWriter, PromFile};
 use crate::scenario::fleet::Coordination;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
-use crate::upstream::{Upstream, UpstreamConfig};
 use crate::util::shutdown::Shutdown;
 use crate::verdict::ProbeArrival;
 
@@ -130,14 +129,7 @@ pub(crate) async fn run_coordination(
     let servers = StopOnDrop(Shutdown::new());
 
     // The upstream every host calls.
-    let upstream = Upstream::new(UpstreamConfig {
-        faults: file.fault.clone(),
-        seed: plan.seed,
-        speed,
-        max_arrivals_per_dep: 0,
-        owners: crate::scenario::gateway::token_owners(file),
-        ..UpstreamConfig::default()
-    });
+    let upstream = crate::run::recorder::scenario_upstream(file, plan.seed, speed);
     let fault_hits = Arc::new(FaultHits::new(speed.get()));
     let log = Arc::new(
         UpstreamRecorder::new(

@@ -33,7 +33,6 @@ use crate::gateway::openclaw::{Gateway, GatewayError, GatewayOptions, Install, T
 use crate::scenario::gateway::{PlannedTurn, base_config, gateway_config_with, planned_turns};
 use crate::scenario::target::TargetKind;
 use crate::scrape::{CompactScrapes, ScrapeLog, Scraper, ScraperConfig};
-use crate::upstream::{Upstream, UpstreamConfig};
 use crate::util::shutdown::Shutdown;
 
 use super::external_gateway::{finish_gateway, turn_row};
@@ -67,14 +66,8 @@ pub(crate) async fn run_arm(
     run.target.kind = kind.as_str().to_string();
 
     // The mock upstream.
-    let upstream = Upstream::new(UpstreamConfig {
-        faults: file.fault.clone(),
-        seed: plan.seed,
-        speed: crate::util::speed::Speed::ONE,
-        max_arrivals_per_dep: 0,
-        owners: crate::scenario::gateway::token_owners(file),
-        ..UpstreamConfig::default()
-    });
+    let upstream =
+        super::recorder::scenario_upstream(file, plan.seed, crate::util::speed::Speed::ONE);
     let fault_hits = Arc::new(FaultHits::new(1.0));
     let ground = Arc::new(
         UpstreamRecorder::new(

@@ -34,7 +34,7 @@ use crate::replay::replayer::ReplaySummary;
 use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
 use crate::transport::Diagnostics;
 use crate::transport::SocketsReport;
-use crate::upstream::{Stats, Upstream, UpstreamConfig};
+use crate::upstream::Stats;
 use crate::util::shutdown::Shutdown;
 use crate::verdict::ProbeArrival;
 
@@ -163,15 +163,7 @@ pub async fn run_policy(
     let metrics = super::rig::metrics(start, start_unix_s);
 
     // The mock upstream.
-    let upstream = Upstream::new(UpstreamConfig {
-        faults: file.fault.clone(),
-        seed: plan.seed,
-        speed,
-        // Every request is in upstream.jsonl and the probe arrivals in the recorder.
-        max_arrivals_per_dep: 0,
-        owners: crate::scenario::gateway::token_owners(file),
-        ..UpstreamConfig::default()
-    });
+    let upstream = super::recorder::scenario_upstream(file, plan.seed, speed);
     upstream.set_run_start(start);
     let fault_hits = Arc::new(FaultHits::new(speed.get()));
     let up_log = Arc::new(

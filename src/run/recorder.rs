@@ -24,6 +24,24 @@ use crate::report::requests::tape::RequestTape;
 use crate::upstream::{RecordSink, UpstreamRecord};
 use crate::util::sync::Locked;
 
+/// The mock upstream of a run of `file` (every kind builds it here): the scenario's faults and
+/// seed at `speed`, the token owners its faults may be scoped to, and no arrivals kept inside
+/// it (every request reaches the recorder, and upstream.jsonl through it).
+pub(crate) fn scenario_upstream(
+    file: &crate::scenario::ScenarioFile,
+    seed: u64,
+    speed: crate::util::speed::Speed,
+) -> std::sync::Arc<crate::upstream::Upstream> {
+    crate::upstream::Upstream::new(crate::upstream::UpstreamConfig {
+        faults: file.fault.clone(),
+        seed,
+        speed,
+        max_arrivals_per_dep: 0,
+        owners: crate::scenario::gateway::token_owners(file),
+        ..crate::upstream::UpstreamConfig::default()
+    })
+}
+
 /// Most model requests a run keeps in memory for the ground-truth expectations.
 pub(crate) const MAX_UPSTREAM_RECORDS: usize = 200_000;
 

@@ -141,8 +141,10 @@ async fn a_gateway_that_exits_is_an_error_quoting_its_output_after_the_keys_were
 async fn a_gateway_that_never_gets_healthy_is_killed_and_its_output_quoted() {
     let fake = Fake::new("hang");
     let run = tempfile::tempdir().unwrap();
+    // Long enough for the fake (a Python script) to start and print its line while the suite's
+    // real gateways load the machine: with 3 s it was once killed before it had printed.
     let opts = GatewayOptions {
-        ready_timeout: Duration::from_secs(3),
+        ready_timeout: Duration::from_secs(10),
         ..options(true)
     };
     let err = Gateway::start(&fake.install(), &config(), run.path(), opts)

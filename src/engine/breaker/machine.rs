@@ -92,6 +92,11 @@ pub struct Machine {
     /// The furthest Retry-After received from this dependency.
     retry_after_until: Option<Instant>,
     latencies: Latencies,
+    /// The earliest start of this breaker's next probe as its last probe set it, kept across
+    /// phases: when a fleet's shared state re-opens the breaker and half-opens it sooner than
+    /// its own open time would (a rejoin adopting another host's seed), the host still sends
+    /// at most one probe per interval.
+    probe_not_before: Option<Instant>,
 }
 
 impl Machine {
@@ -105,6 +110,7 @@ impl Machine {
             reopens: 0,
             retry_after_until: None,
             latencies: Latencies::default(),
+            probe_not_before: None,
         }
     }
 
@@ -246,7 +252,11 @@ impl Machine {
             open_for: None,
             reason: None,
         });
-        self.phase = Phase::HalfOpen(HalfOpen::new(until));
+        let mut h = HalfOpen::new(until);
+        if let Some(not_before) = self.probe_not_before {
+            h.next_probe_at = h.next_probe_at.max(not_before);
+        }
+        self.phase = Phase::HalfOpen(h);
     }
 
     /// Decides whether `worker`'s call may go out at `now`.
@@ -271,10 +281,13 @@ impl Machine {
             },
             Phase::Open { until } => Admit::Reject { until: *until },
             Phase::HalfOpen(h) => match h.try_admit(worker, now, timeout, cfg, rng) {
-                Ok(()) => Admit::Allow {
-                    probe: true,
-                    timeout: Some(timeout),
-                },
+                Ok(()) => {
+                    self.probe_not_before = Some(h.next_probe_at);
+                    Admit::Allow {
+                        probe: true,
+                        timeout: Some(timeout),
+                    }
+                }
                 Err(until) => Admit::Reject { until },
             },
         }
@@ -446,3 +459,6 @@ impl Machine {
 pub fn open_for(cfg: &BreakerConfig, reopens: u32) -> Duration {
     open_backoff(cfg.open_for, cfg.open_for_cap, reopens)
 }
+
+#[cfg(test)]
+mod tests;
