@@ -468,13 +468,25 @@ fn a_fleet_runs_prometheus_over_every_host_and_is_judged_on_its_alerts() {
         let end = s.find("# BreakerOpen (").expect("alert block");
         let t = format!(
             "{}{}",
-            s[..start].replace(
-                "workers = 4\n",
-                "workers = 4\n\n[fleet]\nhosts = 2\ncoordination = [\"none\"]\n"
-            ),
+            s[..start]
+                .replace(
+                    "workers = 4\n",
+                    "workers = 4\n\n[fleet]\nhosts = 2\ncoordination = [\"none\"]\n"
+                )
+                // Prometheus scrapes every 2 s, so each scrape of a host (a debug build, beside
+                // the suite's real gateways) may take up to 2 s: with 1 s, one slow scrape under
+                // CI load was `up = 0`, which rightly fails the `never fires` row.
+                .replace(
+                    "spawn = true\nscrape_interval = \"1s\"\n",
+                    "spawn = true\nscrape_interval = \"2s\"\n"
+                ),
             &s[end..]
         );
         assert!(t.contains("[fleet]"), "no workers line to follow");
+        assert!(
+            t.contains("scrape_interval = \"2s\""),
+            "no [prometheus] scrape_interval"
+        );
         t
     });
     let out = rehearse(&["run", "--scenario", fleet.to_str().unwrap()], tmp.path());
