@@ -52,6 +52,7 @@ impl PacerThread {
 
 /// Applies the settings to the calling thread and reports what was granted.
 pub(crate) fn tune_current_thread() -> PacerThread {
+    // The priority first: the slice is asked for with the nice value the thread then has.
     let priority = raise_priority();
     PacerThread {
         fine_timer_slack: fine_timer_slack(),
@@ -62,7 +63,7 @@ pub(crate) fn tune_current_thread() -> PacerThread {
 
 /// Asks for the short scheduler slice on the calling thread; whether it was granted.
 #[cfg(target_os = "linux")]
-pub(crate) fn short_slice() -> bool {
+fn short_slice() -> bool {
     /// `struct sched_attr`, `SCHED_ATTR_SIZE_VER1` (linux/sched/types.h).
     #[repr(C)]
     struct SchedAttr {
@@ -104,7 +105,7 @@ pub(crate) fn short_slice() -> bool {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn short_slice() -> bool {
+fn short_slice() -> bool {
     false
 }
 
