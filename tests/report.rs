@@ -122,6 +122,7 @@ fn report_files_are_written_and_report_json_has_the_design_keys() {
                 "series",
                 "status",
                 "tolerance_ms",
+                "witness",
             ]
         );
         let want = if e["ok"] == true { "pass" } else { "fail" };
@@ -399,6 +400,7 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
             canaries: Default::default(),
             stopped_at_ms: None,
             final_exposition: None,
+            engine_catalogue: true,
         })
     };
     let by_scrape = build(None);

@@ -35,6 +35,16 @@ pub(crate) fn traffic_line(r: &Report) -> Option<String> {
     Some(line)
 }
 
+/// A row's witness as its table cell: what it was judged on (`scrapes 118, series 1`), or
+/// `not recorded` for a row of a report written before witnesses.
+pub(crate) fn witness(e: &crate::verdict::ExpectationResult) -> String {
+    if e.witness.is_empty() {
+        "not recorded".to_string()
+    } else {
+        e.witness.line()
+    }
+}
+
 /// The mark of an expectation row: ✓ pass, ✗ fail, ○ not reached (neither), · no baseline
 /// yet (a drift row with too few runs before it: neither).
 pub(crate) fn mark(s: ExpectStatus) -> &'static str {

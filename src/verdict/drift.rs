@@ -200,6 +200,10 @@ pub fn judge(
     row.ok = status == ExpectStatus::Pass;
     row.status = status;
     row.detail = detail;
+    row.witness = super::Witness::of(&[
+        ("baseline_runs", baseline.len() as u64),
+        ("earlier_runs", earlier as u64),
+    ]);
     row
 }
 

@@ -169,6 +169,7 @@ pub fn sample_report() -> Report {
                 canaries: [("crm_search".to_string(), (3, 2))].into(),
                 stopped_at_ms: None,
                 final_exposition: None,
+                engine_catalogue: true,
             })
         })
         .collect();
