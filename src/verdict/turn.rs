@@ -63,11 +63,11 @@ pub struct ExpectTurn {
 }
 
 impl ExpectTurn {
-    fn counts(&self) -> bool {
+    pub(crate) fn counts(&self) -> bool {
         self.equals.is_some() || self.at_least.is_some() || self.at_most.is_some()
     }
 
-    fn latency(&self) -> bool {
+    pub(crate) fn latency(&self) -> bool {
         self.latency_at_most.is_some() || self.latency_at_least.is_some()
     }
 }
