@@ -15,6 +15,7 @@ use super::drift::{arm_figures, moved, system_of};
 use crate::report::counts::Counts;
 use crate::report::drift::DEFAULT_THRESHOLD;
 use crate::report::model::Report;
+use crate::verdict::Witness;
 use crate::verdict::drift::{change_text, show};
 
 /// One side of the comparison.
@@ -70,13 +71,36 @@ pub struct ExpectationDiff {
     pub a: Option<(String, String)>,
     /// RUN_B's.
     pub b: Option<(String, String)>,
+    /// What RUN_A's row was judged on (`{}`: a report written before witnesses; null: not in
+    /// RUN_A).
+    pub a_witness: Option<Witness>,
+    /// RUN_B's.
+    pub b_witness: Option<Witness>,
     /// The status differs (or the row is in one run only).
     pub changed: bool,
+}
+
+/// A way the two runs differ besides their system under test, which makes a starred
+/// difference something other than a regression: seed, speed, scenario digest, rehearse
+/// version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Caveat {
+    /// `seed`, `speed`, `scenario digest`, `rehearse version`.
+    pub what: String,
+    /// RUN_A's (null: not recorded).
+    pub a: Option<String>,
+    /// RUN_B's.
+    pub b: Option<String>,
 }
 
 /// The whole comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
+    /// How the runs differ in seed, speed, scenario digest or rehearse version (first, so a
+    /// reader sees it before any starred difference).
+    pub caveats: Vec<Caveat>,
+    /// The caveats in one sentence (null when there are none).
+    pub caveat: Option<String>,
     /// RUN_A.
     pub a: Side,
     /// RUN_B.
@@ -106,8 +130,56 @@ fn side(dir: &str, r: &Report) -> Side {
 }
 
 type Key = (String, String, Option<String>, String);
+type Seen = ((String, String), Witness);
 
-fn rows(r: &Report) -> Vec<(Key, (String, String))> {
+/// How `a` and `b` differ in what makes their figures comparable.
+pub fn caveats(a: &Report, b: &Report) -> Vec<Caveat> {
+    let mut out = Vec::new();
+    let mut differ = |what: &str, x: Option<String>, y: Option<String>| {
+        if x != y {
+            out.push(Caveat {
+                what: what.into(),
+                a: x,
+                b: y,
+            });
+        }
+    };
+    differ("seed", Some(a.seed.to_string()), Some(b.seed.to_string()));
+    differ("speed", Some(format!("×{}", a.speed)), Some(format!("×{}", b.speed)));
+    let short = |r: &Report| {
+        r.scenario_digest
+            .as_deref()
+            .map(|d| crate::scenario::digest::short(d).to_string())
+    };
+    differ("scenario digest", short(a), short(b));
+    differ(
+        "rehearse version",
+        a.rehearse_version.clone(),
+        b.rehearse_version.clone(),
+    );
+    out
+}
+
+/// The caveats as one sentence for the top of the output.
+fn caveat_text(c: &[Caveat]) -> Option<String> {
+    if c.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = c
+        .iter()
+        .map(|x| {
+            let v = |s: &Option<String>| s.clone().unwrap_or_else(|| "not recorded".into());
+            format!("{} (A {}, B {})", x.what, v(&x.a), v(&x.b))
+        })
+        .collect();
+    Some(format!(
+        "the runs differ in {}: a starred difference below may come from that, not from a \
+         regression of the system under test",
+        parts.join(", ")
+    ))
+}
+
+fn rows(r: &Report) -> Vec<(Key, Seen)> {
     r.policies
         .iter()
         .flat_map(|p| {
@@ -119,7 +191,10 @@ fn rows(r: &Report) -> Vec<(Key, (String, String))> {
                         e.dep.clone().or_else(|| e.series.clone()),
                         e.expected.clone(),
                     ),
-                    (e.status.as_str().to_string(), e.observed.clone()),
+                    (
+                        (e.status.as_str().to_string(), e.observed.clone()),
+                        e.witness.clone(),
+                    ),
                 )
             })
         })
@@ -169,12 +244,13 @@ pub fn compare(dir_a: &str, a: &Report, dir_b: &str, b: &Report) -> Comparison {
     }
     let mut rb = rows(b);
     let mut expectations = Vec::new();
-    for (key, va) in rows(a) {
+    for (key, (va, wa)) in rows(a) {
         let vb = rb
             .iter()
             .position(|(k, _)| *k == key)
             .map(|i| rb.remove(i).1);
-        let changed = vb.as_ref().is_none_or(|vb| vb.0 != va.0);
+        let changed = vb.as_ref().is_none_or(|vb| vb.0.0 != va.0);
+        let (vb, wb) = vb.map_or((None, None), |(v, w)| (Some(v), Some(w)));
         expectations.push(ExpectationDiff {
             policy: key.0,
             kind: key.1,
@@ -182,10 +258,12 @@ pub fn compare(dir_a: &str, a: &Report, dir_b: &str, b: &Report) -> Comparison {
             expected: key.3,
             a: Some(va),
             b: vb,
+            a_witness: Some(wa),
+            b_witness: wb,
             changed,
         });
     }
-    for (key, vb) in rb {
+    for (key, (vb, wb)) in rb {
         expectations.push(ExpectationDiff {
             policy: key.0,
             kind: key.1,
@@ -193,10 +271,15 @@ pub fn compare(dir_a: &str, a: &Report, dir_b: &str, b: &Report) -> Comparison {
             expected: key.3,
             a: None,
             b: Some(vb),
+            a_witness: None,
+            b_witness: Some(wb),
             changed: true,
         });
     }
+    let caveats = caveats(a, b);
     Comparison {
+        caveat: caveat_text(&caveats),
+        caveats,
         a: side(dir_a, a),
         b: side(dir_b, b),
         system_change,
@@ -210,6 +293,9 @@ impl Comparison {
     /// The plain-text side by side.
     pub fn text(&self) -> String {
         let mut o = String::new();
+        if let Some(c) = &self.caveat {
+            let _ = writeln!(o, "CAVEAT: {c}");
+        }
         for (label, s) in [("A", &self.a), ("B", &self.b)] {
             let _ = writeln!(
                 o,
@@ -254,6 +340,17 @@ impl Comparison {
                 e.expected,
                 v(&e.a),
                 v(&e.b)
+            );
+            let w = |x: &Option<Witness>| match x {
+                None => "absent".to_string(),
+                Some(w) if w.is_empty() => "not recorded".to_string(),
+                Some(w) => w.line(),
+            };
+            let _ = writeln!(
+                o,
+                "      witness: {} | {}",
+                w(&e.a_witness),
+                w(&e.b_witness)
             );
         }
         o

@@ -15,7 +15,7 @@
 //!   away from P is a model request naming another model than the previous model request,
 //!   which was P's and faulted. Times to the first of each run from the first applied fault.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::BreakerState;
 use crate::report::figures::{DepFigures, KeyFigures, ProviderFigures};
@@ -39,8 +39,14 @@ pub(crate) struct FigureInput<'a> {
     /// model, faulted).
     pub sent: Vec<Sent>,
     /// Profiles put in cooldown by a system without marks (a gateway's auth state): provider
-    /// per cooled profile.
-    pub cooled_providers: Vec<String>,
+    /// per cooled profile; `None` when the run could not see them (no auth state read).
+    pub cooled_providers: Option<Vec<String>>,
+    /// The breaker deps the run could watch: a dep among them that never opened has
+    /// `openings` 0 (a value), one outside them no figures (unknown).
+    pub watched_deps: BTreeSet<String>,
+    /// The providers whose counts the run has in full: each gets its figures, 0 where nothing
+    /// happened.
+    pub providers: BTreeSet<String>,
     /// Profile id → provider.
     pub provider_of: BTreeMap<String, String>,
     /// The replay lag p99.
@@ -109,7 +115,16 @@ pub(crate) fn compute(i: &FigureInput<'_>) -> KeyFigures {
     for (dep, ts) in by_dep {
         deps.insert(dep.to_string(), dep_figures(dep, &ts, &applied, &i.probes));
     }
-    let mut providers: BTreeMap<String, ProviderFigures> = BTreeMap::new();
+    for dep in &i.watched_deps {
+        deps.entry(dep.clone()).or_default();
+    }
+    let mut providers: BTreeMap<String, ProviderFigures> = i
+        .providers
+        .iter()
+        .map(|p| (p.clone(), ProviderFigures::default()))
+        .collect();
+    // Cooldowns per provider, where the run can see them (`None`: it cannot).
+    let cooled: Option<BTreeMap<String, u64>>;
     let since = |t: u64| first_fault.map(|f| t.saturating_sub(f));
     match i.marks {
         Some(m) => {
@@ -129,9 +144,11 @@ pub(crate) fn compute(i: &FigureInput<'_>) -> KeyFigures {
                 p.fallbacks += 1;
                 p.time_to_first_fallback_ms = p.time_to_first_fallback_ms.or(since(f.t_ms));
             }
+            let mut n: BTreeMap<String, u64> = BTreeMap::new();
             for c in &m.cooldowns {
-                providers.entry(prov(&c.profile)).or_default().cooldowns += 1;
+                *n.entry(prov(&c.profile)).or_default() += 1;
             }
+            cooled = Some(n);
         }
         None => {
             let mut last_of: BTreeMap<&str, &Sent> = BTreeMap::new();
@@ -159,10 +176,24 @@ pub(crate) fn compute(i: &FigureInput<'_>) -> KeyFigures {
                 last_of.insert(&s.provider, s);
                 last = Some(s);
             }
-            for p in &i.cooled_providers {
-                providers.entry(p.clone()).or_default().cooldowns += 1;
-            }
+            cooled = i.cooled_providers.as_ref().map(|list| {
+                let mut n: BTreeMap<String, u64> = BTreeMap::new();
+                for p in list {
+                    *n.entry(p.clone()).or_default() += 1;
+                }
+                n
+            });
         }
+    }
+    if let Some(n) = &cooled {
+        for p in n.keys() {
+            providers.entry(p.clone()).or_default();
+        }
+    }
+    for (name, p) in &mut providers {
+        p.cooldowns = cooled
+            .as_ref()
+            .map(|n| n.get(name).copied().unwrap_or(0));
     }
     let count = |st: ExpectStatus| i.statuses.iter().filter(|s| **s == st).count() as u64;
     KeyFigures {
@@ -233,12 +264,14 @@ fn dep_figures(
 }
 
 /// The figures of a section just built from observation `o` (its transitions, windows and rows
-/// already in place).
+/// already in place), for a run of `plan`.
 pub(crate) fn of_section(
     o: &super::observation::Observation,
     section: &PolicyReport,
-    profiles: &[crate::engine::Profile],
+    plan: &super::plan::ScenarioPlan,
 ) -> KeyFigures {
+    let file = &plan.checked.file;
+    let profiles = &file.profile;
     // A profile's provider by its id, and by its key's fingerprint (what the upstream saw).
     let provider_of: BTreeMap<String, String> = profiles
         .iter()
@@ -256,20 +289,18 @@ pub(crate) fn of_section(
         .map(|a| (a.dep.clone(), crate::util::units::scenario_ms_u(a.t_ms, speed)))
         .collect();
     let marks = o.engine.as_ref().map(|_| &section.marks);
-    let cooled_providers = o
-        .gateway
-        .as_ref()
-        .and_then(|g| g.auth.as_ref())
-        .map(|a| {
-            a.cooled()
-                .map(|p| {
-                    provider_of.get(&p.profile).cloned().unwrap_or_else(|| {
-                        p.profile.split(':').next().unwrap_or_default().to_string()
-                    })
+    // An OpenClaw gateway's cooldowns are in its auth state, when it was read; an `http`
+    // target has none the harness can see.
+    let cooled_providers = o.gateway.as_ref().and_then(|g| g.auth.as_ref()).map(|a| {
+        a.cooled()
+            .map(|p| {
+                provider_of.get(&p.profile).cloned().unwrap_or_else(|| {
+                    p.profile.split(':').next().unwrap_or_default().to_string()
                 })
-                .collect()
-        })
-        .unwrap_or_default();
+            })
+            .collect()
+    });
+    let (watched_deps, providers) = watched(o, section, plan);
     compute(&FigureInput {
         transitions: &section.transitions,
         fault_windows: &section.fault_windows,
@@ -281,10 +312,41 @@ pub(crate) fn of_section(
             Vec::new()
         },
         cooled_providers,
+        watched_deps,
+        providers,
         provider_of,
         lag_p99_ms: o.replay.lag_ms.p99,
         statuses: section.expectations.iter().map(|e| e.status).collect(),
     })
+}
+
+/// What the run could count, whether or not anything happened: the breaker deps it watched
+/// (an engine of ours reports every breaker in its events, so every dep the scenario can
+/// produce; a gateway only the deps whose breaker series its scrapes showed) and the providers
+/// whose rotations and fallbacks it has in full (the scenario's, and those it sent to).
+fn watched(
+    o: &super::observation::Observation,
+    section: &PolicyReport,
+    plan: &super::plan::ScenarioPlan,
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    let file = &plan.checked.file;
+    let mut deps: BTreeSet<String> = section.breaker_states.keys().cloned().collect();
+    deps.extend(section.transitions.iter().map(|t| t.dep.clone()));
+    let mut providers: BTreeSet<String> =
+        file.profile.iter().map(|p| p.provider.clone()).collect();
+    if o.engine.is_some() {
+        let book = crate::engine::failover::profiles::ProfileBook::new(file.profile.clone())
+            .unwrap_or_default();
+        let exercised = crate::scenario::validate::exercised_deps(file, &book, &plan.checked.traffic);
+        providers.extend(
+            exercised
+                .iter()
+                .filter(|d| d.matches('/').count() == 2)
+                .filter_map(|d| d.split('/').next().map(str::to_string)),
+        );
+        deps.extend(exercised);
+    }
+    (deps, providers)
 }
 
 #[cfg(test)]
@@ -350,6 +412,36 @@ mod tests {
     }
 
     #[test]
+    fn what_the_run_watched_has_figures_at_zero_and_what_it_could_not_see_has_none() {
+        let ts = [tr("crm", Closed, Open, 3_000)];
+        let k = compute(&FigureInput {
+            transitions: &ts,
+            watched_deps: ["crm".to_string(), "calculator".to_string()].into(),
+            providers: ["openai".to_string()].into(),
+            marks: Some(&Marks::default()),
+            ..Default::default()
+        });
+        // Watched, never opened: openings 0 (a value), no times (it never got there).
+        let calm = &k.deps["calculator"];
+        assert_eq!((calm.openings, calm.time_to_open_ms), (0, None));
+        let flat = k.flat();
+        assert_eq!(flat.get("openings{calculator}"), Some(&0.0));
+        assert_eq!(flat.get("openings{crm}"), Some(&1.0));
+        assert!(!flat.contains_key("open_ms{calculator}"));
+        // A provider of the scenario that never rotated: counted, at 0.
+        assert_eq!(flat.get("fallbacks{openai}"), Some(&0.0));
+        assert_eq!(flat.get("cooldowns{openai}"), Some(&0.0));
+        // A gateway whose auth state was not read: its cooldowns are unknown, not 0.
+        let k = compute(&FigureInput {
+            providers: ["mockai".to_string()].into(),
+            ..Default::default()
+        });
+        assert_eq!(k.providers["mockai"].cooldowns, None);
+        assert!(!k.flat().contains_key("cooldowns{mockai}"));
+        assert_eq!(k.flat().get("rotations{mockai}"), Some(&0.0));
+    }
+
+    #[test]
     fn a_breaker_that_never_closed_has_no_closing_figure() {
         let ts = [tr("crm", Closed, Open, 3_000)];
         let k = compute(&FigureInput {
@@ -402,7 +494,7 @@ mod tests {
             ..Default::default()
         });
         let p = &k.providers["openai"];
-        assert_eq!((p.rotations, p.fallbacks, p.cooldowns), (2, 1, 1));
+        assert_eq!((p.rotations, p.fallbacks, p.cooldowns), (2, 1, Some(1)));
         assert_eq!(p.time_to_first_rotation_ms, Some(400));
         assert_eq!(p.time_to_first_fallback_ms, Some(1_200));
     }
@@ -431,14 +523,21 @@ mod tests {
         let k = compute(&FigureInput {
             fault_windows: &windows,
             sent: seq,
-            cooled_providers: vec!["mockai".into()],
+            cooled_providers: Some(vec!["mockai".into()]),
             ..Default::default()
         });
         let m = &k.providers["mockai"];
-        assert_eq!((m.rotations, m.fallbacks, m.cooldowns), (1, 1, 1));
+        assert_eq!((m.rotations, m.fallbacks, m.cooldowns), (1, 1, Some(1)));
         assert_eq!(m.time_to_first_rotation_ms, Some(300));
         assert_eq!(m.time_to_first_fallback_ms, Some(900));
-        assert_eq!(k.providers["backup"], ProviderFigures::default());
+        // Counted where nothing happened: 0, not unknown.
+        assert_eq!(
+            k.providers["backup"],
+            ProviderFigures {
+                cooldowns: Some(0),
+                ..Default::default()
+            }
+        );
     }
 
     fn record(t_ms: u64, model: &str, fp: &str, fault: Option<&str>) -> UpstreamRecord {
@@ -465,11 +564,11 @@ mod tests {
         let k = compute(&FigureInput {
             fault_windows: &windows,
             sent,
-            cooled_providers: vec!["mockai".into()],
+            cooled_providers: Some(vec!["mockai".into()]),
             ..Default::default()
         });
         let m = &k.providers["mockai"];
-        assert_eq!((m.rotations, m.cooldowns), (1, 1));
+        assert_eq!((m.rotations, m.cooldowns), (1, Some(1)));
         assert_eq!(m.time_to_first_rotation_ms, Some(500));
     }
 }

@@ -2,6 +2,7 @@
 //! semantic validation (errors located at file:line:col, see [`locate`]) and the `rehearse list` / `rehearse validate` commands.
 
 mod cmd;
+pub mod digest;
 pub(crate) mod field;
 pub(crate) mod fleet;
 pub(crate) mod format;

@@ -43,6 +43,8 @@ pub struct Checked {
     pub warnings: Vec<String>,
     /// `[target] config`: the user's own OpenClaw configuration, read and checked.
     pub user_config: Option<UserConfig>,
+    /// The scenario's digest ([`super::digest`]): its file and the files it names.
+    pub digest: String,
 }
 
 fn load_user_config(path: &Path) -> Result<UserConfig, UserConfigError> {
@@ -250,6 +252,8 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
                 .into(),
         ));
     }
+    let digest = super::digest::of_scenario(path, text, &file)
+        .map_err(|e| invalid("traffic", format!("reading it for the scenario's digest: {e}")))?;
     let mut warnings = warnings(&file, &traffic, beyond_duration);
     warnings.extend(super::validate_target::target_warnings(&file, &traffic));
     Ok(Checked {
@@ -260,6 +264,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         beyond_duration,
         warnings,
         user_config,
+        digest,
     })
 }
 

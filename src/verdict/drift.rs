@@ -6,6 +6,8 @@
 //! `no_baseline`: neither a pass nor a failure, and it never keeps a run from passing (a new
 //! install must not page for its first weeks).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::{ExpectKind, ExpectStatus, ExpectationResult};
@@ -62,6 +64,7 @@ impl ExpectDrift {
 /// The figure names, for validation and did-you-mean: (name, scope), scope `dep`, `provider`
 /// or `` (run-wide).
 pub const FIGURES: &[(&str, &str)] = &[
+    ("openings", "dep"),
     ("time_to_open_ms", "dep"),
     ("open_ms", "dep"),
     ("probes_per_half_open", "dep"),
@@ -138,15 +141,166 @@ pub fn median(values: &[f64]) -> Option<f64> {
     })
 }
 
-/// The row of `e` for the figure `flat`: `value` this run's (None: not observed), `baseline`
-/// the earlier runs' values (the runs that held it), `earlier` how many earlier runs were
-/// compared at all.
+/// What one run holds of a figure (a flat name).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Seen {
+    /// Its value (a count is a value, 0 included, wherever the run could count it).
+    Value(f64),
+    /// Known not to have happened: the run watched the figure's subject (a dep's breaker, a
+    /// provider) and it never got there (a breaker that never opened has no open time).
+    Absent,
+    /// The run could not count it: its subject was not watched, or it has no key figures.
+    Unknown,
+}
+
+/// The counts among the figures: present wherever the run could count them, so their absence
+/// is always "unknown", never "did not happen".
+const COUNTS: &[&str] = &[
+    "openings",
+    "rotations",
+    "cooldowns",
+    "fallbacks",
+    "replay_lag_p99_ms",
+    "expectations_passed",
+    "expectations_failed",
+    "expectations_not_reached",
+];
+
+/// The figure `name` in one run's flat figures (`None`: the run has no figures for the arm).
+/// A time of a dep is `Absent` when the run watched that dep's breaker (`openings{dep}` is
+/// there), a time of a provider when the run counted that provider (`rotations{provider}`).
+pub fn seen(flat: Option<&BTreeMap<String, f64>>, name: &str) -> Seen {
+    let Some(f) = flat else {
+        return Seen::Unknown;
+    };
+    if let Some(v) = f.get(name) {
+        return Seen::Value(*v);
+    }
+    let (base, scope) = split_name(name);
+    let Some(subject) = scope.filter(|_| !COUNTS.contains(&base)) else {
+        return Seen::Unknown;
+    };
+    let witness = match FIGURES.iter().find(|(n, _)| *n == base).map(|(_, s)| *s) {
+        Some("dep") => "openings",
+        Some("provider") => "rotations",
+        _ => return Seen::Unknown,
+    };
+    if f.contains_key(&format!("{witness}{{{subject}}}")) {
+        Seen::Absent
+    } else {
+        Seen::Unknown
+    }
+}
+
+/// One figure over the runs before: their values, and how many watched for it and saw it not
+/// happen, or could not count it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Baseline {
+    /// The values of the runs that had it.
+    pub values: Vec<f64>,
+    /// Runs that watched its subject and saw it not happen.
+    pub absent: usize,
+    /// Runs that could not count it.
+    pub unknown: usize,
+}
+
+impl Baseline {
+    /// The baseline of some runs' states of one figure.
+    pub fn of(states: impl IntoIterator<Item = Seen>) -> Self {
+        let mut b = Self::default();
+        for s in states {
+            match s {
+                Seen::Value(v) => b.values.push(v),
+                Seen::Absent => b.absent += 1,
+                Seen::Unknown => b.unknown += 1,
+            }
+        }
+        b
+    }
+
+    /// Runs that could count it (had it, or saw it not happen).
+    pub fn known(&self) -> usize {
+        self.values.len() + self.absent
+    }
+
+    /// The median of its values.
+    pub fn median(&self) -> Option<f64> {
+        median(&self.values)
+    }
+}
+
+/// How a figure of this run compares with the runs before ([`change`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    /// This run could not count it.
+    NotCounted,
+    /// Fewer than [`MIN_BASELINE`] runs before could count it.
+    NoBaseline,
+    /// Both have values: this run's against the median of theirs.
+    Compared {
+        /// This run's.
+        value: f64,
+        /// The median of the runs before that had it.
+        median: f64,
+    },
+    /// This run has it and none of the runs before did, though each watched for it: what is
+    /// new (a breaker opening for the first time, a first fallback).
+    New {
+        /// This run's.
+        value: f64,
+    },
+    /// The runs before had it, this one watched for it and it did not happen.
+    Gone {
+        /// The median of the runs before that had it.
+        median: f64,
+    },
+    /// Neither this run nor any run before had it, and each watched for it.
+    StillAbsent,
+}
+
+/// How `now` compares with `before`.
+pub fn change(now: Seen, before: &Baseline) -> Change {
+    if now == Seen::Unknown {
+        return Change::NotCounted;
+    }
+    if before.known() < MIN_BASELINE {
+        return Change::NoBaseline;
+    }
+    match (now, before.median()) {
+        (Seen::Value(value), Some(median)) => Change::Compared { value, median },
+        (Seen::Value(value), None) => Change::New { value },
+        (_, Some(median)) => Change::Gone { median },
+        (_, None) => Change::StillAbsent,
+    }
+}
+
+/// Why this run could not count `flat` (for a row that says so).
+fn uncounted(flat: &str) -> String {
+    let (base, scope) = split_name(flat);
+    match (scope, FIGURES.iter().find(|(n, _)| *n == base).map(|(_, s)| *s)) {
+        (Some(dep), Some("dep")) => format!(
+            "the run watched no breaker `{dep}`: its system under test showed no breaker series              or event for it"
+        ),
+        (Some(p), _) if base == "cooldowns" => format!(
+            "the run could not see `{p}`'s cooldowns (no auth state of the gateway was read)"
+        ),
+        (Some(p), Some("provider")) => format!("the run counted nothing of provider `{p}`"),
+        (None, Some("dep")) => "the run watched no breaker at all".into(),
+        (None, Some("provider")) => "the run counted no provider at all".into(),
+        _ => "the run has no key figures for this arm".into(),
+    }
+}
+
+/// The row of `e` for the figure `flat`: `now` what this run holds of it, `before` the runs it
+/// is compared with (the same scenario digest and kind of system), `earlier` how many they are,
+/// `left_out` how many earlier runs of another scenario digest were not compared.
 pub fn judge(
     e: &ExpectDrift,
     flat: &str,
-    value: Option<f64>,
-    baseline: &[f64],
+    now: Seen,
+    before: &Baseline,
     earlier: usize,
+    left_out: usize,
 ) -> ExpectationResult {
     let within = e.fraction().unwrap_or(0.0);
     let mut row =
@@ -154,56 +308,84 @@ pub fn judge(
     row.dep = e.dep.clone().or_else(|| e.provider.clone());
     row.series = Some(flat.to_string());
     row.expected = format!("within ±{} of the median", e.within.trim());
-    row.observed = value.map_or("not observed".into(), |v| show(flat, v));
-    let (status, detail) = match (median(baseline), value) {
-        _ if earlier < MIN_BASELINE => (
-            ExpectStatus::NoBaseline,
-            format!(
-                "{flat}: no baseline yet ({earlier} earlier run{}, {MIN_BASELINE} needed)",
-                if earlier == 1 { "" } else { "s" }
-            ),
-        ),
-        (None, None) => (
-            ExpectStatus::Pass,
-            format!("{flat}: not observed, nor in the {earlier} runs before"),
-        ),
-        (None, Some(v)) => (
-            ExpectStatus::NoBaseline,
-            format!(
-                "{flat} = {}: no baseline yet (none of the {earlier} runs before had it)",
-                show(flat, v)
-            ),
-        ),
-        (Some(m), None) => (
+    row.observed = match now {
+        Seen::Value(v) => show(flat, v),
+        Seen::Absent => "not observed".into(),
+        Seen::Unknown => "not counted".into(),
+    };
+    let known = before.known();
+    let runs = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });
+    let (status, detail) = match change(now, before) {
+        Change::NotCounted => (
             ExpectStatus::Fail,
-            format!(
-                "{flat}: not observed in this run (median {} over {} runs before)",
-                show(flat, m),
-                baseline.len()
-            ),
+            format!("{flat}: not counted by this run ({})", uncounted(flat)),
         ),
-        (Some(m), Some(v)) => {
-            let ok = (v - m).abs() <= within * m.abs() + 1e-9;
-            let change = change_text(m, v);
+        Change::NoBaseline => {
+            let left = if left_out > 0 {
+                format!(
+                    "; {} of another scenario digest left out",
+                    runs(left_out)
+                )
+            } else {
+                String::new()
+            };
+            (
+                ExpectStatus::NoBaseline,
+                format!(
+                    "{flat}: no baseline yet ({} before could count it, {MIN_BASELINE} needed{left})",
+                    runs(known)
+                ),
+            )
+        }
+        Change::Compared { value, median } => {
+            let ok = (value - median).abs() <= within * median.abs() + 1e-9;
             (
                 ExpectStatus::from_ok(ok),
                 format!(
-                    "{flat} = {} against the median {} of {} runs before ({change}; bound ±{})",
-                    show(flat, v),
-                    show(flat, m),
-                    baseline.len(),
+                    "{flat} = {} against the median {} of {} before ({}; bound ±{})",
+                    show(flat, value),
+                    show(flat, median),
+                    runs(before.values.len()),
+                    change_text(median, value),
                     e.within.trim()
                 ),
             )
         }
+        Change::New { value } => (
+            ExpectStatus::Fail,
+            format!(
+                "{flat} = {}: new — none of the {} before had it, though each watched for it",
+                show(flat, value),
+                runs(known)
+            ),
+        ),
+        Change::Gone { median } => (
+            ExpectStatus::Fail,
+            format!(
+                "{flat}: not observed in this run (median {} over {} before)",
+                show(flat, median),
+                runs(before.values.len())
+            ),
+        ),
+        Change::StillAbsent => (
+            ExpectStatus::Pass,
+            format!(
+                "{flat}: did not happen, nor in any of the {} before (each watched for it)",
+                runs(known)
+            ),
+        ),
     };
     row.ok = status == ExpectStatus::Pass;
     row.status = status;
     row.detail = detail;
     row.witness = super::Witness::of(&[
-        ("baseline_runs", baseline.len() as u64),
+        ("baseline_runs", known as u64),
+        ("baseline_values", before.values.len() as u64),
         ("earlier_runs", earlier as u64),
     ]);
+    if left_out > 0 {
+        row.witness.set("left_out_runs", left_out as u64);
+    }
     row
 }
 
@@ -251,20 +433,81 @@ mod tests {
         assert_eq!(median(&[]), None);
     }
 
+    fn values(v: &[f64]) -> Baseline {
+        Baseline::of(v.iter().map(|x| Seen::Value(*x)))
+    }
+
     #[test]
     fn rows_pass_fail_or_wait_for_a_baseline() {
         let d = e("50%");
-        let r = judge(&d, "open_ms{crm}", Some(5_000.0), &[5_000.0], 1);
+        let v = |x: f64| Seen::Value(x);
+        let r = judge(&d, "open_ms{crm}", v(5_000.0), &values(&[5_000.0]), 1, 0);
         assert_eq!(r.status, ExpectStatus::NoBaseline);
-        assert!(r.detail.contains("no baseline yet (1 earlier run, 2 needed)"), "{}", r.detail);
-        let r = judge(&d, "open_ms{crm}", Some(7_000.0), &[5_000.0, 5_200.0, 4_800.0], 3);
+        assert!(r.detail.contains("no baseline yet (1 run before could count it, 2 needed)"), "{}", r.detail);
+        let three = values(&[5_000.0, 5_200.0, 4_800.0]);
+        let r = judge(&d, "open_ms{crm}", v(7_000.0), &three, 3, 0);
         assert_eq!(r.status, ExpectStatus::Pass, "{}", r.detail);
-        let r = judge(&d, "open_ms{crm}", Some(8_000.0), &[5_000.0, 5_200.0, 4_800.0], 3);
+        assert_eq!(r.witness.get("baseline_runs"), 3);
+        let r = judge(&d, "open_ms{crm}", v(8_000.0), &three, 3, 0);
         assert_eq!(r.status, ExpectStatus::Fail);
         assert!(r.detail.contains("+60%"), "{}", r.detail);
-        let r = judge(&d, "open_ms{crm}", None, &[5_000.0, 5_000.0], 2);
+        let r = judge(&d, "open_ms{crm}", Seen::Absent, &values(&[5_000.0, 5_000.0]), 2, 0);
         assert_eq!(r.status, ExpectStatus::Fail);
-        let r = judge(&d, "open_ms{crm}", None, &[], 2);
-        assert_eq!(r.status, ExpectStatus::Pass);
+        // Runs of another digest are said when they leave it without a baseline.
+        let r = judge(&d, "open_ms{crm}", v(5_000.0), &Baseline::default(), 0, 4);
+        assert_eq!(r.status, ExpectStatus::NoBaseline);
+        assert!(r.detail.contains("4 runs of another scenario digest left out"), "{}", r.detail);
+        assert_eq!(r.witness.get("left_out_runs"), 4);
+    }
+
+    #[test]
+    fn what_is_new_fails_and_what_never_happened_passes_only_where_it_was_watched() {
+        let d = e("50%");
+        let never = Baseline::of([Seen::Absent; 3]);
+        // The breaker opens for the first time after three runs that watched it never open.
+        let r = judge(&d, "open_ms{crm}", Seen::Value(5_000.0), &never, 3, 0);
+        assert_eq!(r.status, ExpectStatus::Fail, "{}", r.detail);
+        assert!(r.detail.contains("new — none of the 3 runs before had it"), "{}", r.detail);
+        assert_eq!(change(Seen::Value(5_000.0), &never), Change::New { value: 5_000.0 });
+        // Still never opened: a pass judged on the three runs that watched it.
+        let r = judge(&d, "open_ms{crm}", Seen::Absent, &never, 3, 0);
+        assert_eq!(r.status, ExpectStatus::Pass, "{}", r.detail);
+        assert_eq!(r.witness.get("baseline_runs"), 3);
+        // Runs that could not count it are no baseline, whatever this run holds.
+        let blind = Baseline::of([Seen::Unknown; 4]);
+        let r = judge(&d, "open_ms{crm}", Seen::Value(5_000.0), &blind, 4, 0);
+        assert_eq!(r.status, ExpectStatus::NoBaseline, "{}", r.detail);
+        // This run could not count it: a failure saying why, never a pass.
+        let r = judge(&d, "open_ms{crm}", Seen::Unknown, &never, 3, 0);
+        assert_eq!(r.status, ExpectStatus::Fail);
+        assert!(r.detail.contains("watched no breaker `crm`"), "{}", r.detail);
+        // A first fallback is a count from 0: compared, and past any percentage of 0.
+        let mut f = e("50%");
+        f.figure = "fallbacks".into();
+        f.dep = None;
+        f.provider = Some("openai".into());
+        let r = judge(&f, "fallbacks{openai}", Seen::Value(1.0), &values(&[0.0, 0.0, 0.0]), 3, 0);
+        assert_eq!(r.status, ExpectStatus::Fail, "{}", r.detail);
+        assert!(r.detail.contains("from 0"), "{}", r.detail);
+    }
+
+    #[test]
+    fn a_time_is_absent_only_where_its_subject_was_watched() {
+        let f: BTreeMap<String, f64> = [
+            ("openings{crm}".to_string(), 0.0),
+            ("open_ms{calc}".to_string(), 900.0),
+            ("rotations{openai}".to_string(), 0.0),
+        ]
+        .into();
+        assert_eq!(seen(Some(&f), "open_ms{crm}"), Seen::Absent);
+        assert_eq!(seen(Some(&f), "open_ms{calc}"), Seen::Value(900.0));
+        // calc has a value but no openings count: a report written before `openings` was a
+        // figure; its other times are unknown, not absent.
+        assert_eq!(seen(Some(&f), "time_to_open_ms{calc}"), Seen::Unknown);
+        assert_eq!(seen(Some(&f), "time_to_first_fallback_ms{openai}"), Seen::Absent);
+        // A count missing is never "did not happen".
+        assert_eq!(seen(Some(&f), "cooldowns{openai}"), Seen::Unknown);
+        assert_eq!(seen(Some(&f), "openings{other}"), Seen::Unknown);
+        assert_eq!(seen(None, "openings{crm}"), Seen::Unknown);
     }
 }
