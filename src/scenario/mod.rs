@@ -12,6 +12,7 @@ pub(crate) mod prometheus;
 pub mod resolve;
 pub(crate) mod target;
 pub mod validate;
+mod validate_drift;
 mod validate_reach;
 mod validate_target;
 

@@ -4,7 +4,8 @@
 //! family lacks, an expectation about a dep the traffic and profiles cannot produce, traffic
 //! that sends nothing (empty, or every request at or after `duration`), a scenario with no
 //! expectation at all, and the checks against what the run can produce
-//! ([`super::validate_reach`]). Each error names the
+//! ([`super::validate_reach`]) and the `[[expect.drift]]` subjects a run can count
+//! ([`super::validate_drift`]). Each error names the
 //! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
 //! that ends well before it.
 
@@ -244,6 +245,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         );
         return Err(located_within(&origin, text, &field, &dep, msg));
     }
+    super::validate_drift::check_drift(&file, &deps).map_err(|e| invalid(&e.field, e.message))?;
     if file.expect.is_empty() {
         return Err(invalid(
             "expect",
