@@ -356,3 +356,37 @@ impl Comparison {
         o
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(seed: u64, speed: f64, digest: Option<&str>, version: Option<&str>) -> Report {
+        serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "scenario": "smoke", "verdict": "pass",
+            "started_at": "2026-11-01T06:00:00.000Z", "speed": speed, "seed": seed, "host": {},
+            "policies": [], "replay": {"sent": 0, "lag_ms": {"p50": 0.0, "p99": 0.0, "max": 0.0}},
+            "config": {}, "rehearse_version": version, "scenario_digest": digest,
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn seed_speed_digest_and_version_differences_come_first_as_caveats() {
+        let d = "sha256:1a2b3c4d5e6f00000000000000000000000000000000000000000000000000aa";
+        let a = report(1, 5.0, Some(d), Some("0.1.0"));
+        assert!(compare("a", &a, "b", &a).caveats.is_empty());
+        assert_eq!(compare("a", &a, "b", &a).caveat, None);
+        let b = report(2, 1.0, None, Some("0.2.0"));
+        let c = compare("a", &a, "b", &b);
+        let what: Vec<&str> = c.caveats.iter().map(|x| x.what.as_str()).collect();
+        assert_eq!(what, ["seed", "speed", "scenario digest", "rehearse version"]);
+        let text = c.text();
+        let first = text.lines().next().unwrap_or_default();
+        assert!(first.starts_with("CAVEAT: the runs differ in seed (A 1, B 2), speed (A ×5, B ×1), scenario digest (A 1a2b3c4d5e6f, B not recorded)"), "{first}");
+        let json = serde_json::to_value(&c).unwrap_or_default();
+        let keys: Vec<&String> = json.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        assert!(keys.contains(&&"caveats".to_string()), "{json}");
+        assert_eq!(json["caveats"][3]["b"], "0.2.0");
+    }
+}
