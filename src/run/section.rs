@@ -171,7 +171,7 @@ pub fn section(
             ),
         });
     }
-    report.figures = Some(super::figures::of_section(o, &report, &file.profile));
+    report.figures = Some(super::figures::of_section(o, &report, plan));
     report
 }
 

@@ -2,6 +2,7 @@
 //! semantic validation (errors located at file:line:col, see [`locate`]) and the `rehearse list` / `rehearse validate` commands.
 
 mod cmd;
+pub mod digest;
 pub(crate) mod field;
 pub(crate) mod fleet;
 pub(crate) mod format;
@@ -11,6 +12,7 @@ pub(crate) mod prometheus;
 pub mod resolve;
 pub(crate) mod target;
 pub mod validate;
+mod validate_drift;
 mod validate_reach;
 mod validate_target;
 

@@ -11,6 +11,7 @@
 
 pub(crate) mod alert;
 pub mod alert_eval;
+pub mod baseline;
 pub mod diff;
 pub mod drift;
 pub(crate) mod expect;
