@@ -207,7 +207,7 @@ fn keep_1_never_removes_a_copy_or_a_renamed_run_that_history_calls_no_run_direct
     let hist_text = String::from_utf8_lossy(&hist.stdout);
     assert_eq!(hist.status.code(), Some(0), "{}", show(&hist));
     assert!(
-        hist_text.contains("a copy of run directory"),
+        hist_text.contains("a copy of 20"),
         "history says the renamed run is a copy: {hist_text}"
     );
     // Two more runs with --keep 1: each prunes the older real run, never a copy.

@@ -64,8 +64,8 @@ impl Note {
         match self {
             Self::Foreign => "not a run directory of rehearse (left alone)".into(),
             Self::Copy(of) => format!(
-                "a copy of run directory {of} (its marker names it): not a run directory of this \
-                 report dir (left alone)"
+                "a copy of {of} (its marker says so): not a run directory of this report dir \
+                 (left alone)"
             ),
             Self::Unfinished => "no report.json: a run in progress or one that never finished".into(),
             Self::Broken(e) => format!("report.json unreadable: {e}"),
@@ -143,9 +143,9 @@ pub fn run_dirs(report_dir: &Path) -> Vec<RunDir> {
             let path = e.path();
             let stamp = run_stamp(&name).map(str::to_string);
             let run = match (&stamp, is_dir) {
-                (Some(_), true) => match crate::run::marker::recorded_name(&path) {
-                    Some(recorded) if recorded != name => Err(Note::Copy(recorded)),
-                    _ => Ok(()),
+                (Some(_), true) => match crate::run::marker::belongs_elsewhere(&path, &name) {
+                    Some(other) => Err(Note::Copy(other)),
+                    None => Ok(()),
                 },
                 _ => Err(Note::Foreign),
             };
@@ -271,7 +271,9 @@ mod tests {
     }
 
     fn marker(dir: &Path, recorded: Option<&str>) {
-        let mut m = crate::run::marker::Marker::now(&["smoke".into()], std::time::UNIX_EPOCH);
+        // Started at 2026-12-01T06:00:00Z (the old marker's run below).
+        let start = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_104_800);
+        let mut m = crate::run::marker::Marker::now(&["smoke".into()], start);
         m.dir = recorded.map(str::to_string);
         std::fs::create_dir_all(dir).unwrap();
         let json = serde_json::to_string(&m).unwrap();
@@ -282,9 +284,11 @@ mod tests {
     fn a_run_directory_is_one_whose_marker_names_it_and_a_copy_is_not() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path();
-        // Its marker names it: a run. An old marker without a name: a run by its name.
+        // Its marker names it: a run. An old marker without a name: a run when the name carries
+        // the stamp of the marker's start; a copy of it under another stamp is not.
         marker(&p.join("20261202T060000Z-smoke"), Some("20261202T060000Z-smoke"));
         marker(&p.join("20261201T060000Z-smoke"), None);
+        marker(&p.join("20261130T060000Z-smoke"), None);
         // A copy under a run-like name, and under a name of the user's: not runs.
         marker(&p.join("20200101T000000Z-smoke"), Some("20261202T060000Z-smoke"));
         marker(&p.join("saved-smoke"), Some("20261202T060000Z-smoke"));
@@ -298,6 +302,10 @@ mod tests {
             by,
             [
                 ("20200101T000000Z-smoke", Err(Note::Copy("20261202T060000Z-smoke".into()))),
+                (
+                    "20261130T060000Z-smoke",
+                    Err(Note::Copy("the run started 20261201T060000Z".into()))
+                ),
                 ("20261201T060000Z-smoke", Ok(())),
                 ("20261202T060000Z-smoke", Ok(())),
                 ("20261203T060000Z-smoke", Err(Note::Foreign)),

@@ -86,7 +86,8 @@ pub(crate) fn prune(after: &After, report_dir: &Path, key: &str, dir: &Path, hk:
     }
     if pruned.foreign > 0 {
         crate::errln!(
-            "retention: left {} entr{} of {} alone: not created by rehearse (no {})",
+            "retention: left {} entr{} of {} alone: not run directories of rehearse (no {}, or \
+             a copy or renamed run whose marker names another directory)",
             pruned.foreign,
             if pruned.foreign == 1 { "y" } else { "ies" },
             report_dir.display(),

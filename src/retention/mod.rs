@@ -66,7 +66,7 @@ pub(crate) fn prune(report_dir: &Path, key: &str, keep: usize, current: &Path) -
         // Checked again just before: still a real directory (not replaced by a symlink) with our
         // marker.
         let still_ours = std::fs::symlink_metadata(&r.dir).is_ok_and(|m| m.is_dir())
-            && matches!(&marker::read(&r.dir), Owner::Ours(m) if m.dir.as_ref().is_none_or(|d| *d == name));
+            && matches!(&marker::read(&r.dir), Owner::Ours(m) if m.claims(&name).is_ok());
         if !still_ours {
             continue;
         }

@@ -90,10 +90,33 @@ pub(crate) fn write(dir: &Path, marker: &Marker) -> io::Result<()> {
     crate::util::write_atomic(&path, format!("{json}\n").as_bytes())
 }
 
-/// The directory name `dir`'s marker records, if it has a marker that parses and records one.
-pub(crate) fn recorded_name(dir: &Path) -> Option<String> {
+impl Marker {
+    /// Whether this marker is the one of a run directory named `name`: the name it records, or
+    /// — a marker written before it recorded one — a name that starts with the stamp of its
+    /// start (a run directory's name and its marker come from the same instant). `Err` says
+    /// which directory it belongs to.
+    pub(crate) fn claims(&self, name: &str) -> Result<(), String> {
+        match &self.dir {
+            Some(d) if d == name => Ok(()),
+            Some(d) => Err(d.clone()),
+            None => {
+                let t = UNIX_EPOCH + std::time::Duration::from_millis(self.started_unix_ms);
+                let stamp = super::rundir::stamp(t);
+                if name.starts_with(&format!("{stamp}-")) {
+                    Ok(())
+                } else {
+                    Err(format!("the run started {stamp}"))
+                }
+            }
+        }
+    }
+}
+
+/// Which run directory `dir`'s marker belongs to when it is not `dir` itself (`None`: no
+/// marker of ours, or its own).
+pub(crate) fn belongs_elsewhere(dir: &Path, name: &str) -> Option<String> {
     match read(dir) {
-        Owner::Ours(m) => m.dir,
+        Owner::Ours(m) => m.claims(name).err(),
         Owner::NotOurs(_) => None,
     }
 }
