@@ -11,6 +11,7 @@ pub(crate) mod prometheus;
 pub mod resolve;
 pub(crate) mod target;
 pub mod validate;
+mod validate_alerts;
 mod validate_reach;
 mod validate_target;
 
