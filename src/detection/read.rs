@@ -252,4 +252,123 @@ pub(crate) fn rules_seen(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::detection::config::Target;
+    use crate::detection::poll::FoundTarget;
+
+    fn labels(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn window(arm: &str, port: u16) -> ArmWindow {
+        ArmWindow {
+            arm: arm.into(),
+            start_unix_ms: 1_000_000,
+            end_unix_ms: Some(1_060_000),
+            targets: vec![Target {
+                url: format!("http://127.0.0.1:{port}/metrics").parse().unwrap(),
+                host: "sut".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn an_alert_counts_for_the_arm_whose_target_it_names() {
+        let polls = ArmPolls::default();
+        let t = arm_targets(&window("legacy", 4100), &polls, true);
+        let ex = exclusive_jobs(&t, &polls, true);
+        // The shipped BreakerOpen keeps job and instance.
+        let mine = labels(&[("alertname", "BreakerOpen"), ("job", "rehearse"), ("instance", "127.0.0.1:4100"), ("dep", "crm")]);
+        assert!(tied(&mine, &t, &ex));
+        // The other arm's engine (another port), or an A/B series carrying the other arm.
+        let other = labels(&[("job", "rehearse"), ("instance", "127.0.0.1:4200")]);
+        assert!(!tied(&other, &t, &ex));
+        let other_arm = labels(&[("instance", "127.0.0.1:4100"), ("arm", "retry-gate")]);
+        assert!(!tied(&other_arm, &t, &ex));
+        // No tying label at all: never credited to every arm.
+        assert!(!tied(&labels(&[("dep", "crm")]), &t, &ex));
+        // `job` alone: only while that job scraped nothing but the run.
+        let job_only = labels(&[("job", "rehearse")]);
+        assert!(tied(&job_only, &t, &ex));
+        let shared = ArmPolls {
+            shared_jobs: ["rehearse".to_string()].into(),
+            ..ArmPolls::default()
+        };
+        let ex = exclusive_jobs(&t, &shared, true);
+        assert!(!tied(&job_only, &t, &ex));
+    }
+
+    #[test]
+    fn with_a_users_prometheus_the_targets_are_those_it_listed() {
+        // Nothing listed: nothing of the run, not every `up` it has.
+        let t = arm_targets(&window("embedded", 4100), &ArmPolls::default(), false);
+        assert!(t.is_empty());
+        let polls = ArmPolls {
+            targets: vec![FoundTarget {
+                labels: labels(&[("job", "my-services"), ("instance", "127.0.0.1:4100"), ("arm", "retry-gate"), ("env", "x")]),
+                scrape_ms: Some(1000),
+            }],
+            shared_jobs: ["my-services".to_string()].into(),
+            ..ArmPolls::default()
+        };
+        let t = arm_targets(&window("retry-gate", 4100), &polls, false);
+        assert_eq!(t.len(), 1);
+        assert!(!t[0].contains_key("env"));
+        let ex = exclusive_jobs(&t, &polls, false);
+        assert!(ex.is_empty());
+        // A production exporter in the same job, its breaker open: not the run's.
+        let prod = labels(&[("alertname", "BreakerOpen"), ("job", "my-services"), ("instance", "10.0.0.7:9464"), ("dep", "crm")]);
+        let mine = labels(&[("alertname", "BreakerOpen"), ("job", "my-services"), ("instance", "127.0.0.1:4100"), ("dep", "crm")]);
+        let (kept, untied) = split_alerts(
+            vec![
+                (prod, vec![(1_010_000, 1.0), (1_011_000, 1.0)]),
+                (mine, vec![(990_000, 1.0), (1_020_000, 1.0)]),
+            ],
+            &t,
+            &ex,
+            1_000_000,
+        );
+        assert_eq!(kept.len(), 1);
+        // A sample before the arm's start (an earlier arm on the same port) is left out.
+        assert_eq!(kept[0].t_ms, vec![20_000]);
+        assert_eq!(untied["BreakerOpen"], 2);
+    }
+
+    #[test]
+    fn each_rule_gets_its_groups_evaluations_and_failures() {
+        let data: serde_json::Value = serde_json::from_str(
+            r#"{"groups":[
+              {"name":"g/A","file":"/r.yml","interval":2,"rules":[
+                {"type":"alerting","name":"A","query":"up == 0","labels":{"severity":"x"},"health":"ok"}]},
+              {"name":"shared","file":"/r.yml","interval":1,"rules":[
+                {"type":"recording","name":"rec","query":"sum(up)"},
+                {"type":"alerting","name":"B","query":"up > 1","health":"ok"},
+                {"type":"alerting","name":"C","query":"up * on(job) up","health":"err","lastError":"many-to-many"}]}
+            ]}"#,
+        )
+        .unwrap();
+        let polls = ArmPolls {
+            groups: [
+                ("/r.yml;g/A".to_string(), [(10.0, 0.0), (40.0, 0.0)]),
+                ("/r.yml;shared".to_string(), [(30.0, 0.0), (120.0, 30.0)]),
+            ]
+            .into(),
+            rule_errors: [(("/r.yml;shared".to_string(), "C".to_string()), (30, "many-to-many".to_string()))].into(),
+            ..ArmPolls::default()
+        };
+        let (rules, records) = rules_seen(&data, &polls);
+        assert_eq!(records, vec![("rec".to_string(), "sum(up)".to_string())]);
+        let a = &rules[0];
+        assert_eq!((a.evaluations, a.failures, a.interval_ms), (Some(30), Some(0), 2000));
+        assert_eq!(a.labels["severity"], "x");
+        // Three rules share the group: 90 evaluations are 30 each; the failures are C's.
+        assert_eq!((rules[1].evaluations, rules[1].failures), (Some(30), Some(0)));
+        assert_eq!((rules[2].evaluations, rules[2].failures), (Some(30), Some(30)));
+        assert_eq!(rules[2].last_error, "many-to-many");
+        // No counters read: unknown, not zero.
+        let (rules, _) = rules_seen(&data, &ArmPolls::default());
+        assert_eq!(rules[0].evaluations, None);
+    }
 }

@@ -291,6 +291,39 @@ groups:
     }
 
     #[test]
+    fn recording_rules_are_read_and_every_alert_gets_a_group_of_its_own() {
+        assert_eq!(
+            record_rules(FILE).unwrap(),
+            vec![RecordRule {
+                record: "job:up:sum".into(),
+                expr: "sum(up)".into()
+            }]
+        );
+        let (copy, groups) = one_group_per_alert(FILE).unwrap();
+        assert_eq!(groups, ["a/Down", "b/Down", "b/Other"]);
+        // The same rules, read back: the alerts in their own groups, the record left in `a`.
+        let again = alert_rules(&copy).unwrap();
+        let mut before = alert_rules(FILE).unwrap();
+        for (r, g) in before.iter_mut().zip(&groups) {
+            r.group = g.clone();
+        }
+        assert_eq!(again, before);
+        assert_eq!(record_rules(&copy).unwrap(), record_rules(FILE).unwrap());
+        // A group keeps its interval; a taken name gets a number.
+        let (copy, groups) = one_group_per_alert(
+            "groups:\n  - name: g\n    interval: 30s\n    rules:\n      - alert: X\n        expr: up\n      - alert: X\n        expr: up == 0\n  - name: g/X\n    rules: []\n",
+        )
+        .unwrap();
+        assert_eq!(groups, ["g/X/2", "g/X/3"]);
+        assert!(copy.contains("interval: 30s"), "{copy}");
+        let shipped = one_group_per_alert(&crate::monitoring::rehearsal_rules()).unwrap();
+        assert_eq!(
+            alert_names(&shipped.0).unwrap(),
+            crate::monitoring::rehearsal_alert_names()
+        );
+    }
+
+    #[test]
     fn empty_files_have_no_alerts() {
         assert_eq!(alert_names("").unwrap(), Vec::<String>::new());
         assert_eq!(alert_names("groups:\n").unwrap(), Vec::<String>::new());
