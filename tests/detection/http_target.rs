@@ -81,7 +81,7 @@ fn scenario(dir: &Path, gw: u16, up: u16) -> std::path::PathBuf {
          [[fault]]\nroute = \"llm\"\nkind = \"status\"\nstatus = 503\nfrom = \"5s\"\nuntil = \"30s\"\n\n\
          [[expect.alert]]\nalert = \"BreakerOpen\"\nlabels = {{ dep = \"model\" }}\n\
          fires_within = \"25s\"\nresolves_within = \"10s\"\n\n\
-         [[expect.alert]]\nalert = \"HealthBreakerDisagreement\"\nnever = true\n",
+         [[expect.alert]]\nalert = \"BreakerFlapping\"\nnever = true\n",
         traffic.display().to_string()
     );
     let path = dir.join("prometheus-http-target.toml");

@@ -197,14 +197,14 @@ fn the_breaker_open_fixture_fires_pages_and_resolves() {
 }
 
 #[test]
-fn a_mutant_expecting_an_alert_that_cannot_fire_fails() {
+fn a_mutant_expecting_an_alert_that_does_not_fire_fails() {
     require_tools();
     let tmp = tempfile::tempdir().unwrap();
-    // The 3-minute disagreement alert cannot fire in a 60 s run.
+    // The breaker half-opens on time: BreakerOpenTooLong could fire in the run, and does not.
     let mutant = mutated_copy("prometheus-breaker-open", tmp.path(), "mutant", |s| {
         let t = s.replace(
-            "alert = \"HealthBreakerDisagreement\"\nnever = true",
-            "alert = \"HealthBreakerDisagreement\"\nfires_within = \"20s\"",
+            "alert = \"BreakerOpenTooLong\"\nnever = true",
+            "alert = \"BreakerOpenTooLong\"\nfires_within = \"20s\"",
         );
         assert_ne!(t, s, "the fixture's never row moved");
         t
@@ -223,13 +223,13 @@ fn a_mutant_expecting_an_alert_that_cannot_fire_fails() {
         failed[0]["detail"]
             .as_str()
             .unwrap()
-            .contains("HealthBreakerDisagreement fires ≤20s after fault[0] start: did not fire"),
+            .contains("BreakerOpenTooLong fires ≤20s after fault[0] start: did not fire"),
         "{}",
         failed[0]["detail"]
     );
     assert!(
         String::from_utf8_lossy(&out.stdout)
-            .contains("FAIL [retry-gate] HealthBreakerDisagreement")
+            .contains("FAIL [retry-gate] BreakerOpenTooLong")
     );
 }
 
@@ -389,7 +389,7 @@ fn bad_input_is_exit_2_saying_what_and_where() {
     std::fs::write(
         dir.join("broken.yml"),
         "groups:\n- name: g\n  rules:\n  - alert: BreakerOpen\n    expr: breaker_state >\n  \
-         - alert: HealthBreakerDisagreement\n    expr: health_breaker_disagreement_seconds >= 180\n",
+         - alert: BreakerOpenTooLong\n    expr: breaker_state > 2\n",
     )
     .unwrap();
     let s = bad(dir, |t| {
@@ -421,14 +421,14 @@ fn bad_input_is_exit_2_saying_what_and_where() {
             "{err}"
         );
         assert!(err.contains("did you mean `BreakerOpen`?"), "{err}");
-        assert!(err.contains("HealthBreakerDisagreement"), "{err}");
+        assert!(err.contains("BreakerOpenTooLong"), "{err}");
     }
 
     // The weekly job's rule: its series are written after a run, never by the system under
     // test, so a rehearsal's Prometheus leaves it out and an expectation on it is refused.
     let s = bad(dir, |t| {
         t.replace(
-            "alert = \"HealthBreakerDisagreement\"",
+            "alert = \"BreakerOpenTooLong\"",
             "alert = \"RehearsalNotSucceeded\"",
         )
     });

@@ -168,7 +168,7 @@ fn a_prometheus_that_never_scraped_the_run_fails_its_alert_rows_and_no_targets_f
             e["detail"]
                 .as_str()
                 .unwrap_or("")
-                .contains("HealthBreakerDisagreement")
+                .contains("BreakerOpenTooLong")
         })
         .unwrap();
     assert_eq!(never["status"], "not_reached", "{never}");
