@@ -416,7 +416,7 @@ fn check_alert(i: usize, a: &ExpectAlert, cx: &RowsCx<'_>) -> Result<(), RowErro
             known.extend(rules.iter().flat_map(|r| r.rule.labels.keys().cloned()));
             let known: Vec<String> = known.into_iter().collect();
             return err(
-                k,
+                v,
                 format!(
                     "no rule `{}` carries a label `{k}`{}: its alerts carry {}",
                     a.alert,

@@ -25,6 +25,7 @@ mod prometheus;
 mod adaptive_x1;
 mod http_target;
 mod url_mode;
+mod witness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
