@@ -12,7 +12,7 @@ use super::prometheus::Prometheus;
 use super::run::{report_json, reported_path, show};
 use super::{detail_of, monitoring_processes_under, rehearse, require_tools, rows};
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -21,10 +21,10 @@ fn free_port() -> u16 {
 }
 
 /// The stand-in gateway, killed by pid on drop.
-struct Gateway(Child);
+pub(super) struct Gateway(Child);
 
 impl Gateway {
-    fn start(port: u16, upstream_port: u16) -> Self {
+    pub(super) fn start(port: u16, upstream_port: u16) -> Self {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/detection/metrics_gateway.py"
