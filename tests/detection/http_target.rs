@@ -10,7 +10,10 @@ use std::time::Duration;
 
 use super::prometheus::Prometheus;
 use super::run::{report_json, reported_path, show};
-use super::{detail_of, monitoring_processes_under, rehearse, require_tools, rows};
+use super::{
+    detail_of, monitoring_processes_under, mutants_hold, rehearse_with_mutants, require_tools,
+    rows,
+};
 
 pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -106,7 +109,7 @@ fn an_http_targets_metrics_url_is_scraped_and_its_series_alerted_on() {
     let _gateway = Gateway::start(gw, up);
     let s = scenario(tmp.path(), gw, up);
     let reports = tmp.path().join("r");
-    let out = rehearse(&["run", "--scenario", s.to_str().unwrap()], &reports);
+    let out = rehearse_with_mutants(&["run", "--scenario", s.to_str().unwrap()], &reports);
     let r = report_json(&out);
     assert_eq!(
         out.status.code(),
@@ -152,5 +155,6 @@ fn an_http_targets_metrics_url_is_scraped_and_its_series_alerted_on() {
         "max_over_time(breaker_state{job=\"rehearse\",dep=\"model\"}[30m])",
     );
     assert_eq!(open, 2.0, "the gateway's own breaker series was scraped");
+    mutants_hold(&out, "an http target's metrics_url");
     println!("http target: {scrapes} scrapes, BreakerOpen fired at {fired} ms");
 }

@@ -69,6 +69,28 @@ fn rehearse(args: &[&str], dir: &Path) -> Output {
         .expect("spawn rehearse")
 }
 
+/// [`rehearse`] with `REHEARSE_MUTANTS=1`: the run also re-judges every expectation alone on
+/// its own observation after a change that should fail it (`mutants.json`; these fixtures run
+/// once, at ×1, so their mutants are judged on that one run).
+fn rehearse_with_mutants(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(args)
+        .args(["--no-progress", "--report-dir"])
+        .arg(dir)
+        .env("REHEARSE_MUTANTS", "1")
+        .current_dir(repo_root())
+        .output()
+        .expect("spawn rehearse")
+}
+
+/// No perturbation of the run's expectations passed (`tests/support/run.rs`); says how many.
+fn mutants_hold(out: &Output, what: &str) {
+    let run_dir = reported_path(out).parent().unwrap().to_path_buf();
+    let (entries, perturbations) = run::assert_mutants(&run_dir);
+    assert!(perturbations > 0, "{what}: no mutant judged");
+    eprintln!("{what}: {perturbations} perturbations of {entries} expectations, none passed");
+}
+
 /// Every process whose command line names `dir` and whose program is Prometheus or
 /// Alertmanager: (pid, command line).
 fn monitoring_processes_under(dir: &Path) -> Vec<(u32, String)> {
@@ -131,7 +153,7 @@ fn the_breaker_open_fixture_fires_pages_and_resolves() {
     require_tools();
     let tmp = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let out = rehearse(&["--scenario", "prometheus-breaker-open"], tmp.path());
+    let out = rehearse_with_mutants(&["--scenario", "prometheus-breaker-open"], tmp.path());
     let took = started.elapsed();
     let r = report_json(&out);
     assert_eq!(
@@ -194,6 +216,16 @@ fn the_breaker_open_fixture_fires_pages_and_resolves() {
     );
     let junit = std::fs::read_to_string(run_dir.join("report.junit.xml")).unwrap();
     assert!(junit.contains("BreakerOpen"), "{junit}");
+    // Every alert row was judged on its rule's evaluations and the run's own `up`.
+    for e in rows(&r).iter().filter(|e| e["kind"] == "alert") {
+        let w = &e["witness"];
+        assert!(w["rule_evaluations"].as_u64().unwrap_or(0) >= 40, "{e:#}");
+        assert_eq!(w["rule_failures"], 0, "{e:#}");
+        assert_eq!(w["families_missing"], 0, "{e:#}");
+        assert_eq!(w["run_targets"], 1, "{e:#}");
+    }
+    assert!(md.contains("rule evaluations"), "{md}");
+    mutants_hold(&out, "prometheus-breaker-open");
     println!("took {took:?}; fired {fired} ms, resolved {resolved} ms, notified {notified} ms");
 }
 
@@ -238,7 +270,7 @@ fn a_mutant_expecting_an_alert_that_does_not_fire_fails() {
 fn the_disagreement_fixture_fires_after_three_minutes() {
     require_tools();
     let tmp = tempfile::tempdir().unwrap();
-    let out = rehearse(&["--scenario", "prometheus-disagreement"], tmp.path());
+    let out = rehearse_with_mutants(&["--scenario", "prometheus-disagreement"], tmp.path());
     let r = report_json(&out);
     assert_eq!(
         out.status.code(),
@@ -254,6 +286,7 @@ fn the_disagreement_fixture_fires_after_three_minutes() {
     let fired = table[0]["fired_ms"].as_i64().expect("fired");
     assert!(fired >= 180_000, "the 3-minute alert fired at {fired} ms");
     assert!(monitoring_processes_under(tmp.path()).is_empty());
+    mutants_hold(&out, "prometheus-disagreement");
 }
 
 /// Waits until Prometheus of the run under `dir` runs; its pid.
@@ -490,7 +523,7 @@ fn a_fleet_runs_prometheus_over_every_host_and_is_judged_on_its_alerts() {
         );
         t
     });
-    let out = rehearse(&["run", "--scenario", fleet.to_str().unwrap()], tmp.path());
+    let out = rehearse_with_mutants(&["run", "--scenario", fleet.to_str().unwrap()], tmp.path());
     let r = report_json(&out);
     assert_eq!(
         out.status.code(),
@@ -521,5 +554,9 @@ fn a_fleet_runs_prometheus_over_every_host_and_is_judged_on_its_alerts() {
         "one firing series per host: {:#}",
         p["alerts"]
     );
+    // Both hosts were the run's targets.
+    let w = &rows(&r)[0]["witness"];
+    assert_eq!(w["run_targets"], 2, "{w}");
     assert!(monitoring_processes_under(tmp.path()).is_empty());
+    mutants_hold(&out, "prometheus-breaker-open as a fleet");
 }

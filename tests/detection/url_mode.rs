@@ -11,7 +11,7 @@ use std::process::Command;
 use super::http_target::{Gateway, free_port};
 use super::prometheus::Prometheus;
 use super::run::{mutated_copy, repo_root, report_json, reported_path, show};
-use super::{detail_of, rehearse, require_tools, rows};
+use super::{detail_of, mutants_hold, rehearse, rehearse_with_mutants, require_tools, rows};
 
 /// The user's Prometheus: the shipped rules (as `rehearse monitoring rules` prints them), a
 /// scrape job of its own reading `dir/sd/rehearse.json`, 1 s intervals.
@@ -70,7 +70,7 @@ fn a_prometheus_the_user_runs_finds_the_engine_through_the_targets_file_and_judg
     let tmp = tempfile::tempdir().unwrap();
     let prom = users_prometheus(tmp.path());
     let s = url_scenario(tmp.path(), "url", prom.port, "sd/rehearse.json");
-    let out = rehearse(
+    let out = rehearse_with_mutants(
         &["run", "--scenario", s.to_str().unwrap()],
         &tmp.path().join("r"),
     );
@@ -123,6 +123,7 @@ fn a_prometheus_the_user_runs_finds_the_engine_through_the_targets_file_and_judg
     // Nothing of the run's own in the run directory: it started no Prometheus.
     let run_dir = reported_path(&out).parent().unwrap().to_path_buf();
     assert!(!run_dir.join("prometheus").exists());
+    mutants_hold(&out, "prometheus-breaker-open with the user's Prometheus");
     println!("user's Prometheus: fired {fired} ms, resolved {resolved} ms, {n} scrapes");
 }
 
