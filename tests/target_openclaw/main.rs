@@ -10,6 +10,11 @@
 //! `real_versions` with two real releases). The quick cases from a checkout under `/tmp`
 //! (`from_tmp`).
 
+/// The integration tests' run helpers (`tests/support/run.rs`): the fixtures' mutants.
+#[allow(dead_code)]
+#[path = "../support/run.rs"]
+mod run_support;
+
 mod fake;
 mod from_tmp;
 mod http;

@@ -333,11 +333,14 @@ fn every_openclaw_fixture_reproduces_what_the_pinned_gateway_does_and_the_seeds_
     for name in TABLE.iter().chain(std::iter::once(&"openclaw-seed-wish")) {
         let dir = root.join(name);
         std::fs::create_dir_all(&dir).unwrap();
-        runs.push((name.to_string(), fixture(name), dir, Vec::new()));
+        // Every run judges its mutants too (`mutants.json`, asserted below).
+        let envs = vec![("REHEARSE_MUTANTS".to_string(), "1".to_string())];
+        runs.push((name.to_string(), fixture(name), dir, envs));
     }
     let outputs = run_overlapping(runs);
     eprintln!("all {} scenarios in {:?}", outputs.len(), t0.elapsed());
     let mut failures = Vec::new();
+    let (mut entries, mut perturbations) = (0, 0);
     for (name, out) in outputs {
         let name = name.as_str();
         let r = report_json(&out);
@@ -383,6 +386,10 @@ fn every_openclaw_fixture_reproduces_what_the_pinned_gateway_does_and_the_seeds_
                 );
             }
         }
+        let (e, p) = crate::run_support::assert_mutants(&run_dir);
+        eprintln!("{name}: {p} perturbations of {e} expectations, none passed");
+        entries += e;
+        perturbations += p;
         if name == "openclaw-seed-wish" {
             // The wish, against what OpenClaw 2026.9.6 measurably does (see the fixture).
             assert_seed_wish_verdict(&r, &out);
@@ -390,6 +397,9 @@ fn every_openclaw_fixture_reproduces_what_the_pinned_gateway_does_and_the_seeds_
             failures.push(format!("{name}: {}\n{}", r["verdict"], rows(&r)));
         }
     }
+    eprintln!(
+        "the fixtures' mutants: {perturbations} perturbations of {entries} expectations, none passed"
+    );
     if !failures.is_empty() {
         // Kept, with the gateway's log and the upstream's record, to look at.
         let kept = if root == tmp.path() { tmp.keep() } else { root };
