@@ -16,7 +16,8 @@
 //! - [`exporter`]: the engine's `/metrics` HTTP endpoint (hyper), Prometheus text format 0.0.4.
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
-//! - [`scenario`]: the scenario file format and its validation.
+//! - [`scenario`]: the scenario file format, its validation and its digest (what drift compares
+//!   runs of).
 //! - [`validate`]: `rehearse validate`, the run's preflight without the run (it calls the
 //!   plan's one `run::plan::preflight`).
 //! - [`scrape`]: the `/metrics` scraper, the exposition-format parser, the scraped timeline
@@ -27,7 +28,8 @@
 //!   verdict, reason), Markdown, JSON and HTML+SVG report writers.
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
 //!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
-//!   `rehearse history` with its index pages, drift against the previous runs, `rehearse compare`.
+//!   `rehearse history` with its index pages, drift against the previous runs of the same
+//!   scenario digest, `rehearse compare`.
 //! - [`rehearsal`]: `rehearse run`, the one pipeline: plan → system under test (embedded |
 //!   gateway | fleet, one type) → one `Observation` per arm → the one judge → the report; the top of the
 //!   module graph, the only module that depends on both `run` and `fleet`.
@@ -47,8 +49,9 @@
 //!   which model a request is for.
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
 //! - [`monitoring`]: the shipped monitoring (`monitoring/`: alerting rules, example Alertmanager
-//!   config, Grafana dashboard) embedded in the binary, reading a rule file's alert names, and
-//!   `rehearse monitoring` printing them.
+//!   config, Grafana dashboard) embedded in the binary, reading a rule file's alerting and
+//!   recording rules (`rules`), what a rule's PromQL reads and which labels its alerts keep
+//!   (`promql`), and `rehearse monitoring` printing them.
 //! - [`retention`]: `--keep N`: the ownership marker every run directory gets at its start, and
 //!   the pruning of older run directories of the same scenario after the report is written.
 //! - [`jobmetrics`]: the weekly job's own outputs after its report — the batch-job series
@@ -62,8 +65,11 @@
 //!   `gateway::openclaw::TurnEnd`).
 //! - [`detection`]: the detection path in a run (`[prometheus]`): a real Prometheus (and
 //!   Alertmanager, with the harness's webhook receiver) started from PATH, the targets every
-//!   kind of run publishes arm by arm, and what the alert judge (`verdict::alert_eval`) reads
-//!   back from its HTTP API.
+//!   kind of run publishes arm by arm, what it says while an arm runs (`detection::poll`: rule
+//!   evaluation counters, the arm's targets) and what the alert judge (`verdict::alert_eval`)
+//!   reads back from its HTTP API, tied to the arm's targets (`detection::read`). Whether an
+//!   alert row's rule could fire at all is `verdict::alert_rules` (before the run through
+//!   `scenario::validate_alerts`, exit 2; after it, a failed row).
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and its
 //!   contradictions with a scenario's timings.
 //! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, the `Speed` type

@@ -226,7 +226,11 @@ pub const COOLDOWNS: Family = Family {
     help: "Cooldowns written to auth profiles.",
     kind: FamilyType::Counter,
     labels: &["provider", "profile", "reason"],
-    values: &[LabelValues::Provider, LabelValues::Profile, LabelValues::Reason],
+    values: &[
+        LabelValues::Provider,
+        LabelValues::Profile,
+        LabelValues::Reason,
+    ],
     time: TimeBase::NotTime,
 };
 /// `profile_retries_total`.
@@ -620,7 +624,10 @@ mod tests {
             Some(SampleTime::Base(TimeBase::Unix))
         );
         assert_eq!(sample_time("request_latency_seconds"), None);
-        assert_eq!(sample_time("requests_total"), Some(SampleTime::Base(TimeBase::NotTime)));
+        assert_eq!(
+            sample_time("requests_total"),
+            Some(SampleTime::Base(TimeBase::NotTime))
+        );
         assert_eq!(
             le_values(&PROBE_LATENCY),
             ["0.025", "0.05", "0.1", "0.25", "0.5", "1", "2", "+Inf"]

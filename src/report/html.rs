@@ -83,10 +83,11 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "<p class=\"muted\">started {} · speed ×{} · seed {} · schema v{}</p>",
+        "<p class=\"muted\">started {} · speed ×{} · seed {}{} · schema v{}</p>",
         esc(&r.started_at),
         r.speed,
         r.seed,
+        esc(&lead::digest_part(r)),
         r.schema_version
     );
     let _ = writeln!(o, "<p class=\"timebase\">{}</p>", esc(&table::time_base(r)));

@@ -126,8 +126,11 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "- started: {} · speed ×{} · seed {}",
-        r.started_at, r.speed, r.seed
+        "- started: {} · speed ×{} · seed {}{}",
+        r.started_at,
+        r.speed,
+        r.seed,
+        lead::digest_part(r)
     );
     let pols: Vec<&str> = r.policies.iter().map(|p| p.policy.as_str()).collect();
     let _ = writeln!(o, "- policies: {}", pols.join(", "));

@@ -3,6 +3,7 @@
 //! command (`rehearse validate` is [`crate::validate`]: the run's preflight).
 
 mod cmd;
+pub mod digest;
 pub(crate) mod field;
 pub(crate) mod fleet;
 pub(crate) mod format;
@@ -13,6 +14,8 @@ pub mod resolve;
 pub(crate) mod target;
 pub mod validate;
 pub(crate) mod validate_metrics;
+mod validate_drift;
+mod validate_alerts;
 mod validate_reach;
 mod validate_target;
 

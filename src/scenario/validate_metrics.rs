@@ -223,7 +223,7 @@ mod tests {
     fn traffic() -> Vec<TrafficLine> {
         crate::replay::traffic::parse_traffic(
             "{\"at_ms\":0,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"stream\":false,\"max_tokens\":8,\"tenant\":\"team-a\"}\n\
-             {\"at_ms\":5,\"kind\":\"tool\",\"tool\":\"crm_search\",\"body\":{}}\n",
+             {\"at_ms\":5,\"kind\":\"tool\",\"tool\":\"crm_search\",\"idempotent\":true,\"body\":{}}\n",
             "t.jsonl",
         )
         .unwrap()

@@ -201,6 +201,7 @@ pub fn sample_report() -> Report {
         fleet: None,
         target: None,
         rehearse_version: None,
+        scenario_digest: None,
         versions: None,
         drift: None,
         housekeeping: None,

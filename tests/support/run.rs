@@ -183,6 +183,22 @@ pub fn run_scenario(path: &Path, speed: &str, report_dir: &Path) -> Output {
     )
 }
 
+/// [`run_scenario`] with the run's mutants written ([`run_in_with_mutants`]).
+pub fn run_scenario_with_mutants(path: &Path, speed: &str, report_dir: &Path) -> Output {
+    run_in_with_mutants(
+        &repo_root(),
+        &[
+            "run",
+            "--scenario",
+            path.to_str().expect("utf-8 path"),
+            "--speed",
+            speed,
+            "--report-dir",
+            report_dir.to_str().expect("utf-8 path"),
+        ],
+    )
+}
+
 /// The JSON lines of `path`.
 fn jsonl(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
