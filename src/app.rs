@@ -19,7 +19,7 @@ pub fn dispatch(cli: Cli) -> CmdResult {
             "nothing to do: give --scenario NAME or a subcommand (see `rehearse --help`)"
         ))),
         Some(Command::List(args)) => crate::scenario::list_command(args),
-        Some(Command::Validate(args)) => crate::scenario::validate_command(args),
+        Some(Command::Validate(args)) => crate::validate::command(args),
         Some(Command::Upstream(args)) => crate::upstream::command(args),
         Some(Command::Replay(args)) => crate::replay::replay_command(args),
         Some(Command::Record(args)) => crate::replay::record_command(args),

@@ -160,13 +160,23 @@ pub struct ListArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// Flags of `rehearse validate`.
+/// Flags of `rehearse validate`: a scenario is checked as `rehearse run` with the same flags
+/// would check it before starting anything (the run's own preflight).
 #[derive(Debug, Clone, Args)]
 pub struct ValidateArgs {
     /// Scenario (.toml), traffic (.jsonl) or fault files; a bare scenario NAME resolves as
     /// `--scenario NAME` does (fixtures/scenarios/NAME.toml).
     #[arg(required = true, value_name = "NAME|PATH")]
     pub paths: Vec<PathBuf>,
+    /// Check scenarios for a run at this speed (as `run --speed F`).
+    #[arg(long, value_name = "F", default_value = "1", value_parser = crate::util::speed::parse)]
+    pub speed: Option<Speed>,
+    /// Check scenarios for a run of these policies (as `run --policy P`).
+    #[arg(long = "policy", value_name = "P", value_enum)]
+    pub policies: Vec<PolicyArg>,
+    /// Check scenarios for a run of these OpenClaw versions (as `run --gateway-version V`).
+    #[arg(long = "gateway-version", value_name = "V")]
+    pub gateway_versions: Vec<String>,
 }
 
 /// Flags of `rehearse upstream`.

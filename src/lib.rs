@@ -18,6 +18,8 @@
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
 //! - [`scenario`]: the scenario file format, its validation and its digest (what drift compares
 //!   runs of).
+//! - [`validate`]: `rehearse validate`, the run's preflight without the run (it calls the
+//!   plan's one `run::plan::preflight`).
 //! - [`scrape`]: the `/metrics` scraper, the exposition-format parser, the scraped timeline
 //!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
 //!   checked against the scrapes.
@@ -103,7 +105,7 @@ macro_rules! internal {
 
 internal!(
     detection, fleet, gateway, history, host, jobmetrics, monitoring, rehearsal, replay, report,
-    retention, run, scenario, schedule, scrape, transport, upstream, verdict, wire,
+    retention, run, scenario, schedule, scrape, transport, upstream, validate, verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

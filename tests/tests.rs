@@ -58,6 +58,9 @@ mod verdict_diff;
 mod history;
 // Drift that sees what is new: a stand-in gateway whose breaker opens for the first time.
 mod history_new;
+// Bounds over what happened: latency over turn_timeout, wall-clock quantities at every speed,
+// label values nothing exports, validate as the run's preflight.
+mod bounds;
 
 // The one judge: a run past the upstream recorder's cap says so and ends incomplete.
 mod run_judge;

@@ -27,6 +27,9 @@ pub enum OpClass {
 }
 
 impl OpClass {
+    /// Every class.
+    pub const ALL: [Self; 3] = [Self::ToolCall, Self::LlmInference, Self::Session];
+
     /// The `class` label value.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -62,6 +65,19 @@ pub enum AttemptOutcome {
 }
 
 impl AttemptOutcome {
+    /// Every outcome.
+    pub const ALL: [Self; 9] = [
+        Self::Ok,
+        Self::Timeout,
+        Self::RateLimited,
+        Self::Http5xx,
+        Self::Transport,
+        Self::StreamCut,
+        Self::Rejected,
+        Self::Content,
+        Self::Context,
+    ];
+
     /// The label value.
     pub fn as_str(self) -> &'static str {
         match self {

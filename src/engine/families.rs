@@ -1,8 +1,11 @@
 //! The catalogue of the engine's metric families (docs/metrics.md): name, help, type, label
-//! names and histogram buckets, in docs/metrics.md order. [`super::metrics::Metrics`] builds its
-//! registry from these definitions, and scenario validation checks `[[expect.metric]]`
-//! selectors against them ([`check_selector`]), so a series the engine does not export, or a
-//! label its family does not have, is caught before a run instead of summing to a vacuous 0.
+//! names and histogram buckets, in docs/metrics.md order, with what each label's values can be
+//! ([`LabelValues`]) and what the value measures in time ([`TimeBase`]).
+//! [`super::metrics::Metrics`] builds its registry from these definitions, and scenario
+//! validation checks `[[expect.metric]]` selectors against them ([`check_selector`]), so a
+//! series the engine does not export, a label its family does not have or a value the scenario
+//! cannot make it export is caught before a run instead of summing to a vacuous 0; the judge
+//! reads a wall-clock quantity in scenario time through [`sample_time`].
 
 use crate::util::suggest::closest;
 
@@ -36,6 +39,85 @@ impl FamilyType {
     }
 }
 
+/// What a family's value measures in time, for `--speed`: the engine runs on the wall clock,
+/// `speed` times faster than the scenario (docs/scenario.md, "Wall-clock quantities").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeBase {
+    /// Not a time: a count, a state, a number of profiles (the same at every speed).
+    NotTime,
+    /// Seconds of scenario time (nominal: the same at every speed).
+    Scenario,
+    /// Seconds measured on the run's clock: at `--speed S` a scenario second reads `1/S`.
+    Wall,
+    /// A Unix time in seconds: an instant of the wall clock, which no speed converts.
+    Unix,
+}
+
+/// What one sample name of the catalogue measures in time (a histogram's samples differ: its
+/// `_count` is a count, its `_sum` a time, its `_bucket`s counts under time bounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SampleTime {
+    /// As its family's [`TimeBase`].
+    Base(TimeBase),
+    /// A histogram bucket of wall-clock bounds (`le`): at speed `S` the bound `le="1"` counts
+    /// what took up to `S` scenario seconds, so no conversion keeps a bound on it.
+    WallBuckets,
+}
+
+/// Where the values of a family's label come from: what a scenario can make the engine export
+/// under that label (scenario validation derives the scenario-dependent sets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelValues {
+    /// A dependency the scenario reaches: a tool, a WebSocket channel, a model endpoint.
+    Dep,
+    /// A model (`PROVIDER/MODEL`) of the traffic or the engine configuration.
+    Model,
+    /// A provider of those models or of a `[[profile]]`.
+    Provider,
+    /// An auth profile id (configured, or a provider's implicit `PROVIDER:default`).
+    Profile,
+    /// A tenant of the traffic or of `[engine.throttle]`.
+    Tenant,
+    /// A breaker state ([`super::vocab::BreakerState`]).
+    State,
+    /// An attempt's outcome ([`super::events::AttemptOutcome`]).
+    Outcome,
+    /// A failure reason ([`super::outcome::Reason`]).
+    Reason,
+    /// An operation class ([`super::events::OpClass`]).
+    Class,
+    /// A timeout phase ([`super::outcome::TimeoutPhase`]).
+    Phase,
+    /// A fleet coordinator call ([`COORDINATOR_OPS`]).
+    CoordinatorOp,
+    /// A fleet host's coordination mode ([`COORDINATOR_MODES`]).
+    CoordinatorMode,
+}
+
+impl LabelValues {
+    /// The values of a domain that does not depend on the scenario (`None` for one that does).
+    pub fn fixed(self) -> Option<Vec<&'static str>> {
+        use super::events::{AttemptOutcome, OpClass};
+        use super::outcome::{Reason, TimeoutPhase};
+        use super::vocab::BreakerState;
+        Some(match self {
+            Self::Dep | Self::Model | Self::Provider | Self::Profile | Self::Tenant => return None,
+            Self::State => BreakerState::ALL.map(BreakerState::as_str).to_vec(),
+            Self::Outcome => AttemptOutcome::ALL.map(AttemptOutcome::as_str).to_vec(),
+            Self::Reason => Reason::ALL.map(Reason::as_str).to_vec(),
+            Self::Class => OpClass::ALL.map(OpClass::as_str).to_vec(),
+            Self::Phase => TimeoutPhase::ALL.map(TimeoutPhase::as_str).to_vec(),
+            Self::CoordinatorOp => COORDINATOR_OPS.to_vec(),
+            Self::CoordinatorMode => COORDINATOR_MODES.to_vec(),
+        })
+    }
+}
+
+/// The calls a fleet host makes to its coordinator (`coordinator_errors_total{op}`).
+pub const COORDINATOR_OPS: [&str; 6] = ["read", "change", "lease", "probe_ok", "seed", "cooldown"];
+/// A fleet host's coordination modes (`coordinator_mode{mode}`).
+pub const COORDINATOR_MODES: [&str; 3] = ["redis", "in_process", "local"];
+
 /// One metric family the engine exports.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Family {
@@ -47,10 +129,24 @@ pub struct Family {
     pub kind: FamilyType,
     /// Label names, in declaration order.
     pub labels: &'static [&'static str],
+    /// What each label's values can be, in the order of `labels`.
+    pub values: &'static [LabelValues],
+    /// What the value measures in time.
+    pub time: TimeBase,
+}
+
+impl Family {
+    /// What the values of `label` can be (`None` for a label the family lacks).
+    pub fn values_of(&self, label: &str) -> Option<LabelValues> {
+        let i = self.labels.iter().position(|l| *l == label)?;
+        self.values.get(i).copied()
+    }
 }
 
 const DFT: &[&str] = &["dep", "from", "to"];
+const DFT_V: &[LabelValues] = &[LabelValues::Dep, LabelValues::State, LabelValues::State];
 const DEP: &[&str] = &["dep"];
+const DEP_V: &[LabelValues] = &[LabelValues::Dep];
 
 /// `breaker_state`.
 pub const BREAKER_STATE: Family = Family {
@@ -58,6 +154,8 @@ pub const BREAKER_STATE: Family = Family {
     help: "Breaker state per dependency: 0 closed, 1 half_open, 2 open.",
     kind: FamilyType::Gauge,
     labels: DEP,
+    values: DEP_V,
+    time: TimeBase::NotTime,
 };
 /// `breaker_transitions_total`.
 pub const TRANSITIONS: Family = Family {
@@ -65,6 +163,8 @@ pub const TRANSITIONS: Family = Family {
     help: "Breaker state transitions.",
     kind: FamilyType::Counter,
     labels: DFT,
+    values: DFT_V,
+    time: TimeBase::NotTime,
 };
 /// `breaker_last_transition_timestamp_seconds`.
 pub const LAST_TRANSITION: Family = Family {
@@ -72,6 +172,8 @@ pub const LAST_TRANSITION: Family = Family {
     help: "Unix time (ms precision) of the latest transition of each kind.",
     kind: FamilyType::Gauge,
     labels: DFT,
+    values: DFT_V,
+    time: TimeBase::Unix,
 };
 /// `breaker_rejections_total`.
 pub const REJECTIONS: Family = Family {
@@ -79,6 +181,8 @@ pub const REJECTIONS: Family = Family {
     help: "Calls rejected at once by an open or pacing half-open breaker.",
     kind: FamilyType::Counter,
     labels: DEP,
+    values: DEP_V,
+    time: TimeBase::NotTime,
 };
 /// `breaker_probe_latency_seconds`.
 pub const PROBE_LATENCY: Family = Family {
@@ -86,6 +190,8 @@ pub const PROBE_LATENCY: Family = Family {
     help: "Latency of half-open probes.",
     kind: FamilyType::Histogram(&PROBE_BUCKETS),
     labels: DEP,
+    values: DEP_V,
+    time: TimeBase::Wall,
 };
 /// `breaker_retry_after_skips_total`.
 pub const RETRY_AFTER_SKIPS: Family = Family {
@@ -93,6 +199,8 @@ pub const RETRY_AFTER_SKIPS: Family = Family {
     help: "Half-open transitions deferred because a Retry-After reached further.",
     kind: FamilyType::Counter,
     labels: DEP,
+    values: DEP_V,
+    time: TimeBase::NotTime,
 };
 /// `requests_total`.
 pub const REQUESTS: Family = Family {
@@ -100,6 +208,8 @@ pub const REQUESTS: Family = Family {
     help: "Attempts at a dependency by outcome (probes included, canaries not).",
     kind: FamilyType::Counter,
     labels: &["dep", "outcome"],
+    values: &[LabelValues::Dep, LabelValues::Outcome],
+    time: TimeBase::NotTime,
 };
 /// `request_latency_seconds`.
 pub const REQUEST_LATENCY: Family = Family {
@@ -107,6 +217,8 @@ pub const REQUEST_LATENCY: Family = Family {
     help: "Latency of attempts that reached the dependency.",
     kind: FamilyType::Histogram(&REQUEST_BUCKETS),
     labels: DEP,
+    values: DEP_V,
+    time: TimeBase::Wall,
 };
 /// `profile_cooldowns_total`.
 pub const COOLDOWNS: Family = Family {
@@ -114,6 +226,12 @@ pub const COOLDOWNS: Family = Family {
     help: "Cooldowns written to auth profiles.",
     kind: FamilyType::Counter,
     labels: &["provider", "profile", "reason"],
+    values: &[
+        LabelValues::Provider,
+        LabelValues::Profile,
+        LabelValues::Reason,
+    ],
+    time: TimeBase::NotTime,
 };
 /// `profile_retries_total`.
 pub const RETRIES: Family = Family {
@@ -121,6 +239,8 @@ pub const RETRIES: Family = Family {
     help: "Same-profile retries (retry gate).",
     kind: FamilyType::Counter,
     labels: &["provider", "reason"],
+    values: &[LabelValues::Provider, LabelValues::Reason],
+    time: TimeBase::NotTime,
 };
 /// `profile_rotations_total`.
 pub const ROTATIONS: Family = Family {
@@ -128,6 +248,8 @@ pub const ROTATIONS: Family = Family {
     help: "Rotations to the next auth profile.",
     kind: FamilyType::Counter,
     labels: &["provider", "reason"],
+    values: &[LabelValues::Provider, LabelValues::Reason],
+    time: TimeBase::NotTime,
 };
 /// `model_fallbacks_total`.
 pub const FALLBACKS: Family = Family {
@@ -135,6 +257,8 @@ pub const FALLBACKS: Family = Family {
     help: "Requests moved to a fallback model.",
     kind: FamilyType::Counter,
     labels: &["from", "to", "reason"],
+    values: &[LabelValues::Model, LabelValues::Model, LabelValues::Reason],
+    time: TimeBase::NotTime,
 };
 /// `retry_budget_exhausted_total`.
 pub const BUDGET_EXHAUSTED: Family = Family {
@@ -142,6 +266,8 @@ pub const BUDGET_EXHAUSTED: Family = Family {
     help: "Retries refused because the request's token budget was spent.",
     kind: FamilyType::Counter,
     labels: &["class"],
+    values: &[LabelValues::Class],
+    time: TimeBase::NotTime,
 };
 /// `timeouts_total`.
 pub const TIMEOUTS: Family = Family {
@@ -149,6 +275,8 @@ pub const TIMEOUTS: Family = Family {
     help: "Deadlines that expired, by operation class and phase.",
     kind: FamilyType::Counter,
     labels: &["class", "phase"],
+    values: &[LabelValues::Class, LabelValues::Phase],
+    time: TimeBase::NotTime,
 };
 /// `timeout_deadline_seconds`.
 pub const DEADLINE: Family = Family {
@@ -156,6 +284,8 @@ pub const DEADLINE: Family = Family {
     help: "The deadline a dependency's next call of a class gets, per phase (fixed or adaptive), in seconds.",
     kind: FamilyType::Gauge,
     labels: &["dep", "class", "phase"],
+    values: &[LabelValues::Dep, LabelValues::Class, LabelValues::Phase],
+    time: TimeBase::Scenario,
 };
 /// `idempotent_duplicates_total`.
 pub const DUPLICATES: Family = Family {
@@ -163,6 +293,8 @@ pub const DUPLICATES: Family = Family {
     help: "Non-idempotent calls executed twice under one Idempotency-Key (must be 0).",
     kind: FamilyType::Counter,
     labels: DEP,
+    values: DEP_V,
+    time: TimeBase::NotTime,
 };
 /// `health_breaker_disagreement_seconds`.
 pub const DISAGREEMENT: Family = Family {
@@ -170,6 +302,8 @@ pub const DISAGREEMENT: Family = Family {
     help: "How long canary and breaker have disagreed (0 while they agree); alert at 180.",
     kind: FamilyType::Gauge,
     labels: DEP,
+    values: DEP_V,
+    time: TimeBase::Wall,
 };
 /// `throttled_total`.
 pub const THROTTLED: Family = Family {
@@ -177,6 +311,8 @@ pub const THROTTLED: Family = Family {
     help: "Requests of a tenant over its tokens-per-minute budget routed to the cheaper model.",
     kind: FamilyType::Counter,
     labels: &["tenant"],
+    values: &[LabelValues::Tenant],
+    time: TimeBase::NotTime,
 };
 
 /// `coordinator_errors_total` (a coordinated host only).
@@ -185,6 +321,8 @@ pub const COORDINATOR_ERRORS: Family = Family {
     help: "Failed calls to the fleet coordinator (the host decided locally meanwhile).",
     kind: FamilyType::Counter,
     labels: &["op"],
+    values: &[LabelValues::CoordinatorOp],
+    time: TimeBase::NotTime,
 };
 /// `coordinator_mode` (a coordinated host only).
 pub const COORDINATOR_MODE: Family = Family {
@@ -192,6 +330,8 @@ pub const COORDINATOR_MODE: Family = Family {
     help: "1 for the host's current coordination mode (redis, in_process, local), 0 for others.",
     kind: FamilyType::Gauge,
     labels: &["mode"],
+    values: &[LabelValues::CoordinatorMode],
+    time: TimeBase::NotTime,
 };
 
 /// `cooldowns_adopted_total` (a coordinated host only).
@@ -200,6 +340,8 @@ pub const COOLDOWNS_ADOPTED: Family = Family {
     help: "Profile cooldowns another fleet host started that this host then honoured.",
     kind: FamilyType::Counter,
     labels: &["profile"],
+    values: &[LabelValues::Profile],
+    time: TimeBase::NotTime,
 };
 
 /// `breaker_open_seconds`: what the shipped `BreakerOpenTooLong` alert compares against.
@@ -208,6 +350,8 @@ pub const OPEN_SECONDS: Family = Family {
     help: "Open time of the breaker's current or last open period (extended to a Retry-After).",
     kind: FamilyType::Gauge,
     labels: DEP,
+    values: DEP_V,
+    time: TimeBase::Wall,
 };
 /// `breaker_open_since_timestamp_seconds`.
 pub const OPEN_SINCE: Family = Family {
@@ -215,6 +359,8 @@ pub const OPEN_SINCE: Family = Family {
     help: "Unix time (ms precision) the breaker's current or last open period began.",
     kind: FamilyType::Gauge,
     labels: DEP,
+    values: DEP_V,
+    time: TimeBase::Unix,
 };
 /// `provider_profiles`.
 pub const PROFILES: Family = Family {
@@ -222,6 +368,8 @@ pub const PROFILES: Family = Family {
     help: "Auth profiles the provider rotates over.",
     kind: FamilyType::Gauge,
     labels: &["provider"],
+    values: &[LabelValues::Provider],
+    time: TimeBase::NotTime,
 };
 /// `provider_profiles_cooling`: with `provider_profiles`, the shipped
 /// `ProviderAllProfilesCooling` alert.
@@ -230,6 +378,8 @@ pub const PROFILES_COOLING: Family = Family {
     help: "Auth profiles of the provider in cooldown or disabled at scrape time.",
     kind: FamilyType::Gauge,
     labels: &["provider"],
+    values: &[LabelValues::Provider],
+    time: TimeBase::NotTime,
 };
 
 /// Every family, in docs/metrics.md (and `/metrics`) order; the fleet coordinator's three, then
@@ -283,6 +433,42 @@ pub fn sample_names() -> Vec<(String, &'static Family, Vec<&'static str>)> {
         }
     }
     out
+}
+
+/// The family a sample name of the engine belongs to (a histogram's `_bucket`, `_sum` and
+/// `_count` belong to it).
+pub fn family_of(sample: &str) -> Option<&'static Family> {
+    FAMILIES.iter().find(|f| match f.kind {
+        FamilyType::Histogram(_) => HISTOGRAM_SUFFIXES
+            .iter()
+            .any(|x| sample.strip_suffix(x) == Some(f.name)),
+        _ => f.name == sample,
+    })
+}
+
+/// What the sample `name` measures in time (`None`: not a sample the engine exports).
+pub fn sample_time(name: &str) -> Option<SampleTime> {
+    let f = family_of(name)?;
+    Some(match f.kind {
+        FamilyType::Histogram(_) if name.ends_with("_count") => SampleTime::Base(TimeBase::NotTime),
+        FamilyType::Histogram(_) if name.ends_with("_bucket") && f.time == TimeBase::Wall => {
+            SampleTime::WallBuckets
+        }
+        _ => SampleTime::Base(f.time),
+    })
+}
+
+/// The `le` values of a histogram's buckets as the exporter writes them (`0.025`, `1`, `+Inf`);
+/// empty for a family that is not a histogram.
+pub fn le_values(f: &Family) -> Vec<String> {
+    match f.kind {
+        FamilyType::Histogram(bounds) => bounds
+            .iter()
+            .map(|b| b.to_string())
+            .chain(std::iter::once("+Inf".to_string()))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Why a selector can never match anything the engine exports.
@@ -399,6 +585,59 @@ mod tests {
         );
         let e = check_selector("zzz", []).unwrap_err().to_string();
         assert!(!e.contains("did you mean"), "{e}");
+    }
+
+    #[test]
+    fn every_label_says_where_its_values_come_from_and_every_time_is_placed() {
+        for f in &FAMILIES {
+            assert_eq!(f.labels.len(), f.values.len(), "{}", f.name);
+            // A `_seconds` family is a time of some base; nothing else is.
+            assert_eq!(
+                f.name.ends_with("_seconds"),
+                f.time != TimeBase::NotTime,
+                "{}",
+                f.name
+            );
+        }
+        assert_eq!(
+            sample_time("health_breaker_disagreement_seconds"),
+            Some(SampleTime::Base(TimeBase::Wall))
+        );
+        assert_eq!(
+            sample_time("timeout_deadline_seconds"),
+            Some(SampleTime::Base(TimeBase::Scenario))
+        );
+        assert_eq!(
+            sample_time("request_latency_seconds_bucket"),
+            Some(SampleTime::WallBuckets)
+        );
+        assert_eq!(
+            sample_time("request_latency_seconds_count"),
+            Some(SampleTime::Base(TimeBase::NotTime))
+        );
+        assert_eq!(
+            sample_time("request_latency_seconds_sum"),
+            Some(SampleTime::Base(TimeBase::Wall))
+        );
+        assert_eq!(
+            sample_time("breaker_open_since_timestamp_seconds"),
+            Some(SampleTime::Base(TimeBase::Unix))
+        );
+        assert_eq!(sample_time("request_latency_seconds"), None);
+        assert_eq!(
+            sample_time("requests_total"),
+            Some(SampleTime::Base(TimeBase::NotTime))
+        );
+        assert_eq!(
+            le_values(&PROBE_LATENCY),
+            ["0.025", "0.05", "0.1", "0.25", "0.5", "1", "2", "+Inf"]
+        );
+        assert_eq!(
+            TRANSITIONS.values_of("to").and_then(LabelValues::fixed),
+            Some(vec!["closed", "half_open", "open"])
+        );
+        assert_eq!(REQUESTS.values_of("dep"), Some(LabelValues::Dep));
+        assert_eq!(REQUESTS.values_of("le"), None);
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub enum TimeoutPhase {
 }
 
 impl TimeoutPhase {
+    /// Every phase.
+    pub const ALL: [Self; 3] = [Self::Ttfb, Self::InterToken, Self::Total];
+
     /// The `phase` label value of `timeouts_total`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -135,6 +138,20 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason.
+    pub const ALL: [Self; 10] = [
+        Self::Timeout,
+        Self::RateLimit,
+        Self::ServerError,
+        Self::Transport,
+        Self::StreamCut,
+        Self::Content,
+        Self::ContextOverflow,
+        Self::Auth,
+        Self::Billing,
+        Self::Unknown,
+    ];
+
     /// The `reason` label value used in metrics, events and the cooldown store.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -19,6 +19,9 @@ pub enum BreakerState {
 }
 
 impl BreakerState {
+    /// Every state, in gauge order.
+    pub const ALL: [Self; 3] = [Self::Closed, Self::HalfOpen, Self::Open];
+
     /// The label value (`closed`, `half_open`, `open`).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -11,7 +11,8 @@
 //!   scrapes, turns' replay accuracy, a gateway's decisions, the kind's own rows, the stop), and
 //!   [`observation::Observed`], the whole run with its host facts and the kind's report part.
 //! - `section`: one arm's observation → its section, judged once (every kind alike); `assemble`:
-//!   every arm's section + the one judge → the one report.
+//!   every arm's section + the one judge → the one report; `metric_labels`: what a metric row's
+//!   family and label values could have matched (its witness; a value nothing exports fails).
 //! - `embedded`: the embedded engine as the system under test (every policy in turn, each one
 //!   `Observation`); `rig`: the one engine rig of the embedded run and every fleet host.
 //! - `harness`: one policy's run; `health`: its canaries and their tally; `suite`: several scenarios into one run directory.
@@ -54,6 +55,7 @@ pub mod harness;
 pub(crate) mod health;
 pub mod lock;
 pub(crate) mod marker;
+pub(crate) mod metric_labels;
 pub mod mutants;
 pub mod observation;
 pub mod observe;

@@ -1,14 +1,17 @@
 //! Raw `run` flags + scenario files → a validated plan: scenarios resolved and checked (traffic
 //! loaded), speed, seed and policies decided, report directory chosen. Every error here is bad
 //! input (exit 2) and names the file, line and column or the field.
+//!
+//! Every check of one scenario before a run starts anything is [`preflight`], the one function
+//! `rehearse validate` calls too: a check added there is made by both.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{PolicyArg, RunArgs};
 use crate::engine::Policy;
 use crate::scenario::resolve::resolve;
 use crate::scenario::target::TargetKind;
-use crate::scenario::validate::{Checked, check};
+use crate::scenario::validate::{Checked, check_at};
 use crate::util::speed::Speed;
 
 pub use super::plan_error::{PlanError, Refused};
@@ -151,41 +154,76 @@ fn run_versions(checked: &Checked, cli: &[String]) -> Result<Vec<String>, Refuse
     Ok(cli.to_vec())
 }
 
+/// What a run is asked beside its scenario files, as far as a scenario's checks depend on it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFlags {
+    /// `--speed` (1 when not given).
+    pub speed: Speed,
+    /// `--policy`, in order (empty: the scenario's `policies`).
+    pub policies: Vec<Policy>,
+    /// `--gateway-version`, in order.
+    pub gateway_versions: Vec<String>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+}
+
+impl RunFlags {
+    /// The flags of `run`.
+    pub fn of(args: &RunArgs) -> Self {
+        Self {
+            // A `Speed` was checked where it was made (clap's parser or `Speed::new`).
+            speed: args.speed.unwrap_or_default(),
+            policies: args.policies.iter().map(|&p| p.into()).collect(),
+            gateway_versions: args.gateway_versions.clone(),
+            seed: args.seed,
+        }
+    }
+}
+
+/// Every check a run makes of the scenario file at `path` before it starts anything, in order:
+/// the file itself for a run at `flags.speed` (its values, traffic, expectations against what
+/// the run can produce, located at `file:line:col`); `[prometheus]` (speed 1, its programs on
+/// PATH, `promtool check rules` on its rule files); the OpenClaw versions side by side; what an
+/// external target's run needs (speed 1, no `--policy`, an install whose release accepts the
+/// user's config, a token). Its plan when every one passes. `rehearse validate` calls this same
+/// function: a check added here is one `validate` makes too.
+pub fn preflight(path: &Path, flags: &RunFlags) -> Result<ScenarioPlan, Refused> {
+    let speed = flags.speed;
+    let checked = check_at(path, speed)?;
+    if let Some(p) = &checked.file.prometheus {
+        crate::detection::preflight(p, &checked.path, speed)?;
+    }
+    let policies = if flags.policies.is_empty() {
+        checked.file.policies.clone()
+    } else {
+        flags.policies.clone()
+    };
+    let versions = run_versions(&checked, &flags.gateway_versions)?;
+    check_target_run(&checked, speed, &flags.policies, &versions)?;
+    Ok(ScenarioPlan {
+        versions,
+        seed: flags.seed.unwrap_or(checked.file.seed),
+        checked,
+        speed,
+        policies,
+        record_cap: super::recorder::MAX_UPSTREAM_RECORDS,
+    })
+}
+
 /// Builds the plan from the flags.
 pub fn build(args: &RunArgs) -> Result<RunPlan, PlanError> {
     if args.scenarios.is_empty() {
         return Err(PlanError::NoScenario);
     }
-    // A `Speed` was checked where it was made (clap's parser or `Speed::new`).
-    let speed = args.speed.unwrap_or_default();
-    let cli_policies: Vec<Policy> = args.policies.iter().map(|&p| p.into()).collect();
+    let flags = RunFlags::of(args);
     let mut scenarios = Vec::new();
     for arg in &args.scenarios {
         let path = resolve(arg)?;
-        let refused = |source: Refused| PlanError::Scenario {
+        let plan = preflight(&path, &flags).map_err(|source| PlanError::Scenario {
             arg: arg.clone(),
             source: Box::new(source),
-        };
-        let checked = check(&path).map_err(|e| refused(e.into()))?;
-        if let Some(p) = &checked.file.prometheus {
-            crate::detection::preflight(p, &checked.path, speed)
-                .map_err(|e| refused(e.into()))?;
-        }
-        let policies = if cli_policies.is_empty() {
-            checked.file.policies.clone()
-        } else {
-            cli_policies.clone()
-        };
-        let versions = run_versions(&checked, &args.gateway_versions).map_err(refused)?;
-        check_target_run(&checked, speed, &cli_policies, &versions).map_err(refused)?;
-        scenarios.push(ScenarioPlan {
-            versions,
-            seed: args.seed.unwrap_or(checked.file.seed),
-            checked,
-            speed,
-            policies,
-            record_cap: super::recorder::MAX_UPSTREAM_RECORDS,
-        });
+        })?;
+        scenarios.push(plan);
     }
     Ok(RunPlan {
         scenarios,

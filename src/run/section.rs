@@ -128,8 +128,16 @@ pub fn section(
             stopped_at_ms,
         );
     }
-    if file.target.kind.is_external() {
-        never_exported(&mut report.expectations, &expect, &o.scrapes);
+    if !expect.metric.is_empty() {
+        let exportable = super::metric_labels::Exportable::of(file, &plan.checked.traffic);
+        let last = o.final_exposition.as_ref().or(o.scrapes.last_parsed());
+        super::metric_labels::judge(
+            &mut report.expectations,
+            &expect,
+            &o.scrapes,
+            last,
+            &exportable,
+        );
     }
     if file.prometheus.is_some() {
         let stop = o.cut().then(|| scenario_ms_u(o.elapsed_ms, o.speed) as i64);
@@ -209,36 +217,6 @@ fn alert_rows(
         catalogue,
     };
     crate::verdict::alert_eval::evaluate(&expect.alert, &expect.dashboard, seen, &facts)
-}
-
-/// A foreign gateway's metrics are not the engine's catalogue, so `validate` cannot check a
-/// selector's family: a family no scrape of its `metrics_url` held fails its row with that
-/// reason instead of summing to 0.
-fn never_exported(
-    rows: &mut [ExpectationResult],
-    expect: &Expectations,
-    scrapes: &crate::scrape::CompactScrapes,
-) {
-    for m in &expect.metric {
-        let name = &m.series.name;
-        if scrapes.exported(name) {
-            continue;
-        }
-        let series = m.series.to_string();
-        for r in rows
-            .iter_mut()
-            .filter(|r| r.kind == ExpectKind::Metric && r.series.as_deref() == Some(&series))
-        {
-            r.ok = false;
-            r.status = ExpectStatus::Fail;
-            r.observed = "never exported".into();
-            r.detail = format!(
-                "{series} expected {}: family `{name}` never exported by the gateway (no \
-                 scrape of its metrics_url held it), so the selector cannot be judged",
-                r.expected
-            );
-        }
-    }
 }
 
 /// The faults that applied to no request in any run (`runs`: each run's fault hits) and do

@@ -1,5 +1,6 @@
 //! The scenario file format (docs/scenario.md), scenario name resolution (docs/cli.md),
-//! semantic validation (errors located at file:line:col, see [`locate`]) and the `rehearse list` / `rehearse validate` commands.
+//! semantic validation (errors located at file:line:col, see [`locate`]) and the `rehearse list`
+//! command (`rehearse validate` is [`crate::validate`]: the run's preflight).
 
 mod cmd;
 pub mod digest;
@@ -12,10 +13,11 @@ pub(crate) mod prometheus;
 pub mod resolve;
 pub(crate) mod target;
 pub mod validate;
+pub(crate) mod validate_metrics;
 mod validate_drift;
 mod validate_alerts;
 mod validate_reach;
 mod validate_target;
 
-pub(crate) use cmd::{list_command, validate_command};
+pub(crate) use cmd::list_command;
 pub use format::{ScenarioError, ScenarioFile};

@@ -43,6 +43,36 @@ fn one_second() -> Duration {
     Duration::from_secs(1)
 }
 
+/// Why `u` is not the base URL of a Prometheus a run can query (`None` when it is): scheme
+/// `http`, a host, and when a port is written, digits in 1..=65535 (`http::Uri` alone takes
+/// `127.0.0.1:notaport`, which only fails when the run connects).
+fn url_problem(u: &str) -> Option<String> {
+    let uri = match u.parse::<http::Uri>() {
+        Ok(uri) => uri,
+        Err(e) => return Some(e.to_string()),
+    };
+    if uri.scheme_str() != Some("http") {
+        return Some("the scheme must be `http`".into());
+    }
+    let Some(authority) = uri.authority().filter(|a| !a.host().is_empty()) else {
+        return Some("it names no host".into());
+    };
+    let after_host = authority
+        .as_str()
+        .rsplit_once(authority.host())
+        .map_or("", |(_, rest)| rest);
+    if after_host.is_empty() {
+        return None;
+    }
+    let Some(port) = after_host.strip_prefix(':') else {
+        return Some(format!("`{after_host}` follows the host"));
+    };
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => None,
+        _ => Some(format!("`{port}` is not a port (1..=65535)")),
+    }
+}
+
 impl PrometheusSpec {
     /// Checks what serde cannot: exactly one of `spawn` and `url`, intervals within bounds, a
     /// `url` that is http(s), `alertmanager` only with `spawn`. Fields relative to the table.
@@ -62,14 +92,10 @@ impl PrometheusSpec {
                 ));
             }
             (Some(u), false) => {
-                let ok = u
-                    .parse::<http::Uri>()
-                    .ok()
-                    .is_some_and(|uri| uri.scheme_str() == Some("http") && uri.host().is_some());
-                if !ok {
+                if let Some(why) = url_problem(u) {
                     return Err(FieldError::new(
                         "url",
-                        format!("`{u}` is not an http://HOST:PORT URL"),
+                        format!("`{u}` is not an http://HOST:PORT URL: {why}"),
                     ));
                 }
             }
@@ -168,6 +194,30 @@ mod tests {
             "url"
         );
         assert!(spec("url = \"http://127.0.0.1:9090\"").validate().is_ok());
+        for ok in [
+            "http://127.0.0.1:9090",
+            "http://localhost",
+            "http://[::1]:9090/prom",
+            "http://prom.example:80/",
+        ] {
+            assert_eq!(url_problem(ok), None, "{ok}");
+        }
+        for (bad, why) in [
+            ("http://127.0.0.1:notaport", "`notaport` is not a port"),
+            ("http://127.0.0.1:", "`` is not a port"),
+            ("http://127.0.0.1:70000", "`70000` is not a port"),
+            ("http://127.0.0.1:0", "`0` is not a port"),
+            ("https://127.0.0.1:9090", "the scheme must be `http`"),
+            ("127.0.0.1:9090", "the scheme must be `http`"),
+        ] {
+            let got = url_problem(bad).unwrap_or_default();
+            assert!(got.contains(why), "{bad}: {got}");
+        }
+        let e = spec("url = \"http://127.0.0.1:notaport\"")
+            .validate()
+            .unwrap_err();
+        assert_eq!(e.field, "url");
+        assert!(e.message.contains("`notaport` is not a port (1..=65535)"), "{}", e.message);
         assert_eq!(
             spec("url = \"http://127.0.0.1:9090\"\nalertmanager = true")
                 .validate()

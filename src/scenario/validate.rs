@@ -19,8 +19,8 @@ use super::format::{ScenarioError, ScenarioFile};
 use super::locate::locate_within;
 use crate::engine::RequestKind;
 use crate::engine::failover::profiles::ProfileBook;
-use crate::engine::families::{SelectorProblem, check_selector};
 use crate::replay::traffic::{TrafficLine, load_traffic};
+use crate::util::speed::Speed;
 use crate::util::suggest::closest;
 use crate::wire::dep::provider_of;
 
@@ -52,25 +52,36 @@ fn load_user_config(path: &Path) -> Result<UserConfig, UserConfigError> {
     UserConfig::load(path)
 }
 
-/// Loads and checks a scenario file. Every error names the file, and semantic ones the line
-/// and column of the offending value.
+/// Loads and checks a scenario file for a run at speed 1. Every error names the file, and
+/// semantic ones the line and column of the offending value.
 pub fn check(path: &Path) -> Result<Checked, ScenarioError> {
+    check_at(path, Speed::ONE)
+}
+
+/// [`check`] for a run at `speed`: what no conversion to scenario time keeps is refused at a
+/// speed other than 1 ([`super::validate_metrics::at_speed`]).
+pub fn check_at(path: &Path, speed: Speed) -> Result<Checked, ScenarioError> {
     let origin = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
         path: origin.clone(),
         source,
     })?;
     let file = ScenarioFile::parse(&text, &origin)?;
-    check_file(path, &text, file)
+    check_parsed(path, &text, file, speed).map_err(|e| e.located(&text))
 }
 
-/// Checks an already parsed scenario: `path` locates the traffic file and names errors, `text`
-/// (the file's content) locates the offending values.
+/// Checks an already parsed scenario for a run at speed 1: `path` locates the traffic file and
+/// names errors, `text` (the file's content) locates the offending values.
 pub fn check_file(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, ScenarioError> {
-    check_parsed(path, text, file).map_err(|e| e.located(text))
+    check_parsed(path, text, file, Speed::ONE).map_err(|e| e.located(text))
 }
 
-fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, ScenarioError> {
+fn check_parsed(
+    path: &Path,
+    text: &str,
+    file: ScenarioFile,
+    speed: Speed,
+) -> Result<Checked, ScenarioError> {
     let origin = path.display().to_string();
     let invalid = |field: &str, msg: String| ScenarioError::invalid(&origin, field, msg);
     if file.name.trim().is_empty() {
@@ -155,31 +166,14 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     })?;
     check_alerts(path, &file).map_err(|e| invalid(&e.field, e.message))?;
 
-    // A foreign gateway's metrics (`[target] metrics_url`) are not the engine's catalogue: a
-    // family it never exported fails its row when judged, with that reason.
+    // A foreign gateway's metrics (`[target] metrics_url`) are not the engine's catalogue: its
+    // selectors are checked against what its scrapes held, when judged (`run::section`).
     let engine_metrics = !file.target.kind.is_external();
-    for (i, m) in file
-        .expect
-        .metric
-        .iter()
-        .enumerate()
-        .filter(|_| engine_metrics)
-    {
-        let field = format!("expect.metric[{i}].series");
-        let sel = &m.series;
-        if let Err(problem) = check_selector(&sel.name, sel.labels.keys().map(String::as_str)) {
-            let needle = match &problem {
-                SelectorProblem::UnknownLabel { label, .. } => format!("{label}="),
-                SelectorProblem::UnknownSeries { name, .. } => name.clone(),
-            };
-            return Err(located_within(
-                &origin,
-                text,
-                &field,
-                &needle,
-                problem.to_string(),
-            ));
-        }
+    let refused = |r: super::validate_metrics::Refusal| {
+        located_within(&origin, text, &r.field, &r.needle, r.msg)
+    };
+    if engine_metrics {
+        super::validate_metrics::catalogue(&file).map_err(refused)?;
     }
 
     let traffic_path = match path.parent() {
@@ -247,6 +241,11 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
     }
     super::validate_drift::check_drift(&file, &deps).map_err(|e| invalid(&e.field, e.message))?;
     super::validate_alerts::check(path, text, &file, &deps, &names)?;
+    if engine_metrics {
+        let producible = super::validate_metrics::Producible::of(&file, &book, &traffic, deps);
+        super::validate_metrics::label_values(&file, &producible).map_err(refused)?;
+        super::validate_metrics::at_speed(&file, speed).map_err(refused)?;
+    }
     if file.expect.is_empty() {
         return Err(invalid(
             "expect",

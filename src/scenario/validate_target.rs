@@ -55,6 +55,7 @@ pub(super) fn check_target(
                     .into(),
             ));
         }
+        latency_below_turn_timeout(file)?;
         let calls = traffic
             .iter()
             .filter(|l| l.at_ms < duration_ms && matches!(l.kind, RequestKind::Llm { .. }))
@@ -93,6 +94,30 @@ pub(super) fn check_target(
     }
     if kind == TargetKind::Openclaw {
         super::gateway::gateway_config_with(file, traffic, "http://127.0.0.1:1", user)?;
+    }
+    Ok(())
+}
+
+/// A `latency_at_most` of `[[expect.turn]]` below the turns' timeout: a turn is cut at
+/// `turn_timeout` (it has no latency then), so every answered turn took less and a bound at or
+/// above the timeout bounds nothing.
+fn latency_below_turn_timeout(file: &ScenarioFile) -> Result<(), FieldError> {
+    let timeout = file.target.turn_timeout();
+    let shown = humantime::format_duration(timeout);
+    for (i, t) in file.expect.turn.iter().enumerate() {
+        let Some(at_most) = t.latency_at_most.filter(|l| *l >= timeout) else {
+            continue;
+        };
+        return Err(FieldError::new(
+            format!("expect.turn[{i}].latency_at_most"),
+            format!(
+                "`{}` could never fail: a turn that takes longer than `[target] turn_timeout` \
+                 ({shown}) is cut there and has no latency, so every turn that is timed took \
+                 less than this bound; give a bound below {shown}, or count the cut turns \
+                 (`outcome = \"timed_out\"`, `equals = 0`)",
+                humantime::format_duration(at_most)
+            ),
+        ));
     }
     Ok(())
 }

@@ -5,7 +5,9 @@
 //! scrape" and the A/B summary), the breaker series of every scrape for the event-log
 //! cross-check ([`CompactScrapes::breaker_scrapes`]: a scrape time each, the `breaker_state` and
 //! `breaker_transitions_total` samples stored again only when they changed), the names of every
-//! family and sample any scrape held ([`CompactScrapes::exported`]) and the scrape counts. The raw scrapes go to `scrapes.prom.gz` as
+//! family and sample any scrape held ([`CompactScrapes::exported`]), the label values every
+//! sample name carried in any scrape ([`CompactScrapes::label_values`], at most
+//! [`MAX_LABEL_VALUES`] per label) and the scrape counts. The raw scrapes go to `scrapes.prom.gz` as
 //! they come (see `run::sinks::PromFile`); nothing else of them is kept.
 
 use std::collections::BTreeMap;
@@ -15,6 +17,19 @@ use super::parse::Exposition;
 use super::scraper::{ScrapeLog, ScrapeSink};
 use super::timeline::{Builder, Timeline};
 use crate::engine::events::BreakerState;
+
+/// The most values of one label of one sample name a run keeps (a gateway exporting a label
+/// per request would otherwise grow without bound); past it the set is marked [`LabelSeen::full`].
+pub const MAX_LABEL_VALUES: usize = 1024;
+
+/// The values one label of one sample name carried in the scrapes of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSeen {
+    /// The values, up to [`MAX_LABEL_VALUES`].
+    pub values: std::collections::BTreeSet<String>,
+    /// More values came than were kept.
+    pub full: bool,
+}
 
 /// See the module docs.
 #[derive(Debug, Clone)]
@@ -32,6 +47,8 @@ pub struct CompactScrapes {
     pub last_error: Option<String>,
     /// Every family and sample name any parsed scrape held.
     names: std::collections::BTreeSet<String>,
+    /// Per sample name any parsed scrape held, per label, the values it carried.
+    labels: BTreeMap<String, BTreeMap<String, LabelSeen>>,
 }
 
 impl CompactScrapes {
@@ -46,6 +63,7 @@ impl CompactScrapes {
             failures: 0,
             last_error: None,
             names: std::collections::BTreeSet::new(),
+            labels: BTreeMap::new(),
         }
     }
 
@@ -92,6 +110,41 @@ impl CompactScrapes {
     pub(crate) fn exported(&self, name: &str) -> bool {
         self.names.contains(name)
     }
+
+    /// The labels samples called `name` carried in any parsed scrape, each with its values
+    /// (`None`: no scrape held a sample of that name, if maybe its family's header).
+    pub(crate) fn label_values(&self, name: &str) -> Option<&BTreeMap<String, LabelSeen>> {
+        self.labels.get(name)
+    }
+
+    /// Adds the sample names and label values of `e` (every scrape's, and a fleet's final
+    /// exposition merged from its hosts).
+    pub(crate) fn note_labels(&mut self, e: &Exposition) {
+        for s in e.samples() {
+            if !self.labels.contains_key(&s.name) {
+                self.labels.insert(s.name.clone(), BTreeMap::new());
+            }
+            let Some(by_label) = self.labels.get_mut(&s.name) else {
+                continue;
+            };
+            for (k, v) in &s.labels {
+                if !by_label.contains_key(k) {
+                    by_label.insert(k.clone(), LabelSeen::default());
+                }
+                let Some(seen) = by_label.get_mut(k) else {
+                    continue;
+                };
+                if seen.values.contains(v) {
+                    continue;
+                }
+                if seen.values.len() < MAX_LABEL_VALUES {
+                    seen.values.insert(v.clone());
+                } else {
+                    seen.full = true;
+                }
+            }
+        }
+    }
 }
 
 impl ScrapeSink for CompactScrapes {
@@ -123,6 +176,7 @@ impl ScrapeSink for CompactScrapes {
                 }
             }
         }
+        self.note_labels(e);
         self.last = Some(e.clone());
     }
 

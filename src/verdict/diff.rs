@@ -16,6 +16,7 @@ use super::probe_spacing::{self, ProbeArrival};
 use super::reach::{Decided, settle};
 use super::scaled::{nominal_ms, scaled_ms, scaled_tolerance, shown_tolerance};
 use super::{ExpectKind, ExpectStatus, ExpectationResult, scenario_ms, secs, signed_secs};
+use crate::engine::families::{SampleTime, TimeBase, sample_time};
 use crate::scrape::{Exposition, Transition};
 
 /// Checks `expect` (already filtered to one policy run, see `Expectations::for_policy`) against
@@ -55,7 +56,7 @@ pub fn diff_until(
         out.extend(diff_dep(dep, &exp, &obs, speed, stop_ms));
     }
     for m in &expect.metric {
-        let mut r = diff_metric(m, final_scrape);
+        let mut r = diff_metric(m, final_scrape, speed);
         settle(
             &mut r,
             &m.series.to_string(),
@@ -257,7 +258,16 @@ fn due(exp_t: Option<i64>, tol: i64) -> Decided {
 
 pub(crate) use crate::util::units::num;
 
-fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> ExpectationResult {
+/// A metric row on the final scrape. A wall-clock duration of the engine's catalogue
+/// (`health_breaker_disagreement_seconds`, a latency histogram's `_sum`; see
+/// [`crate::engine::families::TimeBase`]) is read in scenario time (× `speed`), as every bound
+/// of a scenario is; what no conversion keeps (a bucket, a Unix time) is refused before a run
+/// at another speed than 1.
+fn diff_metric(
+    m: &ExpectMetric,
+    final_scrape: Option<&Exposition>,
+    speed: f64,
+) -> ExpectationResult {
     let eps = |x: f64| 1e-9 * x.abs().max(1.0);
     let mut bounds = Vec::new();
     if let Some(x) = m.equals {
@@ -288,7 +298,22 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
             status: ExpectStatus::Fail,
         };
     };
-    let v = e.sum(&m.series);
+    let raw = e.sum(&m.series);
+    let wall = matches!(
+        sample_time(&m.series.name),
+        Some(SampleTime::Base(TimeBase::Wall))
+    );
+    let (v, read) = if wall && speed != 1.0 {
+        let v = raw * speed;
+        let read = format!(
+            " (scenario time: {} s on the run's clock × speed {})",
+            num(raw),
+            num(speed)
+        );
+        (v, read)
+    } else {
+        (raw, String::new())
+    };
     let matched = e.select(&m.series).count() as u64;
     let ok = m.equals.is_none_or(|x| (v - x).abs() <= eps(x))
         && m.at_least.is_none_or(|x| v >= x - eps(x))
@@ -312,7 +337,7 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         dep: None,
         series: Some(series.clone()),
         detail: format!(
-            "{series} expected {expected}, observed {}{delta}, {verdict}",
+            "{series} expected {expected}, observed {}{read}{delta}, {verdict}",
             num(v)
         ),
         expected,

@@ -154,8 +154,13 @@ impl ExpectKind {
             Self::Transition => R(&["transitions_matched"], &["events", "scrapes"], &[]),
             // A bound on the final scrape: scrapes held, and the selector matched a series or
             // names a family the system under test is known to export (a lazily created
-            // counter with no series yet witnesses zero).
-            Self::Metric => R(&["scrapes"], &["series", "known_family"], &[]),
+            // counter with no series yet witnesses zero), and none of its label values is one
+            // the system under test never exported and cannot export.
+            Self::Metric => R(
+                &["scrapes"],
+                &["series", "known_family"],
+                &["label_values_unknown"],
+            ),
             // No transition: the dep's breaker was watched (events or scrapes of it).
             Self::NoTransition => R(&["breaker_observed"], &["events", "scrapes"], &[]),
             // Probe spacing: probes reached the upstream (a single probe is a real observation:
@@ -264,6 +269,11 @@ mod tests {
             Some("none of series, known family above 0")
         );
         assert_eq!(metric.missing(&bare.clone().with("known_family", 1)), None);
+        let unknown = bare.with("known_family", 1).with("label_values_unknown", 1);
+        assert_eq!(
+            metric.missing(&unknown).as_deref(),
+            Some("label values unknown = 1")
+        );
     }
 
     #[test]

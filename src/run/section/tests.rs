@@ -291,7 +291,8 @@ fn a_family_the_gateway_never_exported_fails_its_metric_row() {
     let mut rows = diff_until(&expect, &[], Some(&e), &[], 1.0, None);
     // Before: the absent family sums to 0, and `equals = 0` passes.
     assert_eq!(rows[0].status, ExpectStatus::Pass);
-    never_exported(&mut rows, &expect, &scrapes);
+    let foreign = crate::run::metric_labels::Exportable::Foreign(Default::default());
+    crate::run::metric_labels::judge(&mut rows, &expect, &scrapes, Some(&e), &foreign);
     assert_eq!(rows[0].status, ExpectStatus::Fail);
     assert!(!rows[0].ok);
     assert!(
