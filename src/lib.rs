@@ -96,8 +96,9 @@ macro_rules! internal {
 }
 
 internal!(
-    detection, fleet, gateway, history, host, jobmetrics, monitoring, rehearsal, replay, report,
-    retention, run, scenario, schedule, scrape, transport, upstream, verdict, wire,
+    builtin, detection, fleet, gateway, history, host, init, jobmetrics, monitoring, rehearsal,
+    replay, report, retention, run, scenario, schedule, scrape, setup, transport, upstream,
+    verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

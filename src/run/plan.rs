@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::cli::{PolicyArg, RunArgs};
 use crate::engine::Policy;
-use crate::scenario::resolve::resolve;
+use crate::scenario::resolve::resolve_in;
 use crate::scenario::target::TargetKind;
 use crate::scenario::validate::{Checked, check};
 use crate::util::speed::Speed;
@@ -161,7 +161,11 @@ pub fn build(args: &RunArgs) -> Result<RunPlan, PlanError> {
     let cli_policies: Vec<Policy> = args.policies.iter().map(|&p| p.into()).collect();
     let mut scenarios = Vec::new();
     for arg in &args.scenarios {
-        let path = resolve(arg)?;
+        let found = resolve_in(arg, args.scenarios_dir.as_deref())?;
+        if let Some(note) = &found.note {
+            crate::errln!("note: {note}");
+        }
+        let path = found.path;
         let refused = |source: Refused| PlanError::Scenario {
             arg: arg.clone(),
             source: Box::new(source),
@@ -189,10 +193,10 @@ pub fn build(args: &RunArgs) -> Result<RunPlan, PlanError> {
     }
     Ok(RunPlan {
         scenarios,
-        report_dir: args
-            .report_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_REPORT_DIR)),
+        report_dir: match &args.report_dir {
+            Some(d) => d.clone(),
+            None => super::default_dir::report_dir(),
+        },
         plain_progress: args.no_progress,
     })
 }

@@ -1,50 +1,16 @@
-//! `rehearse list` and `rehearse validate`.
+//! `rehearse validate` (`rehearse list` is [`super::list`]).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 
 use super::format::ScenarioFile;
-use super::resolve::{is_path, resolve, scenario_dirs};
+use super::resolve::{is_path, resolve_in};
 use super::validate::check;
-use crate::cli::{ListArgs, ValidateArgs};
+use crate::cli::ValidateArgs;
 use crate::exit::{CmdError, CmdResult, Status};
 use crate::util::text::{count, plural};
 use crate::verdict::Expectations;
-
-/// Runs `rehearse list`: every scenario of the directory with its description.
-pub(crate) fn list_command(args: ListArgs) -> CmdResult {
-    let dir = match args.dir {
-        Some(d) => d,
-        None => scenario_dirs()
-            .into_iter()
-            .find(|d| d.is_dir())
-            .ok_or_else(|| CmdError::bad_input(anyhow!("no fixtures/scenarios directory found")))?,
-    };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| CmdError::bad_input(anyhow!("{}: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    let rows: Vec<(String, String)> = files
-        .iter()
-        .map(|p| {
-            let stem = p
-                .file_stem()
-                .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-            match ScenarioFile::load(p) {
-                Ok(s) => (stem, s.description),
-                Err(e) => (stem, format!("(invalid: {e})")),
-            }
-        })
-        .collect();
-    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    for (name, desc) in rows {
-        crate::outln!("{name:width$}  {desc}");
-    }
-    Ok(Status::Pass)
-}
 
 /// What a file given to `validate` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +67,7 @@ enum FileError {
 
 /// Checks one file; Ok(summary line). Warnings are printed as found.
 fn validate_one(path: &Path) -> Result<String, FileError> {
-    let origin = path.display().to_string();
+    let origin = crate::builtin::shown(path);
     let text = std::fs::read_to_string(path).map_err(|source| FileError::Read {
         origin: origin.clone(),
         source,
@@ -234,13 +200,21 @@ fn checks_of(e: &Expectations) -> usize {
 }
 
 /// `validate`'s argument → a file: an existing file, or anything with a separator or an
-/// extension, is a path; a bare word is a scenario NAME resolved as `--scenario NAME` is.
-fn locate(arg: &Path) -> Result<PathBuf, FileError> {
-    let name = arg
-        .to_str()
-        .filter(|s| !arg.exists() && !is_path(s) && arg.extension().is_none());
+/// extension, is a path; a bare word (or `builtin:NAME`) is a scenario NAME resolved as
+/// `--scenario NAME` is, in `dir` (`--scenarios-dir`) then the built-ins.
+fn locate(arg: &Path, dir: Option<&Path>) -> Result<PathBuf, FileError> {
+    let name = arg.to_str().filter(|s| {
+        s.starts_with(crate::builtin::PREFIX)
+            || (!arg.exists() && !is_path(s) && arg.extension().is_none())
+    });
     match name {
-        Some(name) => Ok(resolve(name)?),
+        Some(name) => {
+            let found = resolve_in(name, dir)?;
+            if let Some(note) = &found.note {
+                crate::errln!("note: {note}");
+            }
+            Ok(found.path)
+        }
         None => Ok(arg.to_path_buf()),
     }
 }
@@ -250,7 +224,7 @@ fn locate(arg: &Path) -> Result<PathBuf, FileError> {
 pub(crate) fn validate_command(args: ValidateArgs) -> CmdResult {
     let mut bad = 0usize;
     for arg in &args.paths {
-        match locate(arg).and_then(|path| validate_one(&path)) {
+        match locate(arg, args.scenarios_dir.as_deref()).and_then(|path| validate_one(&path)) {
             Ok(line) => crate::outln!("ok: {line}"),
             Err(line) => {
                 bad += 1;

@@ -1,7 +1,9 @@
-//! The scenario file format (docs/scenario.md), scenario name resolution (docs/cli.md),
+//! The scenario file format (docs/scenario.md), scenario name resolution (docs/cli.md: the
+//! user's directories, then the built-ins),
 //! semantic validation (errors located at file:line:col, see [`locate`]) and the `rehearse list` / `rehearse validate` commands.
 
 mod cmd;
+pub(crate) mod list;
 pub(crate) mod field;
 pub(crate) mod fleet;
 pub(crate) mod format;
@@ -14,5 +16,6 @@ pub mod validate;
 mod validate_reach;
 mod validate_target;
 
-pub(crate) use cmd::{list_command, validate_command};
+pub(crate) use cmd::validate_command;
+pub(crate) use list::list_command;
 pub use format::{ScenarioError, ScenarioFile};

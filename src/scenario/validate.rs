@@ -52,7 +52,7 @@ fn load_user_config(path: &Path) -> Result<UserConfig, UserConfigError> {
 /// Loads and checks a scenario file. Every error names the file, and semantic ones the line
 /// and column of the offending value.
 pub fn check(path: &Path) -> Result<Checked, ScenarioError> {
-    let origin = path.display().to_string();
+    let origin = crate::builtin::shown(path);
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
         path: origin.clone(),
         source,
@@ -68,7 +68,7 @@ pub fn check_file(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked
 }
 
 fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, ScenarioError> {
-    let origin = path.display().to_string();
+    let origin = crate::builtin::shown(path);
     let invalid = |field: &str, msg: String| ScenarioError::invalid(&origin, field, msg);
     if file.name.trim().is_empty() {
         return Err(invalid("name", "must not be empty".into()));

@@ -4,6 +4,7 @@
 //! watchdog that stops a started program when the run dies).
 
 pub(crate) mod atomic;
+pub(crate) mod cache;
 pub mod fingerprint;
 pub(crate) mod jsonl;
 pub(crate) mod listen;

@@ -120,11 +120,7 @@ impl Install {
     /// `openclaw-VERSION/node_modules/.bin/openclaw`. The install must say it is that version.
     pub fn find_version(version: &str) -> Result<Self, InstallError> {
         let env = version_env_var(version);
-        let cache = cache_root(
-            std::env::var_os("REHEARSE_CACHE"),
-            std::env::var_os("XDG_CACHE_HOME"),
-            std::env::var_os("HOME"),
-        );
+        let cache = crate::util::cache::root();
         Self::find_version_in(
             version,
             std::env::var_os(&env),
@@ -256,21 +252,6 @@ pub(crate) fn version_env_var(version: &str) -> String {
         })
         .collect();
     format!("{ENV_VAR}_{tail}")
-}
-
-/// `scripts/install-openclaw.sh`'s cache root: `$REHEARSE_CACHE`, else
-/// `${XDG_CACHE_HOME:-$HOME/.cache}/rehearse`.
-fn cache_root(
-    rehearse_cache: Option<OsString>,
-    xdg: Option<OsString>,
-    home: Option<OsString>,
-) -> Option<PathBuf> {
-    let set = |v: Option<OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
-    set(rehearse_cache).or_else(|| {
-        set(xdg)
-            .or_else(|| set(home).map(|h| h.join(".cache")))
-            .map(|c| c.join("rehearse"))
-    })
 }
 
 fn is_executable(p: &Path) -> bool {

@@ -120,7 +120,7 @@ fn a_version_is_found_in_its_cache_dir_or_its_variable_and_must_be_that_version(
     assert!(err.to_string().contains("scripts/install-openclaw.sh 2026.9.2"));
     // The cache root as the install script computes it.
     let root = |a: Option<&str>, b: Option<&str>, c: Option<&str>| {
-        cache_root(a.map(Into::into), b.map(Into::into), c.map(Into::into))
+        crate::util::cache::root_from(a.map(Into::into), b.map(Into::into), c.map(Into::into))
     };
     assert_eq!(root(Some("/c"), Some("/x"), Some("/h")), Some("/c".into()));
     assert_eq!(root(None, Some("/x"), Some("/h")), Some("/x/rehearse".into()));
