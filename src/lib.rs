@@ -16,7 +16,8 @@
 //! - [`exporter`]: the engine's `/metrics` HTTP endpoint (hyper), Prometheus text format 0.0.4.
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
-//! - [`scenario`]: the scenario file format and its validation.
+//! - [`scenario`]: the scenario file format, its validation and its digest (what drift compares
+//!   runs of).
 //! - [`scrape`]: the `/metrics` scraper, the exposition-format parser, the scraped timeline
 //!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
 //!   checked against the scrapes.
@@ -25,7 +26,8 @@
 //!   verdict, reason), Markdown, JSON and HTML+SVG report writers.
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
 //!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
-//!   `rehearse history` with its index pages, drift against the previous runs, `rehearse compare`.
+//!   `rehearse history` with its index pages, drift against the previous runs of the same
+//!   scenario digest, `rehearse compare`.
 //! - [`rehearsal`]: `rehearse run`, the one pipeline: plan → system under test (embedded |
 //!   gateway | fleet, one type) → one `Observation` per arm → the one judge → the report; the top of the
 //!   module graph, the only module that depends on both `run` and `fleet`.

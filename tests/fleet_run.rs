@@ -16,7 +16,10 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::report_contracts::assert_report_contracts;
-use crate::support::run::{fixture, mutated_copy, report_json, reported_path, run_scenario, show};
+use crate::support::run::{
+    assert_mutants, fixture, mutated_copy, report_json, reported_path, run_scenario,
+    run_scenario_with_mutants, show,
+};
 
 /// One fleet run at a time.
 static FLEET: Mutex<()> = Mutex::new(());
@@ -105,9 +108,11 @@ fn assert_clean(report: &Value, dir: &Path) {
 fn twelve_hosts_alone_storm_the_upstream_and_through_redis_probe_one_at_a_time_at_speed_1() {
     let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
-    let out = run_scenario(&fixture("fleet-probe-storm"), "1", tmp.path());
+    let out = run_scenario_with_mutants(&fixture("fleet-probe-storm"), "1", tmp.path());
     let report = report_json(&out);
     let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let (entries, mutants) = assert_mutants(&dir);
+    eprintln!("fleet-probe-storm: {mutants} perturbations of {entries} expectations, none passed");
     let fails = failed_rows(&report);
     let none = fleet_run(&report, "none");
     let redis = fleet_run(&report, "redis");
@@ -230,9 +235,11 @@ fn host_clocks_skewed_two_seconds_change_nothing_through_redis() {
 fn redis_killed_mid_run_hosts_fall_back_keep_serving_and_rejoin_within_an_interval() {
     let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
-    let out = run_scenario(&fixture("fleet-redis-down"), "2", tmp.path());
+    let out = run_scenario_with_mutants(&fixture("fleet-redis-down"), "2", tmp.path());
     let report = report_json(&out);
     let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let (entries, mutants) = assert_mutants(&dir);
+    eprintln!("fleet-redis-down: {mutants} perturbations of {entries} expectations, none passed");
     let redis = fleet_run(&report, "redis");
     let faults: Vec<&str> = redis["coordinator_faults"]
         .as_array()
@@ -324,9 +331,13 @@ fn rate_limited_hosts(dir: &Path, coordination: &str, fp: &str) -> Vec<String> {
 fn a_cooldown_one_host_writes_keeps_the_fleet_off_the_profile_through_redis() {
     let _one = FLEET.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
-    let out = run_scenario(&fixture("fleet-cooldown-share"), "2", tmp.path());
+    let out = run_scenario_with_mutants(&fixture("fleet-cooldown-share"), "2", tmp.path());
     let report = report_json(&out);
     let dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let (entries, mutants) = assert_mutants(&dir);
+    eprintln!(
+        "fleet-cooldown-share: {mutants} perturbations of {entries} expectations, none passed"
+    );
     let fp = rehearse::util::fingerprint("sk-fleet-profile-a");
     let alone = rate_limited_hosts(&dir, "none", &fp);
     let shared = rate_limited_hosts(&dir, "redis", &fp);

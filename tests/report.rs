@@ -122,6 +122,7 @@ fn report_files_are_written_and_report_json_has_the_design_keys() {
                 "series",
                 "status",
                 "tolerance_ms",
+                "witness",
             ]
         );
         let want = if e["ok"] == true { "pass" } else { "fail" };
@@ -295,6 +296,92 @@ fn report_command_rerenders_and_rejects_bad_json_with_line_and_column() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("report.json"));
 }
 
+/// Reports the binary wrote before witnesses and scenario digests existed (main at 5eec9b0,
+/// smoke at speed 5: `fixtures/reports/`): `rehearse report` re-renders each with its own
+/// verdict and exit code — its rows are not judged again, so a pass without a witness stays
+/// the pass it was — and says the witness was not recorded rather than inventing one;
+/// `history` and `compare` read them.
+#[test]
+fn reports_written_before_witnesses_and_digests_rerender_with_their_verdict() {
+    let reports = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    for (file, stamp, verdict, code) in [
+        ("before-witness-pass.json", "20261205T014628Z", "pass", 0),
+        ("before-witness-fail.json", "20261205T014638Z", "fail", 1),
+    ] {
+        let src = crate::support::run::repo_root()
+            .join("fixtures/reports")
+            .join(file);
+        let text = std::fs::read_to_string(&src).unwrap();
+        let old: serde_json::Value = serde_json::from_str(&text).unwrap();
+        // What the old binary wrote: no witness on any row, no digest.
+        assert!(old.get("scenario_digest").is_none());
+        assert!(
+            old["policies"][0]["expectations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|e| e.get("witness").is_none())
+        );
+        let dir = reports.path().join(format!("{stamp}-smoke"));
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("report.json"), &text).unwrap();
+        let d = dir.to_str().unwrap();
+        let out = crate::support::rehearse(&["report", d]);
+        let said = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(code), "{file}: {said}");
+        assert!(
+            said.contains(&format!("smoke: {verdict}")),
+            "{file}: {said}"
+        );
+        let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(
+            md.contains("not recorded"),
+            "{file}: the witness cell\n{md}"
+        );
+        assert!(
+            !md.contains("scenario digest"),
+            "{file}: no digest invented\n{md}"
+        );
+        // The re-render leaves report.json as it was.
+        assert_eq!(
+            std::fs::read_to_string(dir.join("report.json")).unwrap(),
+            text
+        );
+        dirs.push(dir);
+    }
+    let out = crate::support::rehearse(&[
+        "history",
+        "--json",
+        "--report-dir",
+        reports.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let h: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let verdicts: Vec<&str> = h["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["pass", "fail"], "{h}");
+    assert!(h["runs"][0]["scenario_digest"].is_null(), "{h}");
+    let out = crate::support::rehearse(&[
+        "compare",
+        dirs[0].to_str().unwrap(),
+        dirs[1].to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &c["expectations"][0];
+    assert_eq!(row["a_witness"], serde_json::json!({}), "{c}");
+}
+
 #[test]
 fn report_html_escapes_untrusted_text() {
     let mut r = sample_report();
@@ -399,6 +486,7 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
             canaries: Default::default(),
             stopped_at_ms: None,
             final_exposition: None,
+            engine_catalogue: true,
         })
     };
     let by_scrape = build(None);

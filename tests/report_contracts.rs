@@ -66,8 +66,9 @@ for s in root:
         for k in ["name", "classname"]:
             assert c.attrib.get(k, "") != "", f"testcase lacks {k}: {c.attrib}"
         assert num(c, "time", float) >= 0
-        assert len(list(c)) <= 1, f"one outcome per case: {c.attrib}"
-        for child in c:
+        outcomes = [x for x in c if x.tag != "system-out"]
+        assert len(outcomes) <= 1, f"one outcome per case: {c.attrib}"
+        for child in outcomes:
             assert child.tag in ("failure", "error", "skipped"), child.tag
             assert child.attrib.get("message", "") != "", f"{child.tag} lacks message"
     counted = {
@@ -84,8 +85,9 @@ for s in root:
         **counted,
         "props": {p.attrib["name"]: p.attrib["value"] for p in s.findall("properties/property")},
         "cases": [{"name": c.attrib["name"],
-                   "outcome": (list(c)[0].tag if len(list(c)) else "pass"),
-                   "message": (list(c)[0].attrib["message"] if len(list(c)) else None)}
+                   "outcome": next((x.tag for x in c if x.tag != "system-out"), "pass"),
+                   "message": next((x.attrib["message"] for x in c if x.tag != "system-out"), None),
+                   "out": (c.findtext("system-out") or None)}
                   for c in cases],
     })
 for k, v in tot.items():

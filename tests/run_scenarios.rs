@@ -8,8 +8,8 @@ use crate::support::reading::{
     assert_retry_delays_are_scenario_time, assert_rows_carry_both_times, fault,
 };
 use crate::support::run::{
-    assert_canaries_reconcile, fixture, repo_root, report_json, reported_path, run_in,
-    run_scenario, show, without_prometheus,
+    assert_canaries_reconcile, assert_mutants, fixture, repo_root, report_json, reported_path,
+    run_in_with_mutants, run_scenario, show, without_prometheus,
 };
 
 /// The fixture scenarios and the `--speed` CI runs them at (wall time = duration / speed).
@@ -138,15 +138,17 @@ fn every_fixture_scenario_passes_at_ci_speed_and_the_readme_command_works() {
                     None => {
                         let dir = root.join("readme");
                         let dir = dir.to_str().unwrap();
-                        let out =
-                            run_in(&repo_root(), &["--scenario", "smoke", "--report-dir", dir]);
+                        let out = run_in_with_mutants(
+                            &repo_root(),
+                            &["--scenario", "smoke", "--report-dir", dir],
+                        );
                         (out, fixture("smoke"))
                     }
                     Some(speed) => {
                         let dir = root.join(&name);
                         // The detection path runs at speed 1 only (tests/detection).
                         let path = without_prometheus(&name, &root);
-                        let out = run_in(
+                        let out = run_in_with_mutants(
                             &repo_root(),
                             &[
                                 "run",
@@ -186,6 +188,9 @@ fn every_fixture_scenario_passes_at_ci_speed_and_the_readme_command_works() {
         let dir = md.parent().unwrap();
         crate::report_contracts::assert_report_contracts(dir);
         crate::report_contracts::assert_counts_match_validate(dir, &ran);
+        let (entries, mutants) = assert_mutants(dir);
+        assert!(mutants > 0, "{name}: no expectation was perturbed");
+        eprintln!("{name}: {mutants} perturbations of {entries} expectations, none passed");
         if name == "smoke" {
             assert_eq!(r["speed"], 1.0);
             assert!(

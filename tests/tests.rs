@@ -56,6 +56,8 @@ mod verdict_diff;
 
 // The run history: key figures, `rehearse history`, drift, `[[expect.drift]]`, `compare`.
 mod history;
+// Drift that sees what is new: a stand-in gateway whose breaker opens for the first time.
+mod history_new;
 
 // The one judge: a run past the upstream recorder's cap says so and ends incomplete.
 mod run_judge;

@@ -18,6 +18,7 @@ fn row(
 ) -> ExpectationResult {
     let how = if ok { "ok" } else { "not met" };
     ExpectationResult {
+        witness: Default::default(),
         kind: ExpectKind::Fleet,
         dep: Some(e.dep.clone()),
         series: None,
@@ -189,6 +190,18 @@ pub(crate) fn check(
             worst.is_some_and(|w| w > want),
             stop,
         ));
+    }
+    // What every row of the dep was judged on: the probes, closes, half-open spells and
+    // states two hosts shared that the run saw of it, and the coordinator's outages.
+    let witness = crate::verdict::Witness::of(&[
+        ("probes", s.probes),
+        ("closes", d.closes.len() as u64),
+        ("spells", d.spells.len() as u64),
+        ("shared_states", d.agreement.len() as u64),
+        ("outages", outages.len() as u64),
+    ]);
+    for r in &mut out {
+        r.witness = witness.clone();
     }
     out
 }

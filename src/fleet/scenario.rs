@@ -259,6 +259,7 @@ mod tests {
             canaries: BTreeMap::new(),
             stopped_at_ms: None,
             final_exposition: Some(&merged),
+            engine_catalogue: true,
         });
         let rows: Vec<_> = section
             .expectations

@@ -75,10 +75,13 @@ fn print_table(rows: &[Row]) {
                     r.verdict.as_deref().unwrap_or(""),
                     r.counts_text(),
                     r.dir,
-                    if r.drifted.is_empty() { String::new() } else { format!("  drift: {}", r.drifted.join(", ")) }
+                    if r.drift.is_empty() { String::new() } else { format!("  drift: {}", r.drift_text().join(", ")) }
                 );
                 if !figures.is_empty() {
                     crate::outln!("    {}", figures.join("  "));
+                }
+                for c in r.checks.iter().filter(|c| c.shown()) {
+                    crate::outln!("    {}", c.line());
                 }
             }
         }

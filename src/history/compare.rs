@@ -15,6 +15,7 @@ use super::drift::{arm_figures, moved, system_of};
 use crate::report::counts::Counts;
 use crate::report::drift::DEFAULT_THRESHOLD;
 use crate::report::model::Report;
+use crate::verdict::Witness;
 use crate::verdict::drift::{change_text, show};
 
 /// One side of the comparison.
@@ -70,13 +71,36 @@ pub struct ExpectationDiff {
     pub a: Option<(String, String)>,
     /// RUN_B's.
     pub b: Option<(String, String)>,
+    /// What RUN_A's row was judged on (`{}`: a report written before witnesses; null: not in
+    /// RUN_A).
+    pub a_witness: Option<Witness>,
+    /// RUN_B's.
+    pub b_witness: Option<Witness>,
     /// The status differs (or the row is in one run only).
     pub changed: bool,
+}
+
+/// A way the two runs differ besides their system under test, which makes a starred
+/// difference something other than a regression: seed, speed, scenario digest, rehearse
+/// version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Caveat {
+    /// `seed`, `speed`, `scenario digest`, `rehearse version`.
+    pub what: String,
+    /// RUN_A's (null: not recorded).
+    pub a: Option<String>,
+    /// RUN_B's.
+    pub b: Option<String>,
 }
 
 /// The whole comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
+    /// How the runs differ in seed, speed, scenario digest or rehearse version (first, so a
+    /// reader sees it before any starred difference).
+    pub caveats: Vec<Caveat>,
+    /// The caveats in one sentence (null when there are none).
+    pub caveat: Option<String>,
     /// RUN_A.
     pub a: Side,
     /// RUN_B.
@@ -106,8 +130,56 @@ fn side(dir: &str, r: &Report) -> Side {
 }
 
 type Key = (String, String, Option<String>, String);
+type Seen = ((String, String), Witness);
 
-fn rows(r: &Report) -> Vec<(Key, (String, String))> {
+/// How `a` and `b` differ in what makes their figures comparable.
+pub fn caveats(a: &Report, b: &Report) -> Vec<Caveat> {
+    let mut out = Vec::new();
+    let mut differ = |what: &str, x: Option<String>, y: Option<String>| {
+        if x != y {
+            out.push(Caveat {
+                what: what.into(),
+                a: x,
+                b: y,
+            });
+        }
+    };
+    differ("seed", Some(a.seed.to_string()), Some(b.seed.to_string()));
+    differ("speed", Some(format!("×{}", a.speed)), Some(format!("×{}", b.speed)));
+    let short = |r: &Report| {
+        r.scenario_digest
+            .as_deref()
+            .map(|d| crate::scenario::digest::short(d).to_string())
+    };
+    differ("scenario digest", short(a), short(b));
+    differ(
+        "rehearse version",
+        a.rehearse_version.clone(),
+        b.rehearse_version.clone(),
+    );
+    out
+}
+
+/// The caveats as one sentence for the top of the output.
+fn caveat_text(c: &[Caveat]) -> Option<String> {
+    if c.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = c
+        .iter()
+        .map(|x| {
+            let v = |s: &Option<String>| s.clone().unwrap_or_else(|| "not recorded".into());
+            format!("{} (A {}, B {})", x.what, v(&x.a), v(&x.b))
+        })
+        .collect();
+    Some(format!(
+        "the runs differ in {}: a starred difference below may come from that, not from a \
+         regression of the system under test",
+        parts.join(", ")
+    ))
+}
+
+fn rows(r: &Report) -> Vec<(Key, Seen)> {
     r.policies
         .iter()
         .flat_map(|p| {
@@ -119,7 +191,10 @@ fn rows(r: &Report) -> Vec<(Key, (String, String))> {
                         e.dep.clone().or_else(|| e.series.clone()),
                         e.expected.clone(),
                     ),
-                    (e.status.as_str().to_string(), e.observed.clone()),
+                    (
+                        (e.status.as_str().to_string(), e.observed.clone()),
+                        e.witness.clone(),
+                    ),
                 )
             })
         })
@@ -169,12 +244,13 @@ pub fn compare(dir_a: &str, a: &Report, dir_b: &str, b: &Report) -> Comparison {
     }
     let mut rb = rows(b);
     let mut expectations = Vec::new();
-    for (key, va) in rows(a) {
+    for (key, (va, wa)) in rows(a) {
         let vb = rb
             .iter()
             .position(|(k, _)| *k == key)
             .map(|i| rb.remove(i).1);
-        let changed = vb.as_ref().is_none_or(|vb| vb.0 != va.0);
+        let changed = vb.as_ref().is_none_or(|vb| vb.0.0 != va.0);
+        let (vb, wb) = vb.map_or((None, None), |(v, w)| (Some(v), Some(w)));
         expectations.push(ExpectationDiff {
             policy: key.0,
             kind: key.1,
@@ -182,10 +258,12 @@ pub fn compare(dir_a: &str, a: &Report, dir_b: &str, b: &Report) -> Comparison {
             expected: key.3,
             a: Some(va),
             b: vb,
+            a_witness: Some(wa),
+            b_witness: wb,
             changed,
         });
     }
-    for (key, vb) in rb {
+    for (key, (vb, wb)) in rb {
         expectations.push(ExpectationDiff {
             policy: key.0,
             kind: key.1,
@@ -193,10 +271,15 @@ pub fn compare(dir_a: &str, a: &Report, dir_b: &str, b: &Report) -> Comparison {
             expected: key.3,
             a: None,
             b: Some(vb),
+            a_witness: None,
+            b_witness: Some(wb),
             changed: true,
         });
     }
+    let caveats = caveats(a, b);
     Comparison {
+        caveat: caveat_text(&caveats),
+        caveats,
         a: side(dir_a, a),
         b: side(dir_b, b),
         system_change,
@@ -210,6 +293,9 @@ impl Comparison {
     /// The plain-text side by side.
     pub fn text(&self) -> String {
         let mut o = String::new();
+        if let Some(c) = &self.caveat {
+            let _ = writeln!(o, "CAVEAT: {c}");
+        }
         for (label, s) in [("A", &self.a), ("B", &self.b)] {
             let _ = writeln!(
                 o,
@@ -255,7 +341,52 @@ impl Comparison {
                 v(&e.a),
                 v(&e.b)
             );
+            let w = |x: &Option<Witness>| match x {
+                None => "absent".to_string(),
+                Some(w) if w.is_empty() => "not recorded".to_string(),
+                Some(w) => w.line(),
+            };
+            let _ = writeln!(
+                o,
+                "      witness: {} | {}",
+                w(&e.a_witness),
+                w(&e.b_witness)
+            );
         }
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(seed: u64, speed: f64, digest: Option<&str>, version: Option<&str>) -> Report {
+        serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "scenario": "smoke", "verdict": "pass",
+            "started_at": "2026-11-01T06:00:00.000Z", "speed": speed, "seed": seed, "host": {},
+            "policies": [], "replay": {"sent": 0, "lag_ms": {"p50": 0.0, "p99": 0.0, "max": 0.0}},
+            "config": {}, "rehearse_version": version, "scenario_digest": digest,
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn seed_speed_digest_and_version_differences_come_first_as_caveats() {
+        let d = "sha256:1a2b3c4d5e6f00000000000000000000000000000000000000000000000000aa";
+        let a = report(1, 5.0, Some(d), Some("0.1.0"));
+        assert!(compare("a", &a, "b", &a).caveats.is_empty());
+        assert_eq!(compare("a", &a, "b", &a).caveat, None);
+        let b = report(2, 1.0, None, Some("0.2.0"));
+        let c = compare("a", &a, "b", &b);
+        let what: Vec<&str> = c.caveats.iter().map(|x| x.what.as_str()).collect();
+        assert_eq!(what, ["seed", "speed", "scenario digest", "rehearse version"]);
+        let text = c.text();
+        let first = text.lines().next().unwrap_or_default();
+        assert!(first.starts_with("CAVEAT: the runs differ in seed (A 1, B 2), speed (A ×5, B ×1), scenario digest (A 1a2b3c4d5e6f, B not recorded)"), "{first}");
+        let json = serde_json::to_value(&c).unwrap_or_default();
+        let keys: Vec<&String> = json.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        assert!(keys.contains(&&"caveats".to_string()), "{json}");
+        assert_eq!(json["caveats"][3]["b"], "0.2.0");
     }
 }

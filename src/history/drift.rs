@@ -15,96 +15,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::list::{RunEntry, list_runs};
-use crate::report::drift::{DEFAULT_THRESHOLD, DEFAULT_WINDOW, DriftRow, DriftSection};
+pub use super::baseline::{System, earlier_runs, left_out, system_of};
+use super::list::list_runs;
+use crate::report::drift::{DEFAULT_THRESHOLD, DEFAULT_WINDOW, DriftRow, DriftSection, LeftOut};
 use crate::report::judge::{Ending, judge, settle};
 use crate::report::model::{Report, Verdict};
 use crate::verdict::ExpectationResult;
-use crate::verdict::drift::{ExpectDrift, MIN_BASELINE, median, split_name};
-
-/// Which system ran, as the history compares them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct System {
-    /// `engine`, `fleet`, `openclaw`, `http`: runs are compared only within one kind.
-    pub kind: String,
-    /// `rehearse engine`, `rehearse fleet`, `OpenClaw`, `HTTP gateway`.
-    pub name: String,
-    /// Its version, when known.
-    pub version: Option<String>,
-}
-
-impl System {
-    /// `OpenClaw 2026.9.6`.
-    pub fn label(&self) -> String {
-        match &self.version {
-            Some(v) => format!("{} {v}", self.name),
-            None => self.name.clone(),
-        }
-    }
-}
-
-/// The system a report's run was against.
-pub fn system_of(r: &Report) -> System {
-    let (kind, name, version) = match (&r.target, &r.fleet) {
-        (Some(t), _) => (
-            t.kind.clone(),
-            match t.kind.as_str() {
-                "openclaw" => "OpenClaw".to_string(),
-                "http" => "HTTP gateway".to_string(),
-                k => k.to_string(),
-            },
-            t.version.clone(),
-        ),
-        (None, Some(_)) => ("fleet".into(), "rehearse fleet".into(), r.rehearse_version.clone()),
-        (None, None) => ("engine".into(), "rehearse engine".into(), r.rehearse_version.clone()),
-    };
-    // Versions side by side: the system is all of them (`2026.9.2 + 2026.9.6`).
-    let version = match &r.versions {
-        Some(v) => Some(
-            v.arms
-                .iter()
-                .map(|a| a.version.as_str())
-                .collect::<Vec<_>>()
-                .join(" + "),
-        ),
-        None => version,
-    };
-    System {
-        kind,
-        name,
-        version,
-    }
-}
-
-/// The runs of `entries` a run of `current` is compared against, oldest first: same scenario
-/// and kind of system, finished, started before it, not in `own_dir`.
-pub fn earlier_runs<'a>(
-    entries: &'a [RunEntry],
-    current: &Report,
-    own_dir: Option<&Path>,
-) -> Vec<(&'a str, &'a Report)> {
-    let kind = system_of(current).kind;
-    let mut out: Vec<(&str, &Report)> = entries
-        .iter()
-        .filter(|e| own_dir.is_none_or(|d| !same_dir(&e.dir, d)))
-        .filter_map(|e| e.report().map(|r| (e.rel.as_str(), r)))
-        .filter(|(_, r)| {
-            r.scenario == current.scenario
-                && matches!(r.verdict, Verdict::Pass | Verdict::Fail)
-                && system_of(r).kind == kind
-                && r.started_at < current.started_at
-        })
-        .collect();
-    out.sort_by(|a, b| a.1.started_at.cmp(&b.1.started_at));
-    out
-}
-
-fn same_dir(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
-}
+use crate::verdict::drift::{Baseline, Change, ExpectDrift, Seen, change, seen, split_name};
 
 /// Each arm's flat figures in a report.
 pub fn arm_figures(r: &Report) -> BTreeMap<&str, BTreeMap<String, f64>> {
@@ -122,16 +39,18 @@ pub fn moved(figure: &str, median: f64, value: f64, threshold: f64) -> bool {
     d > threshold * median.abs() && d > floor
 }
 
-/// The "Since the last runs" section of `current` against `earlier` (oldest first).
+/// The "Since the last runs" section of `current` against `earlier` (oldest first, the same
+/// scenario digest), naming the runs `left_out` for another digest.
 pub fn section(
     current: &Report,
     earlier: &[(&str, &Report)],
+    left_out: Vec<LeftOut>,
     window: usize,
     threshold: f64,
 ) -> DriftSection {
     let base = &earlier[earlier.len().saturating_sub(window)..];
     let sys = system_of(current);
-    let change = earlier.last().map(|(_, r)| system_of(r)).and_then(|prev| {
+    let system_change = earlier.last().map(|(_, r)| system_of(r)).and_then(|prev| {
         (prev != sys).then(|| {
             if prev.name == sys.name {
                 format!(
@@ -147,12 +66,13 @@ pub fn section(
     });
     let mut d = DriftSection {
         system: sys.label(),
-        change,
+        change: system_change,
         baseline: base.iter().map(|(rel, _)| rel.to_string()).collect(),
         window,
         threshold,
         rows: Vec::new(),
         note: None,
+        left_out,
     };
     if !matches!(current.verdict, Verdict::Pass | Verdict::Fail) {
         d.note = Some(format!(
@@ -162,10 +82,14 @@ pub fn section(
         return d;
     }
     if base.is_empty() {
-        d.note = Some(
-            "No baseline yet: no earlier finished run of this scenario and kind of system."
-                .into(),
-        );
+        let what = if d.left_out.is_empty() {
+            "this scenario"
+        } else {
+            "this version of the scenario (its digest)"
+        };
+        d.note = Some(format!(
+            "No baseline yet: no earlier finished run of {what} and kind of system."
+        ));
         return d;
     }
     let before: Vec<BTreeMap<&str, BTreeMap<String, f64>>> =
@@ -176,67 +100,86 @@ pub fn section(
             names.extend(b.get(arm).into_iter().flat_map(|m| m.keys().cloned()));
         }
         for figure in names {
-            let values: Vec<f64> = before
-                .iter()
-                .filter_map(|b| b.get(arm).and_then(|m| m.get(&figure)).copied())
-                .collect();
-            let m = median(&values);
-            let value = now.get(&figure).copied();
-            let judged = base.len() >= MIN_BASELINE;
-            let flagged = judged
-                && match (m, value) {
-                    (Some(m), Some(v)) => moved(&figure, m, v, threshold),
-                    (Some(_), None) => true,
-                    _ => false,
-                };
+            let baseline = Baseline::of(before.iter().map(|b| seen(b.get(arm), &figure)));
+            let now_seen = seen(Some(&now), &figure);
+            let flagged = match change(now_seen, &baseline) {
+                Change::Compared { value, median } => moved(&figure, median, value, threshold),
+                Change::New { .. } | Change::Gone { .. } => true,
+                Change::NotCounted | Change::NoBaseline | Change::StillAbsent => false,
+            };
             d.rows.push(DriftRow {
                 policy: arm.to_string(),
-                figure,
-                value,
-                median: m,
-                runs: values.len(),
+                value: now.get(&figure).copied(),
+                median: baseline.median(),
+                runs: baseline.values.len(),
+                known_runs: Some(baseline.known()),
+                counted: now_seen != Seen::Unknown,
                 flagged,
+                figure,
             });
         }
     }
     d
 }
 
+/// The flat names `e` covers: its one subject's when it names one; else the figure for every
+/// subject this run or a run before watched (every dep whose breaker was watched, every
+/// provider counted) or had it for; the bare figure name when there is none (judged as not
+/// counted: nothing of its kind was watched).
+fn covered(e: &ExpectDrift, runs: &[Option<&BTreeMap<String, f64>>]) -> Vec<String> {
+    if let Some(s) = e.dep.as_deref().or(e.provider.as_deref()) {
+        return vec![format!("{}{{{s}}}", e.figure)];
+    }
+    let witness = match crate::verdict::drift::FIGURES
+        .iter()
+        .find(|(n, _)| *n == e.figure)
+        .map(|(_, s)| *s)
+    {
+        Some("dep") => "openings",
+        Some("provider") => "rotations",
+        _ => return vec![e.figure.clone()],
+    };
+    let mut subjects: BTreeSet<&str> = BTreeSet::new();
+    for m in runs.iter().flatten() {
+        for name in m.keys() {
+            let (base, scope) = split_name(name);
+            if let Some(s) = scope.filter(|_| base == witness || base == e.figure) {
+                subjects.insert(s);
+            }
+        }
+    }
+    if subjects.is_empty() {
+        return vec![e.figure.clone()];
+    }
+    subjects
+        .into_iter()
+        .map(|s| format!("{}{{{s}}}", e.figure))
+        .collect()
+}
+
 /// The `[[expect.drift]]` rows of one arm: `expect` the tables that apply to it, `now` its
-/// figures, `before` each earlier run's figures of the same arm (the baseline's runs).
+/// figures (`None`: it has none), `before` each earlier run's figures of the same arm (the
+/// baseline's runs), `left_out` how many earlier runs of another scenario digest were not
+/// compared.
 pub fn rows(
     expect: &[ExpectDrift],
-    now: &BTreeMap<String, f64>,
+    now: Option<&BTreeMap<String, f64>>,
     before: &[Option<&BTreeMap<String, f64>>],
+    left_out: usize,
 ) -> Vec<ExpectationResult> {
+    let mut runs: Vec<Option<&BTreeMap<String, f64>>> = vec![now];
+    runs.extend(before.iter().copied());
     let mut out = Vec::new();
     for e in expect {
-        let mut names: BTreeSet<&str> = now.keys().map(String::as_str).collect();
-        for b in before.iter().flatten() {
-            names.extend(b.keys().map(String::as_str));
-        }
-        let mut covered: Vec<String> = names
-            .into_iter()
-            .filter(|n| e.covers(n))
-            .map(str::to_string)
-            .collect();
-        if covered.is_empty() {
-            covered.push(match e.dep.as_deref().or(e.provider.as_deref()) {
-                Some(s) => format!("{}{{{s}}}", e.figure),
-                None => e.figure.clone(),
-            });
-        }
-        for flat in covered {
-            let values: Vec<f64> = before
-                .iter()
-                .filter_map(|b| b.and_then(|m| m.get(&flat)).copied())
-                .collect();
+        for flat in covered(e, &runs) {
+            let baseline = Baseline::of(before.iter().map(|b| seen(*b, &flat)));
             out.push(crate::verdict::drift::judge(
                 e,
                 &flat,
-                now.get(&flat).copied(),
-                &values,
+                seen(now, &flat),
+                &baseline,
                 before.len(),
+                left_out,
             ));
         }
     }
@@ -255,7 +198,9 @@ pub fn apply(
 ) {
     let entries = list_runs(report_dir);
     let earlier = earlier_runs(&entries, report, Some(own_dir));
-    let section = section(report, &earlier, DEFAULT_WINDOW, DEFAULT_THRESHOLD);
+    let left = left_out(&entries, report, Some(own_dir));
+    let left_n: usize = left.iter().map(|l| l.runs).sum();
+    let section = section(report, &earlier, left, DEFAULT_WINDOW, DEFAULT_THRESHOLD);
     let finished = matches!(report.verdict, Verdict::Pass | Verdict::Fail);
     if finished {
         let base = &earlier[earlier.len().saturating_sub(DEFAULT_WINDOW)..];
@@ -267,10 +212,11 @@ pub fn apply(
             if expect.is_empty() {
                 continue;
             }
-            let now = p.figures.as_ref().map(|f| f.flat()).unwrap_or_default();
+            let now = p.figures.as_ref().map(|f| f.flat());
             let prev: Vec<Option<&BTreeMap<String, f64>>> =
                 before.iter().map(|b| b.get(p.policy.as_str())).collect();
-            p.expectations.extend(rows(&expect, &now, &prev));
+            p.expectations
+                .extend(rows(&expect, now.as_ref(), &prev, left_n));
             settle(p);
             added = true;
         }
@@ -332,7 +278,7 @@ mod tests {
             .collect();
         let refs: Vec<(&str, &Report)> = earlier.iter().map(|r| ("d", r)).collect();
         let now = run("2026-11-09T06:00:00.000Z", "pass", Some(8_000), "0.9.1");
-        let d = section(&now, &refs, 4, 0.25);
+        let d = section(&now, &refs, Vec::new(), 4, 0.25);
         // The last 4 only: the outlier of run 1 is out of the window.
         assert_eq!(d.baseline.len(), 4);
         let row = d.rows.iter().find(|r| r.figure == "open_ms{crm}").unwrap();
@@ -341,7 +287,7 @@ mod tests {
         assert_eq!(d.change.as_deref(), Some("rehearse engine 0.9.0 → 0.9.1"));
         // A small move stays unflagged; expectation counts move by less than the floor.
         let calm = run("2026-11-09T06:00:00.000Z", "pass", Some(5_300), "0.9.0");
-        let d = section(&calm, &refs, 4, 0.25);
+        let d = section(&calm, &refs, Vec::new(), 4, 0.25);
         assert!(d.rows.iter().all(|r| !r.flagged), "{:?}", d.rows);
         assert_eq!(d.change, None);
     }
@@ -350,12 +296,12 @@ mod tests {
     fn too_few_runs_or_an_unfinished_run_compare_nothing() {
         let one = run("2026-11-01T06:00:00.000Z", "pass", Some(5_000), "1");
         let now = run("2026-11-02T06:00:00.000Z", "pass", Some(9_000), "1");
-        let d = section(&now, &[("a", &one)], 4, 0.25);
+        let d = section(&now, &[("a", &one)], Vec::new(), 4, 0.25);
         assert!(d.rows.iter().all(|r| !r.flagged), "one run is no baseline");
-        let d = section(&now, &[], 4, 0.25);
+        let d = section(&now, &[], Vec::new(), 4, 0.25);
         assert!(d.note.unwrap().contains("No baseline yet"));
         let stopped = run("2026-11-02T06:00:00.000Z", "incomplete", Some(9_000), "1");
-        let d = section(&stopped, &[("a", &one)], 4, 0.25);
+        let d = section(&stopped, &[("a", &one)], Vec::new(), 4, 0.25);
         assert!(d.note.unwrap().contains("Not compared"));
     }
 
@@ -364,20 +310,113 @@ mod tests {
         let e = [expect("30%")];
         let now: BTreeMap<String, f64> = [("open_ms{crm}".to_string(), 9_000.0)].into();
         let b: BTreeMap<String, f64> = [("open_ms{crm}".to_string(), 5_000.0)].into();
-        let rows1 = rows(&e, &now, &[Some(&b)]);
+        let rows1 = rows(&e, Some(&now), &[Some(&b)], 0);
         assert_eq!(rows1[0].status, ExpectStatus::NoBaseline);
-        let rows2 = rows(&e, &now, &[Some(&b), Some(&b)]);
+        let rows2 = rows(&e, Some(&now), &[Some(&b), Some(&b)], 0);
         assert_eq!(rows2[0].status, ExpectStatus::Fail);
         // A no-baseline row alone leaves a passing section passing.
         let mut p = PolicyReport::empty("retry-gate", rows1);
         settle(&mut p);
         assert!(p.ok);
         assert_eq!(judge(&[p], &Ending::default()).0, Verdict::Pass);
-        // The figure absent from every run: one row for it, judged on nothing.
-        let none = rows(&[expect("30%")], &BTreeMap::new(), &[None, None]);
+        // The figure absent from every run, and its dep watched by none: one row for it,
+        // judged on nothing, which is no pass.
+        let none = rows(&[expect("30%")], Some(&BTreeMap::new()), &[None, None], 0);
         assert_eq!(none.len(), 1);
         assert_eq!(none[0].series.as_deref(), Some("open_ms{crm}"));
-        assert_eq!(none[0].status, ExpectStatus::Pass);
+        assert_eq!(none[0].status, ExpectStatus::Fail);
+        assert!(none[0].detail.contains("not counted"), "{}", none[0].detail);
+        let mut p = PolicyReport::empty("retry-gate", none);
+        settle(&mut p);
+        assert_eq!(judge(&[p], &Ending::default()).0, Verdict::Fail);
+        // Watched in every run and never opened: a pass on the runs that watched it.
+        let calm: BTreeMap<String, f64> = [("openings{crm}".to_string(), 0.0)].into();
+        let still = rows(&[expect("30%")], Some(&calm), &[Some(&calm), Some(&calm)], 0);
+        assert_eq!(still[0].status, ExpectStatus::Pass, "{}", still[0].detail);
+        assert_eq!(still[0].witness.get("baseline_runs"), 2);
+    }
+
+    #[test]
+    fn a_breaker_that_opens_for_the_first_time_is_flagged_and_fails_its_drift_row() {
+        let calm = |i: u32| {
+            let mut r = run(&format!("2026-11-0{i}T06:00:00.000Z"), "pass", None, "1");
+            r.policies[0].figures.as_mut().unwrap().deps.get_mut("crm").unwrap().openings = 0;
+            r
+        };
+        let earlier: Vec<Report> = (1..=3).map(calm).collect();
+        let refs: Vec<(&str, &Report)> = earlier.iter().map(|r| ("d", r)).collect();
+        let mut now = run("2026-11-05T06:00:00.000Z", "pass", Some(5_000), "1");
+        now.policies[0].figures.as_mut().unwrap().deps.get_mut("crm").unwrap().openings = 1;
+        let d = section(&now, &refs, Vec::new(), 4, 0.25);
+        let flagged: Vec<(&str, String)> = d
+            .rows
+            .iter()
+            .filter(|r| r.flagged)
+            .map(|r| (r.figure.as_str(), r.change()))
+            .collect();
+        assert!(flagged.contains(&("open_ms{crm}", "new".to_string())), "{flagged:?}");
+        assert!(flagged.contains(&("openings{crm}", "from 0".to_string())), "{flagged:?}");
+        // Every dep, no dep named: the row of crm fails.
+        let every = ExpectDrift {
+            dep: None,
+            ..expect("50%")
+        };
+        let before: Vec<BTreeMap<String, f64>> = earlier
+            .iter()
+            .map(|r| r.policies[0].figures.as_ref().unwrap().flat())
+            .collect();
+        let prev: Vec<Option<&BTreeMap<String, f64>>> = before.iter().map(Some).collect();
+        let flat = now.policies[0].figures.as_ref().unwrap().flat();
+        let r = rows(&[every], Some(&flat), &prev, 0);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].status, ExpectStatus::Fail, "{}", r[0].detail);
+        assert!(r[0].detail.contains("new"), "{}", r[0].detail);
+    }
+
+    #[test]
+    fn runs_of_another_scenario_digest_are_left_out_and_counted() {
+        let d = tempfile::tempdir().unwrap();
+        let write = |name: &str, r: &Report| {
+            std::fs::create_dir_all(d.path().join(name)).unwrap();
+            std::fs::write(
+                d.path().join(name).join("report.json"),
+                serde_json::to_string(r).unwrap(),
+            )
+            .unwrap();
+        };
+        let with = |i: u32, digest: Option<&str>| {
+            let mut r = run(&format!("2026-11-0{i}T06:00:00.000Z"), "pass", Some(1), "1");
+            r.scenario_digest = digest.map(str::to_string);
+            r
+        };
+        write("20261101T060000Z-smoke", &with(1, None));
+        write("20261102T060000Z-smoke", &with(2, Some("sha256:aa")));
+        write("20261103T060000Z-smoke", &with(3, Some("sha256:bb")));
+        write("20261104T060000Z-smoke", &with(4, Some("sha256:aa")));
+        let now = with(5, Some("sha256:bb"));
+        let entries = list_runs(d.path());
+        let rels: Vec<&str> = earlier_runs(&entries, &now, None)
+            .iter()
+            .map(|(r, _)| *r)
+            .collect();
+        assert_eq!(rels, ["20261103T060000Z-smoke"]);
+        let left = left_out(&entries, &now, None);
+        let want = vec![
+            LeftOut {
+                digest: Some("sha256:aa".into()),
+                runs: 2,
+            },
+            LeftOut {
+                digest: None,
+                runs: 1,
+            },
+        ];
+        assert_eq!(left, want);
+        let s = section(&now, &[], left, 4, 0.25);
+        assert!(s.note.as_deref().unwrap_or("").contains("this version of the scenario"), "{s:?}");
+        let text = s.left_out_text().unwrap_or_default();
+        assert!(text.contains("2 runs of scenario digest aa"), "{text}");
+        assert!(text.contains("1 run written before reports recorded"), "{text}");
     }
 
     #[test]

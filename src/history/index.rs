@@ -26,6 +26,15 @@ fn runs_of<'a>(rows: &'a [Row], scenario: &str) -> Vec<&'a Row> {
         .collect()
 }
 
+/// A check's witness as a cell (`not recorded` for a report written before witnesses).
+fn witness(c: &super::rows::Check) -> String {
+    if c.witness.is_empty() {
+        "not recorded".into()
+    } else {
+        c.witness.line()
+    }
+}
+
 fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -48,10 +57,30 @@ pub fn markdown(rows: &[Row]) -> String {
             md_cell(r.system.as_deref().unwrap_or("")),
             if r.failed() { format!("**{verdict}**") } else { verdict },
             r.counts_text(),
-            if r.drifted.is_empty() { String::new() } else { format!("⚠ {}", r.drifted.len()) },
+            if r.drift.is_empty() { String::new() } else { format!("⚠ {}", md_cell(&r.drift_text().join(", "))) },
             r.dir,
             r.dir
         );
+    }
+    let checks: Vec<(&Row, &super::rows::Check)> = rows
+        .iter()
+        .flat_map(|r| r.checks.iter().filter(|c| c.shown()).map(move |c| (r, c)))
+        .collect();
+    if !checks.is_empty() {
+        o.push_str("\n## Checks that did not pass, and drift checks\n\n| run | policy | kind | subject | status | observed | witness |\n|---|---|---|---|---|---|---|\n");
+        for (r, c) in checks {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                md_cell(&r.dir),
+                md_cell(&c.policy),
+                c.kind,
+                md_cell(c.subject.as_deref().unwrap_or("")),
+                c.status,
+                md_cell(&c.observed),
+                md_cell(&witness(c))
+            );
+        }
     }
     let notes: Vec<&Row> = rows.iter().filter(|r| r.note.is_some()).collect();
     if !notes.is_empty() {
@@ -75,6 +104,11 @@ pub fn markdown(rows: &[Row]) -> String {
         o.push_str("| verdict |");
         for r in &runs {
             let _ = write!(o, " {} |", r.verdict.as_deref().unwrap_or(""));
+        }
+        o.push_str("\n| scenario digest |");
+        for r in &runs {
+            let d = r.scenario_digest.as_deref().map_or("–", crate::scenario::digest::short);
+            let _ = write!(o, " {d} |");
         }
         o.push('\n');
         for c in &cols {
@@ -209,12 +243,35 @@ pub fn html(rows: &[Row]) -> String {
             esc(v),
             r.reason.as_deref().map(|w| format!(" <span class=\"muted\">{}</span>", esc(w))).unwrap_or_default(),
             esc(&r.counts_text()),
-            if r.drifted.is_empty() { String::new() } else { format!("⚠ {}", esc(&r.drifted.join(", "))) },
+            if r.drift.is_empty() { String::new() } else { format!("⚠ {}", esc(&r.drift_text().join(", "))) },
             esc(&r.dir),
             esc(&r.dir)
         );
     }
     o.push_str("</table>\n");
+    let checks: Vec<(&Row, &super::rows::Check)> = rows
+        .iter()
+        .flat_map(|r| r.checks.iter().filter(|c| c.shown()).map(move |c| (r, c)))
+        .collect();
+    if !checks.is_empty() {
+        o.push_str("<h2>Checks that did not pass, and drift checks</h2>\n<table><tr><th>run</th><th>policy</th><th>kind</th><th>subject</th><th>status</th><th>observed</th><th>witness</th><th>detail</th></tr>\n");
+        for (r, c) in checks {
+            let _ = writeln!(
+                o,
+                "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                if c.status == "fail" { " class=\"failed\"" } else { "" },
+                esc(&r.dir),
+                esc(&c.policy),
+                esc(&c.kind),
+                esc(c.subject.as_deref().unwrap_or("")),
+                esc(&c.status),
+                esc(&c.observed),
+                esc(&witness(c)),
+                esc(&c.detail)
+            );
+        }
+        o.push_str("</table>\n");
+    }
     let notes: Vec<&Row> = rows.iter().filter(|r| r.note.is_some()).collect();
     if !notes.is_empty() {
         o.push_str("<h2>Not listed as runs</h2>\n<table><tr><th>entry</th><th>note</th></tr>\n");
@@ -265,6 +322,9 @@ mod tests {
             expectations: None,
             figures: [("retry-gate".to_string(), f)].into(),
             drifted: Vec::new(),
+            drift: Vec::new(),
+            scenario_digest: None,
+            checks: Vec::new(),
             note: None,
         }
     }

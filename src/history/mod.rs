@@ -3,6 +3,7 @@
 //! per entry ([`rows`]), `rehearse history` with its index pages ([`index`], [`cmd`]), drift
 //! against the previous runs ([`drift`]) and `rehearse compare` ([`compare`]).
 
+pub mod baseline;
 mod cmd;
 pub mod compare;
 pub mod drift;

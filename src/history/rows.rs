@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::drift::{arm_figures, system_of};
 use super::list::RunEntry;
 use crate::report::counts::Counts;
+use crate::verdict::Witness;
 
 /// One listed entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -31,10 +32,72 @@ pub struct Row {
     pub expectations: Option<ExpectationCounts>,
     /// Per arm, its key figures by flat name (empty in reports written before them).
     pub figures: BTreeMap<String, BTreeMap<String, f64>>,
-    /// Figures flagged by the run's drift section.
+    /// Figures flagged by the run's drift section (`arm/figure`).
     pub drifted: Vec<String>,
+    /// The same, with how each changed (`new`, `gone`, `+42%`).
+    pub drift: Vec<DriftFlag>,
+    /// The scenario's digest (null: a report written before it).
+    pub scenario_digest: Option<String>,
+    /// Every expectation row of the run with what it was judged on.
+    pub checks: Vec<Check>,
     /// Why the entry is not a readable run.
     pub note: Option<String>,
+}
+
+/// A figure the run's drift section flagged.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DriftFlag {
+    /// The arm.
+    pub policy: String,
+    /// The flat name.
+    pub figure: String,
+    /// `new`, `gone`, `+42%`, `from 0`.
+    pub change: String,
+}
+
+/// One expectation row of a run, with its witness.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    /// The arm.
+    pub policy: String,
+    /// The kind (`transition`, `drift`, ...).
+    pub kind: String,
+    /// Its subject (dep, profile, a metric's series, a figure).
+    pub subject: Option<String>,
+    /// What was expected.
+    pub expected: String,
+    /// pass | fail | not_reached | no_baseline.
+    pub status: String,
+    /// What was observed.
+    pub observed: String,
+    /// The row's explanation.
+    pub detail: String,
+    /// What it was judged on (`{}` in a report written before witnesses).
+    pub witness: Witness,
+}
+
+impl Check {
+    /// `FAIL [arm] drift open_ms{crm}: DETAIL (witness: baseline runs 3, ...)`.
+    pub fn line(&self) -> String {
+        let w = if self.witness.is_empty() {
+            "not recorded".to_string()
+        } else {
+            self.witness.line()
+        };
+        format!(
+            "{} [{}] {} {}: {} (witness: {w})",
+            self.status.to_uppercase(),
+            self.policy,
+            self.kind,
+            self.subject.as_deref().unwrap_or(""),
+            self.detail
+        )
+    }
+
+    /// Whether the listing shows it: a row that did not pass, and every drift row.
+    pub fn shown(&self) -> bool {
+        self.status != "pass" || self.kind == "drift"
+    }
 }
 
 /// A run's expectations by status.
@@ -67,6 +130,9 @@ impl Row {
                 expectations: None,
                 figures: BTreeMap::new(),
                 drifted: Vec::new(),
+                drift: Vec::new(),
+                scenario_digest: None,
+                checks: Vec::new(),
                 note: e.note().map(|n| n.text()),
             };
         };
@@ -97,8 +163,43 @@ impl Row {
                 .flat_map(|d| d.rows.iter().filter(|x| x.flagged))
                 .map(|x| format!("{}/{}", x.policy, x.figure))
                 .collect(),
+            drift: r
+                .drift
+                .iter()
+                .flat_map(|d| d.rows.iter().filter(|x| x.flagged))
+                .map(|x| DriftFlag {
+                    policy: x.policy.clone(),
+                    figure: x.figure.clone(),
+                    change: x.change(),
+                })
+                .collect(),
+            scenario_digest: r.scenario_digest.clone(),
+            checks: r
+                .policies
+                .iter()
+                .flat_map(|p| {
+                    p.expectations.iter().map(move |e| Check {
+                        policy: p.policy.clone(),
+                        kind: e.kind.as_str().to_string(),
+                        subject: e.dep.clone().or_else(|| e.series.clone()),
+                        expected: e.expected.clone(),
+                        status: e.status.as_str().to_string(),
+                        observed: e.observed.clone(),
+                        detail: e.detail.clone(),
+                        witness: e.witness.clone(),
+                    })
+                })
+                .collect(),
             note: None,
         }
+    }
+
+    /// The flagged figures with their change: `retry-gate/open_ms{crm} (new)`.
+    pub fn drift_text(&self) -> Vec<String> {
+        self.drift
+            .iter()
+            .map(|d| format!("{}/{} ({})", d.policy, d.figure, d.change))
+            .collect()
     }
 
     /// True for a run that did not pass (fail, incomplete, error).

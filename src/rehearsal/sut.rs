@@ -57,6 +57,7 @@ impl SystemUnderTest {
     ) -> Report {
         let Some(spec) = &sp.checked.file.prometheus else {
             let observed = self.observe(sp, dir, files, stop, plain_progress).await;
+            crate::run::mutants::write_if_asked(dir, sp, &observed);
             return crate::run::assemble::report(sp, observed);
         };
         // The detection path, once for every kind: started before the first arm, each arm
@@ -107,6 +108,7 @@ impl SystemUnderTest {
             });
         }
         detection.stop();
+        crate::run::mutants::write_if_asked(dir, sp, &observed);
         crate::run::assemble::report(sp, observed)
     }
 

@@ -12,7 +12,9 @@ use super::model::{
     Summary, TransitionTimes,
 };
 use crate::scrape::{CompactScrapes, Exposition, Transition, crosscheck, timeline};
-use crate::verdict::{Expectations, ProbeArrival, diff_until, scenario_ms_u};
+use crate::verdict::{
+    ExpectKind, ExpectationResult, Expectations, ProbeArrival, diff_until, scenario_ms_u,
+};
 
 fn count(v: f64) -> u64 {
     if v.is_finite() && v > 0.0 {
@@ -128,6 +130,10 @@ pub struct PolicyInput<'a> {
     /// read: `None` for the last scrape of `scrapes`; a fleet gives every host's final scrape
     /// merged, so its metric rows are judged once on the whole fleet.
     pub final_exposition: Option<&'a Exposition>,
+    /// True when the system under test is the engine (embedded or fleet hosts): a metric
+    /// family of its catalogue witnesses zero before its first series exists (the engine
+    /// creates counters lazily); a foreign gateway's family must have been seen in a scrape.
+    pub engine_catalogue: bool,
 }
 
 /// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
@@ -193,6 +199,8 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
         run.speed,
         run.stopped_at_ms,
     );
+    let mut expectations = expectations;
+    witness_context(&mut expectations, &run, &tl.transitions);
     let mut summary = final_scrape.map(summary_from).unwrap_or_default();
     summary.failed_requests = run.failed_requests;
     summary.user_visible_errors = run.user_visible_errors;
@@ -240,6 +248,48 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
         figures: None,
         alerts: None,
         requests: None,
+    }
+}
+
+/// Adds to the diff's rows what they were judged in: the scrapes that held anything, the
+/// events of the dep (an event log's transitions), whether a scrape ever showed the dep's
+/// breaker (a `no_transition` row watched something), and whether a metric's family is one
+/// the system under test exports (a lazily created counter with no series yet witnesses 0).
+fn witness_context(rows: &mut [ExpectationResult], run: &PolicyInput<'_>, transitions: &[Transition]) {
+    let scrapes = run.scrapes.ok;
+    let engine_names = run
+        .engine_catalogue
+        .then(crate::engine::families::sample_names)
+        .unwrap_or_default();
+    for r in rows.iter_mut() {
+        match r.kind {
+            ExpectKind::Transition | ExpectKind::NoTransition => {
+                let dep = r.dep.as_deref().unwrap_or_default();
+                r.witness.set("scrapes", scrapes);
+                if let Some(events) = run.events {
+                    let n = events.iter().filter(|t| t.dep == dep).count() as u64;
+                    r.witness.set("events", n);
+                }
+                if r.kind == ExpectKind::NoTransition {
+                    let seen = run.scrapes.first_states().contains_key(dep)
+                        || transitions.iter().any(|t| t.dep == dep);
+                    r.witness.set("breaker_observed", u64::from(seen));
+                }
+            }
+            ExpectKind::Metric => {
+                r.witness.set("scrapes", scrapes);
+                let name = r
+                    .series
+                    .as_deref()
+                    .and_then(|s| crate::scrape::Selector::parse(s).ok())
+                    .map(|s| s.name);
+                let known = name.is_some_and(|n| {
+                    run.scrapes.exported(&n) || engine_names.iter().any(|(e, _, _)| *e == n)
+                });
+                r.witness.set("known_family", u64::from(known));
+            }
+            _ => {}
+        }
     }
 }
 

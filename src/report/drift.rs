@@ -38,6 +38,49 @@ pub struct DriftSection {
     /// Why nothing was compared, when nothing was (no earlier run, a run that did not finish).
     #[serde(default)]
     pub note: Option<String>,
+    /// Earlier finished runs of this scenario and kind of system not compared, because their
+    /// scenario digest differs (the file or one it names was edited since; `digest` null: a
+    /// report written before digests), newest digest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+}
+
+/// Earlier runs of another scenario digest, left out of the baseline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    /// Their digest (null: reports written before digests).
+    pub digest: Option<String>,
+    /// How many.
+    pub runs: usize,
+}
+
+impl DriftSection {
+    /// "Left out: 3 earlier runs of another scenario digest (1a2b3c4d5e6f), ..." (None when
+    /// none was).
+    pub fn left_out_text(&self) -> Option<String> {
+        if self.left_out.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .left_out
+            .iter()
+            .map(|l| {
+                let runs = format!("{} run{}", l.runs, if l.runs == 1 { "" } else { "s" });
+                match &l.digest {
+                    Some(d) => format!(
+                        "{runs} of scenario digest {}",
+                        crate::scenario::digest::short(d)
+                    ),
+                    None => format!("{runs} written before reports recorded the scenario digest"),
+                }
+            })
+            .collect();
+        Some(format!(
+            "Left out of the baseline (another version of the scenario or of the files it \
+             names): {}.",
+            parts.join(", ")
+        ))
+    }
 }
 
 /// One figure of one arm against its median.
@@ -55,13 +98,32 @@ pub struct DriftRow {
     pub median: Option<f64>,
     /// How many earlier runs had it.
     pub runs: usize,
-    /// Moved more than the threshold (and more than the figure's noise floor).
+    /// How many earlier runs could count it: had it, or watched its subject and saw it not
+    /// happen (absent in reports written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_runs: Option<usize>,
+    /// False when this run could not count it (absent: it could; reports written before).
+    #[serde(default = "counted", skip_serializing_if = "is_counted")]
+    pub counted: bool,
+    /// Flagged: moved more than the threshold (and more than the figure's noise floor), new
+    /// (none of the runs before had it, though they watched for it) or gone.
     pub flagged: bool,
 }
 
+fn counted() -> bool {
+    true
+}
+
+fn is_counted(c: &bool) -> bool {
+    *c
+}
+
 impl DriftRow {
-    /// `+42%`, `from 0`, `new`, `gone`, or `–`.
+    /// `+42%`, `from 0`, `new`, `gone`, `not counted`, or `–`.
     pub fn change(&self) -> String {
+        if !self.counted {
+            return "not counted".into();
+        }
         match (self.median, self.value) {
             (Some(m), Some(v)) => change_text(m, v),
             (None, Some(_)) => "new".into(),

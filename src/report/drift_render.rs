@@ -15,14 +15,18 @@ pub fn markdown(d: Option<&DriftSection>) -> String {
         md.push_str(&format!(" — changed: **{c}**, compared against the runs before it"));
     }
     md.push_str("\n\n");
+    if let Some(l) = d.left_out_text() {
+        md.push_str(&format!("{l}\n\n"));
+    }
     if let Some(n) = &d.note {
         md.push_str(&format!("{n}\n\n"));
         return md;
     }
     let flagged = d.rows.iter().filter(|r| r.flagged).count();
     md.push_str(&format!(
-        "Against the median of the last {} run(s) of this scenario and kind of system; a figure \
-         that moved more than {:.0}% is flagged ({flagged} flagged).\n\n",
+        "Against the median of the last {} run(s) of this scenario (the same digest) and kind \
+         of system; a figure that moved more than {:.0}%, is new (none of those runs had it, \
+         though each watched for it) or is gone is flagged ({flagged} flagged).\n\n",
         d.baseline.len(),
         d.threshold * 100.0
     ));
@@ -37,11 +41,21 @@ pub fn markdown(d: Option<&DriftSection>) -> String {
             v(r.median),
             r.runs,
             r.change(),
-            if r.flagged { "⚠ moved" } else { "" }
+            flag(r)
         ));
     }
     md.push('\n');
     md
+}
+
+/// A flagged row's mark: `⚠ new`, `⚠ gone` or `⚠ moved` (empty when not flagged).
+fn flag(r: &super::drift::DriftRow) -> &'static str {
+    match (r.flagged, r.median, r.value) {
+        (false, _, _) => "",
+        (true, None, Some(_)) => "⚠ new",
+        (true, Some(_), None) => "⚠ gone",
+        (true, _, _) => "⚠ moved",
+    }
 }
 
 /// The key figures of every arm, one Markdown table (empty when no arm has them).
@@ -82,12 +96,15 @@ pub fn html(d: Option<&DriftSection>) -> String {
         ));
     }
     o.push_str("</p>\n");
+    if let Some(l) = d.left_out_text() {
+        o.push_str(&format!("<p>{}</p>\n", esc(&l)));
+    }
     if let Some(n) = &d.note {
         o.push_str(&format!("<p>{}</p>\n", esc(n)));
         return o;
     }
     o.push_str(&format!(
-        "<p>Against the median of the last {} run(s); moved more than {:.0}% is flagged.</p>\n",
+        "<p>Against the median of the last {} run(s) of the same scenario digest; moved more than {:.0}%, new or gone is flagged.</p>\n",
         d.baseline.len(),
         d.threshold * 100.0
     ));

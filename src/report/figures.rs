@@ -16,10 +16,14 @@ pub use crate::verdict::drift::{FIGURES, show, split_name};
 /// One arm's key figures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KeyFigures {
-    /// Per breaker dep (those with a transition).
+    /// Per breaker dep the run could watch: every dep of the scenario where the system is an
+    /// engine of ours (its events show every breaker), a gateway's deps whose breaker series
+    /// its scrapes showed; a dep that never opened has `openings` 0 and no times (reports
+    /// written before this listed only the deps with a transition).
     #[serde(default)]
     pub deps: BTreeMap<String, DepFigures>,
-    /// Per provider (those the arm sent a model request to, or rotated/fell back/cooled).
+    /// Per provider: the scenario's providers, and those the arm sent a model request to or
+    /// rotated/fell back/cooled (reports written before this listed only the latter).
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderFigures>,
     /// The replay's schedule lag, 99th percentile, ms (wall clock, as the report's replay lag).
@@ -59,8 +63,10 @@ pub struct DepFigures {
 pub struct ProviderFigures {
     /// Rotations away from one of its profiles.
     pub rotations: u64,
-    /// Cooldowns put on its profiles.
-    pub cooldowns: u64,
+    /// Cooldowns put on its profiles (null where the run could not see them: a gateway
+    /// without an auth state the harness reads, an `http` target).
+    #[serde(default)]
+    pub cooldowns: Option<u64>,
     /// Fallbacks away from its models.
     #[serde(default)]
     pub fallbacks: u64,
@@ -96,6 +102,7 @@ impl KeyFigures {
         };
         let f = |v: Option<u64>| v.map(|v| v as f64);
         for (dep, d) in &self.deps {
+            put("openings", dep, Some(d.openings as f64));
             put("time_to_open_ms", dep, f(d.time_to_open_ms));
             put("open_ms", dep, f(d.open_ms));
             put("probes_per_half_open", dep, d.probes_per_half_open);
@@ -103,7 +110,7 @@ impl KeyFigures {
         }
         for (p, v) in &self.providers {
             put("rotations", p, Some(v.rotations as f64));
-            put("cooldowns", p, Some(v.cooldowns as f64));
+            put("cooldowns", p, f(v.cooldowns));
             put("fallbacks", p, Some(v.fallbacks as f64));
             put("time_to_first_rotation_ms", p, f(v.time_to_first_rotation_ms));
             put("time_to_first_fallback_ms", p, f(v.time_to_first_fallback_ms));

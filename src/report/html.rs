@@ -83,10 +83,11 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "<p class=\"muted\">started {} · speed ×{} · seed {} · schema v{}</p>",
+        "<p class=\"muted\">started {} · speed ×{} · seed {}{} · schema v{}</p>",
         esc(&r.started_at),
         r.speed,
         r.seed,
+        esc(&lead::digest_part(r)),
         r.schema_version
     );
     let _ = writeln!(o, "<p class=\"timebase\">{}</p>", esc(&table::time_base(r)));
@@ -127,11 +128,11 @@ pub fn render(r: &Report) -> String {
             esc(&p.policy),
             badge_str(p.status.as_str())
         );
-        o.push_str("<table><tr><th>ok</th><th>kind</th><th>dep</th><th>expected</th><th>observed</th><th>delta</th><th>detail</th></tr>\n");
+        o.push_str("<table><tr><th>ok</th><th>kind</th><th>dep</th><th>expected</th><th>observed</th><th>delta</th><th>witness</th><th>detail</th></tr>\n");
         for e in &p.expectations {
             let _ = writeln!(
                 o,
-                "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                 match e.status {
                     ExpectStatus::Pass => "",
                     ExpectStatus::Fail => " class=\"bad\"",
@@ -143,6 +144,7 @@ pub fn render(r: &Report) -> String {
                 esc(&e.expected),
                 esc(&e.observed),
                 e.delta_ms.map_or(String::new(), signed_secs),
+                esc(&lead::witness(e)),
                 esc(&e.detail)
             );
         }

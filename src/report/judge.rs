@@ -9,7 +9,8 @@
 //! nothing to judge (its system under test sent the upstream nothing, or no expectation applies
 //! to it: [`PolicyReport::unjudged`]) is `incomplete` naming the arm and why — nothing judged on
 //! nothing is never a pass; and a `not_reached` row left in a finished run is `incomplete` with
-//! a reason saying which row and why.
+//! a reason saying which row and why. Before any of that, a row that says `pass` without the
+//! witness its kind needs is a `fail` ([`crate::verdict::witness::enforce`]).
 
 use super::model::{PolicyReport, PolicyStatus, Report, Verdict};
 use crate::verdict::ExpectStatus;
@@ -30,6 +31,10 @@ pub(crate) struct Ending<'a> {
 /// Sets a section's status (and `ok`) from its rows, whether its run was stopped and whether it
 /// had anything to judge (`unjudged`: a pass on nothing is `incomplete`).
 pub(crate) fn settle(section: &mut PolicyReport) {
+    // No pass without its witness (an arm with nothing to judge is incomplete below instead).
+    if section.unjudged.is_none() {
+        crate::verdict::witness::enforce(&mut section.expectations);
+    }
     section.status = PolicyStatus::of(&section.expectations, section.stopped_at_ms.is_some());
     if section.status == PolicyStatus::Pass && section.unjudged.is_some() {
         section.status = PolicyStatus::Incomplete;
@@ -117,6 +122,7 @@ mod tests {
 
     fn row(status: ExpectStatus, detail: &str) -> ExpectationResult {
         ExpectationResult {
+            witness: crate::verdict::Witness::of(&[("scrapes", 3), ("series", 1)]),
             kind: ExpectKind::Metric,
             dep: None,
             series: Some("requests_total".into()),

@@ -56,6 +56,9 @@ struct Case {
     /// `failure`'s `type`: the expectation kind.
     kind: &'static str,
     outcome: Outcome,
+    /// What the check was judged on (`scrapes 118, series 1`), as the case's `<system-out>`
+    /// (none in a report written before witnesses).
+    witness: Option<String>,
 }
 
 /// One `<testsuite>`.
@@ -122,6 +125,7 @@ fn policy_suite(scenario: &str, p: &PolicyReport, why: &str) -> Suite {
             classname: format!("{scenario}.{}.{}", p.policy, e.kind.as_str()),
             kind: e.kind.as_str(),
             outcome: outcome(e),
+            witness: (!e.witness.is_empty()).then(|| e.witness.line()),
         })
         .collect();
     if p.status == PolicyStatus::NotRun && cases.is_empty() {
@@ -145,6 +149,7 @@ fn not_run_case(scenario: &str, policy: &str, why: &str) -> Case {
         classname: format!("{scenario}.{policy}"),
         kind: "policy",
         outcome: Outcome::Skipped(format!("not run: {why}")),
+        witness: None,
     }
 }
 
@@ -189,6 +194,7 @@ fn suites(r: &Report) -> Vec<Suite> {
                 classname: format!("{scenario}.run"),
                 kind: r.verdict.as_str(),
                 outcome: Outcome::Error(format!("{}: {why}", r.verdict.as_str())),
+                witness: None,
             }],
             properties: Vec::new(),
         });
@@ -268,32 +274,37 @@ pub(crate) fn render(r: &Report) -> String {
                 xml_escape(&c.name),
                 xml_escape(&c.classname)
             );
+            if c.outcome == Outcome::Pass && c.witness.is_none() {
+                o.push_str("/>\n");
+                continue;
+            }
+            o.push_str(">\n");
             match &c.outcome {
-                Outcome::Pass => o.push_str("/>\n"),
+                Outcome::Pass => {}
                 Outcome::Failure(m) => {
                     let m = xml_escape(m);
                     let _ = writeln!(
                         o,
-                        ">\n      <failure message=\"{m}\" type=\"{}\">{m}</failure>\n    </testcase>",
+                        "      <failure message=\"{m}\" type=\"{}\">{m}</failure>",
                         c.kind
                     );
                 }
                 Outcome::Skipped(m) => {
-                    let _ = writeln!(
-                        o,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        xml_escape(m)
-                    );
+                    let _ = writeln!(o, "      <skipped message=\"{}\"/>", xml_escape(m));
                 }
                 Outcome::Error(m) => {
                     let m = xml_escape(m);
                     let _ = writeln!(
                         o,
-                        ">\n      <error message=\"{m}\" type=\"{}\">{m}</error>\n    </testcase>",
+                        "      <error message=\"{m}\" type=\"{}\">{m}</error>",
                         c.kind
                     );
                 }
             }
+            if let Some(w) = &c.witness {
+                let _ = writeln!(o, "      <system-out>witness: {}</system-out>", xml_escape(w));
+            }
+            o.push_str("    </testcase>\n");
         }
         o.push_str("  </testsuite>\n");
     }

@@ -35,6 +35,25 @@ pub(crate) fn traffic_line(r: &Report) -> Option<String> {
     Some(line)
 }
 
+/// ` · scenario digest 1a2b3c4d5e6f` for the report's "started" line (empty in a report
+/// written before the digest).
+pub(crate) fn digest_part(r: &Report) -> String {
+    r.scenario_digest
+        .as_deref()
+        .map(|d| format!(" · scenario digest {}", crate::scenario::digest::short(d)))
+        .unwrap_or_default()
+}
+
+/// A row's witness as its table cell: what it was judged on (`scrapes 118, series 1`), or
+/// `not recorded` for a row of a report written before witnesses.
+pub(crate) fn witness(e: &crate::verdict::ExpectationResult) -> String {
+    if e.witness.is_empty() {
+        "not recorded".to_string()
+    } else {
+        e.witness.line()
+    }
+}
+
 /// The mark of an expectation row: ✓ pass, ✗ fail, ○ not reached (neither), · no baseline
 /// yet (a drift row with too few runs before it: neither).
 pub(crate) fn mark(s: ExpectStatus) -> &'static str {

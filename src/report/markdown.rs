@@ -126,8 +126,11 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "- started: {} · speed ×{} · seed {}",
-        r.started_at, r.speed, r.seed
+        "- started: {} · speed ×{} · seed {}{}",
+        r.started_at,
+        r.speed,
+        r.seed,
+        lead::digest_part(r)
     );
     let pols: Vec<&str> = r.policies.iter().map(|p| p.policy.as_str()).collect();
     let _ = writeln!(o, "- policies: {}", pols.join(", "));
@@ -155,17 +158,18 @@ pub fn render(r: &Report) -> String {
             o.push_str("No expectations.\n");
             continue;
         }
-        o.push_str("| ok | kind | dep | expected | observed | delta | detail |\n|---|---|---|---|---|---|---|\n");
+        o.push_str("| ok | kind | dep | expected | observed | delta | witness | detail |\n|---|---|---|---|---|---|---|---|\n");
         for e in &p.expectations {
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 lead::mark(e.status),
                 e.kind.as_str(),
                 cell(e.dep.as_deref().unwrap_or("")),
                 cell(&e.expected),
                 cell(&e.observed),
                 e.delta_ms.map_or(String::new(), signed_secs),
+                cell(&lead::witness(e)),
                 cell(&e.detail)
             );
         }

@@ -162,6 +162,11 @@ pub struct Report {
     /// The rehearse version that wrote the report (absent in reports written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rehearse_version: Option<String>,
+    /// The scenario's digest (`sha256:…` over the scenario file and the files it names,
+    /// `scenario::digest`): drift compares only runs of the same digest (absent in reports
+    /// written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_digest: Option<String>,
     /// "Since the last runs": the key figures against the previous runs (absent in reports
     /// written before it, and in `rehearse report` re-renders of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]

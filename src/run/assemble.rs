@@ -138,6 +138,7 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
         target,
         versions,
         rehearse_version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        scenario_digest: Some(plan.checked.digest.clone()),
         drift: None,
         housekeeping: None,
     }

@@ -83,6 +83,7 @@ pub(super) async fn finish_gateway(
                     .or_default() += 1;
             }
             run.decisions = judged;
+            run.log_lines = stopped.log_lines().unwrap_or(0);
         }
         Err(e) => {
             let why = format!("reading OpenClaw's log {}: {e}", stopped.dirs.log.display());

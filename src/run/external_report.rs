@@ -40,6 +40,8 @@ pub(crate) struct ExternalRun<'a> {
     pub decisions: Vec<LoggedDecision>,
     /// Why OpenClaw's log could not be read (its decision expectations then fail).
     pub log_error: Option<String>,
+    /// Lines in OpenClaw's log (the decisions' witness).
+    pub log_lines: u64,
     /// OpenClaw's auth state after the stop.
     pub auth: Option<AuthState>,
     /// Why OpenClaw's auth state could not be read (its cooldown expectations then fail).
@@ -67,6 +69,7 @@ impl<'a> ExternalRun<'a> {
             fault_hits: Default::default(),
             decisions: Vec::new(),
             log_error: None,
+            log_lines: 0,
             auth: None,
             auth_error: None,
             notes: Vec::new(),
@@ -140,6 +143,7 @@ impl<'a> ExternalRun<'a> {
                 turns: self.target.turns.clone(),
                 decisions: self.decisions,
                 log_error: self.log_error,
+                log_lines: self.log_lines,
                 auth: self.auth,
                 auth_error: self.auth_error,
             }),

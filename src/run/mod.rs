@@ -32,6 +32,8 @@
 //!   side by side, one per version.
 //! - `warmup`: an external gateway's warm-up before the run's clock starts (the steady-state
 //!   decision, a pure function of the turns so far, and its driver).
+//! - `mutants`: the suite's own mutants — every expectation re-judged on the run's own
+//!   observation after a change that should fail it (`REHEARSE_MUTANTS=1` → `mutants.json`).
 //! - `figures`: an arm's key figures, computed once from its observation and section.
 //! - `progress`: the terminal bar (a stop request, SIGINT/SIGTERM included, is
 //!   [`crate::util::shutdown::Shutdown`]).
@@ -51,6 +53,7 @@ pub(crate) mod fault_scope;
 pub mod harness;
 pub(crate) mod health;
 pub mod lock;
+pub mod mutants;
 pub mod observation;
 pub mod observe;
 pub mod plan;

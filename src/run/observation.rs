@@ -110,6 +110,8 @@ pub struct GatewayObserved {
     /// Why its log could not be read (missing or unreadable): the expectations on its
     /// decisions then fail saying so.
     pub log_error: Option<String>,
+    /// Lines its log held (what its decisions were read from).
+    pub log_lines: u64,
     /// Its auth state after the stop.
     pub auth: Option<AuthState>,
     /// Why its auth state could not be read (no database, an unreadable one): the

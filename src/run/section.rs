@@ -55,6 +55,7 @@ pub fn section(
         // A run cut short vouches only for what came before the cut.
         stopped_at_ms,
         final_exposition: o.final_exposition.as_ref(),
+        engine_catalogue: !file.target.kind.is_external(),
     });
     report.expectations.extend(o.kind_rows.iter().cloned());
     report.summary.deadlines_by_dep = engine.map(|e| e.deadlines.clone()).unwrap_or_default();
@@ -63,7 +64,7 @@ pub fn section(
     if let Some(g) = &o.gateway {
         let log = match &g.log_error {
             Some(why) => Err(why.as_str()),
-            None => Ok(&g.decisions[..]),
+            None => Ok((&g.decisions[..], g.log_lines)),
         };
         let unread = crate::gateway::openclaw::AuthState::default();
         let never_read = g.auth.is_none() && g.auth_error.is_none();
@@ -170,7 +171,7 @@ pub fn section(
             ),
         });
     }
-    report.figures = Some(super::figures::of_section(o, &report, &file.profile));
+    report.figures = Some(super::figures::of_section(o, &report, plan));
     report
 }
 
@@ -296,6 +297,7 @@ fn unapplied_rows(
                     .to_string()
             };
             ExpectationResult {
+                witness: Default::default(),
                 kind: ExpectKind::FaultApplied,
                 dep: Some(dep.clone()),
                 series: None,

@@ -3,6 +3,7 @@
 //! semantic validation (errors located at file:line:col, see [`locate`]) and the `rehearse list` / `rehearse validate` commands.
 
 mod cmd;
+pub mod digest;
 pub(crate) mod list;
 pub(crate) mod field;
 pub(crate) mod fleet;
@@ -13,6 +14,7 @@ pub(crate) mod prometheus;
 pub mod resolve;
 pub(crate) mod target;
 pub mod validate;
+mod validate_drift;
 mod validate_reach;
 mod validate_target;
 

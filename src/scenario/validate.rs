@@ -4,7 +4,8 @@
 //! family lacks, an expectation about a dep the traffic and profiles cannot produce, traffic
 //! that sends nothing (empty, or every request at or after `duration`), a scenario with no
 //! expectation at all, and the checks against what the run can produce
-//! ([`super::validate_reach`]). Each error names the
+//! ([`super::validate_reach`]) and the `[[expect.drift]]` subjects a run can count
+//! ([`super::validate_drift`]). Each error names the
 //! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
 //! that ends well before it.
 
@@ -43,6 +44,8 @@ pub struct Checked {
     pub warnings: Vec<String>,
     /// `[target] config`: the user's own OpenClaw configuration, read and checked.
     pub user_config: Option<UserConfig>,
+    /// The scenario's digest ([`super::digest`]): its file and the files it names.
+    pub digest: String,
 }
 
 fn load_user_config(path: &Path) -> Result<UserConfig, UserConfigError> {
@@ -242,6 +245,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         );
         return Err(located_within(&origin, text, &field, &dep, msg));
     }
+    super::validate_drift::check_drift(&file, &deps).map_err(|e| invalid(&e.field, e.message))?;
     if file.expect.is_empty() {
         return Err(invalid(
             "expect",
@@ -250,6 +254,8 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
                 .into(),
         ));
     }
+    let digest = super::digest::of_scenario(path, text, &file)
+        .map_err(|e| invalid("traffic", format!("reading it for the scenario's digest: {e}")))?;
     let mut warnings = warnings(&file, &traffic, beyond_duration);
     warnings.extend(super::validate_target::target_warnings(&file, &traffic));
     Ok(Checked {
@@ -260,6 +266,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         beyond_duration,
         warnings,
         user_config,
+        digest,
     })
 }
 

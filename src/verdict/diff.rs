@@ -77,6 +77,7 @@ pub fn diff_until(
         };
         let detail = format!("{} expected no transition, observed {observed}", n.dep);
         let mut r = ExpectationResult {
+            witness: Default::default(),
             kind: ExpectKind::NoTransition,
             dep: Some(n.dep.clone()),
             series: None,
@@ -183,6 +184,7 @@ fn diff_dep(
                     None => String::new(),
                 };
                 let mut r = ExpectationResult {
+                    witness: super::Witness::of(&[("transitions_matched", 1)]),
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
                     series: None,
@@ -202,6 +204,7 @@ fn diff_dep(
             }
             None => {
                 let mut r = ExpectationResult {
+                    witness: Default::default(),
                     kind: ExpectKind::Transition,
                     dep: Some(dep.to_string()),
                     series: None,
@@ -225,6 +228,7 @@ fn diff_dep(
         let t_s = scenario_ms(t.t_ms as i64, speed);
         let at = secs(t_s);
         out.push(ExpectationResult {
+            witness: Default::default(),
             kind: ExpectKind::Transition,
             dep: Some(dep.to_string()),
             series: None,
@@ -269,6 +273,7 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
     let series = m.series.to_string();
     let Some(e) = final_scrape else {
         return ExpectationResult {
+            witness: Default::default(),
             kind: ExpectKind::Metric,
             dep: None,
             series: Some(series.clone()),
@@ -284,6 +289,7 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
         };
     };
     let v = e.sum(&m.series);
+    let matched = e.select(&m.series).count() as u64;
     let ok = m.equals.is_none_or(|x| (v - x).abs() <= eps(x))
         && m.at_least.is_none_or(|x| v >= x - eps(x))
         && m.at_most.is_none_or(|x| v <= x + eps(x));
@@ -301,6 +307,7 @@ fn diff_metric(m: &ExpectMetric, final_scrape: Option<&Exposition>) -> Expectati
     };
     let verdict = if ok { "ok" } else { "outside the bound" };
     ExpectationResult {
+        witness: super::Witness::of(&[("series", matched)]),
         kind: ExpectKind::Metric,
         dep: None,
         series: Some(series.clone()),

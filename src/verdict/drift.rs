@@ -1,17 +1,23 @@
-//! `[[expect.drift]]`: a key figure (`report::figures`; their names are here, [`FIGURES`], since the scenario checks them) must stay within a bound relative to
-//! the median of the previous runs of the same scenario and kind of system. Judged when the
-//! report is finished (`history::drift`), since it reads the report dir.
+//! `[[expect.drift]]`: a key figure (`report::figures`; their names are in
+//! [`super::baseline`], [`FIGURES`], since the scenario checks them) must stay within a bound
+//! relative to the median of the previous runs of the same scenario, scenario digest and kind
+//! of system. Judged when the report is finished (`history::drift`), since it reads the report
+//! dir; how one figure compares with those runs is [`change`].
 //!
-//! With fewer than [`MIN_BASELINE`] earlier runs holding the figure, the row is
-//! `no_baseline`: neither a pass nor a failure, and it never keeps a run from passing (a new
-//! install must not page for its first weeks).
+//! The row of a figure ([`judge`]): compared with the median where this run and the runs before
+//! have values; a failure when it is new (none of the runs before had it, though each watched
+//! for it: a breaker opening for the first time) or gone; a pass when it did not happen, nor in
+//! any run before, each having watched for it; a failure when this run could not count it
+//! ("unknown" is not 0). With fewer than [`MIN_BASELINE`] earlier runs that could count it, the
+//! row is `no_baseline`: neither a pass nor a failure, and it never keeps a run from passing (a
+//! new install must not page for its first weeks).
 
 use serde::{Deserialize, Serialize};
 
 use super::{ExpectKind, ExpectStatus, ExpectationResult};
-
-/// Earlier runs needed before a drift row is judged.
-pub const MIN_BASELINE: usize = 2;
+pub use super::baseline::{
+    Baseline, Change, FIGURES, MIN_BASELINE, Seen, change, median, seen, split_name,
+};
 
 /// One `[[expect.drift]]` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,32 +65,6 @@ impl ExpectDrift {
     }
 }
 
-/// The figure names, for validation and did-you-mean: (name, scope), scope `dep`, `provider`
-/// or `` (run-wide).
-pub const FIGURES: &[(&str, &str)] = &[
-    ("time_to_open_ms", "dep"),
-    ("open_ms", "dep"),
-    ("probes_per_half_open", "dep"),
-    ("half_open_to_closed_ms", "dep"),
-    ("rotations", "provider"),
-    ("cooldowns", "provider"),
-    ("fallbacks", "provider"),
-    ("time_to_first_rotation_ms", "provider"),
-    ("time_to_first_fallback_ms", "provider"),
-    ("replay_lag_p99_ms", ""),
-    ("expectations_passed", ""),
-    ("expectations_failed", ""),
-    ("expectations_not_reached", ""),
-];
-
-/// A flat name's figure and scope: `open_ms{crm_search}` → (`open_ms`, Some(`crm_search`)).
-pub fn split_name(flat: &str) -> (&str, Option<&str>) {
-    match flat.split_once('{') {
-        Some((n, rest)) => (n, Some(rest.trim_end_matches('}'))),
-        None => (flat, None),
-    }
-}
-
 /// A figure's value as the reports print it: times in seconds, counts as integers.
 pub fn show(name: &str, v: f64) -> String {
     let (base, _) = split_name(name);
@@ -123,30 +103,33 @@ pub(crate) fn check(d: &ExpectDrift) -> Result<(), (&'static str, String)> {
     d.fraction().map(|_| ()).map_err(|m| ("within", m))
 }
 
-/// The median of some values (`None` when empty).
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
+/// Why this run could not count `flat` (for a row that says so).
+fn uncounted(flat: &str) -> String {
+    let (base, scope) = split_name(flat);
+    match (scope, FIGURES.iter().find(|(n, _)| *n == base).map(|(_, s)| *s)) {
+        (Some(dep), Some("dep")) => format!(
+            "the run watched no breaker `{dep}`: its system under test showed no breaker series              or event for it"
+        ),
+        (Some(p), _) if base == "cooldowns" => format!(
+            "the run could not see `{p}`'s cooldowns (no auth state of the gateway was read)"
+        ),
+        (Some(p), Some("provider")) => format!("the run counted nothing of provider `{p}`"),
+        (None, Some("dep")) => "the run watched no breaker at all".into(),
+        (None, Some("provider")) => "the run counted no provider at all".into(),
+        _ => "the run has no key figures for this arm".into(),
     }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
 }
 
-/// The row of `e` for the figure `flat`: `value` this run's (None: not observed), `baseline`
-/// the earlier runs' values (the runs that held it), `earlier` how many earlier runs were
-/// compared at all.
+/// The row of `e` for the figure `flat`: `now` what this run holds of it, `before` the runs it
+/// is compared with (the same scenario digest and kind of system), `earlier` how many they are,
+/// `left_out` how many earlier runs of another scenario digest were not compared.
 pub fn judge(
     e: &ExpectDrift,
     flat: &str,
-    value: Option<f64>,
-    baseline: &[f64],
+    now: Seen,
+    before: &Baseline,
     earlier: usize,
+    left_out: usize,
 ) -> ExpectationResult {
     let within = e.fraction().unwrap_or(0.0);
     let mut row =
@@ -154,52 +137,84 @@ pub fn judge(
     row.dep = e.dep.clone().or_else(|| e.provider.clone());
     row.series = Some(flat.to_string());
     row.expected = format!("within ±{} of the median", e.within.trim());
-    row.observed = value.map_or("not observed".into(), |v| show(flat, v));
-    let (status, detail) = match (median(baseline), value) {
-        _ if earlier < MIN_BASELINE => (
-            ExpectStatus::NoBaseline,
-            format!(
-                "{flat}: no baseline yet ({earlier} earlier run{}, {MIN_BASELINE} needed)",
-                if earlier == 1 { "" } else { "s" }
-            ),
-        ),
-        (None, None) => (
-            ExpectStatus::Pass,
-            format!("{flat}: not observed, nor in the {earlier} runs before"),
-        ),
-        (None, Some(v)) => (
-            ExpectStatus::NoBaseline,
-            format!(
-                "{flat} = {}: no baseline yet (none of the {earlier} runs before had it)",
-                show(flat, v)
-            ),
-        ),
-        (Some(m), None) => (
+    row.observed = match now {
+        Seen::Value(v) => show(flat, v),
+        Seen::Absent => "not observed".into(),
+        Seen::Unknown => "not counted".into(),
+    };
+    let known = before.known();
+    let runs = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });
+    let (status, detail) = match change(now, before) {
+        Change::NotCounted => (
             ExpectStatus::Fail,
-            format!(
-                "{flat}: not observed in this run (median {} over {} runs before)",
-                show(flat, m),
-                baseline.len()
-            ),
+            format!("{flat}: not counted by this run ({})", uncounted(flat)),
         ),
-        (Some(m), Some(v)) => {
-            let ok = (v - m).abs() <= within * m.abs() + 1e-9;
-            let change = change_text(m, v);
+        Change::NoBaseline => {
+            let left = if left_out > 0 {
+                format!(
+                    "; {} of another scenario digest left out",
+                    runs(left_out)
+                )
+            } else {
+                String::new()
+            };
+            (
+                ExpectStatus::NoBaseline,
+                format!(
+                    "{flat}: no baseline yet ({} before could count it, {MIN_BASELINE} needed{left})",
+                    runs(known)
+                ),
+            )
+        }
+        Change::Compared { value, median } => {
+            let ok = (value - median).abs() <= within * median.abs() + 1e-9;
             (
                 ExpectStatus::from_ok(ok),
                 format!(
-                    "{flat} = {} against the median {} of {} runs before ({change}; bound ±{})",
-                    show(flat, v),
-                    show(flat, m),
-                    baseline.len(),
+                    "{flat} = {} against the median {} of {} before ({}; bound ±{})",
+                    show(flat, value),
+                    show(flat, median),
+                    runs(before.values.len()),
+                    change_text(median, value),
                     e.within.trim()
                 ),
             )
         }
+        Change::New { value } => (
+            ExpectStatus::Fail,
+            format!(
+                "{flat} = {}: new — none of the {} before had it, though each watched for it",
+                show(flat, value),
+                runs(known)
+            ),
+        ),
+        Change::Gone { median } => (
+            ExpectStatus::Fail,
+            format!(
+                "{flat}: not observed in this run (median {} over {} before)",
+                show(flat, median),
+                runs(before.values.len())
+            ),
+        ),
+        Change::StillAbsent => (
+            ExpectStatus::Pass,
+            format!(
+                "{flat}: did not happen, nor in any of the {} before (each watched for it)",
+                runs(known)
+            ),
+        ),
     };
     row.ok = status == ExpectStatus::Pass;
     row.status = status;
     row.detail = detail;
+    row.witness = super::Witness::of(&[
+        ("baseline_runs", known as u64),
+        ("baseline_values", before.values.len() as u64),
+        ("earlier_runs", earlier as u64),
+    ]);
+    if left_out > 0 {
+        row.witness.set("left_out_runs", left_out as u64);
+    }
     row
 }
 
@@ -247,20 +262,61 @@ mod tests {
         assert_eq!(median(&[]), None);
     }
 
+    fn values(v: &[f64]) -> Baseline {
+        Baseline::of(v.iter().map(|x| Seen::Value(*x)))
+    }
+
     #[test]
     fn rows_pass_fail_or_wait_for_a_baseline() {
         let d = e("50%");
-        let r = judge(&d, "open_ms{crm}", Some(5_000.0), &[5_000.0], 1);
+        let v = |x: f64| Seen::Value(x);
+        let r = judge(&d, "open_ms{crm}", v(5_000.0), &values(&[5_000.0]), 1, 0);
         assert_eq!(r.status, ExpectStatus::NoBaseline);
-        assert!(r.detail.contains("no baseline yet (1 earlier run, 2 needed)"), "{}", r.detail);
-        let r = judge(&d, "open_ms{crm}", Some(7_000.0), &[5_000.0, 5_200.0, 4_800.0], 3);
+        assert!(r.detail.contains("no baseline yet (1 run before could count it, 2 needed)"), "{}", r.detail);
+        let three = values(&[5_000.0, 5_200.0, 4_800.0]);
+        let r = judge(&d, "open_ms{crm}", v(7_000.0), &three, 3, 0);
         assert_eq!(r.status, ExpectStatus::Pass, "{}", r.detail);
-        let r = judge(&d, "open_ms{crm}", Some(8_000.0), &[5_000.0, 5_200.0, 4_800.0], 3);
+        assert_eq!(r.witness.get("baseline_runs"), 3);
+        let r = judge(&d, "open_ms{crm}", v(8_000.0), &three, 3, 0);
         assert_eq!(r.status, ExpectStatus::Fail);
         assert!(r.detail.contains("+60%"), "{}", r.detail);
-        let r = judge(&d, "open_ms{crm}", None, &[5_000.0, 5_000.0], 2);
+        let r = judge(&d, "open_ms{crm}", Seen::Absent, &values(&[5_000.0, 5_000.0]), 2, 0);
         assert_eq!(r.status, ExpectStatus::Fail);
-        let r = judge(&d, "open_ms{crm}", None, &[], 2);
-        assert_eq!(r.status, ExpectStatus::Pass);
+        // Runs of another digest are said when they leave it without a baseline.
+        let r = judge(&d, "open_ms{crm}", v(5_000.0), &Baseline::default(), 0, 4);
+        assert_eq!(r.status, ExpectStatus::NoBaseline);
+        assert!(r.detail.contains("4 runs of another scenario digest left out"), "{}", r.detail);
+        assert_eq!(r.witness.get("left_out_runs"), 4);
+    }
+
+    #[test]
+    fn what_is_new_fails_and_what_never_happened_passes_only_where_it_was_watched() {
+        let d = e("50%");
+        let never = Baseline::of([Seen::Absent; 3]);
+        // The breaker opens for the first time after three runs that watched it never open.
+        let r = judge(&d, "open_ms{crm}", Seen::Value(5_000.0), &never, 3, 0);
+        assert_eq!(r.status, ExpectStatus::Fail, "{}", r.detail);
+        assert!(r.detail.contains("new — none of the 3 runs before had it"), "{}", r.detail);
+        assert_eq!(change(Seen::Value(5_000.0), &never), Change::New { value: 5_000.0 });
+        // Still never opened: a pass judged on the three runs that watched it.
+        let r = judge(&d, "open_ms{crm}", Seen::Absent, &never, 3, 0);
+        assert_eq!(r.status, ExpectStatus::Pass, "{}", r.detail);
+        assert_eq!(r.witness.get("baseline_runs"), 3);
+        // Runs that could not count it are no baseline, whatever this run holds.
+        let blind = Baseline::of([Seen::Unknown; 4]);
+        let r = judge(&d, "open_ms{crm}", Seen::Value(5_000.0), &blind, 4, 0);
+        assert_eq!(r.status, ExpectStatus::NoBaseline, "{}", r.detail);
+        // This run could not count it: a failure saying why, never a pass.
+        let r = judge(&d, "open_ms{crm}", Seen::Unknown, &never, 3, 0);
+        assert_eq!(r.status, ExpectStatus::Fail);
+        assert!(r.detail.contains("watched no breaker `crm`"), "{}", r.detail);
+        // A first fallback is a count from 0: compared, and past any percentage of 0.
+        let mut f = e("50%");
+        f.figure = "fallbacks".into();
+        f.dep = None;
+        f.provider = Some("openai".into());
+        let r = judge(&f, "fallbacks{openai}", Seen::Value(1.0), &values(&[0.0, 0.0, 0.0]), 3, 0);
+        assert_eq!(r.status, ExpectStatus::Fail, "{}", r.detail);
+        assert!(r.detail.contains("from 0"), "{}", r.detail);
     }
 }

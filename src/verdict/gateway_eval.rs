@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::ground::{ExpectGatewayCooldown, ExpectGatewayDecision, counts_hold, counts_text};
-use super::{ExpectKind, ExpectStatus, ExpectationResult, secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, secs};
 use crate::gateway::openclaw::log::{Decision, LoggedDecision, profile_hash};
 use crate::gateway::openclaw::state::AuthState;
 
@@ -50,6 +50,7 @@ fn result(
 ) -> ExpectationResult {
     let detail = format!("{dep} {expected}: observed {observed}");
     ExpectationResult {
+        witness: Default::default(),
         ok,
         status: ExpectStatus::from_ok(ok),
         detail,
@@ -170,9 +171,13 @@ fn unread(mut r: ExpectationResult, what: &str, why: &str) -> ExpectationResult 
 /// Every OpenClaw expectation of `e`, in table order. `log` and `state` are what was read of
 /// the gateway's log and auth state, or why they could not be (a missing file included): each
 /// expectation that reads one then fails, saying why — never a pass on nothing.
+///
+/// Witnesses: a decision row's is the log's lines and the decisions parsed from them (a log
+/// with no line showed no decision because it showed nothing); a cooldown row's is the one read
+/// of the auth state and the profiles it held.
 pub(crate) fn evaluate(
     e: &crate::verdict::Expectations,
-    log: Result<&[LoggedDecision], &str>,
+    log: Result<(&[LoggedDecision], u64), &str>,
     state: Result<&AuthState, &str>,
     stopped: bool,
 ) -> Vec<ExpectationResult> {
@@ -180,14 +185,25 @@ pub(crate) fn evaluate(
         .openclaw_decision
         .iter()
         .map(|x| match log {
-            Ok(l) => decision(x, l, stopped),
+            Ok((l, lines)) => {
+                let mut r = decision(x, l, stopped);
+                r.witness = Witness::of(&[("log_lines", lines), ("decisions", l.len() as u64)]);
+                r
+            }
             Err(why) => unread(decision(x, &[], false), "log", why),
         })
         .collect();
     let none = AuthState::default();
     for c in &e.openclaw_cooldown {
         out.push(match state {
-            Ok(s) => cooldown(c, s),
+            Ok(s) => {
+                let mut r = cooldown(c, s);
+                r.witness = Witness::of(&[
+                    ("auth_state_reads", 1),
+                    ("profiles_in_state", s.profiles.len() as u64),
+                ]);
+                r
+            }
             Err(why) => unread(cooldown(c, &none), "auth state", why),
         });
     }
@@ -442,7 +458,7 @@ mod tests {
         // Read, zero decisions and a database without the authProfiles.state row (what OpenClaw
         // 2026.9.6 leaves after a stall before headers): judged on what was read.
         let no_row = parse_state(None).unwrap();
-        let got = evaluate(&expect, Ok(&[]), Ok(&no_row), false);
+        let got = evaluate(&expect, Ok((&[], 0)), Ok(&no_row), false);
         assert_eq!(
             got[0].status,
             ExpectStatus::Pass,
@@ -459,7 +475,7 @@ mod tests {
             r#"{"usageStats":{"mockai:a":{"disabledUntil":90000,"disabledReason":"billing","errorCount":1}}}"#,
         ))
         .unwrap();
-        let got = evaluate(&expect, Ok(&[]), Ok(&disabled), false);
+        let got = evaluate(&expect, Ok((&[], 0)), Ok(&disabled), false);
         assert_eq!(got[1].status, ExpectStatus::Fail, "{:?}", got[1]);
         assert!(got[1].observed.contains("disabled"), "{}", got[1].observed);
     }

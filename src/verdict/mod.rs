@@ -11,6 +11,7 @@
 
 pub(crate) mod alert;
 pub mod alert_eval;
+pub mod baseline;
 pub mod diff;
 pub mod drift;
 pub(crate) mod expect;
@@ -23,6 +24,7 @@ pub mod probe_spacing;
 pub mod reach;
 pub mod scaled;
 pub(crate) mod turn;
+pub mod witness;
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +35,7 @@ pub use expect::{
 };
 pub use probe_spacing::ProbeArrival;
 pub use scaled::scaled_tolerance;
+pub use witness::Witness;
 
 /// Which kind of expectation a result is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,6 +174,10 @@ pub struct ExpectationResult {
     pub status: ExpectStatus,
     /// The one-line explanation.
     pub detail: String,
+    /// What it was judged on and how much of it ([`witness`]): absent in reports written before
+    /// witnesses (read as empty; such a report keeps its verdict when re-rendered).
+    #[serde(default)]
+    pub witness: Witness,
 }
 
 pub(crate) use crate::util::units::{scenario_ms, scenario_ms_u};
@@ -188,6 +195,7 @@ impl ExpectationResult {
         observed: String,
     ) -> ExpectationResult {
         ExpectationResult {
+            witness: Default::default(),
             kind,
             dep: Some(dep),
             series: None,

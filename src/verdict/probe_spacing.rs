@@ -49,7 +49,12 @@ pub(crate) fn check(
         format!("probes ≥ {} apart", secs(min_ms))
     };
     let dep = e.dep.clone();
+    let probes = times.len() as u64;
     let result = |observed: String, gap_ms: Option<i64>, ok, detail| ExpectationResult {
+        witness: super::Witness::of(&[
+            ("probes", probes),
+            ("gaps", probes.saturating_sub(1)),
+        ]),
         kind: ExpectKind::ProbeSpacing,
         dep: Some(dep.clone()),
         series: None,

@@ -108,6 +108,7 @@ mod tests {
     #[test]
     fn a_not_reached_result_says_so() {
         let mut r = ExpectationResult {
+            witness: Default::default(),
             kind: super::super::ExpectKind::Transition,
             dep: Some("crm_search".into()),
             series: None,

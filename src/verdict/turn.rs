@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::ground::{check_counts, counts_hold, counts_text};
-use super::{ExpectKind, ExpectStatus, ExpectationResult, secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, secs};
 use crate::gateway::openclaw::TurnEnd;
 
 /// One turn as the evaluator sees it: how it ended and how long it took.
@@ -63,11 +63,11 @@ pub struct ExpectTurn {
 }
 
 impl ExpectTurn {
-    fn counts(&self) -> bool {
+    pub(crate) fn counts(&self) -> bool {
         self.equals.is_some() || self.at_least.is_some() || self.at_most.is_some()
     }
 
-    fn latency(&self) -> bool {
+    pub(crate) fn latency(&self) -> bool {
         self.latency_at_most.is_some() || self.latency_at_least.is_some()
     }
 }
@@ -172,7 +172,9 @@ pub(crate) fn evaluate(
             let over = e.equals.or(e.at_most).is_some_and(|hi| n > hi);
             let expected = counts_text(e.equals, e.at_least, e.at_most);
             let observed = format!("{n} of {} turns", turns.len());
-            out.push(finish(row(expected, observed, &dep), ok, over, stopped));
+            let mut r = row(expected, observed, &dep);
+            r.witness = Witness::of(&[("turns", turns.len() as u64), ("matching", n)]);
+            out.push(finish(r, ok, over, stopped));
         }
         if e.latency() {
             let (lo, hi) = (e.latency_at_least.map(ms), e.latency_at_most.map(ms));
@@ -195,12 +197,29 @@ pub(crate) fn evaluate(
                 ),
                 _ => "no such turn to time".into(),
             };
-            let too_slow = hi.is_some_and(|h| slowest.is_some_and(|s| s > h));
+            // A turn cut at the turn timeout has no latency: it took longer than its elapsed
+            // time, so no upper bound holds for it, whatever the bound says.
+            let cut = matching
+                .iter()
+                .filter(|t| t.outcome == Some(TurnEnd::TimedOut))
+                .count() as u64;
+            let timed = matching.len() as u64 - cut;
+            let too_slow = hi.is_some_and(|h| cut > 0 || slowest.is_some_and(|s| s > h));
             let too_fast = lo.is_some_and(|l| fastest.is_some_and(|f| f < l));
             let ok = !matching.is_empty() && !too_slow && !too_fast;
+            let observed = if cut > 0 {
+                format!("{observed}; {cut} cut at the turn timeout (no latency)")
+            } else {
+                observed
+            };
             let mut r = row(expected, observed, &dep);
             r.observed_ms = slowest.map(|s| s as i64);
             r.expected_ms = hi.or(lo).map(|t| t as i64);
+            r.witness = Witness::of(&[
+                ("turns", matching.len() as u64),
+                ("turns_timed", timed),
+                ("turns_cut", cut),
+            ]);
             out.push(finish(r, ok, too_slow || too_fast, stopped));
         }
     }

@@ -169,6 +169,7 @@ pub fn sample_report() -> Report {
                 canaries: [("crm_search".to_string(), (3, 2))].into(),
                 stopped_at_ms: None,
                 final_exposition: None,
+                engine_catalogue: true,
             })
         })
         .collect();
@@ -200,6 +201,7 @@ pub fn sample_report() -> Report {
         fleet: None,
         target: None,
         rehearse_version: None,
+        scenario_digest: None,
         versions: None,
         drift: None,
         housekeeping: None,

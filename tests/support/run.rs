@@ -26,6 +26,67 @@ pub fn run_in(cwd: &Path, args: &[&str]) -> Output {
         .expect("spawn rehearse")
 }
 
+/// [`run_in`] with `REHEARSE_MUTANTS=1`: the run also writes `mutants.json`, every expectation
+/// re-judged on the run's own observation after a change that should fail it
+/// (`src/run/mutants.rs`); [`assert_mutants`] reads it.
+pub fn run_in_with_mutants(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(args)
+        .arg("--no-progress")
+        .env("REHEARSE_MUTANTS", "1")
+        .current_dir(cwd)
+        .output()
+        .expect("spawn rehearse")
+}
+
+/// The suite's own mutants of the run in `dir` (`mutants.json`): no perturbation may leave its
+/// expectation passing, and every entry was perturbed — except those judged outside an arm's
+/// section (drift, fleet), which say so. Returns (entries perturbed, perturbations judged).
+pub fn assert_mutants(dir: &Path) -> (usize, usize) {
+    let path = dir.join("mutants.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with REHEARSE_MUTANTS=1)", path.display()));
+    let m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mutants = m["mutants"].as_array().cloned().unwrap_or_default();
+    let survivors: Vec<String> = mutants
+        .iter()
+        .filter(|x| x["survived"] == true)
+        .map(|x| {
+            format!(
+                "{} {} `{}`: {}",
+                x["arm"], x["entry"], x["change"], x["detail"]
+            )
+        })
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "{}: perturbations that still pass (a witness bug):\n{}",
+        path.display(),
+        survivors.join("\n")
+    );
+    let unexplained: Vec<String> = m["unperturbed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|u| {
+            let entry = u["entry"].as_str().unwrap_or_default();
+            !(entry.starts_with("drift[") || entry.starts_with("fleet["))
+        })
+        .map(|u| format!("{} {}: {}", u["arm"], u["entry"], u["why"]))
+        .collect();
+    assert!(
+        unexplained.is_empty(),
+        "{}: entries not perturbed:\n{}",
+        path.display(),
+        unexplained.join("\n")
+    );
+    let entries: std::collections::BTreeSet<String> = mutants
+        .iter()
+        .map(|x| format!("{}/{}", x["arm"], x["entry"]))
+        .collect();
+    (entries.len(), mutants.len())
+}
+
 /// Stdout and stderr, for assertion messages.
 pub fn show(out: &Output) -> String {
     format!(
@@ -109,6 +170,22 @@ pub fn without_prometheus(name: &str, dir: &Path) -> PathBuf {
 /// `rehearse run --scenario PATH --speed SPEED --report-dir DIR` from the repository root.
 pub fn run_scenario(path: &Path, speed: &str, report_dir: &Path) -> Output {
     run_in(
+        &repo_root(),
+        &[
+            "run",
+            "--scenario",
+            path.to_str().expect("utf-8 path"),
+            "--speed",
+            speed,
+            "--report-dir",
+            report_dir.to_str().expect("utf-8 path"),
+        ],
+    )
+}
+
+/// [`run_scenario`] with the run's mutants written ([`run_in_with_mutants`]).
+pub fn run_scenario_with_mutants(path: &Path, speed: &str, report_dir: &Path) -> Output {
+    run_in_with_mutants(
         &repo_root(),
         &[
             "run",

@@ -82,6 +82,13 @@ impl Stopped {
         read_log(&self.dirs.log)
     }
 
+    /// How many lines its log holds: what its decisions were read from (a log that holds no
+    /// line showed no decision because it showed nothing).
+    pub fn log_lines(&self) -> std::io::Result<u64> {
+        let bytes = std::fs::read(&self.dirs.log)?;
+        Ok(bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count() as u64)
+    }
+
     /// Its auth-profile state (read-only, after the stop).
     pub fn auth_state(&self) -> Result<AuthState, StateError> {
         read_auth_state(&self.node, &database_path(&self.dirs.state))

@@ -192,8 +192,17 @@ fn stopped_fleet_arm(
 
 #[test]
 fn a_stopped_fleet_arm_judges_its_upstream_windows_against_the_stop_in_scenario_time() {
-    // Stopped at 5 s of wall clock at speed 2: 10 s of scenario time, past the 7–8 s window.
-    let (mut plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
+    // Stopped at 5 s of wall clock at speed 2: 10 s of scenario time, past the 7–8 s window,
+    // in which the fleet sent profile b a request (3.7 s wall: 7.4 s of scenario time).
+    let on_b = crate::upstream::UpstreamRecord::llm_for_test(
+        3_700,
+        3_700,
+        "openai-codex/default/b".into(),
+        Some("gpt-5"),
+        Some(&crate::util::fingerprint("sk-fleet-profile-b")),
+        None,
+    );
+    let (mut plan, o) = stopped_fleet_arm(5_000, 2.0, vec![on_b.clone()]);
     plan.checked.file.expect.no_request[0].until = std::time::Duration::from_secs(8);
     let rows = section(&plan, &o, &BTreeSet::new()).expectations;
     let row = rows
@@ -201,6 +210,13 @@ fn a_stopped_fleet_arm_judges_its_upstream_windows_against_the_stop_in_scenario_
         .find(|r| r.kind == ExpectKind::NoRequest)
         .expect("the no_request row");
     assert_eq!(row.status, ExpectStatus::Pass, "{}", row.detail);
+    // With nothing sent in the window, its silence shows nothing: not a pass.
+    let (mut plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
+    plan.checked.file.expect.no_request[0].until = std::time::Duration::from_secs(8);
+    let rows = section(&plan, &o, &BTreeSet::new()).expectations;
+    let row = rows.iter().find(|r| r.kind == ExpectKind::NoRequest).unwrap();
+    assert_eq!(row.status, ExpectStatus::Fail, "{}", row.detail);
+    assert!(row.detail.contains("requests observed = 0"), "{}", row.detail);
     // The 7–20 s window reaches past the stop: not reached, never pass.
     let (plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
     let rows = section(&plan, &o, &BTreeSet::new()).expectations;

@@ -111,5 +111,10 @@ pub(super) fn judge_dashboard(
     r.ok = status == ExpectStatus::Pass;
     r.status = status;
     r.detail = format!("{subject} {expected}: {why}{tail}");
+    let samples: usize = seen.transitions_total.iter().map(|s| s.points.len()).sum();
+    r.witness = crate::verdict::Witness::of(&[
+        ("transitions_judged", judged as u64),
+        ("samples", samples as u64),
+    ]);
     r
 }

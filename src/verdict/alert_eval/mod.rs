@@ -337,6 +337,19 @@ pub fn evaluate(
         rows.push(r);
         table.push(line);
     }
+    // What an alert row was judged on: the samples that showed the system under test scraped
+    // up, and the `ALERTS` samples of the alert it names.
+    let up = seen.up.iter().filter(|(_, v)| *v == 1.0).count() as u64;
+    for (r, e) in rows.iter_mut().zip(alerts) {
+        let samples: usize = seen
+            .alerts
+            .iter()
+            .filter(|s| matches(e, &s.labels))
+            .map(|s| s.t_ms.len())
+            .sum();
+        r.witness.set("target_up_samples", up);
+        r.witness.set("alert_samples", samples as u64);
+    }
     rows.extend(dashboards.iter().map(|d| judge_dashboard(d, seen, f)));
     let (spells, arrivals) = lane(seen);
     (

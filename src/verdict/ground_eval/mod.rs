@@ -13,7 +13,7 @@ use super::ground::{
     ExpectAttempts, ExpectFirstRequest, ExpectNoRequest, ExpectRecovered, ExpectRetryGaps,
     counts_hold, counts_text,
 };
-use super::{ExpectKind, ExpectStatus, ExpectationResult, scenario_ms_u, secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, scenario_ms_u, secs};
 use crate::upstream::UpstreamRecord;
 
 /// What the evaluators look at.
@@ -109,6 +109,23 @@ impl UpstreamFacts<'_> {
             })
     }
 
+    /// How many model requests of any subject reached the upstream in `[from, until)` (scenario
+    /// ms; `None` = to the end): a row's witness that the system under test was sending then.
+    pub(crate) fn requests_between(&self, from: u64, until: Option<u64>) -> u64 {
+        self.matching_records(None, None, None)
+            .map(|r| scenario_ms_u(r.t_ms, self.speed))
+            .filter(|&t| t >= from && until.is_none_or(|u| t < u))
+            .count() as u64
+    }
+
+    /// The witness of a row over `[from, until)` whose subject had `subject` requests there.
+    fn witness(&self, from: u64, until: Option<u64>, subject: u64) -> Witness {
+        Witness::of(&[
+            ("requests_observed", self.requests_between(from, until)),
+            ("subject_requests", subject),
+        ])
+    }
+
     /// Whether a window ending at `until` (scenario ms; `None` = end of run) was fully seen:
     /// without a stop or a cap, when it ends by the end of what the run observed; after one,
     /// when it ends by the cut.
@@ -200,12 +217,13 @@ pub(crate) fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> Expectation
     );
     let ok = counts_hold(n, e.equals, e.at_least, e.at_most);
     let over = e.equals.or(e.at_most).is_some_and(|hi| n > hi);
-    let r = row(
+    let mut r = row(
         ExpectKind::Attempts,
         subject(&e.profile, &e.model),
         expected,
         n.to_string(),
     );
+    r.witness = f.witness(from, until, n);
     finish(r, status(ok, over, f.reached(until)))
 }
 
@@ -229,12 +247,13 @@ pub(crate) fn attempt_hosts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> Expect
     };
     let ok = counts_hold(n, None, e.hosts_at_least, e.hosts_at_most);
     let over = e.hosts_at_most.is_some_and(|hi| n > hi);
-    let r = row(
+    let mut r = row(
         ExpectKind::Attempts,
         subject(&e.profile, &e.model),
         expected,
         observed,
     );
+    r.witness = f.witness(from, until, 0).with("hosts", n);
     finish(r, status(ok, over, f.reached(until)))
 }
 
@@ -285,6 +304,8 @@ pub(crate) fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> Ex
     );
     r.observed_ms = first.map(|t| t as i64);
     r.expected_ms = hi.or(lo).map(|t| t as i64);
+    let subject_n = f.times(e.profile.as_deref(), e.model.as_deref()).len() as u64;
+    r.witness = f.witness(0, None, subject_n);
     finish(r, status(ok, certain, reached))
 }
 
@@ -312,6 +333,8 @@ pub(crate) fn no_request(e: &ExpectNoRequest, f: &UpstreamFacts<'_>) -> Expectat
         observed,
     );
     r.observed_ms = inside.first().map(|&t| t as i64);
+    // Silence proves something only while the system under test was sending meanwhile.
+    r.witness = f.witness(from, Some(until), inside.len() as u64);
     let ok = inside.is_empty();
     finish(r, status(ok, !ok, f.reached(Some(until))))
 }
@@ -401,6 +424,9 @@ pub(crate) fn retry_gaps(e: &ExpectRetryGaps, f: &UpstreamFacts<'_>) -> Expectat
     r.observed_ms = min.map(|m| m as i64);
     r.expected_ms = lo.map(|l| l as i64);
     r.tolerance_ms = (tol > 0).then_some(tol as i64);
+    r.witness = f
+        .witness(0, None, requests)
+        .with("gaps", per_host.len() as u64);
     let certain = !ok && !per_host.is_empty();
     finish(r, status(ok, certain, f.reached(None)))
 }
@@ -439,6 +465,7 @@ pub(crate) fn recovered(e: &ExpectRecovered, f: &UpstreamFacts<'_>) -> Expectati
     );
     r.observed_ms = nth.map(|t| t as i64);
     r.expected_ms = deadline.map(|d| d as i64);
+    r.witness = f.witness(after, deadline, served.len() as u64);
     // Failed for certain once the deadline was seen and passed without them.
     let certain = !ok && deadline.is_some_and(|d| f.reached(Some(d)));
     finish(r, status(ok, certain, f.reached(deadline)))

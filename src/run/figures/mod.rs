@@ -15,7 +15,7 @@
 //!   away from P is a model request naming another model than the previous model request,
 //!   which was P's and faulted. Times to the first of each run from the first applied fault.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::BreakerState;
 use crate::report::figures::{DepFigures, KeyFigures, ProviderFigures};
@@ -39,8 +39,14 @@ pub(crate) struct FigureInput<'a> {
     /// model, faulted).
     pub sent: Vec<Sent>,
     /// Profiles put in cooldown by a system without marks (a gateway's auth state): provider
-    /// per cooled profile.
-    pub cooled_providers: Vec<String>,
+    /// per cooled profile; `None` when the run could not see them (no auth state read).
+    pub cooled_providers: Option<Vec<String>>,
+    /// The breaker deps the run could watch: a dep among them that never opened has
+    /// `openings` 0 (a value), one outside them no figures (unknown).
+    pub watched_deps: BTreeSet<String>,
+    /// The providers whose counts the run has in full: each gets its figures, 0 where nothing
+    /// happened.
+    pub providers: BTreeSet<String>,
     /// Profile id → provider.
     pub provider_of: BTreeMap<String, String>,
     /// The replay lag p99.
@@ -109,7 +115,16 @@ pub(crate) fn compute(i: &FigureInput<'_>) -> KeyFigures {
     for (dep, ts) in by_dep {
         deps.insert(dep.to_string(), dep_figures(dep, &ts, &applied, &i.probes));
     }
-    let mut providers: BTreeMap<String, ProviderFigures> = BTreeMap::new();
+    for dep in &i.watched_deps {
+        deps.entry(dep.clone()).or_default();
+    }
+    let mut providers: BTreeMap<String, ProviderFigures> = i
+        .providers
+        .iter()
+        .map(|p| (p.clone(), ProviderFigures::default()))
+        .collect();
+    // Cooldowns per provider, where the run can see them (`None`: it cannot).
+    let cooled: Option<BTreeMap<String, u64>>;
     let since = |t: u64| first_fault.map(|f| t.saturating_sub(f));
     match i.marks {
         Some(m) => {
@@ -129,9 +144,11 @@ pub(crate) fn compute(i: &FigureInput<'_>) -> KeyFigures {
                 p.fallbacks += 1;
                 p.time_to_first_fallback_ms = p.time_to_first_fallback_ms.or(since(f.t_ms));
             }
+            let mut n: BTreeMap<String, u64> = BTreeMap::new();
             for c in &m.cooldowns {
-                providers.entry(prov(&c.profile)).or_default().cooldowns += 1;
+                *n.entry(prov(&c.profile)).or_default() += 1;
             }
+            cooled = Some(n);
         }
         None => {
             let mut last_of: BTreeMap<&str, &Sent> = BTreeMap::new();
@@ -159,10 +176,24 @@ pub(crate) fn compute(i: &FigureInput<'_>) -> KeyFigures {
                 last_of.insert(&s.provider, s);
                 last = Some(s);
             }
-            for p in &i.cooled_providers {
-                providers.entry(p.clone()).or_default().cooldowns += 1;
-            }
+            cooled = i.cooled_providers.as_ref().map(|list| {
+                let mut n: BTreeMap<String, u64> = BTreeMap::new();
+                for p in list {
+                    *n.entry(p.clone()).or_default() += 1;
+                }
+                n
+            });
         }
+    }
+    if let Some(n) = &cooled {
+        for p in n.keys() {
+            providers.entry(p.clone()).or_default();
+        }
+    }
+    for (name, p) in &mut providers {
+        p.cooldowns = cooled
+            .as_ref()
+            .map(|n| n.get(name).copied().unwrap_or(0));
     }
     let count = |st: ExpectStatus| i.statuses.iter().filter(|s| **s == st).count() as u64;
     KeyFigures {
@@ -233,12 +264,14 @@ fn dep_figures(
 }
 
 /// The figures of a section just built from observation `o` (its transitions, windows and rows
-/// already in place).
+/// already in place), for a run of `plan`.
 pub(crate) fn of_section(
     o: &super::observation::Observation,
     section: &PolicyReport,
-    profiles: &[crate::engine::Profile],
+    plan: &super::plan::ScenarioPlan,
 ) -> KeyFigures {
+    let file = &plan.checked.file;
+    let profiles = &file.profile;
     // A profile's provider by its id, and by its key's fingerprint (what the upstream saw).
     let provider_of: BTreeMap<String, String> = profiles
         .iter()
@@ -256,20 +289,18 @@ pub(crate) fn of_section(
         .map(|a| (a.dep.clone(), crate::util::units::scenario_ms_u(a.t_ms, speed)))
         .collect();
     let marks = o.engine.as_ref().map(|_| &section.marks);
-    let cooled_providers = o
-        .gateway
-        .as_ref()
-        .and_then(|g| g.auth.as_ref())
-        .map(|a| {
-            a.cooled()
-                .map(|p| {
-                    provider_of.get(&p.profile).cloned().unwrap_or_else(|| {
-                        p.profile.split(':').next().unwrap_or_default().to_string()
-                    })
+    // An OpenClaw gateway's cooldowns are in its auth state, when it was read; an `http`
+    // target has none the harness can see.
+    let cooled_providers = o.gateway.as_ref().and_then(|g| g.auth.as_ref()).map(|a| {
+        a.cooled()
+            .map(|p| {
+                provider_of.get(&p.profile).cloned().unwrap_or_else(|| {
+                    p.profile.split(':').next().unwrap_or_default().to_string()
                 })
-                .collect()
-        })
-        .unwrap_or_default();
+            })
+            .collect()
+    });
+    let (watched_deps, providers) = watched(o, section, plan);
     compute(&FigureInput {
         transitions: &section.transitions,
         fault_windows: &section.fault_windows,
@@ -281,195 +312,42 @@ pub(crate) fn of_section(
             Vec::new()
         },
         cooled_providers,
+        watched_deps,
+        providers,
         provider_of,
         lag_p99_ms: o.replay.lag_ms.p99,
         statuses: section.expectations.iter().map(|e| e.status).collect(),
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::marks::{CooldownMark, FallbackMark, RotationMark};
-    use crate::scrape::Timing;
-
-    fn tr(dep: &str, from: BreakerState, to: BreakerState, t_ms: u64) -> Transition {
-        Transition {
-            dep: dep.into(),
-            from,
-            to,
-            t_ms,
-            timing: Timing::Event,
-            reason: None,
-        }
+/// What the run could count, whether or not anything happened: the breaker deps it watched
+/// (an engine of ours reports every breaker in its events, so every dep the scenario can
+/// produce; a gateway only the deps whose breaker series its scrapes showed) and the providers
+/// whose rotations and fallbacks it has in full (the scenario's, and those it sent to).
+fn watched(
+    o: &super::observation::Observation,
+    section: &PolicyReport,
+    plan: &super::plan::ScenarioPlan,
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    let file = &plan.checked.file;
+    let mut deps: BTreeSet<String> = section.breaker_states.keys().cloned().collect();
+    deps.extend(section.transitions.iter().map(|t| t.dep.clone()));
+    let mut providers: BTreeSet<String> =
+        file.profile.iter().map(|p| p.provider.clone()).collect();
+    if o.engine.is_some() {
+        let book = crate::engine::failover::profiles::ProfileBook::new(file.profile.clone())
+            .unwrap_or_default();
+        let exercised = crate::scenario::validate::exercised_deps(file, &book, &plan.checked.traffic);
+        providers.extend(
+            exercised
+                .iter()
+                .filter(|d| d.matches('/').count() == 2)
+                .filter_map(|d| d.split('/').next().map(str::to_string)),
+        );
+        deps.extend(exercised);
     }
-
-    fn window(from_ms: u64, applied: u64) -> FaultWindow {
-        serde_json::from_value(serde_json::json!({
-            "route": "tool:crm_search", "kind": "status", "from_ms": from_ms,
-            "until_ms": from_ms + 10_000, "applied_count": applied,
-        }))
-        .unwrap()
-    }
-
-    use BreakerState::{Closed, HalfOpen, Open};
-
-    #[test]
-    fn breaker_figures_come_from_the_first_spell_and_the_fault_before_it() {
-        let ts = [
-            tr("crm", Closed, Open, 12_500),
-            tr("crm", Open, HalfOpen, 17_500),
-            tr("crm", HalfOpen, Open, 18_000),
-            tr("crm", Open, HalfOpen, 28_000),
-            tr("crm", HalfOpen, Closed, 29_500),
-        ];
-        // An unapplied window at 11 s is not the fault that opened it.
-        let windows = [window(10_000, 40), window(11_000, 0)];
-        let probes = vec![
-            ("crm".to_string(), 17_600),
-            ("crm".to_string(), 28_100),
-            ("crm".to_string(), 28_900),
-            ("other".to_string(), 17_700),
-        ];
-        let k = compute(&FigureInput {
-            transitions: &ts,
-            fault_windows: &windows,
-            probes,
-            lag_p99_ms: 2.5,
-            statuses: vec![ExpectStatus::Pass, ExpectStatus::Fail, ExpectStatus::Pass],
-            ..Default::default()
-        });
-        let d = &k.deps["crm"];
-        assert_eq!(d.time_to_open_ms, Some(2_500));
-        assert_eq!(d.open_ms, Some(5_000));
-        assert_eq!(d.half_open_to_closed_ms, Some(1_500));
-        assert_eq!(d.openings, 2);
-        assert_eq!(d.probes_per_half_open, Some(1.5));
-        assert_eq!((k.expectations_passed, k.expectations_failed), (2, 1));
-        assert_eq!(k.replay_lag_p99_ms, 2.5);
-    }
-
-    #[test]
-    fn a_breaker_that_never_closed_has_no_closing_figure() {
-        let ts = [tr("crm", Closed, Open, 3_000)];
-        let k = compute(&FigureInput {
-            transitions: &ts,
-            ..Default::default()
-        });
-        let d = &k.deps["crm"];
-        assert_eq!((d.time_to_open_ms, d.open_ms, d.half_open_to_closed_ms), (None, None, None));
-        assert_eq!(d.probes_per_half_open, None);
-    }
-
-    #[test]
-    fn an_engines_marks_give_rotations_fallbacks_and_cooldowns_per_provider() {
-        let marks = Marks {
-            rotations: vec![
-                RotationMark {
-                    t_ms: 10_400,
-                    from: "openai:a".into(),
-                    to: Some("openai:b".into()),
-                    reason: "rate_limit".into(),
-                },
-                RotationMark {
-                    t_ms: 11_000,
-                    from: "openai:b".into(),
-                    to: None,
-                    reason: "rate_limit".into(),
-                },
-            ],
-            fallbacks: vec![FallbackMark {
-                t_ms: 11_200,
-                from: "openai/gpt".into(),
-                to: "anthropic/claude".into(),
-            }],
-            cooldowns: vec![CooldownMark {
-                profile: "openai:a".into(),
-                t_ms: 10_400,
-                until_ms: 70_000,
-                reason: "rate_limit".into(),
-            }],
-            ..Default::default()
-        };
-        let provider_of = [("openai:a", "openai"), ("openai:b", "openai")]
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .into();
-        let windows = [window(10_000, 5)];
-        let k = compute(&FigureInput {
-            fault_windows: &windows,
-            marks: Some(&marks),
-            provider_of,
-            ..Default::default()
-        });
-        let p = &k.providers["openai"];
-        assert_eq!((p.rotations, p.fallbacks, p.cooldowns), (2, 1, 1));
-        assert_eq!(p.time_to_first_rotation_ms, Some(400));
-        assert_eq!(p.time_to_first_fallback_ms, Some(1_200));
-    }
-
-    fn sent(t_ms: u64, provider: &str, profile: &str, model: &str, faulted: bool) -> Sent {
-        Sent {
-            t_ms,
-            provider: provider.into(),
-            profile: Some(profile.into()),
-            model: Some(model.into()),
-            faulted,
-        }
-    }
-
-    #[test]
-    fn a_gateways_rotations_and_fallbacks_are_read_from_what_it_sent() {
-        let seq = vec![
-            sent(1_000, "mockai", "A", "m1", false),
-            sent(2_000, "mockai", "B", "m1", false), // round robin, not a rotation
-            sent(5_000, "mockai", "B", "m1", true),
-            sent(5_300, "mockai", "A", "m1", true), // rotation B → A
-            sent(5_900, "backup", "C", "m2", false), // fallback away from mockai
-            sent(7_000, "mockai", "A", "m1", false),
-        ];
-        let windows = [window(5_000, 2)];
-        let k = compute(&FigureInput {
-            fault_windows: &windows,
-            sent: seq,
-            cooled_providers: vec!["mockai".into()],
-            ..Default::default()
-        });
-        let m = &k.providers["mockai"];
-        assert_eq!((m.rotations, m.fallbacks, m.cooldowns), (1, 1, 1));
-        assert_eq!(m.time_to_first_rotation_ms, Some(300));
-        assert_eq!(m.time_to_first_fallback_ms, Some(900));
-        assert_eq!(k.providers["backup"], ProviderFigures::default());
-    }
-
-    fn record(t_ms: u64, model: &str, fp: &str, fault: Option<&str>) -> UpstreamRecord {
-        let dep = format!("{model}/default/{fp}");
-        UpstreamRecord::llm_for_test(t_ms, 0, dep, Some(model), Some(fp), fault)
-    }
-
-    #[test]
-    fn a_model_named_without_its_provider_counts_for_its_profiles_provider() {
-        // OpenClaw sends `model: "m1"`: the upstream's dep starts with the model, not `mockai`.
-        let by_fp: BTreeMap<String, String> = [("fpA", "mockai"), ("fpB", "mockai")]
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .into();
-        let records = [
-            record(1_000, "m1", "fpA", Some("status")),
-            record(1_500, "m1", "fpB", None),
-            record(2_000, "m1", "fpX", None),
-        ];
-        let sent = sent_of(&records, 1.0, &by_fp);
-        let providers: Vec<&str> = sent.iter().map(|s| s.provider.as_str()).collect();
-        // A key no profile holds keeps the provider its model names.
-        assert_eq!(providers, ["mockai", "mockai", "m1"]);
-        let windows = [window(1_000, 1)];
-        let k = compute(&FigureInput {
-            fault_windows: &windows,
-            sent,
-            cooled_providers: vec!["mockai".into()],
-            ..Default::default()
-        });
-        let m = &k.providers["mockai"];
-        assert_eq!((m.rotations, m.cooldowns), (1, 1));
-        assert_eq!(m.time_to_first_rotation_ms, Some(500));
-    }
+    (deps, providers)
 }
+
+#[cfg(test)]
+mod tests;
