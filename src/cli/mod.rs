@@ -184,7 +184,12 @@ pub enum PolicyArg {
 pub struct ListArgs {
     /// The user's scenario directory, listed beside the built-in scenarios (instead of
     /// ./scenarios and ./fixtures/scenarios).
-    #[arg(long, visible_alias = "dir", value_name = "DIR", env = "REHEARSE_SCENARIOS")]
+    #[arg(
+        long,
+        visible_alias = "dir",
+        value_name = "DIR",
+        env = "REHEARSE_SCENARIOS"
+    )]
     pub scenarios_dir: Option<PathBuf>,
 }
 
@@ -446,4 +451,3 @@ pub struct CompareArgs {
     #[arg(long)]
     pub json: bool,
 }
-

@@ -134,7 +134,7 @@ pub fn resolve_in(arg: &str, dir: Option<&Path>) -> Result<Resolved, NotFound> {
         users
             .iter()
             .map(String::as_str)
-            .chain(builtin::names().into_iter()),
+            .chain(builtin::names()),
     )
     .map(String::from);
     Err(NotFound::Name {
@@ -234,7 +234,7 @@ mod tests {
         assert!(err.contains("smokee.toml"), "{err}");
         assert!(err.contains("then the built-in scenarios"), "{err}");
         assert!(err.ends_with("did you mean `smoke`?"), "{err}");
-        let err = resolve_in("mien", Some(dir.path())).unwrap_err().to_string();
+        let err = resolve_in("mne", Some(dir.path())).unwrap_err().to_string();
         assert!(err.ends_with("did you mean `mine`?"), "{err}");
         let err = resolve_in("builtin:mine", Some(dir.path()))
             .unwrap_err()

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use anyhow::anyhow;
 
-use super::tools::{self, ALERTMANAGER, NODE, NPM, PROMETHEUS, PROMTOOL, PYTHON, REDIS, Tool};
+use super::tools::{self, ALERTMANAGER, PROMETHEUS, PROMTOOL, REDIS, Tool};
 use crate::cli::DoctorArgs;
 use crate::exit::{CmdError, CmdResult, Status};
 use crate::scenario::ScenarioFile;
@@ -112,7 +112,7 @@ pub(crate) fn command(args: DoctorArgs) -> CmdResult {
         "version".into(),
         "needed by".into(),
     ]];
-    for tool in &[PROMETHEUS, PROMTOOL, ALERTMANAGER, REDIS, NODE, NPM, PYTHON] {
+    for tool in &tools::TOOLS {
         let users = by_need.get(&Need::Tool(tool.name));
         let mut why: Vec<String> = users.map_or_else(Vec::new, |u| vec![u.join(", ")]);
         if !chosen && let Some(a) = also_for(tool) {

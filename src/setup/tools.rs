@@ -4,7 +4,9 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 /// A program looked up on PATH.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
