@@ -61,7 +61,7 @@ pub struct GatewayInstallArgs {
     pub kind: GatewayKind,
     /// The version (default: the pinned one; `gateway list` shows the pins).
     #[arg(value_name = "VERSION")]
-    pub version: Option<String>,
+    pub release: Option<String>,
 }
 
 /// Flags of `gateway remove`.
@@ -72,7 +72,7 @@ pub struct GatewayRemoveArgs {
     pub kind: GatewayKind,
     /// The version to remove (required when several are installed).
     #[arg(value_name = "VERSION")]
-    pub version: Option<String>,
+    pub release: Option<String>,
 }
 
 /// Flags of `rehearse doctor`.

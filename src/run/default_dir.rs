@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::plan::DEFAULT_REPORT_DIR;
+
+/// The default parent of run directories, relative to the working directory.
+pub(crate) const DEFAULT_REPORT_DIR: &str = "reports";
 
 /// The fallback under `$HOME`.
 pub(crate) const HOME_REPORTS: &str = "rehearse/reports";

@@ -13,9 +13,6 @@ use crate::util::speed::Speed;
 
 pub use super::plan_error::{PlanError, Refused};
 
-/// The default parent of run directories.
-pub(crate) const DEFAULT_REPORT_DIR: &str = "reports";
-
 /// One scenario to run.
 #[derive(Debug, Clone)]
 pub struct ScenarioPlan {

@@ -12,7 +12,7 @@ pub(crate) fn command(args: GatewayArgs) -> CmdResult {
     match args.action {
         GatewayAction::Install(a) => install(&a),
         GatewayAction::List => list(),
-        GatewayAction::Remove(a) => remove(a.kind, a.version.as_deref()),
+        GatewayAction::Remove(a) => remove(a.kind, a.release.as_deref()),
     }
 }
 
@@ -32,11 +32,11 @@ fn install(args: &GatewayInstallArgs) -> CmdResult {
     let pins = super::pins::pins().map_err(CmdError::harness)?;
     let path = match args.kind {
         GatewayKind::Openclaw => {
-            let v = args.version.as_deref().unwrap_or(&pins.openclaw);
+            let v = args.release.as_deref().unwrap_or(&pins.openclaw);
             super::openclaw::install(&cache, v, &pins.node)
         }
         GatewayKind::OpenaiSdk => {
-            let v = args.version.as_deref().unwrap_or(&pins.openai);
+            let v = args.release.as_deref().unwrap_or(&pins.openai);
             super::openai_sdk::install(&cache, v)
         }
     }
