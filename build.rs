@@ -73,7 +73,9 @@ fn from_git(root: &Path) -> Option<String> {
     if !same(Path::new(&top), root) {
         return None;
     }
-    for name in ["HEAD", "packed-refs"] {
+    // HEAD's reflog moves on every commit, checkout, merge and reset of this work tree (a
+    // branch's own file is missing once packed); HEAD and packed-refs for a tree without logs.
+    for name in ["logs/HEAD", "HEAD", "packed-refs"] {
         if let Some(p) = git(&["rev-parse", "--git-path", name]) {
             watch(&root.join(p));
         }

@@ -143,7 +143,7 @@ pub struct RunArgs {
     pub policies: Vec<PolicyArg>,
     /// OpenClaw version to run (repeat to run versions side by side, one arm each); overrides
     /// the scenario's `[target] versions` (an `openclaw` target only). Each is found at
-    /// `$REHEARSE_OPENCLAW_<VERSION>` or in `scripts/install-openclaw.sh VERSION`'s cache.
+    /// `$REHEARSE_OPENCLAW_<VERSION>` or in the cache (`rehearse gateway install openclaw VERSION`).
     #[arg(long = "gateway-version", value_name = "V")]
     pub gateway_versions: Vec<String>,
     /// Plain progress lines even on a terminal.

@@ -29,7 +29,7 @@ fn failed(e: SetupError) -> CmdError {
 
 fn install(args: &GatewayInstallArgs) -> CmdResult {
     let cache = cache()?;
-    let pins = super::pins::pins().map_err(CmdError::harness)?;
+    let pins = crate::util::pins::pins().map_err(CmdError::harness)?;
     let path = match args.kind {
         GatewayKind::Openclaw => {
             let v = args.release.as_deref().unwrap_or(&pins.openclaw);
@@ -48,7 +48,7 @@ fn install(args: &GatewayInstallArgs) -> CmdResult {
 
 fn list() -> CmdResult {
     let cache = cache()?;
-    let pins = super::pins::pins().map_err(CmdError::harness)?;
+    let pins = crate::util::pins::pins().map_err(CmdError::harness)?;
     crate::outln!("cache: {}", cache.display());
     crate::outln!(
         "pinned: openclaw {} (node {}), openclaw {} (second release), openai-sdk {}",

@@ -3,7 +3,7 @@
 //! `rehearse doctor` (what a run needs from PATH, and which scenarios need which).
 //!
 //! # Layout
-//! - [`pins`]: the pinned versions, `scripts/pins.env` embedded (the scripts source it).
+//! - `crate::util::pins`: the pinned versions, `scripts/pins.env` embedded (the scripts source it).
 //! - [`tools`]: the programs on PATH (Debian and Homebrew names, packages, versions).
 //! - [`openclaw`], [`openai_sdk`]: the installs, as the scripts do them.
 //! - [`inventory`]: what the cache holds, with sizes.
@@ -15,7 +15,6 @@ pub(crate) mod doctor;
 pub(crate) mod inventory;
 pub(crate) mod openai_sdk;
 pub(crate) mod openclaw;
-pub(crate) mod pins;
 pub(crate) mod tools;
 
 pub(crate) use cmd::command;
