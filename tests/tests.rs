@@ -59,6 +59,9 @@ mod history;
 // Drift that sees what is new: a stand-in gateway whose breaker opens for the first time.
 mod history_new;
 
+// The binary alone: built-ins, init, gateway installs against the scripts, the release files.
+mod install;
+
 // The one judge: a run past the upstream recorder's cap says so and ends incomplete.
 mod run_judge;
 

@@ -153,7 +153,7 @@ fn config(plan: &ScenarioPlan, observed: &Observed) -> serde_json::Value {
     if let KindPart::Gateway(_) | KindPart::Versions(_) = observed.part {
         return serde_json::json!({
             "scenario_file": crate::builtin::shown(&plan.checked.path),
-            "traffic_file": plan.checked.traffic_path.display().to_string(),
+            "traffic_file": crate::builtin::shown(&plan.checked.traffic_path),
             "duration_ms": duration_ms,
             "target": serde_json::to_value(&file.target).unwrap_or_default(),
             "versions": plan.versions,
@@ -168,7 +168,7 @@ fn config(plan: &ScenarioPlan, observed: &Observed) -> serde_json::Value {
     }
     let mut config = serde_json::json!({
         "scenario_file": crate::builtin::shown(&plan.checked.path),
-        "traffic_file": plan.checked.traffic_path.display().to_string(),
+        "traffic_file": crate::builtin::shown(&plan.checked.traffic_path),
         "duration_ms": file.duration.as_millis() as u64,
         "scrape_interval_ms": file.scrape_interval.as_millis() as u64,
         "workers": file.workers,

@@ -75,6 +75,53 @@ mod tests {
         }
     }
 
+    /// `schedule print|install` run by a Homebrew install's keg binary writes the prefix link.
+    #[cfg(unix)]
+    #[test]
+    fn the_agent_of_a_homebrew_install_runs_the_prefix_link_never_the_keg() {
+        use clap::Parser as _;
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let prefix = tmp.path().canonicalize().unwrap();
+        let keg = prefix.join("Cellar/rehearse/0.1.0/bin");
+        std::fs::create_dir_all(&keg).unwrap();
+        std::fs::create_dir_all(prefix.join("bin")).unwrap();
+        let exe = keg.join("rehearse");
+        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink("../Cellar/rehearse/0.1.0/bin/rehearse", prefix.join("bin/rehearse"))
+            .unwrap();
+        let cli = crate::cli::Cli::try_parse_from([
+            "rehearse", "schedule", "print", "--scenario", "smoke", "--weekday", "1", "--hour", "3",
+            "--minute", "0",
+        ])
+        .unwrap();
+        let Some(crate::cli::Command::Schedule(crate::cli::ScheduleArgs {
+            action: crate::cli::ScheduleAction::Print(args),
+        })) = cli.command
+        else {
+            panic!("not schedule print");
+        };
+        let env = super::super::Env {
+            home: Some(prefix.join("home")),
+            cwd: Some(prefix.clone()),
+            current_exe: Some(exe.clone()),
+            path: None,
+        };
+        let builtin = |name: &str| {
+            Ok(crate::scenario::resolve::Resolved {
+                path: PathBuf::from(format!("/cache/{name}.toml")),
+                builtin: Some(name.to_string()),
+                note: None,
+            })
+        };
+        let spec = super::super::resolve(&args, &env, &builtin).unwrap();
+        assert_eq!(spec.program, prefix.join("bin/rehearse"));
+        let agent = super::super::plist::build(&spec);
+        let xml = format!("{agent:?}");
+        assert!(!xml.contains("Cellar"), "{xml}");
+    }
+
     #[test]
     fn without_the_link_the_running_path_stays() {
         let exe = Path::new("/opt/homebrew/Cellar/rehearse/0.1.0/bin/rehearse");
