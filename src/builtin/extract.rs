@@ -1,5 +1,6 @@
 //! Writing the embedded tree to disk: into `CACHE/builtin-VERSION-HASH/` (the cache root of
-//! `util::cache`), else, when that cannot be written, into the system temp directory. Once per
+//! `util::cache`), else, when that cannot be written, into `rehearse-cache-UID` of the system temp
+//! directory (only when it is this user's own directory). Once per
 //! process; each file is compared with its embedded bytes and written (atomically: concurrent
 //! runs write the same bytes) only when missing or different, so an edited or truncated copy in
 //! the cache never runs.
@@ -30,7 +31,11 @@ pub(crate) fn extract() -> Result<&'static Path, ExtractError> {
             Some(c) => candidates.push(c),
             None => tried.push(crate::util::cache::NO_ROOT.to_string()),
         }
-        candidates.push(fallback_root());
+        let fallback = fallback_root();
+        match owned_or_absent(&fallback) {
+            Ok(()) => candidates.push(fallback),
+            Err(why) => tried.push(format!("{}: {why}", fallback.display())),
+        }
         for cache in candidates {
             let root = root_in(&cache);
             match write_tree(&root) {
@@ -54,6 +59,29 @@ fn fallback_root() -> PathBuf {
     #[cfg(not(unix))]
     let uid = 0;
     std::env::temp_dir().join(format!("rehearse-cache-{uid}"))
+}
+
+/// The shared temp directory is used only when it is a directory of this user's (or not there
+/// yet): never one another user made, nor a symbolic link.
+pub(crate) fn owned_or_absent(dir: &Path) -> Result<(), String> {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.to_string()),
+    };
+    if !meta.is_dir() {
+        return Err("not a directory (a symbolic link is not followed)".into());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let me = unsafe { libc::getuid() };
+        if meta.uid() != me {
+            return Err(format!("owned by uid {}, not by this user", meta.uid()));
+        }
+    }
+    Ok(())
 }
 
 /// Writes every embedded file under `root` that is missing there or differs.

@@ -115,3 +115,22 @@ fn an_error_in_a_builtin_names_it_with_line_and_column() {
         .to_string();
     assert!(err.starts_with("builtin:smoke.toml:1:"), "{err}");
 }
+
+#[test]
+fn the_shared_temp_fallback_is_used_only_when_it_is_our_own_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let absent = dir.path().join("rehearse-cache-0");
+    assert_eq!(extract::owned_or_absent(&absent), Ok(()));
+    std::fs::create_dir(&absent).unwrap();
+    assert_eq!(extract::owned_or_absent(&absent), Ok(()));
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    assert!(extract::owned_or_absent(&file).is_err());
+    #[cfg(unix)]
+    {
+        let link = dir.path().join("a-link");
+        std::os::unix::fs::symlink(&absent, &link).unwrap();
+        let err = extract::owned_or_absent(&link).unwrap_err();
+        assert!(err.contains("symbolic link"), "{err}");
+    }
+}

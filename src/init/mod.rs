@@ -144,6 +144,12 @@ pub(crate) fn first_existing(dir: &Path, files: &[(PathBuf, String)]) -> Option<
 pub(crate) fn command(args: InitArgs) -> CmdResult {
     let starter = starter(args.gateway).map_err(|e| CmdError::harness(anyhow!(e)))?;
     let files = starter.files();
+    if args.dir.exists() && !args.dir.is_dir() {
+        return Err(CmdError::bad_input(anyhow!(
+            "{} is not a directory; nothing was written",
+            args.dir.display()
+        )));
+    }
     if let Some(p) = first_existing(&args.dir, &files) {
         return Err(CmdError::bad_input(anyhow!(
             "{} already exists: `rehearse init` never overwrites a file (choose another DIR, \

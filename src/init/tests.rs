@@ -62,3 +62,18 @@ fn an_existing_file_is_named_and_nothing_is_written() {
     assert!(!dir.path().join("scenarios").exists(), "nothing else written");
     assert!(write_new(&dir.path().join("README.md"), "x").is_err());
 }
+
+#[test]
+fn a_dir_that_is_a_file_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("x");
+    std::fs::write(&file, "mine").unwrap();
+    let err = command(InitArgs {
+        dir: file.clone(),
+        gateway: InitGateway::Http,
+    })
+    .unwrap_err();
+    assert_eq!(err.code, 2);
+    assert!(format!("{:#}", err.error).contains("is not a directory"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}

@@ -74,4 +74,13 @@ mod tests {
         assert!(parse("OPENCLAW_VERSION=\"1\"\n").is_err(), "quotes");
         assert!(parse("just words\n").is_err());
     }
+
+    /// The two-version fixture rehearses the two pinned releases.
+    #[test]
+    fn the_versions_fixture_names_the_pinned_releases() {
+        let p = pins().unwrap();
+        let text = crate::builtin::scenario_text("openclaw-versions-503-key-a").unwrap();
+        let f = crate::scenario::ScenarioFile::parse(text, "fixture").unwrap();
+        assert_eq!(f.target.versions, [p.openclaw_second, p.openclaw]);
+    }
 }
