@@ -17,7 +17,14 @@
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
 //! - [`scenario`]: the scenario file format, its validation and its digest (what drift compares
-//!   runs of).
+//!   runs of); resolving a NAME (the user's scenario directories, then the built-ins) and
+//!   `rehearse list`.
+//! - [`builtin`]: the built-in scenarios (with their traffic, rule files and OpenClaw example)
+//!   embedded in the binary, extracted to a versioned cache directory when a run needs files;
+//!   named `builtin:NAME.toml` in errors.
+//! - [`init`]: `rehearse init`, a starter project for a gateway.
+//! - [`setup`]: `rehearse gateway install|list|remove` (OpenClaw, the OpenAI SDK, into the cache
+//!   the scripts fill) and `rehearse doctor` (what a run needs from PATH).
 //! - [`scrape`]: the `/metrics` scraper, the exposition-format parser, the scraped timeline
 //!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
 //!   checked against the scrapes.
@@ -45,7 +52,8 @@
 //!   through, read-failure diagnostics, and the kernel arrival stamps of the harness's servers.
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming,
 //!   which model a request is for.
-//! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
+//! - [`schedule`]: launchd LaunchAgent plists and `launchctl`; the program an agent runs (a
+//!   Homebrew install's stable `bin/rehearse`, never its versioned keg).
 //! - [`monitoring`]: the shipped monitoring (`monitoring/`: alerting rules, example Alertmanager
 //!   config, Grafana dashboard) embedded in the binary, reading a rule file's alert names, and
 //!   `rehearse monitoring` printing them.
@@ -66,7 +74,8 @@
 //!   back from its HTTP API.
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and its
 //!   contradictions with a scenario's timings.
-//! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, the `Speed` type
+//! - [`util`]: small shared helpers (the cache directory and the pinned versions of
+//!   `scripts/pins.env`, atomic file writes, secret fingerprints, the `Speed` type
 //!   with its bounds and the one saturating scale of speed-divided durations, the one stop
 //!   mechanism (`shutdown`: a stop request and a drain), the one poison recovery (`sync`), an
 //!   error's chain as report text (`text`), error positions in characters,
