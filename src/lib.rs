@@ -55,8 +55,9 @@
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`; the program an agent runs (a
 //!   Homebrew install's stable `bin/rehearse`, never its versioned keg).
 //! - [`monitoring`]: the shipped monitoring (`monitoring/`: alerting rules, example Alertmanager
-//!   config, Grafana dashboard) embedded in the binary, reading a rule file's alert names, and
-//!   `rehearse monitoring` printing them.
+//!   config, Grafana dashboard) embedded in the binary, reading a rule file's alerting and
+//!   recording rules (`rules`), what a rule's PromQL reads and which labels its alerts keep
+//!   (`promql`), and `rehearse monitoring` printing them.
 //! - [`retention`]: `--keep N`: the ownership marker every run directory gets at its start, and
 //!   the pruning of older run directories of the same scenario after the report is written.
 //! - [`jobmetrics`]: the weekly job's own outputs after its report — the batch-job series
@@ -70,8 +71,11 @@
 //!   `gateway::openclaw::TurnEnd`).
 //! - [`detection`]: the detection path in a run (`[prometheus]`): a real Prometheus (and
 //!   Alertmanager, with the harness's webhook receiver) started from PATH, the targets every
-//!   kind of run publishes arm by arm, and what the alert judge (`verdict::alert_eval`) reads
-//!   back from its HTTP API.
+//!   kind of run publishes arm by arm, what it says while an arm runs (`detection::poll`: rule
+//!   evaluation counters, the arm's targets) and what the alert judge (`verdict::alert_eval`)
+//!   reads back from its HTTP API, tied to the arm's targets (`detection::read`). Whether an
+//!   alert row's rule could fire at all is `verdict::alert_rules` (before the run through
+//!   `scenario::validate_alerts`, exit 2; after it, a failed row).
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and its
 //!   contradictions with a scenario's timings.
 //! - [`util`]: small shared helpers (the cache directory and the pinned versions of

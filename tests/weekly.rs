@@ -18,7 +18,8 @@ mod support {
 }
 
 use support::run::{
-    assert_canaries_reconcile, repo_root, report_json, reported_path, run_in, show,
+    assert_canaries_reconcile, assert_mutants, repo_root, report_json, reported_path,
+    run_in_with_mutants, show,
 };
 
 #[test]
@@ -29,7 +30,8 @@ fn weekly_scenario_passes_at_speed_1_with_every_expectation_ok() {
     std::fs::create_dir_all(&textfile).unwrap();
     let dir = dir.to_str().unwrap();
     let started = tokio::time::Instant::now();
-    let out = run_in(
+    // Its mutants too: the ×1 run cannot be repeated, so they are judged on this one.
+    let out = run_in_with_mutants(
         &repo_root(),
         &[
             "--scenario",
@@ -147,6 +149,18 @@ fn weekly_scenario_passes_at_speed_1_with_every_expectation_ok() {
         .map(|m| m.len())
         .sum();
     assert!(calls >= 150, "{calls} canaries in five minutes");
+    // Every alert row judged on its rule's evaluations and the run's own target.
+    for e in p["expectations"].as_array().unwrap() {
+        if e["kind"] == "alert" {
+            assert!(
+                e["witness"]["rule_evaluations"].as_u64().unwrap_or(0) >= 250,
+                "{e:#}"
+            );
+            assert_eq!(e["witness"]["rule_failures"], 0, "{e:#}");
+        }
+    }
+    let (entries, perturbations) = assert_mutants(run_dir);
+    eprintln!("weekly: {perturbations} perturbations of {entries} expectations, none passed");
     // The figures, for the record (`cargo test --test weekly -- --nocapture`).
     for e in p["expectations"].as_array().unwrap() {
         println!("{}", e["detail"].as_str().unwrap_or_default());

@@ -155,6 +155,95 @@ fn keep_2_after_five_runs_leaves_two_and_foreign_entries_untouched() {
     assert!(legacy.join("report.json").is_file());
 }
 
+/// Copies the directory tree `from` to `to` (files only: a run directory holds no links).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn keep_1_never_removes_a_copy_or_a_renamed_run_that_history_calls_no_run_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tiny(tmp.path(), "tiny", false, "2s");
+    let reports = tmp.path().join("reports");
+    std::fs::create_dir_all(&reports).unwrap();
+    let first = run(&scenario, &reports, &["--seed", "1"]);
+    assert_eq!(first.status.code(), Some(0), "{}", show(&first));
+    let first_dir = run_dir_of(&first);
+    let marker: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(first_dir.join(".rehearse-run.json")).unwrap(),
+    )
+    .unwrap();
+    let first_name = first_dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(
+        marker["dir"],
+        first_name.as_str(),
+        "the marker names its directory"
+    );
+    // The user keeps copies of it: under a name of their own, and under an older run-like name
+    // of the same scenario (a renamed run). Both carry the first run's marker.
+    let saved = reports.join("saved-tiny");
+    let renamed = reports.join("20200103T000000Z-tiny");
+    copy_tree(&first_dir, &saved);
+    copy_tree(&first_dir, &renamed);
+    // history calls neither a run directory.
+    let hist = Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["history", "--json", "--report-dir"])
+        .arg(&reports)
+        .output()
+        .unwrap();
+    let hist_text = String::from_utf8_lossy(&hist.stdout);
+    assert_eq!(hist.status.code(), Some(0), "{}", show(&hist));
+    assert!(
+        hist_text.contains("a copy of 20"),
+        "history says the renamed run is a copy: {hist_text}"
+    );
+    // Two more runs with --keep 1: each prunes the older real run, never a copy.
+    let second = run(&scenario, &reports, &["--keep", "1", "--seed", "2"]);
+    assert_eq!(second.status.code(), Some(0), "{}", show(&second));
+    let third = run(&scenario, &reports, &["--keep", "1", "--seed", "3"]);
+    assert_eq!(third.status.code(), Some(0), "{}", show(&third));
+    let third_name = run_dir_of(&third)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let mut expected = vec![
+        "20200103T000000Z-tiny".to_string(),
+        "saved-tiny".to_string(),
+        // `rehearse history` writes its index pages.
+        "index.html".to_string(),
+        "index.md".to_string(),
+        third_name,
+    ];
+    expected.sort();
+    assert_eq!(
+        names(&reports),
+        expected,
+        "the copies stay; the two older runs went"
+    );
+    for kept in [&saved, &renamed] {
+        assert!(
+            kept.join("report.json").is_file(),
+            "{} intact",
+            kept.display()
+        );
+    }
+    assert!(!first_dir.exists(), "the first run itself was pruned");
+}
+
 #[test]
 fn a_killed_run_is_pruned_only_once_keep_newer_runs_finished_and_a_broken_one_alike() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,6 +1,8 @@
-//! The little of Prometheus's HTTP API the judge needs: readiness (`/-/ready`) and the raw
-//! samples of a range selector at one instant (`/api/v1/query`, a matrix), which carry each
-//! sample's own timestamp (a rule evaluation's, a scrape's).
+//! The little of Prometheus's HTTP API the judge needs: readiness (`/-/ready`), the raw samples
+//! of a range selector at one instant (`/api/v1/query`, a matrix), which carry each sample's own
+//! timestamp (a rule evaluation's, a scrape's), any other endpoint's `data`
+//! (`/api/v1/rules`, `/api/v1/targets`) and Prometheus's own `/metrics` (its rule evaluation
+//! counters).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -61,6 +63,45 @@ impl Api {
     /// True once `/-/ready` answers 200.
     pub(crate) async fn ready(&self) -> bool {
         matches!(self.get("/-/ready").await, Ok((200, _)))
+    }
+
+    /// The JSON answer of `path_query` (`/api/v1/rules`), its `data` when Prometheus says
+    /// `success`.
+    pub(crate) async fn data(&self, path_query: &str) -> Result<serde_json::Value, DetectionError> {
+        let answer = async {
+            let (status, body) = self.get(path_query).await?;
+            let mut v: serde_json::Value = serde_json::from_slice(&body)
+                .map_err(|source| QueryError::NotJson { status, source })?;
+            if v["status"] != "success" {
+                return Err(QueryError::Refused {
+                    status,
+                    text: v["error"].as_str().unwrap_or("no error text").to_string(),
+                });
+            }
+            Ok(v["data"].take())
+        };
+        answer.await.map_err(|source| DetectionError::Query {
+            base: self.base.clone(),
+            query: path_query.to_string(),
+            source,
+        })
+    }
+
+    /// Prometheus's own `/metrics` text.
+    pub(crate) async fn own_metrics(&self) -> Result<String, DetectionError> {
+        let fail = |source| DetectionError::Query {
+            base: self.base.clone(),
+            query: "/metrics".into(),
+            source,
+        };
+        let (status, body) = self.get("/metrics").await.map_err(fail)?;
+        if status != 200 {
+            return Err(fail(QueryError::Refused {
+                status,
+                text: "its own /metrics did not answer 200".into(),
+            }));
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
     /// The raw samples of `selector[range]` at `at_unix_ms`.

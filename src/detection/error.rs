@@ -122,6 +122,15 @@ pub enum DetectionError {
         #[source]
         source: std::io::Error,
     },
+    /// A rule file could not be copied with one group per alerting rule.
+    #[error("copying the rules of {} for the run's Prometheus", path.display())]
+    RulesCopy {
+        /// The rule file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: crate::monitoring::RulesError,
+    },
     /// A query got no usable answer.
     #[error("querying {base} for {query}")]
     Query {

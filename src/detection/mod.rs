@@ -11,16 +11,21 @@
 //! - `process`: one started program: its log, its watchdog, its stop by pid.
 //! - `receiver`: the webhook receiver recording each notification's arrival.
 //! - `api`: the HTTP API queries.
+//! - `poll`: what Prometheus says while an arm runs (its rule evaluation counters, its rules'
+//!   health, which of its targets are the arm's).
+//! - `read`: one arm read back after the run, tied to the targets it published.
 //! - `error`: why the path could not be checked, started or read (typed, causes kept).
 //! - `stack`: the whole path of one scenario run, started, watched, read and stopped.
 
 pub(crate) mod api;
 pub(crate) mod binaries;
+pub(crate) mod poll;
 pub mod config;
 pub mod error;
 mod preflight;
 pub(crate) mod process;
 pub(crate) mod promtool;
+pub(crate) mod read;
 pub(crate) mod receiver;
 pub mod stack;
 pub mod targets;

@@ -11,21 +11,20 @@ use super::api::Api;
 use super::binaries::{Program, find};
 use super::config::{PromConfig, alertmanager_yml, prometheus_yml};
 use super::error::DetectionError;
+use super::poll::PollLog;
 use super::process::Supervised;
+use super::read::{arm_targets, counters, exclusive_jobs, per_target, rules_seen, split_alerts};
 use super::receiver::Receiver;
 use super::targets::{ArmWindow, Targets, unix_ms};
 use crate::scenario::prometheus::PrometheusSpec;
 use crate::util::shutdown::Shutdown;
 use crate::util::sync::Locked;
-use crate::verdict::alert_eval::{AlertSeries, AlertsSeen, CounterSeries, Notification};
+use crate::verdict::alert_eval::{AlertsSeen, Notification};
 
 /// How long a started program has to answer `/-/ready`.
 const READY_WITHIN: Duration = Duration::from_secs(30);
 /// How many log lines a failure quotes.
 const LAST_LINES: usize = 12;
-/// How far before an arm's start its alerts are read (to tell a spell left over from the
-/// previous arm from one of its own).
-const LOOKBEHIND: Duration = Duration::from_secs(60);
 
 fn free_port() -> Result<u16, DetectionError> {
     let bound = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr());
@@ -70,6 +69,19 @@ pub struct Detection {
     receiver: Option<Receiver>,
     died: Arc<Mutex<Option<String>>>,
     watcher: Option<tokio::task::JoinHandle<()>>,
+    poller: Option<tokio::task::JoinHandle<()>>,
+    polls: PollLog,
+}
+
+/// The harness's copy of a rule file: every alerting rule in a group of its own, so that
+/// Prometheus's evaluation counters (per group) are each rule's.
+fn copy_rules(text: &str, from: &Path, to: &Path) -> Result<(), DetectionError> {
+    let (copy, _) =
+        crate::monitoring::one_group_per_alert(text).map_err(|source| DetectionError::RulesCopy {
+            path: from.to_path_buf(),
+            source,
+        })?;
+    write(to, copy)
 }
 
 async fn wait_ready(p: &Arc<Mutex<Supervised>>, api: &Api) -> Result<(), DetectionError> {
@@ -118,6 +130,8 @@ impl Detection {
             receiver: None,
             died: Arc::new(Mutex::new(None)),
             watcher: None,
+            poller: None,
+            polls: PollLog::default(),
         };
         if !spec.spawn {
             if !me.api.ready().await {
@@ -128,20 +142,32 @@ impl Detection {
             if let Some(e) = targets.take_write_error() {
                 return Err(e);
             }
+            me.start_polling(targets);
             return Ok(me);
         }
         let pdir = dir.join("prometheus");
         create_dir(pdir.join("data"))?;
-        let rules: Vec<PathBuf> = if spec.rules.is_empty() {
+        let mut rules: Vec<PathBuf> = Vec::new();
+        if spec.rules.is_empty() {
             let f = pdir.join("rules-shipped.yml");
-            write(&f, crate::monitoring::rehearsal_rules())?;
-            vec![f]
-        } else {
-            spec.rule_paths(scenario)
-                .into_iter()
-                .map(|p| std::path::absolute(&p).unwrap_or(p))
-                .collect()
-        };
+            let shipped = crate::monitoring::rehearsal_rules();
+            copy_rules(&shipped, Path::new("the shipped rules"), &f)?;
+            rules.push(std::path::absolute(&f).unwrap_or(f));
+        }
+        for (i, from) in spec.rule_paths(scenario).iter().enumerate() {
+            let text = std::fs::read_to_string(from).map_err(|source| DetectionError::File {
+                what: "reading",
+                path: from.clone(),
+                source,
+            })?;
+            let name = from.file_name().map_or_else(
+                || format!("{i}.yml"),
+                |n| format!("{i}-{}", n.to_string_lossy()),
+            );
+            let f = pdir.join(format!("rules-{name}"));
+            copy_rules(&text, from, &f)?;
+            rules.push(std::path::absolute(&f).unwrap_or(f));
+        }
         let alertmanager = if spec.alertmanager {
             let recv = Receiver::start(&dir.join("alertmanager-notifications.jsonl"))
                 .await
@@ -177,6 +203,7 @@ impl Detection {
         me.programs.push(p.clone());
         me.api = Api::new(&format!("http://127.0.0.1:{port}"));
         wait_ready(&p, &me.api).await?;
+        me.start_polling(targets);
         crate::errln!(
             "prometheus http://127.0.0.1:{port} (pid {}), data in {}",
             p.locked().pid().unwrap_or(0),
@@ -206,6 +233,12 @@ impl Detection {
         self.programs.push(p.clone());
         wait_ready(&p, &Api::new(&format!("http://127.0.0.1:{port}"))).await?;
         Ok(port)
+    }
+
+    fn start_polling(&mut self, targets: &Targets) {
+        let (task, log) = super::poll::start(self.api.clone(), targets.clone());
+        self.poller = Some(task);
+        self.polls = log;
     }
 
     /// Watches every started program: the first to die requests `stop` and is recorded
@@ -240,10 +273,12 @@ impl Detection {
         self.died.locked().clone()
     }
 
-    /// What Prometheus and the receiver hold about the arm of `window` (until `next_start`,
-    /// the next arm's start, for the notifications), in the arm's scenario ms.
+    /// What Prometheus and the receiver hold about the arm of `window` (the `index`-th window;
+    /// until `next_start`, the next arm's start, for the notifications), in the arm's scenario
+    /// ms: only what is tied to the targets the arm published ([`super::read`]).
     pub async fn read(
         &self,
+        index: usize,
         window: &ArmWindow,
         next_start: Option<i64>,
     ) -> Result<AlertsSeen, DetectionError> {
@@ -251,23 +286,23 @@ impl Detection {
         let end = window
             .end_unix_ms
             .unwrap_or_else(|| unix_ms(std::time::SystemTime::now()));
-        let range = Duration::from_millis(u64::try_from(end - start).unwrap_or(0)) + LOOKBEHIND;
+        let range = Duration::from_millis(u64::try_from(end - start).unwrap_or(0).max(1));
         let rel = |t: i64| t - start;
-        let arm = &window.arm;
-        let mine =
-            |l: &std::collections::BTreeMap<String, String>| l.get("arm").is_none_or(|a| a == arm);
-        let tr_arm = format!("breaker_transitions_total{{arm=\"{arm}\",host=~\"sut|h0\"}}");
-        let (up_sel, tr_sel) = if self.spawned {
-            (format!("up{{job=\"rehearse\",arm=\"{arm}\"}}"), tr_arm)
-        } else if self.spec.targets_file.is_some() {
-            // The user's Prometheus, its job named as it likes: the targets file's labels.
-            (format!("up{{arm=\"{arm}\"}}"), tr_arm)
-        } else {
-            ("up".to_string(), "breaker_transitions_total".to_string())
-        };
+        let polls = self.polls.locked().get(&index).cloned().unwrap_or_default();
+        let targets = arm_targets(window, &polls, self.spawned);
+        let exclusive = exclusive_jobs(&targets, &polls, self.spawned);
+        // The engine whose events the arm has: the one system under test, a fleet's h0.
+        let engine: Vec<_> = targets
+            .iter()
+            .filter(|t| t.get("host").is_none_or(|h| h == "sut" || h == "h0"))
+            .cloned()
+            .collect();
         let alerts = self.api.samples("ALERTS", range, end).await?;
-        let up = self.api.samples(&up_sel, range, end).await?;
-        let tr = self.api.samples(&tr_sel, range, end).await?;
+        let up = per_target(&self.api, "up", &targets, range, end).await?;
+        let tr = per_target(&self.api, "breaker_transitions_total", &engine, range, end).await?;
+        let rules = self.api.data("/api/v1/rules").await?;
+        let (rules, records) = rules_seen(&rules, &polls);
+        let (alerts, untied) = split_alerts(alerts, &targets, &exclusive, start);
         let notifications = self.receiver.as_ref().map(|r| {
             r.arrivals()
                 .into_iter()
@@ -279,18 +314,21 @@ impl Detection {
                 })
                 .collect()
         });
+        // A Prometheus the user runs scrapes at its own interval.
+        let scrape_ms = polls
+            .targets
+            .iter()
+            .filter_map(|t| t.scrape_ms)
+            .max()
+            .filter(|_| !self.spawned)
+            .unwrap_or_else(|| ms(self.spec.scrape_interval));
         Ok(AlertsSeen {
             eval_ms: ms(self.spec.evaluation_interval),
-            scrape_ms: ms(self.spec.scrape_interval),
+            scrape_ms,
             end_ms: rel(end),
-            alerts: alerts
-                .into_iter()
-                .filter(|(l, _)| mine(l))
-                .map(|(labels, pts)| AlertSeries {
-                    labels,
-                    t_ms: pts.iter().map(|p| rel(p.0)).collect(),
-                })
-                .collect(),
+            alerts,
+            untied,
+            run_targets: targets.len() as u64,
             up: up
                 .into_iter()
                 .flat_map(|(_, pts)| pts)
@@ -298,18 +336,10 @@ impl Detection {
                 .map(|(t, v)| (rel(t), v))
                 .collect(),
             notifications,
-            transitions_total: tr
-                .into_iter()
-                .filter(|(l, _)| mine(l))
-                .map(|(labels, pts)| CounterSeries {
-                    labels,
-                    points: pts
-                        .into_iter()
-                        .filter(|p| p.0 >= start)
-                        .map(|(t, v)| (rel(t), v))
-                        .collect(),
-                })
-                .collect(),
+            transitions_total: counters(tr, start),
+            rules,
+            records,
+            target_labels_known: self.spawned,
         })
     }
 
@@ -317,6 +347,9 @@ impl Detection {
     pub fn stop(&mut self) {
         if let Some(w) = self.watcher.take() {
             w.abort();
+        }
+        if let Some(p) = self.poller.take() {
+            p.abort();
         }
         for p in self.programs.drain(..).rev() {
             p.locked().stop();

@@ -21,6 +21,8 @@ pub struct ArmWindow {
     pub start_unix_ms: i64,
     /// When it withdrew its targets (its end), if it did.
     pub end_unix_ms: Option<i64>,
+    /// The metrics endpoints it published.
+    pub targets: Vec<Target>,
 }
 
 #[derive(Debug, Default)]
@@ -70,6 +72,7 @@ impl Targets {
             arm: arm.to_string(),
             start_unix_ms: unix_ms(start),
             end_unix_ms: None,
+            targets: targets.to_vec(),
         });
         Self::write(&mut s, Some(arm), targets);
     }
@@ -90,6 +93,13 @@ impl Targets {
             w.end_unix_ms = Some(now);
         }
         Self::write(&mut s, None, &[]);
+    }
+
+    /// The arm being run now: its window's index and the window.
+    pub(crate) fn current(&self) -> Option<(usize, ArmWindow)> {
+        let s = self.0.locked();
+        let i = s.windows.iter().rposition(|w| w.end_unix_ms.is_none())?;
+        Some((i, s.windows[i].clone()))
     }
 
     /// Every arm's window so far.
@@ -123,10 +133,16 @@ mod tests {
         };
         t.publish("legacy", SystemTime::now(), std::slice::from_ref(&target));
         assert!(std::fs::read_to_string(&f).unwrap().contains("legacy"));
+        assert_eq!(
+            t.current().map(|(i, w)| (i, w.arm)),
+            Some((0, "legacy".into()))
+        );
         t.withdraw("legacy");
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "[]\n");
         let w = t.windows();
         assert_eq!(w.len(), 1);
         assert!(w[0].end_unix_ms.is_some());
+        assert_eq!(w[0].targets, vec![target]);
+        assert!(t.current().is_none());
     }
 }

@@ -3,10 +3,14 @@
 //! fails on what it finds: `rehearse history`, drift, `compare` and retention all list through
 //! [`list_runs`].
 //!
-//! A run directory is `<UTC yyyymmddTHHMMSSZ>-<name>` (optionally `-N`, `run::rundir`); a suite's
-//! (`…-suite` with an `index.json`) holds one run per scenario subdirectory, each listed as its
-//! own entry. The files `rehearse` itself keeps in a report dir (the run lock, the history's
-//! `index.html` / `index.md`) are left out; anything else is [`Note::Foreign`].
+//! A run directory of a report dir is ([`run_dirs`], the one rule `rehearse history` and
+//! `--keep` share) a directory — not a symlink — named `<UTC yyyymmddTHHMMSSZ>-<name>`
+//! (optionally `-N`, `run::rundir`) whose ownership marker, when it records a name, records
+//! its own: a copy of a run, or a renamed one, carries the name of the directory it came from
+//! and is [`Note::Copy`]. A suite's (`…-suite` with an `index.json`) holds one run per scenario
+//! subdirectory, each listed as its own entry. The files `rehearse` itself keeps in a report dir
+//! (the run lock, the history's `index.html` / `index.md`) are left out; anything else is
+//! [`Note::Foreign`].
 
 use std::path::{Path, PathBuf};
 
@@ -41,8 +45,11 @@ pub enum EntryKind {
 /// Why an entry is not a readable run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    /// Not something `rehearse` wrote: a file, or a directory whose name is not a run's.
+    /// Not something `rehearse` wrote: a file, a symlink, or a directory whose name is not a
+    /// run's.
     Foreign,
+    /// A run directory's copy (or a renamed run): its marker names another directory.
+    Copy(String),
     /// A run directory without a report.json: a run in progress, or one killed mid-way.
     Unfinished,
     /// A report.json that cannot be read or parsed (the error, with line:col where it has one).
@@ -56,6 +63,10 @@ impl Note {
     pub fn text(&self) -> String {
         match self {
             Self::Foreign => "not a run directory of rehearse (left alone)".into(),
+            Self::Copy(of) => format!(
+                "a copy of {of} (its marker says so): not a run directory of this report dir \
+                 (left alone)"
+            ),
             Self::Unfinished => "no report.json: a run in progress or one that never finished".into(),
             Self::Broken(e) => format!("report.json unreadable: {e}"),
             Self::Schema(Some(v)) => {
@@ -94,39 +105,81 @@ pub fn run_stamp(name: &str) -> Option<&str> {
     (ok && name.len() > 17 && name.as_bytes()[16] == b'-').then_some(stamp)
 }
 
-/// Every entry of `report_dir`, oldest first (by stamp, then name; foreign entries last). A
-/// report dir that does not exist or cannot be read lists nothing.
-pub fn list_runs(report_dir: &Path) -> Vec<RunEntry> {
-    let mut out = Vec::new();
+/// One child of a report dir, judged by the one rule of what a run directory is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunDir {
+    /// Its file name.
+    pub name: String,
+    /// Its path.
+    pub path: PathBuf,
+    /// Its `yyyymmddTHHMMSSZ` stamp, when it is a run directory.
+    pub stamp: Option<String>,
+    /// `Ok` for a run directory of this report dir, else why it is not one ([`Note::Foreign`],
+    /// [`Note::Copy`]).
+    pub run: Result<(), Note>,
+}
+
+impl RunDir {
+    /// True for a suite's run directory (it holds an `index.json`).
+    pub fn is_suite(&self) -> bool {
+        self.run.is_ok() && self.path.join("index.json").is_file()
+    }
+}
+
+/// Every child of `report_dir` but the files `rehearse` keeps there, sorted by name, each
+/// judged by the one rule (see the module's opening): `rehearse history` lists the runs
+/// through it, and `--keep` prunes only what it calls a run directory. A report dir that does
+/// not exist or cannot be read holds nothing.
+pub fn run_dirs(report_dir: &Path) -> Vec<RunDir> {
     let Ok(read) = std::fs::read_dir(report_dir) else {
-        return out;
+        return Vec::new();
     };
-    let mut names: Vec<(String, PathBuf, bool)> = read
+    let mut out: Vec<RunDir> = read
         .flatten()
         .map(|e| {
+            // `file_type` does not follow a symlink: a link to a run is not one.
             let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-            (e.file_name().to_string_lossy().into_owned(), e.path(), is_dir)
-        })
-        .filter(|(n, _, _)| !OWN_FILES.contains(&n.as_str()))
-        .collect();
-    names.sort();
-    for (name, path, is_dir) in names {
-        let stamp = run_stamp(&name).map(str::to_string);
-        match (&stamp, is_dir) {
-            (Some(_), true) if path.join("index.json").is_file() => {
-                suite(&path, &name, stamp.as_deref(), &mut out)
+            let name = e.file_name().to_string_lossy().into_owned();
+            let path = e.path();
+            let stamp = run_stamp(&name).map(str::to_string);
+            let run = match (&stamp, is_dir) {
+                (Some(_), true) => match crate::run::marker::belongs_elsewhere(&path, &name) {
+                    Some(other) => Err(Note::Copy(other)),
+                    None => Ok(()),
+                },
+                _ => Err(Note::Foreign),
+            };
+            RunDir {
+                stamp: stamp.filter(|_| run.is_ok()),
+                name,
+                path,
+                run,
             }
-            (Some(_), true) => out.push(RunEntry {
-                kind: read_run(&path),
-                dir: path,
-                rel: name,
-                stamp,
+        })
+        .filter(|d| !OWN_FILES.contains(&d.name.as_str()))
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Every entry of `report_dir`, oldest first (by stamp, then name; entries that are not runs
+/// last). A report dir that does not exist or cannot be read lists nothing.
+pub fn list_runs(report_dir: &Path) -> Vec<RunEntry> {
+    let mut out = Vec::new();
+    for d in run_dirs(report_dir) {
+        match d.run {
+            Ok(()) if d.is_suite() => suite(&d.path, &d.name, d.stamp.as_deref(), &mut out),
+            Ok(()) => out.push(RunEntry {
+                kind: read_run(&d.path),
+                dir: d.path,
+                rel: d.name,
+                stamp: d.stamp,
             }),
-            _ => out.push(RunEntry {
-                dir: path,
-                rel: name,
+            Err(note) => out.push(RunEntry {
+                dir: d.path,
+                rel: d.name,
                 stamp: None,
-                kind: EntryKind::Note(Note::Foreign),
+                kind: EntryKind::Note(note),
             }),
         }
     }
@@ -215,6 +268,56 @@ mod tests {
             parse_report(r#"{"schema_version": 1}"#),
             Err(Note::Broken(_))
         ));
+    }
+
+    fn marker(dir: &Path, recorded: Option<&str>) {
+        // Started at 2026-12-01T06:00:00Z (the old marker's run below).
+        let start = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_104_800);
+        let mut m = crate::run::marker::Marker::now(&["smoke".into()], start);
+        m.dir = recorded.map(str::to_string);
+        std::fs::create_dir_all(dir).unwrap();
+        let json = serde_json::to_string(&m).unwrap();
+        std::fs::write(dir.join(crate::run::marker::MARKER_FILE), json).unwrap();
+    }
+
+    #[test]
+    fn a_run_directory_is_one_whose_marker_names_it_and_a_copy_is_not() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        // Its marker names it: a run. An old marker without a name: a run when the name carries
+        // the stamp of the marker's start; a copy of it under another stamp is not.
+        marker(&p.join("20261202T060000Z-smoke"), Some("20261202T060000Z-smoke"));
+        marker(&p.join("20261201T060000Z-smoke"), None);
+        marker(&p.join("20261130T060000Z-smoke"), None);
+        // A copy under a run-like name, and under a name of the user's: not runs.
+        marker(&p.join("20200101T000000Z-smoke"), Some("20261202T060000Z-smoke"));
+        marker(&p.join("saved-smoke"), Some("20261202T060000Z-smoke"));
+        // A link to a run is not one.
+        std::os::unix::fs::symlink(p.join("20261202T060000Z-smoke"), p.join("20261203T060000Z-smoke"))
+            .unwrap();
+        let dirs = run_dirs(p);
+        let by: Vec<(&str, Result<(), Note>)> =
+            dirs.iter().map(|d| (d.name.as_str(), d.run.clone())).collect();
+        assert_eq!(
+            by,
+            [
+                ("20200101T000000Z-smoke", Err(Note::Copy("20261202T060000Z-smoke".into()))),
+                (
+                    "20261130T060000Z-smoke",
+                    Err(Note::Copy("the run started 20261201T060000Z".into()))
+                ),
+                ("20261201T060000Z-smoke", Ok(())),
+                ("20261202T060000Z-smoke", Ok(())),
+                ("20261203T060000Z-smoke", Err(Note::Foreign)),
+                ("saved-smoke", Err(Note::Foreign)),
+            ]
+        );
+        assert!(dirs[0].stamp.is_none(), "a copy has no run stamp");
+        let listed = list_runs(p);
+        assert!(
+            listed.iter().any(|e| e.note() == Some(&Note::Copy("20261202T060000Z-smoke".into()))),
+            "history lists the copy as such"
+        );
     }
 
     #[test]

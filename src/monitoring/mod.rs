@@ -5,14 +5,21 @@
 //! (launchd's) finds them, and `rehearse monitoring rules|alertmanager|dashboard` prints them.
 //!
 //! # Layout
-//! - [`rules`]: reading a Prometheus rule file: its alert names ([`alert_names`]), their rules.
+//! - [`rules`]: reading a Prometheus rule file: its alert names ([`alert_names`]), their rules,
+//!   its recording rules, and the harness's copy with every alerting rule in a group of its own.
+//! - [`promql`]: what an alerting rule's expression reads (its series selectors) and what its
+//!   alerts can carry (the labels of each output; whether one ties them to a scrape target).
 //! - `cmd`: the command (the CLI edge).
 
 mod cmd;
+pub mod promql;
 pub mod rules;
 
 pub(crate) use cmd::command;
-pub use rules::{AlertRule, RulesError, alert_names, alert_rules};
+pub use rules::{
+    AlertRule, RecordRule, RulesError, alert_names, alert_rules, one_group_per_alert,
+    record_rules,
+};
 
 /// `monitoring/rules.yml`: the shipped alerting rules.
 const RULES: &str = include_str!("../../monitoring/rules.yml");

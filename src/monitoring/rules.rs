@@ -58,16 +58,105 @@ pub fn alert_names(rules_yaml: &str) -> Result<Vec<String>, RulesError> {
     Ok(names)
 }
 
+/// One recording rule of a rule file: the series it records and the expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordRule {
+    /// The recorded series' name.
+    pub record: String,
+    /// Its PromQL expression.
+    pub expr: String,
+}
+
 /// Every alerting rule of a rule file, in file order (recording rules are skipped). An empty
 /// file has none.
 pub fn alert_rules(rules_yaml: &str) -> Result<Vec<AlertRule>, RulesError> {
+    read_rules(rules_yaml).map(|(alerts, _)| alerts)
+}
+
+/// Every recording rule of a rule file, in file order.
+pub fn record_rules(rules_yaml: &str) -> Result<Vec<RecordRule>, RulesError> {
+    read_rules(rules_yaml).map(|(_, records)| records)
+}
+
+/// The rule file's YAML document, `None` when it is empty.
+fn document(rules_yaml: &str) -> Result<Option<Yaml>, RulesError> {
     let docs = YamlLoader::load_from_str(rules_yaml).map_err(|e| RulesError::Syntax {
         line: e.marker().line(),
         col: e.marker().col() + 1,
         message: e.info().to_string(),
     })?;
-    let Some(doc) = docs.first() else {
-        return Ok(Vec::new());
+    Ok(docs.into_iter().next())
+}
+
+/// The file with every alerting rule in a group of its own (`GROUP/ALERT`, keeping the group's
+/// `interval` and `limit`); recording rules stay in their group, in order. Prometheus counts
+/// evaluations and failures per group (`prometheus_rule_evaluations_total{rule_group}`), so
+/// this is what lets the harness read them per rule. Also returns, per alerting rule in file
+/// order, the name of the group it now has.
+pub fn one_group_per_alert(rules_yaml: &str) -> Result<(String, Vec<String>), RulesError> {
+    // Checked first, with the paths of its errors.
+    read_rules(rules_yaml)?;
+    let Some(doc) = document(rules_yaml)? else {
+        return Ok((String::new(), Vec::new()));
+    };
+    let key = |k: &str| Yaml::String(k.to_string());
+    let mut root = doc.as_hash().cloned().unwrap_or_default();
+    let groups = match root.get(&key("groups")) {
+        Some(Yaml::Array(g)) => g.clone(),
+        _ => Vec::new(),
+    };
+    let mut taken: std::collections::BTreeSet<String> = groups
+        .iter()
+        .filter_map(|g| g["name"].as_str().map(String::from))
+        .collect();
+    let mut out = Vec::new();
+    let mut names = Vec::new();
+    for g in &groups {
+        let Some(group) = g.as_hash() else { continue };
+        let name = scalar(&g["name"]).ok().flatten().unwrap_or_default();
+        let rules = g["rules"].as_vec().cloned().unwrap_or_default();
+        let (alerts, records): (Vec<Yaml>, Vec<Yaml>) = rules
+            .into_iter()
+            .partition(|r| !matches!(r["alert"], Yaml::BadValue | Yaml::Null));
+        if !records.is_empty() || alerts.is_empty() {
+            let mut kept = group.clone();
+            kept.insert(key("rules"), Yaml::Array(records));
+            out.push(Yaml::Hash(kept));
+        }
+        for a in alerts {
+            let alert = scalar(&a["alert"]).ok().flatten().unwrap_or_default();
+            let base = format!("{name}/{alert}");
+            let mut own = base.clone();
+            let mut n = 2;
+            while !taken.insert(own.clone()) {
+                own = format!("{base}/{n}");
+                n += 1;
+            }
+            let mut single = group.clone();
+            single.insert(key("name"), Yaml::String(own.clone()));
+            single.insert(key("rules"), Yaml::Array(vec![a]));
+            out.push(Yaml::Hash(single));
+            names.push(own);
+        }
+    }
+    root.insert(key("groups"), Yaml::Array(out));
+    let mut text = String::new();
+    let mut emitter = yaml_rust2::YamlEmitter::new(&mut text);
+    emitter.multiline_strings(true);
+    emitter
+        .dump(&Yaml::Hash(root))
+        .map_err(|e| RulesError::Shape {
+            path: "(top level)".into(),
+            message: format!("cannot be written back: {e:?}"),
+        })?;
+    text.push('\n');
+    Ok((text, names))
+}
+
+/// The alerting and the recording rules of a rule file, each in file order.
+fn read_rules(rules_yaml: &str) -> Result<(Vec<AlertRule>, Vec<RecordRule>), RulesError> {
+    let Some(doc) = document(rules_yaml)? else {
+        return Ok((Vec::new(), Vec::new()));
     };
     let shape = |path: &str, message: &str| RulesError::Shape {
         path: path.to_string(),
@@ -77,11 +166,12 @@ pub fn alert_rules(rules_yaml: &str) -> Result<Vec<AlertRule>, RulesError> {
         .as_hash()
         .ok_or_else(|| shape("(top level)", "expected a mapping with `groups`"))?;
     let groups = match root.get(&Yaml::String("groups".into())) {
-        None | Some(Yaml::Null) => return Ok(Vec::new()),
+        None | Some(Yaml::Null) => return Ok((Vec::new(), Vec::new())),
         Some(Yaml::Array(groups)) => groups,
         Some(_) => return Err(shape("groups", "expected a list of groups")),
     };
     let mut out = Vec::new();
+    let mut records = Vec::new();
     for (g, group) in groups.iter().enumerate() {
         let gpath = format!("groups[{g}]");
         let name = text(group, "name", &gpath)?
@@ -97,9 +187,14 @@ pub fn alert_rules(rules_yaml: &str) -> Result<Vec<AlertRule>, RulesError> {
                 return Err(shape(&rpath, "expected a mapping"));
             }
             let Some(alert) = text(rule, "alert", &rpath)? else {
-                if text(rule, "record", &rpath)?.is_none() {
+                let Some(record) = text(rule, "record", &rpath)? else {
                     return Err(shape(&rpath, "a rule needs `alert` or `record`"));
-                }
+                };
+                records.push(RecordRule {
+                    record,
+                    expr: text(rule, "expr", &rpath)?
+                        .ok_or_else(|| shape(&rpath, "a recording rule needs an `expr`"))?,
+                });
                 continue;
             };
             out.push(AlertRule {
@@ -113,7 +208,7 @@ pub fn alert_rules(rules_yaml: &str) -> Result<Vec<AlertRule>, RulesError> {
             });
         }
     }
-    Ok(out)
+    Ok((out, records))
 }
 
 /// A scalar as text (numbers and booleans as written); `None` for null.
@@ -193,6 +288,39 @@ groups:
         assert_eq!(rules[0].annotations["summary"], "{{ $labels.instance }} down");
         assert_eq!(rules[1].group, "b");
         assert_eq!(rules[1].for_, None);
+    }
+
+    #[test]
+    fn recording_rules_are_read_and_every_alert_gets_a_group_of_its_own() {
+        assert_eq!(
+            record_rules(FILE).unwrap(),
+            vec![RecordRule {
+                record: "job:up:sum".into(),
+                expr: "sum(up)".into()
+            }]
+        );
+        let (copy, groups) = one_group_per_alert(FILE).unwrap();
+        assert_eq!(groups, ["a/Down", "b/Down", "b/Other"]);
+        // The same rules, read back: the alerts in their own groups, the record left in `a`.
+        let again = alert_rules(&copy).unwrap();
+        let mut before = alert_rules(FILE).unwrap();
+        for (r, g) in before.iter_mut().zip(&groups) {
+            r.group = g.clone();
+        }
+        assert_eq!(again, before);
+        assert_eq!(record_rules(&copy).unwrap(), record_rules(FILE).unwrap());
+        // A group keeps its interval; a taken name gets a number.
+        let (copy, groups) = one_group_per_alert(
+            "groups:\n  - name: g\n    interval: 30s\n    rules:\n      - alert: X\n        expr: up\n      - alert: X\n        expr: up == 0\n  - name: g/X\n    rules: []\n",
+        )
+        .unwrap();
+        assert_eq!(groups, ["g/X/2", "g/X/3"]);
+        assert!(copy.contains("interval: 30s"), "{copy}");
+        let shipped = one_group_per_alert(&crate::monitoring::rehearsal_rules()).unwrap();
+        assert_eq!(
+            alert_names(&shipped.0).unwrap(),
+            crate::monitoring::rehearsal_alert_names()
+        );
     }
 
     #[test]

@@ -44,11 +44,11 @@ pub(crate) fn unix_now() -> f64 {
 /// Writes the marker into a fresh run directory; a failure is a warning (the directory is then
 /// not ours, and retention leaves it alone).
 pub(crate) fn mark(dir: &Path, scenarios: &[String], now: SystemTime) {
-    let m = crate::retention::Marker::now(scenarios, now);
-    if let Err(e) = crate::retention::marker::write(dir, &m) {
+    let m = crate::run::marker::Marker::now(scenarios, now);
+    if let Err(e) = crate::run::marker::write(dir, &m) {
         crate::errln!(
             "warning: writing {}: {e} (retention will never remove this run)",
-            dir.join(crate::retention::marker::MARKER_FILE).display()
+            dir.join(crate::run::marker::MARKER_FILE).display()
         );
     }
 }
@@ -86,11 +86,12 @@ pub(crate) fn prune(after: &After, report_dir: &Path, key: &str, dir: &Path, hk:
     }
     if pruned.foreign > 0 {
         crate::errln!(
-            "retention: left {} entr{} of {} alone: not created by rehearse (no {})",
+            "retention: left {} entr{} of {} alone: not run directories of rehearse (no {}, or \
+             a copy or renamed run whose marker names another directory)",
             pruned.foreign,
             if pruned.foreign == 1 { "y" } else { "ies" },
             report_dir.display(),
-            crate::retention::marker::MARKER_FILE
+            crate::run::marker::MARKER_FILE
         );
     }
 }
@@ -107,7 +108,7 @@ pub(crate) async fn single(
     let mut hk = Housekeeping::default();
     let outcome = Outcome::of(&report, unix_now(), elapsed.as_secs_f64());
     hk.warnings.extend(publish(after, &outcome).await);
-    let key = crate::retention::marker::key_of(std::slice::from_ref(&report.scenario));
+    let key = crate::run::marker::key_of(std::slice::from_ref(&report.scenario));
     prune(after, report_dir, &key, dir, &mut hk);
     rewrite(dir, &mut report, &hk);
     let md = dir.join("report.md");
@@ -167,7 +168,7 @@ pub(crate) async fn suite(
     index: &mut crate::run::suite::Index,
 ) {
     let mut hk = Housekeeping::default();
-    let key = crate::retention::marker::key_of(scenarios);
+    let key = crate::run::marker::key_of(scenarios);
     prune(after, report_dir, &key, dir, &mut hk);
     let md = dir.join("index.md");
     if let Some(w) = jobmetrics::on_fail(&after.outputs, &md, &key, index.verdict).await {

@@ -102,7 +102,7 @@ impl SystemUnderTest {
             o.alerts = Some(match detection.died() {
                 Some(_) => Err("Prometheus or Alertmanager died mid-run".into()),
                 None => detection
-                    .read(&windows[i], next)
+                    .read(i, &windows[i], next)
                     .await
                     .map_err(|e| crate::util::text::chain(&e)),
             });

@@ -3,22 +3,25 @@
 //! after the new run's report is written.
 //!
 //! # Layout
-//! - [`marker`]: the ownership marker `.rehearse-run.json` every run writes into its directory
-//!   at its start; a directory without it is not ours and is never touched.
-//! - `scan`: what the report directory holds, one entry per child (ours or not, finished or
-//!   not). Kept small and private: the run listing of `rehearse history` may replace it.
+//! - `marker` (`crate::run::marker`): the ownership marker `.rehearse-run.json` every run writes
+//!   into its directory at its start, naming the directory; a directory without it is not ours
+//!   and is never touched.
+//! - `scan`: what the report directory holds, from the one listing of its run directories
+//!   (`crate::history::list::run_dirs`, which `rehearse history` lists through too): a child
+//!   that is not a run directory of this report dir (a copy, a renamed run, anything history
+//!   calls "not a run directory") is not ours; a run directory is ours by its marker.
 //! - `plan`: the pure decision of what to remove.
 //!
 //! Only directories are removed, never a symlink, never a directory without our marker, never
 //! the run that is pruning, never a run whose process is still alive on this host.
 
-pub(crate) mod marker;
+
 mod plan;
 mod scan;
 
 use std::path::{Path, PathBuf};
 
-pub(crate) use marker::Marker;
+pub(crate) use crate::run::marker::{self, Marker};
 pub(crate) use plan::decide;
 pub(crate) use scan::{Owner, scan};
 
@@ -63,7 +66,7 @@ pub(crate) fn prune(report_dir: &Path, key: &str, keep: usize, current: &Path) -
         // Checked again just before: still a real directory (not replaced by a symlink) with our
         // marker.
         let still_ours = std::fs::symlink_metadata(&r.dir).is_ok_and(|m| m.is_dir())
-            && matches!(marker::read(&r.dir), Owner::Ours(_));
+            && matches!(&marker::read(&r.dir), Owner::Ours(m) if m.claims(&name).is_ok());
         if !still_ours {
             continue;
         }

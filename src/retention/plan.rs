@@ -4,7 +4,7 @@
 //! newer than it exist and its process is gone. Nothing that is not ours, and nothing of
 //! another key, is ever chosen.
 
-use super::marker::Marker;
+use crate::run::marker::Marker;
 use super::scan::{Entry, Finished, Owner};
 
 /// What to remove, and what was left alone because it is not ours.
@@ -81,6 +81,7 @@ mod tests {
 
     fn marker(key: &str, ms: u64, pid: u32) -> Marker {
         Marker {
+            dir: None,
             tool: "rehearse".into(),
             version: "0".into(),
             key: key.into(),

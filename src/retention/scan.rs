@@ -1,12 +1,16 @@
-//! What a report directory holds, for retention: one [`Entry`] per child directory — ours or
-//! not (the marker), finished or not (a report that parses). Reads only the marker and whether
-//! `report.json` (a suite: `index.json`) parses with a verdict; never fails (an unreadable
-//! directory is an empty list, an unreadable child is not ours).
+//! What a report directory holds, for retention: one [`Entry`] per child — ours or not, finished
+//! or not — from the one listing of its run directories ([`crate::history::list::run_dirs`],
+//! which `rehearse history` lists through too). A child that is not a run directory of this
+//! report dir (a file, a symlink, a name that is not a run's, a copy or a renamed run whose
+//! marker names another directory) is not ours, whatever marker it carries; a run directory is
+//! ours by its marker. Reads only the marker and whether `report.json` (a suite: `index.json`)
+//! parses with a verdict; never fails (an unreadable directory is an empty list, an unreadable
+//! child is not ours).
 
 use std::path::Path;
 
-pub(crate) use super::marker::Owner;
-use super::marker::{self, Marker};
+pub(crate) use crate::run::marker::Owner;
+use crate::run::marker::{self, Marker};
 
 /// Whether the run finished (wrote its report).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,41 +32,28 @@ pub(crate) struct Entry {
     pub finished: Finished,
 }
 
-/// Every child of `report_dir` that is a directory or a symlink (files are not runs and are left
-/// out), sorted by name.
+/// Every child of `report_dir` that the one listing names, sorted by name; files are left out.
 pub(crate) fn scan(report_dir: &Path) -> Vec<Entry> {
-    let Ok(rd) = std::fs::read_dir(report_dir) else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+    for d in crate::history::list::run_dirs(report_dir) {
+        let is_file = std::fs::symlink_metadata(&d.path).is_ok_and(|m| m.is_file());
+        if is_file {
             continue;
+        }
+        let owner = match &d.run {
+            Ok(()) => marker::read(&d.path),
+            Err(note) => Owner::NotOurs(note.text()),
         };
-        if meta.file_type().is_symlink() {
-            out.push(Entry {
-                name,
-                owner: Owner::NotOurs("a symlink".into()),
-                finished: Finished::No("not a run directory".into()),
-            });
-            continue;
-        }
-        if !meta.is_dir() {
-            continue;
-        }
-        let owner = marker::read(&e.path());
         let finished = match &owner {
-            Owner::Ours(m) => finished(&e.path(), m),
+            Owner::Ours(m) => finished(&d.path, m),
             Owner::NotOurs(_) => Finished::No("not ours".into()),
         };
         out.push(Entry {
-            name,
+            name: d.name,
             owner,
             finished,
         });
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }
 

@@ -18,6 +18,7 @@
 //! - `supervise`: the mock upstream dying mid-run is a harness failure (exit 3).
 //! - The real transport the engine is given lives in [`crate::transport`].
 //! - `dispatch`: replayed lines → `Engine::handle` across workers.
+//! - `marker`: the ownership marker `.rehearse-run.json` every run directory gets at its start.
 //! - `sinks`: events.jsonl / upstream.jsonl line writers; `rundir`: run directory names.
 //! - `recorder`: the one upstream recorder of every kind of run (upstream.jsonl, probes, fault
 //!   hits, duplicates, the model requests kept under one cap).
@@ -53,6 +54,7 @@ pub(crate) mod fault_scope;
 pub mod harness;
 pub(crate) mod health;
 pub mod lock;
+pub(crate) mod marker;
 pub mod mutants;
 pub mod observation;
 pub mod observe;

@@ -144,6 +144,7 @@ pub fn section(
             engine.map_or(&[][..], |e| &e.transitions),
             seen,
             stop,
+            Some(&o.scrapes),
         );
         report.expectations.extend(rows);
         report.alerts = Some(part);
@@ -183,6 +184,7 @@ fn alert_rows(
     transitions: &[Transition],
     seen: Result<&crate::verdict::alert_eval::AlertsSeen, &str>,
     stop_ms: Option<i64>,
+    scrapes: Option<&crate::scrape::CompactScrapes>,
 ) -> (
     Vec<ExpectationResult>,
     crate::verdict::alert_eval::AlertsPart,
@@ -193,10 +195,18 @@ fn alert_rows(
         .iter()
         .map(|f| (f.from.map_or(0, ms), f.until.map(ms)))
         .collect();
+    // The engine's catalogue, or what some scrape of a foreign exporter held.
+    let exported = |name: &str| scrapes.is_some_and(|s| s.exported(name));
+    let catalogue = if file.target.kind.is_external() {
+        crate::verdict::alert_rules::Catalogue::Foreign(Some(&exported))
+    } else {
+        crate::verdict::alert_rules::Catalogue::Engine
+    };
     let facts = crate::verdict::alert_eval::AlertFacts {
         faults: &faults,
         transitions,
         stop_ms,
+        catalogue,
     };
     crate::verdict::alert_eval::evaluate(&expect.alert, &expect.dashboard, seen, &facts)
 }
@@ -498,7 +508,7 @@ pub fn not_run(plan: &ScenarioPlan, arm: &str, why: &str) -> PolicyReport {
     );
     let arm_expect = file.expect_for(arm);
     if file.prometheus.is_some() {
-        let (rows, _) = alert_rows(file, &arm_expect, &[], Err(why), Some(0));
+        let (rows, _) = alert_rows(file, &arm_expect, &[], Err(why), Some(0), None);
         expectations.extend(rows);
     }
     for e in &mut expectations {

@@ -15,6 +15,7 @@ pub mod resolve;
 pub(crate) mod target;
 pub mod validate;
 mod validate_drift;
+mod validate_alerts;
 mod validate_reach;
 mod validate_target;
 

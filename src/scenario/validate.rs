@@ -246,6 +246,7 @@ fn check_parsed(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, 
         return Err(located_within(&origin, text, &field, &dep, msg));
     }
     super::validate_drift::check_drift(&file, &deps).map_err(|e| invalid(&e.field, e.message))?;
+    super::validate_alerts::check(path, text, &file, &deps, &names)?;
     if file.expect.is_empty() {
         return Err(invalid(
             "expect",

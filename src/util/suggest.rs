@@ -1,8 +1,8 @@
 //! "Did you mean": the closest of some known names to a misspelt one, by edit distance.
 
-/// The candidate nearest to `word` by Levenshtein distance, if it is near enough to be a
-/// plausible typo: at most a third of the longer name's length, and at least 1, 2 at most for
-/// short names. Ties go to the first candidate. An exact match is not a suggestion.
+/// The candidate nearest to `word` by edit distance (optimal string alignment: a swap of two
+/// neighbouring letters counts as one edit, so `dpe` suggests `dep`), if it is near enough to be a
+/// plausible typo: at most a third of the longer name's length, at least 1 and at most 4. Ties go to the first candidate. An exact match is not a suggestion.
 pub(crate) fn closest<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
@@ -12,7 +12,7 @@ pub(crate) fn closest<'a>(
         if c == word {
             continue;
         }
-        let d = strsim::levenshtein(word, c);
+        let d = strsim::osa_distance(word, c);
         let limit = (word.chars().count().max(c.chars().count()) / 3).clamp(1, 4);
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
@@ -33,6 +33,11 @@ mod tests {
         assert_eq!(closest("latency", names), None);
         assert_eq!(closest("outcom", ["dep", "outcome"]), Some("outcome"));
         assert_eq!(closest("de", ["dep", "outcome"]), Some("dep"));
+        assert_eq!(
+            closest("dpe", ["dep", "outcome"]),
+            Some("dep"),
+            "a swap is one edit"
+        );
         assert_eq!(
             closest("requests_total", names),
             None,

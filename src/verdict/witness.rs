@@ -184,11 +184,21 @@ impl ExpectKind {
             Self::Turn => R(&["turns"], &[], &[]),
             // Drift: the runs it was compared with.
             Self::Drift => R(&["baseline_runs"], &[], &[]),
-            // An alert: the system under test's targets were scraped up while its rule was
-            // evaluated, and the rule did not fail to evaluate.
-            Self::Alert => R(&["target_up_samples"], &[], &["rule_failures"]),
-            // A dashboard query: Prometheus was queried over samples of the system under test.
-            Self::Dashboard => R(&["samples"], &[], &[]),
+            // An alert (a `never` above all): the arm's own targets were scraped up
+            // (`target_up_samples`, `up` of the targets it published, never another job's),
+            // its rule was evaluated during the arm (`rule_evaluations`, its group's counters)
+            // and never failed to (`rule_failures`), and every series selector of its
+            // expression names a family the system under test can export
+            // (`families_missing`). Its `ALERTS` samples count only when tied to the arm's
+            // targets (`alert_samples`; `untied_alert_samples` were left out).
+            Self::Alert => R(
+                &["rule_evaluations", "target_up_samples"],
+                &[],
+                &["rule_failures", "families_missing"],
+            ),
+            // A dashboard query: transitions judged on Prometheus's samples of the arm's own
+            // engine target.
+            Self::Dashboard => R(&["transitions_judged", "samples"], &[], &[]),
         }
     }
 }

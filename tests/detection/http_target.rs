@@ -10,9 +10,11 @@ use std::time::Duration;
 
 use super::prometheus::Prometheus;
 use super::run::{report_json, reported_path, show};
-use super::{detail_of, monitoring_processes_under, rehearse, require_tools, rows};
+use super::{
+    detail_of, monitoring_processes_under, mutants_hold, rehearse_with_mutants, require_tools, rows,
+};
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -21,10 +23,10 @@ fn free_port() -> u16 {
 }
 
 /// The stand-in gateway, killed by pid on drop.
-struct Gateway(Child);
+pub(super) struct Gateway(Child);
 
 impl Gateway {
-    fn start(port: u16, upstream_port: u16) -> Self {
+    pub(super) fn start(port: u16, upstream_port: u16) -> Self {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/detection/metrics_gateway.py"
@@ -81,7 +83,7 @@ fn scenario(dir: &Path, gw: u16, up: u16) -> std::path::PathBuf {
          [[fault]]\nroute = \"llm\"\nkind = \"status\"\nstatus = 503\nfrom = \"5s\"\nuntil = \"30s\"\n\n\
          [[expect.alert]]\nalert = \"BreakerOpen\"\nlabels = {{ dep = \"model\" }}\n\
          fires_within = \"25s\"\nresolves_within = \"10s\"\n\n\
-         [[expect.alert]]\nalert = \"HealthBreakerDisagreement\"\nnever = true\n",
+         [[expect.alert]]\nalert = \"BreakerFlapping\"\nnever = true\n",
         traffic.display().to_string()
     );
     let path = dir.join("prometheus-http-target.toml");
@@ -106,7 +108,7 @@ fn an_http_targets_metrics_url_is_scraped_and_its_series_alerted_on() {
     let _gateway = Gateway::start(gw, up);
     let s = scenario(tmp.path(), gw, up);
     let reports = tmp.path().join("r");
-    let out = rehearse(&["run", "--scenario", s.to_str().unwrap()], &reports);
+    let out = rehearse_with_mutants(&["run", "--scenario", s.to_str().unwrap()], &reports);
     let r = report_json(&out);
     assert_eq!(
         out.status.code(),
@@ -152,5 +154,6 @@ fn an_http_targets_metrics_url_is_scraped_and_its_series_alerted_on() {
         "max_over_time(breaker_state{job=\"rehearse\",dep=\"model\"}[30m])",
     );
     assert_eq!(open, 2.0, "the gateway's own breaker series was scraped");
+    mutants_hold(&out, "an http target's metrics_url");
     println!("http target: {scrapes} scrapes, BreakerOpen fired at {fired} ms");
 }

@@ -25,6 +25,7 @@ mod prometheus;
 mod adaptive_x1;
 mod http_target;
 mod url_mode;
+mod witness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -66,6 +67,28 @@ fn rehearse(args: &[&str], dir: &Path) -> Output {
         .current_dir(repo_root())
         .output()
         .expect("spawn rehearse")
+}
+
+/// [`rehearse`] with `REHEARSE_MUTANTS=1`: the run also re-judges every expectation alone on
+/// its own observation after a change that should fail it (`mutants.json`; these fixtures run
+/// once, at ×1, so their mutants are judged on that one run).
+fn rehearse_with_mutants(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(args)
+        .args(["--no-progress", "--report-dir"])
+        .arg(dir)
+        .env("REHEARSE_MUTANTS", "1")
+        .current_dir(repo_root())
+        .output()
+        .expect("spawn rehearse")
+}
+
+/// No perturbation of the run's expectations passed (`tests/support/run.rs`); says how many.
+fn mutants_hold(out: &Output, what: &str) {
+    let run_dir = reported_path(out).parent().unwrap().to_path_buf();
+    let (entries, perturbations) = run::assert_mutants(&run_dir);
+    assert!(perturbations > 0, "{what}: no mutant judged");
+    eprintln!("{what}: {perturbations} perturbations of {entries} expectations, none passed");
 }
 
 /// Every process whose command line names `dir` and whose program is Prometheus or
@@ -130,7 +153,7 @@ fn the_breaker_open_fixture_fires_pages_and_resolves() {
     require_tools();
     let tmp = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let out = rehearse(&["--scenario", "prometheus-breaker-open"], tmp.path());
+    let out = rehearse_with_mutants(&["--scenario", "prometheus-breaker-open"], tmp.path());
     let took = started.elapsed();
     let r = report_json(&out);
     assert_eq!(
@@ -193,18 +216,28 @@ fn the_breaker_open_fixture_fires_pages_and_resolves() {
     );
     let junit = std::fs::read_to_string(run_dir.join("report.junit.xml")).unwrap();
     assert!(junit.contains("BreakerOpen"), "{junit}");
+    // Every alert row was judged on its rule's evaluations and the run's own `up`.
+    for e in rows(&r).iter().filter(|e| e["kind"] == "alert") {
+        let w = &e["witness"];
+        assert!(w["rule_evaluations"].as_u64().unwrap_or(0) >= 40, "{e:#}");
+        assert_eq!(w["rule_failures"], 0, "{e:#}");
+        assert_eq!(w["families_missing"], 0, "{e:#}");
+        assert_eq!(w["run_targets"], 1, "{e:#}");
+    }
+    assert!(md.contains("rule evaluations"), "{md}");
+    mutants_hold(&out, "prometheus-breaker-open");
     println!("took {took:?}; fired {fired} ms, resolved {resolved} ms, notified {notified} ms");
 }
 
 #[test]
-fn a_mutant_expecting_an_alert_that_cannot_fire_fails() {
+fn a_mutant_expecting_an_alert_that_does_not_fire_fails() {
     require_tools();
     let tmp = tempfile::tempdir().unwrap();
-    // The 3-minute disagreement alert cannot fire in a 60 s run.
+    // The breaker half-opens on time: BreakerOpenTooLong could fire in the run, and does not.
     let mutant = mutated_copy("prometheus-breaker-open", tmp.path(), "mutant", |s| {
         let t = s.replace(
-            "alert = \"HealthBreakerDisagreement\"\nnever = true",
-            "alert = \"HealthBreakerDisagreement\"\nfires_within = \"20s\"",
+            "alert = \"BreakerOpenTooLong\"\nnever = true",
+            "alert = \"BreakerOpenTooLong\"\nfires_within = \"20s\"",
         );
         assert_ne!(t, s, "the fixture's never row moved");
         t
@@ -223,21 +256,18 @@ fn a_mutant_expecting_an_alert_that_cannot_fire_fails() {
         failed[0]["detail"]
             .as_str()
             .unwrap()
-            .contains("HealthBreakerDisagreement fires ≤20s after fault[0] start: did not fire"),
+            .contains("BreakerOpenTooLong fires ≤20s after fault[0] start: did not fire"),
         "{}",
         failed[0]["detail"]
     );
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("FAIL [retry-gate] HealthBreakerDisagreement")
-    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL [retry-gate] BreakerOpenTooLong"));
 }
 
 #[test]
 fn the_disagreement_fixture_fires_after_three_minutes() {
     require_tools();
     let tmp = tempfile::tempdir().unwrap();
-    let out = rehearse(&["--scenario", "prometheus-disagreement"], tmp.path());
+    let out = rehearse_with_mutants(&["--scenario", "prometheus-disagreement"], tmp.path());
     let r = report_json(&out);
     assert_eq!(
         out.status.code(),
@@ -253,6 +283,7 @@ fn the_disagreement_fixture_fires_after_three_minutes() {
     let fired = table[0]["fired_ms"].as_i64().expect("fired");
     assert!(fired >= 180_000, "the 3-minute alert fired at {fired} ms");
     assert!(monitoring_processes_under(tmp.path()).is_empty());
+    mutants_hold(&out, "prometheus-disagreement");
 }
 
 /// Waits until Prometheus of the run under `dir` runs; its pid.
@@ -389,7 +420,7 @@ fn bad_input_is_exit_2_saying_what_and_where() {
     std::fs::write(
         dir.join("broken.yml"),
         "groups:\n- name: g\n  rules:\n  - alert: BreakerOpen\n    expr: breaker_state >\n  \
-         - alert: HealthBreakerDisagreement\n    expr: health_breaker_disagreement_seconds >= 180\n",
+         - alert: BreakerOpenTooLong\n    expr: breaker_state > 2\n",
     )
     .unwrap();
     let s = bad(dir, |t| {
@@ -421,14 +452,14 @@ fn bad_input_is_exit_2_saying_what_and_where() {
             "{err}"
         );
         assert!(err.contains("did you mean `BreakerOpen`?"), "{err}");
-        assert!(err.contains("HealthBreakerDisagreement"), "{err}");
+        assert!(err.contains("BreakerOpenTooLong"), "{err}");
     }
 
     // The weekly job's rule: its series are written after a run, never by the system under
     // test, so a rehearsal's Prometheus leaves it out and an expectation on it is refused.
     let s = bad(dir, |t| {
         t.replace(
-            "alert = \"HealthBreakerDisagreement\"",
+            "alert = \"BreakerOpenTooLong\"",
             "alert = \"RehearsalNotSucceeded\"",
         )
     });
@@ -489,7 +520,7 @@ fn a_fleet_runs_prometheus_over_every_host_and_is_judged_on_its_alerts() {
         );
         t
     });
-    let out = rehearse(&["run", "--scenario", fleet.to_str().unwrap()], tmp.path());
+    let out = rehearse_with_mutants(&["run", "--scenario", fleet.to_str().unwrap()], tmp.path());
     let r = report_json(&out);
     assert_eq!(
         out.status.code(),
@@ -520,5 +551,9 @@ fn a_fleet_runs_prometheus_over_every_host_and_is_judged_on_its_alerts() {
         "one firing series per host: {:#}",
         p["alerts"]
     );
+    // Both hosts were the run's targets.
+    let w = &rows(&r)[0]["witness"];
+    assert_eq!(w["run_targets"], 2, "{w}");
     assert!(monitoring_processes_under(tmp.path()).is_empty());
+    mutants_hold(&out, "prometheus-breaker-open as a fleet");
 }

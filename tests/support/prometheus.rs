@@ -74,13 +74,20 @@ impl Prometheus {
     /// Starts Prometheus on `data` with `config` (its text, written to `work/prometheus.yml`)
     /// and waits until `/-/ready`.
     pub fn start_with(config_text: &str, data: &Path, work: &Path) -> Self {
+        Self::start_on_port(|_| config_text.to_string(), data, work)
+    }
+
+    /// [`Prometheus::start_with`] with the config made from the port it will listen on (a
+    /// Prometheus that scrapes itself).
+    pub fn start_on_port(config: impl FnOnce(u16) -> String, data: &Path, work: &Path) -> Self {
         let bin = tool(&["prometheus"]);
-        let config = work.join("prometheus.yml");
-        std::fs::write(&config, config_text).expect("config");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("free port")
             .port();
+        let config_text = config(port);
+        let config = work.join("prometheus.yml");
+        std::fs::write(&config, config_text).expect("config");
         let log = work.join("prometheus.log");
         let log_file = std::fs::File::create(&log).expect("log file");
         let child = Command::new(bin)

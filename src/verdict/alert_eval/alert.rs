@@ -1,5 +1,8 @@
-//! One `[[expect.alert]]` judged: when its alert fired, resolved and paged, against its bounds.
+//! One `[[expect.alert]]` judged: when its alert fired, resolved and paged, against its bounds;
+//! a rule that could not have fired ([`RuleCheck`]) fails the row whatever its alert did not
+//! do, and a `never` whose alert was still pending at the end was not reached.
 
+use super::rules::RuleCheck;
 use super::*;
 
 /// Judges one `[[expect.alert]]`: its row and its table line.
@@ -7,8 +10,30 @@ pub(super) fn judge_alert(
     e: &ExpectAlert,
     seen: &AlertsSeen,
     f: &AlertFacts<'_>,
+    check: &RuleCheck,
 ) -> (ExpectationResult, AlertRow) {
-    let firing = spells_of(state_times(seen, e, "firing"), seen.eval_ms);
+    let (mut r, mut line) = judge_spells(e, seen, f, check.eval_ms);
+    if let Some(why) = &check.problem {
+        if r.status == ExpectStatus::Fail {
+            r.detail = format!("{}; and {why}", r.detail);
+        } else {
+            r.status = ExpectStatus::Fail;
+            r.ok = false;
+            r.detail = format!("{} {}: {why}", e.subject(), e.expected());
+            line.status = ExpectStatus::Fail;
+        }
+    }
+    (r, line)
+}
+
+/// The row as the alert's spells and notifications judge it.
+fn judge_spells(
+    e: &ExpectAlert,
+    seen: &AlertsSeen,
+    f: &AlertFacts<'_>,
+    eval_ms: i64,
+) -> (ExpectationResult, AlertRow) {
+    let firing = spells_of(state_times(seen, e, "firing"), eval_ms);
     let observed_until = f.stop_ms.unwrap_or(seen.end_ms).min(seen.end_ms);
     let mut line = AlertRow {
         rule: e.subject(),
@@ -35,9 +60,21 @@ pub(super) fn judge_alert(
                 line,
             );
         }
+        let pending = spells_of(state_times(seen, e, "pending"), eval_ms)
+            .last()
+            .copied()
+            .filter(|&(_, last)| resolved(last, eval_ms, seen).is_none());
         let (status, why) = match up_problem(seen) {
             Some((true, why)) => (ExpectStatus::Fail, why),
             Some((false, why)) => (ExpectStatus::NotReached, why),
+            None if pending.is_some() => (
+                ExpectStatus::NotReached,
+                format!(
+                    "still pending at the end (since {}): it would have fired had the run gone \
+                     on long enough, so its silence is not shown",
+                    secs(pending.map_or(0, |p| p.0))
+                ),
+            ),
             None if f.stop_ms.is_some() => (
                 ExpectStatus::NotReached,
                 "the run was cut short: silence until the end is not shown".into(),
@@ -107,7 +144,7 @@ pub(super) fn judge_alert(
             secs(within)
         ));
     }
-    let res = resolved(last, seen);
+    let res = resolved(last, eval_ms, seen);
     line.resolved_ms = res;
     if let Some(r) = res {
         observed.push(format!("resolved {}", secs(r)));

@@ -112,9 +112,12 @@ pub(super) fn judge_dashboard(
     r.status = status;
     r.detail = format!("{subject} {expected}: {why}{tail}");
     let samples: usize = seen.transitions_total.iter().map(|s| s.points.len()).sum();
+    let up = seen.up.iter().filter(|(_, v)| *v == 1.0).count() as u64;
     r.witness = crate::verdict::Witness::of(&[
         ("transitions_judged", judged as u64),
         ("samples", samples as u64),
+        ("target_up_samples", up),
+        ("run_targets", seen.run_targets),
     ]);
     r
 }

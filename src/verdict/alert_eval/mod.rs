@@ -10,15 +10,19 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::alert::{AlertAnchor, DASHBOARD_WITHIN, ExpectAlert, ExpectDashboard};
+use super::alert_rules::Catalogue;
 use super::{ExpectKind, ExpectStatus, ExpectationResult, secs};
 use crate::engine::BreakerState;
 use crate::scrape::Transition;
+use std::collections::BTreeSet;
 
 mod alert;
 mod dashboard;
+mod rules;
 
 use alert::judge_alert;
 use dashboard::judge_dashboard;
+use rules::{check_rule, eval_ms_of};
 
 /// One `ALERTS` series of the arm: its labels (`alertname`, `alertstate`, the rule's) and the
 /// times of its samples (scenario ms since the arm's start; one per rule evaluation).
@@ -50,23 +54,58 @@ pub struct CounterSeries {
     pub points: Vec<(i64, f64)>,
 }
 
+/// One alerting rule as Prometheus reported it (`/api/v1/rules`), with what it did in the arm
+/// (its group's evaluation counters, polled while the arm ran).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuleSeen {
+    /// The alert's name.
+    pub alert: String,
+    /// Its group (`FILE;GROUP`, as Prometheus's `rule_group` label).
+    pub group: String,
+    /// Its group's evaluation interval, ms.
+    pub interval_ms: i64,
+    /// Its expression as Prometheus holds it.
+    pub query: String,
+    /// Its static labels.
+    pub labels: BTreeMap<String, String>,
+    /// Its evaluations during the arm (`None`: not read).
+    pub evaluations: Option<u64>,
+    /// Its failed evaluations during the arm (`None`: not read).
+    pub failures: Option<u64>,
+    /// The last error Prometheus kept for it (empty: none).
+    pub last_error: String,
+}
+
 /// What Prometheus (and the receiver) held about one arm.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AlertsSeen {
-    /// The rule evaluation interval, ms.
+    /// The rule evaluation interval, ms (the scenario's; a rule's own group interval wins).
     pub eval_ms: i64,
     /// The scrape interval, ms.
     pub scrape_ms: i64,
     /// Where the arm's data ends (its end, scenario ms).
     pub end_ms: i64,
-    /// The `ALERTS` series.
+    /// The `ALERTS` series tied to the arm's targets (by `instance`/`job`, or `arm`/`host`),
+    /// from its start.
     pub alerts: Vec<AlertSeries>,
-    /// `up` of every target of the arm: (scenario ms, value).
+    /// `ALERTS` samples in the arm's time range that could not be tied to its targets (another
+    /// job's, another arm's), by alert name: never credited to the arm.
+    pub untied: BTreeMap<String, u64>,
+    /// How many scrape targets of the arm Prometheus had.
+    pub run_targets: u64,
+    /// `up` of the arm's own targets: (scenario ms, value).
     pub up: Vec<(i64, f64)>,
     /// The receiver's notifications (when an Alertmanager ran).
     pub notifications: Option<Vec<Notification>>,
     /// `breaker_transitions_total` of the engine whose events the arm has.
     pub transitions_total: Vec<CounterSeries>,
+    /// Every alerting rule Prometheus evaluates.
+    pub rules: Vec<RuleSeen>,
+    /// Every recording rule it evaluates: (recorded series, expression).
+    pub records: Vec<(String, String)>,
+    /// True when the targets' labels are exactly `job`, `instance`, `arm`, `host` (the
+    /// harness's Prometheus); a Prometheus the user runs may relabel them.
+    pub target_labels_known: bool,
 }
 
 /// One row of the report's alert table.
@@ -130,6 +169,8 @@ pub struct AlertFacts<'a> {
     pub transitions: &'a [Transition],
     /// Where the arm was cut short (scenario ms), if it was.
     pub stop_ms: Option<i64>,
+    /// The families the system under test can export.
+    pub catalogue: Catalogue<'a>,
 }
 
 fn labels_text(l: &BTreeMap<String, String>) -> String {
@@ -167,10 +208,10 @@ fn spells_of(mut t: Vec<i64>, eval_ms: i64) -> Vec<(i64, i64)> {
     out
 }
 
-/// When a spell that ended at `last` resolved: the next evaluation, unless the arm ended first
-/// (then it was still on at the end).
-fn resolved(last: i64, seen: &AlertsSeen) -> Option<i64> {
-    (last + 2 * seen.eval_ms <= seen.end_ms).then_some(last + seen.eval_ms)
+/// When a spell that ended at `last` resolved: the next evaluation (`eval_ms` apart), unless
+/// the arm ended first (then it was still on at the end).
+fn resolved(last: i64, eval_ms: i64, seen: &AlertsSeen) -> Option<i64> {
+    (last + 2 * eval_ms <= seen.end_ms).then_some(last + eval_ms)
 }
 
 fn state_times(seen: &AlertsSeen, a: &ExpectAlert, state: &str) -> Vec<i64> {
@@ -185,21 +226,23 @@ fn state_times(seen: &AlertsSeen, a: &ExpectAlert, state: &str) -> Vec<i64> {
 
 /// The lane: every series' spells and every notification.
 fn lane(seen: &AlertsSeen) -> (Vec<AlertSpell>, Vec<AlertArrival>) {
-    let mut by: BTreeMap<(String, String), Vec<i64>> = BTreeMap::new();
+    let mut by: BTreeMap<(String, String), (i64, Vec<i64>)> = BTreeMap::new();
     for s in &seen.alerts {
         let state = s.labels.get("alertstate").cloned().unwrap_or_default();
+        let name = s.labels.get("alertname").map_or("", String::as_str);
         by.entry((labels_text(&s.labels), state))
-            .or_default()
+            .or_insert_with(|| (eval_ms_of(seen, name), Vec::new()))
+            .1
             .extend(s.t_ms.iter().copied());
     }
     let mut spells = Vec::new();
-    for ((alert, state), t) in by {
-        for (from, last) in spells_of(t, seen.eval_ms) {
+    for ((alert, state), (eval_ms, t)) in by {
+        for (from, last) in spells_of(t, eval_ms) {
             spells.push(AlertSpell {
                 alert: alert.clone(),
                 state: state.clone(),
                 from_ms: from,
-                to_ms: resolved(last, seen).unwrap_or(seen.end_ms.max(last)),
+                to_ms: resolved(last, eval_ms, seen).unwrap_or(seen.end_ms.max(last)),
             });
         }
     }
@@ -332,23 +375,35 @@ pub fn evaluate(
     };
     let mut rows = Vec::new();
     let mut table = Vec::new();
-    for e in alerts {
-        let (r, line) = judge_alert(e, seen, f);
-        rows.push(r);
-        table.push(line);
-    }
-    // What an alert row was judged on: the samples that showed the system under test scraped
-    // up, and the `ALERTS` samples of the alert it names.
+    // What an alert row was judged on: the samples that showed the arm's own targets scraped
+    // up, its rule's evaluations and failures during the arm, the selectors of its expression
+    // (and how many name a family the system under test cannot export), the `ALERTS` samples
+    // of the alert it names tied to the arm, and those left out as another target's.
     let up = seen.up.iter().filter(|(_, v)| *v == 1.0).count() as u64;
-    for (r, e) in rows.iter_mut().zip(alerts) {
+    for e in alerts {
+        let check = check_rule(e, seen, f);
+        let (mut r, line) = judge_alert(e, seen, f, &check);
         let samples: usize = seen
             .alerts
             .iter()
             .filter(|s| matches(e, &s.labels))
             .map(|s| s.t_ms.len())
             .sum();
-        r.witness.set("target_up_samples", up);
-        r.witness.set("alert_samples", samples as u64);
+        r.witness = crate::verdict::Witness::of(&[
+            ("target_up_samples", up),
+            ("run_targets", seen.run_targets),
+            ("rule_evaluations", check.evaluations),
+            ("rule_failures", check.failures),
+            ("rule_selectors", check.selectors),
+            ("families_missing", check.families_missing),
+            ("alert_samples", samples as u64),
+            (
+                "untied_alert_samples",
+                seen.untied.get(&e.alert).copied().unwrap_or(0),
+            ),
+        ]);
+        rows.push(r);
+        table.push(line);
     }
     rows.extend(dashboards.iter().map(|d| judge_dashboard(d, seen, f)));
     let (spells, arrivals) = lane(seen);

@@ -1,4 +1,5 @@
-//! The alert judge's tests: firing, resolving, paging, `never` and `up`, the dashboards rule.
+//! The alert judge's tests: firing, resolving, paging, `never` and `up`, the rule that could
+//! (not) have fired, the dashboards rule.
 
 use super::*;
 
@@ -29,6 +30,33 @@ fn seen(alerts: Vec<AlertSeries>) -> AlertsSeen {
             .into(),
         }]),
         transitions_total: Vec::new(),
+        untied: BTreeMap::new(),
+        run_targets: 1,
+        rules: vec![rule("BreakerOpen", "max by (job, instance, dep) (breaker_state) > 0")],
+        records: Vec::new(),
+        target_labels_known: true,
+    }
+}
+
+/// A rule evaluated 58 times during the arm, never failing.
+fn rule(alert: &str, query: &str) -> RuleSeen {
+    RuleSeen {
+        alert: alert.into(),
+        group: format!("/run/prometheus/rules-shipped.yml;rehearse-breaker/{alert}"),
+        interval_ms: 1000,
+        query: query.into(),
+        labels: [("severity".to_string(), "warning".to_string())].into(),
+        evaluations: Some(58),
+        failures: Some(0),
+        last_error: String::new(),
+    }
+}
+
+fn never(alert: &str) -> ExpectAlert {
+    ExpectAlert {
+        alert: alert.into(),
+        never: true,
+        ..Default::default()
     }
 }
 
@@ -50,6 +78,7 @@ fn facts() -> AlertFacts<'static> {
         faults: FAULTS,
         transitions: &[],
         stop_ms: None,
+        catalogue: Catalogue::Engine,
     }
 }
 
@@ -141,6 +170,7 @@ fn a_transition_is_queryable_once_the_counter_reaches_it() {
         faults: FAULTS,
         transitions: std::slice::from_ref(&tr),
         stop_ms: None,
+        catalogue: Catalogue::Engine,
     };
     let d = ExpectDashboard::default();
     let (rows, _) = evaluate(&[], std::slice::from_ref(&d), Ok(&s), &f);
@@ -151,4 +181,117 @@ fn a_transition_is_queryable_once_the_counter_reaches_it() {
     };
     let (rows, _) = evaluate(&[], &[tight], Ok(&s), &f);
     assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
+}
+
+#[test]
+fn a_pass_carries_its_witness_and_the_floor_accepts_it() {
+    let s = seen(vec![]);
+    let (mut rows, _) = evaluate(&[never("BreakerOpen")], &[], Ok(&s), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::Pass, "{}", rows[0].detail);
+    let w = &rows[0].witness;
+    assert_eq!(w.get("rule_evaluations"), 58);
+    assert_eq!(w.get("target_up_samples"), 59);
+    assert_eq!(w.get("rule_selectors"), 1);
+    assert!(w.has("families_missing") && w.has("rule_failures"));
+    assert_eq!(crate::verdict::witness::enforce(&mut rows), 0);
+}
+
+#[test]
+fn a_never_still_pending_at_the_end_is_not_reached() {
+    // `for: 30s`, the breaker open to the end: pending from 7 s to the last evaluation.
+    let s = seen(vec![series(
+        "BreakerOpen",
+        "pending",
+        "crm",
+        (7..=59).map(|x| x * 1000),
+    )]);
+    let (rows, _) = evaluate(&[never("BreakerOpen")], &[], Ok(&s), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::NotReached, "{}", rows[0].detail);
+    assert!(
+        rows[0].detail.contains("still pending at the end (since 7.000s)"),
+        "{}",
+        rows[0].detail
+    );
+    // A pending spell that ended long before the end was judged: the alert did not fire.
+    let s = seen(vec![series("BreakerOpen", "pending", "crm", 7_000..=9_000)]);
+    let (rows, _) = evaluate(&[never("BreakerOpen")], &[], Ok(&s), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::Pass, "{}", rows[0].detail);
+}
+
+#[test]
+fn a_rule_that_failed_to_evaluate_fails_the_row_with_its_error() {
+    let mut s = seen(vec![]);
+    s.rules[0].failures = Some(58);
+    s.rules[0].last_error = "many-to-many matching not allowed".into();
+    let (rows, _) = evaluate(&[never("BreakerOpen")], &[], Ok(&s), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::Fail);
+    assert!(
+        rows[0].detail.contains("failed 58 of its 58 evaluations")
+            && rows[0].detail.contains("many-to-many"),
+        "{}",
+        rows[0].detail
+    );
+    assert_eq!(rows[0].witness.get("rule_failures"), 58);
+    // Never evaluated, or its counters never read: not a pass either.
+    for (evals, fails, says) in [
+        (Some(0), Some(0), "did not evaluate"),
+        (None, None, "were not read"),
+    ] {
+        let mut s = seen(vec![]);
+        s.rules[0].evaluations = evals;
+        s.rules[0].failures = fails;
+        let (rows, _) = evaluate(&[never("BreakerOpen")], &[], Ok(&s), &facts());
+        assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
+        assert!(rows[0].detail.contains(says), "{}", rows[0].detail);
+    }
+    // A rule Prometheus does not have.
+    let (rows, _) = evaluate(&[never("Nope")], &[], Ok(&seen(vec![])), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::Fail);
+    assert!(rows[0].detail.contains("no alerting rule `Nope`"));
+}
+
+#[test]
+fn a_rule_that_reads_what_the_target_cannot_export_or_untied_fails() {
+    let mut s = seen(vec![]);
+    s.rules[0].query = "max by (job, instance, dep) (breaker_stat) > 0".into();
+    let (rows, _) = evaluate(&[never("BreakerOpen")], &[], Ok(&s), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::Fail);
+    assert!(
+        rows[0].detail.contains("did you mean `breaker_state`"),
+        "{}",
+        rows[0].detail
+    );
+    assert_eq!(rows[0].witness.get("families_missing"), 1);
+    // A foreign exporter: the families some scrape held.
+    let exported = |n: &str| n == "breaker_state";
+    let foreign = AlertFacts {
+        catalogue: Catalogue::Foreign(Some(&exported)),
+        ..facts()
+    };
+    let (rows, _) = evaluate(&[never("BreakerOpen")], &[], Ok(&s), &foreign);
+    assert!(rows[0].detail.contains("never exported"), "{}", rows[0].detail);
+    s.rules[0].query = "max by (job, instance, dep) (breaker_state) > 0".into();
+    let (rows, _) = evaluate(&[never("BreakerOpen")], &[], Ok(&s), &foreign);
+    assert_eq!(rows[0].status, ExpectStatus::Pass, "{}", rows[0].detail);
+    // A Prometheus the user runs holds a rule that aggregates the run's labels away.
+    s.rules[0].query = "max by (dep) (breaker_state) > 0".into();
+    s.target_labels_known = false;
+    let (rows, _) = evaluate(&[never("BreakerOpen")], &[], Ok(&s), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::Fail);
+    assert!(rows[0].detail.contains("aggregates away"), "{}", rows[0].detail);
+}
+
+#[test]
+fn spells_are_judged_on_the_rules_own_group_interval() {
+    // Evaluated every 5 s (the group's interval): samples 5 s apart are one spell.
+    let mut s = seen(vec![series(
+        "BreakerOpen",
+        "firing",
+        "crm",
+        (3..=7).map(|x| x * 5_000),
+    )]);
+    s.rules[0].interval_ms = 5_000;
+    let (rows, part) = evaluate(&[expect(15)], &[], Ok(&s), &facts());
+    assert_eq!(part.spells.len(), 1, "{:?}", part.spells);
+    assert_eq!(part.table[0].resolved_ms, Some(40_000), "{}", rows[0].detail);
 }

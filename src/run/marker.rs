@@ -1,7 +1,9 @@
 //! The ownership marker: `.rehearse-run.json`, written into every run directory when the run
-//! starts (before anything else), naming the tool, the retention key (the scenario, or
-//! `suite:A,B` for a suite), the process and the start. Retention removes only directories that
-//! carry it.
+//! starts (before anything else), naming the tool, the directory's own name, the retention key
+//! (the scenario, or `suite:A,B` for a suite), the process and the start. A directory is a run
+//! directory of its report dir only when the marker's `dir` is its own name
+//! (`crate::history::list::run_dirs`, the one rule `history` and `--keep` share): a copy or a
+//! renamed run carries the name of the directory it was copied from, and is left alone.
 
 use std::io;
 use std::path::Path;
@@ -20,6 +22,10 @@ const TOOL: &str = "rehearse";
 pub(crate) struct Marker {
     /// Always `rehearse`.
     pub tool: String,
+    /// The run directory's own name (not a path: report dirs are moved, and macOS reaches
+    /// `/var` as `/private/var`). Absent in markers written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
     /// The version of rehearse that created the directory.
     pub version: String,
     /// What retention groups runs by: the scenario name, or `suite:A,B` for a suite.
@@ -49,6 +55,7 @@ impl Marker {
     pub(crate) fn now(scenarios: &[String], now: SystemTime) -> Self {
         Self {
             tool: TOOL.to_string(),
+            dir: None,
             version: env!("CARGO_PKG_VERSION").to_string(),
             key: key_of(scenarios),
             scenarios: scenarios.to_vec(),
@@ -71,14 +78,47 @@ pub(crate) enum Owner {
     NotOurs(String),
 }
 
-/// Writes the marker into `dir` unless one is there already.
+/// Writes the marker into `dir` unless one is there already, naming `dir` in it.
 pub(crate) fn write(dir: &Path, marker: &Marker) -> io::Result<()> {
     let path = dir.join(MARKER_FILE);
     if path.exists() {
         return Ok(());
     }
-    let json = serde_json::to_string_pretty(marker).map_err(io::Error::other)?;
+    let mut marker = marker.clone();
+    marker.dir = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    let json = serde_json::to_string_pretty(&marker).map_err(io::Error::other)?;
     crate::util::write_atomic(&path, format!("{json}\n").as_bytes())
+}
+
+impl Marker {
+    /// Whether this marker is the one of a run directory named `name`: the name it records, or
+    /// — a marker written before it recorded one — a name that starts with the stamp of its
+    /// start (a run directory's name and its marker come from the same instant). `Err` says
+    /// which directory it belongs to.
+    pub(crate) fn claims(&self, name: &str) -> Result<(), String> {
+        match &self.dir {
+            Some(d) if d == name => Ok(()),
+            Some(d) => Err(d.clone()),
+            None => {
+                let t = UNIX_EPOCH + std::time::Duration::from_millis(self.started_unix_ms);
+                let stamp = super::rundir::stamp(t);
+                if name.starts_with(&format!("{stamp}-")) {
+                    Ok(())
+                } else {
+                    Err(format!("the run started {stamp}"))
+                }
+            }
+        }
+    }
+}
+
+/// Which run directory `dir`'s marker belongs to when it is not `dir` itself (`None`: no
+/// marker of ours, or its own).
+pub(crate) fn belongs_elsewhere(dir: &Path, name: &str) -> Option<String> {
+    match read(dir) {
+        Owner::Ours(m) => m.claims(name).err(),
+        Owner::NotOurs(_) => None,
+    }
 }
 
 /// Whose directory `dir` is, by its marker.
