@@ -4,9 +4,12 @@
 # does nothing when the pinned version is already there. Exports nothing; the tests find it via
 #   export REHEARSE_OPENAI_PYTHON="$(scripts/install-openai-sdk.sh)"
 # Cache root: $REHEARSE_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/rehearse.
+# `rehearse gateway install openai-sdk` does the same from the binary alone.
 set -euo pipefail
 
-OPENAI_VERSION=3.57.0
+# The pinned version (scripts/pins.env; the binary embeds the same file).
+# shellcheck source=pins.env
+. "$(dirname "$0")/pins.env"
 PYTHON="${PYTHON:-python3}"
 CACHE="${REHEARSE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rehearse}"
 DIR="$CACHE/openai-python-$OPENAI_VERSION"

@@ -4,14 +4,17 @@
 # (progress goes to stderr). Idempotent: when both versions are already there it installs
 # nothing. Exports nothing: the caller decides what to do with the path, e.g.
 #   export REHEARSE_OPENCLAW="$(scripts/install-openclaw.sh)"
-# Usage: scripts/install-openclaw.sh [VERSION]   (default: the pinned 2026.9.6)
+# Usage: scripts/install-openclaw.sh [VERSION]   (default: the pinned one, scripts/pins.env)
 # Each version gets its own dir, CACHE/openclaw-VERSION, which is where `rehearse run` looks for
 # the versions a scenario's `[target] versions` names (see docs/openclaw.md).
 # About 840 MB installed. Cache root: $REHEARSE_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/rehearse.
+# `rehearse gateway install openclaw [VERSION]` does the same from the binary alone.
 set -euo pipefail
 
-OPENCLAW_VERSION="${1:-2026.9.6}"
-NODE_VERSION=24.22.3
+# The pinned versions (the binary embeds the same file).
+# shellcheck source=pins.env
+. "$(dirname "$0")/pins.env"
+OPENCLAW_VERSION="${1:-$OPENCLAW_VERSION}"
 
 [ "$#" -le 1 ] || { echo "usage: install-openclaw.sh [VERSION]" >&2; exit 2; }
 # A version names a directory: keep it to what npm versions look like.

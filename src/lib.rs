@@ -17,9 +17,16 @@
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
 //! - [`scenario`]: the scenario file format, its validation and its digest (what drift compares
-//!   runs of).
+//!   runs of); resolving a NAME (the user's scenario directories, then the built-ins) and
+//!   `rehearse list`.
 //! - [`validate`]: `rehearse validate`, the run's preflight without the run (it calls the
 //!   plan's one `run::plan::preflight`).
+//! - [`builtin`]: the built-in scenarios (with their traffic, rule files and OpenClaw example)
+//!   embedded in the binary, extracted to a versioned cache directory when a run needs files;
+//!   named `builtin:NAME.toml` in errors.
+//! - [`init`]: `rehearse init`, a starter project for a gateway.
+//! - [`setup`]: `rehearse gateway install|list|remove` (OpenClaw, the OpenAI SDK, into the cache
+//!   the scripts fill) and `rehearse doctor` (what a run needs from PATH).
 //! - [`scrape`]: the `/metrics` scraper, the exposition-format parser, the scraped timeline
 //!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
 //!   checked against the scrapes.
@@ -47,7 +54,8 @@
 //!   through, read-failure diagnostics, and the kernel arrival stamps of the harness's servers.
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming,
 //!   which model a request is for.
-//! - [`schedule`]: launchd LaunchAgent plists and `launchctl`.
+//! - [`schedule`]: launchd LaunchAgent plists and `launchctl`; the program an agent runs (a
+//!   Homebrew install's stable `bin/rehearse`, never its versioned keg).
 //! - [`monitoring`]: the shipped monitoring (`monitoring/`: alerting rules, example Alertmanager
 //!   config, Grafana dashboard) embedded in the binary, reading a rule file's alerting and
 //!   recording rules (`rules`), what a rule's PromQL reads and which labels its alerts keep
@@ -72,7 +80,8 @@
 //!   `scenario::validate_alerts`, exit 2; after it, a failed row).
 //! - [`host`]: the host and TCP-stack fingerprint recorded in every report, and its
 //!   contradictions with a scenario's timings.
-//! - [`util`]: small shared helpers (atomic file writes, secret fingerprints, the `Speed` type
+//! - [`util`]: small shared helpers (the cache directory and the pinned versions of
+//!   `scripts/pins.env`, atomic file writes, secret fingerprints, the `Speed` type
 //!   with its bounds and the one saturating scale of speed-divided durations, the one stop
 //!   mechanism (`shutdown`: a stop request and a drain), the one poison recovery (`sync`), an
 //!   error's chain as report text (`text`), error positions in characters,
@@ -104,8 +113,9 @@ macro_rules! internal {
 }
 
 internal!(
-    detection, fleet, gateway, history, host, jobmetrics, monitoring, rehearsal, replay, report,
-    retention, run, scenario, schedule, scrape, transport, upstream, validate, verdict, wire,
+    builtin, detection, fleet, gateway, history, host, init, jobmetrics, monitoring, rehearsal,
+    replay, report, retention, run, scenario, schedule, scrape, setup, transport, upstream,
+    validate, verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

@@ -62,6 +62,9 @@ mod history_new;
 // label values nothing exports, validate as the run's preflight.
 mod bounds;
 
+// The binary alone: built-ins, init, gateway installs against the scripts, the release files.
+mod install;
+
 // The one judge: a run past the upstream recorder's cap says so and ends incomplete.
 mod run_judge;
 

@@ -25,7 +25,7 @@ pub(crate) fn command(args: RunArgs) -> CmdResult {
     let plan = build(&args).map_err(CmdError::bad_input)?;
     for sp in &plan.scenarios {
         for w in &sp.checked.warnings {
-            crate::errln!("warning: {}: {w}", sp.checked.path.display());
+            crate::errln!("warning: {}: {w}", crate::builtin::shown(&sp.checked.path));
         }
     }
     std::fs::create_dir_all(&plan.report_dir)

@@ -97,7 +97,8 @@ impl TrafficError {
 
 /// Reads and validates a traffic file; errors name the path, line and field.
 pub fn load_traffic(path: &Path) -> Result<Vec<TrafficLine>, TrafficError> {
-    let origin = path.display().to_string();
+    // A built-in's traffic is named `builtin:traffic/NAME.jsonl`, not by its place in the cache.
+    let origin = crate::builtin::shown(path);
     let text = std::fs::read_to_string(path).map_err(|source| TrafficError::Io {
         origin: origin.clone(),
         source,

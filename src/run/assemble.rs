@@ -152,8 +152,8 @@ fn config(plan: &ScenarioPlan, observed: &Observed) -> serde_json::Value {
     let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
     if let KindPart::Gateway(_) | KindPart::Versions(_) = observed.part {
         return serde_json::json!({
-            "scenario_file": plan.checked.path.display().to_string(),
-            "traffic_file": plan.checked.traffic_path.display().to_string(),
+            "scenario_file": crate::builtin::shown(&plan.checked.path),
+            "traffic_file": crate::builtin::shown(&plan.checked.traffic_path),
             "duration_ms": duration_ms,
             "target": serde_json::to_value(&file.target).unwrap_or_default(),
             "versions": plan.versions,
@@ -167,8 +167,8 @@ fn config(plan: &ScenarioPlan, observed: &Observed) -> serde_json::Value {
         });
     }
     let mut config = serde_json::json!({
-        "scenario_file": plan.checked.path.display().to_string(),
-        "traffic_file": plan.checked.traffic_path.display().to_string(),
+        "scenario_file": crate::builtin::shown(&plan.checked.path),
+        "traffic_file": crate::builtin::shown(&plan.checked.traffic_path),
         "duration_ms": file.duration.as_millis() as u64,
         "scrape_interval_ms": file.scrape_interval.as_millis() as u64,
         "workers": file.workers,

@@ -42,6 +42,7 @@
 
 pub(crate) mod assemble;
 pub mod contradictions;
+pub(crate) mod default_dir;
 pub(crate) mod dispatch;
 pub mod embedded;
 pub(crate) mod figures;

@@ -9,15 +9,12 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::{PolicyArg, RunArgs};
 use crate::engine::Policy;
-use crate::scenario::resolve::resolve;
+use crate::scenario::resolve::resolve_in;
 use crate::scenario::target::TargetKind;
 use crate::scenario::validate::{Checked, check_at};
 use crate::util::speed::Speed;
 
 pub use super::plan_error::{PlanError, Refused};
-
-/// The default parent of run directories.
-pub(crate) const DEFAULT_REPORT_DIR: &str = "reports";
 
 /// One scenario to run.
 #[derive(Debug, Clone)]
@@ -218,8 +215,11 @@ pub fn build(args: &RunArgs) -> Result<RunPlan, PlanError> {
     let flags = RunFlags::of(args);
     let mut scenarios = Vec::new();
     for arg in &args.scenarios {
-        let path = resolve(arg)?;
-        let plan = preflight(&path, &flags).map_err(|source| PlanError::Scenario {
+        let found = resolve_in(arg, args.scenarios_dir.as_deref())?;
+        if let Some(note) = &found.note {
+            crate::errln!("note: {note}");
+        }
+        let plan = preflight(&found.path, &flags).map_err(|source| PlanError::Scenario {
             arg: arg.clone(),
             source: Box::new(source),
         })?;
@@ -227,10 +227,10 @@ pub fn build(args: &RunArgs) -> Result<RunPlan, PlanError> {
     }
     Ok(RunPlan {
         scenarios,
-        report_dir: args
-            .report_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_REPORT_DIR)),
+        report_dir: match &args.report_dir {
+            Some(d) => d.clone(),
+            None => super::default_dir::report_dir(),
+        },
         plain_progress: args.no_progress,
     })
 }

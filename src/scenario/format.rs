@@ -183,7 +183,7 @@ impl ScenarioFile {
 
     /// Reads and parses a scenario file.
     pub(crate) fn load(path: &Path) -> Result<Self, ScenarioError> {
-        let origin = path.display().to_string();
+        let origin = crate::builtin::shown(path);
         let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
             path: origin.clone(),
             source,

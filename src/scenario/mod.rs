@@ -1,9 +1,10 @@
-//! The scenario file format (docs/scenario.md), scenario name resolution (docs/cli.md),
-//! semantic validation (errors located at file:line:col, see [`locate`]) and the `rehearse list`
-//! command (`rehearse validate` is [`crate::validate`]: the run's preflight).
+//! The scenario file format (docs/scenario.md), scenario name resolution (docs/cli.md: the
+//! user's directories, then the built-ins), semantic validation (errors located at
+//! file:line:col, see [`locate`]) and the `rehearse list` command (`rehearse validate` is
+//! [`crate::validate`]: the run's preflight).
 
-mod cmd;
 pub mod digest;
+pub(crate) mod list;
 pub(crate) mod field;
 pub(crate) mod fleet;
 pub(crate) mod format;
@@ -19,5 +20,5 @@ mod validate_alerts;
 mod validate_reach;
 mod validate_target;
 
-pub(crate) use cmd::list_command;
+pub(crate) use list::list_command;
 pub use format::{ScenarioError, ScenarioFile};

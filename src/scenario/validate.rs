@@ -61,7 +61,7 @@ pub fn check(path: &Path) -> Result<Checked, ScenarioError> {
 /// [`check`] for a run at `speed`: what no conversion to scenario time keeps is refused at a
 /// speed other than 1 ([`super::validate_metrics::at_speed`]).
 pub fn check_at(path: &Path, speed: Speed) -> Result<Checked, ScenarioError> {
-    let origin = path.display().to_string();
+    let origin = crate::builtin::shown(path);
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
         path: origin.clone(),
         source,
@@ -82,7 +82,7 @@ fn check_parsed(
     file: ScenarioFile,
     speed: Speed,
 ) -> Result<Checked, ScenarioError> {
-    let origin = path.display().to_string();
+    let origin = crate::builtin::shown(path);
     let invalid = |field: &str, msg: String| ScenarioError::invalid(&origin, field, msg);
     if file.name.trim().is_empty() {
         return Err(invalid("name", "must not be empty".into()));

@@ -26,7 +26,8 @@ pub(crate) fn command(args: ScheduleArgs) -> CmdResult {
 
 /// The job and its XML, after every check a scheduled run depends on.
 fn render(args: &SchedulePlanArgs, env: &Env) -> Result<(plist::LaunchAgent, String), CmdError> {
-    let spec = resolve(args, env, &|s| crate::scenario::resolve::resolve(s))
+    let dir = args.scenarios_dir.as_deref();
+    let spec = resolve(args, env, &|s| crate::scenario::resolve::resolve_in(s, dir))
         .map_err(CmdError::bad_input)?;
     check_paths(&spec).map_err(CmdError::bad_input)?;
     let agent = plist::build(&spec);

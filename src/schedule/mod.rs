@@ -23,6 +23,7 @@ mod cmd;
 pub(crate) mod launchctl;
 pub(crate) mod migrate;
 pub mod plist;
+pub(crate) mod program;
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -30,7 +31,7 @@ use std::path::{Component, Path, PathBuf};
 pub(crate) use cmd::command;
 
 use crate::cli::SchedulePlanArgs;
-use crate::scenario::resolve::NotFound;
+use crate::scenario::resolve::{NotFound, Resolved};
 use calendar::CalendarError;
 use plist::AgentSpec;
 
@@ -110,12 +111,15 @@ pub enum PlanError {
 }
 
 /// Resolves the flags of `schedule print|install` into a spec. `find_scenario` is the
-/// `--scenario` resolver (`scenario::resolve::resolve` in the binary); what it returns is made
-/// absolute against the current directory, so the plist never holds a bare name.
+/// `--scenario` resolver (`scenario::resolve::resolve_in` in the binary); a user's file it returns
+/// is made absolute against the current directory, so the plist never holds a bare name; a
+/// built-in goes in as `builtin:NAME`, the scheduled binary's own built-in (never its copy in a
+/// versioned cache directory). The program is [`program::stable`]'s: a Homebrew install's
+/// `bin/rehearse`, never its versioned `Cellar/` path.
 pub fn resolve(
     args: &SchedulePlanArgs,
     env: &Env,
-    find_scenario: &dyn Fn(&str) -> Result<PathBuf, NotFound>,
+    find_scenario: &dyn Fn(&str) -> Result<Resolved, NotFound>,
 ) -> Result<AgentSpec, PlanError> {
     check_label(&args.label)?;
     if args.scenarios.is_empty() {
@@ -136,11 +140,16 @@ pub fn resolve(
             arg: arg.clone(),
             why: e.to_string(),
         })?;
-        scenarios.push(absolute("--scenario", &found, cwd)?);
+        scenarios.push(match found.builtin {
+            Some(_) => found.argument(),
+            None => absolute("--scenario", &found.path, cwd)?,
+        });
     }
     let program = match (&args.program, &env.current_exe) {
         (Some(p), _) => absolute("--program", p, cwd)?,
-        (None, Some(exe)) => absolute("--program", exe, cwd)?,
+        (None, Some(exe)) => program::stable(&absolute("--program", exe, cwd)?, &|p| {
+            is_executable_file(p)
+        }),
         (None, None) => {
             return Err(PlanError::NotAbsolute {
                 flag: "--program",
@@ -186,7 +195,18 @@ pub fn resolve(
 /// executable file. The report directory is not checked: the run creates it.
 pub(crate) fn check_paths(spec: &AgentSpec) -> Result<(), PlanError> {
     for s in &spec.scenarios {
-        crate::scenario::validate::check(s)
+        let file = match s.to_str().filter(|a| a.starts_with(crate::builtin::PREFIX)) {
+            Some(arg) => {
+                crate::scenario::resolve::resolve_in(arg, None)
+                    .map_err(|e| PlanError::Scenario {
+                        arg: arg.to_string(),
+                        why: e.to_string(),
+                    })?
+                    .path
+            }
+            None => s.clone(),
+        };
+        crate::scenario::validate::check(&file)
             .map_err(|e| PlanError::InvalidScenario(e.to_string()))?;
     }
     if !spec.working_dir.is_dir() {
@@ -279,6 +299,7 @@ mod tests {
     fn args() -> SchedulePlanArgs {
         SchedulePlanArgs {
             scenarios: vec!["weekly".into()],
+            scenarios_dir: None,
             weekday: vec![1],
             hour: vec![3],
             minute: vec![0],
@@ -303,16 +324,39 @@ mod tests {
         }
     }
 
-    /// The resolver as it answers from a checkout's root.
-    fn fixtures(name: &str) -> Result<PathBuf, NotFound> {
-        if name == "weekly" {
-            Ok(PathBuf::from("fixtures/scenarios/weekly.toml"))
-        } else {
-            Err(NotFound {
+    /// The resolver as it answers from a checkout's root (`smoke`: only a built-in there).
+    fn fixtures(name: &str) -> Result<Resolved, NotFound> {
+        match name {
+            "weekly" => Ok(Resolved {
+                path: PathBuf::from("fixtures/scenarios/weekly.toml"),
+                builtin: None,
+                note: None,
+            }),
+            "smoke" => Ok(Resolved {
+                path: PathBuf::from("/cache/builtin-x/scenarios/smoke.toml"),
+                builtin: Some("smoke".into()),
+                note: None,
+            }),
+            _ => Err(NotFound::Name {
                 name: name.into(),
                 tried: vec![PathBuf::from(format!("fixtures/scenarios/{name}.toml"))],
-            })
+                suggestion: None,
+            }),
         }
+    }
+
+    #[test]
+    fn a_builtin_goes_in_by_name_not_by_its_cache_path() {
+        let mut a = args();
+        a.scenarios = vec!["smoke".into(), "weekly".into()];
+        let s = resolve(&a, &env(), &fixtures).unwrap();
+        assert_eq!(
+            s.scenarios,
+            [
+                Path::new("builtin:smoke"),
+                Path::new("/Users/r/src/rehearse/fixtures/scenarios/weekly.toml")
+            ]
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::cli::ValidateArgs;
 use crate::exit::{CmdError, CmdResult, Status};
 use crate::run::plan::{Refused, RunFlags, preflight};
 use crate::scenario::ScenarioFile;
-use crate::scenario::resolve::{NotFound, is_path, resolve};
+use crate::scenario::resolve::{NotFound, is_path, resolve_in};
 use crate::util::text::{count, plural};
 use crate::verdict::Expectations;
 
@@ -72,7 +72,7 @@ enum FileError {
 /// Checks one file (a scenario as a run with `flags` would, by [`preflight`]); Ok(summary
 /// line). Warnings are printed as found.
 fn validate_one(path: &Path, flags: &RunFlags) -> Result<String, FileError> {
-    let origin = path.display().to_string();
+    let origin = crate::builtin::shown(path);
     let text = std::fs::read_to_string(path).map_err(|source| FileError::Read {
         origin: origin.clone(),
         source,
@@ -206,19 +206,27 @@ fn checks_of(e: &Expectations) -> usize {
 }
 
 /// `validate`'s argument → a file: an existing file, or anything with a separator or an
-/// extension, is a path; a bare word is a scenario NAME resolved as `--scenario NAME` is.
-fn locate(arg: &Path) -> Result<PathBuf, FileError> {
-    let name = arg
-        .to_str()
-        .filter(|s| !arg.exists() && !is_path(s) && arg.extension().is_none());
+/// extension, is a path; a bare word (or `builtin:NAME`) is a scenario NAME resolved as
+/// `--scenario NAME` is, in `dir` (`--scenarios-dir`) then the built-ins.
+fn locate(arg: &Path, dir: Option<&Path>) -> Result<PathBuf, FileError> {
+    let name = arg.to_str().filter(|s| {
+        s.starts_with(crate::builtin::PREFIX)
+            || (!arg.exists() && !is_path(s) && arg.extension().is_none())
+    });
     match name {
-        Some(name) => Ok(resolve(name)?),
+        Some(name) => {
+            let found = resolve_in(name, dir)?;
+            if let Some(note) = &found.note {
+                crate::errln!("note: {note}");
+            }
+            Ok(found.path)
+        }
         None => Ok(arg.to_path_buf()),
     }
 }
 
-/// Runs `rehearse validate NAME|PATH...`: exit 0 when every file is good, else 2 after
-/// reporting every bad one.
+/// Runs `rehearse validate`: every file checked, one `ok:` or `error:` line each; exit 2 if
+/// any failed.
 pub(crate) fn command(args: ValidateArgs) -> CmdResult {
     let flags = RunFlags {
         speed: args.speed.unwrap_or_default(),
@@ -228,7 +236,7 @@ pub(crate) fn command(args: ValidateArgs) -> CmdResult {
     };
     let mut bad = 0usize;
     for arg in &args.paths {
-        match locate(arg).and_then(|path| validate_one(&path, &flags)) {
+        match locate(arg, args.scenarios_dir.as_deref()).and_then(|path| validate_one(&path, &flags)) {
             Ok(line) => crate::outln!("ok: {line}"),
             Err(line) => {
                 bad += 1;

@@ -1,5 +1,6 @@
 //! Finding an OpenClaw install and the Node it runs on: an explicit path (`[target] command`),
-//! else `$REHEARSE_OPENCLAW`, else `openclaw` on `PATH`. The Node is the `node` next to the
+//! else `$REHEARSE_OPENCLAW`, else `openclaw` on `PATH`, else the pinned version's install in the
+//! cache (`rehearse gateway install openclaw`, `scripts/install-openclaw.sh`). The Node is the `node` next to the
 //! executable (the npm layout `scripts/install-openclaw.sh` makes: `node_modules/.bin/node`
 //! beside `node_modules/.bin/openclaw`), else `node` on `PATH`, and must satisfy OpenClaw
 //! 2026.9.6's `engines`: `>=24.16.0 <25 || >=26.1.0`. The OpenClaw version comes from the
@@ -12,10 +13,34 @@ use std::process::Command;
 /// The environment variable naming the `openclaw` executable.
 pub(crate) const ENV_VAR: &str = "REHEARSE_OPENCLAW";
 
-/// How to get the pinned install (named in every "not found" error).
-pub(crate) const HOW_TO_INSTALL: &str = "install the pinned version with `scripts/install-openclaw.sh` \
-     (OpenClaw 2026.9.6 and Node 24.22.3 into ~/.cache/rehearse/) and set REHEARSE_OPENCLAW to \
-     the path it prints, or name the executable in `[target] command`";
+/// How to get the pinned install (named in every "not found" error), with the versions of
+/// `scripts/pins.env`.
+pub(crate) fn how_to_install() -> String {
+    let pinned = crate::util::pins::pins().map_or_else(
+        |_| "the pinned OpenClaw and its Node".to_string(),
+        |p| format!("OpenClaw {} and Node {}", p.openclaw, p.node),
+    );
+    format!(
+        "install the pinned version with `rehearse gateway install openclaw` ({pinned} into \
+         the cache, ~/.cache/rehearse/, where the run finds it; a checkout's \
+         `scripts/install-openclaw.sh` does the same), or set REHEARSE_OPENCLAW to an `openclaw` \
+         executable, or name it in `[target] command`"
+    )
+}
+
+/// The pinned version's executable in the cache (`None` without a cache root or pins).
+pub(crate) fn pinned_in_cache() -> Option<PathBuf> {
+    let cache = crate::util::cache::root()?;
+    let pins = crate::util::pins::pins().ok()?;
+    Some(cached_executable(&cache, &pins.openclaw))
+}
+
+/// `CACHE/openclaw-VERSION/node_modules/.bin/openclaw`, where the installs put it.
+pub(crate) fn cached_executable(cache: &Path, version: &str) -> PathBuf {
+    cache
+        .join(format!("openclaw-{version}"))
+        .join("node_modules/.bin/openclaw")
+}
 
 /// An OpenClaw install the supervisor can run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,20 +62,21 @@ impl Install {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InstallError {
     /// Nothing at any place looked at.
-    #[error("no OpenClaw executable found (looked at {}); {HOW_TO_INSTALL}", .looked.join(", "))]
+    #[error("no OpenClaw executable found (looked at {}); {}", .looked.join(", "), how_to_install())]
     NotFound {
         /// Where it looked, in order.
         looked: Vec<String>,
     },
     /// A named path that is not an executable file.
-    #[error("{path} is not an executable file; {HOW_TO_INSTALL}")]
+    #[error("{path} is not an executable file; {}", how_to_install())]
     NotExecutable {
         /// The path as named.
         path: String,
     },
     /// No `node` next to it or on `PATH`.
     #[error(
-        "no `node` next to {openclaw} or on PATH (OpenClaw needs Node >= 24.16); {HOW_TO_INSTALL}"
+        "no `node` next to {openclaw} or on PATH (OpenClaw needs Node >= 24.16); {}",
+        how_to_install()
     )]
     NoNode {
         /// The executable found.
@@ -67,7 +93,8 @@ pub enum InstallError {
     /// A version of `[target] versions` with no install where the harness looks.
     #[error(
         "OpenClaw {version} is not installed (looked at {}); install it with \
-         `scripts/install-openclaw.sh {version}`, or set {env} to its `openclaw` executable",
+         `rehearse gateway install openclaw {version}` (in a checkout: \
+         `scripts/install-openclaw.sh {version}`), or set {env} to its `openclaw` executable",
         .looked.join(", ")
     )]
     VersionNotInstalled {
@@ -81,7 +108,8 @@ pub enum InstallError {
     /// The install found for a version is another version.
     #[error(
         "{path} is OpenClaw {found}, not {version}; install {version} with \
-         `scripts/install-openclaw.sh {version}`"
+         `rehearse gateway install openclaw {version}` (in a checkout: \
+         `scripts/install-openclaw.sh {version}`)"
     )]
     WrongVersion {
         /// The version asked for.
@@ -93,7 +121,8 @@ pub enum InstallError {
     },
     /// A Node OpenClaw refuses.
     #[error(
-        "{node} is Node {version}; OpenClaw 2026.9.6 needs >=24.16.0 <25 or >=26.1.0; {HOW_TO_INSTALL}"
+        "{node} is Node {version}; OpenClaw 2026.9.6 needs >=24.16.0 <25 or >=26.1.0; {}",
+        how_to_install()
     )]
     NodeTooOld {
         /// The node binary.
@@ -104,12 +133,14 @@ pub enum InstallError {
 }
 
 impl Install {
-    /// Finds the install from `explicit`, else `$REHEARSE_OPENCLAW`, else `PATH`.
+    /// Finds the install from `explicit`, else `$REHEARSE_OPENCLAW`, else `PATH`, else the
+    /// pinned version's install in the cache.
     pub fn find(explicit: Option<&Path>) -> Result<Self, InstallError> {
-        Self::find_in(
+        Self::find_or_cached(
             explicit,
             std::env::var_os(ENV_VAR),
             std::env::var_os("PATH"),
+            pinned_in_cache(),
         )
     }
 
@@ -120,11 +151,7 @@ impl Install {
     /// `openclaw-VERSION/node_modules/.bin/openclaw`. The install must say it is that version.
     pub fn find_version(version: &str) -> Result<Self, InstallError> {
         let env = version_env_var(version);
-        let cache = cache_root(
-            std::env::var_os("REHEARSE_CACHE"),
-            std::env::var_os("XDG_CACHE_HOME"),
-            std::env::var_os("HOME"),
-        );
+        let cache = crate::util::cache::root();
         Self::find_version_in(
             version,
             std::env::var_os(&env),
@@ -147,10 +174,7 @@ impl Install {
             Some(p) => Some(p),
             None => {
                 looked.push(format!("${env} (unset)"));
-                let in_cache = cache.map(|c| {
-                    c.join(format!("openclaw-{version}"))
-                        .join("node_modules/.bin/openclaw")
-                });
+                let in_cache = cache.map(|c| cached_executable(&c, version));
                 match in_cache {
                     Some(p) if is_executable(&p) => Some(p),
                     Some(p) => {
@@ -188,11 +212,22 @@ impl Install {
         version_from_cli(&self.openclaw, &self.node)
     }
 
-    /// [`Install::find`] with the environment passed in (tests).
+    /// [`Install::find`] with the environment passed in (tests), without the cache.
     pub fn find_in(
         explicit: Option<&Path>,
         env_value: Option<OsString>,
         path_var: Option<OsString>,
+    ) -> Result<Self, InstallError> {
+        Self::find_or_cached(explicit, env_value, path_var, None)
+    }
+
+    /// [`Install::find`] with the environment passed in; `cached` is the pinned version's
+    /// executable in the cache, looked at last.
+    pub(crate) fn find_or_cached(
+        explicit: Option<&Path>,
+        env_value: Option<OsString>,
+        path_var: Option<OsString>,
+        cached: Option<PathBuf>,
     ) -> Result<Self, InstallError> {
         let named = explicit
             .map(Path::to_path_buf)
@@ -212,7 +247,14 @@ impl Install {
                     Some(p) => p,
                     None => {
                         looked.push("`openclaw` on PATH".into());
-                        return Err(InstallError::NotFound { looked });
+                        match cached {
+                            Some(c) if is_executable(&c) => c,
+                            Some(c) => {
+                                looked.push(c.display().to_string());
+                                return Err(InstallError::NotFound { looked });
+                            }
+                            None => return Err(InstallError::NotFound { looked }),
+                        }
                     }
                 }
             }
@@ -256,21 +298,6 @@ pub(crate) fn version_env_var(version: &str) -> String {
         })
         .collect();
     format!("{ENV_VAR}_{tail}")
-}
-
-/// `scripts/install-openclaw.sh`'s cache root: `$REHEARSE_CACHE`, else
-/// `${XDG_CACHE_HOME:-$HOME/.cache}/rehearse`.
-fn cache_root(
-    rehearse_cache: Option<OsString>,
-    xdg: Option<OsString>,
-    home: Option<OsString>,
-) -> Option<PathBuf> {
-    let set = |v: Option<OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
-    set(rehearse_cache).or_else(|| {
-        set(xdg)
-            .or_else(|| set(home).map(|h| h.join(".cache")))
-            .map(|c| c.join("rehearse"))
-    })
 }
 
 fn is_executable(p: &Path) -> bool {

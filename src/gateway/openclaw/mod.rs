@@ -39,7 +39,7 @@
 //! # Modules
 //!
 //! - [`install`]: find the executable and its Node (≥ 24.16), the version; a missing install
-//!   is [`InstallError`], whose message says how to install it (`scripts/install-openclaw.sh`).
+//!   is [`InstallError`], whose message says how to install it (`rehearse gateway install openclaw`).
 //! - [`config`]: `openclaw.json` ([`GatewayConfig`]): providers, models, profiles, order.
 //! - [`user_config`]: the user's own `openclaw.json` (JSON5) as the base (`[target] config`),
 //!   [`overlay`]: what the harness owns laid over it and what talks to the outside turned off,

@@ -79,6 +79,33 @@ fn the_node_beside_the_executable_is_used_and_checked() {
 }
 
 #[test]
+fn the_pinned_install_in_the_cache_is_looked_at_last() {
+    let dir = fake_install("24.22.3");
+    let exe = dir.path().join("openclaw");
+    let empty = tempfile::tempdir().unwrap();
+    let path = Some(empty.path().into());
+    let found = Install::find_or_cached(None, None, path.clone(), Some(exe.clone())).unwrap();
+    assert_eq!(found.openclaw, exe);
+    // PATH first.
+    let other = fake_install("24.22.3");
+    let found =
+        Install::find_or_cached(None, None, Some(other.path().into()), Some(exe.clone())).unwrap();
+    assert_eq!(found.openclaw, other.path().join("openclaw"));
+    // Not installed there: named among the places looked at, and how to install it.
+    let missing = empty.path().join("openclaw-2026.9.6/node_modules/.bin/openclaw");
+    let err = Install::find_or_cached(None, None, path, Some(missing.clone())).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains(&missing.display().to_string()), "{msg}");
+    assert!(msg.contains("`rehearse gateway install openclaw`"), "{msg}");
+    let pins = crate::util::pins::pins().unwrap();
+    assert!(msg.contains(&format!("OpenClaw {} and Node {}", pins.openclaw, pins.node)), "{msg}");
+    assert_eq!(
+        cached_executable(Path::new("/c"), "2026.9.2"),
+        Path::new("/c/openclaw-2026.9.2/node_modules/.bin/openclaw")
+    );
+}
+
+#[test]
 fn a_version_is_found_in_its_cache_dir_or_its_variable_and_must_be_that_version() {
     assert_eq!(version_env_var("2026.9.2"), "REHEARSE_OPENCLAW_2026_9_2");
     assert_eq!(
@@ -120,7 +147,7 @@ fn a_version_is_found_in_its_cache_dir_or_its_variable_and_must_be_that_version(
     assert!(err.to_string().contains("scripts/install-openclaw.sh 2026.9.2"));
     // The cache root as the install script computes it.
     let root = |a: Option<&str>, b: Option<&str>, c: Option<&str>| {
-        cache_root(a.map(Into::into), b.map(Into::into), c.map(Into::into))
+        crate::util::cache::root_from(a.map(Into::into), b.map(Into::into), c.map(Into::into))
     };
     assert_eq!(root(Some("/c"), Some("/x"), Some("/h")), Some("/c".into()));
     assert_eq!(root(None, Some("/x"), Some("/h")), Some("/x/rehearse".into()));

@@ -8,6 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::util::speed::Speed;
 
+mod setup;
+pub use setup::*;
+
 /// The exit-code contract (see [`crate::exit`]), shown under `--help` of every command whose
 /// exit code carries a verdict.
 pub const EXIT_CODES: &str = "\
@@ -17,11 +20,19 @@ Exit codes:
   2  bad usage or bad input (the file is named, with line and column where the format has them)
   3  the harness itself failed (port, I/O, upstream crashed) or the run was interrupted";
 
+/// `rehearse --version`: the crate's version and the commit it was built from (build.rs).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("REHEARSE_COMMIT"),
+    ")"
+);
+
 /// `rehearse`: rehearse an agent gateway's failover and circuit-breaker behaviour.
 #[derive(Debug, Parser)]
 #[command(
     name = "rehearse",
-    version,
+    version = VERSION,
     propagate_version = true,
     about,
     after_help = EXIT_CODES,
@@ -42,7 +53,7 @@ pub enum Command {
     /// Run one or more scenarios (same as `rehearse --scenario ...`).
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
-    /// List the scenarios under fixtures/scenarios with their descriptions.
+    /// List the built-in scenarios and the user's, with their descriptions.
     List(ListArgs),
     /// Parse and check scenario, traffic and fault files without running anything.
     #[command(after_help = EXIT_CODES)]
@@ -68,6 +79,15 @@ pub enum Command {
     /// Two runs' key figures and expectations side by side, with what changed.
     #[command(after_help = EXIT_CODES)]
     Compare(CompareArgs),
+    /// Write a starter project: a scenario for a gateway, its traffic, a README.
+    #[command(after_help = EXIT_CODES)]
+    Init(InitArgs),
+    /// Install, list or remove the gateways (and the OpenAI SDK) a run may use, in the cache.
+    #[command(after_help = EXIT_CODES)]
+    Gateway(GatewayArgs),
+    /// What a run may need from PATH, with versions, and which scenarios need which.
+    #[command(after_help = EXIT_CODES)]
+    Doctor(DoctorArgs),
     /// One host of a fleet run (started by the run itself; not for direct use).
     #[command(name = "__fleet-host", hide = true)]
     FleetHost(FleetHostArgs),
@@ -98,9 +118,15 @@ pub struct FleetHostArgs {
 /// Flags of `rehearse run` (and of the bare `rehearse --scenario`).
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
-    /// Scenario NAME (fixtures/scenarios/NAME.toml) or PATH; repeat for a suite.
+    /// Scenario NAME or PATH; repeat for a suite. A NAME is DIR/NAME.toml of the user's
+    /// scenario directory (`--scenarios-dir`, else ./scenarios, ./fixtures/scenarios), else
+    /// the built-in of that name; `builtin:NAME` is always the built-in (`rehearse list`).
     #[arg(long = "scenario", value_name = "NAME|PATH")]
     pub scenarios: Vec<String>,
+    /// The user's scenario directory, looked at before the built-in scenarios (instead of
+    /// ./scenarios and ./fixtures/scenarios).
+    #[arg(long, value_name = "DIR", env = "REHEARSE_SCENARIOS")]
+    pub scenarios_dir: Option<PathBuf>,
     /// Divide every duration by F (traffic, faults, engine timers, expectations), 0.01 to 100
     /// (the weekly job runs at 1).
     #[arg(long, value_name = "F", default_value = "1", value_parser = crate::util::speed::parse)]
@@ -108,7 +134,8 @@ pub struct RunArgs {
     /// Seed for every random choice (overrides the scenario's seed).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Where run directories are created (default: reports/).
+    /// Where run directories are created (default: ./reports, or ~/rehearse/reports when the
+    /// working directory cannot be written, said on stderr).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Failover policy to run (repeat for an A/B run); overrides the scenario's `policies`.
@@ -116,7 +143,7 @@ pub struct RunArgs {
     pub policies: Vec<PolicyArg>,
     /// OpenClaw version to run (repeat to run versions side by side, one arm each); overrides
     /// the scenario's `[target] versions` (an `openclaw` target only). Each is found at
-    /// `$REHEARSE_OPENCLAW_<VERSION>` or in `scripts/install-openclaw.sh VERSION`'s cache.
+    /// `$REHEARSE_OPENCLAW_<VERSION>` or in the cache (`rehearse gateway install openclaw VERSION`).
     #[arg(long = "gateway-version", value_name = "V")]
     pub gateway_versions: Vec<String>,
     /// Plain progress lines even on a terminal.
@@ -155,17 +182,23 @@ pub enum PolicyArg {
 /// Flags of `rehearse list`.
 #[derive(Debug, Clone, Args)]
 pub struct ListArgs {
-    /// Directory to list (default: fixtures/scenarios).
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    /// The user's scenario directory, listed beside the built-in scenarios (instead of
+    /// ./scenarios and ./fixtures/scenarios).
+    #[arg(
+        long,
+        visible_alias = "dir",
+        value_name = "DIR",
+        env = "REHEARSE_SCENARIOS"
+    )]
+    pub scenarios_dir: Option<PathBuf>,
 }
 
 /// Flags of `rehearse validate`: a scenario is checked as `rehearse run` with the same flags
 /// would check it before starting anything (the run's own preflight).
 #[derive(Debug, Clone, Args)]
 pub struct ValidateArgs {
-    /// Scenario (.toml), traffic (.jsonl) or fault files; a bare scenario NAME resolves as
-    /// `--scenario NAME` does (fixtures/scenarios/NAME.toml).
+    /// Scenario (.toml), traffic (.jsonl) or fault files; a bare scenario NAME (or
+    /// `builtin:NAME`) resolves as `--scenario NAME` does.
     #[arg(required = true, value_name = "NAME|PATH")]
     pub paths: Vec<PathBuf>,
     /// Check scenarios for a run at this speed (as `run --speed F`).
@@ -177,6 +210,9 @@ pub struct ValidateArgs {
     /// Check scenarios for a run of these OpenClaw versions (as `run --gateway-version V`).
     #[arg(long = "gateway-version", value_name = "V")]
     pub gateway_versions: Vec<String>,
+    /// The user's scenario directory a NAME is looked up in before the built-in scenarios.
+    #[arg(long, value_name = "DIR", env = "REHEARSE_SCENARIOS")]
+    pub scenarios_dir: Option<PathBuf>,
 }
 
 /// Flags of `rehearse upstream`.
@@ -293,9 +329,13 @@ pub enum ScheduleAction {
 #[derive(Debug, Clone, Args)]
 pub struct SchedulePlanArgs {
     /// Scenarios the scheduled run executes (repeatable); each must resolve now, as
-    /// `--scenario` does, and goes into the plist as an absolute path.
+    /// `--scenario` does, and goes into the plist as an absolute path (a built-in as
+    /// `builtin:NAME`: the scheduled binary's own).
     #[arg(long = "scenario", value_name = "NAME|PATH")]
     pub scenarios: Vec<String>,
+    /// The user's scenario directory a NAME is looked up in before the built-in scenarios.
+    #[arg(long, value_name = "DIR", env = "REHEARSE_SCENARIOS")]
+    pub scenarios_dir: Option<PathBuf>,
     /// Day of week (0 and 7 = Sunday); repeat with --hour/--minute for several entries.
     #[arg(long, value_name = "0-7")]
     pub weekday: Vec<u8>,
