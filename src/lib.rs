@@ -11,11 +11,12 @@
 //!   in rooms: `breaker/` (machine, trip rules and their reason, probes, window, registry),
 //!   `failover/` (the decision, profiles, policies, cooldowns, the store, Retry-After),
 //!   `budget/` (retries, the degradation ladder, ledger, throttle), `executor/` (the async loop:
-//!   one entry, the model chain, simple calls), `health/` (canaries), `coordinator/` (fleets),
-//!   `metrics/`; the seams (`request`, `transport`, `admission`) and `clock` at its root.
+//!   one entry, the model chain, simple calls), `adaptive/` (learned tool-call deadlines),
+//!   `health/` (canaries), `coordinator/` (fleets), `metrics/`; the seams (`request`, `transport`, `admission`) and `clock` at its root.
 //! - [`exporter`]: the engine's `/metrics` HTTP endpoint (hyper), Prometheus text format 0.0.4.
 //! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
-//! - [`replay`]: the traffic format, the pure pacer, the open-model replayer and the recording proxy.
+//! - [`replay`]: the traffic format, the pure pacer, the open-model replayer (its dispatcher of
+//!   `rehearse replay` in `replay/http.rs`) and the recording proxy.
 //! - [`scenario`]: the scenario file format, its validation and its digest (what drift compares
 //!   runs of); resolving a NAME (the user's scenario directories, then the built-ins) and
 //!   `rehearse list`.
@@ -32,7 +33,7 @@
 //!   checked against the scrapes.
 //! - [`verdict`]: the diff of expected against observed behaviour (pure).
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
-//!   verdict, reason), Markdown, JSON and HTML+SVG report writers.
+//!   verdict, reason), Markdown, JSON, JUnit and HTML+SVG report writers.
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
 //!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
 //!   `rehearse history` with its index pages, drift against the previous runs of the same
@@ -49,7 +50,7 @@
 //!   before the run), coordinator faults and the fleet checks;
 //!   A/B over `[fleet] coordination`. Depends on `run`, never the other way.
 //! - [`transport`]: every client the harness has — the engine's HTTP/SSE/WebSocket transport,
-//!   `rehearse replay`'s dispatcher, the one request builder and error mapping they share, the
+//!   the one request builder and error mapping they share, the
 //!   tuned connector and socket options (`[tcp]`) the run, `replay` and `record` connect
 //!   through, read-failure diagnostics, and the kernel arrival stamps of the harness's servers.
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming,

@@ -356,14 +356,6 @@ impl Detection {
         }
         self.receiver = None;
     }
-
-    /// The pids of the programs it started (for the tests).
-    pub fn pids(&self) -> Vec<u32> {
-        self.programs
-            .iter()
-            .filter_map(|p| p.locked().pid())
-            .collect()
-    }
 }
 
 impl Drop for Detection {

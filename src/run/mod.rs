@@ -1,6 +1,7 @@
-//! The in-process rehearsal (`rehearse run` / `rehearse --scenario`): start the mock upstream,
-//! the engine (N workers over the real hyper/tungstenite transport) and its `/metrics`, replay
-//! the scenario's traffic, scrape, diff against the expectations and write the report.
+//! What every kind of run (`rehearse run` / `rehearse --scenario`) is built from: the plan, the
+//! one upstream recorder, the one engine rig, the sinks, the embedded and the external-target
+//! runs, the one `Observation` every kind returns per arm, its section and the report's
+//! assembly. The pipeline that drives them is [`crate::rehearsal`].
 //!
 //! # Layout
 //! - `lock`: the run lock (schedule helper).

@@ -222,27 +222,10 @@ impl Breakers {
 
     /// Moves every breaker whose open time is up to half-open, so the state gauge follows the
     /// clock even when no call arrives. Every render of the metrics registry calls it (see
-    /// [`AtScrape`]); [`Breakers::run_ticker`] calls it on a timer.
+    /// [`AtScrape`]).
     pub fn tick(&self, now: Instant) {
         for dep in self.core.names() {
             self.with_dep(&dep, |_, d, notes| d.machine.advance(now, notes));
-        }
-    }
-
-    /// Calls [`Breakers::tick`] every `every` until `shutdown` completes.
-    pub async fn run_ticker(
-        self: Arc<Self>,
-        every: Duration,
-        shutdown: impl std::future::Future<Output = ()>,
-    ) {
-        let mut interval = tokio::time::interval(every.max(Duration::from_millis(1)));
-        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        tokio::pin!(shutdown);
-        loop {
-            tokio::select! {
-                _ = &mut shutdown => return,
-                t = interval.tick() => self.tick(t),
-            }
         }
     }
 

@@ -397,5 +397,4 @@ pub fn fingerprinted(config: &Value, secrets: &[&str]) -> Value {
 }
 
 #[cfg(test)]
-#[path = "overlay_tests.rs"]
 mod tests;
