@@ -4,6 +4,8 @@ mod support;
 
 // Module dependencies run one way: a new circle between modules or files of a folder fails here.
 mod module_graph;
+// No `pub` item of an internal module that nothing else names (rustc cannot see those dead).
+mod unused_pub;
 
 // CLI contract: exit codes and usage errors.
 mod cli;

@@ -138,7 +138,7 @@ impl Api {
 }
 
 /// A matrix result → series; malformed entries are left out.
-pub(crate) fn parse_matrix(result: &serde_json::Value) -> Vec<Series> {
+fn parse_matrix(result: &serde_json::Value) -> Vec<Series> {
     let Some(list) = result.as_array() else {
         return Vec::new();
     };

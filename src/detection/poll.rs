@@ -126,7 +126,7 @@ async fn poll_once(api: &Api, published: &[Target]) -> Poll {
 
 /// The rule evaluation counters of Prometheus's own exposition: `rule_group` → (evaluations,
 /// failures).
-pub(crate) fn rule_counters(text: &str) -> BTreeMap<String, (f64, f64)> {
+fn rule_counters(text: &str) -> BTreeMap<String, (f64, f64)> {
     let mut out: BTreeMap<String, (f64, f64)> = BTreeMap::new();
     for line in text.lines() {
         let (failures, rest) =

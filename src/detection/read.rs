@@ -20,7 +20,7 @@ use crate::monitoring::promql::TIE_LABELS;
 use crate::verdict::alert_eval::{AlertSeries, CounterSeries, RuleSeen};
 
 /// The job of the harness's own Prometheus's scrape config.
-pub(crate) const SPAWNED_JOB: &str = "rehearse";
+const SPAWNED_JOB: &str = "rehearse";
 
 /// One target of the arm: the labels Prometheus gave it that tie a series to it.
 pub(crate) type RunTarget = BTreeMap<String, String>;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::error::FleetError;
 
 /// How long the check waits for the connection and the `PONG` together.
-pub(crate) const PING_WITHIN: Duration = Duration::from_secs(2);
+const PING_WITHIN: Duration = Duration::from_secs(2);
 
 /// `url` with the password of its `user:password@` part replaced by `***` (the report and the
 /// progress lines show where the coordinator was, never its secret).

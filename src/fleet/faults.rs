@@ -107,7 +107,7 @@ impl CoordinatorFaults {
     }
 
     /// The delay a command sent at `at` (run time) waits.
-    pub(crate) fn delay_at(&self, at: Duration) -> Duration {
+    fn delay_at(&self, at: Duration) -> Duration {
         self.0
             .iter()
             .filter_map(|f| match *f {

@@ -28,7 +28,7 @@ use crate::run::sinks::{EventsWriter, JsonlFile, TransitionLog};
 use crate::util::shutdown::Shutdown;
 
 /// How often a coordinated host reads the shared records.
-pub(crate) const FOLLOW_EVERY: Duration = Duration::from_millis(25);
+const FOLLOW_EVERY: Duration = Duration::from_millis(25);
 
 /// Counts `CoordinatorError` events (the host's share of `coordinator_errors_total`) and keeps
 /// its `CoordinatorMode` changes (engine ms, mode).

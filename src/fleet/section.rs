@@ -45,7 +45,7 @@ fn scen_probe(p: &FleetProbe, speed: f64) -> FleetProbe {
 
 /// Which coordinator a `coordination` run's hosts used: each host's mode changes (engine ms)
 /// and its mode at the end (`redis`, `local`, `alone`); times in scenario ms at `speed`.
-pub(crate) fn coordinator_use(
+fn coordinator_use(
     coordination: &str,
     hosts: &[(&[(u64, HostMode)], &str)],
     speed: f64,

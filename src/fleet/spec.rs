@@ -105,7 +105,7 @@ fn fnv1a(s: &str) -> u64 {
 
 /// Which of `hosts` hosts serves line `i` of the traffic: by its session (every request of
 /// a session goes to one host), else by tenant, else round robin by position.
-pub(crate) fn host_of(line: &TrafficLine, i: usize, hosts: usize) -> usize {
+fn host_of(line: &TrafficLine, i: usize, hosts: usize) -> usize {
     let hosts = hosts.max(1);
     match line.session.as_deref().or(line.tenant.as_deref()) {
         Some(key) => (fnv1a(key) % hosts as u64) as usize,

@@ -121,7 +121,7 @@ pub struct RunDir {
 
 impl RunDir {
     /// True for a suite's run directory (it holds an `index.json`).
-    pub fn is_suite(&self) -> bool {
+    fn is_suite(&self) -> bool {
         self.run.is_ok() && self.path.join("index.json").is_file()
     }
 }

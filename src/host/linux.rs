@@ -18,7 +18,7 @@ pub(super) fn os_release() -> (Option<String>, Option<String>) {
 }
 
 /// The value of `KEY=value` or `KEY="value"` in an os-release text.
-pub(super) fn os_release_value(text: &str, key: &str) -> Option<String> {
+fn os_release_value(text: &str, key: &str) -> Option<String> {
     text.lines().find_map(|line| {
         let (k, v) = line.split_once('=')?;
         (k.trim() == key).then(|| v.trim().trim_matches(['"', '\'']).to_string())
@@ -53,7 +53,7 @@ fn read_u64(dir: &Path, name: &str) -> Option<u64> {
 }
 
 /// `"32768\t60999\n"` → 32768..=60999.
-pub(super) fn parse_port_range(text: &str) -> Option<PortRange> {
+fn parse_port_range(text: &str) -> Option<PortRange> {
     let mut it = text.split_whitespace().map(str::parse::<u16>);
     let first = it.next()?.ok()?;
     let last = it.next()?.ok()?;
@@ -67,7 +67,7 @@ pub(super) fn kernel_hz(release: &str) -> Option<u32> {
 }
 
 /// `CONFIG_HZ=250` in a kernel config text.
-pub(super) fn config_hz(text: &str) -> Option<u32> {
+fn config_hz(text: &str) -> Option<u32> {
     text.lines()
         .find_map(|l| l.strip_prefix("CONFIG_HZ="))
         .and_then(|v| v.trim().parse().ok())

@@ -75,7 +75,7 @@ impl TcpStack {
     /// Kernel keepalive dead-peer detection with the host defaults:
     /// idle + interval × probes, or `None` if a value is missing.
     #[cfg(test)] // used by the tests only
-    pub(crate) fn keepalive_detection(&self) -> Option<Duration> {
+    fn keepalive_detection(&self) -> Option<Duration> {
         let idle = self.keepalive_idle_ms?;
         let intvl = self.keepalive_interval_ms?;
         let probes = u64::from(self.keepalive_probes?);
@@ -99,18 +99,18 @@ pub struct PortRange {
 /// (`apple-oss-distributions/xnu:bsd/netinet/tcp_var.h`:
 /// `TCP_TIMER_500MS_QUANTUM (TCP_RETRANSHZ/2)`; `tcp_timer.c` `need_to_resched_timerlist`.)
 #[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "read on macOS only"))]
-pub(crate) const MACOS_KEEP_TIMER_MS: u64 = 500;
+const MACOS_KEEP_TIMER_MS: u64 = 500;
 /// XNU retransmit and delayed-ACK timers run in the 100 ms class
 /// (`xnu:bsd/netinet/tcp_var.h`: `TCP_TIMER_100MS_QUANTUM (TCP_RETRANSHZ/10)`).
 #[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "read on macOS only"))]
-pub(crate) const MACOS_REXMT_TIMER_MS: u64 = 100;
+const MACOS_REXMT_TIMER_MS: u64 = 100;
 /// Linux timer wheel: each level is 8× coarser than the one below (`LVL_CLK_SHIFT` 3) and holds
 /// 64 buckets (`LVL_BITS` 6), so a timer `d` jiffies away fires on a grid of 8^level jiffies
 /// where level is the first with d < 64 × 8^level — up to ~12.5 % late.
 /// (`torvalds/linux:kernel/time/timer.c`, "The timer wheel has LVL_DEPTH array levels".)
-pub(crate) const LINUX_WHEEL_LEVEL_FACTOR: u64 = 8;
+const LINUX_WHEEL_LEVEL_FACTOR: u64 = 8;
 /// Buckets per Linux timer-wheel level (`LVL_SIZE`).
-pub(crate) const LINUX_WHEEL_LEVEL_SIZE: u64 = 64;
+const LINUX_WHEEL_LEVEL_SIZE: u64 = 64;
 /// The kernel tick assumed when `CONFIG_HZ` cannot be read: 250, Debian's and Ubuntu's default.
 pub(crate) const LINUX_DEFAULT_HZ: u32 = 250;
 
@@ -171,7 +171,7 @@ impl TimerFacts {
 }
 
 /// Granularity of a Linux timer-wheel timer `timeout` ahead at `hz` ticks per second.
-pub(crate) fn linux_wheel_granularity(timeout: Duration, hz: u32) -> Duration {
+fn linux_wheel_granularity(timeout: Duration, hz: u32) -> Duration {
     let hz = u64::from(hz.max(1));
     let jiffies = (timeout.as_millis() as u64).saturating_mul(hz) / 1000;
     let mut gran: u64 = 1;

@@ -43,7 +43,7 @@ pub(crate) enum PushError {
 
 /// The group's URL: `BASE/metrics/job/rehearse/scenario/NAME` (NAME base64url-encoded, with the
 /// `@base64` suffix, unless it is made of URL-safe characters only).
-pub(crate) fn group_url(base: &str, scenario: &str) -> Result<String, PushError> {
+fn group_url(base: &str, scenario: &str) -> Result<String, PushError> {
     let base = base.trim_end_matches('/');
     if !base.starts_with("http://") || base.len() <= "http://".len() {
         return Err(PushError::Url(base.to_string()));

@@ -10,15 +10,15 @@ use crate::report::model::{ExpectStatus, Report, Verdict};
 use crate::scrape::{Exposition, Sample};
 
 /// When the last run ended.
-pub(crate) const LAST_RUN: &str = "rehearse_last_run_timestamp_seconds";
+const LAST_RUN: &str = "rehearse_last_run_timestamp_seconds";
 /// When the last passing run ended.
-pub(crate) const LAST_SUCCESS: &str = "rehearse_last_success_timestamp_seconds";
+const LAST_SUCCESS: &str = "rehearse_last_success_timestamp_seconds";
 /// Wall time of the last run.
-pub(crate) const DURATION: &str = "rehearse_run_duration_seconds";
+const DURATION: &str = "rehearse_run_duration_seconds";
 /// 1 for the last run's verdict, 0 for the others.
-pub(crate) const VERDICT: &str = "rehearse_run_verdict";
+const VERDICT: &str = "rehearse_run_verdict";
 /// The last run's expectations by status.
-pub(crate) const EXPECTATIONS: &str = "rehearse_expectations";
+const EXPECTATIONS: &str = "rehearse_expectations";
 
 /// Every family, in the order written, with its HELP text.
 pub(crate) const FAMILIES: [(&str, &str); 5] = [

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::series::{self, Outcome};
 
 /// The file name inside `--textfile-dir`.
-pub(crate) const TEXTFILE: &str = "rehearse.prom";
+const TEXTFILE: &str = "rehearse.prom";
 const LOCK: &str = ".rehearse.prom.lock";
 
 /// Why the textfile was not written (a warning, never a verdict).

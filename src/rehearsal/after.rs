@@ -35,7 +35,7 @@ impl After {
 }
 
 /// Unix seconds now.
-pub(crate) fn unix_now() -> f64 {
+fn unix_now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())

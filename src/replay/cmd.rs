@@ -16,7 +16,7 @@ use crate::cli::{RecordArgs, ReplayArgs};
 use crate::exit::{CmdError, CmdResult, Status};
 
 /// Per-request deadline of `rehearse replay` (a WebSocket session included).
-pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Delay between reading the file and the first send, so the runtime is warm at `at_ms = 0`.
 const LEAD_IN: Duration = Duration::from_millis(50);

@@ -203,7 +203,7 @@ impl HttpDispatcher {
     /// The HTTP request a non-WebSocket line turns into: the line's kind through the one
     /// conversion to an endpoint ([`RequestKind::endpoint`]), then the one request builder
     /// (the run's transport builds its requests there too). `Ok(None)` for a WebSocket line.
-    pub(crate) fn http_request(
+    fn http_request(
         &self,
         line: &TrafficLine,
     ) -> Result<Option<Request<Full<Bytes>>>, request::BuildError> {

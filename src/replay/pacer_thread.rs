@@ -19,9 +19,9 @@
 //! without the priority say so.
 
 /// The nice value asked for on Linux.
-pub(crate) const NICE: i32 = -10;
+const NICE: i32 = -10;
 /// The scheduler slice asked for on Linux (the kernel's lower bound).
-pub(crate) const SLICE: std::time::Duration = std::time::Duration::from_micros(100);
+const SLICE: std::time::Duration = std::time::Duration::from_micros(100);
 
 /// What the pacer thread got.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -45,13 +45,13 @@ pub enum Pacing {
 /// pacer threads of `fleet-probe-storm` (release build, quiet 2-core machine): the median
 /// host's pacer fired 152 µs late at p99 with 1.5 ms, 85–90 µs with 2.5 ms (the cost: two more
 /// 500-µs naps per send; docs/bench/capacity.md (d)).
-pub(crate) const TIMER_SLOP: Duration = Duration::from_micros(2_500);
+const TIMER_SLOP: Duration = Duration::from_micros(2_500);
 /// Longest single OS nap, so the runtime's I/O is served at least this often.
-pub(crate) const NAP_MAX: Duration = Duration::from_micros(500);
+const NAP_MAX: Duration = Duration::from_micros(500);
 /// Shortest spin window.
-pub(crate) const SPIN_MIN: Duration = Duration::from_micros(50);
+const SPIN_MIN: Duration = Duration::from_micros(50);
 /// Longest spin window.
-pub(crate) const SPIN_MAX: Duration = Duration::from_millis(1);
+const SPIN_MAX: Duration = Duration::from_millis(1);
 
 /// What to do next to reach `deadline`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +73,7 @@ pub(crate) fn spin_window(gap: Duration) -> Duration {
 }
 
 /// The next step towards `deadline` at `now` with spin window `spin` (pure).
-pub(crate) fn wait_step(now: Instant, deadline: Instant, spin: Duration) -> WaitStep {
+fn wait_step(now: Instant, deadline: Instant, spin: Duration) -> WaitStep {
     let rem = deadline.saturating_duration_since(now);
     if rem.is_zero() {
         WaitStep::Fire

@@ -35,7 +35,7 @@ use crate::wire::{self, header, route};
 pub(crate) const REDACTED: &str = "[redacted]";
 
 /// Headers whose values are secrets.
-pub(crate) const SECRET_HEADERS: &[&str] = &[
+const SECRET_HEADERS: &[&str] = &[
     "authorization",
     "proxy-authorization",
     "api-key",
@@ -67,11 +67,11 @@ const SECRET_KEYS: &[&str] = &[
 ];
 
 /// Default `max_tokens` recorded when a chat request carries none.
-pub(crate) const DEFAULT_MAX_TOKENS: u32 = 1024;
+const DEFAULT_MAX_TOKENS: u32 = 1024;
 
 /// The secret strings carried by a request's headers (values shorter than 4 bytes are ignored:
 /// scrubbing them would mangle ordinary text).
-pub(crate) fn header_secrets(headers: &HeaderMap) -> Vec<String> {
+fn header_secrets(headers: &HeaderMap) -> Vec<String> {
     let mut out = Vec::new();
     for name in SECRET_HEADERS {
         for v in headers.get_all(*name) {
@@ -135,7 +135,7 @@ fn scrub_str(s: &str, secrets: &Scrubber) -> String {
 }
 
 /// The scrubber of one recorded request: the secrets of its headers, each `[redacted]`.
-pub(crate) fn recording_scrubber(headers: &HeaderMap) -> Scrubber {
+fn recording_scrubber(headers: &HeaderMap) -> Scrubber {
     Scrubber::new(header_secrets(headers), Mask::Fixed(REDACTED))
 }
 
@@ -160,7 +160,7 @@ pub fn ws_channel(query: Option<&str>) -> Option<String> {
 
 /// A line with the metadata of the `X-Rehearse-*` headers (invalid values are left out), every
 /// string of it scrubbed of the request's header secrets (see the module docs).
-pub(crate) fn with_meta(at_ms: u64, kind: RequestKind, headers: &HeaderMap) -> TrafficLine {
+fn with_meta(at_ms: u64, kind: RequestKind, headers: &HeaderMap) -> TrafficLine {
     let secrets = recording_scrubber(headers);
     let h = |name: &str| {
         headers

@@ -185,7 +185,7 @@ impl Tally {
 impl ReplaySummary {
     /// Builds the summary from per-request records (`records` sorted by `seq` here).
     #[cfg(test)] // used by the tests only
-    pub(crate) fn from_records(total: u64, records: Vec<RequestRecord>, stopped: bool) -> Self {
+    fn from_records(total: u64, records: Vec<RequestRecord>, stopped: bool) -> Self {
         let mut tally = Tally::new(true);
         for r in records {
             tally.add(r);

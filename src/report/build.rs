@@ -139,7 +139,7 @@ pub struct PolicyInput<'a> {
 /// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
 /// scrape (`max_disagreement`, see [`CompactScrapes::max_disagreement`]; a dep with a gauge but
 /// no canary still gets a row).
-pub(crate) fn health_rows(
+fn health_rows(
     max_disagreement: &BTreeMap<String, f64>,
     canaries: &BTreeMap<String, (u64, u64)>,
 ) -> BTreeMap<String, HealthRow> {

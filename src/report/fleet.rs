@@ -120,7 +120,7 @@ fn outage_line(o: &crate::report::fleet_model::Outage) -> String {
 /// Which coordinator the run's hosts actually used: none, the Redis (where) for the whole run,
 /// or the Redis with hosts fallen back to their local breakers (how many, from when, how many
 /// still local at the end).
-pub(crate) fn coordinator_line(r: &FleetRunReport) -> String {
+fn coordinator_line(r: &FleetRunReport) -> String {
     let u = &r.coordinator_used;
     if u.kind != "redis" {
         return "coordinator used: none (every host decided alone)".into();

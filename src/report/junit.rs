@@ -17,7 +17,7 @@ use crate::verdict::{ExpectKind, ExpectationResult};
 /// Escapes text for an XML attribute or element (`&<>"'`, and tab, newline and carriage return
 /// as character references, so an attribute keeps them), dropping the characters XML 1.0
 /// cannot hold (the other controls).
-pub(crate) fn xml_escape(s: &str) -> String {
+fn xml_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

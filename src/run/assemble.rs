@@ -21,7 +21,7 @@ use crate::util::shutdown::cause;
 /// The scenario's faults for the report's config block: a fault's `profile` is the bearer
 /// token it matches (a secret when the profile has a `token`), so it appears as its fingerprint
 /// (`profile_fp`), as `upstream.jsonl` names tokens.
-pub(crate) fn faults_without_tokens(faults: &[FaultSpec]) -> serde_json::Value {
+fn faults_without_tokens(faults: &[FaultSpec]) -> serde_json::Value {
     let mut v = serde_json::to_value(faults).unwrap_or_default();
     if let Some(list) = v.as_array_mut() {
         for f in list.iter_mut().filter_map(serde_json::Value::as_object_mut) {
@@ -37,7 +37,7 @@ pub(crate) fn faults_without_tokens(faults: &[FaultSpec]) -> serde_json::Value {
 /// The profile table: the scenario's profiles, then the implicit `PROVIDER:default` profile of
 /// every provider whose endpoint shows up in a timeline without a configured profile (a fallback
 /// model's provider, say), so every `PROVIDER/REGION/FP` lane can be read.
-pub(crate) fn profile_table(profiles: &[Profile], policies: &[PolicyReport]) -> Vec<ProfileInfo> {
+fn profile_table(profiles: &[Profile], policies: &[PolicyReport]) -> Vec<ProfileInfo> {
     let info = |p: &Profile, implicit: bool| ProfileInfo {
         id: p.id.clone(),
         dep: p.dep(),

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 
 /// The default parent of run directories, relative to the working directory.
-pub(crate) const DEFAULT_REPORT_DIR: &str = "reports";
+const DEFAULT_REPORT_DIR: &str = "reports";
 
 /// The fallback under `$HOME`.
-pub(crate) const HOME_REPORTS: &str = "rehearse/reports";
+const HOME_REPORTS: &str = "rehearse/reports";
 
 /// The report directory of a run without `--report-dir` (the fallback said on stderr).
 pub(crate) fn report_dir() -> PathBuf {

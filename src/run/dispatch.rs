@@ -63,7 +63,7 @@ impl<T: Transport> EngineDispatcher<T> {
 
 /// The worker of request `seq`: SplitMix64 of `seed ^ seq`, modulo `workers` (pure, uniform,
 /// reproducible for a given seed).
-pub(crate) fn worker_of(seed: u64, seq: u64, workers: usize) -> usize {
+fn worker_of(seed: u64, seq: u64, workers: usize) -> usize {
     let mut z = (seed ^ seq).wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -72,7 +72,7 @@ pub(crate) fn worker_of(seed: u64, seq: u64, workers: usize) -> usize {
 }
 
 /// The engine request of a traffic line (`seq` becomes its id).
-pub(crate) fn to_request(seq: u64, line: TrafficLine) -> EngineRequest {
+fn to_request(seq: u64, line: TrafficLine) -> EngineRequest {
     EngineRequest {
         id: seq,
         kind: line.kind,

@@ -78,7 +78,7 @@ fn profile_label(token: &str, profiles: &[Profile]) -> String {
 }
 
 /// The deps of `lanes` a fault can touch.
-pub(crate) fn lanes_of(f: &FaultSpec, lanes: &[String], ws_channels: &BTreeSet<String>) -> Vec<String> {
+fn lanes_of(f: &FaultSpec, lanes: &[String], ws_channels: &BTreeSet<String>) -> Vec<String> {
     let is_model_dep = |d: &str| d.matches('/').count() == 2;
     let keep = |d: &&String| -> bool {
         let route_ok = match &f.route {

@@ -98,7 +98,7 @@ impl RunLock {
     }
 
     /// Takes the lock recording `holder` (tests use this to impersonate other processes).
-    pub(crate) fn acquire_as(report_dir: &Path, holder: LockHolder) -> Result<RunLock, LockError> {
+    fn acquire_as(report_dir: &Path, holder: LockHolder) -> Result<RunLock, LockError> {
         let path = report_dir.join(LOCK_FILE);
         let io_err = |source| LockError::Io {
             path: path.clone(),

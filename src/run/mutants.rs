@@ -24,7 +24,7 @@ use super::section::{section, unapplied_faults};
 use crate::verdict::{ExpectKind, ExpectStatus, ExpectationResult, Expectations};
 
 /// The environment variable that asks a run for its mutants.
-pub const ENV: &str = "REHEARSE_MUTANTS";
+const ENV: &str = "REHEARSE_MUTANTS";
 
 /// One perturbation of one expectation, re-judged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

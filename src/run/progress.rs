@@ -26,7 +26,7 @@ pub(crate) struct Snapshot {
 }
 
 /// One line of plain progress.
-pub(crate) fn plain_line(label: &str, total: Duration, s: &Snapshot) -> String {
+fn plain_line(label: &str, total: Duration, s: &Snapshot) -> String {
     let open = if s.open.is_empty() {
         "none".to_string()
     } else {

@@ -29,7 +29,7 @@ use crate::util::shutdown::Shutdown;
 use crate::util::speed::Speed;
 
 /// Most requests in flight at once in a run (the replayer counts overflow beyond it).
-pub(crate) const MAX_IN_FLIGHT: usize = 4096;
+const MAX_IN_FLIGHT: usize = 4096;
 
 /// Why the rig could not be built or could not replay (a harness failure).
 #[derive(Debug, thiserror::Error)]

@@ -62,7 +62,7 @@ pub(crate) struct Index {
 }
 
 /// index.md.
-pub(crate) fn render_markdown(index: &Index) -> String {
+fn render_markdown(index: &Index) -> String {
     let mut md = format!(
         "# Rehearsal suite: {}\n\nStarted {} · speed {} · {} scenarios\n\n",
         index.verdict.as_str().to_uppercase(),

@@ -21,7 +21,7 @@ pub const PREFIX: &str = "sha256:";
 
 /// The digest of some (role, bytes) parts, in order: `sha256:` and 64 hex digits. Each part is
 /// framed by its role and length, so no two different lists of parts give the same input.
-pub fn of_parts<'a>(parts: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> String {
+fn of_parts<'a>(parts: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> String {
     let mut h = Sha256::new();
     for (role, bytes) in parts {
         h.update(role.as_bytes());

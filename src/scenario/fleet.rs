@@ -8,9 +8,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The most hosts a fleet run may start (each is an OS process with its own engine).
-pub(crate) const MAX_HOSTS: usize = 32;
+const MAX_HOSTS: usize = 32;
 /// The largest `clock_skew`.
-pub(crate) const MAX_CLOCK_SKEW: Duration = Duration::from_secs(60);
+const MAX_CLOCK_SKEW: Duration = Duration::from_secs(60);
 
 /// How the hosts of a fleet share breaker decisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -12,7 +12,7 @@ use crate::builtin;
 
 /// The user's scenario directories looked at, relative to the working directory, in order,
 /// when no `--scenarios-dir` is given.
-pub(crate) const CWD_DIRS: [&str; 2] = ["scenarios", "fixtures/scenarios"];
+const CWD_DIRS: [&str; 2] = ["scenarios", "fixtures/scenarios"];
 
 /// A NAME or `--scenarios-dir` that could not be resolved.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -77,7 +77,7 @@ pub(crate) fn is_path(arg: &str) -> bool {
 }
 
 /// The environment variable naming the user's scenario directory (`--scenarios-dir`).
-pub const DIR_ENV: &str = "REHEARSE_SCENARIOS";
+const DIR_ENV: &str = "REHEARSE_SCENARIOS";
 
 /// Resolves `--scenario NAME|PATH` with `$REHEARSE_SCENARIOS`, else the user's directories of
 /// this working directory.

@@ -154,11 +154,11 @@ pub struct WarmupSpec {
 }
 
 /// Default [`WarmupSpec::prompt`].
-pub(crate) const DEFAULT_WARMUP_PROMPT: Duration = Duration::from_secs(5);
+const DEFAULT_WARMUP_PROMPT: Duration = Duration::from_secs(5);
 /// Default [`WarmupSpec::turns`].
-pub(crate) const DEFAULT_WARMUP_TURNS: u32 = 5;
+const DEFAULT_WARMUP_TURNS: u32 = 5;
 /// Default [`WarmupSpec::timeout`].
-pub(crate) const DEFAULT_WARMUP_TIMEOUT: Duration = Duration::from_secs(900);
+const DEFAULT_WARMUP_TIMEOUT: Duration = Duration::from_secs(900);
 
 impl WarmupSpec {
     /// The prompt bound.
@@ -197,13 +197,13 @@ impl WarmupSpec {
 }
 
 /// Default provider timeout of an `openclaw` target.
-pub(crate) const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(30);
+const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default whole-turn limit of an `openclaw` target.
-pub(crate) const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(600);
+const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default wait for an `openclaw` target to become healthy.
-pub(crate) const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(300);
+const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default wait for one turn's answer.
-pub(crate) const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(600);
+const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl TargetSpec {
     /// `provider_timeout` in whole seconds (at least 1).

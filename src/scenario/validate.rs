@@ -25,7 +25,7 @@ use crate::util::suggest::closest;
 use crate::wire::dep::provider_of;
 
 /// The most engine workers a scenario may ask for.
-pub(crate) const MAX_WORKERS: usize = 256;
+const MAX_WORKERS: usize = 256;
 
 /// A scenario that passed every check, with its traffic loaded.
 #[derive(Debug, Clone)]

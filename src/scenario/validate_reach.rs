@@ -157,7 +157,7 @@ fn model_subjects(file: &ScenarioFile, traffic: &[TrafficLine]) -> Result<(), Fi
 
 /// How far a run observes, in scenario time: `duration`, and for an external target the turns'
 /// timeout on top (a turn sent just before `duration` may take that long).
-pub(crate) fn horizon(file: &ScenarioFile) -> (Duration, String) {
+fn horizon(file: &ScenarioFile) -> (Duration, String) {
     let d = humantime::format_duration(file.duration);
     if file.target.kind.is_external() {
         let t = file.target.turn_timeout();

@@ -10,7 +10,7 @@ use super::calendar::CalendarEntry;
 
 /// launchd's default PATH is `/usr/bin:/bin:/usr/sbin:/sbin` (`sysctl user.cs_path`), without
 /// Homebrew; the scheduled run gets these, Apple-silicon Homebrew first.
-pub(crate) const SANE_PATH: &str = "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+const SANE_PATH: &str = "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
 
 /// `StartCalendarInterval`: one dict, or an array for several entries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,7 +24,7 @@ pub enum CalendarInterval {
 
 impl CalendarInterval {
     /// A dict for one entry, an array for several.
-    pub(crate) fn from_entries(mut entries: Vec<CalendarEntry>) -> Self {
+    fn from_entries(mut entries: Vec<CalendarEntry>) -> Self {
         if entries.len() == 1 {
             Self::One(entries.remove(0))
         } else {
@@ -97,7 +97,7 @@ pub struct AgentSpec {
 }
 
 /// Where launchd writes the job's logs: `HOME/Library/Logs/rehearse`.
-pub(crate) fn log_dir(home: &Path) -> PathBuf {
+fn log_dir(home: &Path) -> PathBuf {
     home.join("Library/Logs/rehearse")
 }
 

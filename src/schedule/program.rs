@@ -16,7 +16,7 @@ pub(crate) fn stable(exe: &Path, usable: &dyn Fn(&Path) -> bool) -> PathBuf {
 }
 
 /// `PREFIX/REST` of a keg path, `None` for any other.
-pub(crate) fn linked(exe: &Path) -> Option<PathBuf> {
+fn linked(exe: &Path) -> Option<PathBuf> {
     let parts: Vec<Component<'_>> = exe.components().collect();
     let program = exe.file_name()?;
     // The last `Cellar` (or `opt`) followed by a keg named as the program.

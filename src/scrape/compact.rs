@@ -20,7 +20,7 @@ use crate::engine::events::BreakerState;
 
 /// The most values of one label of one sample name a run keeps (a gateway exporting a label
 /// per request would otherwise grow without bound); past it the set is marked [`LabelSeen::full`].
-pub const MAX_LABEL_VALUES: usize = 1024;
+const MAX_LABEL_VALUES: usize = 1024;
 
 /// The values one label of one sample name carried in the scrapes of a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -119,7 +119,7 @@ impl CompactScrapes {
 
     /// Adds the sample names and label values of `e` (every scrape's, and a fleet's final
     /// exposition merged from its hosts).
-    pub(crate) fn note_labels(&mut self, e: &Exposition) {
+    fn note_labels(&mut self, e: &Exposition) {
         for s in e.samples() {
             if !self.labels.contains_key(&s.name) {
                 self.labels.insert(s.name.clone(), BTreeMap::new());

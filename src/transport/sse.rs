@@ -88,7 +88,7 @@ mod tests {
     }
 
     #[test]
-    pub fn provider_codes_and_usage_come_from_json_bodies() {
+    fn provider_codes_and_usage_come_from_json_bodies() {
         let b = br#"{"error":{"code":"context_length_exceeded","type":"invalid_request_error"}}"#;
         assert_eq!(provider_code(b).as_deref(), Some("context_length_exceeded"));
         let b = br#"{"error":{"type":"rate_limit_exceeded"}}"#;

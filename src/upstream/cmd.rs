@@ -91,7 +91,7 @@ impl RecordSink for Verbose {
 }
 
 /// `2026-09-06T10:00:00.123Z llm model=mockai/m1 profile=1a2b3c fault=status`.
-pub(crate) fn verbose_line(r: &UpstreamRecord) -> String {
+fn verbose_line(r: &UpstreamRecord) -> String {
     let wall = SystemTime::UNIX_EPOCH + Duration::from_millis(r.wall_ms);
     let mut line = format!("{} {}", humantime::format_rfc3339_millis(wall), r.route);
     if let Some(m) = &r.model {

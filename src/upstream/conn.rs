@@ -59,7 +59,7 @@ impl ConnCtl {
     }
 
     /// Whether the client closed or reset its end (a non-blocking peek).
-    pub(super) fn peer_gone(&self) -> bool {
+    fn peer_gone(&self) -> bool {
         let Some(s) = &self.sock else { return false };
         let mut buf = [MaybeUninit::<u8>::uninit(); 1];
         match s.recv_with_flags(&mut buf, libc::MSG_PEEK | libc::MSG_DONTWAIT) {

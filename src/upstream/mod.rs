@@ -45,7 +45,7 @@ use stats::{Observation, StatsState};
 use crate::wire::dep;
 
 /// Default gap between streamed tokens (before the speed factor).
-pub(crate) const DEFAULT_TOKEN_INTERVAL: Duration = Duration::from_millis(20);
+const DEFAULT_TOKEN_INTERVAL: Duration = Duration::from_millis(20);
 
 /// How to build an [`Upstream`].
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::util::sync::Locked;
 
 /// The block size no line may straddle (see [`JsonlFile`]).
-pub(crate) const BLOCK: u64 = 4096;
+const BLOCK: u64 = 4096;
 
 /// The longest line expected before any is seen: a line that ends closer than this to a block
 /// boundary is padded up to it.

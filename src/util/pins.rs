@@ -2,7 +2,7 @@
 //! the same file): plain `KEY=VALUE` lines, `#` comments.
 
 /// The file as built in.
-pub(crate) const PINS_ENV: &str = include_str!("../../scripts/pins.env");
+const PINS_ENV: &str = include_str!("../../scripts/pins.env");
 
 /// The versions rehearse installs by default.
 #[derive(Debug, Clone, PartialEq, Eq)]

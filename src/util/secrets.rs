@@ -67,7 +67,7 @@ impl Scrubber {
     }
 
     /// What `secret` becomes.
-    pub(crate) fn mask_of(&self, secret: &str) -> String {
+    fn mask_of(&self, secret: &str) -> String {
         match self.mask {
             Mask::Fingerprint => format!("<secret {}>", crate::util::fingerprint(secret)),
             Mask::Fixed(m) => m.to_string(),

@@ -22,7 +22,7 @@ use tokio::time::Instant;
 /// The slowest `--speed` accepted.
 pub(crate) const MIN_SPEED: f64 = 0.01;
 /// The fastest `--speed` accepted.
-pub(crate) const MAX_SPEED: f64 = 100.0;
+const MAX_SPEED: f64 = 100.0;
 
 /// A `--speed` outside [`MIN_SPEED`]..=[`MAX_SPEED`] (or not a number).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -5,7 +5,7 @@
 /// The 1-based character column of serde_json's byte `column` on `line` (the text of that line,
 /// without its newline). serde_json's column is the byte count up to and including the byte
 /// it stopped at, so a column inside a multi-byte character names that character.
-pub(crate) fn char_col(line: &str, column: usize) -> usize {
+fn char_col(line: &str, column: usize) -> usize {
     let mut end = column.min(line.len());
     while !line.is_char_boundary(end) {
         end += 1;

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::proc::{group_alive, pid_alive, self_exe, signal_group, signal_pid};
 
 /// How long the program has after SIGTERM before SIGKILL.
-pub(crate) const GRACE: Duration = Duration::from_secs(3);
+const GRACE: Duration = Duration::from_secs(3);
 
 /// A running watchdog over one program.
 #[derive(Debug)]

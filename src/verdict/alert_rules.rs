@@ -109,7 +109,7 @@ impl Scope<'_> {
     }
 
     /// The labels the series of `sel` may carry.
-    pub(crate) fn series_shape(&self, sel: &Selector) -> Shape {
+    fn series_shape(&self, sel: &Selector) -> Shape {
         self.shape_at(sel, 0)
     }
 
@@ -197,7 +197,7 @@ impl Scope<'_> {
     }
 
     /// Why the scenario cannot produce `label="value"` (on series of `family`, when known).
-    pub(crate) fn value_problem(
+    fn value_problem(
         &self,
         label: &str,
         value: &str,

@@ -218,7 +218,7 @@ pub struct ExpectFleet {
 
 impl ExpectFleet {
     /// True when no bound is given.
-    pub(crate) fn is_vacuous(&self) -> bool {
+    fn is_vacuous(&self) -> bool {
         self.max_probes_per_interval.is_none()
             && self.max_probes_per_host_per_interval.is_none()
             && self.min_probes_per_interval.is_none()

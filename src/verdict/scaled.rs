@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::scenario_ms;
 
 /// Floor of every scaled tolerance.
-pub const MIN_TOLERANCE_MS: i64 = 20;
+const MIN_TOLERANCE_MS: i64 = 20;
 
 /// A duration at speed 1 → ms at `speed` (saturating; see [`crate::util::speed::scale_ms`]).
 pub fn scaled_ms(d: Duration, speed: f64) -> i64 {

@@ -43,7 +43,7 @@ pub(crate) mod route {
     /// WebSocket sessions: `GET /ws?channel=NAME`.
     pub(crate) const WS: &str = "/ws";
     /// The query parameter naming a WebSocket session's channel.
-    pub(crate) const WS_CHANNEL: &str = "channel";
+    pub const WS_CHANNEL: &str = "channel";
     /// Everything under it is the upstream's control API.
     pub(crate) const CONTROL_PREFIX: &str = "/_rehearse/";
     /// `GET` / `PUT` the live faults.

@@ -16,7 +16,7 @@ use super::turn_end::TurnEnd;
 use crate::replay::http::{ExchangeError, HttpDispatcher, TargetError};
 
 /// The model a turn names: the gateway's default agent.
-pub(crate) const GATEWAY_MODEL: &str = "openclaw/default";
+const GATEWAY_MODEL: &str = "openclaw/default";
 
 /// One turn of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]

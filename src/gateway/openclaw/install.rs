@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The environment variable naming the `openclaw` executable.
-pub(crate) const ENV_VAR: &str = "REHEARSE_OPENCLAW";
+const ENV_VAR: &str = "REHEARSE_OPENCLAW";
 
 /// How to get the pinned install (named in every "not found" error), with the versions of
 /// `scripts/pins.env`.
-pub(crate) fn how_to_install() -> String {
+fn how_to_install() -> String {
     let pinned = crate::util::pins::pins().map_or_else(
         |_| "the pinned OpenClaw and its Node".to_string(),
         |p| format!("OpenClaw {} and Node {}", p.openclaw, p.node),
@@ -29,7 +29,7 @@ pub(crate) fn how_to_install() -> String {
 }
 
 /// The pinned version's executable in the cache (`None` without a cache root or pins).
-pub(crate) fn pinned_in_cache() -> Option<PathBuf> {
+fn pinned_in_cache() -> Option<PathBuf> {
     let cache = crate::util::cache::root()?;
     let pins = crate::util::pins::pins().ok()?;
     Some(cached_executable(&cache, &pins.openclaw))

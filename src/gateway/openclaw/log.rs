@@ -110,7 +110,7 @@ pub(crate) fn profile_hash(profile_id: &str) -> String {
 }
 
 /// Every decision in a log's text, in order.
-pub(crate) fn parse_log(text: &str) -> Vec<LoggedDecision> {
+fn parse_log(text: &str) -> Vec<LoggedDecision> {
     text.lines().filter_map(parse_line).collect()
 }
 

@@ -93,7 +93,7 @@ pub(super) fn tail(path: &Path, n: usize, secrets: &[&str]) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn strip_ansi(s: &str) -> String {
+fn strip_ansi(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

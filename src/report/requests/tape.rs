@@ -7,7 +7,7 @@
 use crate::upstream::{RequestRoute, RouteKind, UpstreamRecord};
 
 /// Most requests on the run's clock a tape keeps (a few bytes each).
-pub(crate) const MAX_TAPE: usize = 200_000;
+const MAX_TAPE: usize = 200_000;
 /// Most warm-up requests kept.
 const MAX_WARM: usize = 2_000;
 /// Most distinct lane keys; the requests of any further one share the last key (lanes past

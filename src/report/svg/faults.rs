@@ -21,7 +21,7 @@ fn sparse(f: &FaultWindow) -> bool {
 
 /// The span the fault is drawn over (scenario ms), clipped to `end`: its window, or from its
 /// first to its last hit for a sparse fault (None when it never applied).
-pub(super) fn drawn_span(f: &FaultWindow, end: u64) -> Option<(u64, u64)> {
+fn drawn_span(f: &FaultWindow, end: u64) -> Option<(u64, u64)> {
     if sparse(f) {
         let first = f.applied.first()?.t_ms;
         let last = f.applied.last().map_or(first, |h| h.t_ms);

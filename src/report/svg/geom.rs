@@ -60,7 +60,7 @@ impl Scale {
 }
 
 /// `30s`, `1.25s`: seconds, like every time the report's text says.
-pub(crate) fn tick_label(t: u64, step: u64) -> String {
+fn tick_label(t: u64, step: u64) -> String {
     if step.is_multiple_of(1000) {
         format!("{}s", t / 1000)
     } else {

@@ -66,7 +66,7 @@ impl Ctx<'_> {
 /// Where policy run `p` of `r` stopped early, in scenario ms: at 0 for a policy that never ran,
 /// where the report's `stopped` says for the run that was cut, else (a report without that
 /// information) where an incomplete run's policy run ended before the scenario's duration.
-pub(crate) fn stop_of(r: &Report, p: &PolicyReport) -> Option<u64> {
+fn stop_of(r: &Report, p: &PolicyReport) -> Option<u64> {
     if p.status == PolicyStatus::NotRun {
         return Some(0);
     }
@@ -81,7 +81,7 @@ pub(crate) fn stop_of(r: &Report, p: &PolicyReport) -> Option<u64> {
 }
 
 /// The time the axis spans: the scenario's duration, or the last thing the run shows.
-pub(crate) fn end_of(r: &Report, p: &PolicyReport) -> u64 {
+fn end_of(r: &Report, p: &PolicyReport) -> u64 {
     let states = p
         .breaker_states
         .values()

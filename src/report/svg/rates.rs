@@ -27,7 +27,7 @@ pub(crate) fn window_ms(end_ms: u64) -> u64 {
 
 /// Rolling (requests/s, errors/s) at each point from `window` ms of intervals before it.
 /// Points with less than half a window behind them are left out.
-pub(crate) fn rolling(points: &[RatePoint], window: u64) -> Vec<(u64, f64, f64)> {
+fn rolling(points: &[RatePoint], window: u64) -> Vec<(u64, f64, f64)> {
     // Each point covers the interval since the previous one.
     let spans: Vec<(u64, u64, f64, f64)> = points
         .iter()
@@ -63,7 +63,7 @@ pub(crate) fn rolling(points: &[RatePoint], window: u64) -> Vec<(u64, f64, f64)>
 /// Rate points from what the upstream recorded (`q`), for a run whose engine was not scraped
 /// (a gateway's): one point per second up to `end_ms` (per bin when the requests were binned),
 /// errors being the requests the upstream faulted.
-pub(crate) fn from_upstream(q: &RequestLanes, end_ms: u64) -> Vec<RatePoint> {
+fn from_upstream(q: &RequestLanes, end_ms: u64) -> Vec<RatePoint> {
     let width = q.bins.as_ref().map_or(1_000, |b| b.width_ms.max(1));
     let n = usize::try_from(end_ms.div_ceil(width)).unwrap_or(0).min(100_000);
     let mut counts = vec![(0u64, 0u64); n];

@@ -111,7 +111,7 @@ impl Stamped {
 
     /// Whether arrivals come from kernel timestamps.
     #[cfg(test)] // used by the tests only
-    pub(crate) fn kernel_timestamps(&self) -> bool {
+    fn kernel_timestamps(&self) -> bool {
         #[cfg(target_os = "linux")]
         return self.kernel.is_some();
         #[cfg(not(target_os = "linux"))]

@@ -34,7 +34,7 @@ pub enum RouteSel {
 
 impl RouteSel {
     /// Whether a request on `route` (with tool name `tool`) is selected.
-    pub(crate) fn selects(&self, route: RouteKind, tool: Option<&str>) -> bool {
+    fn selects(&self, route: RouteKind, tool: Option<&str>) -> bool {
         match self {
             Self::Any => true,
             Self::Llm => route == RouteKind::Llm,
@@ -136,7 +136,7 @@ pub struct RequestScope<'a> {
 impl FaultSpec {
     /// Whether the fault's route, profile, model and window select this request at `elapsed`
     /// since the run start (`first` and `probability` are applied by [`FaultTable`]).
-    pub(crate) fn in_scope(&self, req: &RequestScope<'_>, elapsed: Duration, speed: Speed) -> bool {
+    fn in_scope(&self, req: &RequestScope<'_>, elapsed: Duration, speed: Speed) -> bool {
         if !self.route.selects(req.route, req.tool) || !self.kind.as_fault().applies_to(req.route) {
             return false;
         }

@@ -23,7 +23,7 @@ use crate::upstream::faults::{CutAt, CutMode};
 const FLUSH_GRACE: Duration = Duration::from_millis(20);
 
 /// How many of `n` pieces go out before a cut at `fraction`.
-pub(crate) fn pieces_before_cut(n: usize, fraction: f64) -> usize {
+fn pieces_before_cut(n: usize, fraction: f64) -> usize {
     let k = (n as f64 * fraction + 1e-9).floor();
     (k.max(0.0) as usize).min(n)
 }

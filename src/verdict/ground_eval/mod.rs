@@ -111,7 +111,7 @@ impl UpstreamFacts<'_> {
 
     /// How many model requests of any subject reached the upstream in `[from, until)` (scenario
     /// ms; `None` = to the end): a row's witness that the system under test was sending then.
-    pub(crate) fn requests_between(&self, from: u64, until: Option<u64>) -> u64 {
+    fn requests_between(&self, from: u64, until: Option<u64>) -> u64 {
         self.matching_records(None, None, None)
             .map(|r| scenario_ms_u(r.t_ms, self.speed))
             .filter(|&t| t >= from && until.is_none_or(|u| t < u))
