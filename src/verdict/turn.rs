@@ -311,6 +311,40 @@ mod tests {
         assert_eq!(got[0].observed, "no such turn to time");
     }
 
+    /// Every turn cut at a 3 s `turn_timeout`, none answered: "observed 4 turns,
+    /// 3.000s..3.001s" used to pass `latency_at_most = 10s`. A cut turn has no latency.
+    #[test]
+    fn turns_cut_at_the_timeout_fail_any_latency_bound_over_them() {
+        let cut: Vec<TurnSeen> = [3_000, 3_001, 3_000, 3_001]
+            .map(|ms| turn(TurnEnd::TimedOut, ms))
+            .to_vec();
+        let slow_ok = ExpectTurn {
+            latency_at_most: Some(Duration::from_secs(10)),
+            ..Default::default()
+        };
+        let got = evaluate(std::slice::from_ref(&slow_ok), &cut, false);
+        assert_eq!(got[0].status, ExpectStatus::Fail, "{}", got[0].detail);
+        assert!(
+            got[0].observed.contains("4 cut at the turn timeout (no latency)"),
+            "{}",
+            got[0].observed
+        );
+        assert_eq!(got[0].witness.get("turns_cut"), 4);
+        assert_eq!(got[0].witness.get("turns_timed"), 0);
+        // One cut among answered turns fails the bound too; without it the bound holds.
+        let mut mixed = turns();
+        mixed.retain(|t| t.outcome == Some(TurnEnd::Answered));
+        assert_eq!(
+            evaluate(std::slice::from_ref(&slow_ok), &mixed, false)[0].status,
+            ExpectStatus::Pass
+        );
+        mixed.push(turn(TurnEnd::TimedOut, 3_000));
+        assert_eq!(
+            evaluate(&[slow_ok], &mixed, false)[0].status,
+            ExpectStatus::Fail
+        );
+    }
+
     #[test]
     fn a_stopped_run_leaves_unsettled_bounds_not_reached() {
         let at_least = ExpectTurn {
