@@ -253,7 +253,13 @@ pub(crate) fn attempt_hosts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> Expect
         expected,
         observed,
     );
-    r.witness = f.witness(from, until, 0).with("hosts", n);
+    // The subject's own requests in the window, as the count row's witness says them.
+    let subject_n = f
+        .matching(e.profile.as_deref(), e.model.as_deref(), e.fault.as_deref())
+        .into_iter()
+        .filter(|&t| t >= from && until.is_none_or(|u| t < u))
+        .count() as u64;
+    r.witness = f.witness(from, until, subject_n).with("hosts", n);
     finish(r, status(ok, over, f.reached(until)))
 }
 

@@ -246,6 +246,9 @@ fn attempt_hosts_count_the_distinct_hosts_of_a_subject_in_a_window() {
     let row = attempt_hosts(&e, &f);
     assert!(row.ok, "{row:?}");
     assert_eq!(row.observed, "3 (h0, h1, h2)");
+    // Its witness counts the subject's requests in the window, as the count row's does.
+    assert_eq!(row.witness.get("subject_requests"), 4, "{:?}", row.witness);
+    assert_eq!(row.witness.get("hosts"), 3);
     let all = ExpectAttempts {
         until: None,
         ..e.clone()
