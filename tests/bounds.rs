@@ -15,6 +15,7 @@ use std::thread;
 use std::time::Duration;
 
 use crate::scenario_validate::{assert_rejected, smoke_plus, where_is};
+use crate::support::loopback::{answer, read_request};
 use crate::support::run::{mutated_copy, repo_root, report_json, show};
 
 fn rehearse(args: &[&str]) -> Output {
@@ -244,26 +245,8 @@ impl Drop for Gateway {
 }
 
 fn serve(mut s: TcpStream, upstream: u16, turns: &AtomicU64) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
     let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-    while let Ok(n) = s.read(&mut chunk) {
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-            let len = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + len {
-                break;
-            }
-        }
-    }
+    let buf = read_request(&mut s);
     let req = String::from_utf8_lossy(&buf);
     let (ctype, body) = if req.starts_with("GET /metrics") {
         let n = turns.load(Ordering::SeqCst);
@@ -284,11 +267,7 @@ fn serve(mut s: TcpStream, upstream: u16, turns: &AtomicU64) {
             r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}"#.to_string(),
         )
     };
-    let resp = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = s.write_all(resp.as_bytes());
+    answer(&mut s, "200 OK", ctype, &body);
 }
 
 fn free_port() -> u16 {

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::support::loopback::{answer, read_request};
 use crate::support::run::{report_json, reported_path, show};
 
 /// The stand-in's breaker never opens.
@@ -84,29 +85,6 @@ impl Drop for StandIn {
     }
 }
 
-fn read_request(s: &mut TcpStream) -> String {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while let Ok(n) = s.read(&mut chunk) {
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-            let len = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + len {
-                break;
-            }
-        }
-    }
-    String::from_utf8_lossy(&buf).into_owned()
-}
-
 /// One model request to the mock upstream; true when it answered 2xx.
 fn relay(upstream: u16) -> bool {
     let Ok(mut s) = TcpStream::connect(("127.0.0.1", upstream)) else {
@@ -127,17 +105,8 @@ fn relay(upstream: u16) -> bool {
     String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 2")
 }
 
-fn answer(s: &mut TcpStream, status: &str, ctype: &str, body: &str) {
-    let resp = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\n\
-         connection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = s.write_all(resp.as_bytes());
-}
-
 fn serve(mut s: TcpStream, upstream: u16, mode: u8, breaker: Arc<Mutex<Breaker>>) {
-    let req = read_request(&mut s);
+    let req = String::from_utf8_lossy(&read_request(&mut s)).into_owned();
     if req.starts_with("GET /metrics") {
         let text = breaker.lock().unwrap().exposition();
         return answer(&mut s, "200 OK", "text/plain; version=0.0.4", &text);

@@ -22,6 +22,8 @@ pub mod fake;
 pub mod fleet;
 /// The degradation-ladder rig (model calls scripted per model).
 pub mod ladder;
+/// The stand-in gateways' HTTP/1.1 reader and writer.
+pub mod loopback;
 pub mod metrics;
 /// promtool, amtool and a real Prometheus for the shipped monitoring's tests.
 pub mod prometheus;
