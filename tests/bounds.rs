@@ -75,6 +75,22 @@ fn a_latency_bound_at_or_over_turn_timeout_is_refused() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
 }
 
+/// A foreign gateway's `dep` label is its own: `breaker_state{dep="model"}` of an `http`
+/// target's `metrics_url` is judged on its scrapes, not refused as an engine dep.
+#[test]
+fn a_gateway_selectors_dep_label_is_not_checked_against_the_engines_deps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = http_scenario(
+        tmp.path(),
+        "gateway-dep",
+        1,
+        free_port(),
+        "[[expect.metric]]\nseries = 'breaker_state{dep=\"model\"}'\nequals = 0\n",
+    );
+    let out = rehearse(&["validate", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+}
+
 #[test]
 fn an_engine_label_value_no_run_can_export_is_refused_with_the_nearest() {
     let tmp = tempfile::tempdir().unwrap();

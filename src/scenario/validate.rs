@@ -411,7 +411,8 @@ fn unknown_dep(file: &ScenarioFile, deps: &BTreeSet<String>) -> Option<(String, 
                 .enumerate()
                 .map(|(i, t)| (format!("expect.probe_spacing[{i}].dep"), &t.dep)),
         )
-        .chain(e.metric.iter().enumerate().filter_map(|(i, m)| {
+        // A foreign gateway's `dep` labels are its own (judged on its scrapes), not the engine's.
+        .chain(e.metric.iter().enumerate().filter(|_| !file.target.kind.is_external()).filter_map(|(i, m)| {
             m.series
                 .labels
                 .get("dep")
