@@ -5,7 +5,6 @@
 //! `metrics_url`, judged on what its scrapes held); and `validate` refuses what the run's
 //! preflight refuses: a rule file promtool rejects, a `[prometheus] url` without a port.
 
-use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -15,8 +14,8 @@ use std::thread;
 use std::time::Duration;
 
 use crate::scenario_validate::{assert_rejected, smoke_plus, where_is};
-use crate::support::loopback::{answer, read_request};
-use crate::support::run::{mutated_copy, repo_root, report_json, show};
+use crate::support::loopback::{answer, free_port, read_request, relay};
+use crate::support::run::{mutated_copy, repo_root, report_json, run_scenario, show};
 
 fn rehearse(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rehearse"))
@@ -24,19 +23,6 @@ fn rehearse(args: &[&str]) -> Output {
         .current_dir(repo_root())
         .output()
         .unwrap()
-}
-
-fn run(scenario: &Path, speed: &str, reports: &Path) -> Output {
-    rehearse(&[
-        "run",
-        "--no-progress",
-        "--scenario",
-        scenario.to_str().unwrap(),
-        "--speed",
-        speed,
-        "--report-dir",
-        reports.to_str().unwrap(),
-    ])
 }
 
 /// Every expectation row of every arm of a report.json.
@@ -176,7 +162,7 @@ fn a_seconds_gauge_gives_the_same_verdict_at_x2_and_x6() {
     let tmp = tempfile::tempdir().unwrap();
     let p = disagreement(tmp.path());
     for speed in ["2", "6"] {
-        let out = run(&p, speed, &tmp.path().join(format!("r{speed}")));
+        let out = run_scenario(&p, speed, &tmp.path().join(format!("r{speed}")));
         assert_eq!(out.status.code(), Some(1), "×{speed}: {}", show(&out));
         let r = report_json(&out);
         let m: Vec<_> = rows(&r)
@@ -207,7 +193,7 @@ fn a_transition_fixture_gives_the_same_verdict_at_x2_and_x6() {
     let p = crate::support::run::fixture("crm-search-503-storm");
     let mut verdicts = Vec::new();
     for speed in ["2", "6"] {
-        let out = run(&p, speed, &tmp.path().join(format!("r{speed}")));
+        let out = run_scenario(&p, speed, &tmp.path().join(format!("r{speed}")));
         assert_eq!(out.status.code(), Some(0), "×{speed}: {}", show(&out));
         let r = report_json(&out);
         verdicts.push(
@@ -275,7 +261,7 @@ fn serve(mut s: TcpStream, upstream: u16, turns: &AtomicU64) {
         t.push_str("# TYPE litellm_deployment_failure_responses_total counter\n");
         ("text/plain; version=0.0.4", t)
     } else {
-        if req.starts_with("POST") && relay(upstream) {
+        if req.starts_with("POST") && relay(upstream, "sk-labels-B", "gpt-4o") {
             turns.fetch_add(1, Ordering::SeqCst);
         }
         (
@@ -284,34 +270,6 @@ fn serve(mut s: TcpStream, upstream: u16, turns: &AtomicU64) {
         )
     };
     answer(&mut s, "200 OK", ctype, &body);
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// One model request to the mock upstream with key B; true when it answered 2xx.
-fn relay(upstream: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", upstream)) else {
-        return false;
-    };
-    let body = r#"{"model":"gpt-4o","stream":false,"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
-    let req = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:{upstream}\r\n\
-         authorization: Bearer sk-labels-B\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    if s.write_all(req.as_bytes()).is_err() {
-        return false;
-    }
-    let mut answer = Vec::new();
-    let _ = s.read_to_end(&mut answer);
-    String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 2")
 }
 
 fn gateway(upstream: u16) -> Gateway {

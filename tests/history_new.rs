@@ -6,7 +6,6 @@
 //! it fail the run (exit 1); before, a figure no run before had was "no baseline yet" and the
 //! run passed. A fifth run whose breaker stays open longer fails on the moved open time.
 
-use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -17,7 +16,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::support::loopback::{answer, read_request};
+use crate::support::loopback::{answer, free_port, read_request, relay};
 use crate::support::run::{report_json, reported_path, show};
 
 /// The stand-in's breaker never opens.
@@ -85,26 +84,6 @@ impl Drop for StandIn {
     }
 }
 
-/// One model request to the mock upstream; true when it answered 2xx.
-fn relay(upstream: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", upstream)) else {
-        return false;
-    };
-    let body = r#"{"model":"m1","stream":false,"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
-    let req = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:{upstream}\r\n\
-         authorization: Bearer sk-drift-key-A\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    if s.write_all(req.as_bytes()).is_err() {
-        return false;
-    }
-    let mut answer = Vec::new();
-    let _ = s.read_to_end(&mut answer);
-    String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 2")
-}
-
 fn serve(mut s: TcpStream, upstream: u16, mode: u8, breaker: Arc<Mutex<Breaker>>) {
     let req = String::from_utf8_lossy(&read_request(&mut s)).into_owned();
     if req.starts_with("GET /metrics") {
@@ -114,7 +93,7 @@ fn serve(mut s: TcpStream, upstream: u16, mode: u8, breaker: Arc<Mutex<Breaker>>
     if !req.starts_with("POST") {
         return answer(&mut s, "200 OK", "application/json", r#"{"ok":true}"#);
     }
-    let ok = relay(upstream);
+    let ok = relay(upstream, "sk-drift-key-A", "m1");
     // The harness's warm-up turns reach the upstream before the run's clock: not the run's.
     if !req.contains("rehearse-warmup") {
         breaker.lock().unwrap().saw(mode, ok);
@@ -160,14 +139,6 @@ fn stand_in(upstream: u16) -> StandIn {
         }
     });
     g
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// 5 s of a turn every 250 ms against the stand-in, the upstream answering 503 from 1 s to

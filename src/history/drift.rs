@@ -373,17 +373,20 @@ mod tests {
         assert!(r[0].detail.contains("new"), "{}", r[0].detail);
     }
 
+    /// `r` as `DIR/NAME/report.json`, a run directory of the report dir `dir`.
+    fn write_report(dir: &std::path::Path, name: &str, r: &Report) {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(
+            dir.join(name).join("report.json"),
+            serde_json::to_string(r).unwrap(),
+        )
+        .unwrap();
+    }
+
     #[test]
     fn runs_of_another_scenario_digest_are_left_out_and_counted() {
         let d = tempfile::tempdir().unwrap();
-        let write = |name: &str, r: &Report| {
-            std::fs::create_dir_all(d.path().join(name)).unwrap();
-            std::fs::write(
-                d.path().join(name).join("report.json"),
-                serde_json::to_string(r).unwrap(),
-            )
-            .unwrap();
-        };
+        let write = |name: &str, r: &Report| write_report(d.path(), name, r);
         let with = |i: u32, digest: Option<&str>| {
             let mut r = run(&format!("2026-11-0{i}T06:00:00.000Z"), "pass", Some(1), "1");
             r.scenario_digest = digest.map(str::to_string);
@@ -422,14 +425,7 @@ mod tests {
     #[test]
     fn earlier_runs_are_the_same_scenario_and_kind_finished_and_before() {
         let d = tempfile::tempdir().unwrap();
-        let write = |name: &str, r: &Report| {
-            std::fs::create_dir_all(d.path().join(name)).unwrap();
-            std::fs::write(
-                d.path().join(name).join("report.json"),
-                serde_json::to_string(r).unwrap(),
-            )
-            .unwrap();
-        };
+        let write = |name: &str, r: &Report| write_report(d.path(), name, r);
         write("20261101T060000Z-smoke", &run("2026-11-01T06:00:00.000Z", "pass", Some(1), "1"));
         write("20261102T060000Z-smoke", &run("2026-11-02T06:00:00.000Z", "error", Some(1), "1"));
         let mut other = run("2026-11-03T06:00:00.000Z", "fail", Some(1), "1");

@@ -38,3 +38,35 @@ pub fn answer(s: &mut TcpStream, status: &str, ctype: &str, body: &str) {
     );
     let _ = s.write_all(resp.as_bytes());
 }
+
+/// A free loopback port (bound and released: another process may take it first, so a server
+/// that binds it must fail loudly).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// One non-streamed chat completion for `model` to the mock upstream on `upstream` with bearer
+/// `token`, as a gateway would relay a turn; true when it answered 2xx.
+pub fn relay(upstream: u16, token: &str, model: &str) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", upstream)) else {
+        return false;
+    };
+    let body = format!(
+        r#"{{"model":"{model}","stream":false,"max_tokens":8,"messages":[{{"role":"user","content":"hi"}}]}}"#
+    );
+    let req = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:{upstream}\r\n\
+         authorization: Bearer {token}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    if s.write_all(req.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 2")
+}
