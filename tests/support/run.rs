@@ -28,7 +28,7 @@ pub fn run_in(cwd: &Path, args: &[&str]) -> Output {
 
 /// [`run_in`] with `REHEARSE_MUTANTS=1`: the run also writes `mutants.json`, every expectation
 /// re-judged on the run's own observation after a change that should fail it
-/// (`src/run/mutants.rs`); [`assert_mutants`] reads it.
+/// (`src/run/mutants/`); [`assert_mutants`] reads it.
 pub fn run_in_with_mutants(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rehearse"))
         .args(args)
