@@ -84,6 +84,16 @@ async fn a_real_gateway_reaches_the_upstream_with_the_seeded_key_retries_a_503_a
             .await;
     drop(starting);
     eprintln!("healthy after {:?} ({:?})", t0.elapsed(), gw.isolation());
+    // key-B went into the store the CLI wrote for key-A, not through a second CLI start.
+    let seeded = std::fs::read_to_string(run.path().join("openclaw/seed.out")).unwrap_or_default();
+    assert!(
+        seeded.contains("1 further profile(s) added to the profile store beside mockai:a"),
+        "{seeded}"
+    );
+    assert!(
+        !seeded.contains(KEY_A) && !seeded.contains(KEY_B),
+        "{seeded}"
+    );
     let client = gw.client().unwrap();
 
     // One healthy turn: it reaches the upstream with the first profile's seeded key.

@@ -75,6 +75,7 @@ pub mod procs;
 pub mod release_check;
 pub mod sandbox;
 mod seed;
+mod store;
 pub(crate) mod state;
 mod turn_end;
 pub mod user_config;

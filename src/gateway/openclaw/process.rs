@@ -20,7 +20,7 @@ use super::install::Install;
 use super::log::{LoggedDecision, last_messages, read_log};
 use super::procs::{SeenProcess, descendants, signal_group};
 use super::sandbox::{GatewayDirs, Sandbox, TmpIsolation, TmpRecord};
-use super::seed::{seed, tail};
+use super::seed::{seed_profiles, tail};
 use super::state::{AuthState, StateError, database_path, read_auth_state};
 use crate::util::watchdog::Watchdog;
 
@@ -143,9 +143,7 @@ impl Gateway {
         };
         write_config(&dirs.config, &effective).map_err(io("writing", &dirs.config))?;
         let secrets: Vec<&str> = config.profiles.iter().map(|p| p.key.as_str()).collect();
-        for p in &config.profiles {
-            seed(&sandbox, &p.provider, &p.id, &p.key, &options, &secrets).await?;
-        }
+        seed_profiles(&sandbox, &install.node, &config.profiles, &options, &secrets).await?;
         restore_order(&dirs.config, &config.order()).map_err(io("rewriting", &dirs.config))?;
         let console =
             std::fs::File::create(&dirs.console).map_err(io("creating", &dirs.console))?;

@@ -1,7 +1,8 @@
 //! Seeding profile keys: `printf 'KEY\n' | openclaw models auth paste-api-key --provider P
-//! --profile-id ID` in the sandbox, one profile after another (each rewrites `openclaw.json`),
-//! with a timeout; and the text helpers that quote a command's output with ANSI colours removed
-//! and keys replaced by fingerprints.
+//! --profile-id ID` in the sandbox for the first profile (with a timeout), the others added to
+//! the store it wrote ([`super::store`]), or by the CLI one after another when that store is not
+//! the shape known (each rewrites `openclaw.json`); and the text helpers that quote a command's
+//! output with ANSI colours removed and keys replaced by fingerprints.
 
 use std::io::Write;
 use std::path::Path;
@@ -12,11 +13,68 @@ use tokio::time::Instant;
 
 use super::errors::{GatewayError, GatewayOptions, io};
 use super::procs::signal_group;
+use super::config::ProfileSpec;
 use super::sandbox::Sandbox;
+use super::state::database_path;
+use super::store::{StoreProfile, add_beside};
 use crate::util::secrets::Scrubber;
 
+/// Seeds every profile's key: the first with the CLI (which creates the state database and its
+/// profile store), the others added to that store directly ([`super::store`]) — or, when the
+/// store is not the shape known, with the CLI too. Which way was taken is appended to the seed
+/// log (`seed.out`).
+pub(super) async fn seed_profiles(
+    sandbox: &Sandbox,
+    node: &Path,
+    profiles: &[ProfileSpec],
+    options: &GatewayOptions,
+    secrets: &[&str],
+) -> Result<(), GatewayError> {
+    let Some((first, rest)) = profiles.split_first() else {
+        return Ok(());
+    };
+    seed(sandbox, &first.provider, &first.id, &first.key, options, secrets).await?;
+    if rest.is_empty() {
+        return Ok(());
+    }
+    let add: Vec<StoreProfile> = rest
+        .iter()
+        .map(|p| StoreProfile {
+            id: p.id.clone(),
+            provider: p.provider.clone(),
+            key: p.key.clone(),
+        })
+        .collect();
+    let db = database_path(&sandbox.dirs.state);
+    let (node, first_id) = (node.to_path_buf(), first.id.clone());
+    let written = tokio::task::spawn_blocking(move || add_beside(&node, &db, &first_id, &add))
+        .await
+        .unwrap_or_else(|e| Err(format!("the store writer panicked: {e}")));
+    let note = match &written {
+        Ok(()) => format!(
+            "rehearse: {} further profile(s) added to the profile store beside {} (no CLI start each)\n",
+            rest.len(),
+            first.id
+        ),
+        Err(why) => format!("rehearse: seeding the other profiles with the CLI: {why}\n"),
+    };
+    let log = &sandbox.dirs.seed_log;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .and_then(|mut f| f.write_all(note.as_bytes()))
+        .map_err(io("appending to", log))?;
+    if written.is_err() {
+        for p in rest {
+            seed(sandbox, &p.provider, &p.id, &p.key, options, secrets).await?;
+        }
+    }
+    Ok(())
+}
+
 /// `printf 'KEY\n' | openclaw models auth paste-api-key --provider P --profile-id ID`.
-pub(super) async fn seed(
+async fn seed(
     sandbox: &Sandbox,
     provider: &str,
     profile: &str,
