@@ -323,10 +323,18 @@ fn node_version(node: &Path) -> Result<String, InstallError> {
         node: node.display().to_string(),
         reason,
     };
-    let out = Command::new(node)
-        .arg("--version")
-        .output()
-        .map_err(|e| unreadable(e.to_string()))?;
+    // A node written a moment ago can be busy (ETXTBSY: a process forked meanwhile still holds
+    // the writer's descriptor until it execs): tried again for up to a second.
+    let mut tries = 0;
+    let out = loop {
+        match Command::new(node).arg("--version").output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 20 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            r => break r.map_err(|e| unreadable(e.to_string()))?,
+        }
+    };
     if !out.status.success() {
         return Err(unreadable(format!(
             "`node --version` exited with {}",
