@@ -18,6 +18,14 @@
 //! the namespace the command `cd`s into that directory again after the mounts, so its working
 //! directory is the bind-mounted path, not the hidden one. The executable and the `node`
 //! directory are made absolute for the same reason.
+//!
+//! One thing is shared between runs, outside the run's directories: Node's compile cache
+//! (`NODE_COMPILE_CACHE`, V8's code compiled from the install's JavaScript, no state and no
+//! keys), in `node-compile-cache/` of the harness's cache directory. OpenClaw turns that cache
+//! on itself, under `$TMPDIR` — which is each run's fresh `tmp/`, so every gateway and every
+//! CLI start compiled all of OpenClaw again. OpenClaw keys it by its version and install
+//! (`openclaw/VERSION/MTIME-SIZE/`). A `NODE_COMPILE_CACHE` or `NODE_DISABLE_COMPILE_CACHE` of
+//! the caller's own is left as it is.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -152,6 +160,21 @@ pub(crate) struct Sandbox {
     node_dir: Option<PathBuf>,
     /// Paths under `/tmp` the command needs (canonical).
     keep: Vec<PathBuf>,
+    /// Node's compile cache shared between runs (`None`: OpenClaw's default under `TMPDIR`).
+    compile_cache: Option<PathBuf>,
+}
+
+/// `CACHE/node-compile-cache`, created; `None` when there is no cache root, it cannot be made,
+/// or the caller's environment already says where (or that there is none).
+fn shared_compile_cache() -> Option<PathBuf> {
+    if std::env::var_os("NODE_COMPILE_CACHE").is_some()
+        || std::env::var_os("NODE_DISABLE_COMPILE_CACHE").is_some()
+    {
+        return None;
+    }
+    let dir = crate::util::cache::root()?.join("node-compile-cache");
+    std::fs::create_dir_all(&dir).ok()?;
+    std::fs::canonicalize(&dir).ok()
 }
 
 impl Sandbox {
@@ -161,7 +184,9 @@ impl Sandbox {
         let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         let (openclaw, node) = (&absolute(openclaw), &absolute(node));
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let compile_cache = shared_compile_cache();
         let mut needed = vec![dirs.root.clone()];
+        needed.extend(compile_cache.iter().cloned());
         for p in [openclaw, node] {
             // The install's `node_modules` (the executable and node are symlinks into it).
             if let Some(d) = p.parent() {
@@ -177,6 +202,7 @@ impl Sandbox {
             isolation,
             openclaw: openclaw.to_path_buf(),
             node_dir: node.parent().map(Path::to_path_buf),
+            compile_cache,
         }
     }
 
@@ -228,6 +254,9 @@ impl Sandbox {
             .env("no_proxy", "*")
             .env("PWD", &d.root)
             .env("PATH", self.path_var());
+        if let Some(dir) = &self.compile_cache {
+            cmd.env("NODE_COMPILE_CACHE", dir);
+        }
         cmd
     }
 
@@ -328,6 +357,14 @@ mod tests {
             "started in its own directory, not the caller's"
         );
         assert_eq!(env["PWD"], dirs.root.to_string_lossy());
+        // Node's compile cache is the one shared between runs (unless the caller chose one).
+        if std::env::var_os("NODE_COMPILE_CACHE").is_none()
+            && std::env::var_os("NODE_DISABLE_COMPILE_CACHE").is_none()
+            && let Some(root) = crate::util::cache::root()
+        {
+            let shared = std::fs::canonicalize(root.join("node-compile-cache")).unwrap();
+            assert_eq!(env["NODE_COMPILE_CACHE"], shared.to_string_lossy());
+        }
         let relative = Sandbox::new(
             dirs.clone(),
             TmpIsolation::None,
