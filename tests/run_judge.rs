@@ -3,7 +3,7 @@
 //! pass), and ends `incomplete` (exit 3) with the reason on its first lines.
 
 use rehearse::report::model::{ExpectStatus, Verdict};
-use rehearse::run::harness::RunFiles;
+use rehearse::run::arm::RunFiles;
 use rehearse::util::shutdown::Shutdown;
 use rehearse::verdict::ExpectKind;
 

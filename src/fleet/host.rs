@@ -103,28 +103,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
 
     // Wait for `go`; stdin closing before or after it stops the host.
     let stop = Shutdown::new();
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    let go_unix_us = loop {
-        match lines.next_line().await {
-            Ok(Some(l)) => {
-                if let Some(us) = l
-                    .trim()
-                    .strip_prefix("go ")
-                    .and_then(|u| u.parse::<u64>().ok())
-                {
-                    break us;
-                }
-            }
-            _ => return Err(anyhow!("host {}: stdin closed before `go`", spec.id)),
-        }
-    };
-    {
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            while let Ok(Some(_)) = lines.next_line().await {}
-            stop.request("stdin closed");
-        });
-    }
+    let go_unix_us = wait_for_go(&spec.id, &stop).await?;
     // The run's start is the parent's `go` instant (the same machine's real wall clock, read
     // by both): every host's ms 0 is the upstream's, however late its `go` line arrived.
     let now = Instant::now();
@@ -154,25 +133,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
 
     let transitions = Arc::new(TransitionLog::default());
     let errors = Arc::new(CoordLog::default());
-    let coordinate = match &spec.redis_url {
-        Some(url) => {
-            let c = RedisCoordinator::new(RedisOptions {
-                url: url.clone(),
-                prefix: spec
-                    .redis_prefix
-                    .clone()
-                    .unwrap_or_else(|| RedisOptions::default().prefix),
-                ..RedisOptions::default()
-            })
-            .map_err(|e| anyhow!("host {}: {e}", spec.id))?;
-            Some(Coordinate {
-                coordinator: Arc::new(c),
-                host: HostId::new(&spec.id).map_err(|e| anyhow!("{e}"))?,
-                clock: host_clock,
-            })
-        }
-        None => None,
-    };
+    let coordinate = coordinate(&spec, host_clock)?;
     // This host's engine, as the embedded run builds it: its canaries are one per dep its
     // share of the traffic reaches, over the same transport (so they name the host too).
     let mut rig = Rig::build(RigSpec {
@@ -252,4 +213,51 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
     let _ = tokio::time::timeout(Duration::from_millis(300), follower).await;
     let _ = tokio::time::timeout(Duration::from_millis(300), m_task).await;
     Ok(())
+}
+
+/// Reads stdin until the parent's `go US` line (unix µs of the run's start); stdin closing
+/// after it requests `stop`, before it is an error.
+async fn wait_for_go(id: &str, stop: &Shutdown) -> anyhow::Result<u64> {
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let go_unix_us = loop {
+        match lines.next_line().await {
+            Ok(Some(l)) => {
+                if let Some(us) = l
+                    .trim()
+                    .strip_prefix("go ")
+                    .and_then(|u| u.parse::<u64>().ok())
+                {
+                    break us;
+                }
+            }
+            _ => return Err(anyhow!("host {id}: stdin closed before `go`")),
+        }
+    };
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(_)) = lines.next_line().await {}
+        stop.request("stdin closed");
+    });
+    Ok(go_unix_us)
+}
+
+/// The host's coordinator client, when the run has a Redis.
+fn coordinate(spec: &HostSpec, host_clock: HostClock) -> anyhow::Result<Option<Coordinate>> {
+    let Some(url) = &spec.redis_url else {
+        return Ok(None);
+    };
+    let c = RedisCoordinator::new(RedisOptions {
+        url: url.clone(),
+        prefix: spec
+            .redis_prefix
+            .clone()
+            .unwrap_or_else(|| RedisOptions::default().prefix),
+        ..RedisOptions::default()
+    })
+    .map_err(|e| anyhow!("host {}: {e}", spec.id))?;
+    Ok(Some(Coordinate {
+        coordinator: Arc::new(c),
+        host: HostId::new(&spec.id).map_err(|e| anyhow!("{e}"))?,
+        clock: host_clock,
+    }))
 }

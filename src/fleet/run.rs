@@ -3,20 +3,17 @@
 //! starts), N host processes (`rehearse __fleet-host`), a scraper per host, the coordinator
 //! faults on their schedule; at `duration` a final scrape of every host, then every process
 //! stopped by its pid and reaped. Nothing is left running: hosts are killed on drop
-//! (`kill_on_drop`) and the spawned redis-server when its guard drops. A little over 400
-//! lines: the run is one sequence (start, go, wait, collect, stop) best read in one place.
-//!
-//! Longer than 400 lines on purpose: one coordination run's start-up and tear-down order (upstream,
-//! redis, hosts, scrapes, faults, stop) read top to bottom.
+//! (`kill_on_drop`) and the spawned redis-server when its guard drops. The steps every arm
+//! shares (upstream and recorder, targets, scrapers, the stops) are [`crate::run::arm`]'s; this
+//! file plugs in the coordinator, the hosts and the coordinator faults.
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpListener;
-use tokio::time::{Instant, sleep_until, timeout};
+use tokio::time::{Instant, timeout};
 
 use super::checks::FleetProbe;
 pub(crate) use super::error::FleetError;
@@ -25,20 +22,18 @@ use super::launch::start_host;
 use super::redis_server::SpawnedRedis;
 use super::spec::{HostDone, HostSpec};
 use crate::engine::Policy;
-use crate::run::harness::RunFiles;
+use crate::run::arm::{Arm, Clock, LOOPBACK, RunFiles, Scrape, UpstreamSpec};
 use crate::run::observe::FaultHits;
 use crate::run::plan::ScenarioPlan;
-use crate::run::recorder::{KeptRecords, UpstreamRecorder};
-use crate::run::sinks::{EventsWriter, PromFile};
+use crate::run::recorder::KeptRecords;
+use crate::run::sinks::PromFile;
 use crate::scenario::fleet::Coordination;
-use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
+use crate::scrape::{CompactScrapes, metrics_url};
 use crate::util::shutdown::Shutdown;
 use crate::verdict::ProbeArrival;
 
 /// How long a host may take past `duration` to say `done`.
 const HOST_DONE_GRACE: Duration = Duration::from_secs(10);
-/// Longest one scrape may take.
-const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// `HOST:PORT` of a `redis://[user[:pass]@]HOST:PORT[/DB]` URL, resolved.
 fn redis_addr(url: &str) -> Option<SocketAddr> {
@@ -99,15 +94,6 @@ pub(crate) struct FleetRun {
     pub upstream_records: KeptRecords,
 }
 
-/// Requests its stop when dropped, so the servers of a run that returns part-way stop with it.
-struct StopOnDrop(Shutdown);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.request("the run ended");
-    }
-}
-
 /// Runs `plan` with `coordination`, writing into `run_dir` and `files`.
 pub(crate) async fn run_coordination(
     plan: &ScenarioPlan,
@@ -120,128 +106,46 @@ pub(crate) async fn run_coordination(
     let fleet = &file.fleet;
     let speed = plan.speed;
     let label = coordination.as_str();
-    let policy = plan.policies.first().copied().unwrap_or(Policy::RetryGate);
-    let start_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    // The upstream stops on this request, or when the run returns early (a host that would not
-    // start): the guard requests it on drop.
-    let servers = StopOnDrop(Shutdown::new());
-
-    // The upstream every host calls.
-    let upstream = crate::run::recorder::scenario_upstream(file, plan.seed, speed);
-    let fault_hits = Arc::new(FaultHits::new(speed.get()));
-    let log = Arc::new(
-        UpstreamRecorder::new(
-            EventsWriter::new(files.upstream.clone(), label, speed.get()),
-            fault_hits.clone(),
-            file.expect.has_ground(),
-        )
-        .with_cap(plan.record_cap),
-    );
-    upstream.subscribe(log.clone());
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(FleetError::Bind)?;
-    let up_addr = listener.local_addr().map_err(FleetError::Bind)?;
-    let up_task = tokio::spawn(crate::upstream::serve(
-        listener,
-        upstream.clone(),
-        servers.0.requested(),
-    ));
-
-    // The coordinator.
-    let mut spawned: Option<SpawnedRedis> = None;
-    let (redis_url, shown) = match coordination {
-        Coordination::None => (None, None),
-        Coordination::Redis => match file.coordinator.as_ref().and_then(|c| c.url.clone()) {
-            Some(url) => {
-                // Checked again here: a Redis that went away since the run's own check would
-                // make this run local on every host.
-                super::coordinator_check::check_url(&url).await?;
-                let shown = super::coordinator_check::redacted(&url);
-                (Some(url), Some(shown))
-            }
-            None => {
-                let r = SpawnedRedis::start(&run_dir.join("redis"))?;
-                let url = r.url();
-                let shown = format!(
-                    "spawned redis-server (pid {}) on {}",
-                    r.pid().unwrap_or(0),
-                    url.trim_start_matches("redis://")
-                );
-                spawned = Some(r);
-                (Some(url), Some(shown))
-            }
+    let start_unix_s = Clock::now().unix_s();
+    // The upstream every host calls (stopped with the arm, also when this returns early).
+    let mut arm = Arm::open(
+        UpstreamSpec {
+            plan,
+            arm: label,
+            listen: LOOPBACK,
+            speed,
+            keep_records: file.expect.has_ground(),
+            duplicates: None,
         },
-    };
-    // A latency fault puts a delaying proxy between the hosts and Redis.
-    let faults = CoordinatorFaults::of(&file.fault, speed.get());
-    let mut proxy_task = None;
-    let go = Arc::new(std::sync::OnceLock::new());
-    let redis_url = match redis_url {
-        Some(url) if faults.needs_proxy() => {
-            let target = redis_addr(&url).ok_or_else(|| FleetError::Host {
-                host: "coordinator".into(),
-                why: format!("cannot read host:port from {url} for the latency proxy"),
-            })?;
-            let (addr, task) = super::faults::latency_proxy(target, faults.clone(), go.clone())
-                .await
-                .map_err(FleetError::Bind)?;
-            proxy_task = Some(task);
-            Some(format!("redis://{addr}"))
-        }
-        other => other,
-    };
-    let prefix = format!(
-        "rehearse:{}:{}",
-        run_dir
-            .file_name()
-            .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned()),
-        label
-    );
-
-    // The hosts.
-    let mut procs = Vec::new();
-    for i in 0..fleet.hosts {
-        let id = format!("h{i}");
-        let dir = run_dir.join("hosts").join(label).join(&id);
-        let spec = HostSpec {
-            scenario: plan.checked.path.clone(),
-            index: i,
-            hosts: fleet.hosts,
-            id: id.clone(),
-            upstream: up_addr,
-            redis_url: redis_url.clone(),
-            speed: speed.get(),
-            seed: plan.seed,
-            policy,
-            skew_ms: fleet.skew_ms(i),
-            dir: dir.clone(),
-            label: label.to_string(),
-            redis_prefix: Some(prefix.clone()),
-        };
-        procs.push(start_host(&spec, &dir).await?);
-    }
+        files,
+        stop,
+    )
+    .await
+    .map_err(|e| FleetError::Bind(e.source))?;
+    let up_addr = arm.upstream_addr();
+    let coordinator = Coordinator::start(plan, coordination, run_dir).await?;
+    let mut procs = launch_hosts(plan, coordination, run_dir, up_addr, &coordinator).await?;
     crate::errln!(
         "{}/{label}: mock upstream http://{up_addr}, {} hosts{}",
         file.name,
         procs.len(),
-        shown
+        coordinator
+            .shown
             .as_deref()
             .map_or(String::new(), |s| format!(", coordinator {s}"))
     );
 
     // Go: one instant for the upstream, the scrapers, the faults and every host.
-    let start = Instant::now();
+    let clock = Clock::now();
     let go_line = format!(
         "go {}\n",
-        SystemTime::now()
+        clock
+            .wall
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_micros())
     );
-    let _ = go.set(start);
-    upstream.set_run_start(start);
+    let _ = coordinator.go.set(clock.start);
+    arm.upstream().set_run_start(clock.start);
     for p in &mut procs {
         if let Some(stdin) = p.stdin.as_mut() {
             let _ = stdin.write_all(go_line.as_bytes()).await;
@@ -253,67 +157,47 @@ pub(crate) async fn run_coordination(
             "# coordination {label}: every host's scrapes are in hosts/{label}/HOST/scrapes.prom.gz"
         ));
     }
-    let scrape_stop = Shutdown::new();
+    // A scraper per host, and a [prometheus] of the run scraping every host, from the clock's
+    // start.
     let interval = speed.scale(file.scrape_interval);
-    let mut scrapers = Vec::new();
+    let mut scrapes = Vec::new();
     for p in &procs {
-        let prom = PromFile::open(
-            &run_dir
-                .join("hosts")
-                .join(label)
-                .join(&p.id)
-                .join(crate::scrape::SCRAPES_FILE),
-        )
-        .map_err(|e| FleetError::Host {
-            host: p.id.clone(),
-            why: format!("opening {}: {e}", crate::scrape::SCRAPES_FILE),
+        let at = run_dir.join("hosts").join(label).join(&p.id);
+        let prom = PromFile::open(&at.join(crate::scrape::SCRAPES_FILE)).map_err(|e| {
+            FleetError::Host {
+                host: p.id.clone(),
+                why: format!("opening {}: {e}", crate::scrape::SCRAPES_FILE),
+            }
         })?;
-        let scraper = Scraper::new(ScraperConfig {
+        scrapes.push(Scrape {
             url: metrics_url(p.metrics),
             interval,
-            start,
-            timeout: SCRAPE_TIMEOUT,
+            file: prom,
+            start_unix_s: start_unix_s + p.skew_ms as f64 / 1000.0,
         });
-        let host_unix = start_unix_s + p.skew_ms as f64 / 1000.0;
-        let stopped = scrape_stop.requested();
-        scrapers.push(tokio::spawn(async move {
-            scraper
-                .run_into((prom, CompactScrapes::new(host_unix)), stopped)
-                .await
-                .1
-        }));
     }
-
-    // A [prometheus] of the run scrapes every host from the clock's start.
-    let prom_targets: Vec<crate::detection::Target> = procs
+    let targets: Vec<crate::detection::Target> = procs
         .iter()
         .map(|p| crate::detection::Target {
             url: metrics_url(p.metrics),
             host: p.id.clone(),
         })
         .collect();
-    // The clock's start (`start`, a moment ago) on the wall clock.
-    files
-        .targets
-        .publish(label, SystemTime::now() - start.elapsed(), &prom_targets);
+    arm.go(clock, &targets, scrapes);
 
-    // Coordinator faults on their schedule.
+    // Coordinator faults on their schedule; until `duration`, or a stop.
     let fault_log = Arc::new(FaultLog::default());
-    let fault_task = tokio::spawn(faults.run(spawned, start, fault_log.clone()));
-
-    // Until `duration`, or a stop.
+    let fault_task = tokio::spawn(coordinator.faults.run(
+        coordinator.spawned,
+        clock.start,
+        fault_log.clone(),
+    ));
     let run_for = speed.scale(file.duration);
-    let end = crate::util::speed::after(start, run_for);
-    tokio::select! {
-        _ = sleep_until(end) => {}
-        _ = stop.requested() => {}
-    }
-    let elapsed_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    files.targets.withdraw(label);
-    let stopped = stop
-        .reason()
-        .filter(|_| elapsed_ms < u64::try_from(run_for.as_millis()).unwrap_or(u64::MAX));
-    if stopped.is_some() {
+    let end = crate::util::speed::after(clock.start, run_for);
+    arm.until(end).await;
+    let run_for_ms = u64::try_from(run_for.as_millis()).unwrap_or(u64::MAX);
+    let ending = arm.end(|ms| ms < run_for_ms);
+    if ending.stopped.is_some() {
         // Stdin closing stops a host early.
         for p in &mut procs {
             p.stdin = None;
@@ -321,9 +205,171 @@ pub(crate) async fn run_coordination(
     }
 
     // Every host's `done`, then a final scrape of all, then stop them.
+    let dones = host_dones(&mut procs, end + HOST_DONE_GRACE).await;
+    let scrapes = arm.final_scrapes().await;
+    let hosts = stop_hosts(procs, dones, scrapes).await;
+    // The fault task owns the spawned redis-server: stopping it stops the server.
+    fault_task.abort();
+    let _ = fault_task.await;
+    if let Some(t) = coordinator.proxy_task {
+        t.abort();
+    }
+    let closed = arm.close().await;
+    let arrivals = crate::run::harness::probe_arrivals(&closed.probes);
+    let probes: Vec<FleetProbe> = closed
+        .probes
+        .into_iter()
+        .map(|p| FleetProbe {
+            t_ms: p.t_ms,
+            dep: p.dep,
+            host: p.host.unwrap_or_default(),
+            ok: p.ok,
+        })
+        .collect();
+    Ok(FleetRun {
+        coordination,
+        elapsed_ms: ending.elapsed_ms,
+        scrape_interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
+        hosts,
+        probes,
+        arrivals,
+        fault_hits: closed.fault_hits,
+        coordinator: coordinator.shown,
+        coordinator_log: fault_log.entries(),
+        outages: fault_log.outages(),
+        stopped: ending.stopped,
+        upstream_records: closed.records,
+    })
+}
+
+/// The coordinator of one coordination run: none, the scenario's Redis, or a redis-server
+/// started here; behind a delaying proxy when a latency fault needs one.
+struct Coordinator {
+    /// The URL the hosts are given.
+    url: Option<String>,
+    /// Where it is, as the report says it.
+    shown: Option<String>,
+    /// The redis-server this run started (its faults stop and start it).
+    spawned: Option<SpawnedRedis>,
+    faults: CoordinatorFaults,
+    proxy_task: Option<tokio::task::JoinHandle<()>>,
+    /// The clock's start, for the proxy's fault windows.
+    go: Arc<std::sync::OnceLock<Instant>>,
+    /// The keys' prefix of this run and coordination.
+    prefix: String,
+}
+
+impl Coordinator {
+    async fn start(
+        plan: &ScenarioPlan,
+        coordination: Coordination,
+        run_dir: &Path,
+    ) -> Result<Self, FleetError> {
+        let file = &plan.checked.file;
+        let mut spawned: Option<SpawnedRedis> = None;
+        let (url, shown) = match coordination {
+            Coordination::None => (None, None),
+            Coordination::Redis => match file.coordinator.as_ref().and_then(|c| c.url.clone()) {
+                Some(url) => {
+                    // Checked again here: a Redis that went away since the run's own check
+                    // would make this run local on every host.
+                    super::coordinator_check::check_url(&url).await?;
+                    let shown = super::coordinator_check::redacted(&url);
+                    (Some(url), Some(shown))
+                }
+                None => {
+                    let r = SpawnedRedis::start(&run_dir.join("redis"))?;
+                    let url = r.url();
+                    let shown = format!(
+                        "spawned redis-server (pid {}) on {}",
+                        r.pid().unwrap_or(0),
+                        url.trim_start_matches("redis://")
+                    );
+                    spawned = Some(r);
+                    (Some(url), Some(shown))
+                }
+            },
+        };
+        // A latency fault puts a delaying proxy between the hosts and Redis.
+        let faults = CoordinatorFaults::of(&file.fault, plan.speed.get());
+        let go = Arc::new(std::sync::OnceLock::new());
+        let mut proxy_task = None;
+        let url = match url {
+            Some(url) if faults.needs_proxy() => {
+                let target = redis_addr(&url).ok_or_else(|| FleetError::Host {
+                    host: "coordinator".into(),
+                    why: format!("cannot read host:port from {url} for the latency proxy"),
+                })?;
+                let (addr, task) = super::faults::latency_proxy(target, faults.clone(), go.clone())
+                    .await
+                    .map_err(FleetError::Bind)?;
+                proxy_task = Some(task);
+                Some(format!("redis://{addr}"))
+            }
+            other => other,
+        };
+        let prefix = format!(
+            "rehearse:{}:{}",
+            run_dir
+                .file_name()
+                .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned()),
+            coordination.as_str()
+        );
+        Ok(Self {
+            url,
+            shown,
+            spawned,
+            faults,
+            proxy_task,
+            go,
+            prefix,
+        })
+    }
+}
+
+/// Starts every host process (`rehearse __fleet-host`), waiting for the clock.
+async fn launch_hosts(
+    plan: &ScenarioPlan,
+    coordination: Coordination,
+    run_dir: &Path,
+    upstream: SocketAddr,
+    coordinator: &Coordinator,
+) -> Result<Vec<super::launch::Proc>, FleetError> {
+    let file = &plan.checked.file;
+    let fleet = &file.fleet;
+    let label = coordination.as_str();
+    let policy = plan.policies.first().copied().unwrap_or(Policy::RetryGate);
+    let mut procs = Vec::new();
+    for i in 0..fleet.hosts {
+        let id = format!("h{i}");
+        let dir = run_dir.join("hosts").join(label).join(&id);
+        let spec = HostSpec {
+            scenario: plan.checked.path.clone(),
+            index: i,
+            hosts: fleet.hosts,
+            id: id.clone(),
+            upstream,
+            redis_url: coordinator.url.clone(),
+            speed: plan.speed.get(),
+            seed: plan.seed,
+            policy,
+            skew_ms: fleet.skew_ms(i),
+            dir: dir.clone(),
+            label: label.to_string(),
+            redis_prefix: Some(coordinator.prefix.clone()),
+        };
+        procs.push(start_host(&spec, &dir).await?);
+    }
+    Ok(procs)
+}
+
+/// Every host's `done` line, read until `deadline`.
+async fn host_dones(
+    procs: &mut [super::launch::Proc],
+    deadline: Instant,
+) -> Vec<Option<HostDone>> {
     let mut dones = Vec::new();
-    let deadline = end + HOST_DONE_GRACE;
-    for p in &mut procs {
+    for p in procs {
         let mut done = None;
         while let Ok(Ok(Some(l))) = tokio::time::timeout_at(deadline, p.lines.next_line()).await {
             if let Some(json) = l.strip_prefix("done ") {
@@ -333,16 +379,15 @@ pub(crate) async fn run_coordination(
         }
         dones.push(done);
     }
-    scrape_stop.request("the run ended");
-    let mut scrapes = Vec::new();
-    for s in scrapers {
-        scrapes.push(s.await.unwrap_or_else(|e| {
-            let mut c = CompactScrapes::new(start_unix_s);
-            c.failures += 1;
-            c.last_error = Some(format!("the scraper task failed: {e}"));
-            c
-        }));
-    }
+    dones
+}
+
+/// Every host stopped (its stdin closed, then killed 3 s later) and reaped, with what it did.
+async fn stop_hosts(
+    procs: Vec<super::launch::Proc>,
+    dones: Vec<Option<HostDone>>,
+    scrapes: Vec<CompactScrapes>,
+) -> Vec<HostRun> {
     let mut hosts = Vec::new();
     for ((mut p, done), scrapes) in procs.into_iter().zip(dones).zip(scrapes) {
         p.stdin = None;
@@ -363,44 +408,5 @@ pub(crate) async fn run_coordination(
             exit,
         });
     }
-    // The fault task owns the spawned redis-server: stopping it stops the server.
-    fault_task.abort();
-    let _ = fault_task.await;
-    if let Some(t) = proxy_task {
-        t.abort();
-    }
-    servers.0.request("the run ended");
-    let _ = timeout(Duration::from_millis(500), up_task).await;
-    let probes: Vec<FleetProbe> = log
-        .probes()
-        .into_iter()
-        .map(|p| FleetProbe {
-            t_ms: p.t_ms,
-            dep: p.dep,
-            host: p.host.unwrap_or_default(),
-            ok: p.ok,
-        })
-        .collect();
-    let arrivals = probes
-        .iter()
-        .map(|p| ProbeArrival {
-            dep: p.dep.clone(),
-            t_ms: p.t_ms,
-            probe: true,
-        })
-        .collect();
-    Ok(FleetRun {
-        coordination,
-        elapsed_ms,
-        scrape_interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
-        hosts,
-        probes,
-        arrivals,
-        fault_hits,
-        coordinator: shown,
-        coordinator_log: fault_log.entries(),
-        outages: fault_log.outages(),
-        stopped,
-        upstream_records: log.take_records(),
-    })
+    hosts
 }

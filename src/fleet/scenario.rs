@@ -13,7 +13,7 @@ use std::path::Path;
 use super::run::{FleetRun, run_coordination};
 use super::section::{FleetSection, run_report};
 use crate::report::fleet_model::FleetRunReport;
-use crate::run::harness::RunFiles;
+use crate::run::arm::RunFiles;
 use crate::run::observation::{EngineObserved, KindPart, Observation, Observed};
 use crate::run::plan::ScenarioPlan;
 use crate::scenario::fleet::Coordination;

@@ -14,7 +14,7 @@ use crate::cli::RunArgs;
 use crate::exit::{CmdError, CmdResult};
 use crate::report::model::{ExpectStatus, Report, Verdict};
 use crate::report::rfc3339;
-use crate::run::harness::RunFiles;
+use crate::run::arm::RunFiles;
 use crate::run::plan::{RunPlan, ScenarioPlan, build};
 use crate::run::rundir::{self, safe_name};
 use crate::run::suite::{Index, IndexRow, worst, write_index};

@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use crate::report::model::Report;
-use crate::run::harness::RunFiles;
+use crate::run::arm::RunFiles;
 use crate::run::observation::Observed;
 use crate::run::plan::ScenarioPlan;
 use crate::util::shutdown::Shutdown;

@@ -8,7 +8,8 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use super::dispatch::Counters;
-use super::harness::{PolicyRun, RunFiles, run_policy};
+use super::arm::RunFiles;
+use super::harness::{PolicyRun, run_policy};
 use super::observation::{EngineObserved, KindPart, Observation, Observed};
 use super::plan::ScenarioPlan;
 use crate::engine::RequestKind;

@@ -16,33 +16,21 @@
 //! never judged or faulted); a gateway that never gets steady is not rehearsed (`error`).
 
 use std::path::Path;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tokio::task::JoinSet;
-use tokio::time::{Instant, sleep_until, timeout};
+use tokio::time::Instant;
 
-use super::harness::RunFiles;
+use super::arm::{Arm, Clock, LOOPBACK, RunFiles, UpstreamSpec};
+use super::external_drive::{TurnsDone, drive, warm};
+use super::external_gateway::finish_gateway;
+use super::external_start::Driven;
 use super::observation::Observed;
-use super::observe::FaultHits;
 use super::plan::ScenarioPlan;
-use super::recorder::UpstreamRecorder;
-use super::sinks::EventsWriter;
-use super::warmup::{Sent, warm_up};
-use crate::gateway::openclaw::{Gateway, GatewayError, GatewayOptions, Install, Turn, TurnClient};
-use crate::scenario::gateway::{PlannedTurn, base_config, gateway_config_with, planned_turns};
-use crate::scenario::target::TargetKind;
-use crate::scrape::{CompactScrapes, ScrapeLog, Scraper, ScraperConfig};
+use crate::scenario::gateway::planned_turns;
+use crate::scrape::{Scraper, ScraperConfig};
 use crate::util::shutdown::Shutdown;
+use crate::util::speed::Speed;
 
-use super::external_gateway::{finish_gateway, turn_row};
 pub(crate) use super::external_report::ExternalRun;
-
-/// The gateway the turns go to.
-enum Driven {
-    Openclaw(Box<Gateway>),
-    Http,
-}
 
 /// One run against the external target into `dir`: the whole run of a target without
 /// `versions`, one version's run with them (`external_versions` calls it) — of OpenClaw
@@ -56,270 +44,58 @@ pub(crate) async fn run_arm(
 ) -> Observed {
     let file = &plan.checked.file;
     let kind = file.target.kind;
-    let arm = version.unwrap_or(kind.as_str()).to_string();
-    let start_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let mut run = ExternalRun::new(plan, start_unix_s);
-    run.arm = arm.clone();
+    let arm_name = version.unwrap_or(kind.as_str()).to_string();
+    let mut run = ExternalRun::new(plan, Clock::now().unix_s());
+    run.arm = arm_name.clone();
     run.pinned = version.map(str::to_string);
     run.target.kind = kind.as_str().to_string();
 
-    // The mock upstream.
-    let upstream =
-        super::recorder::scenario_upstream(file, plan.seed, crate::util::speed::Speed::ONE);
-    let fault_hits = Arc::new(FaultHits::new(1.0));
-    let ground = Arc::new(
-        UpstreamRecorder::new(
-            EventsWriter::new(files.upstream.clone(), &arm, 1.0),
-            fault_hits.clone(),
-            // Always kept (under the cap): the key figures read a gateway's rotations and
-            // fallbacks from the sequence of profiles and models it sent.
-            true,
-        )
-        .with_cap(plan.record_cap),
-    );
-    upstream.subscribe(ground.clone());
-    // Until the warm-up is over, no fault applies and every request is the warm-up's.
-    let warm_t0 = Instant::now();
-    upstream.disarm(warm_t0);
-    let listen = file
-        .upstream
-        .listen
-        .unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
-    let listener = match tokio::net::TcpListener::bind(listen).await {
-        Ok(l) => l,
-        Err(e) => return run.failed(format!("binding the mock upstream to {listen}: {e}")),
+    // The mock upstream; until the warm-up is over, no fault applies and every request is the
+    // warm-up's.
+    let spec = UpstreamSpec {
+        plan,
+        arm: &arm_name,
+        listen: file.upstream.listen.unwrap_or(LOOPBACK),
+        speed: Speed::ONE,
+        // Always kept (under the cap): the key figures read a gateway's rotations and
+        // fallbacks from the sequence of profiles and models it sent.
+        keep_records: true,
+        duplicates: None,
     };
-    let up_addr = listener.local_addr().unwrap_or(listen);
+    let mut arm = match Arm::open(spec, files, stop).await {
+        Ok(a) => a,
+        Err(e) => return run.failed(e.to_string()),
+    };
+    let warm_t0 = Instant::now();
+    arm.upstream().disarm(warm_t0);
+    let up_addr = arm.upstream_addr();
     run.target.upstream = Some(format!("http://{up_addr}"));
-    let servers = Shutdown::new();
-    let up_task = tokio::spawn(crate::upstream::serve(
-        listener,
-        upstream.clone(),
-        servers.requested(),
-    ));
 
     // The gateway.
     let gateway_dir = dir.join(match version {
         Some(v) => format!(".gateway-{v}"),
         None => ".gateway".to_string(),
     });
-    let turn_timeout = file.target.turn_timeout();
-    let (mut driven, client) = match kind {
-        TargetKind::Openclaw => {
-            let found = match version {
-                Some(v) => Install::find_version(v),
-                None => Install::find(file.target.command.as_deref()),
-            };
-            let install = match found {
-                Ok(i) => i,
-                Err(e) => {
-                    return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
-                }
-            };
-            run.target.version = Some(install.openclaw_version.clone());
-            let user = plan.checked.user_config.as_ref();
-            let config = match gateway_config_with(
-                file,
-                &plan.checked.traffic,
-                &format!("http://{up_addr}"),
-                user,
-            ) {
-                Ok(c) => c,
-                Err(e) => {
-                    return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
-                }
-            };
-            let options = GatewayOptions {
-                turn_timeout,
-                ready_timeout: file.target.ready_timeout(),
-                base: base_config(file, user),
-                ..GatewayOptions::default()
-            };
-            if let Some(u) = user {
-                crate::errln!(
-                    "{}/openclaw: your config {} is the base (channels, heartbeats, cron, plugins and discovery off)",
-                    file.name,
-                    u.path.display()
-                );
-            }
-            crate::errln!(
-                "{}/{arm}: starting OpenClaw {} (mock upstream http://{up_addr})",
-                file.name,
-                install.openclaw_version
-            );
-            // OpenClaw 2026.9.6 can exit during its own start-up on a starved machine ("state
-            // lease heartbeat did not become ready", a 5 s deadline of its own): one more try
-            // from a fresh state, said in the report. A gateway that never gets healthy, or
-            // fails twice, is the harness failure.
-            let mut tries = 0;
-            let gw = loop {
-                tries += 1;
-                match Gateway::start(&install, &config, &gateway_dir, options.clone()).await {
-                    Ok(g) => break g,
-                    Err(e) => {
-                        let _ = std::fs::remove_dir_all(&gateway_dir);
-                        if tries == 1 && matches!(e, GatewayError::Exited { .. }) {
-                            let why = e.last_lines().last().cloned().unwrap_or_default();
-                            crate::errln!(
-                                "{}/{arm}: the gateway exited while starting ({why}); trying once more",
-                                file.name
-                            );
-                            run.notes.push(format!("the first start exited before it was healthy ({why}); started again from a fresh state"));
-                            continue;
-                        }
-                        run.target.last_lines = e.last_lines().to_vec();
-                        return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
-                    }
-                }
-            };
-            super::user_config::record(
-                &gw,
-                dir,
-                plan.checked.user_config.as_ref(),
-                &mut run.target,
-                &mut run.notes,
-            );
-            run.target.url = Some(gw.base_url());
-            // The version the started gateway's executable says it is (`openclaw --version`,
-            // run with the node it runs on).
-            run.target.reported_version = install.says();
-            if let (Some(v), Some(said)) = (version, run.target.reported_version.as_deref())
-                && said != v
-            {
-                let why = format!(
-                    "asked for OpenClaw {v}, but the gateway started from {} says it is {said}",
-                    install.openclaw.display()
-                );
-                finish_gateway(gw, dir, &gateway_dir, plan, &mut run).await;
-                return stop_upstream(run.failed(why), &servers, up_task).await;
-            }
-            run.target.isolation = Some(gw.isolation().as_str().to_string());
-            let client = match gw.client() {
-                Ok(c) => c,
-                Err(e) => {
-                    return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
-                }
-            };
-            (Driven::Openclaw(Box::new(gw)), client)
-        }
-        TargetKind::Http | TargetKind::Embedded => {
-            let url = file.target.url.clone().unwrap_or_default();
-            let token = super::external_http::token(file, &mut run.target);
-            super::external_http::provider_block(
-                file,
-                &plan.checked.traffic,
-                &format!("http://{up_addr}"),
-                file.upstream.listen.is_some(),
-                &mut run.target,
-                &mut run.notes,
-            );
-            run.target.url = Some(url.clone());
-            let model = match &file.target.model {
-                Some(m) => m.clone(),
-                None => crate::scenario::gateway::primary_model(&plan.checked.traffic)
-                    .unwrap_or_default(),
-            };
-            let client = match TurnClient::new(&url, &token, turn_timeout) {
-                Ok(c) => c.with_model(&model),
-                Err(e) => {
-                    return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
-                }
-            };
-            if let Some(path) = &file.target.health_path {
-                run.target.health_path = Some(path.clone());
-                let within = file.target.ready_timeout();
-                if let Err(e) = super::external_http::wait_healthy(&client, path, within).await {
-                    return stop_upstream(run.failed(e.to_string()), &servers, up_task).await;
-                }
-            }
-            (Driven::Http, client)
-        }
+    let started =
+        super::external_start::start(plan, &mut run, up_addr, version, (dir, &gateway_dir)).await;
+    let (mut driven, client) = match started {
+        Ok(s) => s,
+        Err(why) => return fail(arm, run, why).await,
     };
 
+    // The warm-up: its start-up and its cold first turn (OpenClaw: 6–17 s before its first
+    // model request) are not part of the scenario's time.
     let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
     let turns = planned_turns(&plan.checked.traffic, duration_ms);
-
-    // The warm-up: healthy turns until the gateway answers as it will during the run. Its
-    // start-up and its cold first turn (OpenClaw: 6–17 s before its first model request) are
-    // not part of the scenario's time.
-    let spec = file.target.warmup();
     let stream = turns.first().is_some_and(|t| t.stream);
-    crate::errln!(
-        "{}/{}: warming up (a turn's first model request within {:?}, at most {} turns)",
-        file.name,
-        arm,
-        spec.prompt(),
-        spec.turns()
-    );
-    let warmed = {
-        let c = client.clone();
-        let send = move |i: usize| {
-            let c = c.clone();
-            async move {
-                let o = c
-                    .send(&Turn {
-                        session: format!("rehearse-warmup-{}", i + 1),
-                        stream,
-                        message: format!("rehearse warm-up turn {}", i + 1),
-                    })
-                    .await;
-                Sent {
-                    ok: o.is_ok(),
-                    error: o.error.clone(),
-                }
-            }
-        };
-        let g = ground.clone();
-        tokio::select! {
-            w = warm_up(&spec, warm_t0, send, move || g.warmup().llm_t_ms) => Some(w),
-            _ = stop.requested() => None,
-        }
-    };
-    let mut not_steady: Option<String> = match &warmed {
-        None => Some("stopped during the warm-up, before the run's clock started".into()),
-        Some(w) => w.reason.clone(),
-    };
-    run.target.warmup = warmed;
-
-    // Its metrics, when it has an endpoint: answering is part of the steady state, and the
-    // scrape at the clock's start is the baseline its counters are judged from.
-    let scraper = file
-        .target
-        .metrics_url
-        .as_ref()
-        .and_then(|u| u.parse::<http::Uri>().ok())
-        .map(|url| {
-            Scraper::new(ScraperConfig {
-                url,
-                interval: file.scrape_interval,
-                start: Instant::now(),
-                timeout: Duration::from_secs(2),
-            })
-        });
-    if not_steady.is_none()
-        && let Some(s) = &scraper
-    {
-        let mut base = ScrapeLog::default();
-        s.scrape_into(&mut base).await;
-        match base.last_parsed() {
-            Some(e) => run.baseline = Some(e.clone()),
-            None => {
-                not_steady = Some(format!(
-                    "the gateway's metrics did not answer at its steady state: {}",
-                    base.last_error.as_deref().unwrap_or("no exposition")
-                ));
-            }
-        }
-    }
-    if let Some(why) = not_steady {
+    let scraper = metrics_scraper(file);
+    let not_steady = warm(&mut run, &arm, &client, stream, warm_t0, scraper.as_ref()).await;
+    if let Some(mut why) = not_steady {
         if let Some(w) = run.target.warmup.as_mut() {
             w.steady = false;
             w.reason = Some(why.clone());
-            w.upstream_requests = ground.warmup().requests;
+            w.upstream_requests = arm.recorder().warmup().requests;
         }
-        let mut why = why;
         if let Driven::Openclaw(gw) = &mut driven
             && !gw.running()
         {
@@ -330,116 +106,66 @@ pub(crate) async fn run_arm(
             finish_gateway(*gw, dir, &gateway_dir, plan, &mut run).await;
         }
         // What reached the upstream (all of it the warm-up's), for the picture.
-        run.records = ground.take_records();
-        return stop_upstream(run.failed(why), &servers, up_task).await;
+        run.records = arm.recorder().take_records();
+        return fail(arm, run, why).await;
     }
 
-    // The run's clock starts at the steady state, and the faults are armed with it.
-    let start = Instant::now();
-    upstream.arm(start);
-    let start_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
+    // The run's clock starts at the steady state, and the faults are armed with it; a
+    // [prometheus] of the run scrapes the gateway's metrics_url from there.
+    let clock = Clock::now();
+    arm.upstream().arm(clock.start);
+    let start_unix_s = clock.unix_s();
     run.set_start(start_unix_s);
-    // A [prometheus] of the run scrapes the gateway's metrics_url from the clock's start.
-    let prom_targets: Vec<crate::detection::Target> = file
-        .target
-        .metrics_url
+    let targets: Vec<crate::detection::Target> = scraper
         .as_ref()
-        .and_then(|u| u.parse::<http::Uri>().ok())
-        .map(|url| crate::detection::Target {
-            url,
+        .map(|s| crate::detection::Target {
+            url: s.url().clone(),
             host: "sut".into(),
         })
         .into_iter()
         .collect();
-    files.targets.publish(
-        &arm,
-        UNIX_EPOCH + Duration::from_secs_f64(start_unix_s),
-        &prom_targets,
-    );
-    let scrape_stop = Shutdown::new();
-    let scraper = scraper.map(|s| {
-        let s = s.starting_at(start);
-        let sink = (files.scrapes.clone(), CompactScrapes::new(start_unix_s));
-        let stopped = scrape_stop.requested();
-        tokio::spawn(async move { s.run_into(sink, stopped).await })
-    });
+    arm.go(clock, &targets, Vec::new());
+    if let Some(s) = scraper {
+        arm.scraper(s.starting_at(clock.start), files.scrapes.clone(), start_unix_s);
+    }
 
     // The turns, at their times; the gateway watched while they run.
     crate::errln!(
         "{}/{}: {} turns to {} over {}",
         file.name,
-        arm,
+        arm_name,
         turns.len(),
         run.target.url.as_deref().unwrap_or("?"),
         humantime::format_duration(file.duration)
     );
-    let mut set = JoinSet::new();
-    for t in turns {
-        let client = client.clone();
-        set.spawn(send_turn(client, t, start));
+    let end = crate::util::speed::after(clock.start, file.duration);
+    let mut lines = Vec::new();
+    let done = drive(&arm, &mut driven, client, turns, clock.start, end, &mut lines).await;
+    let TurnsDone {
+        rows,
+        outstanding,
+        crashed,
+    } = done;
+    if crashed.is_some() {
+        run.target.last_lines = lines;
     }
-    drop(client);
-    let end = crate::util::speed::after(start, file.duration);
-    let mut crashed: Option<String> = None;
-    let mut rows = Vec::new();
-    loop {
-        tokio::select! {
-            next = set.join_next() => match next {
-                Some(Ok(row)) => rows.push(row),
-                Some(Err(_)) => {}
-                None => {
-                    // Every turn answered: wait out `duration` (windows after the last turn).
-                    if Instant::now() >= end { break; }
-                    tokio::select! {
-                        _ = sleep_until(end) => break,
-                        _ = stop.requested() => break,
-                        _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                    }
-                }
-            },
-            _ = stop.requested() => break,
-            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-        }
-        if let Driven::Openclaw(gw) = &mut driven
-            && !gw.running()
-        {
-            run.target.last_lines = gw.last_lines();
-            crashed = Some("the OpenClaw gateway exited mid-run".to_string());
-            break;
-        }
-    }
-    // Turns still out when the loop ended: a stop (or a crash) came before they returned.
-    let outstanding = set.len();
-    set.abort_all();
-    while let Some(r) = set.join_next().await {
-        if let Ok(row) = r {
-            rows.push(row);
-        }
-    }
-    rows.sort_by_key(|r| (r.at_ms, r.line));
     run.target.turns = rows;
-    run.elapsed_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    files.targets.withdraw(&arm);
-    run.stopped = stop_cut(stop.reason(), outstanding, run.elapsed_ms, duration_ms);
+    let ending = arm.end(|ms| cut(outstanding, ms, duration_ms));
+    run.elapsed_ms = ending.elapsed_ms;
+    run.stopped = ending.stopped;
 
     // Stop the gateway, keep what it decided and remembers.
     if let Driven::Openclaw(gw) = driven {
         finish_gateway(*gw, dir, &gateway_dir, plan, &mut run).await;
     }
-    scrape_stop.request("the run ended");
-    if let Some(task) = scraper
-        && let Ok((_, compact)) = task.await
-    {
+    if let Some(compact) = arm.final_scrapes().await.pop() {
         run.scrapes = compact;
     }
-    servers.request("the run ended");
-    let _ = timeout(Duration::from_millis(500), up_task).await;
-    run.records = ground.take_records();
-    run.fault_hits = fault_hits.snapshot();
+    let closed = arm.close().await;
+    run.records = closed.records;
+    run.fault_hits = closed.fault_hits.snapshot();
     if let Some(w) = run.target.warmup.as_mut() {
-        w.upstream_requests = ground.warmup().requests;
+        w.upstream_requests = closed.warmup.requests;
     }
     if let Some(why) = crashed {
         let lines = run.target.last_lines.join("\n");
@@ -448,44 +174,28 @@ pub(crate) async fn run_arm(
     run.into_observed()
 }
 
-/// Whether a stop request (`reason`) cut the run short: an external run waits past `duration`
-/// for its turns, so a stop while any turn is still out is a stop whatever the clock says; with
-/// every turn back, a stop before `duration` is one too.
-fn stop_cut(
-    reason: Option<String>,
-    outstanding: usize,
-    elapsed_ms: u64,
-    duration_ms: u64,
-) -> Option<String> {
-    reason.filter(|_| outstanding > 0 || elapsed_ms < duration_ms)
+/// The scraper of the gateway's `metrics_url`, when it has one.
+fn metrics_scraper(file: &crate::scenario::ScenarioFile) -> Option<Scraper> {
+    let url = file.target.metrics_url.as_ref()?.parse::<http::Uri>().ok()?;
+    Some(Scraper::new(ScraperConfig {
+        url,
+        interval: file.scrape_interval,
+        start: Instant::now(),
+        timeout: super::arm::SCRAPE_TIMEOUT,
+    }))
 }
 
-async fn stop_upstream(
-    report: Observed,
-    servers: &Shutdown,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
-) -> Observed {
-    servers.request("the run ended");
-    let _ = timeout(Duration::from_millis(500), task).await;
-    report
+/// Whether a stop request cut the run short: an external run waits past `duration` for its
+/// turns, so a stop while any turn is still out is a stop whatever the clock says; with every
+/// turn back, a stop before `duration` is one too.
+fn cut(outstanding: usize, elapsed_ms: u64, duration_ms: u64) -> bool {
+    outstanding > 0 || elapsed_ms < duration_ms
 }
 
-async fn send_turn(
-    client: TurnClient,
-    t: PlannedTurn,
-    start: Instant,
-) -> crate::report::model::TurnRow {
-    let due = start + Duration::from_millis(t.at_ms);
-    sleep_until(due).await;
-    let lag_ms = u64::try_from(Instant::now().saturating_duration_since(due).as_millis())
-        .unwrap_or(u64::MAX);
-    let turn = crate::gateway::openclaw::Turn {
-        session: t.session.clone(),
-        stream: t.stream,
-        message: format!("rehearse turn {} of session {}", t.line, t.session),
-    };
-    let outcome = client.send(&turn).await;
-    turn_row(&t, lag_ms, &outcome)
+/// The run failed before its clock started: the upstream stopped, the failure said.
+async fn fail(arm: Arm<'_>, run: ExternalRun<'_>, why: String) -> Observed {
+    arm.close().await;
+    run.failed(why)
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use crate::scrape::{CompactScrapes, Exposition};
 /// Everything one external run observed.
 #[derive(Debug)]
 pub(crate) struct ExternalRun<'a> {
-    plan: &'a ScenarioPlan,
+    pub(super) plan: &'a ScenarioPlan,
     start_unix_s: f64,
     /// The arm's name: the target's kind, or the OpenClaw version it ran.
     pub arm: String,

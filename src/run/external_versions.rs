@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::harness::RunFiles;
+use super::arm::RunFiles;
 use super::observation::{KindPart, Observation, Observed};
 use super::plan::ScenarioPlan;
 use crate::report::versions::VersionArm;

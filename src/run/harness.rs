@@ -8,77 +8,45 @@
 //! feed `health_breaker_disagreement_seconds{dep}`, events.jsonl and the report's tally, and the
 //! upstream records them as canaries, which the probe-spacing arrivals leave out.
 //!
-//! Longer than 400 lines on purpose: the run's start-up and tear-down order (upstream, engine,
-//! scraper, replayer, canaries, drain) is one sequence read top to bottom; its parts live in the
-//! sibling files.
+//! The steps every arm shares (upstream and recorder, targets, scrapers, the stops, the stop
+//! order) are [`super::arm`]'s; this file plugs in the engine, its `/metrics`, the replay and the
+//! canaries.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use tokio::net::TcpListener;
-use tokio::time::{Instant, sleep_until, timeout};
+use tokio::time::Instant;
 
+use super::arm::RunFiles;
+use super::arm::{
+    Arm, BindError, Clock as ArmClock, LOOPBACK, SHUTDOWN_GRACE, Scrape, UpstreamSpec, bind,
+};
 use super::dispatch::Counters;
 use super::health::{CanaryCount, HealthTally};
 use super::observe::{FaultHits, Observed};
 use super::plan::ScenarioPlan;
-use super::progress::{Progress, Snapshot};
-use super::recorder::{KeptRecords, UpstreamRecorder};
+use super::progress::{Progress, Snapshot, Ticking};
+use super::recorder::KeptRecords;
 use super::rig::{Rig, RigSpec};
-use super::sinks::{EventsWriter, JsonlFile, PromFile, TransitionLog};
+use super::sinks::{EventsWriter, TransitionLog};
 use crate::engine::clock::Clock;
 use crate::engine::{BreakerState, Policy};
 use crate::replay::replayer::ReplaySummary;
-use crate::scrape::{CompactScrapes, Scraper, ScraperConfig, metrics_url};
+use crate::scrape::{CompactScrapes, metrics_url};
 use crate::transport::Diagnostics;
 use crate::transport::SocketsReport;
 use crate::upstream::Stats;
 use crate::util::shutdown::Shutdown;
 use crate::verdict::ProbeArrival;
 
-/// How long servers get to shut down after a run.
-const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
-/// Longest one scrape may take.
-const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// The shared output files of a run directory.
-#[derive(Debug, Clone)]
-pub struct RunFiles {
-    /// events.jsonl
-    pub events: Arc<JsonlFile>,
-    /// upstream.jsonl
-    pub upstream: Arc<JsonlFile>,
-    /// scrapes.prom.gz (every raw scrape, appended as it comes, one gzip member each)
-    pub scrapes: Arc<PromFile>,
-    /// What a `[prometheus]` of the run scrapes, published arm by arm (inert without one).
-    pub targets: crate::detection::Targets,
-}
-
-impl RunFiles {
-    /// Opens the append-only files of `dir`.
-    pub fn open(dir: &Path) -> std::io::Result<Self> {
-        Ok(Self {
-            events: JsonlFile::open(&dir.join("events.jsonl"))?,
-            upstream: JsonlFile::open(&dir.join("upstream.jsonl"))?,
-            scrapes: PromFile::open(&dir.join(crate::scrape::SCRAPES_FILE))?,
-            targets: crate::detection::Targets::default(),
-        })
-    }
-}
-
 /// A harness failure (exit 3).
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
     /// A loopback listener could not be bound.
-    #[error("binding a loopback port for the {what}: {source}")]
-    Bind {
-        /// Which server.
-        what: &'static str,
-        /// Why.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Bind(#[from] BindError),
     /// The engine could not be built or could not replay.
     #[error(transparent)]
     Rig(#[from] super::rig::RigError),
@@ -129,12 +97,6 @@ pub struct PolicyRun {
     pub upstream_records: KeptRecords,
 }
 
-async fn bind(what: &'static str) -> Result<TcpListener, HarnessError> {
-    TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|source| HarnessError::Bind { what, source })
-}
-
 /// Runs `plan` under `policy`, writing into `files`.
 pub async fn run_policy(
     plan: &ScenarioPlan,
@@ -148,49 +110,26 @@ pub async fn run_policy(
     let speed = plan.speed;
     let pname = policy.as_str();
     // The run's one reading of both clocks: the engine, its store and the canaries follow it.
-    let start = Instant::now();
-    let wall_start = SystemTime::now();
-    let clock = Clock::new(start, wall_start);
-    let start_unix_s = wall_start
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    // Each part stops on its own request, in order: scraper, canaries, then the upstream and
-    // the exporter.
-    let servers_stop = Shutdown::new();
-    let scrape_stop = Shutdown::new();
-
+    let clock = ArmClock::now();
+    let (start, start_unix_s) = (clock.start, clock.unix_s());
     // The engine's metrics first: the upstream log feeds duplicate executions into them.
     let metrics = super::rig::metrics(start, start_unix_s);
-
-    // The mock upstream.
-    let upstream = super::recorder::scenario_upstream(file, plan.seed, speed);
-    upstream.set_run_start(start);
-    let fault_hits = Arc::new(FaultHits::new(speed.get()));
-    let up_log = Arc::new(
-        UpstreamRecorder::new(
-            EventsWriter::new(files.upstream.clone(), pname, speed.get()),
-            fault_hits.clone(),
-            file.expect.has_ground(),
-        )
-        .with_cap(plan.record_cap)
-        .with_duplicates(metrics.clone()),
-    );
-    upstream.subscribe(up_log.clone());
-    let up_listener = bind("mock upstream").await?;
-    let up_addr = up_listener
-        .local_addr()
-        .map_err(|source| HarnessError::Bind {
-            what: "mock upstream",
-            source,
-        })?;
-    let up_task = tokio::spawn(crate::upstream::serve(
-        up_listener,
-        upstream.clone(),
-        servers_stop.requested(),
-    ));
+    let mut arm = Arm::open(
+        UpstreamSpec {
+            plan,
+            arm: pname,
+            listen: LOOPBACK,
+            speed,
+            keep_records: file.expect.has_ground(),
+            duplicates: Some(metrics.clone()),
+        },
+        files,
+        stop,
+    )
+    .await?;
+    arm.upstream().set_run_start(start);
     // The upstream stopping before the run does is a harness failure: the run ends there.
-    let (up_task, died) =
-        super::supervise::watch_upstream(up_task, servers_stop.clone(), start, speed.get());
+    arm.watch_upstream(start, speed);
 
     // The engine, its breakers, transport and canaries; then /metrics.
     let transition_log = Arc::new(TransitionLog::default());
@@ -202,8 +141,8 @@ pub async fn run_policy(
         policy,
         seed: plan.seed,
         speed,
-        clock,
-        upstream: up_addr,
+        clock: Clock::new(start, clock.wall),
+        upstream: arm.upstream_addr(),
         host: None,
         store_path: run_dir.join(format!("auth-profiles-{pname}.json")),
         metrics: metrics.clone(),
@@ -215,167 +154,120 @@ pub async fn run_policy(
         canary_sinks: vec![tally.clone()],
         coordinate: None,
     })?;
-    let breakers = rig.breakers.clone();
-    let diagnostics = rig.diagnostics.clone();
-    let m_listener = bind("engine /metrics").await?;
-    let m_addr = m_listener
-        .local_addr()
-        .map_err(|source| HarnessError::Bind {
-            what: "engine /metrics",
-            source,
-        })?;
-    let m_task = tokio::spawn(crate::exporter::serve_metrics(
-        m_listener,
-        metrics.clone(),
-        servers_stop.requested(),
-    ));
-
+    let m_listener = bind("engine /metrics", LOOPBACK).await?;
+    let m_url = metrics_url(m_listener.local_addr().unwrap_or(LOOPBACK));
+    let stopped = arm.servers().clone();
+    arm.adopt(tokio::spawn(async move {
+        crate::exporter::serve_metrics(m_listener, metrics, stopped.requested()).await
+    }));
     // Where to look while it runs (curl the upstream's /_rehearse/stats, the engine's /metrics).
     crate::errln!(
-        "{}/{pname}: mock upstream http://{up_addr}, engine metrics {}",
+        "{}/{pname}: mock upstream http://{}, engine metrics {m_url}",
         file.name,
-        metrics_url(m_addr)
+        arm.upstream_addr()
     );
-
-    // A [prometheus] of the run scrapes the engine too, from its clock's start.
-    files.targets.publish(
-        pname,
-        wall_start,
-        &[crate::detection::Target {
-            url: metrics_url(m_addr),
-            host: "sut".into(),
-        }],
-    );
-
-    // Scraper and progress.
-    let scraper = Scraper::new(ScraperConfig {
-        url: metrics_url(m_addr),
-        interval: speed.scale(file.scrape_interval),
-        start,
-        timeout: SCRAPE_TIMEOUT,
-    });
     if plan.policies.len() > 1 {
         files.scrapes.line(&format!("# policy {pname}"));
     }
-    // Raw scrapes stream to scrapes.prom.gz; only the compact timeline stays in memory.
-    let sink = (files.scrapes.clone(), CompactScrapes::new(start_unix_s));
-    let stopped = scrape_stop.requested();
-    let scraper = tokio::spawn(async move { scraper.run_into(sink, stopped).await });
+    // A [prometheus] of the run scrapes the engine too, from its clock's start; so does the
+    // run's own scraper (raw scrapes to scrapes.prom.gz, the compact timeline in memory).
+    let target = crate::detection::Target {
+        url: m_url.clone(),
+        host: "sut".into(),
+    };
+    let interval = speed.scale(file.scrape_interval);
+    arm.go(
+        clock,
+        &[target],
+        vec![Scrape {
+            url: m_url,
+            interval,
+            file: files.scrapes.clone(),
+            start_unix_s,
+        }],
+    );
     let counters = Arc::new(Counters::default());
     let run_for = speed.scale(file.duration);
-    let progress = Arc::new(Progress::new(
-        &format!("{}/{pname}", file.name),
-        run_for,
-        plain_progress,
-    ));
-    let snapshot = {
-        let counters = counters.clone();
-        let breakers = breakers.clone();
-        move || Snapshot {
-            // The state now, as a scrape would read it (observing changes no decision).
-            open: {
-                breakers.tick(Instant::now());
-                breakers
-                    .states()
-                    .into_iter()
-                    .filter(|(_, s)| *s != BreakerState::Closed)
-                    .map(|(d, _)| d)
-                    .collect()
-            },
-            elapsed: start.elapsed().min(run_for),
-            sent: Counters::get(&counters.sent),
-            errors: Counters::get(&counters.failed),
-        }
-    };
-    let ticker = {
-        let progress = progress.clone();
-        let snapshot = snapshot.clone();
-        tokio::spawn(async move {
-            loop {
-                progress.update(&snapshot());
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
-        })
-    };
+    let ticking = Ticking::start(
+        Progress::new(&format!("{}/{pname}", file.name), run_for, plain_progress),
+        snapshot(&rig, &counters, start, run_for),
+    );
 
-    // Replay until `duration` (or a stop request, or the upstream dying).
+    // Replay until `duration` (or a stop request, or the upstream dying); traffic shorter than
+    // `duration` leaves the breakers until `duration` to settle.
     let end = crate::util::speed::after(start, run_for);
-    let stop_at_end = {
-        let stop = stop.clone();
-        let died = died.clone();
-        move || async move {
-            tokio::select! {
-                _ = sleep_until(end) => {}
-                _ = stop.requested() => {}
-                _ = died.requested() => {}
-            }
-        }
-    };
+    let ends = arm.ends_at(end);
     let summary = rig
-        .replay(plan.checked.traffic.clone(), counters.clone(), stop_at_end)
+        .replay(plan.checked.traffic.clone(), counters.clone(), move || ends)
         .await?;
-    // Traffic shorter than `duration`: the breakers still have until `duration` to settle.
-    tokio::select! {
-        _ = sleep_until(end) => {}
-        _ = stop.requested() => {}
-        _ = died.requested() => {}
-    }
-    let elapsed_ms = start.elapsed().as_millis() as u64;
-    files.targets.withdraw(pname);
-
-    // Final scrape, then shut everything down.
-    scrape_stop.request("the run ended");
-    let scrape_log = match scraper.await {
-        Ok((_, compact)) => compact,
-        Err(e) => {
-            let mut compact = CompactScrapes::new(start_unix_s);
-            compact.failures += 1;
-            compact.last_error = Some(format!("the scraper task failed: {e}"));
-            compact
-        }
-    };
-    ticker.abort();
-    progress.finish(&snapshot());
+    arm.until(end).await;
+    // A stop that came once `duration` was reached (during the final scrape or shutdown) cut
+    // nothing: the run is complete. A dead upstream cut the run short as a stop request does
+    // (expectations due later were never reached), and is a harness failure besides.
+    let ending = arm.end(|ms| ms < run_for.as_millis() as u64);
+    let scrapes = (arm.final_scrapes().await.pop())
+        .unwrap_or_else(|| CompactScrapes::new(start_unix_s));
+    ticking.finish();
     rig.stop_canaries(SHUTDOWN_GRACE).await;
-    servers_stop.request("the run ended");
-    let _ = timeout(SHUTDOWN_GRACE, up_task).await;
-    let _ = timeout(SHUTDOWN_GRACE, m_task).await;
-    let arrivals = up_log
-        .probes()
-        .into_iter()
-        .map(|p| ProbeArrival {
-            dep: p.dep,
-            t_ms: p.t_ms,
-            probe: true,
-        })
-        .collect();
+    let closed = arm.close().await;
     let (transitions, transitions_dropped) = transition_log.sorted();
     Ok(PolicyRun {
         policy,
         start_unix_s,
-        elapsed_ms,
-        scrapes: scrape_log,
-        scrape_interval_ms: u64::try_from(speed.scale(file.scrape_interval).as_millis())
-            .unwrap_or(u64::MAX),
+        elapsed_ms: ending.elapsed_ms,
+        scrapes,
+        scrape_interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
         transitions,
         transitions_dropped,
         replay: summary,
         counters,
-        arrivals,
+        arrivals: probe_arrivals(&closed.probes),
         health: tally.counts(),
-        upstream_stats: upstream.stats(),
-        diagnostics,
+        upstream_stats: closed.stats,
+        diagnostics: rig.diagnostics.clone(),
         sockets: rig.sockets(),
-        // A stop that came once `duration` was reached (during the final scrape or shutdown)
-        // cut nothing: the run is complete. A dead upstream cut the run short as a stop request
-        // does (expectations due later were never reached), and is a harness failure besides.
-        stopped: stop
-            .reason()
-            .filter(|_| elapsed_ms < run_for.as_millis() as u64)
-            .or_else(|| died.reason()),
-        failed: died.reason(),
+        stopped: ending.stopped,
+        failed: ending.died,
         observed,
-        fault_hits,
-        upstream_records: up_log.take_records(),
+        fault_hits: closed.fault_hits,
+        upstream_records: closed.records,
     })
+}
+
+/// The progress display's reading of the run now: the breakers' states as a scrape would read
+/// them (observing changes no decision), the counters, the time.
+fn snapshot(
+    rig: &Rig,
+    counters: &Arc<Counters>,
+    start: Instant,
+    run_for: Duration,
+) -> impl Fn() -> Snapshot + Send + Sync + 'static {
+    let counters = counters.clone();
+    let breakers = rig.breakers.clone();
+    move || Snapshot {
+        open: {
+            breakers.tick(Instant::now());
+            breakers
+                .states()
+                .into_iter()
+                .filter(|(_, s)| *s != BreakerState::Closed)
+                .map(|(d, _)| d)
+                .collect()
+        },
+        elapsed: start.elapsed().min(run_for),
+        sent: Counters::get(&counters.sent),
+        errors: Counters::get(&counters.failed),
+    }
+}
+
+/// Breaker probes as the probe-spacing checks read them.
+pub(crate) fn probe_arrivals(probes: &[super::recorder::ProbeSeen]) -> Vec<ProbeArrival> {
+    probes
+        .iter()
+        .map(|p| ProbeArrival {
+            dep: p.dep.clone(),
+            t_ms: p.t_ms,
+            probe: true,
+        })
+        .collect()
 }

@@ -41,6 +41,7 @@
 //! - `progress`: the terminal bar (a stop request, SIGINT/SIGTERM included, is
 //!   [`crate::util::shutdown::Shutdown`]).
 
+pub mod arm;
 pub(crate) mod assemble;
 pub mod contradictions;
 pub(crate) mod default_dir;
@@ -48,9 +49,11 @@ pub(crate) mod dispatch;
 pub mod embedded;
 pub(crate) mod figures;
 pub(crate) mod external;
+mod external_drive;
 mod external_gateway;
 mod external_http;
 mod external_report;
+mod external_start;
 pub(crate) mod external_versions;
 pub(crate) mod fault_scope;
 pub mod harness;

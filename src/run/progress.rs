@@ -106,6 +106,48 @@ impl Progress {
     }
 }
 
+/// A progress display kept up to date every 250 ms from `snapshot` until [`Ticking::finish`].
+pub(crate) struct Ticking<F: Fn() -> Snapshot> {
+    progress: std::sync::Arc<Progress>,
+    snapshot: std::sync::Arc<F>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl<F: Fn() -> Snapshot> std::fmt::Debug for Ticking<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ticking").field("progress", &self.progress).finish()
+    }
+}
+
+impl<F: Fn() -> Snapshot + Send + Sync + 'static> Ticking<F> {
+    /// Starts updating `progress` from `snapshot`.
+    pub(crate) fn start(progress: Progress, snapshot: F) -> Self {
+        let progress = std::sync::Arc::new(progress);
+        let snapshot = std::sync::Arc::new(snapshot);
+        let task = {
+            let progress = progress.clone();
+            let snapshot = snapshot.clone();
+            tokio::spawn(async move {
+                loop {
+                    progress.update(&snapshot());
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+            })
+        };
+        Self {
+            progress,
+            snapshot,
+            task,
+        }
+    }
+
+    /// Stops the updates and shows the last snapshot.
+    pub(crate) fn finish(self) {
+        self.task.abort();
+        self.progress.finish(&(self.snapshot)());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

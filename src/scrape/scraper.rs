@@ -224,6 +224,11 @@ impl Scraper {
         }
     }
 
+    /// What it scrapes.
+    pub(crate) fn url(&self) -> &http::Uri {
+        &self.cfg.url
+    }
+
     /// The same scraper with its `t_ms` counted from `start` (an external run's clock starts
     /// after its warm-up's baseline scrape).
     pub(crate) fn starting_at(mut self, start: Instant) -> Self {
