@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::Parser;
 use rehearse::cli::RunArgs;
-use rehearse::run::arm::RunFiles;
-use rehearse::run::harness::run_policy;
-use rehearse::run::plan;
+use rehearse::rehearsal::arm::RunFiles;
+use rehearse::rehearsal::embedded::run::run_policy;
+use rehearse::rehearsal::plan;
 use rehearse::util::shutdown::Shutdown;
 use serde_json::json;
 

@@ -31,7 +31,7 @@ pub fn dispatch(cli: Cli) -> CmdResult {
         Some(Command::Init(args)) => crate::init::command(args),
         Some(Command::Gateway(args)) => crate::setup::command(args),
         Some(Command::Doctor(args)) => crate::setup::doctor::command(args),
-        Some(Command::FleetHost(args)) => crate::fleet::host::command(&args.spec),
+        Some(Command::FleetHost(args)) => crate::rehearsal::fleet::host::command(&args.spec),
         Some(Command::Watchdog(args)) => {
             crate::util::watchdog::command(args.pid, args.group);
             Ok(crate::exit::Status::Pass)

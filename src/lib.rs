@@ -114,9 +114,9 @@ macro_rules! internal {
 }
 
 internal!(
-    builtin, detection, fleet, gateway, history, host, init, jobmetrics, monitoring, rehearsal,
-    replay, report, retention, run, scenario, schedule, scrape, setup, transport, upstream,
-    validate, verdict, wire,
+    builtin, detection, gateway, history, host, init, jobmetrics, monitoring, rehearsal, replay,
+    report, retention, rundir, scenario, schedule, scrape, setup, transport, upstream, validate,
+    verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

@@ -3,7 +3,7 @@
 
 use std::process::{Child, Command, Stdio};
 
-use rehearse::run::lock::{LOCK_FILE, LockError, LockHolder, RunLock};
+use rehearse::rundir::lock::{LOCK_FILE, LockError, LockHolder, RunLock};
 
 fn scen(s: &[&str]) -> Vec<String> {
     s.iter().map(|s| s.to_string()).collect()

@@ -3,7 +3,7 @@
 //! Every `.rs` file under `src/` is read; comments (doc comments too), string and char literals and every
 //! `#[cfg(test)]` item (tests may reach anything) are blanked; then every path that starts with `crate::`,
 //! `super::` or `self::` — in a `use` line, a `pub use`, a `use a::{b, c}` group or inline in an expression
-//! such as `crate::fleet::run_fleet_scenario(…)` — is resolved to the module (file) it names. A name that a
+//! such as `crate::rehearsal::fleet::run_fleet_scenario(…)` — is resolved to the module (file) it names. A name that a
 //! module re-exports (`pub use child::Thing`) is followed to the module that defines it, so `super::Thing`
 //! counts as a dependency on the file `Thing` lives in, not on the folder's `mod.rs`.
 //!

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
-use rehearse::run::lock::{LOCK_FILE, LockHolder};
+use rehearse::rundir::lock::{LOCK_FILE, LockHolder};
 use tokio::time::Instant;
 
 use crate::support::run::{fixture, repo_root, show};

@@ -177,7 +177,7 @@ fn sigterm_mid_run_writes_an_incomplete_report_and_exits_3_within_5s() {
 #[test]
 fn a_held_run_lock_is_exit_3_naming_the_holder() {
     let tmp = tempfile::tempdir().unwrap();
-    let _held = rehearse::run::lock::RunLock::acquire(tmp.path()).unwrap();
+    let _held = rehearse::rundir::lock::RunLock::acquire(tmp.path()).unwrap();
     let out = run_fast(&fixture("smoke"), tmp.path());
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);

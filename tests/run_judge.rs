@@ -2,8 +2,8 @@
 //! report, leaves the expectations judged at the upstream past the cut `not_reached` (never
 //! pass), and ends `incomplete` (exit 3) with the reason on its first lines.
 
+use rehearse::rehearsal::arm::RunFiles;
 use rehearse::report::model::{ExpectStatus, Verdict};
-use rehearse::run::arm::RunFiles;
 use rehearse::util::shutdown::Shutdown;
 use rehearse::verdict::ExpectKind;
 
@@ -23,7 +23,7 @@ fn a_run_past_the_upstream_cap_says_so_and_ends_incomplete_never_pass() {
         speed: Some(crate::support::speed(4.0)),
         ..Default::default()
     };
-    let mut plan = rehearse::run::plan::build(&args).unwrap();
+    let mut plan = rehearse::rehearsal::plan::build(&args).unwrap();
     let mut sp = plan.scenarios.remove(0);
     sp.record_cap = 10;
     let dir = tmp.path().join("run");

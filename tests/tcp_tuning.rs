@@ -158,9 +158,11 @@ fn tcp_shorter_than_the_probe_timeout_is_flagged_and_the_host_section_shows_it()
         speed: Some(crate::support::speed(8.0)),
         ..Default::default()
     };
-    let plan = rehearse::run::plan::build(&args).unwrap();
-    let found =
-        rehearse::run::contradictions::check(&plan.scenarios[0], &rehearse::host::fingerprint());
+    let plan = rehearse::rehearsal::plan::build(&args).unwrap();
+    let found = rehearse::rehearsal::contradictions::check(
+        &plan.scenarios[0],
+        &rehearse::host::fingerprint(),
+    );
     let probe = found
         .iter()
         .find(|c| c["check"] == "probe_timeout_vs_dead_peer")

@@ -135,7 +135,7 @@ fn no_pub_item_of_an_internal_module_is_named_by_nothing_else() {
     }
     let internal = internal_modules(&files[Path::new("src/lib.rs")]);
     assert!(
-        internal.contains("run") && internal.contains("util"),
+        internal.contains("rehearsal") && internal.contains("util"),
         "{internal:?}"
     );
     let found = unused(&files, &internal);

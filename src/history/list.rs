@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::report::model::{Report, SCHEMA_VERSION};
 
 /// Files of our own at the top of a report dir, never listed.
-const OWN_FILES: &[&str] = &[crate::run::lock::LOCK_FILE, "index.html", "index.md"];
+const OWN_FILES: &[&str] = &[crate::rundir::lock::LOCK_FILE, "index.html", "index.md"];
 
 /// One entry of a report dir.
 #[derive(Debug, Clone)]
@@ -143,7 +143,7 @@ pub fn run_dirs(report_dir: &Path) -> Vec<RunDir> {
             let path = e.path();
             let stamp = run_stamp(&name).map(str::to_string);
             let run = match (&stamp, is_dir) {
-                (Some(_), true) => match crate::run::marker::belongs_elsewhere(&path, &name) {
+                (Some(_), true) => match crate::rundir::marker::belongs_elsewhere(&path, &name) {
                     Some(other) => Err(Note::Copy(other)),
                     None => Ok(()),
                 },
@@ -273,11 +273,11 @@ mod tests {
     fn marker(dir: &Path, recorded: Option<&str>) {
         // Started at 2026-12-01T06:00:00Z (the old marker's run below).
         let start = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_104_800);
-        let mut m = crate::run::marker::Marker::now(&["smoke".into()], start);
+        let mut m = crate::rundir::marker::Marker::now(&["smoke".into()], start);
         m.dir = recorded.map(str::to_string);
         std::fs::create_dir_all(dir).unwrap();
         let json = serde_json::to_string(&m).unwrap();
-        std::fs::write(dir.join(crate::run::marker::MARKER_FILE), json).unwrap();
+        std::fs::write(dir.join(crate::rundir::marker::MARKER_FILE), json).unwrap();
     }
 
     #[test]

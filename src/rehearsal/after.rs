@@ -44,11 +44,11 @@ fn unix_now() -> f64 {
 /// Writes the marker into a fresh run directory; a failure is a warning (the directory is then
 /// not ours, and retention leaves it alone).
 pub(crate) fn mark(dir: &Path, scenarios: &[String], now: SystemTime) {
-    let m = crate::run::marker::Marker::now(scenarios, now);
-    if let Err(e) = crate::run::marker::write(dir, &m) {
+    let m = crate::rundir::marker::Marker::now(scenarios, now);
+    if let Err(e) = crate::rundir::marker::write(dir, &m) {
         crate::errln!(
             "warning: writing {}: {e} (retention will never remove this run)",
-            dir.join(crate::run::marker::MARKER_FILE).display()
+            dir.join(crate::rundir::marker::MARKER_FILE).display()
         );
     }
 }
@@ -91,7 +91,7 @@ pub(crate) fn prune(after: &After, report_dir: &Path, key: &str, dir: &Path, hk:
             pruned.foreign,
             if pruned.foreign == 1 { "y" } else { "ies" },
             report_dir.display(),
-            crate::run::marker::MARKER_FILE
+            crate::rundir::marker::MARKER_FILE
         );
     }
 }
@@ -108,7 +108,7 @@ pub(crate) async fn single(
     let mut hk = Housekeeping::default();
     let outcome = Outcome::of(&report, unix_now(), elapsed.as_secs_f64());
     hk.warnings.extend(publish(after, &outcome).await);
-    let key = crate::run::marker::key_of(std::slice::from_ref(&report.scenario));
+    let key = crate::rundir::marker::key_of(std::slice::from_ref(&report.scenario));
     prune(after, report_dir, &key, dir, &mut hk);
     rewrite(dir, &mut report, &hk);
     let md = dir.join("report.md");
@@ -165,10 +165,10 @@ pub(crate) async fn suite(
     report_dir: &Path,
     dir: &Path,
     scenarios: &[String],
-    index: &mut crate::run::suite::Index,
+    index: &mut crate::rehearsal::suite::Index,
 ) {
     let mut hk = Housekeeping::default();
-    let key = crate::run::marker::key_of(scenarios);
+    let key = crate::rundir::marker::key_of(scenarios);
     prune(after, report_dir, &key, dir, &mut hk);
     let md = dir.join("index.md");
     if let Some(w) = jobmetrics::on_fail(&after.outputs, &md, &key, index.verdict).await {
@@ -178,7 +178,7 @@ pub(crate) async fn suite(
         return;
     }
     index.housekeeping = Some(hk);
-    if let Err(e) = crate::run::suite::write_index(dir, index) {
+    if let Err(e) = crate::rehearsal::suite::write_index(dir, index) {
         crate::errln!(
             "warning: rewriting the index of {} with its housekeeping: {e}",
             dir.display()

@@ -14,10 +14,10 @@ use crate::cli::RunArgs;
 use crate::exit::{CmdError, CmdResult};
 use crate::report::model::{ExpectStatus, Report, Verdict};
 use crate::report::rfc3339;
-use crate::run::arm::RunFiles;
-use crate::run::plan::{RunPlan, ScenarioPlan, build};
-use crate::run::rundir::{self, safe_name};
-use crate::run::suite::{Index, IndexRow, worst, write_index};
+use crate::rehearsal::arm::RunFiles;
+use crate::rehearsal::plan::{RunPlan, ScenarioPlan, build};
+use crate::rundir::{self, safe_name};
+use crate::rehearsal::suite::{Index, IndexRow, worst, write_index};
 use crate::util::shutdown::Shutdown;
 
 /// Runs `rehearse run`.
@@ -36,7 +36,7 @@ pub(crate) fn command(args: RunArgs) -> CmdResult {
         .iter()
         .map(|s| s.name().to_string())
         .collect();
-    let lock = crate::run::lock::RunLock::acquire_for(&plan.report_dir, &names)
+    let lock = crate::rundir::lock::RunLock::acquire_for(&plan.report_dir, &names)
         .map_err(|e| CmdError::harness(anyhow!("{e}")))?;
     if let Some(stale) = lock.took_over() {
         crate::errln!(

@@ -1,24 +1,24 @@
 //! The system under test: the one type every kind of run is. Each kind says what its run
 //! starts and how it stops, runs every arm of the scenario (the embedded engine's policies, a
 //! gateway's one run, a fleet's coordinations) against the one upstream recorder, and returns
-//! what it observed as one [`Observed`] (an [`crate::run::observation::Observation`] per arm);
-//! [`crate::run::assemble::report`] then judges every kind alike (one section builder, the one
+//! what it observed as one [`Observed`] (an [`crate::rehearsal::observation::Observation`] per arm);
+//! [`crate::rehearsal::assemble::report`] then judges every kind alike (one section builder, the one
 //! judge [`crate::report::judge`]) and [`super::cmd`] finishes and writes the report. A fourth
 //! kind is one more variant here producing an `Observed`.
 
 use std::path::Path;
 
 use crate::report::model::Report;
-use crate::run::arm::RunFiles;
-use crate::run::observation::Observed;
-use crate::run::plan::ScenarioPlan;
+use crate::rehearsal::arm::RunFiles;
+use crate::rehearsal::observation::Observed;
+use crate::rehearsal::plan::ScenarioPlan;
 use crate::util::shutdown::Shutdown;
 
 /// What a scenario rehearses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SystemUnderTest {
     /// The embedded failover and breaker engine, in this process: per policy, a fresh mock
-    /// upstream, engine (the one rig, [`crate::run::rig`]), `/metrics`, scraper and canaries;
+    /// upstream, engine (the one rig, [`crate::rehearsal::embedded::rig`]), `/metrics`, scraper and canaries;
     /// stopped in order at `duration`, on a stop request or when the upstream dies.
     Embedded,
     /// An external gateway (`[target] kind = "openclaw" | "http"`): the mock upstream, the
@@ -57,8 +57,8 @@ impl SystemUnderTest {
     ) -> Report {
         let Some(spec) = &sp.checked.file.prometheus else {
             let observed = self.observe(sp, dir, files, stop, plain_progress).await;
-            crate::run::mutants::write_if_asked(dir, sp, &observed);
-            return crate::run::assemble::report(sp, observed);
+            crate::rehearsal::mutants::write_if_asked(dir, sp, &observed);
+            return crate::rehearsal::assemble::report(sp, observed);
         };
         // The detection path, once for every kind: started before the first arm, each arm
         // publishing its metrics endpoints (`files.targets`), read arm by arm after the last,
@@ -71,7 +71,7 @@ impl SystemUnderTest {
                 Err(e) => {
                     let why = crate::util::text::chain(&e);
                     let observed = self.not_started(sp, format!("[prometheus]: {why}"));
-                    return crate::run::assemble::report(sp, observed);
+                    return crate::rehearsal::assemble::report(sp, observed);
                 }
             };
         let run_stop = Shutdown::new();
@@ -108,8 +108,8 @@ impl SystemUnderTest {
             });
         }
         detection.stop();
-        crate::run::mutants::write_if_asked(dir, sp, &observed);
-        crate::run::assemble::report(sp, observed)
+        crate::rehearsal::mutants::write_if_asked(dir, sp, &observed);
+        crate::rehearsal::assemble::report(sp, observed)
     }
 
     /// A run that could not start: every arm not run, the harness error `why`.
@@ -140,7 +140,7 @@ impl SystemUnderTest {
             host: serde_json::to_value(crate::host::fingerprint()).unwrap_or_default(),
             contradictions: Vec::new(),
             speed: sp.speed.get(),
-            part: crate::run::observation::KindPart::Embedded,
+            part: crate::rehearsal::observation::KindPart::Embedded,
         }
     }
 
@@ -156,10 +156,10 @@ impl SystemUnderTest {
     ) -> Observed {
         match self {
             Self::Embedded => {
-                crate::run::embedded::run_embedded(sp, dir, files, stop, plain_progress).await
+                crate::rehearsal::embedded::arms::run_embedded(sp, dir, files, stop, plain_progress).await
             }
-            Self::Gateway => crate::run::external_versions::run_external(sp, dir, files, stop).await,
-            Self::Fleet => crate::fleet::run_fleet_scenario(sp, dir, files, stop).await,
+            Self::Gateway => crate::rehearsal::gateway::arms::run_external(sp, dir, files, stop).await,
+            Self::Fleet => crate::rehearsal::fleet::run_fleet_scenario(sp, dir, files, stop).await,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! after the new run's report is written.
 //!
 //! # Layout
-//! - `marker` (`crate::run::marker`): the ownership marker `.rehearse-run.json` every run writes
+//! - `marker` (`crate::rundir::marker`): the ownership marker `.rehearse-run.json` every run writes
 //!   into its directory at its start, naming the directory; a directory without it is not ours
 //!   and is never touched.
 //! - `scan`: what the report directory holds, from the one listing of its run directories
@@ -21,7 +21,7 @@ mod scan;
 
 use std::path::{Path, PathBuf};
 
-pub(crate) use crate::run::marker::{self, Marker};
+pub(crate) use crate::rundir::marker::{self, Marker};
 pub(crate) use plan::decide;
 pub(crate) use scan::{Owner, scan};
 

@@ -4,7 +4,7 @@
 //! newer than it exist and its process is gone. Nothing that is not ours, and nothing of
 //! another key, is ever chosen.
 
-use crate::run::marker::Marker;
+use crate::rundir::marker::Marker;
 use super::scan::{Entry, Finished, Owner};
 
 /// What to remove, and what was left alone because it is not ours.

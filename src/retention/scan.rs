@@ -9,8 +9,8 @@
 
 use std::path::Path;
 
-pub(crate) use crate::run::marker::Owner;
-use crate::run::marker::{self, Marker};
+pub(crate) use crate::rundir::marker::Owner;
+use crate::rundir::marker::{self, Marker};
 
 /// Whether the run finished (wrote its report).
 #[derive(Debug, Clone, PartialEq, Eq)]

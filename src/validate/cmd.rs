@@ -9,7 +9,7 @@ use anyhow::anyhow;
 
 use crate::cli::ValidateArgs;
 use crate::exit::{CmdError, CmdResult, Status};
-use crate::run::plan::{Refused, RunFlags, preflight};
+use crate::rehearsal::plan::{Refused, RunFlags, preflight};
 use crate::scenario::ScenarioFile;
 use crate::scenario::resolve::{NotFound, is_path, resolve_in};
 use crate::util::text::{count, plural};

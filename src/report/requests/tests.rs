@@ -124,8 +124,8 @@ fn rotations_and_fallbacks_are_read_from_the_sequence_as_the_key_figures_count_t
     records.push(rec(40_000, "key-B", "mockai", "m1", None));
     records.push(rec(50_000, "key-B", "mockai", "m1", Some("status")));
     records.push(rec(51_000, "key-F", "fallback", "m2", None));
-    let figures = crate::run::figures::compute(&crate::run::figures::FigureInput {
-        sent: crate::run::figures::sent_of(&records, 1.0, &Default::default()),
+    let figures = crate::rehearsal::figures::compute(&crate::rehearsal::figures::FigureInput {
+        sent: crate::rehearsal::figures::sent_of(&records, 1.0, &Default::default()),
         ..Default::default()
     });
     let rotations: u64 = figures.providers.values().map(|p| p.rotations).sum();

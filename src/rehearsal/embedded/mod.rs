@@ -1,0 +1,19 @@
+//! The embedded engine as the system under test: its room of the pipeline.
+//!
+//! # Layout (the same roles as `gateway/` and `fleet/`)
+//! - `arms`: the entry — every policy of the scenario in turn, each one arm, each arm's
+//!   [`crate::rehearsal::observation::Observation`] (its report part: the engine's rows).
+//! - `run`: one arm — a policy's run on the arm lifecycle ([`crate::rehearsal::arm`]): the
+//!   engine, its `/metrics`, the replay, the canaries.
+//! - `rig`: the one engine rig of this run and of every fleet host; `dispatch`: replayed
+//!   lines → `Engine::handle` across workers; `health`: the canaries and their tally;
+//!   `progress`: the terminal bar.
+
+pub mod arms;
+pub(crate) mod dispatch;
+pub(crate) mod health;
+pub mod progress;
+pub mod rig;
+pub mod run;
+
+pub use arms::run_embedded;

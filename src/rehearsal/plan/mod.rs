@@ -1,0 +1,265 @@
+//! Raw `run` flags + scenario files → a validated plan: scenarios resolved and checked (traffic
+//! loaded), speed, seed and policies decided, report directory chosen. Every error here is bad
+//! input (exit 2) and names the file, line and column or the field.
+//!
+//! Every check of one scenario before a run starts anything is [`preflight`], the one function
+//! `rehearse validate` calls too: a check added there is made by both.
+
+pub(crate) mod default_dir;
+mod error;
+mod user_config;
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{PolicyArg, RunArgs};
+use crate::engine::Policy;
+use crate::scenario::resolve::resolve_in;
+use crate::scenario::target::TargetKind;
+use crate::scenario::validate::{Checked, check_at};
+use crate::util::speed::Speed;
+
+pub use crate::rehearsal::plan::error::{PlanError, Refused};
+
+/// Most model requests a run keeps in memory for the ground-truth expectations.
+pub(crate) const MAX_UPSTREAM_RECORDS: usize = 200_000;
+
+/// One scenario to run.
+#[derive(Debug, Clone)]
+pub struct ScenarioPlan {
+    /// The checked scenario and its traffic.
+    pub checked: Checked,
+    /// The `--speed` divisor (checked once, where it entered).
+    pub speed: Speed,
+    /// The seed (`--seed`, else the scenario's).
+    pub seed: u64,
+    /// The policy runs, in order (`--policy`, else the scenario's `policies`).
+    pub policies: Vec<Policy>,
+    /// The OpenClaw versions run side by side, one arm each, in order (`--gateway-version`,
+    /// else `[target] versions`); empty for one run of the one install.
+    pub versions: Vec<String>,
+    /// Most model requests the upstream recorder keeps in memory for the expectations judged
+    /// at the upstream ([`MAX_UPSTREAM_RECORDS`]; a test may lower it).
+    pub record_cap: usize,
+}
+
+impl ScenarioPlan {
+    /// The scenario's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.checked.file.name
+    }
+}
+
+/// The whole run.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// Scenarios in the order given (more than one = a suite).
+    pub scenarios: Vec<ScenarioPlan>,
+    /// Where run directories are created.
+    pub report_dir: PathBuf,
+    /// Plain progress lines even on a terminal.
+    pub plain_progress: bool,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(p: PolicyArg) -> Self {
+        match p {
+            PolicyArg::RetryGate => Policy::RetryGate,
+            PolicyArg::Legacy => Policy::Legacy,
+        }
+    }
+}
+
+/// What a run of an external target needs beyond the file: speed 1 (a real gateway's timers
+/// cannot be compressed), no `--policy` (that picks an embedded policy), an OpenClaw install, a
+/// token in `token_env`.
+fn check_target_run(
+    checked: &Checked,
+    speed: Speed,
+    policies: &[Policy],
+    versions: &[String],
+) -> Result<(), Refused> {
+    let t = &checked.file.target;
+    if !t.kind.is_external() {
+        return Ok(());
+    }
+    let kind = t.kind.as_str();
+    if speed != Speed::ONE {
+        return Err(Refused::TargetSpeed { speed, kind });
+    }
+    if !policies.is_empty() {
+        return Err(Refused::PolicyWithTarget(kind));
+    }
+    match t.kind {
+        TargetKind::Openclaw if versions.is_empty() => {
+            let install = crate::gateway::openclaw::Install::find(t.command.as_deref())?;
+            if let Some(user) = &checked.user_config {
+                user_config::check_release(checked, user, &install)?;
+            }
+        }
+        TargetKind::Openclaw => {
+            for v in versions {
+                let install = crate::gateway::openclaw::Install::find_version(v)?;
+                if let Some(user) = &checked.user_config {
+                    user_config::check_release(checked, user, &install)?;
+                }
+            }
+        }
+        TargetKind::Http => {
+            if let Some(env) = &t.token_env
+                && std::env::var_os(env).is_none()
+            {
+                return Err(Refused::TokenUnset(env.clone()));
+            }
+            if let Some(env) = &t.token_env
+                && std::env::var(env).map_or(true, |v| v.trim().is_empty())
+            {
+                return Err(Refused::TokenEmpty(env.clone()));
+            }
+        }
+        TargetKind::Embedded => {}
+    }
+    Ok(())
+}
+
+/// The OpenClaw versions a run of `checked` runs side by side: `--gateway-version` (an
+/// `openclaw` target only; checked as `[target] versions` is), else `[target] versions`. An
+/// expectation scoped to a version the run does not run is refused: it would judge nothing.
+fn run_versions(checked: &Checked, cli: &[String]) -> Result<Vec<String>, Refused> {
+    let file = &checked.file;
+    if cli.is_empty() {
+        return Ok(file.target.versions.clone());
+    }
+    if file.target.kind != TargetKind::Openclaw {
+        return Err(Refused::VersionsNotOpenclaw(file.target.kind.as_str()));
+    }
+    if file.target.command.is_some() {
+        return Err(Refused::VersionsWithCommand);
+    }
+    let max = crate::scenario::target::MAX_VERSIONS;
+    if cli.len() > max {
+        return Err(Refused::TooManyVersions(max));
+    }
+    for (i, v) in cli.iter().enumerate() {
+        if let Some(why) = crate::scenario::target::version_problem(v) {
+            return Err(Refused::BadVersion(why));
+        }
+        if cli[..i].contains(v) {
+            return Err(Refused::VersionTwice(v.clone()));
+        }
+    }
+    let scoped = file.expect.scoped_runs();
+    if let Some(v) = scoped.iter().find(|v| !cli.contains(v)) {
+        return Err(Refused::ScopedVersionNotRun {
+            path: checked.path.clone(),
+            version: v.clone(),
+            given: cli.join(" --gateway-version "),
+        });
+    }
+    Ok(cli.to_vec())
+}
+
+/// What a run is asked beside its scenario files, as far as a scenario's checks depend on it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFlags {
+    /// `--speed` (1 when not given).
+    pub speed: Speed,
+    /// `--policy`, in order (empty: the scenario's `policies`).
+    pub policies: Vec<Policy>,
+    /// `--gateway-version`, in order.
+    pub gateway_versions: Vec<String>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+}
+
+impl RunFlags {
+    /// The flags of `run`.
+    pub fn of(args: &RunArgs) -> Self {
+        Self {
+            // A `Speed` was checked where it was made (clap's parser or `Speed::new`).
+            speed: args.speed.unwrap_or_default(),
+            policies: args.policies.iter().map(|&p| p.into()).collect(),
+            gateway_versions: args.gateway_versions.clone(),
+            seed: args.seed,
+        }
+    }
+}
+
+/// Every check a run makes of the scenario file at `path` before it starts anything, in order:
+/// the file itself for a run at `flags.speed` (its values, traffic, expectations against what
+/// the run can produce, located at `file:line:col`); `[prometheus]` (speed 1, its programs on
+/// PATH, `promtool check rules` on its rule files); the OpenClaw versions side by side; what an
+/// external target's run needs (speed 1, no `--policy`, an install whose release accepts the
+/// user's config, a token). Its plan when every one passes. `rehearse validate` calls this same
+/// function: a check added here is one `validate` makes too.
+pub fn preflight(path: &Path, flags: &RunFlags) -> Result<ScenarioPlan, Refused> {
+    let speed = flags.speed;
+    let checked = check_at(path, speed)?;
+    if let Some(p) = &checked.file.prometheus {
+        crate::detection::preflight(p, &checked.path, speed)?;
+    }
+    let policies = if flags.policies.is_empty() {
+        checked.file.policies.clone()
+    } else {
+        flags.policies.clone()
+    };
+    let versions = run_versions(&checked, &flags.gateway_versions)?;
+    check_target_run(&checked, speed, &flags.policies, &versions)?;
+    Ok(ScenarioPlan {
+        versions,
+        seed: flags.seed.unwrap_or(checked.file.seed),
+        checked,
+        speed,
+        policies,
+        record_cap: MAX_UPSTREAM_RECORDS,
+    })
+}
+
+/// Builds the plan from the flags.
+pub fn build(args: &RunArgs) -> Result<RunPlan, PlanError> {
+    if args.scenarios.is_empty() {
+        return Err(PlanError::NoScenario);
+    }
+    let flags = RunFlags::of(args);
+    let mut scenarios = Vec::new();
+    for arg in &args.scenarios {
+        let found = resolve_in(arg, args.scenarios_dir.as_deref())?;
+        if let Some(note) = &found.note {
+            crate::errln!("note: {note}");
+        }
+        let plan = preflight(&found.path, &flags).map_err(|source| PlanError::Scenario {
+            arg: arg.clone(),
+            source: Box::new(source),
+        })?;
+        scenarios.push(plan);
+    }
+    Ok(RunPlan {
+        scenarios,
+        report_dir: match &args.report_dir {
+            Some(d) => d.clone(),
+            None => crate::rehearsal::plan::default_dir::report_dir(),
+        },
+        plain_progress: args.no_progress,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speed_must_be_positive_and_finite() {
+        assert_eq!(Speed::new(4.0).map(Speed::get), Ok(4.0));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-20, 1e9, 100.5, 0.005] {
+            assert!(Speed::new(bad).is_err());
+        }
+        // Without --speed a plan runs in real time.
+        assert_eq!(RunArgs::default().speed.unwrap_or_default(), Speed::ONE);
+    }
+
+    #[test]
+    fn missing_scenario_is_an_error_and_policy_flags_map_to_engine_policies() {
+        assert!(build(&RunArgs::default()).is_err());
+        assert_eq!(Policy::from(PolicyArg::Legacy), Policy::Legacy);
+        assert_eq!(Policy::from(PolicyArg::RetryGate), Policy::RetryGate);
+    }
+}
