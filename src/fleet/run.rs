@@ -130,10 +130,10 @@ pub(crate) async fn run_coordination(
 
     // The upstream every host calls.
     let upstream = crate::run::recorder::scenario_upstream(file, plan.seed, speed);
-    let fault_hits = Arc::new(FaultHits::new(speed.get()));
+    let fault_hits = Arc::new(FaultHits::new(speed));
     let log = Arc::new(
         UpstreamRecorder::new(
-            EventsWriter::new(files.upstream.clone(), label, speed.get()),
+            EventsWriter::new(files.upstream.clone(), label, speed),
             fault_hits.clone(),
             file.expect.has_ground(),
         )
@@ -176,7 +176,7 @@ pub(crate) async fn run_coordination(
         },
     };
     // A latency fault puts a delaying proxy between the hosts and Redis.
-    let faults = CoordinatorFaults::of(&file.fault, speed.get());
+    let faults = CoordinatorFaults::of(&file.fault, speed);
     let mut proxy_task = None;
     let go = Arc::new(std::sync::OnceLock::new());
     let redis_url = match redis_url {
@@ -213,7 +213,7 @@ pub(crate) async fn run_coordination(
             id: id.clone(),
             upstream: up_addr,
             redis_url: redis_url.clone(),
-            speed: speed.get(),
+            speed,
             seed: plan.seed,
             policy,
             skew_ms: fleet.skew_ms(i),

@@ -68,10 +68,10 @@ pub(crate) async fn run_arm(
     // The mock upstream.
     let upstream =
         super::recorder::scenario_upstream(file, plan.seed, crate::util::speed::Speed::ONE);
-    let fault_hits = Arc::new(FaultHits::new(1.0));
+    let fault_hits = Arc::new(FaultHits::new(crate::util::speed::Speed::ONE));
     let ground = Arc::new(
         UpstreamRecorder::new(
-            EventsWriter::new(files.upstream.clone(), &arm, 1.0),
+            EventsWriter::new(files.upstream.clone(), &arm, crate::util::speed::Speed::ONE),
             fault_hits.clone(),
             // Always kept (under the cap): the key figures read a gateway's rotations and
             // fallbacks from the sequence of profiles and models it sent.

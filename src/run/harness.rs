@@ -165,10 +165,10 @@ pub async fn run_policy(
     // The mock upstream.
     let upstream = super::recorder::scenario_upstream(file, plan.seed, speed);
     upstream.set_run_start(start);
-    let fault_hits = Arc::new(FaultHits::new(speed.get()));
+    let fault_hits = Arc::new(FaultHits::new(speed));
     let up_log = Arc::new(
         UpstreamRecorder::new(
-            EventsWriter::new(files.upstream.clone(), pname, speed.get()),
+            EventsWriter::new(files.upstream.clone(), pname, speed),
             fault_hits.clone(),
             file.expect.has_ground(),
         )
@@ -190,11 +190,11 @@ pub async fn run_policy(
     ));
     // The upstream stopping before the run does is a harness failure: the run ends there.
     let (up_task, died) =
-        super::supervise::watch_upstream(up_task, servers_stop.clone(), start, speed.get());
+        super::supervise::watch_upstream(up_task, servers_stop.clone(), start, speed);
 
     // The engine, its breakers, transport and canaries; then /metrics.
     let transition_log = Arc::new(TransitionLog::default());
-    let observed = Arc::new(Observed::new(speed.get()));
+    let observed = Arc::new(Observed::new(speed));
     let tally = Arc::new(HealthTally::default());
     let mut rig = Rig::build(RigSpec {
         file,
@@ -208,7 +208,7 @@ pub async fn run_policy(
         store_path: run_dir.join(format!("auth-profiles-{pname}.json")),
         metrics: metrics.clone(),
         sinks: vec![
-            Arc::new(EventsWriter::new(files.events.clone(), pname, speed.get())),
+            Arc::new(EventsWriter::new(files.events.clone(), pname, speed)),
             transition_log.clone(),
             observed.clone(),
         ],
