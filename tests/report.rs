@@ -424,7 +424,7 @@ fn markdown_and_html_show_the_same_per_policy_tables() {
     for t in [
         rehearse::report::table::transitions(p),
         rehearse::report::table::outcomes(p),
-        rehearse::report::table::latency(p, 1.0),
+        rehearse::report::table::latency(p, rehearse::util::speed::Speed::ONE.into()),
         rehearse::report::table::health(p),
     ] {
         let head = format!("| {} |", t.head.join(" | "));
@@ -475,7 +475,7 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
             events,
             scrape_interval_ms: 1_000,
             arrivals: &[],
-            speed: 1.0,
+            speed: rehearse::util::speed::Speed::ONE,
             fault_windows: vec![],
             latency: Default::default(),
             marks: Default::default(),

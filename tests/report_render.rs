@@ -140,7 +140,13 @@ fn ab_report() -> Report {
         ..Default::default()
     };
     let gate = &mut r.policies[1];
-    let failed = diff(&miss, &gate.transitions, None, &[], 1.0);
+    let failed = diff(
+        &miss,
+        &gate.transitions,
+        None,
+        &[],
+        rehearse::util::speed::Speed::ONE,
+    );
     assert!(failed.iter().any(|e| !e.ok), "{failed:#?}");
     gate.expectations.extend(failed);
     r

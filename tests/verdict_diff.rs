@@ -99,7 +99,7 @@ fn run(e: &Expectations) -> Vec<rehearse::verdict::ExpectationResult> {
         &observed(),
         Some(&fin),
         &probes(),
-        1.0,
+        rehearse::util::speed::Speed::ONE,
     )
 }
 
@@ -242,7 +242,13 @@ fn diff_scales_times_and_tolerances_by_speed_with_a_20ms_floor() {
     };
     // speed 10: checked on the wall clock, expected at 2.000s, tolerance 100ms/10 = 10ms →
     // floored to 20ms; said in scenario time: at 20 s, ±200 ms (the floor × 10).
-    let ok = diff(&e, &[t("d", Closed, Open, 2_019)], None, &[], 10.0);
+    let ok = diff(
+        &e,
+        &[t("d", Closed, Open, 2_019)],
+        None,
+        &[],
+        crate::support::speed(10.0),
+    );
     assert!(ok[0].ok, "{ok:#?}");
     assert_eq!(ok[0].expected, "closed→open at 20.000s ±0.200s");
     assert_eq!(ok[0].observed, "20.190s");
@@ -255,13 +261,25 @@ fn diff_scales_times_and_tolerances_by_speed_with_a_20ms_floor() {
         ),
         (Some(20_000), Some(20_190), Some(190), Some(200))
     );
-    let late = diff(&e, &[t("d", Closed, Open, 2_021)], None, &[], 10.0);
+    let late = diff(
+        &e,
+        &[t("d", Closed, Open, 2_021)],
+        None,
+        &[],
+        crate::support::speed(10.0),
+    );
     assert!(!late[0].ok);
     assert_eq!(late[0].delta_ms, Some(210), "scenario ms");
     // A tolerance above the floor is said as the scenario wrote it.
     let mut wide = e.clone();
     wide.transition[0].tolerance = Some(Duration::from_secs(3));
-    let r = diff(&wide, &[t("d", Closed, Open, 2_250)], None, &[], 4.0);
+    let r = diff(
+        &wide,
+        &[t("d", Closed, Open, 2_250)],
+        None,
+        &[],
+        crate::support::speed(4.0),
+    );
     assert_eq!(r[0].expected, "closed→open at 20.000s ±3.000s");
     assert_eq!(r[0].observed_ms, Some(9_000));
     assert!(!r[0].ok, "9 s of scenario time is 11 s early");
@@ -331,7 +349,7 @@ to = "closed"
         ],
         None,
         &[],
-        1.0,
+        rehearse::util::speed::Speed::ONE,
     );
     assert_eq!(r[0].observed, "missing");
     assert!(!r[0].ok);
@@ -351,13 +369,27 @@ fn a_stopped_run_leaves_what_it_never_reached_not_reached() {
     let e = expectations().for_policy("retry-gate");
     let fin = parse(FINAL).unwrap();
     let statuses = |obs: &[Transition], arrivals: &[ProbeArrival], stop| {
-        diff_until(&e, obs, Some(&fin), arrivals, 1.0, stop)
-            .into_iter()
-            .map(|r| (r.status, r.ok))
-            .collect::<Vec<_>>()
+        diff_until(
+            &e,
+            obs,
+            Some(&fin),
+            arrivals,
+            rehearse::util::speed::Speed::ONE,
+            stop,
+        )
+        .into_iter()
+        .map(|r| (r.status, r.ok))
+        .collect::<Vec<_>>()
     };
     // Stopped at 5 s: nothing was due yet (closed→open due by 25 s); nothing failed.
-    let early = diff_until(&e, &[], Some(&fin), &[], 1.0, Some(5_000));
+    let early = diff_until(
+        &e,
+        &[],
+        Some(&fin),
+        &[],
+        rehearse::util::speed::Speed::ONE,
+        Some(5_000),
+    );
     assert!(
         early.iter().all(|r| r.status == NotReached && !r.ok),
         "{early:#?}"

@@ -321,6 +321,36 @@ mod tests {
     }
 
     #[test]
+    fn an_old_report_with_a_speed_outside_todays_bounds_still_loads() {
+        // Written before --speed had bounds (×1000 here), stopped at 500 s of scenario time.
+        let old = |speed: &str| {
+            format!(
+                r#"{{"schema_version": 1, "scenario": "smoke", "verdict": "incomplete",
+                "stopped": {{"reason": "SIGTERM", "at_ms": 500000, "of_ms": 2000000,
+                    "policy": "p"}},
+                "started_at": "2026-11-20T06:00:00.000Z", "speed": {speed}, "seed": 1,
+                "host": {{}}, "policies": [],
+                "replay": {{"sent": 0, "lag_ms": {{"p50": 0.0, "p99": 0.0, "max": 0.0}}}},
+                "config": {{}}}}"#
+            )
+        };
+        let fast = parse_report(&old("1000.0")).unwrap_or_else(|n| panic!("{n:?}"));
+        assert_eq!(fast.speed.get(), 1000.0);
+        let json = serde_json::to_value(&fast).unwrap_or_default();
+        assert_eq!(json["speed"], 1000.0, "written back as read");
+        let line = fast.stopped.as_ref().map(|s| s.line(fast.speed)).unwrap_or_default();
+        let wall = "(scenario time; 0.5 s of 2.0 s of wall time at ×1000)";
+        assert!(line.ends_with(wall), "{line}");
+        let slow = parse_report(&old("0.001")).unwrap_or_else(|n| panic!("{n:?}"));
+        let c = crate::history::compare::caveats(&fast, &slow);
+        assert_eq!(c[0].what, "speed");
+        assert_eq!((c[0].a.as_deref(), c[0].b.as_deref()), (Some("×1000"), Some("×0.001")));
+        let zero = parse_report(&old("0")).unwrap_or_else(|n| panic!("{n:?}"));
+        let line = zero.stopped.as_ref().map(|s| s.line(zero.speed)).unwrap_or_default();
+        assert_eq!(line, "stopped by SIGTERM at 500.0 s of 2000 s", "no wall time at ×0");
+    }
+
+    #[test]
     fn a_report_dir_lists_runs_notes_and_suites_never_failing() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path();

@@ -76,7 +76,7 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
     let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
     let stopped = cut.map(|o| Stopped {
         reason: cause(o.stopped.as_deref().unwrap_or_default()).to_string(),
-        at_ms: (o.elapsed_ms as f64 * observed.speed).round() as u64,
+        at_ms: observed.speed.to_scenario(o.elapsed_ms as f64).round() as u64,
         of_ms: duration_ms,
         policy: o.arm.clone(),
     });
@@ -122,7 +122,7 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
         duration_ms,
         time_base: TimeBase::Scenario,
         profiles: profile_table(&file.profile, &policies),
-        speed: observed.speed,
+        speed: observed.speed.into(),
         seed: plan.seed,
         host: observed.host,
         traffic: Some(TrafficInfo {

@@ -142,7 +142,10 @@ async fn execute(plan: &RunPlan, after: &After) -> CmdResult {
         schema_version: 1,
         verdict: worst(rows.iter().map(|r| r.verdict)),
         started_at: rfc3339(now),
-        speed: plan.scenarios.first().map_or(1.0, |s| s.speed.get()),
+        speed: plan
+            .scenarios
+            .first()
+            .map_or(crate::util::speed::Speed::ONE, |s| s.speed),
         scenarios: rows,
         housekeeping: None,
     };

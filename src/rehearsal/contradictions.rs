@@ -8,7 +8,6 @@ use std::time::Duration;
 use crate::rehearsal::plan::ScenarioPlan;
 use crate::host::{HostInfo, contradictions};
 use crate::verdict::expect::DEFAULT_TOLERANCE;
-use crate::verdict::scaled_tolerance;
 
 /// The contradictions of `plan` on `host`, as report JSON values.
 pub fn check(plan: &ScenarioPlan, host: &HostInfo) -> Vec<serde_json::Value> {
@@ -20,7 +19,7 @@ pub fn check(plan: &ScenarioPlan, host: &HostInfo) -> Vec<serde_json::Value> {
         .iter()
         .map(|t| {
             let tol = t.tolerance.unwrap_or(DEFAULT_TOLERANCE);
-            Duration::from_millis(scaled_tolerance(tol, plan.speed.get()).max(0) as u64)
+            Duration::from_millis(plan.speed.scaled_tolerance(tol).max(0) as u64)
         })
         .collect();
     contradictions(

@@ -11,7 +11,7 @@ use crate::engine::Profile;
 use crate::report::model::{FaultHit, FaultWindow};
 use crate::upstream::FaultSpec;
 use crate::upstream::faults::RouteSel;
-use crate::verdict::scaled::nominal_ms;
+use crate::util::speed::nominal_ms;
 use crate::wire::dep::provider_of;
 
 fn ms(d: std::time::Duration) -> u64 {

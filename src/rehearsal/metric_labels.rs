@@ -250,7 +250,7 @@ mod tests {
     }
 
     fn rows(expect: &Expectations, e: &Exposition) -> Vec<ExpectationResult> {
-        crate::verdict::diff_until(expect, &[], Some(e), &[], 1.0, None)
+        crate::verdict::diff_until(expect, &[], Some(e), &[], crate::util::speed::Speed::ONE, None)
     }
 
     fn metric(series: &str) -> Expectations {

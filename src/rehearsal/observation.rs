@@ -16,6 +16,7 @@ use crate::gateway::openclaw::{AuthState, LoggedDecision};
 use crate::report::fleet_model::FleetSection;
 use crate::report::model::{FaultHit, Latency, Marks, ReplayInfo, TargetReport, TurnRow};
 use crate::scrape::{CompactScrapes, Exposition, Transition};
+use crate::util::speed::Speed;
 use crate::verdict::{ExpectationResult, ProbeArrival};
 
 /// Per fault table: how many requests it applied to, and the kept hits.
@@ -30,7 +31,7 @@ pub struct Observation {
     /// Wall ms the arm ran.
     pub elapsed_ms: u64,
     /// The speed the arm ran at (scenario ms = wall ms × speed).
-    pub speed: f64,
+    pub speed: Speed,
     /// The scrape interval at the run's speed, ms.
     pub scrape_interval_ms: u64,
     /// What was kept of the scrapes (a fleet's: host `h0`'s; a gateway without a metrics
@@ -152,7 +153,7 @@ pub struct Observed {
     /// Contradictions between the host's facts and the scenario's timing.
     pub contradictions: Vec<serde_json::Value>,
     /// The speed the run went at.
-    pub speed: f64,
+    pub speed: Speed,
     /// The kind's own part of the report.
     pub part: KindPart,
 }

@@ -16,7 +16,7 @@ use crate::report::marks::{
     CooldownMark, DeadlineMark, FallbackMark, MAX_MARKS, Marks, RetryMark, RotationMark,
 };
 use crate::report::model::{DeadlineRange, FaultHit, Latency};
-use crate::verdict::scenario_ms_u;
+use crate::util::speed::Speed;
 
 /// Significant digits of the latency histograms (0.1 % resolution).
 const SIGFIG: u8 = 3;
@@ -33,7 +33,7 @@ struct State {
 
 /// Collects latency samples and marks for one policy run.
 pub struct Observed {
-    speed: f64,
+    speed: Speed,
     state: Mutex<State>,
 }
 
@@ -55,7 +55,7 @@ fn micros(latency_ms: f64) -> u64 {
 
 impl Observed {
     /// A collector for a run at `speed`.
-    pub(crate) fn new(speed: f64) -> Self {
+    pub(crate) fn new(speed: Speed) -> Self {
         Self {
             speed,
             state: Mutex::new(State::default()),
@@ -67,17 +67,12 @@ impl Observed {
     }
 
     fn scen(&self, wall_ms: u64) -> u64 {
-        scenario_ms_u(wall_ms, self.speed)
+        self.speed.scenario_ms_u(wall_ms)
     }
 
     /// Per dep: p50, p99 and max of the attempts' latencies in scenario ms, with the count.
     pub(crate) fn latency(&self) -> BTreeMap<String, Latency> {
-        let speed = if self.speed.is_finite() && self.speed > 0.0 {
-            self.speed
-        } else {
-            1.0
-        };
-        let ms = |us: u64| us as f64 / 1000.0 * speed;
+        let ms = |us: u64| self.speed.to_scenario(us as f64 / 1000.0);
         self.lock()
             .latency
             .iter()
@@ -219,13 +214,13 @@ impl EventSink for Observed {
 /// scenario time; the first [`MAX_MARKS`] kept, all counted).
 #[derive(Debug, Default)]
 pub struct FaultHits {
-    speed: f64,
+    speed: Speed,
     hits: Mutex<BTreeMap<usize, (u64, Vec<FaultHit>)>>,
 }
 
 impl FaultHits {
     /// A collector for a run at `speed`.
-    pub(crate) fn new(speed: f64) -> Self {
+    pub(crate) fn new(speed: Speed) -> Self {
         Self {
             speed,
             hits: Mutex::default(),
@@ -239,7 +234,7 @@ impl FaultHits {
         *count += 1;
         if list.len() < MAX_MARKS {
             list.push(FaultHit {
-                t_ms: scenario_ms_u(wall_ms, self.speed),
+                t_ms: self.speed.scenario_ms_u(wall_ms),
                 dep: dep.to_string(),
             });
         }
@@ -277,7 +272,7 @@ mod tests {
 
     #[test]
     fn latency_quantiles_are_exact_samples_in_scenario_time() {
-        let o = Observed::new(4.0);
+        let o = Observed::new(crate::util::speed::sp(4.0));
         // 100 samples 0.10 … 1.09 ms of wall clock, and a rejection that must not count.
         for i in 0..100 {
             o.emit(&attempt(
@@ -305,7 +300,7 @@ mod tests {
 
     #[test]
     fn marks_are_kept_in_scenario_time_and_deadlines_once() {
-        let o = Observed::new(2.0);
+        let o = Observed::new(crate::util::speed::sp(2.0));
         let ev = |t_ms, kind| Event {
             t_ms,
             kind,

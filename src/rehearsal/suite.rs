@@ -52,8 +52,8 @@ pub(crate) struct Index {
     pub verdict: Verdict,
     /// Suite start, RFC 3339.
     pub started_at: String,
-    /// The `--speed` divisor.
-    pub speed: f64,
+    /// The `--speed` divisor (a number in index.json).
+    pub speed: crate::util::speed::Speed,
     /// One row per scenario, in run order.
     pub scenarios: Vec<IndexRow>,
     /// What the suite did after its index: retention (`--keep`), `--on-fail` warnings.
@@ -130,7 +130,7 @@ mod tests {
             schema_version: 1,
             verdict: Verdict::Fail,
             started_at: "2026-11-29T19:00:00Z".into(),
-            speed: 4.0,
+            speed: crate::util::speed::sp(4.0),
             scenarios: vec![row("smoke", Verdict::Pass), row("weekly", Verdict::Fail)],
             housekeeping: None,
         };

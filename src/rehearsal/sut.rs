@@ -139,7 +139,7 @@ impl SystemUnderTest {
             started_at: crate::report::rfc3339(std::time::SystemTime::now()),
             host: serde_json::to_value(crate::host::fingerprint()).unwrap_or_default(),
             contradictions: Vec::new(),
-            speed: sp.speed.get(),
+            speed: sp.speed,
             part: crate::rehearsal::observation::KindPart::Embedded,
         }
     }

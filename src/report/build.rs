@@ -12,8 +12,9 @@ use super::model::{
     Summary, TransitionTimes,
 };
 use crate::scrape::{CompactScrapes, Exposition, Transition, crosscheck, timeline};
+use crate::util::speed::Speed;
 use crate::verdict::{
-    ExpectKind, ExpectationResult, Expectations, ProbeArrival, diff_until, scenario_ms_u,
+    ExpectKind, ExpectationResult, Expectations, ProbeArrival, diff_until,
 };
 
 fn count(v: f64) -> u64 {
@@ -106,7 +107,7 @@ pub struct PolicyInput<'a> {
     /// The upstream's breaker-probe arrivals (other arrivals may be left out).
     pub arrivals: &'a [ProbeArrival],
     /// The `--speed` divisor.
-    pub speed: f64,
+    pub speed: Speed,
     /// Fault windows, scenario time.
     pub fault_windows: Vec<FaultWindow>,
     /// Attempt latency per dep from exact samples, scenario time.
@@ -168,12 +169,8 @@ fn health_rows(
 /// transition times for the timeline and the diff alike, and every disagreement of the scrapes
 /// with it is listed; without one, both use the transitions derived from the scrapes.
 pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
-    let speed = if run.speed.is_finite() && run.speed > 0.0 {
-        run.speed
-    } else {
-        1.0
-    };
-    let to_s = |ms: u64| scenario_ms_u(ms, speed);
+    let speed = run.speed;
+    let to_s = |ms: u64| speed.scenario_ms_u(ms);
     let mut tl = run.scrapes.timeline();
     let (transition_times, mut disagreements) = match run.events {
         Some(events) => {
@@ -196,7 +193,7 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
         &tl.transitions,
         final_scrape,
         run.arrivals,
-        run.speed,
+        speed,
         run.stopped_at_ms,
     );
     let mut expectations = expectations;
@@ -214,11 +211,11 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
     }
     for r in &mut tl.rates {
         r.t_ms = to_s(r.t_ms);
-        r.requests_per_s /= speed;
-        r.errors_per_s /= speed;
+        r.requests_per_s = speed.per_scenario_second(r.requests_per_s);
+        r.errors_per_s = speed.per_scenario_second(r.errors_per_s);
     }
     for h in health.values_mut() {
-        h.max_disagreement_s *= speed;
+        h.max_disagreement_s = speed.to_scenario(h.max_disagreement_s);
     }
     for d in &mut disagreements {
         d.t_ms = to_s(d.t_ms);

@@ -11,6 +11,7 @@ use super::markdown::{ab_rows, flatten};
 use super::model::{ExpectStatus, PolicyStatus, Report, Verdict};
 use super::svg::{esc, timeline};
 use super::table;
+use crate::util::speed::RecordedSpeed;
 use crate::util::text::count;
 use crate::verdict::signed_secs;
 
@@ -220,7 +221,7 @@ pub fn render(r: &Report) -> String {
     o
 }
 
-fn policy_tables(o: &mut String, p: &super::model::PolicyReport, speed: f64) {
+fn policy_tables(o: &mut String, p: &super::model::PolicyReport, speed: RecordedSpeed) {
     if p.status == PolicyStatus::NotRun {
         return;
     }

@@ -10,6 +10,7 @@ use super::counts::Counts;
 use super::lead;
 use super::model::{ExpectStatus, PolicyReport, PolicyStatus, Report, Summary};
 use super::table;
+use crate::util::speed::RecordedSpeed;
 use crate::util::text::count;
 use crate::verdict::signed_secs;
 
@@ -319,7 +320,7 @@ fn requests(o: &mut String, p: &PolicyReport) {
     }
 }
 
-fn policy_details(o: &mut String, p: &PolicyReport, speed: f64) {
+fn policy_details(o: &mut String, p: &PolicyReport, speed: RecordedSpeed) {
     if p.status == PolicyStatus::NotRun {
         let _ = writeln!(o, "\n## Policy `{}`\n\nNot run.", p.policy);
         return;

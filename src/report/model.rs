@@ -19,6 +19,7 @@ pub(crate) use super::target::{
 use crate::exit::{CmdError, CmdResult, Status};
 use crate::scrape::{Disagreement, RatePoint, StatePoint, Transition};
 use crate::util::round::ser3;
+use crate::util::speed::RecordedSpeed;
 pub use crate::verdict::ExpectStatus;
 use crate::verdict::ExpectationResult;
 
@@ -129,8 +130,9 @@ pub struct Report {
     /// The scenario's auth profiles: id → dep → provider.
     #[serde(default)]
     pub profiles: Vec<ProfileInfo>,
-    /// The `--speed` divisor.
-    pub speed: f64,
+    /// The `--speed` divisor, as the run recorded it (a number; a report from before the
+    /// bounds may hold one outside them, see [`RecordedSpeed`]).
+    pub speed: RecordedSpeed,
     /// The seed.
     pub seed: u64,
     /// Host and TCP stack facts (from `host::fingerprint`).

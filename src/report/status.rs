@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::util::speed::RecordedSpeed;
 use crate::verdict::{ExpectStatus, ExpectationResult};
 
 /// Where one policy run stands (report.json `policies[].status`).
@@ -67,7 +68,7 @@ pub struct Stopped {
 impl Stopped {
     /// The report's first line about the stop: `stopped by SIGTERM at 5.0 s of 300 s`, in
     /// scenario time; at a speed other than 1 the wall time follows in parentheses.
-    pub(crate) fn line(&self, speed: f64) -> String {
+    pub(crate) fn line(&self, speed: RecordedSpeed) -> String {
         let s = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0);
         let whole = |ms: u64| {
             if ms.is_multiple_of(1000) {
@@ -82,8 +83,8 @@ impl Stopped {
             s(self.at_ms),
             whole(self.of_ms)
         );
-        if speed.is_finite() && speed > 0.0 && speed != 1.0 {
-            let wall = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0 / speed);
+        if speed.has_wall() {
+            let wall = |ms: u64| format!("{:.1} s", speed.to_wall(ms as f64 / 1000.0));
             out.push_str(&format!(
                 " (scenario time; {} of {} of wall time at ×{speed})",
                 wall(self.at_ms),

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::model::{FaultWindow, PolicyReport, Report, TimeBase};
+use crate::util::speed::RecordedSpeed;
 use crate::verdict::secs;
 
 /// A table: a header row and rows of cells; `numeric[i]` says column `i` is right-aligned.
@@ -171,8 +172,8 @@ fn ms(v: f64) -> String {
 
 /// Attempt latency per dep: p50, p99 and max from exact samples (scenario time; at a speed
 /// other than 1 also on the wall clock the run measured), and the sample count.
-pub fn latency(p: &PolicyReport, speed: f64) -> Table {
-    let wall = speed.is_finite() && speed > 0.0 && speed != 1.0;
+pub fn latency(p: &PolicyReport, speed: RecordedSpeed) -> Table {
+    let wall = speed.has_wall();
     let exact = p.summary.latency_by_dep.values().all(|l| l.exact);
     let samples = if exact {
         "samples"
@@ -194,7 +195,7 @@ pub fn latency(p: &PolicyReport, speed: f64) -> Table {
             l.count.to_string(),
         ];
         if wall {
-            row.extend([ms(l.p50_ms / speed), ms(l.p99_ms / speed)]);
+            row.extend([ms(speed.to_wall(l.p50_ms)), ms(speed.to_wall(l.p99_ms))]);
         }
         t.rows.push(row);
     }
@@ -313,7 +314,7 @@ pub(crate) fn time_base(r: &Report) -> String {
     let mut s = String::from(
         "All times are scenario time, as the scenario file counts them (ms since the run start)",
     );
-    if r.speed != 1.0 {
+    if r.speed.get() != 1.0 {
         let runs: Vec<String> = r
             .policies
             .iter()

@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 use super::parse::Exposition;
 use super::timeline::{Transition, state_from_label};
 use crate::engine::events::BreakerState;
-use crate::util::units::{num, scenario_ms_u, secs};
+use crate::util::speed::Speed;
+use crate::util::units::{num, secs};
 
 /// Most rows reported (a broken exporter must not flood the report); the last row says how
 /// many more there were.
@@ -122,8 +123,8 @@ fn arrow(from: BreakerState, to: BreakerState) -> String {
 }
 
 /// A run time (wall-clock ms) as the report says it: seconds of scenario time (× `speed`).
-fn said(ms: u64, speed: f64) -> String {
-    secs(scenario_ms_u(ms, speed) as i64)
+fn said(ms: u64, speed: Speed) -> String {
+    secs(speed.scenario_ms_u(ms) as i64)
 }
 
 /// Compares the event-timed `events` (time-ordered) with `scrapes` (`(t_ms, exposition)` in
@@ -135,7 +136,7 @@ pub fn crosscheck(
     events: &[Transition],
     scrapes: &[(u64, &Exposition)],
     interval_ms: u64,
-    speed: f64,
+    speed: Speed,
 ) -> Vec<Disagreement> {
     let mut out = Vec::new();
     state_rows(events, scrapes, speed, &mut out);
@@ -154,7 +155,7 @@ pub fn crosscheck(
 fn state_rows(
     events: &[Transition],
     scrapes: &[(u64, &Exposition)],
-    speed: f64,
+    speed: Speed,
     out: &mut Vec<Disagreement>,
 ) {
     let states = EventStates::new(events);
@@ -227,7 +228,7 @@ fn state_rows(
 fn transition_rows(
     events: &[Transition],
     scrapes: &[(u64, &Exposition)],
-    (interval_ms, speed): (u64, f64),
+    (interval_ms, speed): (u64, Speed),
     out: &mut Vec<Disagreement>,
 ) {
     let counts: Vec<(u64, BTreeMap<_, f64>)> =

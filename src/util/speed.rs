@@ -1,6 +1,13 @@
 //! `--speed`: the [`Speed`] type, validated once where a speed enters (clap's value parser
-//! [`parse`], [`Speed::new`] for in-process callers), and the one saturating division every
-//! speed-scaled duration goes through ([`Speed::scale`], [`scale`], [`scale_ms`]).
+//! [`parse`], [`Speed::new`] for in-process callers, its `Deserialize` for a spec handed to a
+//! child process), and every rule that converts between the wall clock and scenario time: the
+//! one saturating division every speed-scaled duration goes through ([`Speed::scale`],
+//! [`Speed::scale_ms`]), wall ms → scenario ms ([`Speed::scenario_ms`]), the expectation
+//! tolerances scaled to the run and said back in scenario time ([`Speed::scaled_tolerance`],
+//! [`Speed::shown_tolerance`], [`nominal_ms`]), a wall duration in nominal time
+//! ([`Speed::nominal`]) and unrounded quantities ([`Speed::to_scenario`],
+//! [`Speed::per_scenario_second`]). Past the run's plan a speed is always a [`Speed`]; no other
+//! module multiplies or divides by one.
 //!
 //! # Bounds: 0.01 ..= 100
 //!
@@ -12,8 +19,19 @@
 //!   than four days, longer than the weekly schedule it serves.
 //!
 //! Within the bounds every duration a scenario can write stays representable after division;
-//! outside them nothing is run (exit 2). [`scale`] still never panics, whatever it is given: a
-//! quotient beyond [`Duration::MAX`] saturates, and a non-positive or non-finite speed counts as 1.
+//! outside them nothing is run (exit 2). The arithmetic still never panics, whatever it is
+//! given: a quotient beyond [`Duration::MAX`] saturates, and a non-positive or non-finite speed
+//! counts as 1 (the free helpers below keep that rule for any `f64`; a [`Speed`] never holds one).
+//!
+//! # Where a speed is a number
+//!
+//! - On disk: [`Speed`] is `#[serde(transparent)]`, so the fleet host spec (the JSON a host
+//!   process is handed) and a suite's index.json hold it as the number they always did; reading
+//!   one back goes through [`Speed::new`]. report.json's `speed` is a [`RecordedSpeed`]: the
+//!   same number, read back whatever it holds, because reports written before the bounds
+//!   (schema 1 too) may hold a speed outside them and `rehearse history`, `compare` and `report`
+//!   still read those; its wall-clock notes go through [`RecordedSpeed::to_wall`].
+//! - The engine keeps nominal durations and is handed a [`Speed`] (`EngineOptions::speed`).
 
 use std::time::Duration;
 
@@ -30,7 +48,8 @@ const MAX_SPEED: f64 = 100.0;
 pub struct SpeedError(pub String);
 
 /// A `--speed` within [`MIN_SPEED`]..=[`MAX_SPEED`]: every duration it scales stays
-/// representable. Built only by [`Speed::new`] (or [`parse`]), so holding one means it was checked.
+/// representable. Built only by [`Speed::new`] (or [`parse`], or deserializing a number, which
+/// goes through [`Speed::new`]), so holding one means it was checked.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, serde::Serialize)]
 #[serde(transparent)]
 pub struct Speed(f64);
@@ -54,9 +73,95 @@ impl Speed {
         scale(d, self.0)
     }
 
-    /// `d / speed` in whole milliseconds ([`scale_ms`]).
+    /// `d / speed` in whole milliseconds ([`scale_ms`]): a duration at speed 1 → wall ms at
+    /// this speed.
     pub fn scale_ms(self, d: Duration) -> i64 {
         scale_ms(d, self.0)
+    }
+
+    /// Wall-clock ms since the run start → the same instant in scenario ms (× speed, rounded;
+    /// saturating).
+    pub fn scenario_ms(self, wall_ms: i64) -> i64 {
+        scenario_ms(wall_ms, self.0)
+    }
+
+    /// [`Speed::scenario_ms`] for unsigned wall times.
+    pub fn scenario_ms_u(self, wall_ms: u64) -> u64 {
+        scenario_ms_u(wall_ms, self.0)
+    }
+
+    /// A tolerance at speed 1 → wall ms at this speed, never below 20 ms.
+    pub fn scaled_tolerance(self, d: Duration) -> i64 {
+        self.scale_ms(d).max(MIN_TOLERANCE_MS)
+    }
+
+    /// The tolerance [`Speed::scaled_tolerance`] applies, said in scenario time: the nominal
+    /// tolerance, or the 20 ms wall-clock floor × speed when that is larger.
+    pub fn shown_tolerance(self, d: Duration) -> i64 {
+        nominal_ms(d).max(self.scenario_ms(MIN_TOLERANCE_MS))
+    }
+
+    /// A wall-clock duration → the same in scenario (nominal) time: `wall × speed`, saturating at
+    /// [`Duration::MAX`].
+    pub fn nominal(self, wall: Duration) -> Duration {
+        Duration::try_from_secs_f64(wall.as_secs_f64() * self.0).unwrap_or(Duration::MAX)
+    }
+
+    /// A wall-clock quantity (seconds, ms) → the same in scenario time: `wall × speed`,
+    /// unrounded.
+    pub fn to_scenario(self, wall: f64) -> f64 {
+        wall * self.0
+    }
+
+    /// A rate per wall-clock second → per second of scenario time: `rate / speed`, unrounded.
+    pub fn per_scenario_second(self, per_wall_second: f64) -> f64 {
+        per_wall_second / self.0
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Speed {
+    /// A number, checked by [`Speed::new`] (a speed out of bounds is an error naming them).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        Speed::new(v).map_err(serde::de::Error::custom)
+    }
+}
+
+/// report.json's `speed`: the speed a report says its run went at, the number as written. Read
+/// back whatever it holds (unlike [`Speed`]): a report from before the bounds may hold a speed
+/// outside them, and the history still reads it. Rehearse writes only a [`Speed`]'s.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct RecordedSpeed(f64);
+
+impl RecordedSpeed {
+    /// The number.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+
+    /// True when the report says wall-clock times beside scenario times: a positive, finite
+    /// speed other than 1.
+    pub fn has_wall(self) -> bool {
+        self.0.is_finite() && self.0 > 0.0 && self.0 != 1.0
+    }
+
+    /// A scenario-time quantity → the wall clock (`scenario / speed`, unrounded); meaningful
+    /// when [`RecordedSpeed::has_wall`].
+    pub fn to_wall(self, scenario: f64) -> f64 {
+        scenario / self.0
+    }
+}
+
+impl From<Speed> for RecordedSpeed {
+    fn from(s: Speed) -> Self {
+        Self(s.0)
+    }
+}
+
+impl std::fmt::Display for RecordedSpeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
     }
 }
 
@@ -90,7 +195,7 @@ pub(crate) fn sp(v: f64) -> Speed {
 }
 
 /// `speed` if it lies within [`MIN_SPEED`]..=[`MAX_SPEED`].
-pub(crate) fn check(speed: f64) -> Result<f64, SpeedError> {
+fn check(speed: f64) -> Result<f64, SpeedError> {
     if (MIN_SPEED..=MAX_SPEED).contains(&speed) {
         Ok(speed)
     } else {
@@ -116,7 +221,7 @@ pub(crate) fn parse(s: &str) -> Result<Speed, SpeedError> {
 
 /// `d / speed`, rounded to the nearest nanosecond (so integer speeds compress exactly),
 /// saturating at [`Duration::MAX`]; a non-positive or non-finite `speed` counts as 1.
-pub(crate) fn scale(d: Duration, speed: f64) -> Duration {
+fn scale(d: Duration, speed: f64) -> Duration {
     if !(speed.is_finite() && speed > 0.0) || speed == 1.0 {
         return d;
     }
@@ -130,9 +235,40 @@ pub(crate) fn scale(d: Duration, speed: f64) -> Duration {
 }
 
 /// `d / speed` in whole milliseconds (rounded), saturating at `i64::MAX`.
-pub(crate) fn scale_ms(d: Duration, speed: f64) -> i64 {
+fn scale_ms(d: Duration, speed: f64) -> i64 {
     i64::try_from(scale(d, speed).as_nanos().saturating_add(500_000) / 1_000_000)
         .unwrap_or(i64::MAX)
+}
+
+/// Wall-clock ms since the run start at `speed` → the same instant in scenario ms (× speed; a
+/// speed that is not a positive number counts as 1). Saturates instead of overflowing.
+fn scenario_ms(wall_ms: i64, speed: f64) -> i64 {
+    let speed = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
+    };
+    let v = (wall_ms as f64 * speed).round();
+    if v >= i64::MAX as f64 {
+        i64::MAX
+    } else if v <= i64::MIN as f64 {
+        i64::MIN
+    } else {
+        v as i64
+    }
+}
+
+/// [`scenario_ms`] for unsigned wall times.
+fn scenario_ms_u(wall_ms: u64, speed: f64) -> u64 {
+    scenario_ms(i64::try_from(wall_ms).unwrap_or(i64::MAX), speed).max(0) as u64
+}
+
+/// Floor of every scaled tolerance, wall ms.
+const MIN_TOLERANCE_MS: i64 = 20;
+
+/// A scenario duration in ms, as the scenario wrote it (no speed; saturating).
+pub fn nominal_ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// `t + d`, saturating at a far future (about 30 years on) instead of panicking on overflow.
@@ -225,6 +361,87 @@ mod tests {
                 assert!(err <= want * 1e-12 + 1e-9, "{d:?} / {speed} = {got:?}");
             }
         }
+    }
+
+    #[test]
+    fn scenario_time_scales_and_saturates() {
+        assert_eq!(scenario_ms(1500, 2.0), 3000);
+        assert_eq!(scenario_ms(1500, f64::NAN), 1500);
+        assert_eq!(scenario_ms(i64::MAX, 1e9), i64::MAX);
+        assert_eq!(
+            scenario_ms_u(u64::MAX, 2.0),
+            u64::try_from(i64::MAX).unwrap_or(0)
+        );
+    }
+
+    #[test]
+    fn the_methods_are_the_rules_at_a_checked_speed() {
+        let (one, two, ten) = (Speed::ONE, sp(2.0), sp(10.0));
+        // Wall ms → scenario ms, rounded; the unsigned form clamps at 0 and i64::MAX.
+        assert_eq!(two.scenario_ms(1500), 3000);
+        assert_eq!(sp(0.5).scenario_ms(-3), -2);
+        assert_eq!(sp(100.0).scenario_ms(i64::MAX), i64::MAX);
+        assert_eq!(sp(100.0).scenario_ms(i64::MIN), i64::MIN);
+        assert_eq!(two.scenario_ms_u(1500), 3000);
+        assert_eq!(sp(100.0).scenario_ms_u(u64::MAX), i64::MAX as u64);
+        assert_eq!(one.scenario_ms_u(7), 7);
+        // A tolerance at speed 1 → wall ms, floored at 20 ms; said in scenario time.
+        let tol = Duration::from_millis(100);
+        assert_eq!(ten.scaled_tolerance(tol), 20, "10 ms floored");
+        assert_eq!(two.scaled_tolerance(tol), 50);
+        assert_eq!(ten.shown_tolerance(tol), 200, "the floor × 10");
+        assert_eq!(two.shown_tolerance(tol), 100, "as written");
+        assert_eq!(sp(0.5).shown_tolerance(Duration::ZERO), 10);
+        assert_eq!(one.scaled_tolerance(Duration::MAX), i64::MAX);
+        assert_eq!(nominal_ms(Duration::from_micros(2_999)), 2);
+        assert_eq!(nominal_ms(Duration::MAX), i64::MAX);
+        // Unrounded quantities either way, and a wall duration in nominal time.
+        assert_eq!(sp(4.0).to_scenario(0.25), 1.0);
+        assert_eq!(sp(4.0).per_scenario_second(10.0), 2.5);
+        assert_eq!(
+            ten.nominal(Duration::from_millis(150)),
+            Duration::from_millis(1500)
+        );
+        assert_eq!(sp(100.0).nominal(Duration::MAX), Duration::MAX);
+        assert_eq!(sp(0.01).nominal(Duration::ZERO), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_speed_is_a_number_on_disk_and_is_checked_when_read() {
+        assert_eq!(serde_json::to_string(&sp(4.0)).unwrap(), "4.0");
+        assert_eq!(serde_json::to_string(&sp(0.25)).unwrap(), "0.25");
+        assert_eq!(serde_json::from_str::<Speed>("4").unwrap(), sp(4.0));
+        assert_eq!(serde_json::from_str::<Speed>("0.01").unwrap(), sp(0.01));
+        for bad in ["0", "-1", "1000", "1e-3"] {
+            let e = serde_json::from_str::<Speed>(bad).unwrap_err().to_string();
+            assert!(e.contains("0.01 to 100"), "{bad}: {e}");
+        }
+        assert!(serde_json::from_str::<Speed>("\"fast\"").is_err());
+    }
+
+    #[test]
+    fn a_recorded_speed_reads_back_whatever_a_report_holds() {
+        // Written as the number a Speed is, byte for byte.
+        let r = RecordedSpeed::from(sp(4.0));
+        assert_eq!(serde_json::to_string(&r).unwrap(), "4.0");
+        assert_eq!(r.to_string(), "4");
+        // Out of today's bounds (a report from before them): read back as written.
+        for (text, v) in [
+            ("1000.0", 1000.0),
+            ("0.001", 0.001),
+            ("0.0", 0.0),
+            ("-2.0", -2.0),
+        ] {
+            let r: RecordedSpeed = serde_json::from_str(text).unwrap();
+            assert_eq!(r.get(), v);
+            assert_eq!(serde_json::to_string(&r).unwrap(), text);
+        }
+        // Wall-clock notes: only for a positive, finite speed other than 1.
+        let at = |v: &str| serde_json::from_str::<RecordedSpeed>(v).unwrap();
+        assert!(at("4").has_wall() && at("1000").has_wall() && at("0.001").has_wall());
+        assert!(!at("1").has_wall() && !at("0").has_wall() && !at("-2").has_wall());
+        assert_eq!(at("4").to_wall(10.0), 2.5);
+        assert_eq!(at("1000").to_wall(5.0), 0.005);
     }
 
     #[tokio::test(start_paused = true)]

@@ -14,10 +14,10 @@
 use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
 use super::probe_spacing::{self, ProbeArrival};
 use super::reach::{Decided, settle};
-use super::scaled::{nominal_ms, scaled_ms, scaled_tolerance, shown_tolerance};
-use super::{ExpectKind, ExpectStatus, ExpectationResult, scenario_ms, secs, signed_secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, secs, signed_secs};
 use crate::engine::families::{SampleTime, TimeBase, sample_time};
 use crate::scrape::{Exposition, Transition};
+use crate::util::speed::{Speed, nominal_ms};
 
 /// Checks `expect` (already filtered to one policy run, see `Expectations::for_policy`) against
 /// the observed `transitions` (time-ordered), the `final_scrape` and the upstream's `arrivals`
@@ -27,7 +27,7 @@ pub fn diff(
     transitions: &[Transition],
     final_scrape: Option<&Exposition>,
     arrivals: &[ProbeArrival],
-    speed: f64,
+    speed: Speed,
 ) -> Vec<ExpectationResult> {
     diff_until(expect, transitions, final_scrape, arrivals, speed, None)
 }
@@ -39,7 +39,7 @@ pub fn diff_until(
     transitions: &[Transition],
     final_scrape: Option<&Exposition>,
     arrivals: &[ProbeArrival],
-    speed: f64,
+    speed: Speed,
     stop_ms: Option<u64>,
 ) -> Vec<ExpectationResult> {
     let mut out = Vec::new();
@@ -73,7 +73,7 @@ pub fn diff_until(
                 "{} (first {} at {})",
                 seen.len(),
                 arrow(t),
-                secs(scenario_ms(t.t_ms as i64, speed))
+                secs(speed.scenario_ms(t.t_ms as i64))
             ),
         };
         let detail = format!("{} expected no transition, observed {observed}", n.dep);
@@ -86,7 +86,7 @@ pub fn diff_until(
             observed,
             delta_ms: None,
             expected_ms: None,
-            observed_ms: seen.first().map(|t| scenario_ms(t.t_ms as i64, speed)),
+            observed_ms: seen.first().map(|t| speed.scenario_ms(t.t_ms as i64)),
             tolerance_ms: None,
             ok: seen.is_empty(),
             status: ExpectStatus::from_ok(seen.is_empty()),
@@ -124,7 +124,7 @@ fn diff_dep(
     dep: &str,
     exp: &[&ExpectTransition],
     obs: &[&Transition],
-    speed: f64,
+    speed: Speed,
     stop_ms: Option<u64>,
 ) -> Vec<ExpectationResult> {
     let mut out = Vec::new();
@@ -134,18 +134,18 @@ fn diff_dep(
     let mut anchor: Option<(i64, i64)> = Some((0, 0));
     for e in exp {
         let tol_d = e.tolerance.unwrap_or(DEFAULT_TOLERANCE);
-        let tol = scaled_tolerance(tol_d, speed);
-        let tol_s = shown_tolerance(tol_d, speed);
+        let tol = speed.scaled_tolerance(tol_d);
+        let tol_s = speed.shown_tolerance(tol_d);
         let want = format!("{}→{}", e.from.as_str(), e.to.as_str());
         let (exp_t, expected) = match (e.at, e.after) {
             (Some(at), _) => {
-                let t = (scaled_ms(at, speed), nominal_ms(at));
+                let t = (speed.scale_ms(at), nominal_ms(at));
                 (Some(t), format!("{want} at {} ±{}", secs(t.1), secs(tol_s)))
             }
             (None, Some(after)) => {
                 let t = anchor.map(|a| {
                     (
-                        a.0.saturating_add(scaled_ms(after, speed)),
+                        a.0.saturating_add(speed.scale_ms(after)),
                         a.1.saturating_add(nominal_ms(after)),
                     )
                 });
@@ -176,7 +176,7 @@ fn diff_dep(
                 used[i] = true;
                 cursor = i + 1;
                 let t = obs[i].t_ms as i64;
-                let t_s = scenario_ms(t, speed);
+                let t_s = speed.scenario_ms(t);
                 let ok = exp_t.is_none_or(|x| (t - x.0).abs() <= tol);
                 let delta = exp_t.map(|x| t_s - x.1);
                 let how = match delta {
@@ -226,7 +226,7 @@ fn diff_dep(
         }
     }
     for (t, _) in obs.iter().zip(&used).filter(|(_, u)| !**u) {
-        let t_s = scenario_ms(t.t_ms as i64, speed);
+        let t_s = speed.scenario_ms(t.t_ms as i64);
         let at = secs(t_s);
         out.push(ExpectationResult {
             witness: Default::default(),
@@ -266,7 +266,7 @@ pub(crate) use crate::util::units::num;
 fn diff_metric(
     m: &ExpectMetric,
     final_scrape: Option<&Exposition>,
-    speed: f64,
+    speed: Speed,
 ) -> ExpectationResult {
     let eps = |x: f64| 1e-9 * x.abs().max(1.0);
     let mut bounds = Vec::new();
@@ -303,12 +303,12 @@ fn diff_metric(
         sample_time(&m.series.name),
         Some(SampleTime::Base(TimeBase::Wall))
     );
-    let (v, read) = if wall && speed != 1.0 {
-        let v = raw * speed;
+    let (v, read) = if wall && speed != Speed::ONE {
+        let v = speed.to_scenario(raw);
         let read = format!(
             " (scenario time: {} s on the run's clock × speed {})",
             num(raw),
-            num(speed)
+            num(speed.get())
         );
         (v, read)
     } else {

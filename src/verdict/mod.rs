@@ -23,7 +23,6 @@ pub(crate) mod ground_eval;
 mod ground_validate;
 pub mod probe_spacing;
 pub mod reach;
-pub mod scaled;
 pub(crate) mod turn;
 pub mod witness;
 
@@ -35,7 +34,6 @@ pub use expect::{
     ExpectTransition, Expectations,
 };
 pub use probe_spacing::ProbeArrival;
-pub use scaled::scaled_tolerance;
 pub use witness::Witness;
 
 /// Which kind of expectation a result is about.
@@ -180,8 +178,6 @@ pub struct ExpectationResult {
     #[serde(default)]
     pub witness: Witness,
 }
-
-pub(crate) use crate::util::units::{scenario_ms, scenario_ms_u};
 
 /// `expected` of a row for an observed transition no expectation matched.
 pub const UNEXPECTED: &str = "none";

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::expect::ExpectProbeSpacing;
-use super::scaled::{nominal_ms, scaled_ms, scaled_tolerance, shown_tolerance};
-use super::{ExpectKind, ExpectStatus, ExpectationResult, scenario_ms, secs, signed_secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, secs, signed_secs};
+use crate::util::speed::{Speed, nominal_ms};
 
 /// One request the upstream received (from its records; canaries left out), with whether it
 /// was a breaker probe.
@@ -27,12 +27,12 @@ pub struct ProbeArrival {
 pub(crate) fn check(
     e: &ExpectProbeSpacing,
     arrivals: &[ProbeArrival],
-    speed: f64,
+    speed: Speed,
 ) -> ExpectationResult {
-    let bound = scaled_ms(e.min, speed) - e.tolerance.map_or(0, |t| scaled_tolerance(t, speed));
+    let bound = speed.scale_ms(e.min) - e.tolerance.map_or(0, |t| speed.scaled_tolerance(t));
     let min_ms = nominal_ms(e.min);
-    let slack = e.tolerance.map_or(0, |t| shown_tolerance(t, speed));
-    let scen = |ms: i64| scenario_ms(ms, speed);
+    let slack = e.tolerance.map_or(0, |t| speed.shown_tolerance(t));
+    let scen = |ms: i64| speed.scenario_ms(ms);
     let mut times: Vec<u64> = arrivals
         .iter()
         .filter(|a| a.probe && a.dep == e.dep)

@@ -11,7 +11,8 @@
 //!
 //! Without a stop every check is pass or fail as its `ok` says.
 
-use super::{ExpectStatus, ExpectationResult, scenario_ms, secs};
+use super::{ExpectStatus, ExpectationResult, secs};
+use crate::util::speed::Speed;
 
 /// When a check's outcome is settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,11 +48,11 @@ pub(crate) fn settle(
     r: &mut ExpectationResult,
     subject: &str,
     decided: Decided,
-    (stop_ms, speed): (Option<u64>, f64),
+    (stop_ms, speed): (Option<u64>, Speed),
 ) {
     r.status = status(r.ok, decided, stop_ms);
     if r.status == ExpectStatus::NotReached {
-        let scen = |ms: i64| secs(scenario_ms(ms, speed));
+        let scen = |ms: i64| secs(speed.scenario_ms(ms));
         let stop = stop_ms.map_or_else(String::new, |s| scen(i64::try_from(s).unwrap_or(0)));
         let due = match decided {
             Decided::At(t) => format!("due by {}", scen(t)),
@@ -128,7 +129,7 @@ mod tests {
             &mut r,
             "crm_search",
             Decided::At(19_250),
-            (Some(1_250), 4.0),
+            (Some(1_250), crate::util::speed::sp(4.0)),
         );
         assert_eq!(r.status, NotReached);
         assert_eq!(r.observed, "not reached");

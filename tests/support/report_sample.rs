@@ -143,7 +143,7 @@ pub fn sample_report() -> Report {
                 events: None,
                 scrape_interval_ms: 250,
                 arrivals: &arrivals,
-                speed: 1.0,
+                speed: rehearse::util::speed::Speed::ONE,
                 fault_windows: sample_faults(),
                 latency: [(
                     "crm_search".to_string(),
@@ -190,7 +190,7 @@ pub fn sample_report() -> Report {
             region: "default".into(),
             implicit: false,
         }],
-        speed: 1.0,
+        speed: rehearse::util::speed::Speed::ONE.into(),
         seed: 7,
         host: serde_json::json!({"os": "linux", "tcp": {"syn_retries": 6}}),
         traffic: None,

@@ -226,8 +226,7 @@ impl<T: Transport> Engine<T> {
 
     /// A wall duration of this run in nominal time (× the speed).
     fn nominal(&self, wall: Duration) -> Duration {
-        Duration::try_from_secs_f64(wall.as_secs_f64() * self.opts.speed.get())
-            .unwrap_or(Duration::MAX)
+        self.opts.speed.nominal(wall)
     }
 
     fn emit(&self, now: Instant, kind: EventKind, log: Option<String>) {

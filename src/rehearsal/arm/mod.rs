@@ -207,9 +207,9 @@ impl<'a> Arm<'a> {
     ) -> Result<Arm<'a>, BindError> {
         let file = &spec.plan.checked.file;
         let upstream = crate::rehearsal::arm::recorder::scenario_upstream(file, spec.plan.seed, spec.speed);
-        let fault_hits = Arc::new(FaultHits::new(spec.speed.get()));
+        let fault_hits = Arc::new(FaultHits::new(spec.speed));
         let mut recorder = UpstreamRecorder::new(
-            EventsWriter::new(files.upstream.clone(), spec.arm, spec.speed.get()),
+            EventsWriter::new(files.upstream.clone(), spec.arm, spec.speed),
             fault_hits.clone(),
             spec.keep_records,
         )
@@ -289,7 +289,7 @@ impl<'a> Arm<'a> {
     pub(crate) fn watch_upstream(&mut self, start: Instant, speed: Speed) {
         if let Some(task) = self.up_task.take() {
             let (watched, died) =
-                crate::rehearsal::arm::supervise::watch_upstream(task, self.servers.clone(), start, speed.get());
+                crate::rehearsal::arm::supervise::watch_upstream(task, self.servers.clone(), start, speed);
             self.watched = Some(watched);
             self.died = died;
         }

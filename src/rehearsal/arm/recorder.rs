@@ -235,6 +235,7 @@ impl RecordSink for UpstreamRecorder {
 mod tests {
     use super::*;
     use crate::rehearsal::arm::sinks::JsonlFile;
+    use crate::util::speed::Speed;
 
     fn record(t_ms: u64) -> UpstreamRecord {
         UpstreamRecord::llm_for_test(t_ms, 0, "mockai/default/abc".into(), None, None, None)
@@ -246,8 +247,8 @@ mod tests {
         let file =
             JsonlFile::open(&dir.path().join("upstream.jsonl")).unwrap_or_else(|e| panic!("{e}"));
         let rec = UpstreamRecorder::new(
-            EventsWriter::new(file, "p", 1.0),
-            Arc::new(FaultHits::new(1.0)),
+            EventsWriter::new(file, "p", Speed::ONE),
+            Arc::new(FaultHits::new(Speed::ONE)),
             true,
         )
         .with_cap(3);
@@ -274,8 +275,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let file =
             JsonlFile::open(&dir.path().join("upstream.jsonl")).unwrap_or_else(|e| panic!("{e}"));
-        let hits = Arc::new(FaultHits::new(1.0));
-        let rec = UpstreamRecorder::new(EventsWriter::new(file, "p", 1.0), hits.clone(), true);
+        let hits = Arc::new(FaultHits::new(Speed::ONE));
+        let rec = UpstreamRecorder::new(EventsWriter::new(file, "p", Speed::ONE), hits.clone(), true);
         let mut w = record(700);
         w.warmup = true;
         w.fault_index = Some(0);

@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use crate::engine::{Event, EventSink};
 use crate::scrape::{Exposition, ScrapeSink};
+use crate::util::speed::Speed;
 
 pub(crate) use crate::util::jsonl::JsonlFile;
 
@@ -47,17 +48,12 @@ const WALL_FIELDS: [&str; 3] = ["latency_ms", "open_for_ms", "until_ms"];
 pub(crate) struct EventsWriter {
     file: Arc<JsonlFile>,
     policy: String,
-    speed: f64,
+    speed: Speed,
 }
 
 impl EventsWriter {
     /// A writer for one policy run at `speed`.
-    pub(crate) fn new(file: Arc<JsonlFile>, policy: &str, speed: f64) -> Self {
-        let speed = if speed.is_finite() && speed > 0.0 {
-            speed
-        } else {
-            1.0
-        };
+    pub(crate) fn new(file: Arc<JsonlFile>, policy: &str, speed: Speed) -> Self {
         Self {
             file,
             policy: policy.to_string(),
@@ -70,7 +66,7 @@ impl EventsWriter {
     pub(crate) fn append_at<T: Serialize>(&self, wall_ms: u64, value: &T) {
         self.file.append(&Tagged {
             policy: &self.policy,
-            scenario_ms: crate::verdict::scenario_ms_u(wall_ms, self.speed),
+            scenario_ms: self.speed.scenario_ms_u(wall_ms),
             inner: value,
         });
     }
@@ -82,9 +78,9 @@ impl EventsWriter {
             for key in WALL_FIELDS {
                 let Some(x) = o.get_mut(key) else { continue };
                 if let Some(n) = x.as_u64() {
-                    *x = crate::verdict::scenario_ms_u(n, self.speed).into();
+                    *x = self.speed.scenario_ms_u(n).into();
                 } else if let Some(f) = x.as_f64() {
-                    *x = ((f * self.speed * 1000.0).round() / 1000.0).into();
+                    *x = ((self.speed.to_scenario(f) * 1000.0).round() / 1000.0).into();
                 }
             }
         }
@@ -187,7 +183,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
         let file = JsonlFile::open(&path).unwrap();
-        let w = EventsWriter::new(file.clone(), "legacy", 4.0);
+        let w = EventsWriter::new(file.clone(), "legacy", crate::util::speed::sp(4.0));
         for t in 0..3 {
             w.emit(&Event {
                 t_ms: t,

@@ -6,6 +6,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::util::shutdown::Shutdown;
+use crate::util::speed::Speed;
 
 /// Wraps the upstream's server task: the returned task ends with it; the returned [`Shutdown`]
 /// is requested with the reason if it ended before `shut_down` was (the run had not shut it
@@ -14,7 +15,7 @@ pub(super) fn watch_upstream(
     server: JoinHandle<std::io::Result<()>>,
     shut_down: Shutdown,
     start: Instant,
-    speed: f64,
+    speed: Speed,
 ) -> (JoinHandle<()>, Shutdown) {
     let died = Shutdown::new();
     let tx = died.clone();
@@ -25,7 +26,7 @@ pub(super) fn watch_upstream(
             Ok(Err(e)) => format!("failed: {e}"),
             Err(e) => format!("crashed: {e}"),
         };
-        let at = start.elapsed().as_secs_f64() * speed;
+        let at = speed.to_scenario(start.elapsed().as_secs_f64());
         tx.request(&format!("the mock upstream {why} at {at:.3}s of the run"));
     });
     (task, died)
@@ -34,6 +35,7 @@ pub(super) fn watch_upstream(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::speed::sp;
 
     #[tokio::test(start_paused = true)]
     async fn an_early_end_is_a_death_a_shutdown_is_not() {
@@ -42,7 +44,7 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
             Err(std::io::Error::other("accept failed"))
         });
-        let (task, died) = watch_upstream(server, Shutdown::new(), start, 2.0);
+        let (task, died) = watch_upstream(server, Shutdown::new(), start, sp(2.0));
         task.await.unwrap();
         assert_eq!(
             died.reason().as_deref(),
@@ -52,12 +54,12 @@ mod tests {
         let shut_down = Shutdown::new();
         let server = tokio::spawn(async { Ok(()) });
         shut_down.request("the run ended");
-        let (task, died) = watch_upstream(server, shut_down, start, 1.0);
+        let (task, died) = watch_upstream(server, shut_down, start, Speed::ONE);
         task.await.unwrap();
         assert_eq!(died.reason(), None, "the run shut it down itself");
 
         let server = tokio::spawn(async { panic!("boom") });
-        let (task, died) = watch_upstream(server, Shutdown::new(), start, 1.0);
+        let (task, died) = watch_upstream(server, Shutdown::new(), start, Speed::ONE);
         task.await.unwrap();
         assert!(
             died.reason()

@@ -72,7 +72,7 @@ pub async fn run_embedded(
         started_at,
         host: host_json,
         contradictions,
-        speed: sp.speed.get(),
+        speed: sp.speed,
         part: KindPart::Embedded,
     }
 }
@@ -91,7 +91,7 @@ fn observation(sp: &ScenarioPlan, run: PolicyRun) -> Observation {
     Observation {
         arm: run.policy.as_str().to_string(),
         elapsed_ms: run.elapsed_ms,
-        speed: sp.speed.get(),
+        speed: sp.speed,
         scrape_interval_ms: run.scrape_interval_ms,
         scrapes: run.scrapes,
         final_exposition: None,

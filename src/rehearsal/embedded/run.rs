@@ -133,7 +133,7 @@ pub async fn run_policy(
 
     // The engine, its breakers, transport and canaries; then /metrics.
     let transition_log = Arc::new(TransitionLog::default());
-    let observed = Arc::new(Observed::new(speed.get()));
+    let observed = Arc::new(Observed::new(speed));
     let tally = Arc::new(HealthTally::default());
     let mut rig = Rig::build(RigSpec {
         file,
@@ -147,7 +147,7 @@ pub async fn run_policy(
         store_path: run_dir.join(format!("auth-profiles-{pname}.json")),
         metrics: metrics.clone(),
         sinks: vec![
-            Arc::new(EventsWriter::new(files.events.clone(), pname, speed.get())),
+            Arc::new(EventsWriter::new(files.events.clone(), pname, speed)),
             transition_log.clone(),
             observed.clone(),
         ],

@@ -76,14 +76,14 @@ pub(crate) struct Sent {
 /// (OpenClaw sends `m1`, not `mockai/m1`); otherwise the provider its model names.
 pub(crate) fn sent_of(
     records: &[UpstreamRecord],
-    speed: f64,
+    speed: crate::util::speed::Speed,
     provider_by_fp: &BTreeMap<String, String>,
 ) -> Vec<Sent> {
     let mut out: Vec<Sent> = records
         .iter()
         .filter(|r| r.route == RequestRoute::Llm && !r.warmup && !r.probe && !r.canary)
         .map(|r| Sent {
-            t_ms: crate::util::units::scenario_ms_u(r.t_ms, speed),
+            t_ms: speed.scenario_ms_u(r.t_ms),
             provider: r
                 .profile_fp
                 .as_ref()
@@ -286,7 +286,7 @@ pub(crate) fn of_section(
         .arrivals
         .iter()
         .filter(|a| a.probe)
-        .map(|a| (a.dep.clone(), crate::util::units::scenario_ms_u(a.t_ms, speed)))
+        .map(|a| (a.dep.clone(), speed.scenario_ms_u(a.t_ms)))
         .collect();
     let marks = o.engine.as_ref().map(|_| &section.marks);
     // An OpenClaw gateway's cooldowns are in its auth state, when it was read; an `http`

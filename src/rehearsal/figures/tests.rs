@@ -205,7 +205,7 @@ fn a_model_named_without_its_provider_counts_for_its_profiles_provider() {
         record(1_500, "m1", "fpB", None),
         record(2_000, "m1", "fpX", None),
     ];
-    let sent = sent_of(&records, 1.0, &by_fp);
+    let sent = sent_of(&records, crate::util::speed::Speed::ONE, &by_fp);
     let providers: Vec<&str> = sent.iter().map(|s| s.provider.as_str()).collect();
     // A key no profile holds keeps the provider its model names.
     assert_eq!(providers, ["mockai", "mockai", "m1"]);

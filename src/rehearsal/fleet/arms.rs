@@ -41,7 +41,7 @@ fn observation(plan: &ScenarioPlan, run: FleetRun, fr: &FleetRunReport) -> Obser
     };
     // The fleet rows' figures cover the run up to its stop (wall ms; the rows say it in
     // scenario time).
-    let stop = (run.stopped.as_ref().map(|_| run.elapsed_ms), plan.speed.get());
+    let stop = (run.stopped.as_ref().map(|_| run.elapsed_ms), plan.speed);
     let kind_rows = file
         .expect_for(name)
         .fleet
@@ -72,7 +72,7 @@ fn observation(plan: &ScenarioPlan, run: FleetRun, fr: &FleetRunReport) -> Obser
     Observation {
         arm: name.to_string(),
         elapsed_ms: run.elapsed_ms,
-        speed: plan.speed.get(),
+        speed: plan.speed,
         scrape_interval_ms: run.scrape_interval_ms,
         scrapes,
         final_exposition: Some(merged),
@@ -167,7 +167,7 @@ pub async fn run_fleet_scenario(
     }
     let fleet_runs: Vec<FleetRunReport> = runs
         .iter()
-        .map(|r| run_report(r, &file.engine.breaker, sp.speed.get()))
+        .map(|r| run_report(r, &file.engine.breaker, sp.speed))
         .collect();
     let observations = runs
         .into_iter()
@@ -187,7 +187,7 @@ pub async fn run_fleet_scenario(
         started_at,
         host: serde_json::to_value(&host).unwrap_or_default(),
         contradictions,
-        speed: sp.speed.get(),
+        speed: sp.speed,
         part: KindPart::Fleet(FleetSection {
             hosts: file.fleet.hosts,
             clock_skew_ms: file
@@ -248,7 +248,7 @@ mod tests {
             events: Some(&[]),
             scrape_interval_ms: 1000,
             arrivals: &[],
-            speed: 1.0,
+            speed: crate::util::speed::Speed::ONE,
             fault_windows: Vec::new(),
             latency: BTreeMap::new(),
             marks: Default::default(),

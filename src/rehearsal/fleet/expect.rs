@@ -6,6 +6,7 @@
 
 use crate::rehearsal::fleet::checks::Outage;
 use crate::rehearsal::fleet::report::DepFleet;
+use crate::util::speed::Speed;
 use crate::verdict::reach::{Decided, settle};
 use crate::verdict::{ExpectFleet, ExpectKind, ExpectStatus, ExpectationResult, secs};
 
@@ -39,7 +40,7 @@ fn row(
 fn settled(
     mut r: ExpectationResult,
     certain: bool,
-    stop: (Option<u64>, f64),
+    stop: (Option<u64>, Speed),
 ) -> ExpectationResult {
     let decided = if certain {
         Decided::Now
@@ -58,7 +59,7 @@ pub(crate) fn check(
     e: &ExpectFleet,
     dep: Option<&DepFleet>,
     outages: &[Outage],
-    stop: (Option<u64>, f64),
+    stop: (Option<u64>, Speed),
 ) -> Vec<ExpectationResult> {
     let empty = DepFleet {
         dep: e.dep.clone(),
@@ -212,7 +213,7 @@ mod tests {
     use crate::rehearsal::fleet::checks::{CloseCheck, Spacing, Spell};
 
     /// A run that reached its `duration`.
-    const DONE: (Option<u64>, f64) = (None, 1.0);
+    const DONE: (Option<u64>, Speed) = (None, Speed::ONE);
 
     fn dep() -> DepFleet {
         DepFleet {
@@ -287,7 +288,7 @@ mod tests {
     #[test]
     fn a_stopped_run_keeps_a_broken_bound_failed_and_leaves_one_that_held_so_far_not_reached() {
         // Stopped at 5 s of wall clock at speed 2: 10 s of scenario time.
-        let stop = (Some(5_000), 2.0);
+        let stop = (Some(5_000), crate::util::speed::sp(2.0));
         let e = ExpectFleet {
             dep: "crm".into(),
             max_probes_per_interval: Some(1),

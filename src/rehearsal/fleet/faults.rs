@@ -16,7 +16,7 @@ use tokio::time::{Instant, sleep_until};
 use crate::rehearsal::fleet::redis_server::SpawnedRedis;
 use crate::upstream::FaultSpec;
 use crate::upstream::faults::{FaultKind, RouteSel};
-use crate::util::speed::scale;
+use crate::util::speed::Speed;
 
 /// One coordinator fault, in run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,8 +76,8 @@ impl FaultLog {
 
 impl CoordinatorFaults {
     /// The `route = "coordinator"` faults of `faults`, windows divided by `speed`.
-    pub(crate) fn of(faults: &[FaultSpec], speed: f64) -> Self {
-        let s = |d: Duration| scale(d, speed);
+    pub(crate) fn of(faults: &[FaultSpec], speed: Speed) -> Self {
+        let s = |d: Duration| speed.scale(d);
         Self(
             faults
                 .iter()
@@ -243,7 +243,7 @@ mod tests {
             "t",
         )
         .unwrap();
-        let c = CoordinatorFaults::of(&faults, 2.0);
+        let c = CoordinatorFaults::of(&faults, crate::util::speed::sp(2.0));
         assert_eq!(c.0.len(), 2);
         assert_eq!(
             c.0[0],

@@ -83,8 +83,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
     let checked = crate::scenario::validate::check(&spec.scenario)
         .map_err(|e| anyhow!("host {}: {e}", spec.id))?;
     let file = &checked.file;
-    let speed =
-        crate::util::speed::Speed::new(spec.speed).map_err(|e| anyhow!("host {}: {e}", spec.id))?;
+    let speed = spec.speed;
     let traffic = share(&checked.traffic, spec.index, spec.hosts);
     let host_clock = HostClock::wall_skewed(spec.skew_ms);
     let seed = spec.seed.wrapping_add(spec.index as u64);
@@ -148,7 +147,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
         store_path: spec.dir.join("auth-profiles.json"),
         metrics,
         sinks: vec![
-            Arc::new(EventsWriter::new(events_file, &spec.label, speed.get())),
+            Arc::new(EventsWriter::new(events_file, &spec.label, speed)),
             transitions.clone(),
             errors.clone(),
         ],

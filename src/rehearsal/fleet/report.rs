@@ -13,13 +13,13 @@ use crate::rehearsal::fleet::run::FleetRun;
 use crate::rehearsal::fleet::spec::{HostDone, HostMode};
 use crate::engine::breaker::BreakerConfig;
 use crate::scrape::{StatePoint, Transition};
-use crate::verdict::scenario_ms_u;
+use crate::util::speed::Speed;
 
 pub(crate) use crate::report::fleet_model::{
     CoordinatorUse, DepFleet, FleetRunReport, FleetSection, HostRow, MAX_PROBES_SHOWN,
 };
 
-fn lanes(transitions: &[Transition], speed: f64) -> BTreeMap<String, Vec<StatePoint>> {
+fn lanes(transitions: &[Transition], speed: Speed) -> BTreeMap<String, Vec<StatePoint>> {
     let mut out: BTreeMap<String, Vec<StatePoint>> = BTreeMap::new();
     for t in transitions {
         let lane = out.entry(t.dep.clone()).or_insert_with(|| {
@@ -29,16 +29,16 @@ fn lanes(transitions: &[Transition], speed: f64) -> BTreeMap<String, Vec<StatePo
             }]
         });
         lane.push(StatePoint {
-            t_ms: scenario_ms_u(t.t_ms, speed),
+            t_ms: speed.scenario_ms_u(t.t_ms),
             state: t.to,
         });
     }
     out
 }
 
-fn scen_probe(p: &FleetProbe, speed: f64) -> FleetProbe {
+fn scen_probe(p: &FleetProbe, speed: Speed) -> FleetProbe {
     FleetProbe {
-        t_ms: scenario_ms_u(p.t_ms, speed),
+        t_ms: speed.scenario_ms_u(p.t_ms),
         ..p.clone()
     }
 }
@@ -48,7 +48,7 @@ fn scen_probe(p: &FleetProbe, speed: f64) -> FleetProbe {
 fn coordinator_use(
     coordination: &str,
     hosts: &[(&[(u64, HostMode)], &str)],
-    speed: f64,
+    speed: Speed,
 ) -> CoordinatorUse {
     let fell: Vec<u64> = hosts
         .iter()
@@ -63,15 +63,15 @@ fn coordinator_use(
         kind: coordination.to_string(),
         hosts_fell_back: fell.len() as u64,
         hosts_local_at_end: hosts.iter().filter(|(_, end)| *end == "local").count() as u64,
-        first_fallback_ms: fell.iter().min().map(|&t| scenario_ms_u(t, speed)),
+        first_fallback_ms: fell.iter().min().map(|&t| speed.scenario_ms_u(t)),
     }
 }
 
 /// The section of one run; `cfg` the breakers' configuration, `speed` the run's.
-pub(crate) fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> FleetRunReport {
-    let interval = crate::util::speed::scale(cfg.probe_interval, speed);
+pub(crate) fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: Speed) -> FleetRunReport {
+    let interval = speed.scale(cfg.probe_interval);
     let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
-    let open_ms = u64::try_from(crate::util::speed::scale(cfg.open_for, speed).as_millis())
+    let open_ms = u64::try_from(speed.scale(cfg.open_for).as_millis())
         .unwrap_or(u64::MAX);
     let per_host: Vec<(String, Vec<Transition>)> = run
         .hosts
@@ -86,7 +86,7 @@ pub(crate) fn run_report(run: &FleetRun, cfg: &BreakerConfig, speed: f64) -> Fle
             )
         })
         .collect();
-    let scen = |ms: u64| scenario_ms_u(ms, speed);
+    let scen = |ms: u64| speed.scenario_ms_u(ms);
     let deps: BTreeSet<String> = run
         .probes
         .iter()
@@ -238,12 +238,12 @@ mod tests {
         let stuck = [(3_000, HostMode::Local)];
         let hosts: Vec<(&[(u64, HostMode)], &str)> =
             vec![(&on[..], "redis"), (&fell[..], "redis"), (&stuck[..], "local")];
-        let u = coordinator_use("redis", &hosts, 2.0);
+        let u = coordinator_use("redis", &hosts, crate::util::speed::sp(2.0));
         assert_eq!(u.kind, "redis");
         assert_eq!((u.hosts_fell_back, u.hosts_local_at_end), (2, 1));
         assert_eq!(u.first_fallback_ms, Some(6_000), "scenario ms at speed 2");
         let alone: Vec<(&[(u64, HostMode)], &str)> = vec![(&[][..], "alone"); 3];
-        let u = coordinator_use("none", &alone, 1.0);
+        let u = coordinator_use("none", &alone, Speed::ONE);
         assert_eq!((u.hosts_fell_back, u.hosts_local_at_end, u.first_fallback_ms), (0, 0, None));
     }
 }

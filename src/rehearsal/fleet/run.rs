@@ -291,7 +291,7 @@ impl Coordinator {
             },
         };
         // A latency fault puts a delaying proxy between the hosts and Redis.
-        let faults = CoordinatorFaults::of(&file.fault, plan.speed.get());
+        let faults = CoordinatorFaults::of(&file.fault, plan.speed);
         let go = Arc::new(std::sync::OnceLock::new());
         let mut proxy_task = None;
         let url = match url {
@@ -350,7 +350,7 @@ async fn launch_hosts(
             id: id.clone(),
             upstream,
             redis_url: coordinator.url.clone(),
-            speed: plan.speed.get(),
+            speed: plan.speed,
             seed: plan.seed,
             policy,
             skew_ms: fleet.skew_ms(i),

@@ -31,8 +31,8 @@ pub(crate) struct HostSpec {
     pub upstream: SocketAddr,
     /// The Redis of the `redis` coordination; `None`: this host decides alone.
     pub redis_url: Option<String>,
-    /// The `--speed` divisor.
-    pub speed: f64,
+    /// The `--speed` divisor (a number in the JSON; read back through `Speed::new`).
+    pub speed: crate::util::speed::Speed,
     /// The run's seed (the host mixes its index in).
     pub seed: u64,
     /// The policy.
@@ -152,5 +152,30 @@ mod tests {
             }
         }
         assert!(shares.iter().filter(|s| !s.is_empty()).count() >= 10);
+    }
+
+    #[test]
+    fn a_host_spec_holds_the_speed_as_a_number_and_a_host_reads_only_a_checked_one() {
+        let spec = HostSpec {
+            scenario: "s.toml".into(),
+            index: 0,
+            hosts: 2,
+            id: "h0".into(),
+            upstream: "127.0.0.1:9".parse().unwrap(),
+            redis_url: None,
+            speed: crate::util::speed::sp(4.0),
+            seed: 1,
+            policy: Policy::RetryGate,
+            skew_ms: 0,
+            dir: "d".into(),
+            label: "none".into(),
+            redis_prefix: None,
+        };
+        let json = serde_json::to_string(&spec).unwrap();
+        assert!(json.contains(r#""speed":4.0,"#), "{json}");
+        assert_eq!(serde_json::from_str::<HostSpec>(&json).unwrap(), spec);
+        let fast = json.replace(r#""speed":4.0,"#, r#""speed":1000.0,"#);
+        let e = serde_json::from_str::<HostSpec>(&fast).unwrap_err().to_string();
+        assert!(e.contains("0.01 to 100"), "{e}");
     }
 }

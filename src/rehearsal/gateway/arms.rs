@@ -81,7 +81,7 @@ async fn run_versions(
             .unwrap_or_else(|| crate::report::rfc3339(std::time::SystemTime::now())),
         host: serde_json::to_value(crate::host::fingerprint()).unwrap_or_default(),
         contradictions: Vec::new(),
-        speed: 1.0,
+        speed: crate::util::speed::Speed::ONE,
         part: KindPart::Versions(arms),
     }
 }

@@ -127,7 +127,7 @@ impl<'a> ExternalRun<'a> {
         let observation = Observation {
             arm: name.to_string(),
             elapsed_ms: self.elapsed_ms,
-            speed: 1.0,
+            speed: crate::util::speed::Speed::ONE,
             scrape_interval_ms: u64::try_from(file.scrape_interval.as_millis()).unwrap_or(u64::MAX),
             scrapes: self.scrapes,
             final_exposition,
@@ -166,7 +166,7 @@ impl<'a> ExternalRun<'a> {
             started_at: crate::report::rfc3339(started),
             host: serde_json::to_value(crate::host::fingerprint()).unwrap_or_default(),
             contradictions: Vec::new(),
-            speed: 1.0,
+            speed: crate::util::speed::Speed::ONE,
             part: KindPart::Gateway(Box::new(target)),
         }
     }

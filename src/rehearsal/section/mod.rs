@@ -20,9 +20,10 @@ use crate::report::model::{PolicyReport, UpstreamCap};
 use crate::scrape::{Disagreement, DisagreementKind, Transition};
 use crate::upstream::FaultSpec;
 use crate::upstream::faults::RouteSel;
+use crate::util::speed::Speed;
 use crate::verdict::turn::TurnSeen;
 use crate::verdict::{
-    ExpectKind, ExpectStatus, ExpectationResult, Expectations, diff_until, scenario_ms_u,
+    ExpectKind, ExpectStatus, ExpectationResult, Expectations, diff_until,
 };
 
 /// The report section of one arm that ran. `never_applied`: the faults no run of the scenario
@@ -140,7 +141,7 @@ pub fn section(
         );
     }
     if file.prometheus.is_some() {
-        let stop = o.cut().then(|| scenario_ms_u(o.elapsed_ms, o.speed) as i64);
+        let stop = o.cut().then(|| o.speed.scenario_ms_u(o.elapsed_ms) as i64);
         let seen = match &o.alerts {
             Some(Ok(s)) => Ok(s),
             Some(Err(why)) => Err(why.as_str()),
@@ -157,7 +158,7 @@ pub fn section(
         report.expectations.extend(rows);
         report.alerts = Some(part);
     }
-    let stop = o.cut().then(|| scenario_ms_u(o.elapsed_ms, o.speed));
+    let stop = o.cut().then(|| o.speed.scenario_ms_u(o.elapsed_ms));
     report
         .expectations
         .extend(unapplied_rows(&file.fault, never_applied, stop));
@@ -172,7 +173,7 @@ pub fn section(
         report.disagreements.push(Disagreement {
             kind: DisagreementKind::Truncated,
             dep: String::new(),
-            t_ms: scenario_ms_u(e.transitions.last().map_or(0, |t| t.t_ms), o.speed),
+            t_ms: o.speed.scenario_ms_u(e.transitions.last().map_or(0, |t| t.t_ms)),
             detail: format!(
                 "events.jsonl holds {} more transitions than the report kept ({} kept)",
                 e.transitions_dropped,
@@ -330,8 +331,8 @@ fn judge_at_upstream(
     expect: &Expectations,
     kept: &KeptRecords,
 ) -> Vec<ExpectationResult> {
-    let speed = plan.speed.get();
-    let truncated_at_ms = kept.truncated_at_ms.map(|t| scenario_ms_u(t, speed));
+    let speed = plan.speed;
+    let truncated_at_ms = kept.truncated_at_ms.map(|t| speed.scenario_ms_u(t));
     section.upstream_cap = truncated_at_ms.map(|at_ms| UpstreamCap {
         kept: kept.records.len() as u64,
         dropped: kept.dropped,
@@ -394,7 +395,7 @@ fn every_host_transitions(
     rows: &mut Vec<ExpectationResult>,
     expect: &Expectations,
     others: &[(&str, &[Transition])],
-    speed: f64,
+    speed: Speed,
     stop: Option<u64>,
 ) {
     let only = Expectations {
@@ -481,7 +482,7 @@ pub fn not_run(plan: &ScenarioPlan, arm: &str, why: &str) -> PolicyReport {
         &[],
         None,
         &[],
-        plan.speed.get(),
+        plan.speed,
         Some(0),
     );
     let arm_expect = file.expect_for(arm);

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::engine::events::BreakerState;
+use crate::util::speed::sp;
 use crate::verdict::ExpectNoTransition;
 
 fn tr(t_ms: u64, dep: &str) -> Transition {
@@ -24,12 +25,12 @@ fn a_transition_on_another_host_fails_the_row_h0_passed_and_names_the_host() {
         }],
         ..Default::default()
     };
-    let mut rows = diff_until(&expect, &[], None, &[], 1.0, None);
+    let mut rows = diff_until(&expect, &[], None, &[], Speed::ONE, None);
     assert_eq!(rows[0].status, ExpectStatus::Pass);
     let quiet = [tr(100, "crm_search")];
     let noisy = [tr(5000, "calculator")];
     let others: Vec<(&str, &[Transition])> = vec![("h1", &quiet[..]), ("h3", &noisy[..])];
-    every_host_transitions(&mut rows, &expect, &others, 1.0, None);
+    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, None);
     assert_eq!(rows.len(), 1, "no extra rows");
     assert_eq!(rows[0].status, ExpectStatus::Fail);
     assert!(!rows[0].ok);
@@ -91,13 +92,13 @@ fn lane(open: u64, half: u64, closed: u64) -> Vec<Transition> {
 fn an_after_transition_another_host_misses_fails_though_its_expected_text_differs() {
     let expect = after_table();
     // h0 holds every row; h1 opens 300 ms later (its own anchor) and half-opens 4 s after.
-    let mut rows = diff_until(&expect, &lane(5_000, 7_000, 8_000), None, &[], 1.0, None);
+    let mut rows = diff_until(&expect, &lane(5_000, 7_000, 8_000), None, &[], Speed::ONE, None);
     assert!(rows.iter().all(|r| r.status == ExpectStatus::Pass), "{rows:#?}");
     let h1 = lane(5_300, 9_300, 10_300);
-    let theirs = diff_until(&expect, &h1, None, &[], 1.0, None);
+    let theirs = diff_until(&expect, &h1, None, &[], Speed::ONE, None);
     assert_ne!(theirs[1].expected, rows[1].expected, "the anchors differ per host");
     let others: Vec<(&str, &[Transition])> = vec![("h1", &h1[..])];
-    every_host_transitions(&mut rows, &expect, &others, 1.0, None);
+    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, None);
     assert_eq!(rows.len(), 4, "{rows:#?}");
     assert_eq!(rows[0].status, ExpectStatus::Pass, "h1 opened within tolerance");
     assert_eq!(rows[1].status, ExpectStatus::Fail, "{}", rows[1].detail);
@@ -112,12 +113,12 @@ fn an_after_transition_another_host_misses_fails_though_its_expected_text_differ
 fn an_unexpected_transition_on_another_host_is_a_failed_row_naming_the_host() {
     use BreakerState::{Closed, Open};
     let expect = after_table();
-    let mut rows = diff_until(&expect, &lane(5_000, 7_000, 8_000), None, &[], 1.0, None);
+    let mut rows = diff_until(&expect, &lane(5_000, 7_000, 8_000), None, &[], Speed::ONE, None);
     let mut h2 = lane(5_000, 7_000, 8_000);
     h2.push(move_(12_000, "crm", Closed, Open));
     let quiet = lane(5_000, 7_000, 8_000);
     let others: Vec<(&str, &[Transition])> = vec![("h1", &quiet[..]), ("h2", &h2[..])];
-    every_host_transitions(&mut rows, &expect, &others, 1.0, None);
+    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, None);
     assert_eq!(rows.len(), 5, "one more row, for h2's extra open: {rows:#?}");
     let extra = &rows[4];
     assert!(extra.is_unexpected());
@@ -133,12 +134,12 @@ fn a_row_another_host_did_not_reach_before_the_stop_is_not_reached() {
     // Stopped at 8.3 s: h0 closed at 8 s; h3 half-opened at 7.4 s, so its close is due by
     // 8.6 s, after the stop.
     let stop = Some(8_300);
-    let mut rows = diff_until(&expect, &lane(5_000, 7_000, 8_000), None, &[], 1.0, stop);
+    let mut rows = diff_until(&expect, &lane(5_000, 7_000, 8_000), None, &[], Speed::ONE, stop);
     assert_eq!(rows[2].status, ExpectStatus::Pass);
     let mut h3 = lane(5_400, 7_400, 0);
     h3.pop();
     let others: Vec<(&str, &[Transition])> = vec![("h3", &h3[..])];
-    every_host_transitions(&mut rows, &expect, &others, 1.0, stop);
+    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, stop);
     assert_eq!(rows[2].status, ExpectStatus::NotReached, "{}", rows[2].detail);
     assert!(rows[2].detail.contains("on h3: not reached"), "{}", rows[2].detail);
 }
@@ -147,7 +148,7 @@ fn a_row_another_host_did_not_reach_before_the_stop_is_not_reached() {
 /// `speed`, its upstream record holding `records`.
 fn stopped_fleet_arm(
     wall_ms: u64,
-    speed: f64,
+    speed: Speed,
     records: Vec<crate::upstream::UpstreamRecord>,
 ) -> (ScenarioPlan, Observation) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -156,7 +157,7 @@ fn stopped_fleet_arm(
     let plan = ScenarioPlan {
         versions: Vec::new(),
         checked,
-        speed: crate::util::speed::Speed::new(speed).unwrap(),
+        speed,
         seed: 1,
         policies: Vec::new(),
         record_cap: 1000,
@@ -202,7 +203,7 @@ fn a_stopped_fleet_arm_judges_its_upstream_windows_against_the_stop_in_scenario_
         Some(&crate::util::fingerprint("sk-fleet-profile-b")),
         None,
     );
-    let (mut plan, o) = stopped_fleet_arm(5_000, 2.0, vec![on_b.clone()]);
+    let (mut plan, o) = stopped_fleet_arm(5_000, sp(2.0), vec![on_b.clone()]);
     plan.checked.file.expect.no_request[0].until = std::time::Duration::from_secs(8);
     let rows = section(&plan, &o, &BTreeSet::new()).expectations;
     let row = rows
@@ -211,14 +212,14 @@ fn a_stopped_fleet_arm_judges_its_upstream_windows_against_the_stop_in_scenario_
         .expect("the no_request row");
     assert_eq!(row.status, ExpectStatus::Pass, "{}", row.detail);
     // With nothing sent in the window, its silence shows nothing: not a pass.
-    let (mut plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
+    let (mut plan, o) = stopped_fleet_arm(5_000, sp(2.0), Vec::new());
     plan.checked.file.expect.no_request[0].until = std::time::Duration::from_secs(8);
     let rows = section(&plan, &o, &BTreeSet::new()).expectations;
     let row = rows.iter().find(|r| r.kind == ExpectKind::NoRequest).unwrap();
     assert_eq!(row.status, ExpectStatus::Fail, "{}", row.detail);
     assert!(row.detail.contains("requests observed = 0"), "{}", row.detail);
     // The 7–20 s window reaches past the stop: not reached, never pass.
-    let (plan, o) = stopped_fleet_arm(5_000, 2.0, Vec::new());
+    let (plan, o) = stopped_fleet_arm(5_000, sp(2.0), Vec::new());
     let rows = section(&plan, &o, &BTreeSet::new()).expectations;
     let row = rows.iter().find(|r| r.kind == ExpectKind::NoRequest).unwrap();
     assert_eq!(row.status, ExpectStatus::NotReached, "{}", row.detail);
@@ -288,7 +289,7 @@ fn a_family_the_gateway_never_exported_fails_its_metric_row() {
     .unwrap();
     let mut scrapes = crate::scrape::CompactScrapes::new(0.0);
     crate::scrape::ScrapeSink::scrape(&mut scrapes, 1000, "", Some(&std::sync::Arc::new(e.clone())));
-    let mut rows = diff_until(&expect, &[], Some(&e), &[], 1.0, None);
+    let mut rows = diff_until(&expect, &[], Some(&e), &[], Speed::ONE, None);
     // Before: the absent family sums to 0, and `equals = 0` passes.
     assert_eq!(rows[0].status, ExpectStatus::Pass);
     let foreign = crate::rehearsal::metric_labels::Exportable::Foreign(Default::default());

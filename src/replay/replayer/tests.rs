@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::engine::RequestKind;
+use crate::util::speed::sp;
 
 /// Records when each request was dispatched, then "answers" after `delay(seq)`.
 struct Probe {
@@ -59,8 +60,7 @@ fn uniform(n: u64, gap_ms: u64) -> Vec<TrafficLine> {
         .collect()
 }
 
-fn opts(speed: f64, max_in_flight: usize) -> ReplayOptions {
-    let speed = crate::util::speed::sp(speed);
+fn opts(speed: Speed, max_in_flight: usize) -> ReplayOptions {
     ReplayOptions {
         speed,
         max_in_flight,
@@ -73,7 +73,7 @@ fn opts(speed: f64, max_in_flight: usize) -> ReplayOptions {
 #[tokio::test(start_paused = true)]
 async fn ten_rps_for_sixty_seconds_sends_at_exactly_the_scheduled_instants() {
     let probe = Probe::new(|_| Duration::from_millis(30));
-    let o = opts(1.0, 64);
+    let o = opts(Speed::ONE, 64);
     let s = replay(uniform(600, 100), probe.clone(), o, std::future::pending()).await;
     let sends = probe.sends();
     assert_eq!(sends.len(), 600);
@@ -100,7 +100,7 @@ async fn ten_rps_for_sixty_seconds_sends_at_exactly_the_scheduled_instants() {
 #[tokio::test(start_paused = true)]
 async fn speed_ten_compresses_exactly() {
     let probe = Probe::new(|_| Duration::from_millis(1));
-    let o = opts(10.0, 64);
+    let o = opts(sp(10.0), 64);
     let s = replay(uniform(600, 100), probe.clone(), o, std::future::pending()).await;
     for (i, (_, at)) in probe.sends().iter().enumerate() {
         assert_eq!(
@@ -117,7 +117,7 @@ async fn speed_ten_compresses_exactly() {
 async fn slow_target_does_not_delay_later_sends() {
     // Every response takes 5 s (the first one 60 s): 50 more lines are sent meanwhile.
     let probe = Probe::new(|seq| Duration::from_secs(if seq == 0 { 60 } else { 5 }));
-    let o = opts(1.0, 1024);
+    let o = opts(Speed::ONE, 1024);
     let s = replay(uniform(100, 100), probe.clone(), o, std::future::pending()).await;
     for (i, (_, at)) in probe.sends().iter().enumerate() {
         assert_eq!(
@@ -142,7 +142,7 @@ async fn slow_target_does_not_delay_later_sends() {
 async fn overflow_is_counted_and_still_sent_in_order() {
     // 2 slots, 250 ms responses, 100 ms gaps: the third line finds both slots busy.
     let probe = Probe::new(|_| Duration::from_millis(250));
-    let o = opts(1.0, 2);
+    let o = opts(Speed::ONE, 2);
     let s = replay(uniform(10, 100), probe.clone(), o, std::future::pending()).await;
     assert_eq!(s.sent, 10, "nothing dropped");
     assert_eq!(s.ok + s.error_count(), 10);
@@ -160,7 +160,7 @@ async fn overflow_is_counted_and_still_sent_in_order() {
 #[tokio::test(start_paused = true)]
 async fn stop_ends_dispatching_and_returns_a_partial_summary() {
     let probe = Probe::new(|_| Duration::from_secs(5));
-    let o = opts(1.0, 64);
+    let o = opts(Speed::ONE, 64);
     let stop = tokio::time::sleep(Duration::from_millis(1_050));
     let s = replay(uniform(100, 100), probe.clone(), o, stop).await;
     assert_eq!(
@@ -179,7 +179,7 @@ async fn stop_ends_dispatching_and_returns_a_partial_summary() {
 #[tokio::test(start_paused = true)]
 async fn stop_during_drain_cancels_in_flight_requests() {
     let probe = Probe::new(|seq| Duration::from_secs(if seq == 4 { 600 } else { 1 }));
-    let o = opts(1.0, 64);
+    let o = opts(Speed::ONE, 64);
     let stop = tokio::time::sleep(Duration::from_secs(10));
     let s = replay(uniform(5, 100), probe.clone(), o, stop).await;
     assert_eq!(Instant::now() - o.start, Duration::from_secs(10));

@@ -13,7 +13,7 @@ use super::{
 use crate::gateway::openclaw::log::profile_hash;
 use crate::gateway::openclaw::{Decision, LoggedDecision};
 use crate::report::target::TurnRow;
-use crate::util::units::scenario_ms_u;
+use crate::util::speed::Speed;
 use crate::verdict::gateway_eval::event_name;
 
 /// What the lanes are built from.
@@ -22,7 +22,7 @@ pub(crate) struct LaneInput<'a> {
     /// The recorder's tape.
     pub tape: &'a RequestTape,
     /// The arm's speed (scenario ms = wall ms × speed).
-    pub speed: f64,
+    pub speed: Speed,
     /// The scenario's profiles in order.
     pub profiles: &'a [LaneProfile],
     /// A gateway's turns (`None` for an engine of ours).
@@ -177,7 +177,7 @@ pub(crate) fn bin_width(end_ms: u64) -> u64 {
 /// The lanes of one arm (see the module doc).
 pub(crate) fn build(input: &LaneInput<'_>) -> RequestLanes {
     let tape = input.tape;
-    let to_s = |t: u64| scenario_ms_u(t, input.speed);
+    let to_s = |t: u64| input.speed.scenario_ms_u(t);
     let (lane_of_key, mut lanes) = lanes(input);
     let lane = |s: &Seen| lane_of_key.get(s.key as usize).copied().flatten().unwrap_or(0);
     for s in &tape.seen {
@@ -454,11 +454,11 @@ fn decisions(input: &LaneInput<'_>, lanes: &[RequestLane], out: &mut RequestLane
             continue;
         }
         out.decisions.push(DecisionMark {
-            t_ms: scenario_ms_u(t, input.speed),
+            t_ms: input.speed.scenario_ms_u(t),
             lane,
             event: event_name(&d.decision).to_string(),
             detail,
-            until_ms: until_ms.map(|u| scenario_ms_u(u, input.speed)),
+            until_ms: until_ms.map(|u| input.speed.scenario_ms_u(u)),
         });
     }
     out.decisions.sort_by_key(|d| d.t_ms);

@@ -7,6 +7,7 @@ use super::*;
 use crate::gateway::openclaw::log::profile_hash;
 use crate::gateway::openclaw::{Decision, LoggedDecision};
 use crate::report::target::TurnRow;
+use crate::util::speed::Speed;
 use crate::upstream::{RequestRoute, UpstreamRecord};
 use crate::util::fingerprint;
 
@@ -60,7 +61,7 @@ fn recorded() -> RequestTape {
 fn built(tape: &RequestTape, turns: Option<&[TurnRow]>, decisions: &[LoggedDecision]) -> RequestLanes {
     build(&LaneInput {
         tape,
-        speed: 1.0,
+        speed: Speed::ONE,
         profiles: &profiles(),
         turns,
         decisions,
@@ -125,7 +126,7 @@ fn rotations_and_fallbacks_are_read_from_the_sequence_as_the_key_figures_count_t
     records.push(rec(50_000, "key-B", "mockai", "m1", Some("status")));
     records.push(rec(51_000, "key-F", "fallback", "m2", None));
     let figures = crate::rehearsal::figures::compute(&crate::rehearsal::figures::FigureInput {
-        sent: crate::rehearsal::figures::sent_of(&records, 1.0, &Default::default()),
+        sent: crate::rehearsal::figures::sent_of(&records, Speed::ONE, &Default::default()),
         ..Default::default()
     });
     let rotations: u64 = figures.providers.values().map(|p| p.rotations).sum();

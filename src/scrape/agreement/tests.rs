@@ -32,7 +32,7 @@ use BreakerState::{Closed, HalfOpen, Open};
 
 fn run(events: &[Transition], scrapes: &[(u64, Exposition)]) -> Vec<Disagreement> {
     let refs: Vec<(u64, &Exposition)> = scrapes.iter().map(|(t, e)| (*t, e)).collect();
-    crosscheck(events, &refs, 250, 1.0)
+    crosscheck(events, &refs, 250, crate::util::speed::Speed::ONE)
 }
 
 #[test]

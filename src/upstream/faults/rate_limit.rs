@@ -83,9 +83,9 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
+    use crate::util::speed::{Speed, sp};
 
-    fn header(f: &RateLimitFault, speed: f64, now: SystemTime) -> String {
-        let speed = crate::util::speed::sp(speed);
+    fn header(f: &RateLimitFault, speed: Speed, now: SystemTime) -> String {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let mut ctx = ActionCtx {
             speed,
@@ -108,9 +108,9 @@ mod tests {
             retry_after: Duration::from_secs(120),
             retry_after_format: RetryAfterFormat::Seconds,
         };
-        assert_eq!(header(&f, 1.0, UNIX_EPOCH), "120");
-        assert_eq!(header(&f, 10.0, UNIX_EPOCH), "12");
-        assert_eq!(header(&f, 7.0, UNIX_EPOCH), "18"); // 17.14 s → 18
+        assert_eq!(header(&f, sp(1.0), UNIX_EPOCH), "120");
+        assert_eq!(header(&f, sp(10.0), UNIX_EPOCH), "12");
+        assert_eq!(header(&f, sp(7.0), UNIX_EPOCH), "18"); // 17.14 s → 18
     }
 
     #[test]
@@ -120,7 +120,7 @@ mod tests {
             retry_after_format: RetryAfterFormat::HttpDate,
         };
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let v = header(&f, 1.0, now);
+        let v = header(&f, sp(1.0), now);
         let parsed = httpdate::parse_http_date(&v).unwrap();
         assert_eq!(parsed, now + Duration::from_secs(90));
     }
@@ -134,12 +134,12 @@ mod tests {
             retry_after: Duration::from_secs(1 << 40),
             retry_after_format: RetryAfterFormat::HttpDate,
         };
-        assert_eq!(header(&f, 1.0, UNIX_EPOCH), "Fri, 31 Dec 9999 23:59:59 GMT");
+        assert_eq!(header(&f, sp(1.0), UNIX_EPOCH), "Fri, 31 Dec 9999 23:59:59 GMT");
         let secs = RateLimitFault {
             retry_after_format: RetryAfterFormat::Seconds,
             ..f
         };
-        assert_eq!(header(&secs, 1.0, UNIX_EPOCH), (1u64 << 40).to_string());
+        assert_eq!(header(&secs, sp(1.0), UNIX_EPOCH), (1u64 << 40).to_string());
     }
 
     #[test]
@@ -151,7 +151,7 @@ mod tests {
         let base = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         for ms in [1, 180, 500, 880, 999] {
             let now = base + Duration::from_millis(ms);
-            let at = httpdate::parse_http_date(&header(&f, 1.0, now)).unwrap();
+            let at = httpdate::parse_http_date(&header(&f, sp(1.0), now)).unwrap();
             // What a client computes from its own clock: never below the configured 2 s.
             let wait = at.duration_since(now).unwrap();
             assert!(wait >= Duration::from_secs(2), "{ms} ms: {wait:?}");
@@ -160,7 +160,7 @@ mod tests {
         }
         // A sped-up wait of 0.25 s is still at least 0.25 s away.
         let now = base + Duration::from_millis(900);
-        let at = httpdate::parse_http_date(&header(&f, 8.0, now)).unwrap();
+        let at = httpdate::parse_http_date(&header(&f, sp(8.0), now)).unwrap();
         assert!(at.duration_since(now).unwrap() >= Duration::from_millis(250));
         assert_eq!(at, base + Duration::from_secs(2));
     }
@@ -171,7 +171,7 @@ mod tests {
             retry_after: Duration::MAX,
             retry_after_format: RetryAfterFormat::HttpDate,
         };
-        let v = header(&f, 1.0, UNIX_EPOCH + Duration::from_millis(1_500));
+        let v = header(&f, sp(1.0), UNIX_EPOCH + Duration::from_millis(1_500));
         assert!(httpdate::parse_http_date(&v).is_ok(), "{v}");
     }
 }

@@ -13,7 +13,8 @@ use super::ground::{
     ExpectAttempts, ExpectFirstRequest, ExpectNoRequest, ExpectRecovered, ExpectRetryGaps,
     counts_hold, counts_text,
 };
-use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, scenario_ms_u, secs};
+use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, secs};
+use crate::util::speed::Speed;
 use crate::upstream::UpstreamRecord;
 
 /// What the evaluators look at.
@@ -27,7 +28,7 @@ pub(crate) struct UpstreamFacts<'a> {
     /// bare model id a gateway sends ([`crate::wire::model`]).
     pub owners: &'a crate::upstream::TokenOwners,
     /// The `--speed` divisor the records' times are at.
-    pub speed: f64,
+    pub speed: Speed,
     /// Scenario ms the run observed (without a stop or a cap): a window reaching past it was
     /// not seen to its end, so it is not reached.
     pub end_ms: u64,
@@ -52,7 +53,7 @@ impl UpstreamFacts<'_> {
     ) -> Vec<u64> {
         let mut out: Vec<u64> = self
             .matching_records(profile, model, fault)
-            .map(|r| scenario_ms_u(r.t_ms, self.speed))
+            .map(|r| self.speed.scenario_ms_u(r.t_ms))
             .collect();
         out.sort_unstable();
         out
@@ -68,7 +69,7 @@ impl UpstreamFacts<'_> {
     ) -> std::collections::BTreeSet<String> {
         self.matching_records(e.profile.as_deref(), e.model.as_deref(), e.fault.as_deref())
             .filter(|r| {
-                let t = scenario_ms_u(r.t_ms, self.speed);
+                let t = self.speed.scenario_ms_u(r.t_ms);
                 t >= from && until.is_none_or(|u| t < u)
             })
             .map(|r| r.host.clone().unwrap_or_else(|| "-".into()))
@@ -113,7 +114,7 @@ impl UpstreamFacts<'_> {
     /// ms; `None` = to the end): a row's witness that the system under test was sending then.
     fn requests_between(&self, from: u64, until: Option<u64>) -> u64 {
         self.matching_records(None, None, None)
-            .map(|r| scenario_ms_u(r.t_ms, self.speed))
+            .map(|r| self.speed.scenario_ms_u(r.t_ms))
             .filter(|&t| t >= from && until.is_none_or(|u| t < u))
             .count() as u64
     }
@@ -360,7 +361,7 @@ fn gaps_per_host(
         requests += 1;
         per.entry(r.host.as_deref().unwrap_or("-"))
             .or_default()
-            .push(scenario_ms_u(r.t_ms, f.speed));
+            .push(f.speed.scenario_ms_u(r.t_ms));
     }
     let mut gaps = Vec::new();
     for (host, mut ts) in per {

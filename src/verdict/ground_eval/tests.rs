@@ -44,7 +44,7 @@ fn facts<'a>(r: &'a [UpstreamRecord], fps: &'a BTreeMap<String, String>) -> Upst
         records: r,
         profile_fps: fps,
         owners: &OWNERS,
-        speed: 1.0,
+        speed: crate::util::speed::Speed::ONE,
         end_ms: 30_000,
         stopped_at_ms: None,
         truncated_at_ms: None,
@@ -205,7 +205,7 @@ fn a_stop_leaves_open_windows_not_reached_but_keeps_certain_failures() {
     };
     assert_eq!(attempts(&over, &f).status, ExpectStatus::Fail);
     let speedy = UpstreamFacts {
-        speed: 2.0,
+        speed: crate::util::speed::sp(2.0),
         stopped_at_ms: None,
         ..f
     };
