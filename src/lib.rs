@@ -21,7 +21,7 @@
 //!   runs of); resolving a NAME (the user's scenario directories, then the built-ins) and
 //!   `rehearse list`.
 //! - [`validate`]: `rehearse validate`, the run's preflight without the run (it calls the
-//!   plan's one `run::plan::preflight`).
+//!   plan's one `rehearsal::plan::preflight`).
 //! - [`builtin`]: the built-in scenarios (with their traffic, rule files and OpenClaw example)
 //!   embedded in the binary, extracted to a versioned cache directory when a run needs files;
 //!   named `builtin:NAME.toml` in errors.
@@ -38,17 +38,14 @@
 //!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
 //!   `rehearse history` with its index pages, drift against the previous runs of the same
 //!   scenario digest, `rehearse compare`.
-//! - [`rehearsal`]: `rehearse run`, the one pipeline: plan → system under test (embedded |
-//!   gateway | fleet, one type) → one `Observation` per arm → the one judge → the report; the top of the
-//!   module graph, the only module that depends on both `run` and `fleet`.
-//! - [`run`]: what every kind of run is built from — the plan, the one upstream recorder, the
-//!   one engine rig (also every fleet host's), the sinks, the embedded and gateway runs, the one
-//!   `Observation` every kind returns per arm, and its assembly (one section builder, one
-//!   report) into the report.
-//! - [`fleet`]: fleet mode: N gateway hosts as separate processes (the hidden `__fleet-host`
-//!   subcommand), the redis-server a run starts (or the `[coordinator] url` checked with `PING`
-//!   before the run), coordinator faults and the fleet checks;
-//!   A/B over `[fleet] coordination`. Depends on `run`, never the other way.
+//! - [`rehearsal`]: `rehearse run`, the one home of the pipeline and the top of the module
+//!   graph: plan (`plan/`) → system under test (`sut`: embedded | gateway | fleet, one type, one
+//!   room each — `embedded/`, `gateway/`, `fleet/`, alike: `arms` the entry, `run` one arm) →
+//!   every arm on the one arm lifecycle (`arm/`: the mock upstream and the one recorder,
+//!   targets, scrapers, the stops) → one `Observation` per arm → one section each (`section/`)
+//!   → the one report (`assemble`) with the one judge → written, finished alike (`cmd`).
+//! - [`rundir`]: run directories — their names, the ownership marker, the run lock — which the
+//!   run, the history and the retention all read.
 //! - [`transport`]: every client the harness has — the engine's HTTP/SSE/WebSocket transport,
 //!   the one request builder and error mapping they share, the
 //!   tuned connector and socket options (`[tcp]`) the run, `replay` and `record` connect
@@ -68,8 +65,8 @@
 //! - [`gateway`]: the supervisor of a real OpenClaw gateway, the external system under test the
 //!   harness runs (install, config, key seeding, process, log decisions, auth state). What the
 //!   scenario asks of it (the `[target]` table, its gateway configuration and turns) is
-//!   `scenario::target` and `scenario::gateway`; the run path is `run::external` (its warm-up
-//!   `run::warmup`), the ground-truth and OpenClaw expectations `verdict::ground*` and
+//!   `scenario::target` and `scenario::gateway`; the run path is `rehearsal::gateway` (its
+//!   warm-up `rehearsal::gateway::warmup`), the ground-truth and OpenClaw expectations `verdict::ground*` and
 //!   `verdict::gateway_eval`, the turn expectations `verdict::turn` (over how each turn ended,
 //!   `gateway::openclaw::TurnEnd`).
 //! - [`detection`]: the detection path in a run (`[prometheus]`): a real Prometheus (and

@@ -3,6 +3,6 @@
 //! start it, drive it, stop it, and read its log and auth state back as typed facts. The
 //! supervisor owns the process; what the scenario asks of it (the `[target]` table, its gateway
 //! configuration and turns) is `scenario::target` and `scenario::gateway`; the run path
-//! `run::external`.
+//! `rehearsal::gateway`.
 
 pub mod openclaw;

@@ -5,7 +5,7 @@
 //!
 //! A run directory of a report dir is ([`run_dirs`], the one rule `rehearse history` and
 //! `--keep` share) a directory — not a symlink — named `<UTC yyyymmddTHHMMSSZ>-<name>`
-//! (optionally `-N`, `run::rundir`) whose ownership marker, when it records a name, records
+//! (optionally `-N`, `rundir`) whose ownership marker, when it records a name, records
 //! its own: a copy of a run, or a renamed one, carries the name of the directory it came from
 //! and is [`Note::Copy`]. A suite's (`…-suite` with an `index.json`) holds one run per scenario
 //! subdirectory, each listed as its own entry. The files `rehearse` itself keeps in a report dir

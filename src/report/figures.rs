@@ -1,6 +1,6 @@
 //! report.json `policies[].figures`: the key figures of one arm — what a weekly run compares
 //! week over week (`rehearse history`, drift, `rehearse compare`). Computed once per arm from its
-//! observation (`run::figures`); here is only what they are and their flat names.
+//! observation (`rehearsal::figures`); here is only what they are and their flat names.
 //!
 //! Flat names (what `[[expect.drift]]`, the history and `compare` use): `NAME` for a run-wide
 //! figure, `NAME{dep}` / `NAME{provider}` for a dep's or a provider's. Every time is ms of

@@ -1,7 +1,7 @@
 //! The scenario's system under test (`[target]`, docs/scenario.md) and where its mock upstream
 //! listens (`[upstream]`): the embedded engine (default), a real OpenClaw gateway the harness
 //! runs, or any OpenAI-compatible gateway by URL. Pure data and checks; the run path lives in
-//! `run::external`.
+//! `rehearsal::gateway`.
 
 use super::field::FieldError;
 use std::net::SocketAddr;

@@ -167,7 +167,7 @@ fn check_parsed(
     check_alerts(path, &file).map_err(|e| invalid(&e.field, e.message))?;
 
     // A foreign gateway's metrics (`[target] metrics_url`) are not the engine's catalogue: its
-    // selectors are checked against what its scrapes held, when judged (`run::section`).
+    // selectors are checked against what its scrapes held, when judged (`rehearsal::section`).
     let engine_metrics = !file.target.kind.is_external();
     let refused = |r: super::validate_metrics::Refusal| {
         located_within(&origin, text, &r.field, &r.needle, r.msg)

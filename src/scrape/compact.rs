@@ -8,7 +8,7 @@
 //! family and sample any scrape held ([`CompactScrapes::exported`]), the label values every
 //! sample name carried in any scrape ([`CompactScrapes::label_values`], at most
 //! [`MAX_LABEL_VALUES`] per label) and the scrape counts. The raw scrapes go to `scrapes.prom.gz` as
-//! they come (see `run::sinks::PromFile`); nothing else of them is kept.
+//! they come (see `rehearsal::arm::sinks::PromFile`); nothing else of them is kept.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! Reading a run's scrapes back: `scrapes.prom.gz` (one gzip member per scrape, as
-//! `run::sinks::PromFile` writes it) or a plain `scrapes.prom` (runs before the compression, and
+//! `rehearsal::arm::sinks::PromFile` writes it) or a plain `scrapes.prom` (runs before the compression, and
 //! the fixtures). Members are decoded one at a time: a member cut by a kill (truncated, or its
 //! CRC wrong) ends the reading there and is reported as torn, so every completed scrape before it
 //! reads back whole and no half scrape is ever returned.

@@ -1,5 +1,5 @@
 //! One arm's key figures ([`KeyFigures`]), computed once from its observation and the section
-//! built from it (`run::section`), for every kind of run alike: breaker figures from the
+//! built from it (`rehearsal::section`), for every kind of run alike: breaker figures from the
 //! transitions (events, or scrapes for a gateway that exports them), probe arrivals at the
 //! upstream; rotations, fallbacks and cooldowns from the engine's marks where the system is an
 //! engine of ours, else from the upstream's record of what it sent (the sequence of profiles

@@ -4,20 +4,20 @@
 //! (`none`: each host decides alone; `redis`: they share probe leases, breaker state and
 //! cooldowns through Redis), and reports them side by side like `policies`.
 //!
-//! # Layout
-//! - `spec`: what a host process is told, its stdio protocol, the traffic split.
-//! - `host`: the host process (`rehearse __fleet-host`, hidden).
-//! - `redis_server`: the redis-server a run starts itself (`[coordinator] spawn = true`).
-//! - `coordinator_check`: the `[coordinator] url` Redis answers `PING` before the run, or the
-//!   run is refused.
-//! - `faults`: coordinator faults (`route = "coordinator"`: `down`, `latency`).
-//! - `launch`: starting one host process; `run`: one coordination run (upstream, coordinator, hosts, scrapers, faults);
-//!   `error`: their harness failure.
-//! - `checks`: the fleet checks, pure; `section`: the report's `fleet` section; `expect`:
+//! # Layout (the same roles as `embedded/` and `gateway/`)
+//! - `arms`: the entry — every coordination run of a scenario → one `Observation` each (h0's
+//!   scrapes and transitions, the other hosts' transitions, every final scrape merged, the
+//!   `[[expect.fleet]]` rows) and the `fleet` section as its report part.
+//! - `run`: one coordination run on the arm lifecycle ([`crate::rehearsal::arm`]): the
+//!   coordinator, the hosts, their scrapers, the coordinator faults; `error`: its harness
+//!   failure.
+//! - `spec`: what a host process is told, its stdio protocol, the traffic split; `host`: the
+//!   host process (`rehearse __fleet-host`, hidden); `launch`: starting one.
+//! - `redis_server`: the redis-server a run starts itself; `coordinator_check`: the
+//!   `[coordinator] url` Redis answers `PING` before the run, or the run is refused; `faults`:
+//!   coordinator faults (`route = "coordinator"`: `down`, `latency`).
+//! - `checks`: the fleet checks, pure; `report`: the report's `fleet` section; `expect`:
 //!   `[[expect.fleet]]` against them.
-//! - `scenario`: every coordination run of a scenario → one `Observation` each (h0's scrapes
-//!   and transitions, the other hosts' transitions, every final scrape merged, the `[[expect.fleet]]`
-//!   rows) and the `fleet` section as its report part, for `run::assemble`.
 
 pub(crate) mod arms;
 pub(crate) mod checks;

@@ -2,7 +2,7 @@
 //! drawn for every kind of run from the one recorder's record — one lane per profile (and per
 //! model, so a fallback gets its own), each request marked by what the upstream did to it (its
 //! fault, or `ok`); the rotations and fallbacks read from the sequence of requests (the rules of
-//! the key figures, `run::figures`); a gateway's turns as spans from due to answer with their
+//! the key figures, `rehearsal::figures`); a gateway's turns as spans from due to answer with their
 //! outcome, its own log decisions placed on the lanes they name, and its warm-up before the
 //! run's clock apart.
 //!

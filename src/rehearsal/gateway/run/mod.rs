@@ -33,7 +33,7 @@ use crate::util::speed::Speed;
 pub(crate) use crate::rehearsal::gateway::observe::ExternalRun;
 
 /// One run against the external target into `dir`: the whole run of a target without
-/// `versions`, one version's run with them (`external_versions` calls it) — of OpenClaw
+/// `versions`, one version's run with them (`arms.rs` calls it) — of OpenClaw
 /// `version` when given (the arm is then named after it, its kept files carry it).
 pub(crate) async fn run_arm(
     plan: &ScenarioPlan,
