@@ -11,7 +11,7 @@
 //! bare `Machine` (every record straight into its window). The two
 //! crates do less: no per-dep map, no latency samples, no probe spacing or distinct workers, no
 //! events; the comparison is "what one admit + record costs", not "same features".
-//! Run: `cargo bench --bench breaker_crates -- --quick` (figures in docs/bench/capacity.md (c)).
+//! Run: `cargo bench --features bench --bench breaker_crates -- --quick` (figures in docs/bench/capacity.md (c)).
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! through `Breakers` and on the bare pure machine; through the async admission a coordinated
 //! host uses, without and with a fleet coordinator on a closed breaker), one failover decision, and
 //! one whole tool call through `Engine::handle` with fixed against adaptive deadlines.
-//! Run: `cargo bench --bench engine -- --quick` (figures in docs/bench/engine.md).
+//! Run: `cargo bench --features bench --bench engine -- --quick` (figures in docs/bench/engine.md).
 
 use std::hint::black_box;
 use std::sync::Arc;

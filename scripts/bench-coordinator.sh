@@ -11,4 +11,4 @@ follow=${3:-25}
 profiles=${4:-0}
 command -v redis-server >/dev/null || { echo "redis-server is not on PATH" >&2; exit 2; }
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
-cargo bench --bench coordinator_spell -- "$hosts" "$rps" "$follow" "$profiles"
+cargo bench --features bench --bench coordinator_spell -- "$hosts" "$rps" "$follow" "$profiles"
