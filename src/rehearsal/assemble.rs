@@ -155,7 +155,7 @@ fn config(plan: &ScenarioPlan, observed: &Observed) -> serde_json::Value {
             "scenario_file": crate::builtin::shown(&plan.checked.path),
             "traffic_file": crate::builtin::shown(&plan.checked.traffic_path),
             "duration_ms": duration_ms,
-            "target": serde_json::to_value(&file.target).unwrap_or_default(),
+            "target": file.target_table(),
             "versions": plan.versions,
             "upstream": serde_json::to_value(&file.upstream).unwrap_or_default(),
             "fallbacks": file.engine.model_failover.fallbacks,

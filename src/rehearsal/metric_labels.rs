@@ -17,6 +17,7 @@
 use std::collections::BTreeSet;
 
 use crate::engine::failover::profiles::ProfileBook;
+use crate::rehearsal::plan::ScenarioPlan;
 use crate::scenario::ScenarioFile;
 use crate::scenario::validate::exercised_deps;
 use crate::scenario::validate_metrics::Producible;
@@ -34,10 +35,11 @@ pub(crate) enum Exportable {
 }
 
 impl Exportable {
-    /// What the system under test of `file` (run with `traffic`) can export.
-    pub(crate) fn of(file: &ScenarioFile, traffic: &[TrafficLine]) -> Self {
-        if file.target.kind.is_external() {
-            return Self::Foreign(configured(file, traffic));
+    /// What the system under test of `plan` can export.
+    pub(crate) fn of(plan: &ScenarioPlan) -> Self {
+        let (file, traffic) = (&plan.checked.file, &plan.checked.traffic[..]);
+        if let Some(gw) = plan.gateways.first() {
+            return Self::Foreign(configured(file, traffic, gw.model.as_deref()));
         }
         // The book was checked when the plan was made; a book that fails here holds nothing.
         let book = ProfileBook::new(file.profile.clone()).unwrap_or_default();
@@ -59,10 +61,14 @@ impl Exportable {
 }
 
 /// The names a foreign gateway is configured with by the scenario: every `[[profile]]` id and
-/// provider, every model of the traffic, of `[engine.modelFailover]` and `[target] model`, as
-/// written (`PROVIDER/MODEL`) and bare (`MODEL`). A label value among them (a deployment whose
-/// series the gateway creates at its first request) witnesses zero.
-pub(crate) fn configured(file: &ScenarioFile, traffic: &[TrafficLine]) -> BTreeSet<String> {
+/// provider, every model of the traffic, of `[engine.modelFailover]` and `target_model` (`[target]
+/// model`, as planned), as written (`PROVIDER/MODEL`) and bare (`MODEL`). A label value among
+/// them (a deployment whose series the gateway creates at its first request) witnesses zero.
+pub(crate) fn configured(
+    file: &ScenarioFile,
+    traffic: &[TrafficLine],
+    target_model: Option<&str>,
+) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for p in &file.profile {
         out.insert(p.id.clone());
@@ -76,7 +82,7 @@ pub(crate) fn configured(file: &ScenarioFile, traffic: &[TrafficLine]) -> BTreeS
             _ => None,
         })
         .chain(mf.fallbacks.iter().cloned())
-        .chain(file.target.model.iter().cloned());
+        .chain(target_model.map(str::to_string));
     for m in models {
         if let Some((provider, bare)) = m.split_once('/') {
             out.insert(provider.to_string());

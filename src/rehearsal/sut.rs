@@ -38,7 +38,7 @@ impl SystemUnderTest {
         let file = &sp.checked.file;
         if file.fleet.is_fleet() {
             Self::Fleet
-        } else if file.target.kind.is_external() {
+        } else if sp.is_external() {
             Self::Gateway
         } else {
             Self::Embedded
@@ -121,7 +121,7 @@ impl SystemUnderTest {
                 sp.policies.iter().map(|p| p.as_str().to_string()).collect(),
             ),
             Self::Gateway if !sp.versions.is_empty() => ("version", sp.versions.clone()),
-            Self::Gateway => ("target", vec![file.target.kind.as_str().to_string()]),
+            Self::Gateway => ("target", sp.gateways.iter().map(|g| g.arm.clone()).collect()),
             Self::Fleet => (
                 "coordination",
                 file.fleet

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::gateway::openclaw::TurnEnd;
+use crate::gateway::TurnEnd;
 
 /// report.json `target`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -272,7 +272,7 @@ fn html_block(t: &TargetReport, title: &str, o: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::openclaw::TurnEnd;
+    use crate::gateway::TurnEnd;
     use crate::report::target::TurnRow;
 
     #[test]

@@ -157,6 +157,32 @@ impl ScenarioError {
 }
 
 impl ScenarioFile {
+    /// The kind of system under test (`[target] kind`).
+    pub(crate) fn target_kind(&self) -> super::target::TargetKind {
+        self.target.kind
+    }
+
+    /// Whether the system under test is a gateway outside the harness's process.
+    pub(crate) fn is_external(&self) -> bool {
+        self.target.kind.is_external()
+    }
+
+    /// `[target] versions`, as written.
+    pub(crate) fn target_versions(&self) -> &[String] {
+        &self.target.versions
+    }
+
+    /// `[target]` as written (the report's config block).
+    pub(crate) fn target_table(&self) -> serde_json::Value {
+        serde_json::to_value(&self.target).unwrap_or_default()
+    }
+
+    /// What `[target]` asks of an external gateway, its defaults applied; `None` for the
+    /// embedded engine.
+    pub(crate) fn external(&self) -> Option<super::target::External> {
+        self.target.external()
+    }
+
     /// The expectations a run (`arm`: a policy, a coordination or a target kind) judges: those
     /// without a `policy`, and those naming the run. A fleet's coordination runs each run the
     /// scenario's one policy, so an expectation naming that policy applies to every one.

@@ -2,7 +2,9 @@
 //! provider per scenario provider, all pointing at the mock upstream; the profiles and their
 //! tokens; the traffic's model as the primary and `[engine.modelFailover] fallbacks` as the
 //! fallbacks) and the turns to send (the scenario's model calls, at their recorded times, one
-//! stable `user` per traffic session). Used by validation (with a placeholder URL) and the run.
+//! stable `user` per traffic session). Used by validation and the plan (with the upstream slot,
+//! [`UPSTREAM_SLOT`], which each arm fills with the address its mock upstream bound:
+//! `rehearsal::plan::GatewayPlan::config_for`).
 
 use std::collections::BTreeMap;
 
@@ -13,6 +15,10 @@ use crate::replay::traffic::TrafficLine;
 
 pub(crate) use super::field::FieldError;
 use super::format::ScenarioFile;
+
+/// The upstream address a configuration is planned with, before any arm has bound its mock
+/// upstream (a port nothing listens on); each arm's gateway gets its own address in its place.
+pub(crate) const UPSTREAM_SLOT: &str = "http://127.0.0.1:1";
 
 /// One turn of the replay: when, which conversation, streamed or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,17 +181,11 @@ pub(crate) fn base_config(
     })
 }
 
-/// The OpenClaw provider block an `http` target's user pastes into their gateway's config:
-/// `models.providers` (each at `upstream_url`, OpenAI chat completions), the profiles to
-/// seed (their keys are the scenario's `[[profile]]` tokens, never printed) and their order,
-/// and the agent's model chain. `None` when the scenario cannot configure an OpenClaw
-/// gateway (its message says why).
-pub(crate) fn provider_block(
-    file: &ScenarioFile,
-    traffic: &[TrafficLine],
-    upstream_url: &str,
-) -> Result<serde_json::Value, FieldError> {
-    let c = gateway_config(file, traffic, upstream_url)?;
+/// The OpenClaw provider block an `http` target's user pastes into their gateway's config,
+/// from the configuration `c` (its providers at the mock upstream): `models.providers` (OpenAI
+/// chat completions), the profiles to seed (their keys are the scenario's `[[profile]]` tokens,
+/// never printed) and their order, and the agent's model chain.
+pub(crate) fn provider_block(c: &GatewayConfig) -> serde_json::Value {
     let providers: serde_json::Map<String, serde_json::Value> = c
         .providers
         .iter()
@@ -219,11 +219,11 @@ pub(crate) fn provider_block(
             )
         })
         .collect();
-    Ok(serde_json::json!({
+    serde_json::json!({
         "models": {"providers": providers},
         "auth": {"profiles": profiles, "order": c.order()},
         "agents": {"defaults": {"model": {"primary": c.primary, "fallbacks": c.fallbacks}}},
-    }))
+    })
 }
 
 /// Profile id → fingerprint of its token (as upstream records name tokens).

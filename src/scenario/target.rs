@@ -1,7 +1,8 @@
 //! The scenario's system under test (`[target]`, docs/scenario.md) and where its mock upstream
 //! listens (`[upstream]`): the embedded engine (default), a real OpenClaw gateway the harness
-//! runs, or any OpenAI-compatible gateway by URL. Pure data and checks; the run path lives in
-//! `rehearsal::gateway`.
+//! runs, or any OpenAI-compatible gateway by URL. Pure data and checks; what the plan reads of
+//! it is [`External`] (`external.rs`, with the accessors asked where no plan exists); the run
+//! path lives in `rehearsal::gateway`.
 
 use super::field::FieldError;
 use std::net::SocketAddr;
@@ -9,6 +10,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+mod external;
+pub(crate) use external::{Asked, External};
 
 /// Which system the scenario rehearses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

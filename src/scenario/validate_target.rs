@@ -93,7 +93,7 @@ pub(super) fn check_target(
         }
     }
     if kind == TargetKind::Openclaw {
-        super::gateway::gateway_config_with(file, traffic, "http://127.0.0.1:1", user)?;
+        super::gateway::gateway_config_with(file, traffic, super::gateway::UPSTREAM_SLOT, user)?;
     }
     Ok(())
 }

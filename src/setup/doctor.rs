@@ -39,7 +39,7 @@ pub(crate) fn needs(file: &ScenarioFile) -> Vec<Need> {
     if file.fleet.is_fleet() && file.coordinator.as_ref().is_some_and(|c| c.spawn) {
         out.push(Need::Tool(REDIS.name));
     }
-    if file.target.kind == TargetKind::Openclaw {
+    if file.target_kind() == TargetKind::Openclaw {
         out.push(Need::Openclaw);
     }
     out

@@ -81,6 +81,6 @@ mod tests {
         let p = pins().unwrap();
         let text = crate::builtin::scenario_text("openclaw-versions-503-key-a").unwrap();
         let f = crate::scenario::ScenarioFile::parse(text, "fixture").unwrap();
-        assert_eq!(f.target.versions, [p.openclaw_second, p.openclaw]);
+        assert_eq!(f.target_versions(), [p.openclaw_second, p.openclaw]);
     }
 }

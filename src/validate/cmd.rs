@@ -115,14 +115,14 @@ fn validate_one(path: &Path, flags: &RunFlags) -> Result<String, FileError> {
                 f.name,
                 count(checked.traffic.len(), "request"),
                 count(f.fault.len(), "fault"),
-                if !f.target.versions.is_empty() {
+                if !f.target_versions().is_empty() {
                     // OpenClaw versions side by side: one run per version, as the report counts.
-                    checks_line(f, &f.target.versions)
-                } else if f.target.kind.is_external() {
+                    checks_line(f, f.target_versions())
+                } else if f.is_external() {
                     format!(
                         "{} in the {} run",
                         count(f.expect.len(), "expectation"),
-                        f.target.kind.as_str()
+                        f.target_kind().as_str()
                     )
                 } else {
                     checks_line(f, &run_names(f))

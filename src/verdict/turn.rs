@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ground::{check_counts, counts_hold, counts_text};
 use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, secs};
-use crate::gateway::openclaw::TurnEnd;
+use crate::gateway::TurnEnd;
 
 /// One turn as the evaluator sees it: how it ended and how long it took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,9 @@
 //! targets as users run them — a bearer token, providers configured by hand, a health path
 //! of their own (`http_user`). OpenClaw versions side by side (`versions` with stand-ins,
 //! `real_versions` with two real releases). The quick cases from a checkout under `/tmp`
-//! (`from_tmp`).
+//! (`from_tmp`). A second gateway through OpenClaw's seam (`rehearse::gateway::Supervisor`): the
+//! stand-in gateway as a supervised process in the plan's place, run by the pipeline
+//! (`fake_seam`).
 
 /// The integration tests' run helpers (`tests/support/run.rs`): the fixtures' mutants.
 #[allow(dead_code)]
@@ -16,6 +18,7 @@
 mod run_support;
 
 mod fake;
+mod fake_seam;
 mod from_tmp;
 mod http;
 mod http_user;

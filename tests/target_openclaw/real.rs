@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use rehearse::gateway::Turn;
 use rehearse::gateway::openclaw::procs::SeenProcess;
 use rehearse::gateway::openclaw::sandbox::openclaw_tmp_entries;
 use rehearse::gateway::openclaw::{
     Decision, GatewayConfig, GatewayOptions, Install, ModelSpec, ProfileSpec, ProviderSpec,
-    TmpIsolation, Turn,
+    TmpIsolation,
 };
 use rehearse::upstream::{MemoryRecords, Upstream, UpstreamConfig, UpstreamRecord, serve};
 use rehearse::util::fingerprint;

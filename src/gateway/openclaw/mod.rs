@@ -27,7 +27,7 @@
 //! let gateway = Gateway::start(&install, &config, "run".as_ref(), GatewayOptions::default()).await?;
 //! // 4. Turns (a stable `user` per session).
 //! let client = gateway.client()?;
-//! let outcome = client.send(&Turn { session: "s1".into(), stream: true, message: "hi".into() }).await;
+//! let outcome = client.send(&rehearse::gateway::Turn { session: "s1".into(), stream: true, message: "hi".into() }).await;
 //! drop(client);
 //! // 5. Stop (SIGTERM, grace, SIGKILL), then read what it decided and what it remembers.
 //! let stopped = gateway.stop().await;
@@ -51,8 +51,10 @@
 //!   [`GatewayOptions`] (timeouts) and [`GatewayError`] (which carries the gateway's last log
 //!   lines) live in `errors.rs`.
 //! - [`procs`]: the process tree, start-time-checked [`procs::SeenProcess`], signals.
-//! - [`client`]: [`TurnClient`]: `/health` and turns over the replay dispatcher's HTTP client;
-//!   how each turn ended ([`TurnEnd`], in `turn_end`).
+//! - [`supervisor`]: [`Openclaw`], OpenClaw behind the harness's gateway seam
+//!   ([`crate::gateway::Supervisor`]): the install the plan found and the options it planned;
+//!   its start (the steps above), and a started gateway's turns, last lines, effective config
+//!   and stop, with its log decisions and auth state read back.
 //! - [`log`]: its JSON-lines log as typed [`Decision`]s (failover, fallback, retries, the
 //!   idle-timeout breaker; a missing log is an error, never "no decisions");
 //!   [`log::profile_hash`] maps profile ids to the hashes it logs.
@@ -64,7 +66,6 @@
 //! database in the run directory does hold them (its auth store); the auth-state snapshot read
 //! here does not.
 
-pub(crate) mod client;
 pub(crate) mod config;
 mod errors;
 pub(crate) mod install;
@@ -77,15 +78,14 @@ pub mod sandbox;
 mod seed;
 mod store;
 pub(crate) mod state;
-mod turn_end;
+pub(crate) mod supervisor;
 pub mod user_config;
 
-pub use client::{Turn, TurnClient, TurnOutcome};
-pub use turn_end::TurnEnd;
 pub use config::{GatewayConfig, ModelSpec, ProfileSpec, ProviderSpec};
 pub use errors::{BaseConfig, GatewayError, GatewayOptions};
 pub use install::{Install, InstallError};
 pub use log::{Decision, LoggedDecision};
 pub use process::{Gateway, Stopped};
 pub use sandbox::TmpIsolation;
+pub use supervisor::Openclaw;
 pub(crate) use state::AuthState;

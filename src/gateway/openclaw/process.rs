@@ -12,7 +12,7 @@ use std::time::Duration;
 use rand::RngCore;
 use tokio::time::Instant;
 
-use super::client::TurnClient;
+use crate::gateway::client::TurnClient;
 use super::config::{GatewayConfig, GatewaySettings, restore_order, write_config};
 use super::overlay::{Overlaid, fingerprinted, overlay};
 use super::errors::{GatewayError, GatewayOptions, io};

@@ -1,19 +1,19 @@
 //! An external run's phases after its gateway started: the warm-up before the run's clock
 //! ([`warm`]: healthy turns until the gateway answers as it will during the run, then the
 //! baseline scrape of its metrics) and the turns at their recorded times ([`drive`], the
-//! gateway watched while they run).
+//! gateway watched through the seam, [`Supervised::alive`], while they run). The warm-up and
+//! the turns are the arm's plan ([`crate::rehearsal::plan::GatewayPlan`]).
 
 use std::time::Duration;
 
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
+use crate::gateway::{Supervised, Turn, TurnClient};
 use crate::rehearsal::arm::Arm;
 use crate::rehearsal::gateway::finish::turn_row;
 use crate::rehearsal::gateway::observe::ExternalRun;
-use crate::rehearsal::gateway::start::Driven;
 use crate::rehearsal::gateway::warmup::{Sent, warm_up};
-use crate::gateway::openclaw::{Turn, TurnClient};
 use crate::report::model::TurnRow;
 use crate::scenario::gateway::PlannedTurn;
 use crate::scrape::{ScrapeLog, Scraper};
@@ -29,7 +29,7 @@ pub(super) async fn warm(
     scraper: Option<&Scraper>,
 ) -> Option<String> {
     let file = &run.plan.checked.file;
-    let spec = file.target.warmup();
+    let spec = run.gw.warmup.clone();
     crate::errln!(
         "{}/{}: warming up (a turn's first model request within {:?}, at most {} turns)",
         file.name,
@@ -87,23 +87,24 @@ pub(super) async fn warm(
 }
 
 /// What the turns did: their rows (in send order), how many were still out when the run
-/// ended, and why the gateway failed mid-run, if it did.
+/// ended, and why the gateway failed mid-run, if it did (with its last lines).
 pub(super) struct TurnsDone {
     pub rows: Vec<TurnRow>,
     pub outstanding: usize,
     pub crashed: Option<String>,
+    pub last_lines: Vec<String>,
 }
 
 /// Sends `turns` at their times from `start` until every one is back and `end` has come, a
-/// stop, or the started gateway's exit (its last lines kept in `last_lines`).
+/// stop, or the exit of the gateway `gw` (named `name` in the reason).
 pub(super) async fn drive(
     arm: &Arm<'_>,
-    driven: &mut Driven,
+    gw: &mut dyn Supervised,
+    name: &str,
     client: TurnClient,
     turns: Vec<PlannedTurn>,
     start: Instant,
     end: Instant,
-    last_lines: &mut Vec<String>,
 ) -> TurnsDone {
     let stop = arm.stop();
     let mut set = JoinSet::new();
@@ -112,6 +113,7 @@ pub(super) async fn drive(
     }
     drop(client);
     let mut crashed: Option<String> = None;
+    let mut last_lines = Vec::new();
     let mut rows = Vec::new();
     loop {
         tokio::select! {
@@ -131,11 +133,9 @@ pub(super) async fn drive(
             _ = stop.requested() => break,
             _ = tokio::time::sleep(Duration::from_millis(500)) => {}
         }
-        if let Driven::Openclaw(gw) = driven
-            && !gw.running()
-        {
-            *last_lines = gw.last_lines();
-            crashed = Some("the OpenClaw gateway exited mid-run".to_string());
+        if !gw.alive() {
+            last_lines = gw.last_lines();
+            crashed = Some(format!("the {name} gateway exited mid-run"));
             break;
         }
     }
@@ -152,6 +152,7 @@ pub(super) async fn drive(
         rows,
         outstanding,
         crashed,
+        last_lines,
     }
 }
 

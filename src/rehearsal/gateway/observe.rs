@@ -7,10 +7,10 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use crate::rehearsal::observation::{GatewayObserved, Hits, KindPart, Observation, Observed};
-use crate::rehearsal::plan::ScenarioPlan;
-use crate::rehearsal::arm::recorder::KeptRecords;
 use crate::gateway::openclaw::{AuthState, LoggedDecision};
+use crate::rehearsal::arm::recorder::KeptRecords;
+use crate::rehearsal::observation::{GatewayObserved, Hits, KindPart, Observation, Observed};
+use crate::rehearsal::plan::{GatewayPlan, ScenarioPlan};
 use crate::report::model::{Lag, ReplayInfo, TargetReport};
 use crate::scrape::{CompactScrapes, Exposition};
 
@@ -18,6 +18,8 @@ use crate::scrape::{CompactScrapes, Exposition};
 #[derive(Debug)]
 pub(crate) struct ExternalRun<'a> {
     pub(super) plan: &'a ScenarioPlan,
+    /// The arm's gateway, as planned.
+    pub(super) gw: &'a GatewayPlan,
     start_unix_s: f64,
     /// The arm's name: the target's kind, or the OpenClaw version it ran.
     pub arm: String,
@@ -54,14 +56,18 @@ pub(crate) struct ExternalRun<'a> {
 }
 
 impl<'a> ExternalRun<'a> {
-    /// An empty run of `plan` started at `start_unix_s`.
-    pub(crate) fn new(plan: &'a ScenarioPlan, start_unix_s: f64) -> Self {
+    /// An empty run of `plan`'s arm `gw` started at `start_unix_s`.
+    pub(crate) fn new(plan: &'a ScenarioPlan, gw: &'a GatewayPlan, start_unix_s: f64) -> Self {
         Self {
             plan,
+            gw,
             start_unix_s,
-            arm: plan.checked.file.target.kind.as_str().to_string(),
-            pinned: None,
-            target: TargetReport::default(),
+            arm: gw.arm.clone(),
+            pinned: gw.pinned.clone(),
+            target: TargetReport {
+                kind: gw.kind.as_str().to_string(),
+                ..TargetReport::default()
+            },
             elapsed_ms: 0,
             stopped: None,
             scrapes: CompactScrapes::new(start_unix_s),

@@ -1,25 +1,36 @@
-//! `[target] config` once the gateway runs (checked before the run by the release in
-//! [`crate::rehearsal::plan`]): what the harness overrode and turned off into the report and the
-//! effective configuration (every key and token fingerprinted) into the run directory as
-//! `openclaw-config.json`.
+//! What the harness wrote as a started gateway's configuration ([`crate::gateway::Effective`],
+//! asked through the seam), once it runs — `[target] config` was checked before the run by the
+//! release in [`crate::rehearsal::plan`]: what the harness overrode and turned off in the user's
+//! configuration into the report, and the effective configuration (every key and token
+//! fingerprinted) into the run directory (`openclaw-config.json`). A gateway the harness does
+//! not configure has none.
 
 use std::path::Path;
 
+use crate::gateway::Supervised;
 use crate::gateway::openclaw::user_config::UserConfig;
-use crate::gateway::openclaw::Gateway;
 use crate::report::model::{TargetReport, UserConfigReport};
 
-/// Fills in the report's `user_config` and keeps `openclaw-config.json` in `dir`.
-pub(crate) fn record(gw: &Gateway, dir: &Path, user: Option<&UserConfig>, target: &mut TargetReport, notes: &mut Vec<String>) {
-    if let (Some(u), Some(o)) = (user, gw.overlaid()) {
+/// Fills in the report's `user_config` and keeps the effective configuration in `dir`.
+pub(crate) fn record(
+    gw: &dyn Supervised,
+    dir: &Path,
+    user: Option<&UserConfig>,
+    target: &mut TargetReport,
+    notes: &mut Vec<String>,
+) {
+    let Some(effective) = gw.effective() else {
+        return;
+    };
+    if let (Some(u), Some((overridden, turned_off))) = (user, effective.over_user) {
         target.user_config = Some(UserConfigReport {
             path: u.path.display().to_string(),
-            overridden: o.overridden.clone(),
-            turned_off: o.turned_off.clone(),
+            overridden,
+            turned_off,
         });
     }
-    let name = "openclaw-config.json";
-    let written = gw.effective_config().and_then(|v| {
+    let name = effective.name;
+    let written = effective.config.and_then(|v| {
         let mut text = serde_json::to_vec_pretty(&v).map_err(std::io::Error::other)?;
         text.push(b'\n');
         crate::util::atomic::write_atomic(&dir.join(name), &text)

@@ -4,9 +4,16 @@
 //!
 //! Every check of one scenario before a run starts anything is [`preflight`], the one function
 //! `rehearse validate` calls too: a check added there is made by both.
+//!
+//! An external target's gateway arms are planned here once each ([`gateway::GatewayPlan`],
+//! `gateway.rs`: the gateway found, its configuration with the user's as the base and checked
+//! by its release in `user_config.rs`, its turns, warm-up and timeouts); the run fills in the
+//! one thing a plan cannot know, its mock upstream's address. Nothing past the plan reads the
+//! scenario's `[target]` table.
 
 pub(crate) mod default_dir;
 mod error;
+mod gateway;
 mod user_config;
 
 use std::path::{Path, PathBuf};
@@ -14,11 +21,12 @@ use std::path::{Path, PathBuf};
 use crate::cli::{PolicyArg, RunArgs};
 use crate::engine::Policy;
 use crate::scenario::resolve::resolve_in;
-use crate::scenario::target::TargetKind;
+use crate::scenario::target::{Asked, TargetKind};
 use crate::scenario::validate::{Checked, check_at};
 use crate::util::speed::Speed;
 
 pub use crate::rehearsal::plan::error::{PlanError, Refused};
+pub use crate::rehearsal::plan::gateway::{GatewayPlan, Tokens};
 
 /// Most model requests a run keeps in memory for the ground-truth expectations.
 pub(crate) const MAX_UPSTREAM_RECORDS: usize = 200_000;
@@ -37,6 +45,9 @@ pub struct ScenarioPlan {
     /// The OpenClaw versions run side by side, one arm each, in order (`--gateway-version`,
     /// else `[target] versions`); empty for one run of the one install.
     pub versions: Vec<String>,
+    /// An external target's gateway arms, in order: one, or one per version of `versions`;
+    /// empty for the embedded engine and a fleet.
+    pub gateways: Vec<GatewayPlan>,
     /// Most model requests the upstream recorder keeps in memory for the expectations judged
     /// at the upstream ([`MAX_UPSTREAM_RECORDS`]; a test may lower it).
     pub record_cap: usize,
@@ -46,6 +57,18 @@ impl ScenarioPlan {
     /// The scenario's name.
     pub(crate) fn name(&self) -> &str {
         &self.checked.file.name
+    }
+
+    /// Whether the system under test is a gateway outside the harness's process.
+    pub(crate) fn is_external(&self) -> bool {
+        !self.gateways.is_empty()
+    }
+
+    /// The kind of the system under test.
+    pub(crate) fn target_kind(&self) -> TargetKind {
+        self.gateways
+            .first()
+            .map_or(TargetKind::Embedded, |g| g.kind)
     }
 }
 
@@ -70,55 +93,29 @@ impl From<PolicyArg> for Policy {
 }
 
 /// What a run of an external target needs beyond the file: speed 1 (a real gateway's timers
-/// cannot be compressed), no `--policy` (that picks an embedded policy), an OpenClaw install, a
-/// token in `token_env`.
-fn check_target_run(
+/// cannot be compressed) and no `--policy` (that picks an embedded policy); then its gateway
+/// arms, planned ([`gateway::plan_gateways`]: an OpenClaw install whose release accepts the
+/// user's config, a token in `token_env`).
+fn plan_target_run(
     checked: &Checked,
     speed: Speed,
     policies: &[Policy],
     versions: &[String],
-) -> Result<(), Refused> {
-    let t = &checked.file.target;
-    if !t.kind.is_external() {
-        return Ok(());
+) -> Result<Vec<GatewayPlan>, Refused> {
+    let kind = checked.file.target_kind();
+    if !kind.is_external() {
+        return Ok(Vec::new());
     }
-    let kind = t.kind.as_str();
     if speed != Speed::ONE {
-        return Err(Refused::TargetSpeed { speed, kind });
+        return Err(Refused::TargetSpeed {
+            speed,
+            kind: kind.as_str(),
+        });
     }
     if !policies.is_empty() {
-        return Err(Refused::PolicyWithTarget(kind));
+        return Err(Refused::PolicyWithTarget(kind.as_str()));
     }
-    match t.kind {
-        TargetKind::Openclaw if versions.is_empty() => {
-            let install = crate::gateway::openclaw::Install::find(t.command.as_deref())?;
-            if let Some(user) = &checked.user_config {
-                user_config::check_release(checked, user, &install)?;
-            }
-        }
-        TargetKind::Openclaw => {
-            for v in versions {
-                let install = crate::gateway::openclaw::Install::find_version(v)?;
-                if let Some(user) = &checked.user_config {
-                    user_config::check_release(checked, user, &install)?;
-                }
-            }
-        }
-        TargetKind::Http => {
-            if let Some(env) = &t.token_env
-                && std::env::var_os(env).is_none()
-            {
-                return Err(Refused::TokenUnset(env.clone()));
-            }
-            if let Some(env) = &t.token_env
-                && std::env::var(env).map_or(true, |v| v.trim().is_empty())
-            {
-                return Err(Refused::TokenEmpty(env.clone()));
-            }
-        }
-        TargetKind::Embedded => {}
-    }
-    Ok(())
+    gateway::plan_gateways(checked, versions)
 }
 
 /// The OpenClaw versions a run of `checked` runs side by side: `--gateway-version` (an
@@ -127,12 +124,12 @@ fn check_target_run(
 fn run_versions(checked: &Checked, cli: &[String]) -> Result<Vec<String>, Refused> {
     let file = &checked.file;
     if cli.is_empty() {
-        return Ok(file.target.versions.clone());
+        return Ok(file.target_versions().to_vec());
     }
-    if file.target.kind != TargetKind::Openclaw {
-        return Err(Refused::VersionsNotOpenclaw(file.target.kind.as_str()));
-    }
-    if file.target.command.is_some() {
+    let Some(Asked::Openclaw { command, .. }) = file.external().map(|e| e.gateway) else {
+        return Err(Refused::VersionsNotOpenclaw(file.target_kind().as_str()));
+    };
+    if command.is_some() {
         return Err(Refused::VersionsWithCommand);
     }
     let max = crate::scenario::target::MAX_VERSIONS;
@@ -203,9 +200,10 @@ pub fn preflight(path: &Path, flags: &RunFlags) -> Result<ScenarioPlan, Refused>
         flags.policies.clone()
     };
     let versions = run_versions(&checked, &flags.gateway_versions)?;
-    check_target_run(&checked, speed, &flags.policies, &versions)?;
+    let gateways = plan_target_run(&checked, speed, &flags.policies, &versions)?;
     Ok(ScenarioPlan {
         versions,
+        gateways,
         seed: flags.seed.unwrap_or(checked.file.seed),
         checked,
         speed,

@@ -56,7 +56,7 @@ pub fn section(
         // A run cut short vouches only for what came before the cut.
         stopped_at_ms,
         final_exposition: o.final_exposition.as_ref(),
-        engine_catalogue: !file.target.kind.is_external(),
+        engine_catalogue: !plan.is_external(),
     });
     report.expectations.extend(o.kind_rows.iter().cloned());
     report.summary.deadlines_by_dep = engine.map(|e| e.deadlines.clone()).unwrap_or_default();
@@ -105,7 +105,7 @@ pub fn section(
         ));
         // A failed row of a gateway run says what the upstream saw and what the gateway decided.
         // (An `http` target keeps no log or state: only the upstream's side.)
-        let openclaw = file.target.kind == crate::scenario::target::TargetKind::Openclaw;
+        let openclaw = plan.target_kind() == crate::scenario::target::TargetKind::Openclaw;
         let fps = crate::scenario::gateway::profile_fingerprints(file);
         let trace = crate::verdict::explain::GatewayTrace {
             records: &o.upstream.records,
@@ -130,7 +130,7 @@ pub fn section(
         );
     }
     if !expect.metric.is_empty() {
-        let exportable = crate::rehearsal::metric_labels::Exportable::of(file, &plan.checked.traffic);
+        let exportable = crate::rehearsal::metric_labels::Exportable::of(plan);
         let last = o.final_exposition.as_ref().or(o.scrapes.last_parsed());
         crate::rehearsal::metric_labels::judge(
             &mut report.expectations,
@@ -148,7 +148,7 @@ pub fn section(
             None => Err("Prometheus was not read"),
         };
         let (rows, part) = alert_rows(
-            file,
+            plan,
             &expect,
             engine.map_or(&[][..], |e| &e.transitions),
             seen,
@@ -188,7 +188,7 @@ pub fn section(
 /// The `[[expect.alert]]` and `[[expect.dashboard]]` rows of an arm and its alert part, from
 /// what Prometheus held about it (`seen`, or why it could not be read).
 fn alert_rows(
-    file: &crate::scenario::ScenarioFile,
+    plan: &ScenarioPlan,
     expect: &Expectations,
     transitions: &[Transition],
     seen: Result<&crate::verdict::alert_eval::AlertsSeen, &str>,
@@ -199,14 +199,16 @@ fn alert_rows(
     crate::verdict::alert_eval::AlertsPart,
 ) {
     let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
-    let faults: Vec<(i64, Option<i64>)> = file
+    let faults: Vec<(i64, Option<i64>)> = plan
+        .checked
+        .file
         .fault
         .iter()
         .map(|f| (f.from.map_or(0, ms), f.until.map(ms)))
         .collect();
     // The engine's catalogue, or what some scrape of a foreign exporter held.
     let exported = |name: &str| scrapes.is_some_and(|s| s.exported(name));
-    let catalogue = if file.target.kind.is_external() {
+    let catalogue = if plan.is_external() {
         crate::verdict::alert_rules::Catalogue::Foreign(Some(&exported))
     } else {
         crate::verdict::alert_rules::Catalogue::Engine
@@ -487,7 +489,7 @@ pub fn not_run(plan: &ScenarioPlan, arm: &str, why: &str) -> PolicyReport {
     );
     let arm_expect = file.expect_for(arm);
     if file.prometheus.is_some() {
-        let (rows, _) = alert_rows(file, &arm_expect, &[], Err(why), Some(0), None);
+        let (rows, _) = alert_rows(plan, &arm_expect, &[], Err(why), Some(0), None);
         expectations.extend(rows);
     }
     for e in &mut expectations {

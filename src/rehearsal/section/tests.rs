@@ -156,6 +156,7 @@ fn stopped_fleet_arm(
     let checked = crate::scenario::validate::check(&path).unwrap();
     let plan = ScenarioPlan {
         versions: Vec::new(),
+        gateways: Vec::new(),
         checked,
         speed,
         seed: 1,

@@ -263,7 +263,7 @@ fn turns_are_spans_from_due_to_answer() {
         ok: true,
         finish_reason: Some("stop".into()),
         error: None,
-        outcome: Some(crate::gateway::openclaw::TurnEnd::Answered),
+        outcome: Some(crate::gateway::TurnEnd::Answered),
         elapsed_ms: 40_500,
     }];
     let q = built(&recorded(), Some(&rows), &[]);

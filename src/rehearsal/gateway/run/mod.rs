@@ -1,12 +1,15 @@
-//! One run of a scenario against an external target (`[target] kind = "openclaw" | "http"`):
-//! the mock upstream (at `[upstream] listen`, else an ephemeral loopback port) recording every
+//! One arm of a scenario against an external target (`[target] kind = "openclaw" | "http"`),
+//! as its plan says ([`GatewayPlan`]: the gateway, its configuration, turns, warm-up, metrics
+//! endpoint), the gateway driven through the seam only ([`crate::gateway::Supervised`]): the
+//! mock upstream (at `[upstream] listen`, else an ephemeral loopback port) recording every
 //! request to upstream.jsonl and in memory; the gateway — started from a fresh state by the
-//! harness (`openclaw`, in `RUN/.gateway/`, removed afterwards: its database holds the keys) or
-//! the user's (`http`, by URL) — sent the scenario's model calls as turns at their recorded
-//! times (speed 1); its metrics scraped when `metrics_url` is given; then stopped, its log
-//! (keys scrubbed) and its auth state (no keys) kept in the run directory. A gateway that does
-//! not start, crashes mid-run or never becomes healthy is a harness failure (verdict `error`,
-//! exit 3) whose last log lines are in the report; nothing is left running.
+//! harness (`openclaw`, in `RUN/.gateway/`, removed afterwards: its database holds the keys),
+//! its configuration the plan's with the address the upstream bound, or the user's (`http`, by
+//! URL) — sent the scenario's model calls as turns at their recorded times (speed 1); its
+//! metrics scraped when it has a `metrics_url`; then stopped, its log (keys scrubbed) and its
+//! auth state (no keys) kept in the run directory. A gateway that does not start, crashes
+//! mid-run or never becomes healthy is a harness failure (verdict `error`, exit 3) whose last
+//! log lines are in the report; nothing is left running.
 //!
 //! Before the run's clock starts the gateway is warmed up ([`crate::rehearsal::gateway::warmup`]) with the
 //! upstream's faults disarmed: healthy turns until one is answered with its first model request
@@ -22,33 +25,27 @@ use tokio::time::Instant;
 use crate::rehearsal::arm::{Arm, Clock, LOOPBACK, RunFiles, UpstreamSpec};
 use crate::rehearsal::gateway::drive::{TurnsDone, drive, warm};
 use crate::rehearsal::gateway::finish::finish_gateway;
-use crate::rehearsal::gateway::start::Driven;
 use crate::rehearsal::observation::Observed;
-use crate::rehearsal::plan::ScenarioPlan;
-use crate::scenario::gateway::planned_turns;
+use crate::rehearsal::plan::{GatewayPlan, ScenarioPlan};
 use crate::scrape::{Scraper, ScraperConfig};
 use crate::util::shutdown::Shutdown;
 use crate::util::speed::Speed;
 
 pub(crate) use crate::rehearsal::gateway::observe::ExternalRun;
 
-/// One run against the external target into `dir`: the whole run of a target without
-/// `versions`, one version's run with them (`arms.rs` calls it) — of OpenClaw
-/// `version` when given (the arm is then named after it, its kept files carry it).
+/// The arm `gw` of `plan` into `dir`: the whole run of a target without `versions`, one
+/// version's run with them (`arms.rs` calls it; the arm is then named after its version, its
+/// kept files carry it).
 pub(crate) async fn run_arm(
     plan: &ScenarioPlan,
+    gw: &GatewayPlan,
     dir: &Path,
     files: &RunFiles,
     stop: &Shutdown,
-    version: Option<&str>,
 ) -> Observed {
     let file = &plan.checked.file;
-    let kind = file.target.kind;
-    let arm_name = version.unwrap_or(kind.as_str()).to_string();
-    let mut run = ExternalRun::new(plan, Clock::now().unix_s());
-    run.arm = arm_name.clone();
-    run.pinned = version.map(str::to_string);
-    run.target.kind = kind.as_str().to_string();
+    let arm_name = gw.arm.clone();
+    let mut run = ExternalRun::new(plan, gw, Clock::now().unix_s());
 
     // The mock upstream; until the warm-up is over, no fault applies and every request is the
     // warm-up's.
@@ -71,24 +68,25 @@ pub(crate) async fn run_arm(
     let up_addr = arm.upstream_addr();
     run.target.upstream = Some(format!("http://{up_addr}"));
 
-    // The gateway.
-    let gateway_dir = dir.join(match version {
+    // The gateway, its configuration naming the upstream just bound.
+    let gateway_dir = dir.join(match &gw.pinned {
         Some(v) => format!(".gateway-{v}"),
         None => ".gateway".to_string(),
     });
     let started =
-        crate::rehearsal::gateway::start::start(plan, &mut run, up_addr, version, (dir, &gateway_dir)).await;
-    let (mut driven, client) = match started {
+        crate::rehearsal::gateway::start::start(&mut run, up_addr, (dir, &gateway_dir)).await;
+    let (mut started, client) = match started {
         Ok(s) => s,
         Err(why) => return fail(arm, run, why).await,
     };
+    let name = gw.gateway.facts().name;
 
     // The warm-up: its start-up and its cold first turn (OpenClaw: 6–17 s before its first
     // model request) are not part of the scenario's time.
     let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
-    let turns = planned_turns(&plan.checked.traffic, duration_ms);
+    let turns = gw.turns.clone();
     let stream = turns.first().is_some_and(|t| t.stream);
-    let scraper = metrics_scraper(file);
+    let scraper = metrics_scraper(gw, file.scrape_interval);
     let not_steady = warm(&mut run, &arm, &client, stream, warm_t0, scraper.as_ref()).await;
     if let Some(mut why) = not_steady {
         if let Some(w) = run.target.warmup.as_mut() {
@@ -96,15 +94,12 @@ pub(crate) async fn run_arm(
             w.reason = Some(why.clone());
             w.upstream_requests = arm.recorder().warmup().requests;
         }
-        if let Driven::Openclaw(gw) = &mut driven
-            && !gw.running()
-        {
-            run.target.last_lines = gw.last_lines();
-            why = format!("the OpenClaw gateway exited during the warm-up ({why})");
+        if !started.alive() {
+            run.target.last_lines = started.last_lines();
+            why = format!("the {name} gateway exited during the warm-up ({why})");
         }
-        if let Driven::Openclaw(gw) = driven {
-            finish_gateway(*gw, dir, &gateway_dir, plan, &mut run).await;
-        }
+        drop(client);
+        finish_gateway(started, dir, &gateway_dir, &mut run).await;
         // What reached the upstream (all of it the warm-up's), for the picture.
         run.records = arm.recorder().take_records();
         return fail(arm, run, why).await;
@@ -139,15 +134,15 @@ pub(crate) async fn run_arm(
         humantime::format_duration(file.duration)
     );
     let end = crate::util::speed::after(clock.start, file.duration);
-    let mut lines = Vec::new();
-    let done = drive(&arm, &mut driven, client, turns, clock.start, end, &mut lines).await;
+    let done = drive(&arm, started.as_mut(), &name, client, turns, clock.start, end).await;
     let TurnsDone {
         rows,
         outstanding,
         crashed,
+        last_lines,
     } = done;
     if crashed.is_some() {
-        run.target.last_lines = lines;
+        run.target.last_lines = last_lines;
     }
     run.target.turns = rows;
     let ending = arm.end(|ms| cut(outstanding, ms, duration_ms));
@@ -155,9 +150,7 @@ pub(crate) async fn run_arm(
     run.stopped = ending.stopped;
 
     // Stop the gateway, keep what it decided and remembers.
-    if let Driven::Openclaw(gw) = driven {
-        finish_gateway(*gw, dir, &gateway_dir, plan, &mut run).await;
-    }
+    finish_gateway(started, dir, &gateway_dir, &mut run).await;
     if let Some(compact) = arm.final_scrapes().await.pop() {
         run.scrapes = compact;
     }
@@ -174,12 +167,12 @@ pub(crate) async fn run_arm(
     run.into_observed()
 }
 
-/// The scraper of the gateway's `metrics_url`, when it has one.
-fn metrics_scraper(file: &crate::scenario::ScenarioFile) -> Option<Scraper> {
-    let url = file.target.metrics_url.as_ref()?.parse::<http::Uri>().ok()?;
+/// The scraper of the gateway's `metrics_url` every `interval`, when it has one.
+fn metrics_scraper(gw: &GatewayPlan, interval: std::time::Duration) -> Option<Scraper> {
+    let url = gw.metrics_url.clone()?;
     Some(Scraper::new(ScraperConfig {
         url,
-        interval: file.scrape_interval,
+        interval,
         start: Instant::now(),
         timeout: crate::rehearsal::arm::SCRAPE_TIMEOUT,
     }))

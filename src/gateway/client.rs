@@ -1,8 +1,10 @@
-//! The client that drives a gateway: `GET /health` and turns as `POST /v1/chat/completions`
-//! with the gateway's bearer token, a stable `user` per session (`conv:ID`) and
-//! `model: "openclaw/default"`. It is the replay dispatcher's HTTP client
+//! The client every gateway is driven through (the seam's one way to send a turn,
+//! [`super::Supervised::client`]): `GET /health` and turns as `POST /v1/chat/completions` with
+//! the gateway's bearer token, a stable `user` per session (`conv:ID`) and the model the gateway
+//! wants (`openclaw/default` unless told otherwise). It is the replay dispatcher's HTTP client
 //! ([`HttpDispatcher::exchange`]), without keep-alive so a gateway being stopped has no idle
-//! connection holding its drain open (its SIGTERM otherwise waits up to 315 s for clients).
+//! connection holding its drain open (OpenClaw's SIGTERM otherwise waits up to 315 s for
+//! clients).
 
 use std::time::Duration;
 
@@ -86,7 +88,7 @@ pub struct TurnClient {
 impl TurnClient {
     /// A client for the gateway at `base_url` (`http://127.0.0.1:PORT`) with bearer `token`;
     /// every exchange is abandoned as `timeout` after `timeout`.
-    pub(crate) fn new(base_url: &str, token: &str, timeout: Duration) -> Result<Self, TargetError> {
+    pub fn new(base_url: &str, token: &str, timeout: Duration) -> Result<Self, TargetError> {
         let bad = |reason: &str| TargetError {
             target: base_url.to_string(),
             reason: reason.to_string(),
