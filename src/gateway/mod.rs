@@ -16,8 +16,10 @@
 //!   and how each turn ended ([`TurnEnd`], in `turn_end`).
 //!
 //! A new gateway is one folder here implementing both traits, and one match arm in the plan.
-//! The decisions and auth state a stopped gateway gives back are OpenClaw's vocabulary
-//! ([`openclaw::LoggedDecision`], `openclaw::AuthState`); a gateway that keeps neither gives
+//! What every gateway is handed is [`openclaw::GatewayConfig`] (providers at the mock upstream,
+//! profiles and their keys, the model chain), which each writes its own way; the decisions and
+//! auth state a stopped gateway gives back are OpenClaw's vocabulary
+//! ([`openclaw::LoggedDecision`], `openclaw::AuthState`) — a gateway that keeps neither gives
 //! back `None`. What the scenario asks of a gateway (the `[target]` table, its configuration
 //! and turns) is `scenario::target` and `scenario::gateway`; the run path `rehearsal::gateway`.
 

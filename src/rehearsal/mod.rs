@@ -12,7 +12,9 @@
 //! - `cmd`: the CLI edge (anyhow, exit codes, the run lock, a suite's index); `after`: what a
 //!   run does once its report is written (batch-job metrics, retention, `--on-fail`).
 //! - `plan`: flags + scenario → a validated run plan (`plan::error`: why none could be made,
-//!   typed; `plan::default_dir`: where reports go by default).
+//!   typed; `plan::default_dir`: where reports go by default; `plan::gateway`: an external
+//!   target's gateway arms, each planned once — the gateway picked, its configuration with the
+//!   upstream's address left for the arm to fill in).
 //! - `sut`: the system under test, one type with one variant per kind, dispatching to a room.
 //! - `arm`: the one arm lifecycle; the upstream recorder of every kind (`arm::recorder`), the
 //!   events.jsonl / upstream.jsonl / scrapes writers (`arm::sinks`), the watched upstream
@@ -20,8 +22,9 @@
 //! - The rooms, one per kind, with the same roles (`arms`: the entry, every arm of the
 //!   scenario in turn; `run`: one arm on the lifecycle; the kind's own parts beside them):
 //!   `embedded` (the engine in process: `rig`, `dispatch`, `health`, `progress`), `gateway`
-//!   (a real gateway the harness starts, or the user's by URL: `start`, `drive`, `warmup`,
-//!   `finish`, `http`, `user_config`, `observe`), `fleet` (N host processes coordinated
+//!   (a real gateway the harness starts, or the user's by URL, driven through the gateway seam
+//!   [`crate::gateway::Supervised`]: `start`, `drive`, `warmup`, `finish`, `http`,
+//!   `user_config`, `observe`), `fleet` (N host processes coordinated
 //!   through Redis: `host`, `launch`, `spec`, `faults`, `redis_server`, `coordinator_check`,
 //!   `checks`, `expect`, `report`).
 //! - `observation`: the one [`observation::Observation`] every kind returns per arm, and

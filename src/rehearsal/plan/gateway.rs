@@ -2,10 +2,10 @@
 //! run, or one per OpenClaw version side by side — built from what the scenario's `[target]`
 //! asks ([`crate::scenario::target::External`]) before anything starts. It holds the gateway the
 //! plan picked ([`crate::gateway::Supervisor`]: OpenClaw with its found install, or the user's
-//! by URL with its token — one match arm per kind, [`plan_gateways`]), its configuration (the
-//! user's `[target] config` as the base, checked here by the release:
-//! [`super::user_config::check_release`]), the turns, the warm-up, the metrics endpoint, the
-//! timeouts and the profile tokens. The one thing it cannot know is where the arm's mock
+//! by URL with its token, each with its turn and ready timeouts — one match arm per kind,
+//! [`plan_gateways`]), its configuration (the user's `[target] config` as the base, checked here
+//! by the release: [`super::user_config::check_release`]), the turns, the warm-up, the metrics
+//! endpoint and the profile tokens. The one thing it cannot know is where the arm's mock
 //! upstream listens: the configuration names [`UPSTREAM_SLOT`] until the arm, once bound, asks
 //! for its own ([`GatewayPlan::config_for`]). The run (`rehearsal::gateway`) and the report read
 //! this, never the scenario's `[target]` table.
@@ -13,7 +13,6 @@
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::gateway::by_url::ByUrl;
 use crate::gateway::openclaw::{GatewayConfig, GatewayOptions, Install, Openclaw};
@@ -39,7 +38,8 @@ pub struct GatewayPlan {
     /// The version asked for (`[target] versions`, `--gateway-version`), when one was: its
     /// kept files carry it.
     pub pinned: Option<String>,
-    /// The gateway the plan picked (a test may put a stand-in of its own here).
+    /// The gateway the plan picked, with what it starts with (the turn and ready timeouts; for
+    /// OpenClaw the user's config as the base); a test may put a stand-in of its own here.
     pub gateway: Arc<dyn Supervisor>,
     /// Its configuration, its providers at [`UPSTREAM_SLOT`]; why the scenario cannot configure
     /// one (only ever for a gateway the user configures: its provider block is then a note).
@@ -50,10 +50,6 @@ pub struct GatewayPlan {
     pub warmup: WarmupSpec,
     /// Its Prometheus endpoint, scraped like the engine's.
     pub metrics_url: Option<http::Uri>,
-    /// How long one turn may take.
-    pub turn_timeout: Duration,
-    /// How long it may take to become ready.
-    pub ready_timeout: Duration,
     /// `http`: the health path waited for before the warm-up.
     pub health_path: Option<String>,
     /// `http`: the fingerprint of the bearer token sent (`token_env`).
@@ -223,7 +219,7 @@ fn openclaw_arms(
 }
 
 /// An arm of a `kind` target, named after it, of `gateway` with `config`, with what every arm
-/// of the target shares (turns, warm-up, metrics endpoint, timeouts, tokens); a version and
+/// of the target shares (turns, warm-up, metrics endpoint, tokens); a version and
 /// the kind's own facts are the caller's to add.
 fn planned(
     checked: &Checked,
@@ -245,8 +241,6 @@ fn planned(
             .metrics_url
             .as_ref()
             .and_then(|u| u.parse::<http::Uri>().ok()),
-        turn_timeout: asked.turn_timeout,
-        ready_timeout: asked.ready_timeout,
         health_path: None,
         token_fp: None,
         model: None,
