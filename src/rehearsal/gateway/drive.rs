@@ -95,7 +95,8 @@ pub(super) struct TurnsDone {
 }
 
 /// Sends `turns` at their times from `start` until every one is back and `end` has come, a
-/// stop, or the started gateway's exit (its last lines kept in `last_lines`).
+/// stop (or the machine's sleep: [`Arm::cut_short`]), or the started gateway's exit (its last
+/// lines kept in `last_lines`).
 pub(super) async fn drive(
     arm: &Arm<'_>,
     driven: &mut Driven,
@@ -105,7 +106,6 @@ pub(super) async fn drive(
     end: Instant,
     last_lines: &mut Vec<String>,
 ) -> TurnsDone {
-    let stop = arm.stop();
     let mut set = JoinSet::new();
     for t in turns {
         set.spawn(send_turn(client.clone(), t, start));
@@ -123,12 +123,12 @@ pub(super) async fn drive(
                     if Instant::now() >= end { break; }
                     tokio::select! {
                         _ = sleep_until(end) => break,
-                        _ = stop.requested() => break,
+                        _ = arm.cut_short() => break,
                         _ = tokio::time::sleep(Duration::from_millis(500)) => {}
                     }
                 }
             },
-            _ = stop.requested() => break,
+            _ = arm.cut_short() => break,
             _ = tokio::time::sleep(Duration::from_millis(500)) => {}
         }
         if let Driven::Openclaw(gw) = driven
