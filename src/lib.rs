@@ -84,7 +84,7 @@
 //!   mechanism (`shutdown`: a stop request and a drain), the one poison recovery (`sync`), an
 //!   error's chain as report text (`text`), error positions in characters,
 //!   processes by pid (`proc`) and the `watchdog` that stops a started program when the run
-//!   dies).
+//!   dies, `suspend`: the run's no-sleep assertion and the arms' sleep detection).
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 

@@ -473,6 +473,13 @@ mod without_launchctl {
             Some(logs.as_path())
         );
         assert!(text(&out.stdout).contains(&format!("logs: {}", logs.display())));
+        // The wake before Monday 03:00, printed for root to run, never run.
+        assert!(
+            said.contains("\n  sudo pmset repeat wakeorpoweron M 02:55:00\n")
+                && said.contains("needs root")
+                && said.contains("replaces any repeat schedule already set"),
+            "{said}"
+        );
         let st = schedule(
             &["status", "--dir", d, "--no-load"],
             tmp.path(),

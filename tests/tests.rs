@@ -162,6 +162,9 @@ mod tcp_tuning;
 // The mock upstream dying mid-run: exit 3, a report that says so, nothing left listening.
 mod run_upstream_death;
 
+// The machine sleeping mid-run (a fake pair of clocks that jumps): incomplete, saying so, never pass.
+mod run_slept;
+
 // Fake keys through `rehearse record` and `rehearse run`: none in any file or log.
 mod secrets;
 

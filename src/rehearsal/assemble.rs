@@ -133,6 +133,7 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
         policies,
         replay,
         contradictions: observed.contradictions,
+        notes: Vec::new(),
         config,
         fleet,
         target,

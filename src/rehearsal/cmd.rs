@@ -1,7 +1,9 @@
 //! `rehearse run` / `rehearse --scenario`: the CLI edge. Builds the plan (bad input → exit 2),
 //! takes the run lock (held → exit 3 naming the holder), runs every scenario and policy, writes
 //! the reports and prints `report: PATH` as the last stdout line. Exit: 0 pass, 1 an expectation
-//! failed, 3 incomplete (signal) or harness failure; a suite exits with its worst scenario.
+//! failed, 3 incomplete (signal, the machine's sleep) or harness failure; a suite exits with its
+//! worst scenario. On macOS the whole run holds a no-sleep assertion
+//! ([`crate::util::suspend::Awake`]); when it cannot, every report's notes say so.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -63,6 +65,9 @@ async fn execute(plan: &RunPlan, after: &After) -> CmdResult {
     stop.listen_for_signals()
         .context("installing SIGINT/SIGTERM handlers")
         .map_err(CmdError::harness)?;
+    // Held until every report is written and its housekeeping done; released on every return.
+    let awake = crate::util::suspend::Awake::hold();
+    let note = awake.note();
     let now = SystemTime::now();
     if let [only] = plan.scenarios.as_slice() {
         let dir = rundir::create(&plan.report_dir, only.name(), now)
@@ -75,7 +80,7 @@ async fn execute(plan: &RunPlan, after: &After) -> CmdResult {
             .map_err(CmdError::harness)?;
         after::mark(&dir, &[only.name().to_string()], now);
         let started = tokio::time::Instant::now();
-        let report = match run_scenario(only, &dir, &plan.report_dir, &stop, plan.plain_progress).await {
+        let report = match run_scenario(only, &dir, &plan.report_dir, &stop, plan.plain_progress, note).await {
             Ok(r) => r,
             Err(e) => {
                 after::harness_failed(after, only.name(), &dir, started.elapsed()).await;
@@ -114,6 +119,7 @@ async fn execute(plan: &RunPlan, after: &After) -> CmdResult {
                 &plan.report_dir,
                 &stop,
                 plan.plain_progress,
+                note,
             )
             .await
             {
@@ -202,13 +208,15 @@ fn print_outcome(r: &Report) {
 }
 
 /// One scenario, whatever its system under test: run it into `dir` (under `report_dir`), judge
-/// it, compare it with the runs before it (drift, `[[expect.drift]]`), then [`finish`].
+/// it, compare it with the runs before it (drift, `[[expect.drift]]`), add the run's `note`
+/// (no no-sleep assertion), then [`finish`].
 async fn run_scenario(
     sp: &ScenarioPlan,
     dir: &Path,
     report_dir: &Path,
     stop: &Shutdown,
     plain: bool,
+    note: Option<&str>,
 ) -> Result<Report, CmdError> {
     let files = RunFiles::open(dir)
         .with_context(|| format!("opening the run files in {}", dir.display()))
@@ -219,6 +227,7 @@ async fn run_scenario(
     crate::history::drift::apply(&mut report, report_dir, dir, &|arm| {
         file.expect_for(arm).drift
     });
+    report.notes.extend(note.map(str::to_string));
     finish(dir, &files, report)
 }
 

@@ -211,6 +211,13 @@ pub fn render(r: &Report) -> String {
         }
         o.push_str("</ul>\n");
     }
+    if !r.notes.is_empty() {
+        o.push_str("<h2>Notes</h2>\n<ul class=\"notes\">");
+        for n in &r.notes {
+            let _ = write!(o, "<li>{}</li>", esc(n));
+        }
+        o.push_str("</ul>\n");
+    }
     super::housekeeping::html(r.housekeeping.as_ref(), &mut o, &|s| esc(s).to_string());
     let _ = writeln!(
         o,

@@ -268,6 +268,12 @@ pub fn render(r: &Report) -> String {
         }
     }
     read_failures(&mut o, &r.config);
+    if !r.notes.is_empty() {
+        o.push_str("\n## Notes\n\n");
+        for n in &r.notes {
+            let _ = writeln!(o, "- {}", n.replace('\n', " "));
+        }
+    }
     super::housekeeping::markdown(r.housekeeping.as_ref(), &mut o);
     o.push_str("\n## Config\n\n```json\n");
     o.push_str(&serde_json::to_string_pretty(&r.config).unwrap_or_default());

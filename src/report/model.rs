@@ -148,6 +148,10 @@ pub struct Report {
     /// Host facts that contradict the scenario's timing (e.g. a TCP timer above a tolerance).
     #[serde(default)]
     pub contradictions: Vec<serde_json::Value>,
+    /// What the harness says about the run itself, one sentence each (macOS: no no-sleep
+    /// assertion because `caffeinate` was missing); absent when there is nothing to say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The effective scenario/engine configuration.
     pub config: serde_json::Value,
     /// Fleet mode: per-host lanes, fleet-wide probe arrivals and the fleet checks per

@@ -67,7 +67,9 @@ pub struct Stopped {
 
 impl Stopped {
     /// The report's first line about the stop: `stopped by SIGTERM at 5.0 s of 300 s`, in
-    /// scenario time; at a speed other than 1 the wall time follows in parentheses.
+    /// scenario time; at a speed other than 1 the wall time follows in parentheses. A reason
+    /// that is a sentence (`the machine slept for 42 s at T`, the upstream's death) follows the
+    /// time: `stopped at 5.0 s of 300 s: the machine slept …`.
     pub(crate) fn line(&self, speed: RecordedSpeed) -> String {
         let s = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0);
         let whole = |ms: u64| {
@@ -77,21 +79,20 @@ impl Stopped {
                 s(ms)
             }
         };
-        let mut out = format!(
-            "stopped by {} at {} of {}",
-            self.reason,
-            s(self.at_ms),
-            whole(self.of_ms)
-        );
+        let mut at = format!("at {} of {}", s(self.at_ms), whole(self.of_ms));
         if speed.has_wall() {
             let wall = |ms: u64| format!("{:.1} s", speed.to_wall(ms as f64 / 1000.0));
-            out.push_str(&format!(
+            at.push_str(&format!(
                 " (scenario time; {} of {} of wall time at ×{speed})",
                 wall(self.at_ms),
                 wall(self.of_ms)
             ));
         }
-        out
+        if self.reason.contains(char::is_whitespace) {
+            format!("stopped {at}: {}", self.reason)
+        } else {
+            format!("stopped by {} {at}", self.reason)
+        }
     }
 }
 
@@ -104,4 +105,26 @@ pub struct TrafficInfo {
     pub requests: u64,
     /// Of those, requests at or after `duration`: left out of every policy run.
     pub beyond_duration: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_stops_the_run_by_name_a_sentence_follows_the_time() {
+        let mut s = Stopped {
+            reason: "SIGTERM".into(),
+            at_ms: 5_000,
+            of_ms: 300_000,
+            policy: "retry-gate".into(),
+        };
+        let one = RecordedSpeed::from(crate::util::speed::Speed::ONE);
+        assert_eq!(s.line(one), "stopped by SIGTERM at 5.0 s of 300 s");
+        s.reason = "the machine slept for 42 s at 2026-05-04T03:01:10Z".into();
+        assert_eq!(
+            s.line(one),
+            "stopped at 5.0 s of 300 s: the machine slept for 42 s at 2026-05-04T03:01:10Z"
+        );
+    }
 }

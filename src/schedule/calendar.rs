@@ -141,6 +141,60 @@ pub(crate) fn minutes_until_next(entries: &[CalendarEntry], now: WeekMinute) -> 
     })
 }
 
+/// How many minutes before a scheduled run `pmset` wakes the Mac.
+pub(crate) const WAKE_LEAD_MIN: u16 = 5;
+
+/// The `pmset repeat wakeorpoweron DAYS HH:MM:SS` line that wakes (or powers on) the Mac
+/// `lead_min` minutes before the entries fire, and the entries it does not cover: pmset keeps
+/// one repeating wake time, so an entry whose wake falls at another time of day (or one without
+/// an hour and minute) is left out and said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Wake {
+    /// `pmset repeat wakeorpoweron M 02:55:00` (pmset's days: M T W R F S U).
+    pub line: String,
+    /// The entries the line does not wake the Mac for.
+    pub uncovered: Vec<CalendarEntry>,
+}
+
+/// [`Wake`] for `entries`; `None` when no entry has an hour and a minute.
+pub(crate) fn pmset_wake(entries: &[CalendarEntry], lead_min: u16) -> Option<Wake> {
+    const WEEK: i32 = 7 * 1440;
+    // (days as a bit per weekday 0 = Sunday, minute of the day) of each entry's wake.
+    let wake = |e: &CalendarEntry| -> Option<(u8, i32)> {
+        let at = i32::from(e.hour?) * 60 + i32::from(e.minute?) - i32::from(lead_min);
+        Some(match e.weekday {
+            None => (0x7f, at.rem_euclid(1440)),
+            Some(w) => {
+                let m = (i32::from(w % 7) * 1440 + at).rem_euclid(WEEK);
+                (1 << (m / 1440), m % 1440)
+            }
+        })
+    };
+    let time = entries.iter().find_map(wake)?.1;
+    let mut days = 0u8;
+    let mut uncovered = Vec::new();
+    for e in entries {
+        match wake(e) {
+            Some((d, t)) if t == time => days |= d,
+            _ => uncovered.push(*e),
+        }
+    }
+    // pmset's letters, Monday first; bit 0 is Sunday.
+    let letters: String = [(1, 'M'), (2, 'T'), (3, 'W'), (4, 'R'), (5, 'F'), (6, 'S'), (0, 'U')]
+        .iter()
+        .filter(|(bit, _)| days & (1 << bit) != 0)
+        .map(|(_, c)| *c)
+        .collect();
+    Some(Wake {
+        line: format!(
+            "pmset repeat wakeorpoweron {letters} {:02}:{:02}:00",
+            time / 60,
+            time % 60
+        ),
+        uncovered,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +281,43 @@ mod tests {
         );
         assert_eq!(minutes_until_next(&[], mon_0300), None);
         assert_eq!(mon3[0].describe(), "Mon 03:00");
+    }
+
+    #[test]
+    fn the_pmset_wake_is_five_minutes_before_the_slot_on_pmsets_days() {
+        let wake = |entries: &[CalendarEntry]| pmset_wake(entries, WAKE_LEAD_MIN).unwrap();
+        assert_eq!(
+            wake(&[e(Some(1), 3, 0)]),
+            Wake {
+                line: "pmset repeat wakeorpoweron M 02:55:00".into(),
+                uncovered: Vec::new(),
+            }
+        );
+        // Across midnight, and across the week: Monday 00:03 wakes on Sunday.
+        assert_eq!(
+            wake(&[e(Some(1), 0, 3)]).line,
+            "pmset repeat wakeorpoweron U 23:58:00"
+        );
+        assert_eq!(
+            wake(&[e(Some(0), 0, 0)]).line,
+            "pmset repeat wakeorpoweron S 23:55:00"
+        );
+        assert_eq!(
+            wake(&[e(Some(7), 12, 0)]).line,
+            "pmset repeat wakeorpoweron U 11:55:00"
+        );
+        assert_eq!(
+            wake(&[e(None, 3, 0)]).line,
+            "pmset repeat wakeorpoweron MTWRFSU 02:55:00"
+        );
+        assert_eq!(
+            wake(&entries_from_flags(&[4, 1], &[3], &[0]).unwrap()).line,
+            "pmset repeat wakeorpoweron MR 02:55:00"
+        );
+        // One repeating wake time: a slot at another time is not covered, and said.
+        let two = wake(&[e(Some(1), 3, 0), e(Some(4), 4, 30)]);
+        assert_eq!(two.line, "pmset repeat wakeorpoweron M 02:55:00");
+        assert_eq!(two.uncovered, vec![e(Some(4), 4, 30)]);
+        assert_eq!(pmset_wake(&[], WAKE_LEAD_MIN), None);
     }
 }

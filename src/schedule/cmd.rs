@@ -85,6 +85,7 @@ fn install(args: &ScheduleInstallArgs, env: &Env) -> CmdResult {
     if let Some(logs) = plist::logs_of(&agent) {
         crate::outln!("logs: {}", logs.display());
     }
+    print_wake(&agent.start_calendar_interval.entries());
     if let Some(old) = super::migrate::old_label(&file.label)
         && let Some(dir) = path.parent()
     {
@@ -134,6 +135,27 @@ fn install(args: &ScheduleInstallArgs, env: &Env) -> CmdResult {
     }
     crate::outln!("loaded {}/{}", launchctl::gui_domain(uid), file.label);
     Ok(Status::Pass)
+}
+
+/// The `pmset` line that wakes the Mac before the run (printed, never run: it needs root and
+/// replaces the machine's repeating power schedule).
+fn print_wake(entries: &[CalendarEntry]) {
+    let Some(wake) = calendar::pmset_wake(entries, calendar::WAKE_LEAD_MIN) else {
+        return;
+    };
+    crate::outln!(
+        "to wake the Mac {} minutes before each run, run this once (not run here: it needs root, \
+         and it replaces any repeat schedule already set; `pmset -g sched` shows that one):",
+        calendar::WAKE_LEAD_MIN
+    );
+    crate::outln!("  sudo {}", wake.line);
+    if !wake.uncovered.is_empty() {
+        let when: Vec<String> = wake.uncovered.iter().map(CalendarEntry::describe).collect();
+        crate::outln!(
+            "  (pmset keeps one repeating wake time: not woken for {})",
+            when.join(", ")
+        );
+    }
 }
 
 fn uninstall(args: &ScheduleFileArgs, env: &Env) -> CmdResult {

@@ -2,7 +2,8 @@
 //! `rehearse gateway install` installs, atomic writes, fingerprints, listen checks, the one
 //! stop mechanism (shutdown and drain), the `--speed` type with the one saturating scale, counted nouns, the one secret scrubber,
 //! rounding of measured floats, scenario times and seconds as reports write them, stdout/stderr lines that never panic, processes by pid and the
-//! watchdog that stops a started program when the run dies).
+//! watchdog that stops a started program when the run dies, the no-sleep assertion and the sleep
+//! detector of a run).
 
 pub(crate) mod atomic;
 pub(crate) mod cache;
@@ -17,6 +18,7 @@ pub(crate) mod secrets;
 pub mod shutdown;
 pub mod speed;
 pub(crate) mod suggest;
+pub mod suspend;
 pub(crate) mod sync;
 pub(crate) mod text;
 pub(crate) mod textpos;

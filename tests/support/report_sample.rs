@@ -197,6 +197,7 @@ pub fn sample_report() -> Report {
         policies,
         replay: ReplayInfo::combine(&[replay]),
         contradictions: vec![],
+        notes: vec![],
         config: serde_json::json!({"workers": 4}),
         fleet: None,
         target: None,

@@ -7,9 +7,12 @@
 //!    (upstream.jsonl, probes, fault hits, the kept model requests), bound and serving;
 //! 2. the kind starts its system under test against [`Arm::upstream_addr`];
 //! 3. [`Arm::go`]: the arm's clock starts — its metrics endpoints published to a
-//!    `[prometheus]` of the run, a scraper per endpoint streaming to its `scrapes.prom.gz`;
-//! 4. [`Arm::until`]: the kind drives until `duration`, a stop request or the upstream's death;
-//! 5. [`Arm::end`]: the targets withdrawn, the elapsed time and whether a stop cut the arm short;
+//!    `[prometheus]` of the run, a scraper per endpoint streaming to its `scrapes.prom.gz`, the
+//!    sleep watch reading the machine's clocks ([`crate::util::suspend`]);
+//! 4. [`Arm::until`]: the kind drives until `duration`, a stop request, the upstream's death or
+//!    the machine's sleep;
+//! 5. [`Arm::end`]: the targets withdrawn, the elapsed time and whether a stop (or a sleep) cut
+//!    the arm short;
 //! 6. [`Arm::final_scrapes`]: one last scrape of every endpoint, what each scraper kept;
 //! 7. [`Arm::close`]: the servers stopped (each within [`SHUTDOWN_GRACE`]) and what the upstream
 //!    saw.
@@ -38,6 +41,7 @@ use crate::scrape::{CompactScrapes, Scraper, ScraperConfig};
 use crate::upstream::{Stats, Upstream};
 use crate::util::shutdown::Shutdown;
 use crate::util::speed::Speed;
+use crate::util::suspend::{Sampler, SleepWatch};
 
 /// How long servers get to shut down after an arm.
 pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
@@ -154,7 +158,9 @@ impl Clock {
 pub(crate) struct Ending {
     /// Wall time from the clock's start, ms.
     pub elapsed_ms: u64,
-    /// Set when a stop request cut the arm short (or the upstream died: see `died`).
+    /// Set when a stop request cut the arm short, the machine slept during it (`the machine
+    /// slept for N s at T`: then `elapsed_ms` ends at the last reading before the sleep), or the
+    /// upstream died (see `died`).
     pub stopped: Option<String>,
     /// Set when the mock upstream died mid-run (a harness failure).
     pub died: Option<String>,
@@ -186,6 +192,10 @@ pub(crate) struct Arm<'a> {
     scrape_stop: Shutdown,
     /// Requested when the watched upstream ended before the arm stopped it.
     died: Shutdown,
+    /// Requested when the machine slept after the clock started.
+    slept: Shutdown,
+    sleep_watch: SleepWatch,
+    sampler: Option<Sampler>,
     upstream: Arc<Upstream>,
     recorder: Arc<UpstreamRecorder>,
     fault_hits: Arc<FaultHits>,
@@ -234,6 +244,9 @@ impl<'a> Arm<'a> {
             servers,
             scrape_stop: Shutdown::new(),
             died: Shutdown::new(),
+            slept: Shutdown::new(),
+            sleep_watch: spec.plan.sleep_watch.clone(),
+            sampler: None,
             upstream,
             recorder,
             fault_hits,
@@ -296,7 +309,8 @@ impl<'a> Arm<'a> {
     }
 
     /// Step 3: the clock starts — `targets` published to a `[prometheus]` of the run (from the
-    /// clock's wall start), a scraper started per `scrapes`.
+    /// clock's wall start), a scraper started per `scrapes`, the machine's clocks read for a
+    /// sleep (about every second) until the arm ends.
     pub(crate) fn go(
         &mut self,
         clock: Clock,
@@ -304,6 +318,7 @@ impl<'a> Arm<'a> {
         scrapes: Vec<Scrape>,
     ) {
         self.clock = Some(clock);
+        self.sampler = Some(Sampler::start(&self.sleep_watch, self.slept.clone()));
         self.files.targets.publish(&self.name, clock.wall, targets);
         self.published = true;
         for s in scrapes {
@@ -326,38 +341,57 @@ impl<'a> Arm<'a> {
         self.scrapers.push((start_unix_s, task));
     }
 
-    /// Step 4: until `end`, a stop request or the watched upstream's death, whichever is first.
+    /// Step 4: until `end`, a stop request, the watched upstream's death or the machine's
+    /// sleep, whichever is first.
     pub(crate) async fn until(&self, end: Instant) {
         self.ends_at(end).await
     }
 
     /// [`Arm::until`] as a future of its own (for the replayer's pacer, which outlives borrows).
     pub(crate) fn ends_at(&self, end: Instant) -> impl Future<Output = ()> + Send + 'static {
-        let (stop, died) = (self.stop.clone(), self.died.clone());
+        let cut = self.cut_short();
         async move {
             tokio::select! {
                 _ = sleep_until(end) => {}
-                _ = stop.requested() => {}
-                _ = died.requested() => {}
+                _ = cut => {}
             }
         }
     }
 
-    /// Step 5: the targets withdrawn; the elapsed time since the clock's start; a stop request
-    /// counts as cutting the arm short when `cut` says so of the elapsed ms (usually: before
-    /// `duration`), and a dead upstream always does.
+    /// Resolves once anything but the time ends the arm: a stop request, the watched upstream's
+    /// death, the machine's sleep (for a kind that waits on more than [`Arm::until`], a
+    /// gateway's turns).
+    pub(crate) fn cut_short(&self) -> impl Future<Output = ()> + Send + 'static {
+        let (stop, died, slept) = (self.stop.clone(), self.died.clone(), self.slept.clone());
+        async move {
+            tokio::select! {
+                _ = stop.requested() => {}
+                _ = died.requested() => {}
+                _ = slept.requested() => {}
+            }
+        }
+    }
+
+    /// Step 5: the targets withdrawn, the sleep watch stopped; the elapsed time since the
+    /// clock's start; a stop request counts as cutting the arm short when `cut` says so of the
+    /// elapsed ms (usually: before `duration`), and a dead upstream always does. So does a sleep
+    /// of the machine, first: the arm then ends at the last reading before it, so nothing
+    /// across the gap is judged.
     pub(crate) fn end(&mut self, cut: impl FnOnce(u64) -> bool) -> Ending {
-        let elapsed_ms = self.clock.map_or(0, |c| {
-            u64::try_from(c.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+        let gap = self.sampler.take().and_then(|s| s.gap());
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let elapsed_ms = self.clock.map_or(0, |c| match gap {
+            Some(g) => ms(g.before.saturating_duration_since(c.start)),
+            None => ms(c.start.elapsed()),
         });
         self.withdraw();
         let died = self.died.reason();
+        let stop = || self.stop.reason().filter(|_| cut(elapsed_ms));
         Ending {
             elapsed_ms,
-            stopped: self
-                .stop
-                .reason()
-                .filter(|_| cut(elapsed_ms))
+            stopped: gap
+                .map(|g| g.slept.reason())
+                .or_else(stop)
                 .or_else(|| died.clone()),
             died,
         }

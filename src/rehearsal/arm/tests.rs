@@ -174,3 +174,50 @@ async fn a_scraper_of_a_dead_endpoint_keeps_its_failures_and_every_scraper_answe
     }
     arm.close().await;
 }
+
+/// Readings 20 ms apart; the machine slept 42 s before the third.
+#[derive(Debug, Default)]
+struct SleepsBeforeTheThird(std::sync::atomic::AtomicU32);
+
+impl crate::util::suspend::Clocks for SleepsBeforeTheThird {
+    fn read(&self) -> Option<crate::util::suspend::Reading> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let awake = Duration::from_millis(20) * n;
+        let slept = if n >= 3 { Duration::from_secs(42) } else { Duration::ZERO };
+        Some(crate::util::suspend::Reading {
+            counting: awake + Duration::from_secs(9) + slept,
+            awake,
+            wall: std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_778_000_000) + slept,
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_sleep_of_the_machine_ends_the_arm_at_the_reading_before_it_whatever_the_kind_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = RunFiles::open(dir.path()).unwrap();
+    let stop = Shutdown::new();
+    let mut plan = plan();
+    plan.sleep_watch = crate::util::suspend::SleepWatch {
+        clocks: Arc::new(SleepsBeforeTheThird::default()),
+        every: Duration::from_millis(20),
+    };
+    let mut arm = Arm::open(spec(&plan, "a"), &files, &stop).await.unwrap();
+    let clock = Clock::now();
+    arm.watch_upstream(clock.start, Speed::ONE);
+    arm.go(clock, &[], Vec::new());
+    tokio::time::timeout(Duration::from_secs(5), arm.until(Instant::now() + Duration::from_secs(3600)))
+        .await
+        .expect("the sleep ends the arm's wait");
+    // The kind says nothing was cut (past `duration`): a sleep cuts the arm short anyway.
+    let ending = arm.end(|_| false);
+    assert_eq!(
+        ending.stopped.as_deref(),
+        Some("the machine slept for 42 s at 2026-05-05T16:53:20Z")
+    );
+    assert_eq!(ending.died, None, "no harness failure");
+    assert_eq!(stop.reason(), None, "the user's stop is not touched");
+    // Ends at the second reading (20 ms in), not at the detection.
+    assert!(ending.elapsed_ms < 1_000, "{ending:?}");
+    arm.close().await;
+}

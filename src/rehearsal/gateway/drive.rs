@@ -96,7 +96,8 @@ pub(super) struct TurnsDone {
 }
 
 /// Sends `turns` at their times from `start` until every one is back and `end` has come, a
-/// stop, or the exit of the gateway `gw` (named `name` in the reason).
+/// stop (or the machine's sleep: [`Arm::cut_short`]), or the exit of the gateway `gw` (named
+/// `name` in the reason).
 pub(super) async fn drive(
     arm: &Arm<'_>,
     gw: &mut dyn Supervised,
@@ -106,7 +107,6 @@ pub(super) async fn drive(
     start: Instant,
     end: Instant,
 ) -> TurnsDone {
-    let stop = arm.stop();
     let mut set = JoinSet::new();
     for t in turns {
         set.spawn(send_turn(client.clone(), t, start));
@@ -125,12 +125,12 @@ pub(super) async fn drive(
                     if Instant::now() >= end { break; }
                     tokio::select! {
                         _ = sleep_until(end) => break,
-                        _ = stop.requested() => break,
+                        _ = arm.cut_short() => break,
                         _ = tokio::time::sleep(Duration::from_millis(500)) => {}
                     }
                 }
             },
-            _ = stop.requested() => break,
+            _ = arm.cut_short() => break,
             _ = tokio::time::sleep(Duration::from_millis(500)) => {}
         }
         if !gw.alive() {

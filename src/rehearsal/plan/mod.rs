@@ -51,6 +51,9 @@ pub struct ScenarioPlan {
     /// Most model requests the upstream recorder keeps in memory for the expectations judged
     /// at the upstream ([`MAX_UPSTREAM_RECORDS`]; a test may lower it).
     pub record_cap: usize,
+    /// The clocks every arm watches for the machine's sleep (the machine's; a test may give a
+    /// fake that jumps).
+    pub sleep_watch: crate::util::suspend::SleepWatch,
 }
 
 impl ScenarioPlan {
@@ -209,6 +212,7 @@ pub fn preflight(path: &Path, flags: &RunFlags) -> Result<ScenarioPlan, Refused>
         speed,
         policies,
         record_cap: MAX_UPSTREAM_RECORDS,
+        sleep_watch: Default::default(),
     })
 }
 

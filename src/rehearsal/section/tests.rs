@@ -162,6 +162,7 @@ fn stopped_fleet_arm(
         seed: 1,
         policies: Vec::new(),
         record_cap: 1000,
+        sleep_watch: Default::default(),
     };
     let o = Observation {
         arm: "redis".into(),
