@@ -174,3 +174,6 @@ mod run_concurrency;
 // The weekly job's housekeeping: retention (--keep), batch-job series (a real Pushgateway and
 // node_exporter), --on-fail.
 mod weekly_ops;
+
+/// The real-time suites keep a failing run's directory (support::run::kept_on_failure).
+mod kept_runs;

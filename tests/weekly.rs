@@ -24,7 +24,9 @@ use support::run::{
 
 #[test]
 fn weekly_scenario_passes_at_speed_1_with_every_expectation_ok() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = support::run::kept_on_failure(
+        "weekly_scenario_passes_at_speed_1_with_every_expectation_ok",
+    );
     let dir = tmp.path().join("reports");
     let textfile = tmp.path().join("textfile");
     std::fs::create_dir_all(&textfile).unwrap();

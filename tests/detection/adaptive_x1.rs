@@ -31,7 +31,7 @@ fn expiries(events: &str, policy: &str, dep: &str) -> Vec<(f64, u64, String)> {
 
 #[test]
 fn adaptive_deadlines_pass_at_speed_one() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::run::kept_on_failure("adaptive_deadlines_pass_at_speed_one");
     let started = tokio::time::Instant::now();
     let out = rehearse(&["run", "--scenario", "adaptive-deadlines"], tmp.path());
     let took = started.elapsed();

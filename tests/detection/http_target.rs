@@ -103,7 +103,9 @@ fn scalar(prom: &Prometheus, query: &str) -> f64 {
 #[test]
 fn an_http_targets_metrics_url_is_scraped_and_its_series_alerted_on() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::run::kept_on_failure(
+        "an_http_targets_metrics_url_is_scraped_and_its_series_alerted_on",
+    );
     let (gw, up) = (free_port(), free_port());
     let _gateway = Gateway::start(gw, up);
     let s = scenario(tmp.path(), gw, up);

@@ -151,7 +151,7 @@ fn detail_of(r: &serde_json::Value, kind: &str) -> Vec<String> {
 #[test]
 fn the_breaker_open_fixture_fires_pages_and_resolves() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = run::kept_on_failure("the_breaker_open_fixture_fires_pages_and_resolves");
     let started = Instant::now();
     let out = rehearse_with_mutants(&["--scenario", "prometheus-breaker-open"], tmp.path());
     let took = started.elapsed();
@@ -232,7 +232,7 @@ fn the_breaker_open_fixture_fires_pages_and_resolves() {
 #[test]
 fn a_mutant_expecting_an_alert_that_does_not_fire_fails() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = run::kept_on_failure("a_mutant_expecting_an_alert_that_does_not_fire_fails");
     // The breaker half-opens on time: BreakerOpenTooLong could fire in the run, and does not.
     let mutant = mutated_copy("prometheus-breaker-open", tmp.path(), "mutant", |s| {
         let t = s.replace(
@@ -266,7 +266,7 @@ fn a_mutant_expecting_an_alert_that_does_not_fire_fails() {
 #[test]
 fn the_disagreement_fixture_fires_after_three_minutes() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = run::kept_on_failure("the_disagreement_fixture_fires_after_three_minutes");
     let out = rehearse_with_mutants(&["--scenario", "prometheus-disagreement"], tmp.path());
     let r = report_json(&out);
     assert_eq!(
@@ -301,7 +301,8 @@ fn wait_for_prometheus(dir: &Path, within: Duration) -> Vec<(u32, String)> {
 #[test]
 fn a_run_killed_with_sigkill_leaves_no_prometheus_or_alertmanager() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp =
+        run::kept_on_failure("a_run_killed_with_sigkill_leaves_no_prometheus_or_alertmanager");
     let mut child = Command::new(env!("CARGO_BIN_EXE_rehearse"))
         .args([
             "--scenario",
@@ -336,7 +337,9 @@ fn a_run_killed_with_sigkill_leaves_no_prometheus_or_alertmanager() {
 #[test]
 fn prometheus_dying_mid_run_is_a_harness_failure_with_its_last_log_lines() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = run::kept_on_failure(
+        "prometheus_dying_mid_run_is_a_harness_failure_with_its_last_log_lines",
+    );
     let dir = tmp.path().to_path_buf();
     let killer = std::thread::spawn(move || {
         let running = wait_for_prometheus(&dir, Duration::from_secs(40));
@@ -378,7 +381,7 @@ fn bad(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
 #[test]
 fn bad_input_is_exit_2_saying_what_and_where() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = run::kept_on_failure("bad_input_is_exit_2_saying_what_and_where");
     let dir = tmp.path();
 
     // Another speed.
@@ -493,7 +496,8 @@ fn bad_input_is_exit_2_saying_what_and_where() {
 #[test]
 fn a_fleet_runs_prometheus_over_every_host_and_is_judged_on_its_alerts() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp =
+        run::kept_on_failure("a_fleet_runs_prometheus_over_every_host_and_is_judged_on_its_alerts");
     let fleet = mutated_copy("prometheus-breaker-open", tmp.path(), "fleet", |s| {
         let start = s.find("# The breaker trips").expect("transition block");
         let end = s.find("# BreakerOpen (").expect("alert block");

@@ -67,7 +67,9 @@ fn url_scenario(dir: &Path, tag: &str, port: u16, targets_file: &str) -> std::pa
 #[test]
 fn a_prometheus_the_user_runs_finds_the_engine_through_the_targets_file_and_judges_its_alerts() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::run::kept_on_failure(
+        "a_prometheus_the_user_runs_finds_the_engine_through_the_targets_file_and_judges_its_alerts",
+    );
     let prom = users_prometheus(tmp.path());
     let s = url_scenario(tmp.path(), "url", prom.port, "sd/rehearse.json");
     let out = rehearse_with_mutants(
@@ -130,7 +132,9 @@ fn a_prometheus_the_user_runs_finds_the_engine_through_the_targets_file_and_judg
 #[test]
 fn a_prometheus_that_never_scraped_the_run_fails_its_alert_rows_and_no_targets_file_is_refused() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::run::kept_on_failure(
+        "a_prometheus_that_never_scraped_the_run_fails_its_alert_rows_and_no_targets_file_is_refused",
+    );
     let prom = users_prometheus(tmp.path());
 
     // No targets file: the engine's /metrics (a free port) cannot be in its scrape config.
@@ -232,7 +236,9 @@ impl Production {
 #[test]
 fn an_alert_of_another_job_the_same_prometheus_scrapes_is_not_the_runs() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::run::kept_on_failure(
+        "an_alert_of_another_job_the_same_prometheus_scrapes_is_not_the_runs",
+    );
     let prod = Production::start();
     let prom = users_prometheus_with(tmp.path(), &prod.job());
     let s = url_scenario(tmp.path(), "prod", prom.port, "sd/rehearse.json");
@@ -294,7 +300,8 @@ fn an_alert_of_another_job_the_same_prometheus_scrapes_is_not_the_runs() {
 #[test]
 fn a_prometheus_scraping_only_itself_did_not_watch_the_run() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp =
+        crate::run::kept_on_failure("a_prometheus_scraping_only_itself_did_not_watch_the_run");
     let dir = tmp.path();
     let work = dir.join("self-only");
     std::fs::create_dir_all(work.join("data")).unwrap();

@@ -70,7 +70,7 @@ fn rules(body: &str) -> String {
 #[test]
 fn what_cannot_be_seen_is_refused_before_the_run() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::run::kept_on_failure("what_cannot_be_seen_is_refused_before_the_run");
     let dir = tmp.path();
     let reports = dir.join("r");
 
@@ -181,7 +181,9 @@ fn what_cannot_be_seen_is_refused_before_the_run() {
 #[test]
 fn a_failing_rule_fails_never_and_a_pending_alert_is_not_reached() {
     require_tools();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::run::kept_on_failure(
+        "a_failing_rule_fails_never_and_a_pending_alert_is_not_reached",
+    );
     let s = with_rules(
         tmp.path(),
         "during",

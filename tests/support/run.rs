@@ -305,3 +305,71 @@ pub fn assert_canaries_reconcile(report_md: &Path) -> (u64, u64) {
     }
     totals
 }
+
+/// A run's temporary directory that outlives a failing test: dropped while the test panics, it
+/// is moved to `target/kept-runs/NAME-UNIXSECS` (or `$REHEARSE_KEEP_RUNS/…`) and every
+/// `report.md` in it is printed to stderr, so a timing failure seen once (a real-time run that
+/// cannot simply be re-run) keeps its evidence. A passing test's directory is removed as before.
+pub struct KeptOnFailure {
+    name: String,
+    dir: Option<tempfile::TempDir>,
+}
+
+/// The kept-on-failure directory of the test `name`.
+pub fn kept_on_failure(name: &str) -> KeptOnFailure {
+    KeptOnFailure {
+        name: name.to_string(),
+        dir: Some(tempfile::tempdir().expect("a temporary directory")),
+    }
+}
+
+impl KeptOnFailure {
+    pub fn path(&self) -> &Path {
+        self.dir.as_ref().expect("present until dropped").path()
+    }
+}
+
+impl Drop for KeptOnFailure {
+    fn drop(&mut self) {
+        let Some(tmp) = self.dir.take() else { return };
+        if !std::thread::panicking() {
+            return;
+        }
+        let root = std::env::var_os("REHEARSE_KEEP_RUNS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo_root().join("target").join("kept-runs"));
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let to = root.join(format!("{}-{secs}", self.name));
+        let kept = tmp.keep();
+        if std::fs::create_dir_all(&root).is_err() || std::fs::rename(&kept, &to).is_err() {
+            eprintln!("kept the failing run's directory at {}", kept.display());
+            return;
+        }
+        eprintln!("kept the failing run's directory at {}", to.display());
+        for md in walk_reports(&to) {
+            if let Ok(text) = std::fs::read_to_string(&md) {
+                eprintln!("==== {}\n{text}", md.display());
+            }
+        }
+    }
+}
+
+/// Every `report.md` under `dir`.
+fn walk_reports(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk_reports(&p));
+        } else if p.file_name().is_some_and(|n| n == "report.md") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
