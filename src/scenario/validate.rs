@@ -142,6 +142,7 @@ fn check_parsed(
         f.validate()
             .map_err(|e| invalid(&format!("fault[{i}]"), e.to_string()))?;
     }
+    super::validate_anchors::check(&file).map_err(|e| invalid(&e.field, e.message))?;
     file.fleet
         .validate(file.coordinator.as_ref(), file.policies.len())
         .map_err(|e| invalid(&e.field, e.msg))?;

@@ -10,6 +10,7 @@
 //! depend on the base the report speaks in.
 
 pub(crate) mod alert;
+pub(crate) mod anchor;
 pub(crate) mod alert_rules;
 pub mod alert_eval;
 pub mod baseline;
