@@ -411,6 +411,10 @@ pub(crate) fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> Ex
     r.expected_ms = hi.or(lo).map(|t| t as i64);
     let subject_n = times.len() as u64;
     r.witness = f.witness(0, None, subject_n);
+    if e.after_first {
+        // The run's first request is this row's anchor: its witness says where it fell.
+        r.witness.set("anchor_ms", origin);
+    }
     anchored(finish(r, status(ok, certain, reached)), anchor.as_ref())
 }
 
