@@ -7,7 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::run::{repo_root, report_json, run_scenario, show};
+use crate::support::run::{
+    assert_mutants, repo_root, report_json, reported_path, run_scenario, run_scenario_with_mutants,
+    show,
+};
 
 const FAULTS: &str = "\
 [[profile]]
@@ -84,8 +87,12 @@ fn the_fallback_within_a_second_of_the_outage_passes_at_every_speed_and_its_muta
     let dir = tempfile::tempdir().unwrap();
     let pass = scenario(dir.path(), "true", TRUE);
     for speed in ["2", "5"] {
-        let out = run_scenario(&pass, speed, &dir.path().join(format!("r{speed}")));
+        // With the suite's own mutants: every anchored row re-judged after a change that should
+        // fail it (`src/rehearsal/mutants/`) does fail.
+        let out = run_scenario_with_mutants(&pass, speed, &dir.path().join(format!("r{speed}")));
         assert_eq!(out.status.code(), Some(0), "×{speed}: {}", show(&out));
+        let (perturbed, _) = assert_mutants(&reported_path(&out).parent().unwrap().to_path_buf());
+        assert!(perturbed >= 2, "×{speed}: {perturbed}");
         let r = report_json(&out);
         let anchored: Vec<_> = rows(&r)
             .into_iter()
@@ -108,7 +115,7 @@ fn the_fallback_within_a_second_of_the_outage_passes_at_every_speed_and_its_muta
         }
         // Each 429 in upstream.jsonl keeps the wait its Retry-After said, in scenario time: 2 s
         // ÷ speed goes out rounded up to whole seconds (`1`), which is 1 s × speed of scenario.
-        let jsonl = crate::support::run::reported_path(&out).with_file_name("upstream.jsonl");
+        let jsonl = reported_path(&out).with_file_name("upstream.jsonl");
         let text = std::fs::read_to_string(&jsonl).unwrap();
         let lines: Vec<serde_json::Value> = text
             .lines()
