@@ -91,7 +91,7 @@ fn the_fallback_within_a_second_of_the_outage_passes_at_every_speed_and_its_muta
         // fail it (`src/rehearsal/mutants/`) does fail.
         let out = run_scenario_with_mutants(&pass, speed, &dir.path().join(format!("r{speed}")));
         assert_eq!(out.status.code(), Some(0), "×{speed}: {}", show(&out));
-        let (perturbed, _) = assert_mutants(&reported_path(&out).parent().unwrap().to_path_buf());
+        let (perturbed, _) = assert_mutants(reported_path(&out).parent().unwrap());
         assert!(perturbed >= 2, "×{speed}: {perturbed}");
         let r = report_json(&out);
         let anchored: Vec<_> = rows(&r)
