@@ -31,7 +31,8 @@
 //! - [`scrape`]: the `/metrics` scraper, the exposition-format parser, the scraped timeline
 //!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
 //!   checked against the scrapes.
-//! - [`verdict`]: the diff of expected against observed behaviour (pure).
+//! - [`verdict`]: the diff of expected against observed behaviour (pure); `verdict::anchor`: the
+//!   one place a row's `since` (a fault's start or end) becomes an instant.
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
 //!   verdict, reason), Markdown, JSON, JUnit and HTML+SVG report writers.
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a

@@ -69,6 +69,9 @@ mod bounds;
 // The binary alone: built-ins, init, gateway installs against the scripts, the release files.
 mod install;
 
+// Time from a fault: rows anchored at a named fault's start, their mutants, validation.
+mod run_anchor;
+
 // The one judge: a run past the upstream recorder's cap says so and ends incomplete.
 mod run_judge;
 

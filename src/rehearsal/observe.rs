@@ -211,7 +211,8 @@ impl EventSink for Observed {
 }
 
 /// Per `[[fault]]` table, the user requests it applied to (from the upstream's records, in
-/// scenario time; the first [`MAX_MARKS`] kept, all counted).
+/// scenario time; the first [`MAX_MARKS`] kept, the last of them replaced by the latest past the
+/// cap, all counted).
 #[derive(Debug, Default)]
 pub struct FaultHits {
     speed: Speed,
@@ -232,11 +233,16 @@ impl FaultHits {
         let mut g = self.hits.locked();
         let (count, list) = g.entry(index).or_default();
         *count += 1;
+        let hit = FaultHit {
+            t_ms: self.speed.scenario_ms_u(wall_ms),
+            dep: dep.to_string(),
+        };
         if list.len() < MAX_MARKS {
-            list.push(FaultHit {
-                t_ms: self.speed.scenario_ms_u(wall_ms),
-                dep: dep.to_string(),
-            });
+            list.push(hit);
+        } else if let Some(last) = list.last_mut().filter(|l| l.t_ms <= hit.t_ms) {
+            // Past the cap the last kept hit is the latest: a fault's last application is
+            // where an anchor at its end falls (`verdict::anchor`).
+            *last = hit;
         }
     }
 

@@ -17,6 +17,7 @@ pub mod validate;
 pub(crate) mod validate_metrics;
 mod validate_drift;
 mod validate_alerts;
+mod validate_anchors;
 mod validate_reach;
 mod validate_target;
 

@@ -5,7 +5,8 @@
 //! that sends nothing (empty, or every request at or after `duration`), a scenario with no
 //! expectation at all, and the checks against what the run can produce
 //! ([`super::validate_reach`]) and the `[[expect.drift]]` subjects a run can count
-//! ([`super::validate_drift`]). Each error names the
+//! ([`super::validate_drift`]), fault names and the anchors naming them
+//! ([`super::validate_anchors`]). Each error names the
 //! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
 //! that ends well before it.
 
@@ -142,6 +143,7 @@ fn check_parsed(
         f.validate()
             .map_err(|e| invalid(&format!("fault[{i}]"), e.to_string()))?;
     }
+    super::validate_anchors::check(&file).map_err(|e| invalid(&e.field, e.message))?;
     file.fleet
         .validate(file.coordinator.as_ref(), file.policies.len())
         .map_err(|e| invalid(&e.field, e.msg))?;

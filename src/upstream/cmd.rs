@@ -131,6 +131,7 @@ mod tests {
             duplicate: false,
             host: None,
             warmup: false,
+            retry_after_ms: None,
         };
         let line = verbose_line(&r);
         assert!(line.ends_with(".123Z llm model=mockai/m1 profile=1a2b3c fault=status"));

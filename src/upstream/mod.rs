@@ -300,6 +300,9 @@ impl Upstream {
                 duplicate,
                 host: inc.host.map(str::to_string),
                 warmup,
+                retry_after_ms: decision
+                    .as_ref()
+                    .and_then(|d| faults::retry_after_ms(&d.1, wall, self.speed)),
             };
             for s in sinks.iter() {
                 s.record(&rec);

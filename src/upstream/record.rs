@@ -133,6 +133,11 @@ pub struct UpstreamRecord {
     /// request, never judged and never faulted; its `t_ms` is ms since the warm-up began.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warmup: bool,
+    /// The wait the response's `Retry-After` header told the client, in scenario ms (the
+    /// header's seconds, or its HTTP date less the request's wall time, × the speed: the
+    /// harness divided the configured wait by it); absent when the response sent none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
 }
 
 #[cfg(test)]
@@ -162,6 +167,7 @@ impl UpstreamRecord {
             duplicate: false,
             host: None,
             warmup: false,
+            retry_after_ms: None,
         }
     }
 }

@@ -24,7 +24,7 @@ pub struct ExpectAttempts {
     /// Only requests that got this fault kind (`status`, `stall`, ...; `none` = no fault).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<String>,
-    /// Window start (scenario time; default 0).
+    /// Window start (scenario time; default 0: the run start, or the `since` anchor).
     #[serde(
         default,
         with = "humantime_serde",
@@ -54,6 +54,10 @@ pub struct ExpectAttempts {
     /// The matching requests come from at most this many distinct hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts_at_most: Option<u64>,
+    /// Count this row's times from a fault's start or end instead of the run start
+    /// ([`super::anchor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<super::anchor::Since>,
     /// Only for this policy run (or target); all when absent.
     /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
     /// whose runs are named after their versions.)
@@ -94,6 +98,10 @@ pub struct ExpectFirstRequest {
     /// without the gateway's own warm-up before its first provider call.
     #[serde(default)]
     pub after_first: bool,
+    /// Count this row's times from a fault's start or end instead of the run start
+    /// ([`super::anchor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<super::anchor::Since>,
     /// Only for this policy run (or target).
     /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
     /// whose runs are named after their versions.)
@@ -112,12 +120,16 @@ pub struct ExpectNoRequest {
     /// Requests naming this model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// Span start (scenario time).
+    /// Span start (scenario time from the run start, or from the `since` anchor).
     #[serde(with = "humantime_serde")]
     pub from: Duration,
     /// Span end (exclusive).
     #[serde(with = "humantime_serde")]
     pub until: Duration,
+    /// Count this row's times from a fault's start or end instead of the run start
+    /// ([`super::anchor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<super::anchor::Since>,
     /// Only for this policy run (or target).
     /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
     /// whose runs are named after their versions.)
@@ -137,7 +149,8 @@ pub struct ExpectRecovered {
     /// Requests naming this model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// From when (scenario time): the end of the last fault window, typically.
+    /// From when (scenario time from the run start, or from the `since` anchor): the end of
+    /// the last fault window, typically.
     #[serde(with = "humantime_serde")]
     pub after: Duration,
     /// At least this many fault-free requests from `after` on (default 1).
@@ -150,6 +163,10 @@ pub struct ExpectRecovered {
         skip_serializing_if = "Option::is_none"
     )]
     pub within: Option<Duration>,
+    /// Count this row's times from a fault's start or end instead of the run start
+    /// ([`super::anchor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<super::anchor::Since>,
     /// Only for this policy run (or target).
     /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
     /// whose runs are named after their versions.)

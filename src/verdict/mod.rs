@@ -2,7 +2,8 @@
 //! per dep in order with tolerances, metric bounds on the final scrape, deps that must never
 //! transition, and half-open probe spacing at the upstream. Every result carries one line that
 //! says what was expected, what was observed and the delta, and a status: pass, fail, or — in a
-//! run stopped early — not_reached ([`reach`]).
+//! run stopped early — not_reached ([`reach`]). A row's times may count from a fault's start or
+//! end instead of the run start ([`anchor`]).
 //!
 //! Time base: the checks compare wall-clock times (ms since the run start at `--speed`, what the
 //! harness measured, against the scenario's times divided by the speed), but every string and
@@ -10,6 +11,7 @@
 //! depend on the base the report speaks in.
 
 pub(crate) mod alert;
+pub(crate) mod anchor;
 pub(crate) mod alert_rules;
 pub mod alert_eval;
 pub mod baseline;

@@ -147,6 +147,7 @@ fn spec(max: Duration) -> impl Strategy<Value = FaultSpec> {
                 };
                 let model = model.filter(|_| matches!(route, RouteSel::Llm | RouteSel::Any));
                 FaultSpec {
+                    name: None,
                     route,
                     profile,
                     model,
@@ -239,7 +240,7 @@ proptest! {
         now in wall_now(),
     ) {
         let spec = FaultSpec {
-            route: RouteSel::Any, profile: None, model: None, from: None, until: None,
+            name: None, route: RouteSel::Any, profile: None, model: None, from: None, until: None,
             probability: 1.0, first: None, optional: false,
             kind: FaultKind::RateLimit(RateLimitFault {
                 retry_after: wait,

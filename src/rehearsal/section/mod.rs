@@ -8,7 +8,7 @@
 //!
 //! Its tests (the every-host matching, through the section's own diff) are in `section/tests.rs`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::rehearsal::fault_scope::{assign_lanes, fault_windows};
 use crate::rehearsal::observation::{Hits, Observation};
@@ -21,6 +21,7 @@ use crate::scrape::{Disagreement, DisagreementKind, Transition};
 use crate::upstream::FaultSpec;
 use crate::upstream::faults::RouteSel;
 use crate::util::speed::Speed;
+use crate::verdict::anchor::{Applied, FaultsSeen};
 use crate::verdict::turn::TurnSeen;
 use crate::verdict::{
     ExpectKind, ExpectStatus, ExpectationResult, Expectations, diff_until,
@@ -60,7 +61,8 @@ pub fn section(
     });
     report.expectations.extend(o.kind_rows.iter().cloned());
     report.summary.deadlines_by_dep = engine.map(|e| e.deadlines.clone()).unwrap_or_default();
-    let ground = judge_at_upstream(&mut report, plan, &expect, &o.upstream);
+    let applied = applications(&o.fault_hits);
+    let ground = judge_at_upstream(&mut report, plan, &expect, &o.upstream, &applied);
     report.expectations.extend(ground);
     if let Some(g) = &o.gateway {
         let log = match &g.log_error {
@@ -332,6 +334,7 @@ fn judge_at_upstream(
     plan: &ScenarioPlan,
     expect: &Expectations,
     kept: &KeptRecords,
+    applied: &BTreeMap<usize, Applied>,
 ) -> Vec<ExpectationResult> {
     let speed = plan.speed;
     let truncated_at_ms = kept.truncated_at_ms.map(|t| speed.scenario_ms_u(t));
@@ -353,8 +356,30 @@ fn judge_at_upstream(
         end_ms: section.elapsed_ms.max(duration_ms),
         stopped_at_ms: section.stopped_at_ms,
         truncated_at_ms,
+        faults: FaultsSeen {
+            faults: &plan.checked.file.fault,
+            applied,
+        },
     };
     crate::verdict::ground_eval::evaluate(expect, &facts)
+}
+
+/// What the upstream's record says of each fault of one arm: how many user requests it applied
+/// to and the last of them (scenario ms), from the recorder's hits (every route; the latest
+/// always kept) — where an anchor at a fault's end falls (`verdict::anchor`).
+pub(crate) fn applications(hits: &Hits) -> BTreeMap<usize, Applied> {
+    hits.iter()
+        .map(|(&i, (count, kept))| {
+            let last_ms = kept.iter().map(|h| h.t_ms).max();
+            (
+                i,
+                Applied {
+                    count: *count,
+                    last_ms,
+                },
+            )
+        })
+        .collect()
 }
 
 /// Which expectation a transition-table row stands for: its kind, its dep and its place among

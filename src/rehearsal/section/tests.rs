@@ -305,3 +305,41 @@ fn a_family_the_gateway_never_exported_fails_its_metric_row() {
     );
     assert_eq!(rows[1].status, ExpectStatus::Pass, "an exported family is judged");
 }
+
+/// An anchor at a fault's end reads its last application from the recorder's hits, in scenario
+/// time: the same run at ×2 and ×6 (wall times ÷ speed) anchors at the same instant, also past
+/// the cap of kept hits; its start is the configured `from` at every speed.
+#[test]
+fn an_anchor_falls_at_the_same_scenario_instant_at_every_speed() {
+    use crate::rehearsal::observe::FaultHits;
+    use crate::verdict::anchor::{Edge, FaultRef, FaultsSeen, Since, resolve};
+    let f = faults(
+        "[[fault]]\nname = \"outage\"\nroute = \"llm\"\nkind = \"status\"\nstatus = 503\n\
+         from = \"4s\"\nfirst = 2500\n",
+    );
+    let mut seen = Vec::new();
+    for speed in [1.0, 2.0, 6.0] {
+        let hits = FaultHits::new(sp(speed));
+        // 2 500 applications every 6 ms of scenario time from 4 s: past the 2 000 kept.
+        for k in 0..2_500u64 {
+            let scenario_ms = 4_000 + k * 6;
+            hits.record(0, (scenario_ms as f64 / speed).round() as u64, "d");
+        }
+        let applied = applications(&hits.snapshot());
+        assert_eq!(applied[&0].count, 2_500);
+        let at = |edge| {
+            let s = Since {
+                fault: FaultRef::Name("outage".into()),
+                edge,
+            };
+            resolve(&s, &FaultsSeen { faults: &f, applied: &applied }).map(|a| a.at_ms)
+        };
+        seen.push((speed, at(Edge::Start), at(Edge::End)));
+    }
+    for (speed, start, end) in seen {
+        assert_eq!(start, Ok(4_000), "×{speed}");
+        // 4 000 + 2 499 × 6 = 18 994, give or take the wall clock's rounding at ×6 (≤ 3 ms).
+        let end = end.unwrap_or_else(|e| panic!("×{speed}: {e}"));
+        assert!(end.abs_diff(18_994) <= 3, "×{speed}: {end}");
+    }
+}

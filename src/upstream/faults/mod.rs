@@ -1,5 +1,5 @@
 //! Fault specs (docs/faults.md): one envelope of scoping keys shared by every fault
-//! (`route`, `profile`, `model`, `from`, `until`, `probability`, `first`) plus one kind, a
+//! (`name`, `route`, `profile`, `model`, `from`, `until`, `probability`, `first`) plus one kind, a
 //! serde-tagged enum (`kind = "status"` ...) whose variants live one per file behind the
 //! [`Fault`] trait. A fault only *describes* what to do; [`Fault::action`] turns it into an
 //! [`Action`] the server executes, and [`FaultTable`] decides which fault (if any) a request hits.
@@ -39,6 +39,7 @@ pub(crate) use down::DownFault;
 pub use latency::LatencyFault;
 pub use parse::{FaultFileError, parse_fault_file};
 pub use rate_limit::{RateLimitFault, RetryAfterFormat};
+pub(crate) use rate_limit::retry_after_ms;
 pub use reset::ResetFault;
 pub use reset_mid_stream::ResetMidStreamFault;
 pub use scope::{FaultTable, InvalidRoute, RequestScope, RouteKind, RouteSel};
@@ -57,6 +58,10 @@ pub const MAX_FAULT_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 /// One `[[fault]]` table: where it applies (the envelope) and what it does (`kind`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FaultSpec {
+    /// A name expectations can anchor their times at (`since = { fault = "NAME" }`), unique
+    /// within a scenario; expectations may name a fault by its index instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// `llm`, `tool:NAME`, `ws` or `*`.
     pub route: RouteSel,
     /// Only requests carrying this bearer token (a profile's token defaults to its id).

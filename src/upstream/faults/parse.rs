@@ -12,7 +12,8 @@ use super::{FaultError, FaultKind, FaultSpec, MAX_FAULT_DURATION, RouteSel};
 use crate::util::textpos::line_col;
 
 /// The envelope keys; everything else belongs to the kind.
-const ENVELOPE_KEYS: [&str; 8] = [
+const ENVELOPE_KEYS: [&str; 9] = [
+    "name",
     "route",
     "profile",
     "model",
@@ -26,6 +27,8 @@ const ENVELOPE_KEYS: [&str; 8] = [
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Envelope {
+    #[serde(default)]
+    name: Option<String>,
     route: RouteSel,
     #[serde(default)]
     profile: Option<String>,
@@ -93,6 +96,7 @@ fn build(mut attrs: Map<String, Value>) -> Result<FaultSpec, FaultError> {
             source,
         })?;
     let spec = FaultSpec {
+        name: envelope.name,
         route: envelope.route,
         profile: envelope.profile,
         model: envelope.model,
@@ -111,6 +115,13 @@ impl FaultSpec {
     /// Checks values the types cannot: probability range, window order, attribute ranges and
     /// that the kind can act on the route. The error names the key.
     pub fn validate(&self) -> Result<(), FaultError> {
+        if let Some(name) = &self.name
+            && !valid_name(name)
+        {
+            return Err(FaultError::Table(format!(
+                "`name` must be 1 to 64 ASCII letters, digits, `-` or `_`, got {name:?}"
+            )));
+        }
         if !(self.probability.is_finite() && (0.0..=1.0).contains(&self.probability)) {
             return Err(FaultError::Table(format!(
                 "`probability` must be between 0 and 1, got {}",
@@ -182,6 +193,15 @@ impl FaultSpec {
         }
         Ok(())
     }
+}
+
+/// A fault name: what an expectation's `since = { fault = "NAME" }` can say and a report can
+/// print as it is.
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 impl FaultSpec {

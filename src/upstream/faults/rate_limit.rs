@@ -6,6 +6,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::{Action, ActionCtx, Fault};
+use crate::util::speed::Speed;
 
 /// How `Retry-After` is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -67,6 +68,29 @@ fn retry_at(now: SystemTime, wait: Duration) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(secs.min(LAST_HTTP_DATE_SECS))
 }
 
+/// The wait an action's `Retry-After` header tells the client, in scenario ms: its delta
+/// seconds, or its HTTP date less `wall_now` (the request's wall time; a date already past is
+/// 0), × `speed` (the harness divided the configured wait by it, so this is the wait the
+/// scenario's time says). `None` when the action sends no such header, or one that is neither.
+pub(crate) fn retry_after_ms(action: &Action, wall_now: SystemTime, speed: Speed) -> Option<u64> {
+    let Action::Respond { headers, .. } = action else {
+        return None;
+    };
+    let value = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
+        .map(|(_, v)| v.trim())?;
+    let wall_ms = match value.parse::<u64>() {
+        Ok(secs) => secs.saturating_mul(1000),
+        Err(_) => {
+            let at = httpdate::parse_http_date(value).ok()?;
+            let wait = at.duration_since(wall_now).unwrap_or_default();
+            u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)
+        }
+    };
+    Some(speed.scenario_ms_u(wall_ms))
+}
+
 /// 9999-12-31T23:59:59Z, the last instant an IMF-fixdate can name.
 const LAST_HTTP_DATE_SECS: u64 = 253_402_300_799;
 
@@ -83,7 +107,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
-    use crate::util::speed::{Speed, sp};
+    use crate::util::speed::sp;
 
     fn header(f: &RateLimitFault, speed: Speed, now: SystemTime) -> String {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
@@ -163,6 +187,43 @@ mod tests {
         let at = httpdate::parse_http_date(&header(&f, sp(8.0), now)).unwrap();
         assert!(at.duration_since(now).unwrap() >= Duration::from_millis(250));
         assert_eq!(at, base + Duration::from_secs(2));
+    }
+
+    /// The record keeps the wait the header said, in scenario time: at ×4 a 10 s Retry-After
+    /// goes out as `3` (2.5 s rounded up) and reads back as 12 s of scenario time; an HTTP date
+    /// reads as the date less the request's wall time; a response without the header has none.
+    #[test]
+    fn the_recorded_wait_is_the_header_in_scenario_time() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000) + Duration::from_millis(400);
+        let act = |f: &RateLimitFault, speed: Speed| {
+            let mut rng = ChaCha8Rng::seed_from_u64(1);
+            let mut ctx = ActionCtx {
+                speed,
+                wall_now: now,
+                rng: &mut rng,
+            };
+            f.action(&mut ctx)
+        };
+        let secs = RateLimitFault {
+            retry_after: Duration::from_secs(10),
+            retry_after_format: RetryAfterFormat::Seconds,
+        };
+        assert_eq!(retry_after_ms(&act(&secs, sp(1.0)), now, sp(1.0)), Some(10_000));
+        assert_eq!(retry_after_ms(&act(&secs, sp(4.0)), now, sp(4.0)), Some(12_000));
+        assert_eq!(retry_after_ms(&act(&secs, sp(2.0)), now, sp(2.0)), Some(10_000));
+        let date = RateLimitFault {
+            retry_after: Duration::from_secs(2),
+            retry_after_format: RetryAfterFormat::HttpDate,
+        };
+        // now + 2 s rounded up to the whole second: 2.6 s of wall time.
+        assert_eq!(retry_after_ms(&act(&date, sp(1.0)), now, sp(1.0)), Some(2_600));
+        assert_eq!(retry_after_ms(&Action::Reset, now, sp(1.0)), None);
+        let plain = Action::Respond {
+            status: 503,
+            headers: vec![],
+            body: Bytes::new(),
+        };
+        assert_eq!(retry_after_ms(&plain, now, sp(1.0)), None);
     }
 
     #[test]

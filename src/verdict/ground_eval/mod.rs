@@ -13,6 +13,7 @@ use super::ground::{
     ExpectAttempts, ExpectFirstRequest, ExpectNoRequest, ExpectRecovered, ExpectRetryGaps,
     counts_hold, counts_text,
 };
+use super::anchor::{Anchored, FaultsSeen, Since, Unanchored};
 use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, secs};
 use crate::util::speed::Speed;
 use crate::upstream::UpstreamRecord;
@@ -37,9 +38,19 @@ pub(crate) struct UpstreamFacts<'a> {
     /// Scenario ms where the kept record ends because it reached its cap (`None`: complete).
     /// Like a stop, nothing after it is observed: a window reaching past it is not reached.
     pub truncated_at_ms: Option<u64>,
+    /// The scenario's faults and their applications: what a row's `since` resolves against.
+    pub faults: FaultsSeen<'a>,
 }
 
 impl UpstreamFacts<'_> {
+    /// Where a row's times count from: `Ok(None)` the run start, else its `since` resolved
+    /// ([`super::anchor::resolve`]).
+    fn anchor(&self, since: Option<&Since>) -> Result<Option<Anchored>, Unanchored> {
+        since
+            .map(|s| super::anchor::resolve(s, &self.faults))
+            .transpose()
+    }
+
     /// Scenario-ms times of the model requests of a subject, in order.
     pub(crate) fn times(&self, profile: Option<&str>, model: Option<&str>) -> Vec<u64> {
         self.matching(profile, model, None)
@@ -184,6 +195,45 @@ fn finish(mut r: ExpectationResult, status: ExpectStatus) -> ExpectationResult {
     r
 }
 
+/// ` since fault `outage` start` of an anchored row's `expected` (empty without `since`).
+fn since_text(since: Option<&Since>) -> String {
+    since.map_or(String::new(), |s| format!(" since {}", s.label()))
+}
+
+/// An anchored row says its anchor's instant: in its witness (`anchor_ms`, and how often the
+/// fault applied) and at the end of its detail. `None`: a row counted from the run start.
+fn anchored(mut r: ExpectationResult, a: Option<&Anchored>) -> ExpectationResult {
+    if let Some(a) = a {
+        r.witness.set("anchor_ms", a.at_ms);
+        r.witness.set("fault_applications", a.applications);
+        r.detail = format!("{}; times from {}", r.detail, a.text);
+    }
+    r
+}
+
+/// The row of an expectation whose anchor has no instant (its fault never applied): never a
+/// pass — `fail` once the run was seen to its end, `not_reached` in a run cut short — with the
+/// reason.
+fn unanchored(
+    kind: ExpectKind,
+    dep: String,
+    expected: String,
+    why: &Unanchored,
+    f: &UpstreamFacts<'_>,
+) -> ExpectationResult {
+    let mut r = row(kind, dep.clone(), expected, "no anchor".into());
+    r.witness = f.witness(0, None, 0).with("fault_applications", 0);
+    let st = status(false, false, f.reached(None));
+    r = finish(r, st);
+    r.detail = match st {
+        ExpectStatus::NotReached => {
+            format!("{dep} {}: not reached ({why}; the run was cut short)", r.expected)
+        }
+        _ => format!("{dep} {}: {why}", r.expected),
+    };
+    r
+}
+
 /// ` with fault KIND in [FROM, UNTIL)` of an `[[expect.attempts]]` row (each part when given).
 fn attempts_scope(e: &ExpectAttempts, from: u64, until: Option<u64>) -> String {
     let fault = e
@@ -192,7 +242,7 @@ fn attempts_scope(e: &ExpectAttempts, from: u64, until: Option<u64>) -> String {
         .map(|k| format!(" with fault {k}"))
         .unwrap_or_default();
     let window = match (e.from, e.until) {
-        (None, None) => String::new(),
+        (None, None) if e.since.is_none() => String::new(),
         _ => format!(
             " in [{}, {})",
             secs(from as i64),
@@ -202,18 +252,43 @@ fn attempts_scope(e: &ExpectAttempts, from: u64, until: Option<u64>) -> String {
     format!("{fault}{window}")
 }
 
+/// `[[expect.attempts]]`'s window `[from, until)` in scenario ms from the run start: its times
+/// counted from `base` (the run start, or its `since` anchor).
+fn attempts_window(e: &ExpectAttempts, base: u64) -> (u64, Option<u64>) {
+    let from = base.saturating_add(e.from.map_or(0, ms));
+    (from, e.until.map(|u| base.saturating_add(ms(u))))
+}
+
 /// `[[expect.attempts]]`.
 pub(crate) fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult {
-    let from = e.from.map_or(0, ms);
-    let until = e.until.map(ms);
+    let anchor = match f.anchor(e.since.as_ref()) {
+        Ok(a) => a,
+        Err(why) => {
+            let expected = format!(
+                "attempts{}{} {}",
+                attempts_scope(e, 0, None),
+                since_text(e.since.as_ref()),
+                counts_text(e.equals, e.at_least, e.at_most)
+            );
+            return unanchored(
+                ExpectKind::Attempts,
+                subject(&e.profile, &e.model),
+                expected,
+                &why,
+                f,
+            );
+        }
+    };
+    let (from, until) = attempts_window(e, anchor.as_ref().map_or(0, |a| a.at_ms));
     let n = f
         .matching(e.profile.as_deref(), e.model.as_deref(), e.fault.as_deref())
         .into_iter()
         .filter(|&t| t >= from && until.is_none_or(|u| t < u))
         .count() as u64;
     let expected = format!(
-        "attempts{} {}",
+        "attempts{}{} {}",
         attempts_scope(e, from, until),
+        since_text(e.since.as_ref()),
         counts_text(e.equals, e.at_least, e.at_most)
     );
     let ok = counts_hold(n, e.equals, e.at_least, e.at_most);
@@ -225,19 +300,37 @@ pub(crate) fn attempts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> Expectation
         n.to_string(),
     );
     r.witness = f.witness(from, until, n);
-    finish(r, status(ok, over, f.reached(until)))
+    anchored(finish(r, status(ok, over, f.reached(until))), anchor.as_ref())
 }
 
 /// `[[expect.attempts]]`'s `hosts_at_least` / `hosts_at_most`: how many distinct hosts sent the
 /// subject's requests in the window (the fleet's: did the other hosts stay off a cooled profile?).
 pub(crate) fn attempt_hosts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> ExpectationResult {
-    let from = e.from.map_or(0, ms);
-    let until = e.until.map(ms);
+    let anchor = match f.anchor(e.since.as_ref()) {
+        Ok(a) => a,
+        Err(why) => {
+            let expected = format!(
+                "hosts sending attempts{}{} {}",
+                attempts_scope(e, 0, None),
+                since_text(e.since.as_ref()),
+                counts_text(None, e.hosts_at_least, e.hosts_at_most)
+            );
+            return unanchored(
+                ExpectKind::Attempts,
+                subject(&e.profile, &e.model),
+                expected,
+                &why,
+                f,
+            );
+        }
+    };
+    let (from, until) = attempts_window(e, anchor.as_ref().map_or(0, |a| a.at_ms));
     let hosts = f.hosts(e, from, until);
     let n = hosts.len() as u64;
     let expected = format!(
-        "hosts sending attempts{} {}",
+        "hosts sending attempts{}{} {}",
         attempts_scope(e, from, until),
+        since_text(e.since.as_ref()),
         counts_text(None, e.hosts_at_least, e.hosts_at_most)
     );
     let names: Vec<&str> = hosts.iter().map(String::as_str).collect();
@@ -261,25 +354,13 @@ pub(crate) fn attempt_hosts(e: &ExpectAttempts, f: &UpstreamFacts<'_>) -> Expect
         .filter(|&t| t >= from && until.is_none_or(|u| t < u))
         .count() as u64;
     r.witness = f.witness(from, until, subject_n).with("hosts", n);
-    finish(r, status(ok, over, f.reached(until)))
+    anchored(finish(r, status(ok, over, f.reached(until))), anchor.as_ref())
 }
 
-/// `[[expect.first_request]]`.
+/// `[[expect.first_request]]`: the subject's first request, its time counted from the run
+/// start, the run's first request (`after_first`) or its `since` anchor — with `since`, the first
+/// at or after the anchor (what came before it is not "since").
 pub(crate) fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> ExpectationResult {
-    let origin = if e.after_first {
-        f.times(None, None).first().copied().unwrap_or(0)
-    } else {
-        0
-    };
-    let first = f
-        .times(e.profile.as_deref(), e.model.as_deref())
-        .first()
-        .map(|t| t.saturating_sub(origin));
-    let since = if e.after_first {
-        " after the first request"
-    } else {
-        ""
-    };
     let (lo, hi) = (e.at_least.map(ms), e.at_most.map(ms));
     let expected = if e.never {
         "first request never".to_string()
@@ -293,57 +374,91 @@ pub(crate) fn first_request(e: &ExpectFirstRequest, f: &UpstreamFacts<'_>) -> Ex
             (None, None) => "first request at some time".to_string(),
         }
     };
+    let since = if e.after_first {
+        " after the first request".to_string()
+    } else {
+        since_text(e.since.as_ref())
+    };
     let expected = format!("{expected}{since}");
+    let dep = subject(&e.profile, &e.model);
+    let anchor = match f.anchor(e.since.as_ref()) {
+        Ok(a) => a,
+        Err(why) => return unanchored(ExpectKind::FirstRequest, dep, expected, &why, f),
+    };
+    let origin = match &anchor {
+        Some(a) => a.at_ms,
+        None if e.after_first => f.times(None, None).first().copied().unwrap_or(0),
+        None => 0,
+    };
+    let times = f.times(e.profile.as_deref(), e.model.as_deref());
+    let first = times
+        .iter()
+        .find(|&&t| anchor.is_none() || t >= origin)
+        .map(|t| t.saturating_sub(origin));
     let observed = first.map_or("none".into(), |t| secs(t as i64));
+    // Whether the run was seen up to `origin + d` (scenario ms from the run start).
+    let seen_until = |d: Option<u64>| f.reached(d.map(|d| origin.saturating_add(d)));
     let (ok, certain, reached) = match first {
         _ if e.never => (first.is_none(), first.is_some(), f.reached(None)),
-        None => (false, false, f.reached(hi)),
+        None => (false, false, seen_until(hi)),
         Some(t) => {
             let ok = lo.is_none_or(|l| t >= l) && hi.is_none_or(|h| t <= h);
             (ok, !ok, true)
         }
     };
-    let mut r = row(
-        ExpectKind::FirstRequest,
-        subject(&e.profile, &e.model),
-        expected,
-        observed,
-    );
+    let mut r = row(ExpectKind::FirstRequest, dep, expected, observed);
     r.observed_ms = first.map(|t| t as i64);
     r.expected_ms = hi.or(lo).map(|t| t as i64);
-    let subject_n = f.times(e.profile.as_deref(), e.model.as_deref()).len() as u64;
+    let subject_n = times.len() as u64;
     r.witness = f.witness(0, None, subject_n);
-    finish(r, status(ok, certain, reached))
+    if e.after_first {
+        // The run's first request is this row's anchor: its witness says where it fell.
+        r.witness.set("anchor_ms", origin);
+    }
+    anchored(finish(r, status(ok, certain, reached)), anchor.as_ref())
 }
 
 /// `[[expect.no_request]]`.
 pub(crate) fn no_request(e: &ExpectNoRequest, f: &UpstreamFacts<'_>) -> ExpectationResult {
-    let (from, until) = (ms(e.from), ms(e.until));
+    let expected_of = |from: u64, until: u64| {
+        format!(
+            "no request in [{}, {}){}",
+            secs(from as i64),
+            secs(until as i64),
+            since_text(e.since.as_ref())
+        )
+    };
+    let dep = subject(&e.profile, &e.model);
+    let anchor = match f.anchor(e.since.as_ref()) {
+        Ok(a) => a,
+        Err(why) => {
+            let expected = expected_of(ms(e.from), ms(e.until));
+            return unanchored(ExpectKind::NoRequest, dep, expected, &why, f);
+        }
+    };
+    let base = anchor.as_ref().map_or(0, |a| a.at_ms);
+    let (from, until) = (
+        base.saturating_add(ms(e.from)),
+        base.saturating_add(ms(e.until)),
+    );
     let inside: Vec<u64> = f
         .times(e.profile.as_deref(), e.model.as_deref())
         .into_iter()
         .filter(|&t| t >= from && t < until)
         .collect();
-    let expected = format!(
-        "no request in [{}, {})",
-        secs(from as i64),
-        secs(until as i64)
-    );
     let observed = match inside.first() {
         None => "none".to_string(),
         Some(&t) => format!("{} (first at {})", inside.len(), secs(t as i64)),
     };
-    let mut r = row(
-        ExpectKind::NoRequest,
-        subject(&e.profile, &e.model),
-        expected,
-        observed,
-    );
+    let mut r = row(ExpectKind::NoRequest, dep, expected_of(from, until), observed);
     r.observed_ms = inside.first().map(|&t| t as i64);
     // Silence proves something only while the system under test was sending meanwhile.
     r.witness = f.witness(from, Some(until), inside.len() as u64);
     let ok = inside.is_empty();
-    finish(r, status(ok, !ok, f.reached(Some(until))))
+    anchored(
+        finish(r, status(ok, !ok, f.reached(Some(until)))),
+        anchor.as_ref(),
+    )
 }
 
 /// The gaps between consecutive requests of a subject, per host (a fleet's `X-Rehearse-Host`;
@@ -441,7 +556,22 @@ pub(crate) fn retry_gaps(e: &ExpectRetryGaps, f: &UpstreamFacts<'_>) -> Expectat
 /// `[[expect.recovered]]`: at least `requests` fault-free requests of the subject from `after`
 /// on, the `requests`-th by `after + within` when given.
 pub(crate) fn recovered(e: &ExpectRecovered, f: &UpstreamFacts<'_>) -> ExpectationResult {
-    let after = ms(e.after);
+    let anchor = match f.anchor(e.since.as_ref()) {
+        Ok(a) => a,
+        Err(why) => {
+            let expected = format!(
+                "fault-free requests from {}{}",
+                secs(ms(e.after) as i64),
+                since_text(e.since.as_ref())
+            );
+            let dep = subject(&e.profile, &e.model);
+            return unanchored(ExpectKind::Recovered, dep, expected, &why, f);
+        }
+    };
+    let after = anchor
+        .as_ref()
+        .map_or(0, |a| a.at_ms)
+        .saturating_add(ms(e.after));
     let n = e.requests.unwrap_or(1).max(1);
     let deadline = e.within.map(|w| after.saturating_add(ms(w)));
     let served: Vec<u64> = f
@@ -455,10 +585,11 @@ pub(crate) fn recovered(e: &ExpectRecovered, f: &UpstreamFacts<'_>) -> Expectati
         .copied();
     let ok = nth.is_some_and(|t| deadline.is_none_or(|d| t <= d));
     let expected = format!(
-        "≥ {n} fault-free request{} from {}{}",
+        "≥ {n} fault-free request{} from {}{}{}",
         if n == 1 { "" } else { "s" },
         secs(after as i64),
-        deadline.map_or(String::new(), |d| format!(" by {}", secs(d as i64)))
+        deadline.map_or(String::new(), |d| format!(" by {}", secs(d as i64))),
+        since_text(e.since.as_ref())
     );
     let observed = match served.first() {
         None => "none".to_string(),
@@ -475,7 +606,10 @@ pub(crate) fn recovered(e: &ExpectRecovered, f: &UpstreamFacts<'_>) -> Expectati
     r.witness = f.witness(after, deadline, served.len() as u64);
     // Failed for certain once the deadline was seen and passed without them.
     let certain = !ok && deadline.is_some_and(|d| f.reached(Some(d)));
-    finish(r, status(ok, certain, f.reached(deadline)))
+    anchored(
+        finish(r, status(ok, certain, f.reached(deadline))),
+        anchor.as_ref(),
+    )
 }
 
 /// Every ground-truth expectation of `e` (already filtered to the run), in table order.
