@@ -133,6 +133,12 @@ pub struct UpstreamRecord {
     /// request, never judged and never faulted; its `t_ms` is ms since the warm-up began.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warmup: bool,
+    /// The turn it was sent for (`wire::turn`): the marker of its `X-Rehearse-Turn` header (the
+    /// embedded engine, fleet hosts) or of its body's last user message (a gateway); `null`
+    /// when it had none (a gateway's own call: compaction, a title), never guessed. Absent in
+    /// recordings made before turns were marked.
+    #[serde(default)]
+    pub turn: Option<u64>,
 }
 
 #[cfg(test)]
@@ -162,6 +168,7 @@ impl UpstreamRecord {
             duplicate: false,
             host: None,
             warmup: false,
+            turn: None,
         }
     }
 }
