@@ -457,7 +457,7 @@ fn turns_of(plan: &ScenarioPlan, o: &Observation) -> crate::verdict::turns::Turn
 }
 
 /// The scenario's profiles by key fingerprint: their ids and providers.
-pub(crate) fn turn_names(plan: &ScenarioPlan) -> crate::verdict::turns::Names {
+fn turn_names(plan: &ScenarioPlan) -> crate::verdict::turns::Names {
     let mut names = crate::verdict::turns::Names::default();
     for p in &plan.checked.file.profile {
         let fp = crate::util::fingerprint(p.credential());

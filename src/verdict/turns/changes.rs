@@ -72,7 +72,7 @@ fn model_requests(row: &TurnRow) -> impl Iterator<Item = &TurnRequest> {
 
 /// How many turns elsewhere make a quiet period a cooldown for a provider that sent from
 /// `profiles` profiles.
-pub fn min_turns_elsewhere(profiles: usize) -> u64 {
+fn min_turns_elsewhere(profiles: usize) -> u64 {
     profiles.max(2) as u64
 }
 

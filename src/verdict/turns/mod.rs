@@ -87,7 +87,7 @@ impl TurnRequest {
 }
 
 /// Whether a request with this fault (`None`: none) got its answer from the upstream.
-pub fn fault_answers(fault: Option<&str>) -> bool {
+fn fault_answers(fault: Option<&str>) -> bool {
     matches!(fault, None | Some("latency" | "slow_stream"))
 }
 
