@@ -32,7 +32,8 @@
 //!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
 //!   checked against the scrapes.
 //! - [`verdict`]: the diff of expected against observed behaviour (pure); `verdict::anchor`: the
-//!   one place a row's `since` (a fault's start or end) becomes an instant.
+//!   one place a row's `since` (a fault's start or end) becomes an instant; the turns in the
+//!   upstream's record (`verdict::turns`: per-turn rows, rotations, fallbacks, cooldowns).
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
 //!   verdict, reason), Markdown, JSON, JUnit and HTML+SVG report writers.
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
@@ -52,7 +53,8 @@
 //!   tuned connector and socket options (`[tcp]`) the run, `replay` and `record` connect
 //!   through, read-failure diagnostics, and the kernel arrival stamps of the harness's servers.
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming,
-//!   which model a request is for.
+//!   which model a request is for, the turn marker (`wire::turn`) the upstream reads a request's
+//!   turn by (`upstream::turn`).
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`; the program an agent runs (a
 //!   Homebrew install's stable `bin/rehearse`, never its versioned keg).
 //! - [`monitoring`]: the shipped monitoring (`monitoring/`: alerting rules, example Alertmanager

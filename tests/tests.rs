@@ -15,6 +15,9 @@ mod cli;
 // Replay: traffic CLI errors, `rehearse replay`/`record` binaries.
 mod replay;
 
+// Turns marked by the embedded engine: every attempt of a line carries its turn.
+mod run_turns;
+
 // The run harness's real transport: typed failures from misbehaving loopback servers.
 mod run_transport;
 

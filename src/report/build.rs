@@ -245,6 +245,7 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
         figures: None,
         alerts: None,
         requests: None,
+        turns: None,
     }
 }
 

@@ -9,7 +9,8 @@
 //! verdict. [`housekeeping`]: what the run did after its report (retention, batch-job metrics,
 //! `--on-fail`), said in the report. [`versions`]: OpenClaw versions side by side and their
 //! behaviour-diff table. [`requests`]: the picture's request lanes, built from the one upstream
-//! recorder's record for every kind of run (`policies[].requests`).
+//! recorder's record for every kind of run (`policies[].requests`). [`turns_md`]: report.md's
+//! "Turns" section (the rows are `verdict::turns`, `policies[].turns`).
 
 pub mod build;
 mod cmd;
@@ -35,6 +36,7 @@ pub mod svg;
 pub mod table;
 pub(crate) mod target;
 pub(crate) mod target_section;
+pub(crate) mod turns_md;
 pub mod versions;
 pub mod versions_model;
 pub(crate) mod write;
