@@ -61,6 +61,9 @@ pub struct TargetReport {
     /// `http`: the fingerprint of the bearer token sent (`token_env`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_fp: Option<String>,
+    /// `http`: the fingerprint of the bearer token sent to `metrics_url` (`metrics_token_env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_token_fp: Option<String>,
     /// `http`: the health path waited for before the warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health_path: Option<String>,

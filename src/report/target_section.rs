@@ -23,6 +23,10 @@ fn facts(t: &TargetReport) -> Table {
     row("mock upstream", t.upstream.clone());
     row("/tmp isolation", t.isolation.clone());
     row("bearer token", t.token_fp.as_ref().map(|f| format!("fingerprint {f}")));
+    row(
+        "metrics token",
+        t.metrics_token_fp.as_ref().map(|f| format!("fingerprint {f}")),
+    );
     row("health path", t.health_path.clone());
     row("config", t.user_config.as_ref().map(|u| format!("{} (yours, with the harness's overlay)", u.path)));
     row("stop", t.stop.clone());

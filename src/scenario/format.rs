@@ -64,6 +64,9 @@ pub struct ScenarioFile {
     /// `[coordinator]`: the Redis the fleet's `redis` coordination uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coordinator: Option<CoordinatorConfig>,
+    /// `[models]`: the primary and fallback models any gateway can send (`models.rs`).
+    #[serde(default, skip_serializing_if = "super::models::ModelsSpec::is_empty")]
+    pub models: super::models::ModelsSpec,
     /// `[target]`: the system under test (default: the embedded engine).
     #[serde(default)]
     pub target: TargetSpec,

@@ -222,6 +222,7 @@ fn check_parsed(
         }
         None => None,
     };
+    super::models::check(&file, &traffic).map_err(|e| invalid(&e.field, e.message))?;
     super::validate_target::check_target(&file, &traffic, duration_ms, user_config.as_ref())
         .map_err(|e| invalid(&e.field, e.message))?;
     super::validate_reach::check_reach(&file, &traffic)
@@ -451,9 +452,8 @@ pub(crate) fn exercised_deps(
     }
     let mf = &file.engine.model_failover;
     let th = &file.engine.throttle;
-    let configured = mf
-        .fallbacks
-        .iter()
+    let configured = file
+        .all_fallbacks()
         .chain(mf.context_fallbacks.iter())
         .chain(mf.lighter_model.iter())
         .chain(th.cheaper_model.iter())
