@@ -9,6 +9,7 @@ pub(crate) mod field;
 pub(crate) mod fleet;
 pub(crate) mod format;
 pub mod gateway;
+pub(crate) mod gateway_setup;
 pub(crate) mod locate;
 pub(crate) mod models;
 pub(crate) mod prometheus;

@@ -78,6 +78,7 @@ fn prepare(
             config.as_ref(),
             &format!("http://{up_addr}"),
             file.upstream.listen.is_some(),
+            crate::rehearsal::gateway::http::is_openclaw_model(gw.model.as_deref()),
             &mut run.target,
             &mut run.notes,
         );
