@@ -89,7 +89,8 @@ fn run(scenario: &Path, reports: &Path, envs: &[(&str, &str)]) -> Output {
         .arg(scenario)
         .arg("--report-dir")
         .arg(reports)
-        .env_remove("REHEARSE_HTTP_TOKEN");
+        .env_remove("REHEARSE_HTTP_TOKEN")
+        .env_remove("REHEARSE_METRICS_TOKEN");
     for (k, v) in envs {
         cmd.env(k, v);
     }
@@ -277,5 +278,54 @@ fn a_health_path_of_its_own_is_waited_for_and_one_that_never_answers_is_named() 
         String::from_utf8_lossy(&out.stderr).contains("target.health_path"),
         "{}",
         show(&out)
+    );
+}
+
+#[test]
+fn a_metrics_url_that_redirects_on_its_origin_is_scraped_with_its_own_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (gw, up) = (free_port(), free_port());
+    let token = "tok-metrics-91ab";
+    let _fake = Fake::start(
+        gw,
+        up,
+        &[("FAKE_METRICS", "1"), ("FAKE_METRICS_TOKEN", token)],
+    );
+    let extra = format!(
+        "metrics_url = \"http://127.0.0.1:{gw}/metrics\"\nmetrics_token_env = \"REHEARSE_METRICS_TOKEN\"\n\n\
+         [[expect.metric]]\nseries = \"fake_turns_total\"\nat_least = 2\n"
+    );
+    let path = scenario(tmp.path(), gw, up, &extra);
+    let reports = tmp.path().join("reports");
+    let out = run(&path, &reports, &[("REHEARSE_METRICS_TOKEN", token)]);
+    let r = report_json(&out);
+    // The 307 to /metrics/ followed, the token sent: the turns counted on the gateway's metrics.
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", rows(&r), show(&out));
+    assert_eq!(
+        r["target"]["metrics_token_fp"],
+        rehearse::util::fingerprint(token)
+    );
+    super::user_config::assert_schema(&r);
+    let all = run_dir_text(&out);
+    assert!(
+        !all.contains(token),
+        "the metrics token is written in the run directory"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(token));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(token));
+
+    // A wrong token: the metrics answer 401, the metric row is never a pass.
+    let out = run(&path, &reports, &[("REHEARSE_METRICS_TOKEN", "tok-wrong")]);
+    let r = report_json(&out);
+    assert_ne!(out.status.code(), Some(0), "{}\n{}", rows(&r), show(&out));
+    assert_ne!(r["verdict"], "pass");
+
+    // Unset: bad input naming the key, before anything runs.
+    let out = run(&path, &reports, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("metrics_token_env names `REHEARSE_METRICS_TOKEN`"),
+        "{err}"
     );
 }
