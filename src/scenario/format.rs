@@ -186,6 +186,32 @@ impl ScenarioFile {
         self.target.external()
     }
 
+    /// The embedded engine's fallback chain: `[engine.modelFailover] fallbacks` when written,
+    /// else `[models] fallbacks` (`super::models`).
+    pub(crate) fn engine_fallbacks(&self) -> &[String] {
+        self.models
+            .engine_fallbacks(&self.engine.model_failover.fallbacks)
+    }
+
+    /// The embedded engine's configuration, its fallback chain [`Self::engine_fallbacks`].
+    pub(crate) fn engine_config(&self) -> EngineConfig {
+        self.models.engine_config(&self.engine)
+    }
+
+    /// A generated gateway configuration's fallbacks and the field they are written at:
+    /// `[models] fallbacks`, else `[engine.modelFailover] fallbacks`; `None` without either.
+    pub(crate) fn gateway_fallbacks(&self) -> Option<(&[String], &'static str)> {
+        self.models
+            .gateway_fallbacks(&self.engine.model_failover.fallbacks)
+    }
+
+    /// Every fallback model any system under test of the scenario can send (`[models]` and
+    /// `[engine.modelFailover]`): expectations and labels may name any of them.
+    pub(crate) fn all_fallbacks(&self) -> impl Iterator<Item = &String> {
+        self.models
+            .all_fallbacks(&self.engine.model_failover.fallbacks)
+    }
+
     /// The expectations a run (`arm`: a policy, a coordination or a target kind) judges: those
     /// without a `policy`, and those naming the run. A fleet's coordination runs each run the
     /// scenario's one policy, so an expectation naming that policy applies to every one.

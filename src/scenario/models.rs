@@ -15,7 +15,6 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::field::FieldError;
-use super::format::ScenarioFile;
 use crate::engine::{EngineConfig, RequestKind};
 use crate::replay::traffic::TrafficLine;
 
@@ -71,9 +70,13 @@ impl ModelsSpec {
 
 /// What `[models]` contradicts elsewhere in the scenario (its own shape checked first): a
 /// written `primary` other than the traffic's model calls' model, an `[engine.modelFailover]
-/// fallbacks` naming a model `[models] fallbacks` does not list. Field paths are the file's.
-pub(crate) fn check(file: &ScenarioFile, traffic: &[TrafficLine]) -> Result<(), FieldError> {
-    let m = &file.models;
+/// fallbacks` (`over`) naming a model `[models] fallbacks` does not list. Field paths are the
+/// file's.
+pub(crate) fn check(
+    m: &ModelsSpec,
+    over: &[String],
+    traffic: &[TrafficLine],
+) -> Result<(), FieldError> {
     m.validate()
         .map_err(|e| FieldError::new(format!("models.{}", e.field), e.message))?;
     if let Some(primary) = &m.primary {
@@ -91,7 +94,6 @@ pub(crate) fn check(file: &ScenarioFile, traffic: &[TrafficLine]) -> Result<(), 
             ));
         }
     }
-    let over = &file.engine.model_failover.fallbacks;
     if !m.fallbacks.is_empty()
         && let Some((i, x)) = over.iter().enumerate().find(|(_, x)| !m.fallbacks.contains(x))
     {
@@ -108,32 +110,32 @@ pub(crate) fn check(file: &ScenarioFile, traffic: &[TrafficLine]) -> Result<(), 
     Ok(())
 }
 
-impl ScenarioFile {
-    /// The embedded engine's fallback chain: `[engine.modelFailover] fallbacks` when written,
-    /// else `[models] fallbacks`.
-    pub(crate) fn engine_fallbacks(&self) -> &[String] {
-        let over = &self.engine.model_failover.fallbacks;
-        if over.is_empty() {
-            &self.models.fallbacks
-        } else {
-            over
-        }
+impl ModelsSpec {
+    /// The embedded engine's fallback chain: the override `over` (`[engine.modelFailover]
+    /// fallbacks`) when written, else `[models] fallbacks`.
+    pub(crate) fn engine_fallbacks<'a>(&'a self, over: &'a [String]) -> &'a [String] {
+        if over.is_empty() { &self.fallbacks } else { over }
     }
 
-    /// The embedded engine's configuration, its fallback chain [`Self::engine_fallbacks`].
-    pub(crate) fn engine_config(&self) -> EngineConfig {
-        let mut c = self.engine.clone();
-        c.model_failover.fallbacks = self.engine_fallbacks().to_vec();
+    /// The embedded engine's configuration `engine`, its fallback chain
+    /// [`Self::engine_fallbacks`].
+    pub(crate) fn engine_config(&self, engine: &EngineConfig) -> EngineConfig {
+        let mut c = engine.clone();
+        c.model_failover.fallbacks = self
+            .engine_fallbacks(&engine.model_failover.fallbacks)
+            .to_vec();
         c
     }
 
     /// A generated gateway configuration's fallbacks and the field they are written at:
-    /// `[models] fallbacks`, else `[engine.modelFailover] fallbacks`; `None` when neither is
-    /// written (the user's own configuration may give them).
-    pub(crate) fn gateway_fallbacks(&self) -> Option<(&[String], &'static str)> {
-        let over = &self.engine.model_failover.fallbacks;
-        if !self.models.fallbacks.is_empty() {
-            Some((&self.models.fallbacks, "models.fallbacks"))
+    /// `[models] fallbacks`, else `over`; `None` when neither is written (the user's own
+    /// configuration may give them).
+    pub(crate) fn gateway_fallbacks<'a>(
+        &'a self,
+        over: &'a [String],
+    ) -> Option<(&'a [String], &'static str)> {
+        if !self.fallbacks.is_empty() {
+            Some((&self.fallbacks, "models.fallbacks"))
         } else if !over.is_empty() {
             Some((over, "engine.modelFailover.fallbacks"))
         } else {
@@ -141,15 +143,14 @@ impl ScenarioFile {
         }
     }
 
-    /// Every fallback model any system under test of the scenario can send: `[models]
-    /// fallbacks` and `[engine.modelFailover] fallbacks` (expectations and labels may name
-    /// any of them).
-    pub(crate) fn all_fallbacks(&self) -> impl Iterator<Item = &String> {
-        let over = &self.engine.model_failover.fallbacks;
-        self.models
-            .fallbacks
+    /// Every fallback model any system under test can send: `[models] fallbacks` and `over`.
+    pub(crate) fn all_fallbacks<'a>(
+        &'a self,
+        over: &'a [String],
+    ) -> impl Iterator<Item = &'a String> {
+        self.fallbacks
             .iter()
-            .chain(over.iter().filter(|m| !self.models.fallbacks.contains(m)))
+            .chain(over.iter().filter(|m| !self.fallbacks.contains(m)))
     }
 }
 
@@ -158,10 +159,12 @@ mod tests {
     use super::*;
     use crate::replay::traffic::parse_traffic;
 
-    const MIN: &str = "name = \"x\"\nduration = \"10s\"\ntraffic = \"t.jsonl\"\n";
+    fn models(text: &str) -> ModelsSpec {
+        toml::from_str(text).unwrap()
+    }
 
-    fn file(extra: &str) -> ScenarioFile {
-        ScenarioFile::parse(&format!("{MIN}{extra}"), "x.toml").unwrap()
+    fn v(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
     }
 
     fn traffic() -> Vec<TrafficLine> {
@@ -174,57 +177,64 @@ mod tests {
 
     #[test]
     fn models_feed_the_engine_and_the_gateways_and_the_override_wins_for_the_engine_only() {
-        let f = file("[models]\nprimary = \"mockai/m1\"\nfallbacks = [\"fb/m2\", \"fb/m3\"]\n");
-        assert!(check(&f, &traffic()).is_ok());
-        assert_eq!(f.engine_fallbacks(), ["fb/m2", "fb/m3"]);
-        assert_eq!(f.engine_config().model_failover.fallbacks, ["fb/m2", "fb/m3"]);
+        let m = models("primary = \"mockai/m1\"\nfallbacks = [\"fb/m2\", \"fb/m3\"]\n");
+        let none: Vec<String> = Vec::new();
+        assert!(check(&m, &none, &traffic()).is_ok());
+        assert_eq!(m.engine_fallbacks(&none), ["fb/m2", "fb/m3"]);
+        let engine = EngineConfig::default();
         assert_eq!(
-            f.gateway_fallbacks(),
-            Some((&["fb/m2".to_string(), "fb/m3".to_string()][..], "models.fallbacks"))
+            m.engine_config(&engine).model_failover.fallbacks,
+            ["fb/m2", "fb/m3"]
         );
-        let f = file(
-            "[models]\nfallbacks = [\"fb/m2\", \"fb/m3\"]\n\
-             [engine.modelFailover]\nfallbacks = [\"fb/m3\"]\n",
+        assert_eq!(
+            m.gateway_fallbacks(&none),
+            Some((&v(&["fb/m2", "fb/m3"])[..], "models.fallbacks"))
         );
-        assert!(check(&f, &traffic()).is_ok());
-        assert_eq!(f.engine_fallbacks(), ["fb/m3"]);
-        assert_eq!(f.gateway_fallbacks().unwrap().0, ["fb/m2", "fb/m3"]);
-        assert_eq!(f.all_fallbacks().count(), 2);
+        // The engine's override: its chain only, within `[models]`.
+        let over = v(&["fb/m3"]);
+        assert!(check(&m, &over, &traffic()).is_ok());
+        assert_eq!(m.engine_fallbacks(&over), ["fb/m3"]);
+        assert_eq!(m.gateway_fallbacks(&over).unwrap().0, ["fb/m2", "fb/m3"]);
+        assert_eq!(m.all_fallbacks(&over).count(), 2);
         // Written before `[models]`: the engine table is everyone's.
-        let f = file("[engine.modelFailover]\nfallbacks = [\"fb/m2\"]\n");
-        assert_eq!(f.engine_fallbacks(), ["fb/m2"]);
+        let empty = ModelsSpec::default();
+        let old = v(&["fb/m2"]);
+        assert!(empty.is_empty());
+        assert_eq!(empty.engine_fallbacks(&old), ["fb/m2"]);
         assert_eq!(
-            f.gateway_fallbacks().unwrap(),
-            (&["fb/m2".to_string()][..], "engine.modelFailover.fallbacks")
+            empty.gateway_fallbacks(&old).unwrap(),
+            (&old[..], "engine.modelFailover.fallbacks")
         );
-        assert!(file("").gateway_fallbacks().is_none());
-        assert!(file("").models.is_empty());
+        assert!(empty.gateway_fallbacks(&none).is_none());
     }
 
     #[test]
     fn a_contradiction_or_a_bad_name_is_refused_at_its_field() {
-        for (extra, field, why) in [
+        for (m, over, field, why) in [
             (
-                "[models]\nfallbacks = [\"fb/m2\"]\n[engine.modelFailover]\nfallbacks = [\"fb/m2\", \"fb/m9\"]\n",
+                "fallbacks = [\"fb/m2\"]",
+                v(&["fb/m2", "fb/m9"]),
                 "engine.modelFailover.fallbacks[1]",
                 "not among `[models] fallbacks` (fb/m2)",
             ),
             (
-                "[models]\nprimary = \"mockai/m7\"\n",
+                "primary = \"mockai/m7\"",
+                vec![],
                 "models.primary",
                 "its model calls name `mockai/m1`",
             ),
-            ("[models]\nfallbacks = [\"m2\"]\n", "models.fallbacks[0]", "PROVIDER/MODEL"),
+            ("fallbacks = [\"m2\"]", vec![], "models.fallbacks[0]", "PROVIDER/MODEL"),
             (
-                "[models]\nprimary = \"mockai/m1\"\nfallbacks = [\"fb/m2\", \"mockai/m1\"]\n",
+                "primary = \"mockai/m1\"\nfallbacks = [\"fb/m2\", \"mockai/m1\"]",
+                vec![],
                 "models.fallbacks[1]",
                 "named twice",
             ),
         ] {
-            let e = check(&file(extra), &traffic()).unwrap_err();
-            assert_eq!(e.field, field, "{extra}");
-            assert!(e.message.contains(why), "{extra}: {e:?}");
+            let e = check(&models(m), &over, &traffic()).unwrap_err();
+            assert_eq!(e.field, field, "{m}");
+            assert!(e.message.contains(why), "{m}: {e:?}");
         }
-        assert!(ScenarioFile::parse(&format!("{MIN}[models]\nprimry = \"a/b\"\n"), "x").is_err());
+        assert!(toml::from_str::<ModelsSpec>("primry = \"a/b\"").is_err());
     }
 }

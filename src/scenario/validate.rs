@@ -222,7 +222,8 @@ fn check_parsed(
         }
         None => None,
     };
-    super::models::check(&file, &traffic).map_err(|e| invalid(&e.field, e.message))?;
+    super::models::check(&file.models, &file.engine.model_failover.fallbacks, &traffic)
+        .map_err(|e| invalid(&e.field, e.message))?;
     super::validate_target::check_target(&file, &traffic, duration_ms, user_config.as_ref())
         .map_err(|e| invalid(&e.field, e.message))?;
     super::validate_reach::check_reach(&file, &traffic)
