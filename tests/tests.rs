@@ -103,6 +103,8 @@ mod metrics_alert_gauges;
 mod scrape_timeline;
 // The /metrics scraper against a loopback server (verdict helper).
 mod scrape_scraper;
+// The scraper's same-origin redirects and bearer token against loopback servers.
+mod scrape_redirect;
 // Report model, writers, `rehearse report` (verdict helper).
 mod report;
 // Report contracts for machines: `rehearse report` exit codes, JUnit XML, the JSON Schema.

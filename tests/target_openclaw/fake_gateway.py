@@ -17,6 +17,9 @@ fake_gateway.py PORT UPSTREAM_URL KEY MODE [COLD_S]
                                  MODE `strip`: `router`, its user messages' turn markers removed.
 Environment: FAKE_REQUIRE_TOKEN=T answers 401 to a turn without `Authorization: Bearer T`;
 FAKE_HEALTH_PATH=/P answers GET /P only (every other GET path 404).
+FAKE_METRICS=1 serves `fake_turns_total` (turns answered) as LiteLLM's proxy does its metrics:
+GET /metrics answers 307 to the absolute http://HOST/metrics/; FAKE_METRICS_TOKEN=T answers 401
+there without `Authorization: Bearer T`.
 """
 import http.server
 import json
@@ -31,6 +34,7 @@ import urllib.request
 port, upstream, key, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 cold_s = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
 first = [True]
+turns = [0]
 lock = threading.Lock()
 histories = {}  # session (the turn's `user`) -> its messages so far
 
@@ -54,10 +58,30 @@ class Gateway(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self):
+        if os.environ.get("FAKE_METRICS") and self.path in ("/metrics", "/metrics/"):
+            return self.metrics()
         health = os.environ.get("FAKE_HEALTH_PATH")
         if health and self.path != health:
             return answer(self, 404, {"error": "not found"})
         answer(self, 200, {"ok": True, "status": "live"})
+
+    def metrics(self):
+        if self.path == "/metrics":
+            self.send_response(307)
+            self.send_header("location", "http://%s/metrics/" % self.headers.get("host"))
+            self.send_header("content-length", "0")
+            return self.end_headers()
+        want = os.environ.get("FAKE_METRICS_TOKEN")
+        if want is not None and self.headers.get("authorization") != "Bearer " + want:
+            return answer(self, 401, {"error": "unauthorized access to metrics endpoint"})
+        with lock:
+            n = turns[0]
+        data = ("# TYPE fake_turns_total counter\nfake_turns_total %d\n" % n).encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/plain; version=0.0.4")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self):
         n = int(self.headers.get("content-length", "0"))
@@ -82,6 +106,8 @@ class Gateway(http.server.BaseHTTPRequestHandler):
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
                 r.read()
+            with lock:
+                turns[0] += 1
             return answer(self, 200, ok_body("answered"))
         except urllib.error.HTTPError as e:
             return answer(self, 502, {"error": {"message": "upstream said %d" % e.code}})
