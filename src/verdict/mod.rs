@@ -12,6 +12,8 @@
 
 pub(crate) mod alert;
 pub(crate) mod anchor;
+pub mod answers;
+pub(crate) mod answer_rows;
 pub(crate) mod alert_rules;
 pub mod alert_eval;
 pub mod baseline;
