@@ -379,6 +379,30 @@ mod tests {
         );
     }
 
+    /// A count of truncated turns over answers with no row in the upstream's record (the
+    /// marker stripped) is no pass: whether they were cut is not known.
+    #[test]
+    fn no_truncated_count_holds_over_unrecorded_answers() {
+        let none = ExpectTurn {
+            outcome: Some("truncated".into()),
+            equals: Some(0),
+            ..Default::default()
+        };
+        let mut seen = turns();
+        assert_eq!(
+            evaluate(std::slice::from_ref(&none), &seen, false)[0].status,
+            ExpectStatus::Pass
+        );
+        seen[0].unrecorded = true;
+        let got = evaluate(std::slice::from_ref(&none), &seen, false);
+        assert_eq!(got[0].status, ExpectStatus::Fail, "{}", got[0].detail);
+        assert!(got[0].observed.contains("truncation not known"), "{}", got[0].observed);
+        assert_eq!(got[0].witness.get("turns_unrecorded"), 1);
+        seen[0].outcome = Some(TurnEnd::Truncated);
+        seen[0].unrecorded = false;
+        assert_eq!(evaluate(&[none], &seen, false)[0].status, ExpectStatus::Fail);
+    }
+
     #[test]
     fn a_stopped_run_leaves_unsettled_bounds_not_reached() {
         let at_least = ExpectTurn {

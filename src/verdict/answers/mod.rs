@@ -9,8 +9,10 @@
 //! - the request *served* for a turn is its answering request (`answered_by`); a turn with none
 //!   whose last request a stream fault cut (`reset_mid_stream`, `stall_stream`) was served
 //!   that cut request: a gateway that returns 200 on it passes on fewer tokens than were built;
-//! - *truncated*: the content has fewer whitespace-separated words than the `N` tokens of the
-//!   served request's answer;
+//! - *truncated*: the content is the served answer cut short — its words are `t1 t2 … tk` in
+//!   order (the last one possibly cut inside), `k` less than the `N` tokens of the served
+//!   request's answer; content of another shape (a gateway that writes its own text) is not
+//!   judged truncated, its words and the served `N` stay in the row;
 //! - the usage is judged only when the served request's answer carried one (a whole answer with
 //!   a usage block or chunk), else it is unknown (the gateway computes its own);
 //! - a turn with no row in the record (the marker stripped, or no request for it) is
@@ -46,6 +48,10 @@ pub struct Served {
 pub struct AnswerCheck {
     /// The answer's content in whitespace-separated words (`t1 … tN` is `N`).
     pub content_tokens: u64,
+    /// Its content is the mock's answer, maybe cut short: `t1 t2 … tk` in order, the last word
+    /// possibly cut inside (what truncation is judged on).
+    #[serde(default)]
+    pub served_shape: bool,
     /// The `model` the gateway's answer named.
     #[serde(default)]
     pub reported_model: Option<String>,
@@ -83,6 +89,16 @@ pub fn content_tokens(text: &str) -> u64 {
     text.split_whitespace().count() as u64
 }
 
+/// Whether `text` is `t1 t2 … tk` (k ≥ 0), the last word possibly a prefix of `tk`: the
+/// upstream's answer, maybe cut short.
+pub fn served_shape(text: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words.iter().enumerate().all(|(i, w)| {
+        let whole = format!("t{}", i + 1);
+        *w == whole || (i + 1 == words.len() && whole.starts_with(w))
+    })
+}
+
 /// What the upstream served for the turn of `row`: its answering request, else its last
 /// request when a stream fault cut it; `None` when neither.
 pub fn served_of(row: &TurnRow) -> Option<Served> {
@@ -109,13 +125,14 @@ pub fn served_of(row: &TurnRow) -> Option<Served> {
 }
 
 impl AnswerCheck {
-    /// Its content is shorter than the answer served for the turn (false when that is not
-    /// known: no record, no served request, a recording without tokens).
+    /// Its content is the answer served for the turn cut short (false when that is not
+    /// known: no record, no served request, a recording without tokens; or when its content is
+    /// not of the served answer's shape).
     pub fn truncated(&self) -> bool {
         self.served
             .as_ref()
             .and_then(|s| s.tokens)
-            .is_some_and(|n| self.recorded && self.content_tokens < n)
+            .is_some_and(|n| self.recorded && self.served_shape && self.content_tokens < n)
     }
 
     /// The reported model against the served one; a `PROVIDER/` prefix on either side is no
