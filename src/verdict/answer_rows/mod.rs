@@ -131,7 +131,9 @@ fn judge(what: &str, subject: &str, t: &Tally, stopped: bool) -> ExpectationResu
         observed,
         &format!("turns {subject}"),
     );
+    // `turns`: the kind's evidence (the answers compared).
     r.witness = Witness::of(&[
+        ("turns", compared),
         ("turns_compared", compared),
         ("turns_differ", differ),
         ("turns_unknown", t.unknown),
