@@ -3,7 +3,8 @@
 //! transition, and half-open probe spacing at the upstream. Every result carries one line that
 //! says what was expected, what was observed and the delta, and a status: pass, fail, or — in a
 //! run stopped early — not_reached ([`reach`]). A row's times may count from a fault's start or
-//! end instead of the run start ([`anchor`]).
+//! end instead of the run start ([`anchor`]). A gateway's answers are judged against what the
+//! upstream served for each turn ([`answers`], [`answer_rows`]).
 //!
 //! Time base: the checks compare wall-clock times (ms since the run start at `--speed`, what the
 //! harness measured, against the scenario's times divided by the speed), but every string and

@@ -252,3 +252,28 @@ fn http_answers_with_the_marker_stripped_are_not_judged_as_pass() {
         );
     }
 }
+
+#[test]
+fn http_answers_a_value_other_than_served_is_located_and_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = scenario(tmp.path(), free_port(), free_port(), false);
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("usage = \"served\"", "usage = \"gateway\"");
+    std::fs::write(&path, &text).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("\"gateway\""))
+        .unwrap()
+        + 1;
+    let col = text.lines().nth(line - 1).unwrap().find('"').unwrap() + 1;
+    let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["validate", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let at = format!("{}:{line}:{col}: expect.turn[1].usage", path.display());
+    assert!(err.contains(&at), "wants `{at}`:\n{err}");
+    assert!(err.contains("the one value is \"served\""), "{err}");
+}

@@ -4,7 +4,8 @@
 //! per token interval, then at once a last choice chunk with an empty delta and
 //! `finish_reason: "stop"`, a usage chunk (`choices: []`) when `stream_options.include_usage` is
 //! true, and `data: [DONE]`. Clients that insist on a final `finish_reason` (OpenClaw's own
-//! stream client, the official SDKs) read it as complete.
+//! stream client, the official SDKs) read it as complete. The request's record keeps `N`
+//! (`tokens`) and the usage the answer carries, what a gateway's answer is compared with.
 
 use std::borrow::Cow;
 use std::sync::Arc;

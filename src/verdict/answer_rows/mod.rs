@@ -27,7 +27,7 @@ pub(crate) struct AnswerSeen<'a> {
 }
 
 /// `reported_model` and `usage` say `"served"`, and name no outcome without an answer.
-pub(super) fn check(t: &ExpectTurn) -> Result<(), (&'static str, String)> {
+pub(crate) fn check(t: &ExpectTurn) -> Result<(), (&'static str, String)> {
     for (key, v) in [("reported_model", &t.reported_model), ("usage", &t.usage)] {
         if let Some(v) = v
             && v != SERVED
