@@ -42,7 +42,7 @@ impl Gateway {
             .stderr(Stdio::null())
             .spawn()
             .expect("python3 runs the stand-in gateway");
-        let t = std::time::Instant::now();
+        let t = tokio::time::Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
                 t.elapsed().as_secs() < 20,

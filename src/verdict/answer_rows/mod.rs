@@ -54,6 +54,9 @@ pub(crate) fn check(t: &ExpectTurn) -> Result<(), (&'static str, String)> {
     Ok(())
 }
 
+/// One aspect of an answer compared with what was served.
+type Aspect = fn(&AnswerCheck) -> Compared;
+
 /// What one aspect's comparisons came to.
 #[derive(Debug, Default)]
 struct Tally {
@@ -79,7 +82,7 @@ pub(crate) fn evaluate(
             .filter_map(|t| t.answer.map(|a| (t.line, a)))
             .collect();
         let subject = e.outcome.as_deref().unwrap_or("answered or truncated");
-        let aspects: [(&str, bool, fn(&AnswerCheck) -> Compared); 2] = [
+        let aspects: [(&str, bool, Aspect); 2] = [
             ("reported model", e.reported_model.is_some(), AnswerCheck::model),
             ("usage", e.usage.is_some(), AnswerCheck::usage),
         ];
