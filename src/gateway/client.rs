@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use super::turn_end::TurnEnd;
 use crate::replay::http::{ExchangeError, HttpDispatcher, TargetError};
+use crate::wire::usage::Usage;
 
 /// The model a turn names: the gateway's default agent.
 const GATEWAY_MODEL: &str = "openclaw/default";
@@ -50,6 +51,12 @@ pub struct TurnOutcome {
     /// Whether the body was an SSE stream.
     #[serde(default)]
     pub sse: bool,
+    /// The `model` the answer named (a stream's last chunk that named one).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The `usage` the answer carried (a stream's usage chunk).
+    #[serde(default)]
+    pub usage: Option<Usage>,
 }
 
 impl TurnOutcome {
@@ -154,6 +161,8 @@ impl TurnClient {
                 done: false,
                 elapsed_ms: 0,
                 sse: false,
+                model: None,
+                usage: None,
             },
         };
         out.elapsed_ms = elapsed_ms;
@@ -171,6 +180,8 @@ pub(crate) fn read_answer(status: u16, body: &[u8], stream: bool) -> TurnOutcome
         done: false,
         elapsed_ms: 0,
         sse: false,
+        model: None,
+        usage: None,
     };
     let text = String::from_utf8_lossy(body);
     let is_sse = stream && text.trim_start().starts_with("data:");
@@ -181,6 +192,7 @@ pub(crate) fn read_answer(status: u16, body: &[u8], stream: bool) -> TurnOutcome
                 if let Some(m) = error_message(&v) {
                     out.error = Some(m);
                 }
+                read_model_and_usage(&v, &mut out);
                 let choice = v.pointer("/choices/0");
                 if let Some(c) = choice.and_then(|c| c.pointer("/message/content")) {
                     out.text = c.as_str().unwrap_or_default().to_string();
@@ -211,6 +223,7 @@ pub(crate) fn read_answer(status: u16, body: &[u8], stream: bool) -> TurnOutcome
         if let Some(m) = error_message(&v) {
             out.error = Some(m);
         }
+        read_model_and_usage(&v, &mut out);
         for c in v
             .get("choices")
             .and_then(Value::as_array)
@@ -226,6 +239,16 @@ pub(crate) fn read_answer(status: u16, body: &[u8], stream: bool) -> TurnOutcome
         }
     }
     out
+}
+
+/// The `model` and `usage` a completion (or chunk) names, kept when it names them.
+fn read_model_and_usage(v: &Value, out: &mut TurnOutcome) {
+    if let Some(m) = v.get("model").and_then(Value::as_str).filter(|m| !m.is_empty()) {
+        out.model = Some(m.to_string());
+    }
+    if let Some(u) = v.get("usage").and_then(Usage::of_json) {
+        out.usage = Some(u);
+    }
 }
 
 /// `error.message` (or a string `error`) of an OpenAI-shaped error.
@@ -291,6 +314,8 @@ mod tests {
             done: false,
             elapsed_ms: 0,
             sse: false,
+            model: None,
+            usage: None,
         };
         assert_eq!(lost("timeout").end(), TurnEnd::TimedOut);
         assert_eq!(lost("reset").end(), TurnEnd::TransportError);

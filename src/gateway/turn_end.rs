@@ -22,11 +22,14 @@ pub enum TurnEnd {
     TransportError,
     /// A 2xx without an error that never gave a `finish_reason` (a stream cut short).
     Unfinished,
+    /// A 2xx answer whose content is shorter than the `t1 … tN` the upstream served for the
+    /// turn (decided after the run, from the upstream's record: `verdict::answers`).
+    Truncated,
 }
 
 impl TurnEnd {
     /// Every outcome, in the order the docs list them.
-    pub const ALL: [TurnEnd; 7] = [
+    pub const ALL: [TurnEnd; 8] = [
         Self::Answered,
         Self::ErrorBody,
         Self::HttpError,
@@ -34,6 +37,7 @@ impl TurnEnd {
         Self::ErrorEvent,
         Self::TransportError,
         Self::Unfinished,
+        Self::Truncated,
     ];
 
     /// The snake_case name (`answered`, `error_body`, ...).
@@ -46,6 +50,7 @@ impl TurnEnd {
             Self::ErrorEvent => "error_event",
             Self::TransportError => "transport_error",
             Self::Unfinished => "unfinished",
+            Self::Truncated => "truncated",
         }
     }
 

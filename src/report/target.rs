@@ -158,11 +158,16 @@ pub struct TurnRow {
     #[serde(default)]
     pub error: Option<String>,
     /// How the turn ended (`answered`, `error_body`, `http_error`, `timed_out`, `error_event`,
-    /// `transport_error`, `unfinished`): what `[[expect.turn]]` counts.
+    /// `transport_error`, `unfinished`, `truncated`): what `[[expect.turn]]` counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<TurnEnd>,
     /// How long the turn took, ms.
     pub elapsed_ms: u64,
+    /// A complete 2xx answer against what the upstream served for the turn: its content
+    /// tokens, the model and usage the gateway reported, the served request's (absent for
+    /// other turns and in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<crate::verdict::answers::AnswerCheck>,
 }
 
 /// One profile's state in the gateway's auth store after the run.

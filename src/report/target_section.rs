@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 
 use super::model::{Report, TargetReport};
 use super::table::Table;
+use crate::gateway::TurnEnd;
+use crate::verdict::answers::{AnswerCheck, Compared};
 use crate::verdict::secs;
 
 fn facts(t: &TargetReport) -> Table {
@@ -42,9 +44,9 @@ fn facts(t: &TargetReport) -> Table {
 fn turns(t: &TargetReport) -> Table {
     let mut tab = Table::new(
         &[
-            "line", "session", "due", "stream", "status", "outcome", "took",
+            "line", "session", "due", "stream", "status", "outcome", "took", "answer",
         ],
-        &[true, false, true, false, true, false, true],
+        &[true, false, true, false, true, false, true, false],
     );
     for r in &t.turns {
         // The class `[[expect.turn]]` counts first, then what the client saw.
@@ -54,7 +56,7 @@ fn turns(t: &TargetReport) -> Table {
             (None, _) => "incomplete answer".into(),
         };
         let outcome = match r.outcome {
-            Some(end) if r.ok => format!("{} ({})", end.as_str(), r.finish_reason.as_deref().unwrap_or("-")),
+            Some(end) if r.ok || end == TurnEnd::Truncated => format!("{} ({})", end.as_str(), r.finish_reason.as_deref().unwrap_or("-")),
             Some(end) => format!("{}: {detail}", end.as_str()),
             None => detail,
         };
@@ -66,9 +68,40 @@ fn turns(t: &TargetReport) -> Table {
             r.status.map_or("-".into(), |s| s.to_string()),
             outcome,
             secs(r.elapsed_ms as i64),
+            r.answer.as_ref().map_or_else(String::new, answer_text),
         ]);
     }
     tab
+}
+
+/// A 2xx answer against what the upstream served for its turn: `3 of 8 tokens; model gpt-4o ≠
+/// served gpt-4o-mini; usage (none) ≠ served 48+8=56`.
+fn answer_text(a: &AnswerCheck) -> String {
+    if !a.recorded {
+        return format!(
+            "{} tokens; no row in the upstream's record (not judged)",
+            a.content_tokens
+        );
+    }
+    let Some(s) = &a.served else {
+        return format!("{} tokens; no request of the turn answered", a.content_tokens);
+    };
+    let tokens = match (s.tokens, &s.cut) {
+        (Some(n), Some(f)) => format!("{} of {n} tokens (cut by {f})", a.content_tokens),
+        (Some(n), None) => format!("{} of {n} tokens", a.content_tokens),
+        (None, _) => format!("{} tokens", a.content_tokens),
+    };
+    let model = a.reported_model.as_deref().unwrap_or("(none)");
+    let model = match a.model() {
+        Compared::Differs { served, .. } => format!("model {model} ≠ served {served}"),
+        _ => format!("model {model}"),
+    };
+    let usage = match a.usage() {
+        Compared::Same => format!("usage {}", a.usage.map(|u| u.to_string()).unwrap_or_default()),
+        Compared::Differs { got, served } => format!("usage {got} ≠ served {served}"),
+        Compared::Unknown(_) | Compared::Unrecorded => "usage unknown".to_string(),
+    };
+    format!("{tokens}; {model}; {usage}")
 }
 
 /// The warm-up's facts (one line) and its turns.
@@ -289,7 +322,6 @@ fn html_block(t: &TargetReport, title: &str, o: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::TurnEnd;
     use crate::report::target::TurnRow;
 
     #[test]
@@ -349,5 +381,37 @@ mod tests {
         assert!(o.contains("| answered (stop) |"), "{o}");
         assert!(o.contains("| http_error: error: upstream 503 |"), "{o}");
         assert!(o.contains("| error: timed out |"), "{o}");
+        // A truncated answer and a misreported model, each against what was served.
+        let served = crate::verdict::answers::Served {
+            request: 1,
+            model: Some("gpt-4o-mini".into()),
+            tokens: Some(8),
+            usage: None,
+            cut: None,
+        };
+        let t = TargetReport {
+            turns: vec![TurnRow {
+                status: Some(200),
+                finish_reason: Some("stop".into()),
+                outcome: Some(TurnEnd::Truncated),
+                answer: Some(AnswerCheck {
+                    content_tokens: 3,
+                    served_shape: true,
+                    reported_model: Some("gpt-4o".into()),
+                    usage: None,
+                    recorded: true,
+                    served: Some(served),
+                }),
+                ..TurnRow::default()
+            }],
+            ..TargetReport::default()
+        };
+        let mut o = String::new();
+        turns(&t).markdown(&mut o);
+        assert!(
+            o.contains("| truncated (stop) |")
+                && o.contains("| 3 of 8 tokens; model gpt-4o ≠ served gpt-4o-mini; usage unknown |"),
+            "{o}"
+        );
     }
 }

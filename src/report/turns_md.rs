@@ -155,6 +155,8 @@ mod tests {
             model: Some("m1".into()),
             fault: fault.map(str::to_string),
             probe: false,
+            tokens: None,
+            usage: None,
         }
     }
 

@@ -136,6 +136,8 @@ mod tests {
             warmup: false,
             retry_after_ms: None,
             turn: None,
+            tokens: None,
+            usage: None,
         };
         let line = verbose_line(&r);
         assert!(line.ends_with(".123Z llm model=mockai/m1 profile=1a2b3c fault=status"));

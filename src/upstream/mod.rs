@@ -124,6 +124,10 @@ pub(crate) struct Incoming<'a> {
     pub host: Option<&'a str>,
     /// The turn it was sent for (`turn`), if marked.
     pub turn: Option<u64>,
+    /// A chat completion's content tokens (the answer built for it).
+    pub tokens: Option<u64>,
+    /// The usage that answer carries, if any.
+    pub usage: Option<crate::wire::usage::Usage>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -307,6 +311,8 @@ impl Upstream {
                     .as_ref()
                     .and_then(|d| faults::retry_after_ms(&d.1, wall, self.speed)),
                 turn: inc.turn,
+                tokens: inc.tokens,
+                usage: inc.usage,
             };
             for s in sinks.iter() {
                 s.record(&rec);

@@ -144,6 +144,15 @@ pub struct UpstreamRecord {
     /// recordings made before turns were marked.
     #[serde(default)]
     pub turn: Option<u64>,
+    /// A chat completion's content tokens: the `N` of the `t1 … tN` the upstream built for it
+    /// (its `fault` says whether it went out whole: a stream fault cuts it, a refusal sends
+    /// none of it); absent for other routes and in older recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// The `usage` that answer carries at its end (a JSON answer always; a stream only when
+    /// asked, `stream_options.include_usage`); absent when it carries none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::wire::usage::Usage>,
 }
 
 #[cfg(test)]
@@ -175,6 +184,8 @@ impl UpstreamRecord {
             warmup: false,
             retry_after_ms: None,
             turn: None,
+            tokens: None,
+            usage: None,
         }
     }
 }

@@ -14,6 +14,8 @@ fn inc<'a>(route: RouteKind) -> Incoming<'a> {
         idempotency_key: None,
         host: None,
         turn: None,
+        tokens: None,
+        usage: None,
     }
 }
 

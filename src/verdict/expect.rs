@@ -336,7 +336,9 @@ impl Expectations {
             if let Some(msg) = policy_bad(&t.policy) {
                 return err(format!("expect.turn[{i}].policy"), &msg);
             }
-            super::turn::check(t, &policy_ok).map_err(|(key, msg)| {
+            super::turn::check(t, &policy_ok)
+                .and_then(|()| super::answer_rows::check(t))
+                .map_err(|(key, msg)| {
                 let field = match key {
                     "" => format!("expect.turn[{i}]"),
                     k => format!("expect.turn[{i}].{k}"),

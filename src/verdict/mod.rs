@@ -3,7 +3,8 @@
 //! transition, and half-open probe spacing at the upstream. Every result carries one line that
 //! says what was expected, what was observed and the delta, and a status: pass, fail, or — in a
 //! run stopped early — not_reached ([`reach`]). A row's times may count from a fault's start or
-//! end instead of the run start ([`anchor`]).
+//! end instead of the run start ([`anchor`]). A gateway's answers are judged against what the
+//! upstream served for each turn ([`answers`], [`answer_rows`]).
 //!
 //! Time base: the checks compare wall-clock times (ms since the run start at `--speed`, what the
 //! harness measured, against the scenario's times divided by the speed), but every string and
@@ -12,6 +13,8 @@
 
 pub(crate) mod alert;
 pub(crate) mod anchor;
+pub mod answers;
+pub(crate) mod answer_rows;
 pub(crate) mod alert_rules;
 pub mod alert_eval;
 pub mod baseline;

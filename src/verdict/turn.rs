@@ -1,7 +1,8 @@
 //! `[[expect.turn]]` (external targets): what came back for the turns the harness sent the
 //! gateway — how many ended in an outcome (`answered`, `error_body`, `http_error`, `timed_out`,
-//! `error_event`, `transport_error`, `unfinished`; every turn when no outcome is named), and how
-//! long they took. The table as written, its checks, and its pure evaluator over the run's turn
+//! `error_event`, `transport_error`, `unfinished`, `truncated`; every turn when no outcome is
+//! named), and how long they took; its `reported_model` / `usage` rows are
+//! [`super::answer_rows`]. The table as written, its checks, and its pure evaluator over the run's turn
 //! rows.
 //!
 //! A run stopped with turns still out vouches only for what came back: a count that already
@@ -23,6 +24,9 @@ pub(crate) struct TurnSeen {
     pub outcome: Option<TurnEnd>,
     /// From sending to the end of its answer, ms.
     pub elapsed_ms: u64,
+    /// A 2xx answer with no row in the upstream's record (the marker stripped): whether it was
+    /// truncated is not known.
+    pub unrecorded: bool,
 }
 
 /// `[[expect.turn]]`: a bound on the turns of one outcome (all turns when `outcome` is absent).
@@ -60,6 +64,14 @@ pub struct ExpectTurn {
     /// whose runs are named after their versions.)
     #[serde(default, alias = "version", skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
+    /// `"served"`: every such 2xx answer named the model the upstream served for its turn
+    /// (`super::answer_rows`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_model: Option<String>,
+    /// `"served"`: every such 2xx answer carried the usage the upstream sent for its turn,
+    /// where it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<String>,
 }
 
 impl ExpectTurn {
@@ -69,6 +81,10 @@ impl ExpectTurn {
 
     pub(crate) fn latency(&self) -> bool {
         self.latency_at_most.is_some() || self.latency_at_least.is_some()
+    }
+
+    pub(crate) fn answers(&self) -> bool {
+        self.reported_model.is_some() || self.usage.is_some()
     }
 }
 
@@ -94,10 +110,12 @@ pub(super) fn check(
             ),
         ));
     }
-    if !t.counts() && !t.latency() {
+    if !t.counts() && !t.latency() && !t.answers() {
         return Err((
             "",
-            "give `equals`, `at_least`, `at_most`, `latency_at_most` or `latency_at_least`".into(),
+            "give `equals`, `at_least`, `at_most`, `latency_at_most`, `latency_at_least`, \
+             `reported_model` or `usage`"
+                .into(),
         ));
     }
     if t.counts() {
@@ -121,11 +139,11 @@ fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn row(expected: String, observed: String, dep: &str) -> ExpectationResult {
+pub(super) fn row(expected: String, observed: String, dep: &str) -> ExpectationResult {
     ExpectationResult::counted(ExpectKind::Turn, dep.to_string(), expected, observed)
 }
 
-fn finish(
+pub(super) fn finish(
     mut r: ExpectationResult,
     ok: bool,
     certain_fail: bool,
@@ -172,9 +190,24 @@ pub(crate) fn evaluate(
             let over = e.equals.or(e.at_most).is_some_and(|hi| n > hi);
             let expected = counts_text(e.equals, e.at_least, e.at_most);
             let observed = format!("{n} of {} turns", turns.len());
+            // Truncation is read from the upstream's record: answers with no row there are
+            // not known to be whole, so no count of truncated turns holds over them.
+            let unrecorded = turns.iter().filter(|t| t.unrecorded).count() as u64;
+            let blind = want == Some(TurnEnd::Truncated) && unrecorded > 0;
+            let observed = if blind {
+                format!(
+                    "{observed}; {unrecorded} answers with no row in the upstream's record \
+                     (the turn marker stripped?): truncation not known"
+                )
+            } else {
+                observed
+            };
             let mut r = row(expected, observed, &dep);
             r.witness = Witness::of(&[("turns", turns.len() as u64), ("matching", n)]);
-            out.push(finish(r, ok, over, stopped));
+            if want == Some(TurnEnd::Truncated) {
+                r.witness.set("turns_unrecorded", unrecorded);
+            }
+            out.push(finish(r, ok && !blind, over || blind, stopped));
         }
         if e.latency() {
             let (lo, hi) = (e.latency_at_least.map(ms), e.latency_at_most.map(ms));
@@ -234,6 +267,7 @@ mod tests {
         TurnSeen {
             outcome: Some(outcome),
             elapsed_ms,
+            unrecorded: false,
         }
     }
 
@@ -343,6 +377,30 @@ mod tests {
             evaluate(&[slow_ok], &mixed, false)[0].status,
             ExpectStatus::Fail
         );
+    }
+
+    /// A count of truncated turns over answers with no row in the upstream's record (the
+    /// marker stripped) is no pass: whether they were cut is not known.
+    #[test]
+    fn no_truncated_count_holds_over_unrecorded_answers() {
+        let none = ExpectTurn {
+            outcome: Some("truncated".into()),
+            equals: Some(0),
+            ..Default::default()
+        };
+        let mut seen = turns();
+        assert_eq!(
+            evaluate(std::slice::from_ref(&none), &seen, false)[0].status,
+            ExpectStatus::Pass
+        );
+        seen[0].unrecorded = true;
+        let got = evaluate(std::slice::from_ref(&none), &seen, false);
+        assert_eq!(got[0].status, ExpectStatus::Fail, "{}", got[0].detail);
+        assert!(got[0].observed.contains("truncation not known"), "{}", got[0].observed);
+        assert_eq!(got[0].witness.get("turns_unrecorded"), 1);
+        seen[0].outcome = Some(TurnEnd::Truncated);
+        seen[0].unrecorded = false;
+        assert_eq!(evaluate(&[none], &seen, false)[0].status, ExpectStatus::Fail);
     }
 
     #[test]

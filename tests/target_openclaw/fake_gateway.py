@@ -15,6 +15,15 @@ fake_gateway.py PORT UPSTREAM_URL KEY MODE [COLD_S]
                                  OpenClaw does) and, on a session's first turn, a title call of
                                  its own first (no turn's user message in it).
                                  MODE `strip`: `router`, its user messages' turn markers removed.
+                                 MODE `relay`: KEY being `KA,KC`: gpt-4o on KA, else the fallback
+                                 gpt-4o-mini on KC, each asked to stream with usage; it reads the
+                                 whole stream and answers 200 with its content, the model the
+                                 upstream's chunks named and the usage chunk it sent (honest).
+                                 MODE `truncate`: `relay`, but it stops reading the upstream's
+                                 stream after 3 content chunks and answers 200 with them
+                                 (finish_reason "stop", no usage): a truncated success.
+                                 MODE `misreport`: `relay`, but it reports the model it was
+                                 configured with first (gpt-4o) whichever model answered.
 Environment: FAKE_REQUIRE_TOKEN=T answers 401 to a turn without `Authorization: Bearer T`;
 FAKE_HEALTH_PATH=/P answers GET /P only (every other GET path 404).
 FAKE_METRICS=1 serves `fake_turns_total` (turns answered) as LiteLLM's proxy does its metrics:
@@ -93,6 +102,8 @@ class Gateway(http.server.BaseHTTPRequestHandler):
             return answer(self, 200, ok_body("answered without a model"))
         if mode in ("router", "strip"):
             return self.route(turn)
+        if mode in ("relay", "truncate", "misreport"):
+            return self.relay(turn)
         with lock:
             cold, first[0] = first[0], False
         if cold:
@@ -137,6 +148,23 @@ class Gateway(http.server.BaseHTTPRequestHandler):
                 return answer(self, 200, ok_body("answered by " + model))
         return answer(self, 502, {"error": {"message": "every deployment failed"}})
 
+    def relay(self, turn):
+        keys = key.split(",")
+        messages = [{"role": "user", "content": turn["messages"][-1]["content"]}]
+        for k, model in ((keys[0], "gpt-4o"), (keys[-1], "gpt-4o-mini")):
+            got = stream_from(k, model, messages, 3 if mode == "truncate" else None)
+            if got is None:
+                continue
+            text, served_model, usage = got
+            body = ok_body(text)
+            body["model"] = "gpt-4o" if mode == "misreport" else served_model
+            if usage is not None:
+                body["usage"] = usage
+            with lock:
+                turns[0] += 1
+            return answer(self, 200, body)
+        return answer(self, 502, {"error": {"message": "every deployment failed"}})
+
     def log_message(self, *a):
         pass
 
@@ -157,6 +185,43 @@ def send(k, model, messages):
         return e.code
     except Exception:  # noqa: BLE001 - no answer
         return 0
+
+
+def stream_from(k, model, messages, stop_after):
+    """A streamed model request: (content, model named, usage) read from its SSE chunks, at
+    most `stop_after` content chunks when given (the connection then dropped); None when the
+    upstream did not answer 2xx or the stream broke."""
+    req = urllib.request.Request(
+        upstream + "/v1/chat/completions",
+        data=json.dumps({"model": model, "stream": True, "max_tokens": 8,
+                         "stream_options": {"include_usage": True},
+                         "messages": messages}).encode(),
+        headers={"authorization": "Bearer " + k, "content-type": "application/json"},
+        method="POST")
+    text, named, usage, pieces = "", None, None, 0
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            for raw in r:
+                line = raw.decode().strip()
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                chunk = json.loads(data)
+                named = chunk.get("model") or named
+                if chunk.get("usage"):
+                    usage = chunk["usage"]
+                for c in chunk.get("choices", []):
+                    piece = c.get("delta", {}).get("content")
+                    if piece:
+                        text += piece
+                        pieces += 1
+                if stop_after is not None and pieces >= stop_after:
+                    break
+    except Exception:  # noqa: BLE001 - a refusal or a broken stream: the next deployment
+        return None
+    return text, named, usage
 
 
 http.server.ThreadingHTTPServer(("127.0.0.1", port), Gateway).serve_forever()

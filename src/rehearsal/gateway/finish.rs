@@ -14,6 +14,7 @@ use crate::rehearsal::gateway::observe::ExternalRun;
 use crate::report::model::{CooldownRow, TurnRow};
 use crate::scenario::gateway::PlannedTurn;
 use crate::util::secrets::Scrubber;
+use crate::verdict::answers::{AnswerCheck, content_tokens, served_shape};
 use crate::verdict::gateway_eval::event_name;
 
 /// `openclaw.log`, or `openclaw-2026.9.2.log` for a version run side by side.
@@ -154,5 +155,15 @@ pub(super) fn turn_row(t: &PlannedTurn, lag_ms: u64, o: &TurnOutcome) -> TurnRow
         error: o.error.clone(),
         outcome: Some(o.end()),
         elapsed_ms: o.elapsed_ms,
+        // Checked against what the upstream served once the run's record is in
+        // (`super::answers`).
+        answer: o.is_ok().then(|| AnswerCheck {
+            content_tokens: content_tokens(&o.text),
+            served_shape: served_shape(&o.text),
+            reported_model: o.model.clone(),
+            usage: o.usage,
+            recorded: false,
+            served: None,
+        }),
     }
 }

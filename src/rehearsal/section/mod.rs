@@ -22,6 +22,7 @@ use crate::upstream::FaultSpec;
 use crate::upstream::faults::RouteSel;
 use crate::util::speed::Speed;
 use crate::verdict::anchor::{Applied, FaultsSeen};
+use crate::verdict::answer_rows::AnswerSeen;
 use crate::verdict::turn::TurnSeen;
 use crate::verdict::{
     ExpectKind, ExpectStatus, ExpectationResult, Expectations, diff_until,
@@ -98,11 +99,26 @@ pub fn section(
             .map(|t| TurnSeen {
                 outcome: t.outcome,
                 elapsed_ms: t.elapsed_ms,
+                unrecorded: t.answer.as_ref().is_some_and(|a| !a.recorded),
             })
             .collect();
         report.expectations.extend(crate::verdict::turn::evaluate(
             &expect.turn,
             &turns,
+            o.cut(),
+        ));
+        let answers: Vec<AnswerSeen<'_>> = g
+            .turns
+            .iter()
+            .map(|t| AnswerSeen {
+                line: t.line,
+                outcome: t.outcome,
+                answer: t.answer.as_ref(),
+            })
+            .collect();
+        report.expectations.extend(crate::verdict::answer_rows::evaluate(
+            &expect.turn,
+            &answers,
             o.cut(),
         ));
         // A failed row of a gateway run says what the upstream saw and what the gateway decided.

@@ -4,7 +4,8 @@
 //! per token interval, then at once a last choice chunk with an empty delta and
 //! `finish_reason: "stop"`, a usage chunk (`choices: []`) when `stream_options.include_usage` is
 //! true, and `data: [DONE]`. Clients that insist on a final `finish_reason` (OpenClaw's own
-//! stream client, the official SDKs) read it as complete.
+//! stream client, the official SDKs) read it as complete. The request's record keeps `N`
+//! (`tokens`) and the usage the answer carries, what a gateway's answer is compared with.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use super::{Body, BoxError, Meta, error_json, pre_response, read_body};
 use crate::upstream::Upstream;
 use crate::upstream::conn::ConnCtl;
 use crate::upstream::faults::RouteKind;
+use crate::wire::usage::Usage;
 
 /// Tokens when the request names no `max_tokens`.
 const DEFAULT_TOKENS: u64 = 16;
@@ -83,8 +85,18 @@ pub(crate) async fn handle(
     }
     let requested = chat.model.as_ref().map(|m| m.0.as_ref());
     let model = requested.unwrap_or("unknown");
+    let include_usage = chat.stream_options.as_ref().is_some_and(|o| o.include_usage);
+    let prompt_tokens = (body.len() / 4).max(1);
+    let mut incoming = meta.incoming(RouteKind::Llm, None, None, requested);
+    // The record keeps the answer built for it: its tokens and the usage it carries.
+    incoming.tokens = Some(tokens as u64);
+    incoming.usage = (!chat.stream || include_usage).then(|| Usage {
+        prompt_tokens: prompt_tokens as u64,
+        completion_tokens: tokens as u64,
+        total_tokens: (prompt_tokens + tokens) as u64,
+    });
     let decision = up.admit(
-        &meta.incoming(RouteKind::Llm, None, None, requested),
+        &incoming,
         ctl.arrived(),
         SystemTime::now(),
     );
@@ -98,10 +110,9 @@ pub(crate) async fn handle(
             .map_or(0, |d| d.as_secs()),
         model_json: json_string(model),
         tokens,
-        prompt_tokens: (body.len() / 4).max(1),
+        prompt_tokens,
     };
     if chat.stream {
-        let include_usage = chat.stream_options.is_some_and(|o| o.include_usage);
         let events = answer.stream(include_usage);
         return Ok(sse_response(
             events,

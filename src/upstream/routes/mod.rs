@@ -102,6 +102,8 @@ impl Meta {
             idempotency_key: self.idempotency_key.as_deref(),
             host: self.host.as_deref(),
             turn: self.turn,
+            tokens: None,
+            usage: None,
         }
     }
 

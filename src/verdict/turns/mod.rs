@@ -62,6 +62,13 @@ pub struct TurnRequest {
     /// A breaker probe (`X-Breaker-Probe`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub probe: bool,
+    /// The content tokens of the answer the upstream built for it (not written: the client's
+    /// side of a gateway's turn keeps what it is compared with, `report::target::TurnRow`).
+    #[serde(skip)]
+    pub tokens: Option<u64>,
+    /// The usage that answer carries (not written, as `tokens`).
+    #[serde(skip)]
+    pub usage: Option<crate::wire::usage::Usage>,
 }
 
 fn llm() -> RequestRoute {
@@ -200,6 +207,8 @@ pub fn rows<'a>(
                 model: r.model.clone(),
                 fault: r.fault.clone(),
                 probe: r.probe,
+                tokens: r.tokens,
+                usage: r.usage,
             });
     }
     part.rows = by_turn
