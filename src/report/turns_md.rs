@@ -155,6 +155,7 @@ mod tests {
             model: Some("m1".into()),
             fault: fault.map(str::to_string),
             probe: false,
+            retry_after_ms: None,
         }
     }
 

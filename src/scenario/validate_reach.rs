@@ -130,7 +130,14 @@ fn model_subjects(file: &ScenarioFile, traffic: &[TrafficLine]) -> Result<(), Fi
         .map(|(i, a)| ("attempts", i, &a.model))
         .chain(e.first_request.iter().enumerate().map(|(i, a)| ("first_request", i, &a.model)))
         .chain(e.no_request.iter().enumerate().map(|(i, a)| ("no_request", i, &a.model)))
-        .chain(e.retry_gaps.iter().enumerate().map(|(i, a)| ("retry_gaps", i, &a.model)));
+        .chain(e.retry_gaps.iter().enumerate().map(|(i, a)| ("retry_gaps", i, &a.model)))
+        .chain(e.cooldown.iter().enumerate().map(|(i, a)| ("cooldown", i, &a.model)))
+        .chain(
+            e.per_turn
+                .iter()
+                .enumerate()
+                .map(|(i, a)| ("per_turn", i, &a.answered_by_model)),
+        );
     for (table, i, model) in subjects {
         let Some(name) = model.as_deref() else {
             continue;
@@ -145,7 +152,10 @@ fn model_subjects(file: &ScenarioFile, traffic: &[TrafficLine]) -> Result<(), Fi
         let hint = did_you_mean(name, models.iter().map(String::as_str).chain(bare));
         let known = models.iter().cloned().collect::<Vec<_>>().join(", ");
         return Err(FieldError::new(
-            format!("expect.{table}[{i}].model"),
+            format!(
+                "expect.{table}[{i}].{}",
+                if table == "per_turn" { "answered_by_model" } else { "model" }
+            ),
             format!(
                 "`{name}` is not a model this scenario can send: no traffic line, fallback or \
                  profile's provider reaches it, so no request matches{hint} (models: {known})"

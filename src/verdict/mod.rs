@@ -3,7 +3,8 @@
 //! transition, and half-open probe spacing at the upstream. Every result carries one line that
 //! says what was expected, what was observed and the delta, and a status: pass, fail, or — in a
 //! run stopped early — not_reached ([`reach`]). A row's times may count from a fault's start or
-//! end instead of the run start ([`anchor`]).
+//! end instead of the run start ([`anchor`]). A profile's cooldowns ([`cooldown`]) and what each
+//! turn cost ([`per_turn`]) are judged on the upstream's turns ([`turns`], [`turn_facts`]).
 //!
 //! Time base: the checks compare wall-clock times (ms since the run start at `--speed`, what the
 //! harness measured, against the scenario's times divided by the speed), but every string and
@@ -13,6 +14,7 @@
 pub(crate) mod alert;
 pub(crate) mod anchor;
 pub(crate) mod alert_rules;
+pub(crate) mod cooldown;
 pub mod alert_eval;
 pub mod baseline;
 pub mod diff;
@@ -20,12 +22,14 @@ pub mod drift;
 pub(crate) mod expect;
 pub(crate) mod explain;
 pub(crate) mod gateway_eval;
+pub(crate) mod per_turn;
 pub(crate) mod ground;
 pub(crate) mod ground_eval;
 mod ground_validate;
 pub mod probe_spacing;
 pub mod reach;
 pub(crate) mod turn;
+pub(crate) mod turn_facts;
 pub mod turns;
 pub mod witness;
 
@@ -73,6 +77,10 @@ pub enum ExpectKind {
     FaultApplied,
     /// `[[expect.turn]]` (an external target's turns).
     Turn,
+    /// `[[expect.cooldown]]` (a profile's cooldowns in the upstream's turns).
+    Cooldown,
+    /// `[[expect.per_turn]]` (each turn's requests and answer in the upstream's turns).
+    PerTurn,
     /// `[[expect.drift]]` (a key figure against the median of the runs before).
     Drift,
     /// `[[expect.alert]]` (Prometheus's `ALERTS` and the receiver's log).
@@ -99,6 +107,8 @@ impl ExpectKind {
             Self::GatewayCooldown => "openclaw_cooldown",
             Self::FaultApplied => "fault_applied",
             Self::Turn => "turn",
+            Self::Cooldown => "cooldown",
+            Self::PerTurn => "per_turn",
             Self::Drift => "drift",
             Self::Alert => "alert",
             Self::Dashboard => "dashboard",
