@@ -22,6 +22,7 @@ mod fake_seam;
 mod from_tmp;
 mod http;
 mod http_turns;
+mod http_turns_litellm;
 mod http_user;
 mod real;
 mod real_versions;
