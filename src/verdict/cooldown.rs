@@ -306,10 +306,8 @@ pub(crate) fn judge(e: &ExpectCooldown, f: &TurnFacts<'_>) -> ExpectationResult 
         };
         let why = if !count_ok {
             Some(format!("{n} cooldowns, expected {}", counts_text(eq, lo, hi)))
-        } else if let Some(b) = bad.first() {
-            Some(b.clone())
         } else {
-            None
+            bad.first().cloned()
         };
         let certain = !bad.is_empty() || eq.or(hi).is_some_and(|h| n > h);
         (why.is_none() && n > 0, certain, why)

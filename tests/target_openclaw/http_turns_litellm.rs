@@ -43,9 +43,12 @@ impl Router {
             .stderr(Stdio::null())
             .spawn()
             .expect("python3 runs the stand-in gateway");
-        let t = std::time::Instant::now();
+        let t = tokio::time::Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(t.elapsed().as_secs() < 20, "the stand-in gateway never listened");
+            assert!(
+                t.elapsed().as_secs() < 20,
+                "the stand-in gateway never listened"
+            );
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         Router(child)
@@ -107,7 +110,12 @@ fn run(name: &str, faults: &str, expect: &str) -> (Value, Value, String) {
         &std::fs::read_to_string(Path::new(&md).with_file_name("mutants.json")).unwrap(),
     )
     .unwrap();
-    let ctx = format!("{}\n{}\n{}", rows(&r), show(&out), r["policies"][0]["turns"]);
+    let ctx = format!(
+        "{}\n{}\n{}",
+        rows(&r),
+        show(&out),
+        r["policies"][0]["turns"]
+    );
     // The mutant row fails the run; nothing else does.
     assert_eq!(out.status.code(), Some(1), "{ctx}");
     (r, mutants, ctx)
@@ -160,7 +168,11 @@ fn litellm_503_on_key_a_cools_it_for_its_cooldown_time_and_key_b_answers() {
     assert_eq!(c[2].0, "fail", "the mutant (LiteLLM's default 25 s): {ctx}");
     let t = rows_of(&r, "per_turn");
     assert!(t.iter().all(|(s, _)| s == "pass"), "{ctx}");
-    assert_mutants_fail(&m, &["cooldown[0]", "cooldown[1]", "per_turn[0]", "per_turn[1]"], &ctx);
+    assert_mutants_fail(
+        &m,
+        &["cooldown[0]", "cooldown[1]", "per_turn[0]", "per_turn[1]"],
+        &ctx,
+    );
 }
 
 #[test]
@@ -175,7 +187,10 @@ fn litellm_429_with_retry_after_on_key_a_cools_it_until_the_retry_after() {
     let c = rows_of(&r, "cooldown");
     assert_eq!(c[0].0, "pass", "{ctx}");
     assert!(c[0].1.contains("Retry-After 3.000s"), "{ctx}");
-    assert_eq!(c[1].0, "fail", "the mutant (its cooldown_time, not the Retry-After): {ctx}");
+    assert_eq!(
+        c[1].0, "fail",
+        "the mutant (its cooldown_time, not the Retry-After): {ctx}"
+    );
     assert_eq!(rows_of(&r, "per_turn")[0].0, "pass", "{ctx}");
     assert_mutants_fail(&m, &["cooldown[0]", "per_turn[0]"], &ctx);
 }
