@@ -286,6 +286,20 @@ mod tests {
     }
 
     #[test]
+    fn a_cooldowns_model_and_a_per_turn_answering_model_are_ones_the_run_can_send() {
+        let ok = "[[expect.cooldown]]\nprofile = \"mockai:a\"\nmodel = \"m1\"\n\
+                  [[expect.per_turn]]\nanswered_by_model = \"fallback/m2\"\n";
+        assert!(check(ok).is_ok());
+        let e = check("[[expect.cooldown]]\nprofile = \"mockai:a\"\nmodel = \"mockai/m3\"\n")
+            .unwrap_err();
+        assert_eq!(e.field, "expect.cooldown[0].model");
+        assert!(e.message.contains("did you mean `mockai/m1`?"), "{}", e.message);
+        let e = check("[[expect.per_turn]]\nanswered_by_model = \"fallback/m3\"\n").unwrap_err();
+        assert_eq!(e.field, "expect.per_turn[0].answered_by_model");
+        assert!(e.message.contains("did you mean `fallback/m2`?"), "{}", e.message);
+    }
+
+    #[test]
     fn a_model_subject_is_one_the_traffic_fallbacks_or_profiles_can_send() {
         for ok in ["mockai/m1", "m1", "fallback/m2", "m2"] {
             let extra = format!("[[expect.first_request]]\nmodel = \"{ok}\"\nnever = true\n");

@@ -65,19 +65,6 @@ pub(crate) fn stripped(why: &str) -> String {
     format!("the gateway stripped the turn marker, so no per-turn row can be judged: {why}")
 }
 
-/// Every `[[expect.cooldown]]` and `[[expect.per_turn]]` row of `e` (already filtered to the
-/// arm), in table order.
-pub(crate) fn evaluate(
-    e: &super::Expectations,
-    f: &TurnFacts<'_>,
-) -> Vec<super::ExpectationResult> {
-    e.cooldown
-        .iter()
-        .map(|x| super::cooldown::judge(x, f))
-        .chain(e.per_turn.iter().map(|x| super::per_turn::judge(x, f)))
-        .collect()
-}
-
 pub(crate) fn ms(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

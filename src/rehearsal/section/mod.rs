@@ -66,19 +66,26 @@ pub fn section(
     let ground = judge_at_upstream(&mut report, plan, &expect, &o.upstream, &applied);
     report.expectations.extend(ground);
     let turns = turns_of(plan, o);
-    report
-        .expectations
-        .extend(crate::verdict::turn_facts::evaluate(
-            &expect,
-            &crate::verdict::turn_facts::TurnFacts {
-                part: &turns,
-                faults: FaultsSeen {
-                    faults: &file.fault,
-                    applied: &applied,
-                },
-                stopped_at_ms,
-            },
-        ));
+    let facts = crate::verdict::turn_facts::TurnFacts {
+        part: &turns,
+        faults: FaultsSeen {
+            faults: &file.fault,
+            applied: &applied,
+        },
+        stopped_at_ms,
+    };
+    report.expectations.extend(
+        expect
+            .cooldown
+            .iter()
+            .map(|x| crate::verdict::cooldown::judge(x, &facts))
+            .chain(
+                expect
+                    .per_turn
+                    .iter()
+                    .map(|x| crate::verdict::per_turn::judge(x, &facts)),
+            ),
+    );
     if let Some(g) = &o.gateway {
         let log = match &g.log_error {
             Some(why) => Err(why.as_str()),
