@@ -33,9 +33,11 @@
 //!   checked against the scrapes.
 //! - [`verdict`]: the diff of expected against observed behaviour (pure); `verdict::anchor`: the
 //!   one place a row's `since` (a fault's start or end) becomes an instant; the turns in the
-//!   upstream's record (`verdict::turns`: per-turn rows, rotations, fallbacks, cooldowns);
-//!   answers the client got (`verdict::answers`: a gateway's answer against what the upstream
-//!   served for its turn, `truncated`; `verdict::answer_rows`: the reported model and usage).
+//!   upstream's record (`verdict::turns`: per-turn rows, rotations, fallbacks, cooldowns) and
+//!   the expectations judged on them (`verdict::cooldown`, `verdict::per_turn`, over
+//!   `verdict::turn_facts`); answers the client got (`verdict::answers`: a gateway's answer
+//!   against what the upstream served for its turn, `truncated`; `verdict::answer_rows`: the
+//!   reported model and usage).
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
 //!   verdict, reason), Markdown, JSON, JUnit and HTML+SVG report writers.
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a

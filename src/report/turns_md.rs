@@ -157,6 +157,7 @@ mod tests {
             probe: false,
             tokens: None,
             usage: None,
+            retry_after_ms: None,
         }
     }
 

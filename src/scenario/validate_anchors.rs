@@ -27,6 +27,12 @@ fn anchors(file: &ScenarioFile) -> Vec<(String, &Since, bool)> {
     for (i, x) in e.recovered.iter().enumerate() {
         out.extend(x.since.as_ref().map(|s| (at("recovered", i), s, false)));
     }
+    for (i, x) in e.cooldown.iter().enumerate() {
+        out.extend(x.since.as_ref().map(|s| (at("cooldown", i), s, false)));
+    }
+    for (i, x) in e.per_turn.iter().enumerate() {
+        out.extend(x.since.as_ref().map(|s| (at("per_turn", i), s, false)));
+    }
     out
 }
 

@@ -130,7 +130,14 @@ fn model_subjects(file: &ScenarioFile, traffic: &[TrafficLine]) -> Result<(), Fi
         .map(|(i, a)| ("attempts", i, &a.model))
         .chain(e.first_request.iter().enumerate().map(|(i, a)| ("first_request", i, &a.model)))
         .chain(e.no_request.iter().enumerate().map(|(i, a)| ("no_request", i, &a.model)))
-        .chain(e.retry_gaps.iter().enumerate().map(|(i, a)| ("retry_gaps", i, &a.model)));
+        .chain(e.retry_gaps.iter().enumerate().map(|(i, a)| ("retry_gaps", i, &a.model)))
+        .chain(e.cooldown.iter().enumerate().map(|(i, a)| ("cooldown", i, &a.model)))
+        .chain(
+            e.per_turn
+                .iter()
+                .enumerate()
+                .map(|(i, a)| ("per_turn", i, &a.answered_by_model)),
+        );
     for (table, i, model) in subjects {
         let Some(name) = model.as_deref() else {
             continue;
@@ -145,7 +152,10 @@ fn model_subjects(file: &ScenarioFile, traffic: &[TrafficLine]) -> Result<(), Fi
         let hint = did_you_mean(name, models.iter().map(String::as_str).chain(bare));
         let known = models.iter().cloned().collect::<Vec<_>>().join(", ");
         return Err(FieldError::new(
-            format!("expect.{table}[{i}].model"),
+            format!(
+                "expect.{table}[{i}].{}",
+                if table == "per_turn" { "answered_by_model" } else { "model" }
+            ),
             format!(
                 "`{name}` is not a model this scenario can send: no traffic line, fallback or \
                  profile's provider reaches it, so no request matches{hint} (models: {known})"
@@ -273,6 +283,20 @@ mod tests {
             let extra = format!("[[expect.attempts]]\nmodel = \"m1\"\nfault = \"{ok}\"\nat_most = 9\n");
             assert!(check(&extra).is_ok(), "{ok}");
         }
+    }
+
+    #[test]
+    fn a_cooldowns_model_and_a_per_turn_answering_model_are_ones_the_run_can_send() {
+        let ok = "[[expect.cooldown]]\nprofile = \"mockai:a\"\nmodel = \"m1\"\n\
+                  [[expect.per_turn]]\nanswered_by_model = \"fallback/m2\"\n";
+        assert!(check(ok).is_ok());
+        let e = check("[[expect.cooldown]]\nprofile = \"mockai:a\"\nmodel = \"mockai/m3\"\n")
+            .unwrap_err();
+        assert_eq!(e.field, "expect.cooldown[0].model");
+        assert!(e.message.contains("did you mean `mockai/m1`?"), "{}", e.message);
+        let e = check("[[expect.per_turn]]\nanswered_by_model = \"fallback/m3\"\n").unwrap_err();
+        assert_eq!(e.field, "expect.per_turn[0].answered_by_model");
+        assert!(e.message.contains("did you mean `fallback/m2`?"), "{}", e.message);
     }
 
     #[test]

@@ -22,9 +22,12 @@ pub(super) fn check_target(
     let e = &file.expect;
     for (i, p) in e.named_profiles() {
         if !file.profile.iter().any(|q| q.id == p) {
+            let hint = crate::util::suggest::closest(&p, file.profile.iter().map(|q| q.id.as_str()))
+                .map(|c| format!(": did you mean `{c}`?"))
+                .unwrap_or_default();
             return Err(FieldError::new(
                 i,
-                format!("`{p}` is not the id of a [[profile]]"),
+                format!("`{p}` is not the id of a [[profile]]{hint}"),
             ));
         }
     }

@@ -64,6 +64,13 @@ pub struct Expectations {
     /// `[[expect.turn]]`, from the turns sent to an external target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn: Vec<ExpectTurn>,
+    /// `[[expect.cooldown]]`, a profile's cooldowns read from the upstream's turns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cooldown: Vec<super::cooldown::ExpectCooldown>,
+    /// `[[expect.per_turn]]`, what each turn cost and who answered it, from the upstream's
+    /// turns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_turn: Vec<super::per_turn::ExpectPerTurn>,
     /// `[[expect.drift]]`, a key figure against the median of the runs before (judged when the
     /// report is finished, `history::drift`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -331,6 +338,24 @@ impl Expectations {
             }
         }
         self.validate_ground(&policy_bad)?;
+        for (i, c) in self.cooldown.iter().enumerate() {
+            if let Some(msg) = policy_bad(&c.policy) {
+                return err(format!("expect.cooldown[{i}].policy"), &msg);
+            }
+            c.check().map_err(|(k, msg)| ExpectError {
+                field: format!("expect.cooldown[{i}].{k}"),
+                msg,
+            })?;
+        }
+        for (i, t) in self.per_turn.iter().enumerate() {
+            if let Some(msg) = policy_bad(&t.policy) {
+                return err(format!("expect.per_turn[{i}].policy"), &msg);
+            }
+            t.check().map_err(|(k, msg)| ExpectError {
+                field: format!("expect.per_turn[{i}].{k}"),
+                msg,
+            })?;
+        }
         let policy_ok = |p: &Option<String>| policy_bad(p).is_none();
         for (i, t) in self.turn.iter().enumerate() {
             if let Some(msg) = policy_bad(&t.policy) {
@@ -447,6 +472,18 @@ impl Expectations {
                 .filter(|e| applies(&e.policy, policy))
                 .cloned()
                 .collect(),
+            cooldown: self
+                .cooldown
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
+            per_turn: self
+                .per_turn
+                .iter()
+                .filter(|e| applies(&e.policy, policy))
+                .cloned()
+                .collect(),
             drift: self
                 .drift
                 .iter()
@@ -485,6 +522,8 @@ impl Expectations {
         out.extend(e.openclaw_decision.iter().map(|x| &x.policy));
         out.extend(e.openclaw_cooldown.iter().map(|x| &x.policy));
         out.extend(e.turn.iter().map(|x| &x.policy));
+        out.extend(e.cooldown.iter().map(|x| &x.policy));
+        out.extend(e.per_turn.iter().map(|x| &x.policy));
         out.extend(e.drift.iter().map(|x| &x.policy));
         out.extend(e.alert.iter().map(|x| &x.policy));
         out.extend(e.dashboard.iter().map(|x| &x.policy));
@@ -509,6 +548,8 @@ impl Expectations {
             + self.openclaw_decision.len()
             + self.openclaw_cooldown.len()
             + self.turn.len()
+            + self.cooldown.len()
+            + self.per_turn.len()
             + self.drift.len()
             + self.alert.len()
             + self.dashboard.len()
@@ -524,6 +565,8 @@ impl Expectations {
             && !self.has_ground()
             && !self.has_gateway()
             && self.turn.is_empty()
+            && self.cooldown.is_empty()
+            && self.per_turn.is_empty()
             && self.drift.is_empty()
             && self.alert.is_empty()
             && self.dashboard.is_empty()

@@ -188,6 +188,14 @@ impl Expectations {
         for (i, a) in self.openclaw_cooldown.iter().enumerate() {
             add("openclaw_cooldown", i, &Some(a.profile.clone()));
         }
+        for (i, a) in self.cooldown.iter().enumerate() {
+            add("cooldown", i, &Some(a.profile.clone()));
+        }
+        for (i, a) in self.per_turn.iter().enumerate() {
+            if let Some(p) = &a.answered_by_profile {
+                out.push((format!("expect.per_turn[{i}].answered_by_profile"), p.clone()));
+            }
+        }
         out
     }
 }

@@ -4,7 +4,9 @@
 //! says what was expected, what was observed and the delta, and a status: pass, fail, or — in a
 //! run stopped early — not_reached ([`reach`]). A row's times may count from a fault's start or
 //! end instead of the run start ([`anchor`]). A gateway's answers are judged against what the
-//! upstream served for each turn ([`answers`], [`answer_rows`]).
+//! upstream served for each turn ([`answers`], [`answer_rows`]). A profile's cooldowns
+//! ([`cooldown`]) and what each turn cost ([`per_turn`]) are judged on the upstream's turns
+//! ([`turns`], [`turn_facts`]).
 //!
 //! Time base: the checks compare wall-clock times (ms since the run start at `--speed`, what the
 //! harness measured, against the scenario's times divided by the speed), but every string and
@@ -16,6 +18,7 @@ pub(crate) mod anchor;
 pub mod answers;
 pub(crate) mod answer_rows;
 pub(crate) mod alert_rules;
+pub(crate) mod cooldown;
 pub mod alert_eval;
 pub mod baseline;
 pub mod diff;
@@ -23,12 +26,14 @@ pub mod drift;
 pub(crate) mod expect;
 pub(crate) mod explain;
 pub(crate) mod gateway_eval;
+pub(crate) mod per_turn;
 pub(crate) mod ground;
 pub(crate) mod ground_eval;
 mod ground_validate;
 pub mod probe_spacing;
 pub mod reach;
 pub(crate) mod turn;
+pub(crate) mod turn_facts;
 pub mod turns;
 pub mod witness;
 
@@ -76,6 +81,10 @@ pub enum ExpectKind {
     FaultApplied,
     /// `[[expect.turn]]` (an external target's turns).
     Turn,
+    /// `[[expect.cooldown]]` (a profile's cooldowns in the upstream's turns).
+    Cooldown,
+    /// `[[expect.per_turn]]` (each turn's requests and answer in the upstream's turns).
+    PerTurn,
     /// `[[expect.drift]]` (a key figure against the median of the runs before).
     Drift,
     /// `[[expect.alert]]` (Prometheus's `ALERTS` and the receiver's log).
@@ -102,6 +111,8 @@ impl ExpectKind {
             Self::GatewayCooldown => "openclaw_cooldown",
             Self::FaultApplied => "fault_applied",
             Self::Turn => "turn",
+            Self::Cooldown => "cooldown",
+            Self::PerTurn => "per_turn",
             Self::Drift => "drift",
             Self::Alert => "alert",
             Self::Dashboard => "dashboard",

@@ -187,6 +187,11 @@ impl ExpectKind {
             Self::FaultApplied => WitnessRule::NEVER_PASSES,
             // Turns: at least one turn it covers ended.
             Self::Turn => R(&["turns"], &[], &[]),
+            // A cooldown: turns that could have used the subject were read (never a pass on
+            // turns the gateway made unreadable).
+            Self::Cooldown => R(&["turns"], &[], &["unreadable"]),
+            // Per turn: turns were judged (never on turns the gateway made unreadable).
+            Self::PerTurn => R(&["turns_judged"], &[], &["unreadable"]),
             // Drift: the runs it was compared with.
             Self::Drift => R(&["baseline_runs"], &[], &[]),
             // An alert (a `never` above all): the arm's own targets were scraped up

@@ -24,6 +24,14 @@ fake_gateway.py PORT UPSTREAM_URL KEY MODE [COLD_S]
                                  (finish_reason "stop", no usage): a truncated success.
                                  MODE `misreport`: `relay`, but it reports the model it was
                                  configured with first (gpt-4o) whichever model answered.
+                                 MODE `litellm`: LiteLLM's router, KEY being `KA,KB,KC`: gpt-4o
+                                 deployments on KA and KB (tried in that order), gpt-4o-mini on
+                                 KC as the fallback; num_retries 2 with no backoff (a deployment
+                                 tried three times within ms), allowed_fails 1 (a deployment
+                                 cooled on its second failing turn) for COOLDOWN_S (default 5)
+                                 seconds, or for the failing response's Retry-After when it
+                                 sent one (honoured over the cooldown time); a cooled deployment
+                                 is skipped. A turn costs at most 3 + 3 + 1 = 7 requests.
 Environment: FAKE_REQUIRE_TOKEN=T answers 401 to a turn without `Authorization: Bearer T`;
 FAKE_HEALTH_PATH=/P answers GET /P only (every other GET path 404).
 FAKE_METRICS=1 serves `fake_turns_total` (turns answered) as LiteLLM's proxy does its metrics:
@@ -46,6 +54,9 @@ first = [True]
 turns = [0]
 lock = threading.Lock()
 histories = {}  # session (the turn's `user`) -> its messages so far
+cooled = {}  # MODE litellm: key -> monotonic time its cooldown ends
+failing_turns = {}  # MODE litellm: key -> its failing turns since its last cooldown
+cooldown_s = float(os.environ.get("COOLDOWN_S", "5"))
 
 
 def answer(handler, status, body):
@@ -104,6 +115,8 @@ class Gateway(http.server.BaseHTTPRequestHandler):
             return self.route(turn)
         if mode in ("relay", "truncate", "misreport"):
             return self.relay(turn)
+        if mode == "litellm":
+            return self.litellm(turn)
         with lock:
             cold, first[0] = first[0], False
         if cold:
@@ -165,8 +178,50 @@ class Gateway(http.server.BaseHTTPRequestHandler):
             return answer(self, 200, body)
         return answer(self, 502, {"error": {"message": "every deployment failed"}})
 
+    def litellm(self, turn):
+        keys = key.split(",")
+        messages = [{"role": "user", "content": turn["messages"][-1]["content"]}]
+        for k, model in ((keys[0], "gpt-4o"), (keys[1], "gpt-4o"), (keys[2], "gpt-4o-mini")):
+            with lock:
+                if cooled.get(k, 0.0) > time.monotonic():
+                    continue
+            retry_after = None
+            for _ in range(3):  # num_retries 2, no backoff
+                status, retry_after = send_ra(k, model, messages)
+                if status == 200:
+                    return answer(self, 200, ok_body("answered by " + model))
+            with lock:
+                failing_turns[k] = failing_turns.get(k, 0) + 1
+                if failing_turns[k] > 1:  # allowed_fails 1
+                    wait = retry_after if retry_after is not None else cooldown_s
+                    cooled[k] = time.monotonic() + wait
+                    failing_turns[k] = 0
+        return answer(self, 502, {"error": {"message": "every deployment failed"}})
+
     def log_message(self, *a):
         pass
+
+
+def send_ra(k, model, messages):
+    """One model request: its status (0 when no answer came) and its Retry-After seconds."""
+    req = urllib.request.Request(
+        upstream + "/v1/chat/completions",
+        data=json.dumps({"model": model, "stream": False, "max_tokens": 4,
+                         "messages": messages}).encode(),
+        headers={"authorization": "Bearer " + k, "content-type": "application/json"},
+        method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            r.read()
+            return r.status, None
+    except urllib.error.HTTPError as e:
+        ra = e.headers.get("retry-after")
+        try:
+            return e.code, float(ra) if ra is not None else None
+        except ValueError:
+            return e.code, None
+    except Exception:  # noqa: BLE001 - no answer
+        return 0, None
 
 
 def send(k, model, messages):

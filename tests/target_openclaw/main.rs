@@ -23,6 +23,7 @@ mod from_tmp;
 mod http;
 mod http_answers;
 mod http_turns;
+mod http_turns_litellm;
 mod http_user;
 mod real;
 mod real_versions;

@@ -1,6 +1,7 @@
 //! One arm's [`Observation`] → its report section, for every kind of run alike: the timeline and
 //! the transition/metric rows from its scrapes and engine events (where it has them), the rows
-//! judged at the upstream from the one recorder's record, a gateway's decisions and auth state
+//! judged at the upstream from the one recorder's record (and on its turns: cooldowns, per
+//! turn), a gateway's decisions and auth state
 //! (where it has them), the kind's own rows (a fleet's), every other host's transitions (a
 //! fleet's), a failed row for each fault no run of the scenario applied ([`unapplied_faults`]);
 //! then its status, once ([`crate::report::judge::settle`]). An arm that never ran is
@@ -65,6 +66,27 @@ pub fn section(
     let applied = applications(&o.fault_hits);
     let ground = judge_at_upstream(&mut report, plan, &expect, &o.upstream, &applied);
     report.expectations.extend(ground);
+    let turns = turns_of(plan, o);
+    let facts = crate::verdict::turn_facts::TurnFacts {
+        part: &turns,
+        faults: FaultsSeen {
+            faults: &file.fault,
+            applied: &applied,
+        },
+        stopped_at_ms,
+    };
+    report.expectations.extend(
+        expect
+            .cooldown
+            .iter()
+            .map(|x| crate::verdict::cooldown::judge(x, &facts))
+            .chain(
+                expect
+                    .per_turn
+                    .iter()
+                    .map(|x| crate::verdict::per_turn::judge(x, &facts)),
+            ),
+    );
     if let Some(g) = &o.gateway {
         let log = match &g.log_error {
             Some(why) => Err(why.as_str()),
@@ -183,7 +205,7 @@ pub fn section(
     report.unjudged = unjudged(o, &report.expectations);
     settle(&mut report);
     report.requests = Some(request_lanes(plan, o));
-    report.turns = Some(turns_of(plan, o));
+    report.turns = Some(turns);
     if let Some(ws) = engine.and_then(|e| e.lanes_of_faults.as_ref()) {
         let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
         assign_lanes(&mut report.fault_windows, &file.fault, &lanes, ws);

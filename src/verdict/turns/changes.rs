@@ -53,6 +53,21 @@ pub struct Cooldown {
     pub until_ms: Option<u64>,
     /// Turns inside the period that sent model requests, none on the profile.
     pub turns_elsewhere: u64,
+    /// The first request of the last of those turns, scenario ms: the profile was still
+    /// passed by then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_elsewhere_ms: Option<u64>,
+    /// The wait the failed request's `Retry-After` told the client, scenario ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+}
+
+impl Cooldown {
+    /// Its length: from the failure to the next request, scenario ms (`None`: it had not
+    /// ended by the record's end).
+    pub fn length_ms(&self) -> Option<u64> {
+        self.until_ms.map(|u| u.saturating_sub(self.from_ms))
+    }
 }
 
 /// Every rotation, fallback and cooldown of a record's turns.
@@ -104,60 +119,96 @@ pub fn changes(rows: &[TurnRow]) -> Changes {
     out
 }
 
-fn cooldowns(rows: &[TurnRow]) -> Vec<Cooldown> {
-    // Every profile's model requests in time order, and the profiles each provider sent from.
-    let mut of_profile: BTreeMap<&str, Vec<&TurnRequest>> = BTreeMap::new();
-    let mut profiles_of: BTreeMap<Option<&str>, BTreeSet<&str>> = BTreeMap::new();
-    for row in rows {
-        for q in model_requests(row) {
-            if let Some(p) = q.profile.as_deref() {
-                of_profile.entry(p).or_default().push(q);
-                profiles_of.entry(q.provider.as_deref()).or_default().insert(p);
-            }
-        }
-    }
-    // Each turn's span and the profiles it used (turns with no model request do not count).
-    let mut spans: Vec<(u64, u64, BTreeSet<&str>)> = rows
+/// One turn's span (its first and last model request) and its model requests.
+type Span<'a> = (u64, u64, Vec<&'a TurnRequest>);
+
+fn spans(rows: &[TurnRow]) -> Vec<Span<'_>> {
+    // Turns with no model request do not count.
+    let mut spans: Vec<Span<'_>> = rows
         .iter()
         .filter_map(|row| {
             let qs: Vec<&TurnRequest> = model_requests(row).collect();
             let first = qs.iter().map(|q| q.t_ms).min()?;
             let last = qs.iter().map(|q| q.t_ms).max()?;
-            let used = qs.iter().filter_map(|q| q.profile.as_deref()).collect();
-            Some((first, last, used))
+            Some((first, last, qs))
         })
         .collect();
     spans.sort_by_key(|s| s.0);
+    spans
+}
+
+/// The profiles each provider sent model requests from.
+fn profiles_of(rows: &[TurnRow]) -> BTreeMap<Option<&str>, BTreeSet<&str>> {
+    let mut out: BTreeMap<Option<&str>, BTreeSet<&str>> = BTreeMap::new();
+    for q in rows.iter().flat_map(model_requests) {
+        if let Some(p) = q.profile.as_deref() {
+            out.entry(q.provider.as_deref()).or_default().insert(p);
+        }
+    }
+    out
+}
+
+fn cooldowns(rows: &[TurnRow]) -> Vec<Cooldown> {
+    let mut names: BTreeSet<&str> = BTreeSet::new();
+    for q in rows.iter().flat_map(model_requests) {
+        if let Some(p) = q.profile.as_deref() {
+            names.insert(p);
+        }
+    }
+    names
+        .into_iter()
+        .flat_map(|p| cooldowns_of(rows, &|q: &TurnRequest| q.profile.as_deref() == Some(p)))
+        .collect()
+}
+
+/// The cooldowns of one subject: the model requests `is_subject` picks (a profile's, or a
+/// model's on a profile), by the same rule as every profile's (see the module's opening): the
+/// bar is the number of profiles the subject's provider sent from, and a turn elsewhere sent
+/// no request of the subject.
+pub fn cooldowns_of(rows: &[TurnRow], is_subject: &dyn Fn(&TurnRequest) -> bool) -> Vec<Cooldown> {
+    let mut reqs: Vec<&TurnRequest> = rows
+        .iter()
+        .flat_map(model_requests)
+        .filter(|q| is_subject(q))
+        .collect();
+    reqs.sort_by_key(|q| q.t_ms);
+    let Some(head) = reqs.first() else {
+        return Vec::new();
+    };
+    let profile = head.profile.clone().unwrap_or_default();
+    let provider = head.provider.clone();
+    let bar = min_turns_elsewhere(
+        profiles_of(rows)
+            .get(&provider.as_deref())
+            .map_or(1, BTreeSet::len),
+    );
+    let spans = spans(rows);
     let mut out = Vec::new();
-    for (profile, mut reqs) in of_profile {
-        reqs.sort_by_key(|q| q.t_ms);
-        let provider = reqs.first().and_then(|q| q.provider.clone());
-        let bar = min_turns_elsewhere(
-            profiles_of
-                .get(&provider.as_deref())
-                .map_or(1, BTreeSet::len),
-        );
-        for (i, q) in reqs.iter().enumerate() {
-            if q.answered() {
-                continue;
-            }
-            let until = reqs.get(i + 1).map(|n| n.t_ms);
-            // The turns that began after the failure and before the next request (each once).
-            let from = spans.partition_point(|s| s.0 <= q.t_ms);
-            let elsewhere = spans[from..]
-                .iter()
-                .take_while(|(first, _, _)| until.is_none_or(|u| *first < u))
-                .filter(|(_, last, used)| until.is_none_or(|u| *last < u) && !used.contains(profile))
-                .count() as u64;
-            if elsewhere >= bar {
-                out.push(Cooldown {
-                    profile: profile.to_string(),
-                    provider: provider.clone(),
-                    from_ms: q.t_ms,
-                    until_ms: until,
-                    turns_elsewhere: elsewhere,
-                });
-            }
+    for (i, q) in reqs.iter().enumerate() {
+        if q.answered() {
+            continue;
+        }
+        let until = reqs.get(i + 1).map(|n| n.t_ms);
+        // The turns that began after the failure and before the next request (each once).
+        let from = spans.partition_point(|s| s.0 <= q.t_ms);
+        let elsewhere: Vec<u64> = spans[from..]
+            .iter()
+            .take_while(|(first, _, _)| until.is_none_or(|u| *first < u))
+            .filter(|(_, last, used)| {
+                until.is_none_or(|u| *last < u) && !used.iter().any(|q| is_subject(q))
+            })
+            .map(|s| s.0)
+            .collect();
+        if elsewhere.len() as u64 >= bar {
+            out.push(Cooldown {
+                profile: profile.clone(),
+                provider: provider.clone(),
+                from_ms: q.t_ms,
+                until_ms: until,
+                turns_elsewhere: elsewhere.len() as u64,
+                last_elsewhere_ms: elsewhere.last().copied(),
+                retry_after_ms: q.retry_after_ms,
+            });
         }
     }
     out

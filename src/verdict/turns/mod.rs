@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::upstream::{RequestRoute, UpstreamRecord};
 use crate::util::speed::Speed;
 
-pub use changes::{Change, Changes, Cooldown, changes};
+pub use changes::{Change, Changes, Cooldown, changes, cooldowns_of};
 
 /// How the record's keys are named: a profile's id and provider by its key's fingerprint (the
 /// scenario's profiles; another key keeps its fingerprint and the provider its model names).
@@ -69,6 +69,10 @@ pub struct TurnRequest {
     /// The usage that answer carries (not written, as `tokens`).
     #[serde(skip)]
     pub usage: Option<crate::wire::usage::Usage>,
+    /// The wait its response's `Retry-After` told the client, scenario ms (the record's
+    /// `retry_after_ms`); absent when it sent none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
 }
 
 fn llm() -> RequestRoute {
@@ -209,6 +213,7 @@ pub fn rows<'a>(
                 probe: r.probe,
                 tokens: r.tokens,
                 usage: r.usage,
+                retry_after_ms: r.retry_after_ms,
             });
     }
     part.rows = by_turn

@@ -156,6 +156,8 @@ fn a_profile_cooled_is_one_that_failed_then_sat_out_turns_that_went_elsewhere() 
             from_ms: 0,
             until_ms: Some(6_000),
             turns_elsewhere: 5,
+            last_elsewhere_ms: Some(5_000),
+            retry_after_ms: None,
         }]
     );
     // A round robin over A and B that fails A once and comes back to it one turn later is no
