@@ -7,11 +7,17 @@
 //! A run stopped with turns still out vouches only for what came back: a count that already
 //! broke its upper bound, or a turn already slower than allowed, fails; anything else is
 //! `not_reached`. A latency bound with no turn to time fails (nothing judged on nothing).
+//!
+//! A window (`from`, `until`: when the turns were sent, scenario time from the run start or
+//! from a fault's start or end with `since`, [`super::anchor`]) narrows a row to the turns sent
+//! in it; its witness says how many (`turns_in_window`), and a window no turn was sent in is
+//! never a pass.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::anchor::{FaultsSeen, Since, Unanchored, since_text, unanchored_row};
 use super::ground::{check_counts, counts_hold, counts_text};
 use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, secs};
 use crate::gateway::TurnEnd;
@@ -21,6 +27,8 @@ use crate::gateway::TurnEnd;
 pub(crate) struct TurnSeen {
     /// How it ended (`None`: unknown, from a report written before outcomes were kept).
     pub outcome: Option<TurnEnd>,
+    /// When it was sent, scenario ms since the run start (its due time plus its lag).
+    pub sent_ms: u64,
     /// From sending to the end of its answer, ms.
     pub elapsed_ms: u64,
 }
@@ -55,6 +63,24 @@ pub struct ExpectTurn {
         skip_serializing_if = "Option::is_none"
     )]
     pub latency_at_least: Option<Duration>,
+    /// Only turns sent at or after this (scenario time from the run start, or from `since`).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub from: Option<Duration>,
+    /// Only turns sent before this.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub until: Option<Duration>,
+    /// Count `from` and `until` from a fault's start or end instead of the run start
+    /// ([`super::anchor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<Since>,
     /// Only for this run (the target's kind); all when absent.
     /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
     /// whose runs are named after their versions.)
@@ -69,6 +95,31 @@ impl ExpectTurn {
 
     pub(crate) fn latency(&self) -> bool {
         self.latency_at_most.is_some() || self.latency_at_least.is_some()
+    }
+
+    /// True when the row judges only the turns sent in a window.
+    fn windowed(&self) -> bool {
+        self.from.is_some() || self.until.is_some() || self.since.is_some()
+    }
+
+    /// Its window `[from, until)` in scenario ms from the run start, its times counted from
+    /// `base` (the run start, or its `since` anchor).
+    fn window(&self, base: u64) -> (u64, Option<u64>) {
+        let from = base.saturating_add(self.from.map_or(0, ms));
+        (from, self.until.map(|u| base.saturating_add(ms(u))))
+    }
+
+    /// ` sent in [10.000s, 20.000s) since fault `outage` start` (empty without a window).
+    fn window_text(&self, (from, until): (u64, Option<u64>)) -> String {
+        if !self.windowed() {
+            return String::new();
+        }
+        let until = until.map_or("the end".to_string(), |u| secs(u as i64));
+        format!(
+            " sent in [{}, {until}){}",
+            secs(from as i64),
+            since_text(self.since.as_ref())
+        )
     }
 }
 
@@ -111,6 +162,14 @@ pub(super) fn check(
             "`latency_at_most` is below `latency_at_least`".into(),
         ));
     }
+    if let (Some(from), Some(until)) = (t.from, t.until)
+        && until <= from
+    {
+        return Err((
+            "until",
+            "`until` must come after `from`: the window holds no turn".into(),
+        ));
+    }
     if !policy_ok(&t.policy) {
         return Err(("policy", "not one of the scenario's policies".into()));
     }
@@ -151,30 +210,65 @@ fn finish(
 }
 
 /// The rows of `[[expect.turn]]` (already filtered to the run) over the run's `turns`;
-/// `stopped`: the run was cut short (turns may still have been out).
+/// `stopped`: the run was cut short (turns may still have been out); `faults`: what a window's
+/// `since` resolves against.
 pub(crate) fn evaluate(
     expect: &[ExpectTurn],
     turns: &[TurnSeen],
     stopped: bool,
+    faults: &FaultsSeen<'_>,
 ) -> Vec<ExpectationResult> {
     let mut out = Vec::new();
     for e in expect {
-        let want = e.outcome.as_deref().and_then(TurnEnd::parse);
-        let matching: Vec<&TurnSeen> = turns
-            .iter()
-            .filter(|t| want.is_none_or(|w| t.outcome == Some(w)))
-            .collect();
         let subject = e.outcome.as_deref().unwrap_or("any");
         let dep = format!("turns {subject}");
+        let anchor = match faults.anchor(e.since.as_ref()) {
+            Ok(a) => a,
+            Err(why) => {
+                out.extend(unanchored(e, &dep, &why, stopped));
+                continue;
+            }
+        };
+        let window = e.window(anchor.as_ref().map_or(0, |a| a.at_ms));
+        let in_window: Vec<&TurnSeen> = turns
+            .iter()
+            .filter(|t| t.sent_ms >= window.0 && window.1.is_none_or(|u| t.sent_ms < u))
+            .collect();
+        let sent = in_window.len() as u64;
+        // A window no turn was sent in judges nothing: never a pass.
+        let empty = e.windowed() && sent == 0;
+        let scope = e.window_text(window);
+        let mark = |mut r: ExpectationResult| {
+            if e.windowed() {
+                r.witness.set("turns_in_window", sent);
+            }
+            if empty {
+                r.detail = format!("{}; no turn was sent in the window", r.detail);
+            }
+            if let Some(a) = &anchor {
+                a.mark(&mut r);
+            }
+            r
+        };
+        let want = e.outcome.as_deref().and_then(TurnEnd::parse);
+        let matching: Vec<&TurnSeen> = in_window
+            .iter()
+            .copied()
+            .filter(|t| want.is_none_or(|w| t.outcome == Some(w)))
+            .collect();
         if e.counts() {
             let n = matching.len() as u64;
-            let ok = counts_hold(n, e.equals, e.at_least, e.at_most);
+            let ok = counts_hold(n, e.equals, e.at_least, e.at_most) && !empty;
             let over = e.equals.or(e.at_most).is_some_and(|hi| n > hi);
-            let expected = counts_text(e.equals, e.at_least, e.at_most);
-            let observed = format!("{n} of {} turns", turns.len());
+            let expected = format!("{}{scope}", counts_text(e.equals, e.at_least, e.at_most));
+            let observed = if e.windowed() {
+                format!("{n} of {sent} turns sent in the window ({} in all)", turns.len())
+            } else {
+                format!("{n} of {} turns", turns.len())
+            };
             let mut r = row(expected, observed, &dep);
             r.witness = Witness::of(&[("turns", turns.len() as u64), ("matching", n)]);
-            out.push(finish(r, ok, over, stopped));
+            out.push(mark(finish(r, ok, over, stopped)));
         }
         if e.latency() {
             let (lo, hi) = (e.latency_at_least.map(ms), e.latency_at_most.map(ms));
@@ -188,6 +282,7 @@ pub(crate) fn evaluate(
                 (None, Some(h)) => format!("latency <= {}", secs(h as i64)),
                 (None, None) => "latency".into(),
             };
+            let expected = format!("{expected}{scope}");
             let observed = match (fastest, slowest) {
                 (Some(a), Some(b)) => format!(
                     "{} turns, {}..{}",
@@ -220,10 +315,31 @@ pub(crate) fn evaluate(
                 ("turns_timed", timed),
                 ("turns_cut", cut),
             ]);
-            out.push(finish(r, ok, too_slow || too_fast, stopped));
+            out.push(mark(finish(r, ok, too_slow || too_fast, stopped)));
         }
     }
     out
+}
+
+/// The rows of `e` whose window's `since` has no instant (its fault never applied): each
+/// row it would have given, never a pass ([`unanchored_row`]).
+fn unanchored(e: &ExpectTurn, dep: &str, why: &Unanchored, stopped: bool) -> Vec<ExpectationResult> {
+    let mut texts = Vec::new();
+    let scope = e.window_text(e.window(0));
+    if e.counts() {
+        texts.push(counts_text(e.equals, e.at_least, e.at_most));
+    }
+    if e.latency() {
+        texts.push("latency".to_string());
+    }
+    texts
+        .into_iter()
+        .map(|t| {
+            let mut r = row(format!("{t}{scope}"), String::new(), dep);
+            unanchored_row(&mut r, dep, why, stopped);
+            r
+        })
+        .collect()
 }
 
 #[cfg(test)]
