@@ -349,6 +349,7 @@ mod tests {
     fn turn(outcome: TurnEnd, elapsed_ms: u64) -> TurnSeen {
         TurnSeen {
             outcome: Some(outcome),
+            sent_ms: 0,
             elapsed_ms,
         }
     }
@@ -368,7 +369,7 @@ mod tests {
             at_least: Some(2),
             ..Default::default()
         };
-        let got = evaluate(std::slice::from_ref(&answered), &turns(), false);
+        let got = evaluate(std::slice::from_ref(&answered), &turns(), false, &FaultsSeen::none());
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].status, ExpectStatus::Pass, "{}", got[0].detail);
         assert_eq!(got[0].observed, "2 of 3 turns");
@@ -377,7 +378,7 @@ mod tests {
             equals: Some(0),
             ..Default::default()
         };
-        let got = evaluate(&[none_failed], &turns(), false);
+        let got = evaluate(&[none_failed], &turns(), false, &FaultsSeen::none());
         assert_eq!(got[0].status, ExpectStatus::Fail);
         assert!(
             got[0]
@@ -391,7 +392,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            evaluate(&[all], &turns(), false)[0].status,
+            evaluate(&[all], &turns(), false, &FaultsSeen::none())[0].status,
             ExpectStatus::Pass
         );
     }
@@ -404,21 +405,21 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            evaluate(std::slice::from_ref(&quick), &turns(), false)[0].status,
+            evaluate(std::slice::from_ref(&quick), &turns(), false, &FaultsSeen::none())[0].status,
             ExpectStatus::Pass
         );
         let every = ExpectTurn {
             outcome: None,
             ..quick.clone()
         };
-        let got = evaluate(&[every], &turns(), false);
+        let got = evaluate(&[every], &turns(), false, &FaultsSeen::none());
         assert_eq!(got[0].status, ExpectStatus::Fail);
         assert!(got[0].observed.contains("40.000s"), "{}", got[0].observed);
         let timed_out = ExpectTurn {
             outcome: Some("timed_out".into()),
             ..quick
         };
-        let got = evaluate(&[timed_out], &turns(), false);
+        let got = evaluate(&[timed_out], &turns(), false, &FaultsSeen::none());
         assert_eq!(
             got[0].status,
             ExpectStatus::Fail,
@@ -438,7 +439,7 @@ mod tests {
             latency_at_most: Some(Duration::from_secs(10)),
             ..Default::default()
         };
-        let got = evaluate(std::slice::from_ref(&slow_ok), &cut, false);
+        let got = evaluate(std::slice::from_ref(&slow_ok), &cut, false, &FaultsSeen::none());
         assert_eq!(got[0].status, ExpectStatus::Fail, "{}", got[0].detail);
         assert!(
             got[0].observed.contains("4 cut at the turn timeout (no latency)"),
@@ -451,12 +452,12 @@ mod tests {
         let mut mixed = turns();
         mixed.retain(|t| t.outcome == Some(TurnEnd::Answered));
         assert_eq!(
-            evaluate(std::slice::from_ref(&slow_ok), &mixed, false)[0].status,
+            evaluate(std::slice::from_ref(&slow_ok), &mixed, false, &FaultsSeen::none())[0].status,
             ExpectStatus::Pass
         );
         mixed.push(turn(TurnEnd::TimedOut, 3_000));
         assert_eq!(
-            evaluate(&[slow_ok], &mixed, false)[0].status,
+            evaluate(&[slow_ok], &mixed, false, &FaultsSeen::none())[0].status,
             ExpectStatus::Fail
         );
     }
@@ -473,7 +474,7 @@ mod tests {
             at_most: Some(1),
             ..Default::default()
         };
-        let got = evaluate(&[at_least, at_most], &turns(), true);
+        let got = evaluate(&[at_least, at_most], &turns(), true, &FaultsSeen::none());
         assert_eq!(got[0].status, ExpectStatus::NotReached);
         assert_eq!(got[1].status, ExpectStatus::Fail, "already above its bound");
     }

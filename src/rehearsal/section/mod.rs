@@ -136,7 +136,8 @@ pub fn section(
             &mut report.expectations,
             &expect,
             &others,
-            (o.speed, stopped_at_ms),
+            o.speed,
+            stopped_at_ms,
             &faults,
         );
     }
@@ -422,7 +423,8 @@ fn every_host_transitions(
     rows: &mut Vec<ExpectationResult>,
     expect: &Expectations,
     others: &[(&str, &[Transition])],
-    (speed, stop): (Speed, Option<u64>),
+    speed: Speed,
+    stop: Option<u64>,
     faults: &FaultsSeen<'_>,
 ) {
     let only = Expectations {

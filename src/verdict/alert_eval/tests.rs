@@ -71,11 +71,31 @@ fn expect(within: u64) -> ExpectAlert {
     }
 }
 
-const FAULTS: &[(i64, Option<i64>)] = &[(5_000, Some(30_000))];
+/// One fault, `outage` [5 s, 30 s), that applied to 20 requests, the last at 29.9 s.
+fn faults() -> FaultsSeen<'static> {
+    let specs = crate::upstream::parse_fault_file(
+        "[[fault]]\nname = \"outage\"\nroute = \"tool:crm\"\nkind = \"status\"\nstatus = 503\n\
+         from = \"5s\"\nuntil = \"30s\"\n",
+        "f.toml",
+    )
+    .unwrap();
+    let applied: BTreeMap<usize, crate::verdict::anchor::Applied> = [(
+        0,
+        crate::verdict::anchor::Applied {
+            count: 20,
+            last_ms: Some(29_900),
+        },
+    )]
+    .into();
+    FaultsSeen {
+        faults: Box::leak(specs.into_boxed_slice()),
+        applied: Box::leak(Box::new(applied)),
+    }
+}
 
 fn facts() -> AlertFacts<'static> {
     AlertFacts {
-        faults: FAULTS,
+        faults: faults(),
         transitions: &[],
         stop_ms: None,
         catalogue: Catalogue::Engine,
@@ -167,7 +187,7 @@ fn a_transition_is_queryable_once_the_counter_reaches_it() {
         points: vec![(9_000, 0.0), (11_000, 1.0)],
     }];
     let f = AlertFacts {
-        faults: FAULTS,
+        faults: faults(),
         transitions: std::slice::from_ref(&tr),
         stop_ms: None,
         catalogue: Catalogue::Engine,
