@@ -422,3 +422,6 @@ fn diff_metric(
         status: ExpectStatus::from_ok(ok),
     }
 }
+
+#[cfg(test)]
+mod tests;

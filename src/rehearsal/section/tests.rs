@@ -144,6 +144,42 @@ fn a_row_another_host_did_not_reach_before_the_stop_is_not_reached() {
     assert!(rows[2].detail.contains("on h3: not reached"), "{}", rows[2].detail);
 }
 
+#[test]
+fn every_host_counts_an_anchored_at_from_the_same_fault() {
+    // The outage (from 3 s) applied on the fleet's one upstream: every host's open is due 2 s
+    // after it, at 5 s, whatever each host's own timeline.
+    let faults = crate::upstream::parse_fault_file(
+        "[[fault]]\nname = \"outage\"\nroute = \"tool:crm\"\nkind = \"status\"\nstatus = 503\n\
+         from = \"3s\"\nuntil = \"6s\"\n",
+        "f.toml",
+    )
+    .unwrap();
+    let applied: BTreeMap<usize, Applied> = [(0, Applied { count: 9, last_ms: Some(5_900) })].into();
+    let seen = FaultsSeen { faults: &faults, applied: &applied };
+    let mut expect = after_table();
+    expect.transition[0].at = Some(std::time::Duration::from_secs(2));
+    expect.transition[0].since = Some(crate::verdict::anchor::Since {
+        fault: crate::verdict::anchor::FaultRef::Name("outage".into()),
+        edge: crate::verdict::anchor::Edge::Start,
+    });
+    let only = Expectations { transition: expect.transition.clone(), ..Default::default() };
+    let mut rows =
+        crate::verdict::diff::diff_anchored(&only, &lane(5_000, 7_000, 8_000), None, &[], Speed::ONE, None, &seen);
+    assert!(rows.iter().all(|r| r.status == ExpectStatus::Pass), "{rows:#?}");
+    assert_eq!(rows[0].witness.get("anchor_ms"), 3_000);
+    // h1 opened at 6 s: 3 s after the outage's start, outside the 500 ms tolerance.
+    let h1 = lane(6_000, 8_000, 9_000);
+    let others: Vec<(&str, &[Transition])> = vec![("h1", &h1[..])];
+    every_host_transitions(&mut rows, &only, &others, Speed::ONE, None, &seen);
+    assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
+    assert!(rows[0].detail.contains("on h1: observed 6.000s"), "{}", rows[0].detail);
+    // Without the applications the same row is anchored at nothing on every host: no pass.
+    let mut rows =
+        crate::verdict::diff::diff_anchored(&only, &lane(5_000, 7_000, 8_000), None, &[], Speed::ONE, None, &seen);
+    every_host_transitions(&mut rows, &only, &others, Speed::ONE, None, &FaultsSeen::none());
+    assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
+}
+
 /// A `redis` coordination arm of `fleet-cooldown-share` stopped at `wall_ms` of a run at
 /// `speed`, its upstream record holding `records`.
 fn stopped_fleet_arm(
