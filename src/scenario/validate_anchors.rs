@@ -1,8 +1,10 @@
 //! Fault names and the anchors that name them, checked before a run: `[[fault]] name`s are
-//! unique, and every expectation's `since = { fault = … }` names a fault of the scenario (by
-//! name, with the nearest when misspelt, or by an index in range) whose applications the
-//! upstream's record holds. Each error names the field, which `validate` locates at its
-//! `file:line:col`.
+//! unique, and every expectation's `since = { fault = … }` (the ground-truth kinds, a
+//! transition's `at`, a turn window) and `[[expect.alert]]`'s `fault` names a fault of the
+//! scenario (by name, with the nearest when misspelt, or by an index in range) whose
+//! applications the upstream's record holds; a `since` is refused where nothing in its table
+//! counts from it (`after_first`, a transition's `after` or no `at`). Each error names the
+//! field, which `validate` locates at its `file:line:col`.
 
 use super::field::FieldError;
 use super::format::ScenarioFile;
@@ -189,6 +191,49 @@ mod tests {
         let ok = format!(
             "{HEAD}[[expect.recovered]]\nmodel = \"m\"\nafter = \"0s\"\nsince = {{ fault = \"outage\", edge = \"end\" }}\n\
              [[expect.attempts]]\nmodel = \"m\"\nat_least = 1\nsince = {{ fault = 0 }}\n"
+        );
+        assert!(check(&ScenarioFile::parse(&ok, "s.toml").unwrap()).is_ok());
+    }
+
+    #[test]
+    fn a_transition_since_needs_its_at_and_names_a_fault() {
+        let e = err(
+            "[[expect.transition]]\ndep = \"crm\"\nfrom = \"open\"\nto = \"half_open\"\nafter = \"5s\"\nsince = { fault = \"outage\" }\n",
+        );
+        assert!(e.starts_with("s.toml:15:9: expect.transition[0].since: "), "{e}");
+        assert!(e.contains("give `at` with `since`"), "{e}");
+        let e = err(
+            "[[expect.transition]]\ndep = \"crm\"\nfrom = \"closed\"\nto = \"open\"\nsince = { fault = \"outage\" }\n",
+        );
+        assert!(e.starts_with("s.toml:14:9: expect.transition[0].since: "), "{e}");
+        assert!(e.contains("expected at any time"), "{e}");
+        let e = err(
+            "[[expect.transition]]\ndep = \"crm\"\nfrom = \"closed\"\nto = \"open\"\nat = \"1s\"\nsince = { fault = \"outgae\", edge = \"end\" }\n",
+        );
+        assert!(
+            e.starts_with("s.toml:15:19: expect.transition[0].since.fault: "),
+            "{e}"
+        );
+        assert!(e.contains("did you mean `outage`?"), "{e}");
+    }
+
+    #[test]
+    fn a_turn_window_and_an_alert_name_their_fault_like_every_anchor() {
+        let e = err(
+            "[[expect.turn]]\nlatency_at_most = \"2s\"\nuntil = \"10s\"\nsince = { fault = \"outgae\" }\n",
+        );
+        assert!(e.starts_with("s.toml:13:19: expect.turn[0].since.fault: "), "{e}");
+        assert!(e.contains("did you mean `outage`?"), "{e}");
+        let e = err("[[expect.alert]]\nalert = \"BreakerOpen\"\nfires_within = \"20s\"\nfault = \"otage\"\n");
+        assert!(e.starts_with("s.toml:13:9: expect.alert[0].fault: "), "{e}");
+        assert!(e.contains("did you mean `outage`?"), "{e}");
+        let e = err("[[expect.alert]]\nalert = \"BreakerOpen\"\nfires_within = \"20s\"\nfault = 4\n");
+        assert!(e.starts_with("s.toml:13:9: expect.alert[0].fault: "), "{e}");
+        assert!(e.contains("fault[4] does not exist"), "{e}");
+        let ok = format!(
+            "{HEAD}[[expect.alert]]\nalert = \"BreakerOpen\"\nfires_within = \"20s\"\nfault = \"outage\"\n\
+             [[expect.transition]]\ndep = \"crm\"\nfrom = \"closed\"\nto = \"open\"\nat = \"1s\"\nsince = {{ fault = 0 }}\n\
+             [[expect.turn]]\nequals = 3\nsince = {{ fault = \"outage\", edge = \"end\" }}\n"
         );
         assert!(check(&ScenarioFile::parse(&ok, "s.toml").unwrap()).is_ok());
     }

@@ -522,3 +522,6 @@ mod tests {
         assert!(toml::from_str::<ExpectTurn>("outcome = \"answered\"\ncount = 1").is_err());
     }
 }
+
+#[cfg(test)]
+mod window_tests;
