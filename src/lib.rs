@@ -32,7 +32,8 @@
 //!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
 //!   checked against the scrapes.
 //! - [`verdict`]: the diff of expected against observed behaviour (pure); `verdict::anchor`: the
-//!   one place a row's `since` (a fault's start or end) becomes an instant.
+//!   one place a row's `since` (a fault's start or end) becomes an instant — for the
+//!   ground-truth kinds, a transition's `at`, a turn window and an alert's `fault`.
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
 //!   verdict, reason), Markdown, JSON, JUnit and HTML+SVG report writers.
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
