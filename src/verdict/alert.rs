@@ -98,7 +98,7 @@ pub struct ExpectDashboard {
 
 impl ExpectAlert {
     /// The fault its times count from: its `fault`, else the first.
-    pub(crate) fn fault_ref(&self) -> FaultRef {
+    fn fault_ref(&self) -> FaultRef {
         self.fault.clone().unwrap_or(FaultRef::Index(0))
     }
 
