@@ -33,7 +33,8 @@
 //!   checked against the scrapes.
 //! - [`verdict`]: the diff of expected against observed behaviour (pure); `verdict::anchor`: the
 //!   one place a row's `since` (a fault's start or end) becomes an instant — for the
-//!   ground-truth kinds, a transition's `at`, a turn window and an alert's `fault`.
+//!   ground-truth kinds, a transition's `at`, a turn window and an alert's `fault`; the turns in
+//!   the upstream's record (`verdict::turns`: per-turn rows, rotations, fallbacks, cooldowns).
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
 //!   verdict, reason), Markdown, JSON, JUnit and HTML+SVG report writers.
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
@@ -53,7 +54,8 @@
 //!   tuned connector and socket options (`[tcp]`) the run, `replay` and `record` connect
 //!   through, read-failure diagnostics, and the kernel arrival stamps of the harness's servers.
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming,
-//!   which model a request is for.
+//!   which model a request is for, the turn marker (`wire::turn`) the upstream reads a request's
+//!   turn by (`upstream::turn`).
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`; the program an agent runs (a
 //!   Homebrew install's stable `bin/rehearse`, never its versioned keg).
 //! - [`monitoring`]: the shipped monitoring (`monitoring/`: alerting rules, example Alertmanager

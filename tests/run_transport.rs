@@ -118,6 +118,7 @@ fn llm_call() -> Call {
         probe: None,
         origin: Origin::Worker(0),
         attempt: 1,
+        request: None,
         deadlines: Deadlines {
             ttfb: Some(Duration::from_millis(400)),
             inter_token: Some(Duration::from_millis(300)),

@@ -4,6 +4,9 @@
 //! an `http` target without a fixed upstream address. Each is exit 2 from `validate` and `run`
 //! naming file:line:col of the value, with a "did you mean" where a near name exists. A
 //! foreign gateway's metric family is no longer checked against the engine's catalogue.
+//! A `[models]` fallback may be named without `[engine.modelFailover]`; an engine override
+//! naming a model `[models]` does not list, or a `[models] primary` the traffic does not ask
+//! for, is exit 2 at it.
 
 use crate::scenario_target::{OPENCLAW_TARGET, variant};
 use crate::scenario_validate::{assert_rejected, smoke_plus, where_is};
@@ -188,4 +191,49 @@ fn a_foreign_gateways_family_is_not_checked_against_the_engine_catalogue() {
     std::fs::write(&p, kept.join("\n[[")).unwrap();
     let out = rehearse(&["validate", p.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+}
+
+#[test]
+fn a_models_fallback_may_be_named_and_an_engine_override_outside_models_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The fallback named in an expectation, declared in `[models]` only: no engine table needed.
+    let p = smoke_plus(
+        tmp.path(),
+        "models-fallback",
+        "[models]\nfallbacks = [\"openai-codex/gpt-5.2-mini\"]\n\
+         [[expect.attempts]]\nmodel = \"gpt-5.2-mini\"\nat_most = 1000\n",
+    );
+    let out = rehearse(&["validate", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // The engine's override adds a model `[models]` does not list: exit 2 at it.
+    let p = smoke_plus(
+        tmp.path(),
+        "models-contradicted",
+        "[models]\nfallbacks = [\"openai-codex/gpt-5.2-mini\"]\n\
+         [engine.modelFailover]\nfallbacks = [\"openai-codex/gpt-9\"]\n",
+    );
+    let (l, c) = where_is(&p, "\"openai-codex/gpt-9\"");
+    assert_rejected(
+        &p,
+        (l, c),
+        &[
+            "engine.modelFailover.fallbacks[0]",
+            "is not among `[models] fallbacks` (openai-codex/gpt-5.2-mini)",
+        ],
+    );
+    // A primary the traffic does not ask for.
+    let p = smoke_plus(
+        tmp.path(),
+        "models-primary",
+        "[models]\nprimary = \"openai-codex/gpt-4\"\n",
+    );
+    let (l, c) = where_is(&p, "\"openai-codex/gpt-4\"");
+    assert_rejected(
+        &p,
+        (l, c),
+        &[
+            "models.primary",
+            "its model calls name `openai-codex/gpt-5.2`",
+        ],
+    );
 }

@@ -39,6 +39,7 @@ fn call(dep: &str, class: OpClass, endpoint: Endpoint) -> Call {
         probe: None,
         origin: Origin::Worker(0),
         attempt: 1,
+        request: None,
         deadlines: Deadlines {
             ttfb: Some(Duration::from_secs(5)),
             inter_token: Some(Duration::from_secs(5)),

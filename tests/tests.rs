@@ -15,6 +15,9 @@ mod cli;
 // Replay: traffic CLI errors, `rehearse replay`/`record` binaries.
 mod replay;
 
+// Turns marked by the embedded engine: every attempt of a line carries its turn.
+mod run_turns;
+
 // The run harness's real transport: typed failures from misbehaving loopback servers.
 mod run_transport;
 
@@ -102,6 +105,8 @@ mod metrics_alert_gauges;
 mod scrape_timeline;
 // The /metrics scraper against a loopback server (verdict helper).
 mod scrape_scraper;
+// The scraper's same-origin redirects and bearer token against loopback servers.
+mod scrape_redirect;
 // Report model, writers, `rehearse report` (verdict helper).
 mod report;
 // Report contracts for machines: `rehearse report` exit codes, JUnit XML, the JSON Schema.

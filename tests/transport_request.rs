@@ -75,6 +75,7 @@ fn call(endpoint: Endpoint, key: Option<&str>) -> Call {
         probe: None,
         origin: Origin::Worker(0),
         attempt: 1,
+        request: None,
         deadlines: Deadlines {
             ttfb: None,
             inter_token: None,

@@ -80,6 +80,10 @@ pub struct Call {
     pub origin: Origin,
     /// The attempt number within its request (1-based).
     pub attempt: u32,
+    /// The id of the request ([`super::request::EngineRequest::id`]) this call is an attempt of,
+    /// the same for every retry, rotation and fallback of it; `None` for a canary. The
+    /// harness's transport sends it as the request's turn (`X-Rehearse-Turn`).
+    pub request: Option<u64>,
     /// The deadlines to enforce.
     pub deadlines: Deadlines,
 }

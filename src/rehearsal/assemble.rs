@@ -159,7 +159,7 @@ fn config(plan: &ScenarioPlan, observed: &Observed) -> serde_json::Value {
             "target": file.target_table(),
             "versions": plan.versions,
             "upstream": serde_json::to_value(&file.upstream).unwrap_or_default(),
-            "fallbacks": file.engine.model_failover.fallbacks,
+            "fallbacks": file.gateway_fallbacks().map_or(&[][..], |(f, _)| f),
             "profiles": file.profile.iter().map(|p| serde_json::json!({
                 "provider": p.provider, "id": p.id,
                 "token_fp": crate::util::fingerprint(p.credential()),
@@ -174,7 +174,7 @@ fn config(plan: &ScenarioPlan, observed: &Observed) -> serde_json::Value {
         "scrape_interval_ms": file.scrape_interval.as_millis() as u64,
         "workers": file.workers,
         "policies": observed.arms,
-        "engine": serde_json::to_value(&file.engine).unwrap_or_default(),
+        "engine": serde_json::to_value(file.engine_config()).unwrap_or_default(),
         "profiles": file.profile.iter().map(|p| serde_json::json!({
             "provider": p.provider, "id": p.id, "region": p.region(),
             "dep": p.dep(),

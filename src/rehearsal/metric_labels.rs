@@ -61,7 +61,7 @@ impl Exportable {
 }
 
 /// The names a foreign gateway is configured with by the scenario: every `[[profile]]` id and
-/// provider, every model of the traffic, of `[engine.modelFailover]` and `target_model` (`[target]
+/// provider, every model of the traffic, of `[models]`, of `[engine.modelFailover]` and `target_model` (`[target]
 /// model`, as planned), as written (`PROVIDER/MODEL`) and bare (`MODEL`). A label value among
 /// them (a deployment whose series the gateway creates at its first request) witnesses zero.
 pub(crate) fn configured(
@@ -74,14 +74,13 @@ pub(crate) fn configured(
         out.insert(p.id.clone());
         out.insert(p.provider.clone());
     }
-    let mf = &file.engine.model_failover;
     let models = traffic
         .iter()
         .filter_map(|l| match &l.kind {
             crate::engine::RequestKind::Llm { model, .. } => Some(model.clone()),
             _ => None,
         })
-        .chain(mf.fallbacks.iter().cloned())
+        .chain(file.all_fallbacks().cloned())
         .chain(target_model.map(str::to_string));
     for m in models {
         if let Some((provider, bare)) = m.split_once('/') {

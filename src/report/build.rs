@@ -250,6 +250,7 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
         figures: None,
         alerts: None,
         requests: None,
+        turns: None,
     }
 }
 

@@ -60,14 +60,31 @@ fn flag(r: &super::drift::DriftRow) -> &'static str {
 
 /// The key figures of every arm, one Markdown table (empty when no arm has them).
 pub fn figures_markdown(r: &crate::report::model::Report) -> String {
+    // Every figure with a value; then those the run could not count, "unknown" (never 0), and
+    // OpenClaw's own count of cooling profiles, labelled as its source.
     let rows: Vec<(String, String, String)> = r
         .policies
         .iter()
         .filter_map(|p| p.figures.as_ref().map(|f| (p, f)))
         .flat_map(|(p, f)| {
-            f.flat()
+            let known = f
+                .flat()
                 .into_iter()
-                .map(move |(n, v)| (p.policy.clone(), show(&n, v), n))
+                .map(move |(n, v)| (p.policy.clone(), show(&n, v), n));
+            let unknown = f
+                .unknown()
+                .into_iter()
+                .map(move |n| (p.policy.clone(), "unknown".to_string(), n));
+            let state = f.providers.iter().filter_map(move |(name, v)| {
+                v.cooldowns_auth_state.map(|c| {
+                    (
+                        p.policy.clone(),
+                        c.to_string(),
+                        format!("cooldowns{{{name}}} (OpenClaw auth state)"),
+                    )
+                })
+            });
+            known.chain(unknown).chain(state)
         })
         .collect();
     if rows.is_empty() {

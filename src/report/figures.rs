@@ -58,24 +58,44 @@ pub struct DepFigures {
     pub openings: u64,
 }
 
-/// One provider's figures.
+/// One provider's figures. A figure the run could not count is `null` ("unknown"), never 0: a
+/// gateway's rotations, fallbacks and cooldowns are read per turn from the upstream's record
+/// (`verdict::turns::changes`), so a gateway that strips the turn marker has none.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProviderFigures {
-    /// Rotations away from one of its profiles.
-    pub rotations: u64,
-    /// Cooldowns put on its profiles (null where the run could not see them: a gateway
-    /// without an auth state the harness reads, an `http` target).
+    /// Rotations away from one of its profiles (a change of profile within a model, inside a
+    /// turn; an engine of ours: its own marks).
+    #[serde(default)]
+    pub rotations: Option<u64>,
+    /// Cooldowns of its profiles (a gateway: read from the upstream's record per turn; an engine
+    /// of ours: its own marks).
     #[serde(default)]
     pub cooldowns: Option<u64>,
-    /// Fallbacks away from its models.
+    /// Fallbacks away from its models (a change of model inside a turn).
     #[serde(default)]
-    pub fallbacks: u64,
+    pub fallbacks: Option<u64>,
     /// From the first fault's start to its first rotation, ms.
     #[serde(default)]
     pub time_to_first_rotation_ms: Option<u64>,
     /// From the first fault's start to the first fallback away from it, ms.
     #[serde(default)]
     pub time_to_first_fallback_ms: Option<u64>,
+    /// A second, labelled source: the profiles OpenClaw's own auth state held cooling at the
+    /// run's end (absent where no auth state was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldowns_auth_state: Option<u64>,
+}
+
+impl ProviderFigures {
+    /// A provider whose counts the run has in full: 0 of each, until counted.
+    pub fn counted() -> Self {
+        Self {
+            rotations: Some(0),
+            cooldowns: Some(0),
+            fallbacks: Some(0),
+            ..Self::default()
+        }
+    }
 }
 
 /// An optional measured float, rounded to 3 decimals.
@@ -87,6 +107,23 @@ pub(crate) fn ser3_opt<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S:
 }
 
 impl KeyFigures {
+    /// The provider figures the run could not count ("unknown"), by flat name.
+    pub fn unknown(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (p, v) in &self.providers {
+            for (name, value) in [
+                ("rotations", v.rotations),
+                ("cooldowns", v.cooldowns),
+                ("fallbacks", v.fallbacks),
+            ] {
+                if value.is_none() {
+                    out.push(format!("{name}{{{p}}}"));
+                }
+            }
+        }
+        out
+    }
+
     /// Every figure the run has a value for, by flat name.
     pub fn flat(&self) -> BTreeMap<String, f64> {
         let mut out = BTreeMap::new();
@@ -109,9 +146,9 @@ impl KeyFigures {
             put("half_open_to_closed_ms", dep, f(d.half_open_to_closed_ms));
         }
         for (p, v) in &self.providers {
-            put("rotations", p, Some(v.rotations as f64));
+            put("rotations", p, f(v.rotations));
             put("cooldowns", p, f(v.cooldowns));
-            put("fallbacks", p, Some(v.fallbacks as f64));
+            put("fallbacks", p, f(v.fallbacks));
             put("time_to_first_rotation_ms", p, f(v.time_to_first_rotation_ms));
             put("time_to_first_fallback_ms", p, f(v.time_to_first_fallback_ms));
         }

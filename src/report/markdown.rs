@@ -185,6 +185,11 @@ pub fn render(r: &Report) -> String {
         o.push('\n');
         o.push_str(&figures);
     }
+    let turns = super::turns_md::markdown(&r.policies);
+    if !turns.is_empty() {
+        o.push('\n');
+        o.push_str(&turns);
+    }
     if r.policies.iter().any(|p| p.alerts.is_some()) {
         o.push_str("\n## Alerts\n");
         for p in &r.policies {

@@ -8,8 +8,10 @@
 //! `rehearse report RUN_DIR` re-renders md, html and JUnit from report.json and exits with its
 //! verdict. [`housekeeping`]: what the run did after its report (retention, batch-job metrics,
 //! `--on-fail`), said in the report. [`versions`]: OpenClaw versions side by side and their
-//! behaviour-diff table. [`requests`]: the picture's request lanes, built from the one upstream
-//! recorder's record for every kind of run (`policies[].requests`).
+//! behaviour-diff table. [`gateway_setup`]: how an `http` target's gateway is pointed at the
+//! mock upstream. [`requests`]: the picture's request lanes, built from the one upstream
+//! recorder's record for every kind of run (`policies[].requests`). [`turns_md`]: report.md's
+//! "Turns" section (the rows are `verdict::turns`, `policies[].turns`).
 
 pub mod build;
 mod cmd;
@@ -18,6 +20,7 @@ pub mod drift;
 pub(crate) mod drift_render;
 pub mod figures;
 pub(crate) mod fault_window;
+pub(crate) mod gateway_setup;
 pub(crate) mod fleet;
 pub(crate) mod fleet_model;
 pub mod housekeeping;
@@ -35,6 +38,7 @@ pub mod svg;
 pub mod table;
 pub(crate) mod target;
 pub(crate) mod target_section;
+pub(crate) mod turns_md;
 pub mod versions;
 pub mod versions_model;
 pub(crate) mod write;

@@ -256,6 +256,11 @@ pub struct PolicyReport {
     /// reports written before them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<crate::report::requests::RequestLanes>,
+    /// The turns in the upstream's record (`verdict::turns`): each turn's requests, profiles
+    /// and models, the one that answered, retries, time to answer; the requests with no turn
+    /// (absent in reports written before turns were marked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<crate::verdict::turns::TurnsPart>,
 }
 
 impl PolicyReport {
@@ -286,6 +291,7 @@ impl PolicyReport {
             figures: None,
             alerts: None,
             requests: None,
+            turns: None,
         }
     }
 }

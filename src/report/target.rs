@@ -61,11 +61,19 @@ pub struct TargetReport {
     /// `http`: the fingerprint of the bearer token sent (`token_env`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_fp: Option<String>,
+    /// `http`: the fingerprint of the bearer token sent to `metrics_url` (`metrics_token_env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_token_fp: Option<String>,
     /// `http`: the health path waited for before the warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health_path: Option<String>,
-    /// `http`: the OpenClaw provider block to paste into the gateway's configuration (its
-    /// providers at the mock upstream's address).
+    /// `http`: how to point any OpenAI-compatible gateway at the mock upstream
+    /// (`scenario::gateway_setup::block`: base URL, models, per profile its key's fingerprint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_setup: Option<serde_json::Value>,
+    /// `http` with turns for OpenClaw's agent (`[target] model = "openclaw/…"`): the OpenClaw
+    /// provider block to paste into the gateway's configuration (its providers at the mock
+    /// upstream's address).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_block: Option<serde_json::Value>,
     /// Its warm-up before the run's clock started (absent when it never got that far).

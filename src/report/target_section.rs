@@ -23,6 +23,10 @@ fn facts(t: &TargetReport) -> Table {
     row("mock upstream", t.upstream.clone());
     row("/tmp isolation", t.isolation.clone());
     row("bearer token", t.token_fp.as_ref().map(|f| format!("fingerprint {f}")));
+    row(
+        "metrics token",
+        t.metrics_token_fp.as_ref().map(|f| format!("fingerprint {f}")),
+    );
     row("health path", t.health_path.clone());
     row("config", t.user_config.as_ref().map(|u| format!("{} (yours, with the harness's overlay)", u.path)));
     row("stop", t.stop.clone());
@@ -143,7 +147,8 @@ fn user_config(t: &TargetReport) -> Option<Table> {
     Some(tab)
 }
 
-/// The provider block an `http` target's user pastes, pretty JSON.
+/// The OpenClaw provider block an `http` target's user pastes (an OpenClaw gateway by URL),
+/// pretty JSON.
 fn provider_block(t: &TargetReport) -> Option<String> {
     t.provider_block
         .as_ref()
@@ -181,10 +186,14 @@ fn markdown_block(t: &TargetReport, title: &str, o: &mut String) {
         o.push_str("\n### Your config: what the harness changed\n\n");
         tab.markdown(o);
     }
+    if let Some((line, tab)) = t.gateway_setup.as_ref().and_then(super::gateway_setup::render) {
+        let _ = write!(o, "\n### Point your gateway at the mock upstream\n\n{line}\n\n");
+        tab.markdown(o);
+    }
     if let Some(block) = provider_block(t) {
         let _ = write!(
             o,
-            "\n### Providers to paste into your gateway's config\n\n```json\n{}\n```\n",
+            "\n### OpenClaw providers to paste into your gateway's config\n\n```json\n{}\n```\n",
             block.replace("```", "'''")
         );
     }
@@ -241,10 +250,18 @@ fn html_block(t: &TargetReport, title: &str, o: &mut String) {
         o.push_str("<h3>Your config: what the harness changed</h3>\n");
         tab.html(o);
     }
+    if let Some((line, tab)) = t.gateway_setup.as_ref().and_then(super::gateway_setup::render) {
+        let _ = writeln!(
+            o,
+            "<h3>Point your gateway at the mock upstream</h3>\n<p>{}</p>",
+            super::svg::esc(&line)
+        );
+        tab.html(o);
+    }
     if let Some(block) = provider_block(t) {
         let _ = writeln!(
             o,
-            "<h3>Providers to paste into your gateway's config</h3><pre>{}</pre>",
+            "<h3>OpenClaw providers to paste into your gateway's config</h3><pre>{}</pre>",
             super::svg::esc(&block)
         );
     }

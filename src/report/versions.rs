@@ -108,11 +108,15 @@ pub fn diff(arms: &[VersionArm], sections: &[PolicyReport]) -> Vec<DiffRow> {
             of(|x| x.time_to_first_fallback_ms.map(|v| v as f64)),
             true,
         ));
-        // A count of an arm that ran is 0 where its figures have no such provider.
-        let count = |f: fn(&crate::report::figures::ProviderFigures) -> u64| {
+        // A count of an arm that ran is 0 where its figures have no such provider, unknown
+        // where it could not count it.
+        let count = |f: fn(&crate::report::figures::ProviderFigures) -> Option<u64>| {
             arms.iter()
                 .map(|a| {
-                    figures(a).map(|k| k.providers.get(p).map_or(0, f) as f64)
+                    figures(a).and_then(|k| match k.providers.get(p) {
+                        None => Some(0.0),
+                        Some(x) => f(x).map(|v| v as f64),
+                    })
                 })
                 .collect::<Vec<_>>()
         };
@@ -243,7 +247,7 @@ mod tests {
             figures.providers.insert(
                 "mockai".into(),
                 ProviderFigures {
-                    rotations: 1,
+                    rotations: Some(1),
                     time_to_first_rotation_ms: Some(ms),
                     ..ProviderFigures::default()
                 },

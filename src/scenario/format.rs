@@ -64,6 +64,9 @@ pub struct ScenarioFile {
     /// `[coordinator]`: the Redis the fleet's `redis` coordination uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coordinator: Option<CoordinatorConfig>,
+    /// `[models]`: the primary and fallback models any gateway can send (`models.rs`).
+    #[serde(default, skip_serializing_if = "super::models::ModelsSpec::is_empty")]
+    pub models: super::models::ModelsSpec,
     /// `[target]`: the system under test (default: the embedded engine).
     #[serde(default)]
     pub target: TargetSpec,
@@ -181,6 +184,32 @@ impl ScenarioFile {
     /// embedded engine.
     pub(crate) fn external(&self) -> Option<super::target::External> {
         self.target.external()
+    }
+
+    /// The embedded engine's fallback chain: `[engine.modelFailover] fallbacks` when written,
+    /// else `[models] fallbacks` (`super::models`).
+    pub(crate) fn engine_fallbacks(&self) -> &[String] {
+        self.models
+            .engine_fallbacks(&self.engine.model_failover.fallbacks)
+    }
+
+    /// The embedded engine's configuration, its fallback chain [`Self::engine_fallbacks`].
+    pub(crate) fn engine_config(&self) -> EngineConfig {
+        self.models.engine_config(&self.engine)
+    }
+
+    /// A generated gateway configuration's fallbacks and the field they are written at:
+    /// `[models] fallbacks`, else `[engine.modelFailover] fallbacks`; `None` without either.
+    pub(crate) fn gateway_fallbacks(&self) -> Option<(&[String], &'static str)> {
+        self.models
+            .gateway_fallbacks(&self.engine.model_failover.fallbacks)
+    }
+
+    /// Every fallback model any system under test of the scenario can send (`[models]` and
+    /// `[engine.modelFailover]`): expectations and labels may name any of them.
+    pub(crate) fn all_fallbacks(&self) -> impl Iterator<Item = &String> {
+        self.models
+            .all_fallbacks(&self.engine.model_failover.fallbacks)
     }
 
     /// The expectations a run (`arm`: a policy, a coordination or a target kind) judges: those

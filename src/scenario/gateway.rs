@@ -1,7 +1,7 @@
 //! A scenario → what an external gateway needs: the OpenClaw gateway's configuration (one
 //! provider per scenario provider, all pointing at the mock upstream; the profiles and their
-//! tokens; the traffic's model as the primary and `[engine.modelFailover] fallbacks` as the
-//! fallbacks) and the turns to send (the scenario's model calls, at their recorded times, one
+//! tokens; the traffic's model as the primary and the scenario's fallbacks —
+//! `[models] fallbacks`, else `[engine.modelFailover] fallbacks` (`super::models`)) and the turns to send (the scenario's model calls, at their recorded times, one
 //! stable `user` per traffic session). Used by validation and the plan (with the upstream slot,
 //! [`UPSTREAM_SLOT`], which each arm fills with the address its mock upstream bound:
 //! `rehearsal::plan::GatewayPlan::config_for`).
@@ -94,7 +94,7 @@ pub fn gateway_config(
 }
 
 /// [`gateway_config`] over the user's own configuration (`[target] config`): without
-/// `[engine.modelFailover] fallbacks` in the scenario, the user's
+/// `[models] fallbacks` or `[engine.modelFailover] fallbacks` in the scenario, the user's
 /// `agents.defaults.model.fallbacks` are the fallbacks (each needs a `[[profile]]`).
 pub fn gateway_config_with(
     file: &ScenarioFile,
@@ -103,12 +103,10 @@ pub fn gateway_config_with(
     user: Option<&UserConfig>,
 ) -> Result<GatewayConfig, FieldError> {
     let primary = primary_model(traffic)?;
-    let scenario_fallbacks = &file.engine.model_failover.fallbacks;
-    let (fallbacks, fallbacks_field) = match user.and_then(UserConfig::fallbacks) {
-        Some(f) if scenario_fallbacks.is_empty() => {
-            (f, "target.config: agents.defaults.model.fallbacks")
-        }
-        _ => (scenario_fallbacks.clone(), "engine.modelFailover.fallbacks"),
+    let (fallbacks, fallbacks_field) = match (file.gateway_fallbacks(), user.and_then(UserConfig::fallbacks)) {
+        (Some((f, field)), _) => (f.to_vec(), field),
+        (None, Some(f)) => (f, "target.config: agents.defaults.model.fallbacks"),
+        (None, None) => (Vec::new(), "models.fallbacks"),
     };
     let mut providers: BTreeMap<String, ProviderSpec> = BTreeMap::new();
     for (i, m) in std::iter::once(&primary).chain(&fallbacks).enumerate() {
@@ -326,6 +324,34 @@ token = "key-F"
         let file = ScenarioFile::parse(&without, "x.toml").unwrap();
         let e = gateway_config_with(&file, &t, "u", Some(&user)).unwrap_err();
         assert!(e.message.contains("provider `nokey` has no [[profile]]"), "{e:?}");
+    }
+
+    #[test]
+    fn models_give_the_generated_config_its_fallbacks_before_the_engine_table_and_the_users() {
+        let t = traffic("{\"at_ms\":0,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"max_tokens\":16}\n");
+        let user = UserConfig::parse(
+            "{agents: {defaults: {model: {fallbacks: ['fallback/m9']}}}}",
+            std::path::Path::new("gw.json5"),
+        )
+        .unwrap();
+        // `[models]` alone, no engine table: the gateway's chain.
+        let models_only = SCENARIO.replace(
+            "[engine.modelFailover]\nfallbacks = [\"fallback/m2\"]",
+            "[models]\nprimary = \"mockai/m1\"\nfallbacks = [\"fallback/m3\", \"mockai/m4\"]",
+        );
+        let file = ScenarioFile::parse(&models_only, "x.toml").unwrap();
+        let c = gateway_config_with(&file, &t, "http://127.0.0.1:9", Some(&user)).unwrap();
+        assert_eq!(c.fallbacks, ["fallback/m3", "mockai/m4"]);
+        assert_eq!(c.primary, "mockai/m1");
+        let mockai = c.providers.iter().find(|p| p.id == "mockai").unwrap();
+        let ids: Vec<&str> = mockai.models.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["m1", "m4"]);
+        // With the engine's override as well, the gateway still reads `[models]`.
+        let both = format!("{models_only}\n[engine.modelFailover]\nfallbacks = [\"mockai/m4\"]\n");
+        let file = ScenarioFile::parse(&both, "x.toml").unwrap();
+        let c = gateway_config(&file, &t, "http://127.0.0.1:9").unwrap();
+        assert_eq!(c.fallbacks, ["fallback/m3", "mockai/m4"]);
+        assert_eq!(file.engine_fallbacks(), ["mockai/m4"]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The scenario file format (docs/scenario.md), scenario name resolution (docs/cli.md: the
 //! user's directories, then the built-ins), semantic validation (errors located at
-//! file:line:col, see [`locate`]) and the `rehearse list` command (`rehearse validate` is
+//! file:line:col, see [`locate`]), the target-neutral `[models]` ([`models`]) and the `rehearse list` command (`rehearse validate` is
 //! [`crate::validate`]: the run's preflight).
 
 pub mod digest;
@@ -9,7 +9,9 @@ pub(crate) mod field;
 pub(crate) mod fleet;
 pub(crate) mod format;
 pub mod gateway;
+pub(crate) mod gateway_setup;
 pub(crate) mod locate;
+pub(crate) mod models;
 pub(crate) mod prometheus;
 pub mod resolve;
 pub(crate) mod target;

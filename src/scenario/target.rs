@@ -56,14 +56,20 @@ pub struct TargetSpec {
     /// `http`: the gateway's base URL (`http://127.0.0.1:18789`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// `http`: its Prometheus endpoint, scraped like the engine's (optional).
+    /// `http`: its Prometheus endpoint, scraped like the engine's (optional); redirects on the
+    /// same origin are followed (`crate::scrape::fetch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_url: Option<String>,
+    /// `http`: the environment variable holding the bearer token sent to `metrics_url`
+    /// (optional; sent to its origin only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_token_env: Option<String>,
     /// `http`: the environment variable holding its bearer token (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_env: Option<String>,
-    /// `http`: the `model` the turns name (default: the traffic line's `PROVIDER/MODEL`; an
-    /// OpenClaw gateway by URL wants `openclaw/default`).
+    /// `http`: the `model` each turn asks the gateway for (default: the traffic's model calls'
+    /// one `PROVIDER/MODEL`, the primary; an OpenClaw gateway by URL wants `openclaw/default`,
+    /// a LiteLLM proxy its `model_name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// `openclaw`: every provider's `timeoutSeconds` (whole seconds; default 30 s).
@@ -266,6 +272,7 @@ impl TargetSpec {
         for (set, key) in [
             (self.url.is_some(), "url"),
             (self.metrics_url.is_some(), "metrics_url"),
+            (self.metrics_token_env.is_some(), "metrics_token_env"),
             (self.token_env.is_some(), "token_env"),
             (self.model.is_some(), "model"),
             (self.health_path.is_some(), "health_path"),
@@ -323,12 +330,23 @@ impl TargetSpec {
             if let Some(m) = &self.metrics_url {
                 check_url(m).map_err(|m| FieldError::new("metrics_url", m.to_string()))?;
             }
-            if let Some(env) = &self.token_env
-                && (env.is_empty() || env.contains(['=', '\0']))
-            {
+            for (env, key) in [
+                (&self.token_env, "token_env"),
+                (&self.metrics_token_env, "metrics_token_env"),
+            ] {
+                if let Some(env) = env
+                    && (env.is_empty() || env.contains(['=', '\0']))
+                {
+                    return Err(FieldError::new(
+                        key,
+                        "must name an environment variable".into(),
+                    ));
+                }
+            }
+            if self.metrics_token_env.is_some() && self.metrics_url.is_none() {
                 return Err(FieldError::new(
-                    "token_env",
-                    "must name an environment variable".into(),
+                    "metrics_token_env",
+                    "is the token sent to `metrics_url`: give `metrics_url` too".into(),
                 ));
             }
         }

@@ -224,6 +224,8 @@ fn check_parsed(
         }
         None => None,
     };
+    super::models::check(&file.models, &file.engine.model_failover.fallbacks, &traffic)
+        .map_err(|e| invalid(&e.field, e.message))?;
     super::validate_target::check_target(&file, &traffic, duration_ms, user_config.as_ref())
         .map_err(|e| invalid(&e.field, e.message))?;
     super::validate_reach::check_reach(&file, &traffic)
@@ -452,9 +454,8 @@ pub(crate) fn exercised_deps(
     }
     let mf = &file.engine.model_failover;
     let th = &file.engine.throttle;
-    let configured = mf
-        .fallbacks
-        .iter()
+    let configured = file
+        .all_fallbacks()
         .chain(mf.context_fallbacks.iter())
         .chain(mf.lighter_model.iter())
         .chain(th.cheaper_model.iter())

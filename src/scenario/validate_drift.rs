@@ -142,7 +142,7 @@ fn providers(file: &ScenarioFile, deps: &BTreeSet<String>) -> BTreeSet<String> {
 fn can_fall_back(file: &ScenarioFile) -> bool {
     let mf = &file.engine.model_failover;
     let th = &file.engine.throttle;
-    !mf.fallbacks.is_empty()
+    !file.engine_fallbacks().is_empty()
         || !mf.context_fallbacks.is_empty()
         || mf.lighter_model.is_some()
         || th.cheaper_model.is_some()

@@ -96,8 +96,7 @@ impl Producible {
         let mf = &file.engine.model_failover;
         let th = &file.engine.throttle;
         p.models.extend(
-            mf.fallbacks
-                .iter()
+            file.all_fallbacks()
                 .chain(mf.context_fallbacks.iter())
                 .chain(mf.lighter_model.iter())
                 .chain(th.cheaper_model.iter())

@@ -76,9 +76,9 @@ fn fault_kinds(file: &ScenarioFile) -> Result<(), FieldError> {
     Ok(())
 }
 
-/// Every model the run can send: the traffic's model calls and every model the engine config
-/// can route to (fallbacks, context fallbacks, the ladder's lighter model, the throttle's
-/// cheaper and pinned models).
+/// Every model the run can send: the traffic's model calls, `[models]` and every model the
+/// engine config can route to (fallbacks, context fallbacks, the ladder's lighter model, the
+/// throttle's cheaper and pinned models).
 fn models(file: &ScenarioFile, traffic: &[TrafficLine]) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = traffic
         .iter()
@@ -90,8 +90,8 @@ fn models(file: &ScenarioFile, traffic: &[TrafficLine]) -> BTreeSet<String> {
     let mf = &file.engine.model_failover;
     let th = &file.engine.throttle;
     out.extend(
-        mf.fallbacks
-            .iter()
+        file.all_fallbacks()
+            .chain(file.models.primary.iter())
             .chain(mf.context_fallbacks.iter())
             .chain(mf.lighter_model.iter())
             .chain(th.cheaper_model.iter())
@@ -287,6 +287,23 @@ mod tests {
         // Another provider's model of the same id is not sent.
         let e = check("[[expect.attempts]]\nmodel = \"azure/m1\"\nat_most = 0\n").unwrap_err();
         assert_eq!(e.field, "expect.attempts[0].model");
+    }
+
+    #[test]
+    fn a_model_subject_may_be_a_models_fallback_without_the_engine_table() {
+        let without = BASE.replace("[engine.modelFailover]\nfallbacks = [\"fallback/m2\"]\n", "");
+        let run = |extra: &str| {
+            let file = ScenarioFile::parse(&format!("{without}{extra}"), "t.toml").unwrap();
+            check_reach(&file, &traffic())
+        };
+        let expect = "[[expect.first_request]]\nmodel = \"fallback/m2\"\nnever = true\n";
+        // Before `[models]`, naming the fallback needed the engine's table.
+        assert_eq!(run(expect).unwrap_err().field, "expect.first_request[0].model");
+        for m in ["fallback/m2", "m2"] {
+            let e = expect.replace("fallback/m2", m);
+            let with = format!("[models]\nfallbacks = [\"fallback/m2\"]\n{e}");
+            assert!(run(&with).is_ok(), "{m}");
+        }
     }
 
     #[test]

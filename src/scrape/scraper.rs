@@ -1,7 +1,8 @@
 //! The periodic `/metrics` scraper. It GETs the URL every `interval` on tokio's clock (missed
 //! ticks are delayed, never bunched), stamps each scrape with ms since the run start, hands the
 //! raw text and the parsed form to a [`ScrapeSink`], and takes one final scrape when the stop
-//! future completes. A failed scrape (connection, timeout, status, parse) is recorded and
+//! future completes. Each GET is [`super::fetch::get`]: redirects followed on the same origin
+//! only, a bearer token ([`Scraper::with_bearer`]) never sent anywhere else. A failed scrape (connection, timeout, status, parse) is recorded and
 //! counted, never fatal: the run goes on and the report says how many scrapes failed.
 //!
 //! [`ScrapeLog`] is the sink that keeps every scrape (tests, and `scrapes.prom.gz` read back); a run
@@ -13,16 +14,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::Empty;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::parse::{Exposition, parse};
-
-/// Largest body accepted from `/metrics` (a runaway exporter must not exhaust memory).
-const MAX_BODY: usize = 16 << 20;
 
 /// Where and how often to scrape.
 #[derive(Debug, Clone)]
@@ -211,6 +209,8 @@ pub struct Scraper {
     cfg: ScraperConfig,
     client: Client<HttpConnector, Empty<Bytes>>,
     latest: Latest,
+    /// Sent with every scrape (`[target] metrics_token_env`).
+    bearer: Option<super::fetch::Bearer>,
 }
 
 impl Scraper {
@@ -221,7 +221,15 @@ impl Scraper {
             cfg,
             client,
             latest: Latest::default(),
+            bearer: None,
         }
+    }
+
+    /// The same scraper sending `bearer` (`Authorization: Bearer …`) with every scrape, to the
+    /// URL's origin only.
+    pub fn with_bearer(mut self, bearer: Option<super::fetch::Bearer>) -> Self {
+        self.bearer = bearer;
+        self
     }
 
     /// What it scrapes.
@@ -289,45 +297,7 @@ impl Scraper {
         }
     }
 
-    async fn fetch(&self) -> Result<String, FetchError> {
-        let url = &self.cfg.url;
-        let resp = self
-            .client
-            .get(url.clone())
-            .await
-            .map_err(|source| FetchError::Get {
-                url: url.clone(),
-                source,
-            })?;
-        let status = resp.status();
-        let body = http_body_util::Limited::new(resp.into_body(), MAX_BODY);
-        let bytes = body.collect().await.map_err(FetchError::Body)?.to_bytes();
-        if !status.is_success() {
-            return Err(FetchError::Status {
-                url: url.clone(),
-                status,
-            });
-        }
-        String::from_utf8(bytes.to_vec()).map_err(FetchError::Utf8)
+    async fn fetch(&self) -> Result<String, super::fetch::FetchError> {
+        super::fetch::get(&self.client, &self.cfg.url, self.bearer.as_ref()).await
     }
-}
-
-/// Why one scrape got no exposition text (written, as its message, to the scrape log).
-#[derive(Debug, thiserror::Error)]
-enum FetchError {
-    #[error("GET {url}: {source}")]
-    Get {
-        url: http::Uri,
-        #[source]
-        source: hyper_util::client::legacy::Error,
-    },
-    #[error("reading body: {0}")]
-    Body(#[source] Box<dyn std::error::Error + Send + Sync>),
-    #[error("GET {url}: HTTP {status}")]
-    Status {
-        url: http::Uri,
-        status: http::StatusCode,
-    },
-    #[error("body is not UTF-8: {0}")]
-    Utf8(#[source] std::string::FromUtf8Error),
 }

@@ -6,7 +6,8 @@
 //!   (`/tools/crm%20search%2Fv2`, `/ws?channel=room%201`).
 //! - Headers: `Content-Type: application/json` (HTTP), `Authorization: Bearer` when a
 //!   credential is given, `Idempotency-Key`, `X-Breaker-Probe: DEP` on probes,
-//!   `X-Rehearse-Canary: 1` on canaries, then any extra headers (a replayed line's metadata, a
+//!   `X-Rehearse-Canary: 1` on canaries, `X-Rehearse-Turn` with the turn marker of the request
+//!   an engine call is an attempt of (`wire::turn`), then any extra headers (a replayed line's metadata, a
 //!   gateway's credential).
 //! - Bodies: a model call is an OpenAI-shaped completion request with one user message; a tool
 //!   call sends its JSON body; a WebSocket handshake has none.
@@ -54,6 +55,8 @@ pub(crate) struct RequestSpec<'a> {
     pub probe: Option<&'a str>,
     /// Adds `X-Rehearse-Canary: 1`.
     pub canary: bool,
+    /// Sent as `X-Rehearse-Turn` (the marker of this turn, `wire::turn`).
+    pub turn: Option<u64>,
     /// More headers, added last in this order (see [`RequestSpec::with`]).
     pub extra: Vec<(HeaderName, HeaderValue)>,
 }
@@ -66,6 +69,7 @@ impl<'a> RequestSpec<'a> {
             idempotency_key: call.idempotency_key.as_deref(),
             probe: call.probe.as_deref(),
             canary: call.origin == Origin::Canary,
+            turn: call.request,
             extra: Vec::new(),
         }
     }
@@ -106,6 +110,9 @@ impl<'a> RequestSpec<'a> {
         }
         if self.canary {
             push(HeaderName::from_static(header::CANARY), "1")?;
+        }
+        if let Some(n) = self.turn {
+            push(HeaderName::from_static(header::TURN), &wire::turn::marker(n))?;
         }
         out.extend(self.extra.iter().cloned());
         Ok(out)
@@ -230,6 +237,7 @@ mod tests {
             idempotency_key: Some("k-7"),
             probe: Some("crm"),
             canary: true,
+            turn: Some(17),
             extra: Vec::new(),
         };
         let mut spec = spec;
@@ -250,6 +258,7 @@ mod tests {
         assert_eq!(h[header::IDEMPOTENCY_KEY], "k-7");
         assert_eq!(h[header::PROBE], "crm");
         assert_eq!(h[header::CANARY], "1");
+        assert_eq!(h[header::TURN], wire::turn::marker(17));
         assert_eq!(h[header::TENANT], "team-a");
         assert_eq!(h["content-type"], "application/json");
     }

@@ -102,6 +102,9 @@ fn verbose_line(r: &UpstreamRecord) -> String {
         r.profile_fp.as_deref().unwrap_or("none")
     ));
     line.push_str(&format!(" fault={}", r.fault.as_deref().unwrap_or("none")));
+    if let Some(t) = r.turn {
+        line.push_str(&format!(" turn={t}"));
+    }
     if r.canary {
         line.push_str(" canary");
     } else if r.probe {
@@ -132,6 +135,7 @@ mod tests {
             host: None,
             warmup: false,
             retry_after_ms: None,
+            turn: None,
         };
         let line = verbose_line(&r);
         assert!(line.ends_with(".123Z llm model=mockai/m1 profile=1a2b3c fault=status"));

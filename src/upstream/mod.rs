@@ -22,6 +22,7 @@ mod record;
 mod routes;
 mod server;
 mod stats;
+pub(crate) mod turn;
 
 use crate::util::sync::{Locked, RwLocked};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -121,6 +122,8 @@ pub(crate) struct Incoming<'a> {
     pub idempotency_key: Option<&'a str>,
     /// `X-Rehearse-Host`: the fleet host that sent it.
     pub host: Option<&'a str>,
+    /// The turn it was sent for (`turn`), if marked.
+    pub turn: Option<u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -303,6 +306,7 @@ impl Upstream {
                 retry_after_ms: decision
                     .as_ref()
                     .and_then(|d| faults::retry_after_ms(&d.1, wall, self.speed)),
+                turn: inc.turn,
             };
             for s in sinks.iter() {
                 s.record(&rec);

@@ -138,6 +138,12 @@ pub struct UpstreamRecord {
     /// harness divided the configured wait by it); absent when the response sent none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// The turn it was sent for (`wire::turn`): the marker of its `X-Rehearse-Turn` header (the
+    /// embedded engine, fleet hosts) or of its body's last user message (a gateway); `null`
+    /// when it had none (a gateway's own call: compaction, a title), never guessed. Absent in
+    /// recordings made before turns were marked.
+    #[serde(default)]
+    pub turn: Option<u64>,
 }
 
 #[cfg(test)]
@@ -168,6 +174,7 @@ impl UpstreamRecord {
             host: None,
             warmup: false,
             retry_after_ms: None,
+            turn: None,
         }
     }
 }

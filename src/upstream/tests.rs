@@ -13,6 +13,7 @@ fn inc<'a>(route: RouteKind) -> Incoming<'a> {
         canary: false,
         idempotency_key: None,
         host: None,
+        turn: None,
     }
 }
 

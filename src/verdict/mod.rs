@@ -26,6 +26,7 @@ mod ground_validate;
 pub mod probe_spacing;
 pub mod reach;
 pub(crate) mod turn;
+pub mod turns;
 pub mod witness;
 
 use serde::{Deserialize, Serialize};

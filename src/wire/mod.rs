@@ -6,6 +6,7 @@
 
 pub mod dep;
 pub(crate) mod model;
+pub(crate) mod turn;
 
 use std::borrow::Cow;
 
@@ -32,6 +33,9 @@ pub(crate) mod header {
     pub(crate) const IDEMPOTENT: &str = "x-rehearse-idempotent";
     /// Fleet mode: the gateway host that sent a request (the upstream records it as `host`).
     pub(crate) const HOST: &str = "x-rehearse-host";
+    /// The turn (traffic line) an attempt is for: a [`super::turn`] marker (the upstream
+    /// records it as `turn`).
+    pub(crate) const TURN: &str = super::turn::HEADER;
 }
 
 /// Routes of the upstream (docs/faults.md) and of its control API.

@@ -1,8 +1,10 @@
 //! `[target] kind = "http"` as users run it, against the stand-in gateway `fake_gateway.py`
 //! (no OpenClaw needed): a gateway that needs a bearer token (`token_env`: sent, fingerprinted
 //! in the report, never written; a wrong token is never green, a missing one is exit 2), a
-//! gateway whose providers the user configures by hand (the run prints the OpenClaw provider
-//! block to paste, at the `[upstream] listen` address, and keeps it in the report), and a health
+//! gateway whose providers the user configures by hand (the run prints how to point any gateway
+//! at the mock upstream — base URL, models, a key per profile — at the `[upstream] listen`
+//! address, and keeps it in the report without keys; OpenClaw's provider block only for turns
+//! asking for `openclaw/…`), and a health
 //! path that is not OpenClaw's (`health_path`, waited for; one that never answers 2xx is a
 //! harness failure naming it).
 
@@ -87,7 +89,8 @@ fn run(scenario: &Path, reports: &Path, envs: &[(&str, &str)]) -> Output {
         .arg(scenario)
         .arg("--report-dir")
         .arg(reports)
-        .env_remove("REHEARSE_HTTP_TOKEN");
+        .env_remove("REHEARSE_HTTP_TOKEN")
+        .env_remove("REHEARSE_METRICS_TOKEN");
     for (k, v) in envs {
         cmd.env(k, v);
     }
@@ -157,7 +160,8 @@ fn a_gateway_that_needs_a_bearer_token_gets_it_and_a_wrong_or_missing_one_is_nev
 }
 
 #[test]
-fn providers_configured_by_hand_get_the_block_to_paste_at_the_fixed_upstream_address() {
+fn providers_configured_by_hand_get_a_gateway_neutral_setup_and_openclaws_block_only_for_openclaw()
+{
     let tmp = tempfile::tempdir().unwrap();
     let (gw, up) = (free_port(), free_port());
     let _fake = Fake::start(gw, up, &[]);
@@ -167,15 +171,58 @@ fn providers_configured_by_hand_get_the_block_to_paste_at_the_fixed_upstream_add
     assert_eq!(out.status.code(), Some(0), "{}\n{}", rows(&r), show(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let base = format!("http://127.0.0.1:{up}/v1");
-    // Printed at the start (before the report line), OpenClaw-shaped, at the fixed address.
+    // Printed at the start (before the report line), gateway-neutral, at the fixed address;
+    // stdout is a pipe here, so the key is named, not printed.
     let at = stdout
-        .find("providers for your gateway's openclaw.json")
+        .find("point your gateway at the mock upstream")
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(at < stdout.find("report: ").unwrap());
+    assert!(stdout.contains(&format!("base URL   {base}")), "{stdout}");
+    assert!(
+        stdout.contains("primary mockai/m1 · fallbacks none"),
+        "{stdout}"
+    );
+    let fp = rehearse::util::fingerprint("sk-user-key-A");
+    assert!(
+        stdout.contains(&format!(
+            "mockai:a  mockai/m1  api_key the `token` of [[profile]] mockai:a (fingerprint {fp}"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("restart it for a clean run"), "{stdout}");
+    for openclaw in ["openclaw.json", "paste-api-key", "baseUrl"] {
+        assert!(!stdout.contains(openclaw), "{openclaw}: {stdout}");
+    }
+    super::user_config::assert_schema(&r);
+    let s = &r["target"]["gateway_setup"];
+    assert_eq!(s["base_url"], base.as_str());
+    assert_eq!(s["profiles"][0]["id"], "mockai:a");
+    assert_eq!(s["profiles"][0]["key_fp"], fp.as_str());
+    assert!(
+        r["target"].get("provider_block").is_none(),
+        "{}",
+        r["target"]
+    );
+    let all = run_dir_text(&out);
+    assert!(all.contains("### Point your gateway at the mock upstream"));
+    assert!(!all.contains("sk-user-key-A"), "a key in the run directory");
+    assert!(!all.contains("OpenClaw providers to paste"));
+
+    // Turns for OpenClaw's agent: OpenClaw's provider block as well.
+    let path = scenario(tmp.path(), gw, up, "model = \"openclaw/default\"\n");
+    let out = run(&path, &tmp.path().join("reports"), &[]);
+    let r = report_json(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", rows(&r), show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("providers for your gateway's openclaw.json"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains(&format!("\"baseUrl\": \"{base}\"")),
         "{stdout}"
     );
+    assert!(!stdout.contains("sk-user-key-A"), "{stdout}");
     super::user_config::assert_schema(&r);
     let b = &r["target"]["provider_block"];
     let p = &b["models"]["providers"]["mockai"];
@@ -189,7 +236,8 @@ fn providers_configured_by_hand_get_the_block_to_paste_at_the_fixed_upstream_add
         "no key in the block: {b}"
     );
     let md = run_dir_text(&out);
-    assert!(md.contains("### Providers to paste into your gateway's config"));
+    assert!(md.contains("### OpenClaw providers to paste into your gateway's config"));
+    assert!(md.contains("### Point your gateway at the mock upstream"));
 }
 
 #[test]
@@ -230,5 +278,54 @@ fn a_health_path_of_its_own_is_waited_for_and_one_that_never_answers_is_named() 
         String::from_utf8_lossy(&out.stderr).contains("target.health_path"),
         "{}",
         show(&out)
+    );
+}
+
+#[test]
+fn a_metrics_url_that_redirects_on_its_origin_is_scraped_with_its_own_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (gw, up) = (free_port(), free_port());
+    let token = "tok-metrics-91ab";
+    let _fake = Fake::start(
+        gw,
+        up,
+        &[("FAKE_METRICS", "1"), ("FAKE_METRICS_TOKEN", token)],
+    );
+    let extra = format!(
+        "metrics_url = \"http://127.0.0.1:{gw}/metrics\"\nmetrics_token_env = \"REHEARSE_METRICS_TOKEN\"\n\n\
+         [[expect.metric]]\nseries = \"fake_turns_total\"\nat_least = 2\n"
+    );
+    let path = scenario(tmp.path(), gw, up, &extra);
+    let reports = tmp.path().join("reports");
+    let out = run(&path, &reports, &[("REHEARSE_METRICS_TOKEN", token)]);
+    let r = report_json(&out);
+    // The 307 to /metrics/ followed, the token sent: the turns counted on the gateway's metrics.
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", rows(&r), show(&out));
+    assert_eq!(
+        r["target"]["metrics_token_fp"],
+        rehearse::util::fingerprint(token)
+    );
+    super::user_config::assert_schema(&r);
+    let all = run_dir_text(&out);
+    assert!(
+        !all.contains(token),
+        "the metrics token is written in the run directory"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(token));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(token));
+
+    // A wrong token: the metrics answer 401, the metric row is never a pass.
+    let out = run(&path, &reports, &[("REHEARSE_METRICS_TOKEN", "tok-wrong")]);
+    let r = report_json(&out);
+    assert_ne!(out.status.code(), Some(0), "{}\n{}", rows(&r), show(&out));
+    assert_ne!(r["verdict"], "pass");
+
+    // Unset: bad input naming the key, before anything runs.
+    let out = run(&path, &reports, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("metrics_token_env names `REHEARSE_METRICS_TOKEN`"),
+        "{err}"
     );
 }

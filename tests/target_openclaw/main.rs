@@ -21,6 +21,7 @@ mod fake;
 mod fake_seam;
 mod from_tmp;
 mod http;
+mod http_turns;
 mod http_user;
 mod real;
 mod real_versions;

@@ -110,6 +110,7 @@ impl<T: Transport> Engine<T> {
                 probe: probe.then(|| dep.clone()),
                 origin: Origin::Worker(worker),
                 attempt: attempts,
+                request: Some(req.id),
                 deadlines: given.deadlines,
             };
             let result = self.transport.send(call).await;

@@ -135,6 +135,7 @@ pub async fn run_canaries<T: Transport, C: CanarySettings>(
                     probe: Some(c.dep.clone()),
                     origin: Origin::Canary,
                     attempt: 1,
+                    request: None,
                     deadlines: config.deadlines(c.class, speed),
                 };
                 let result = tokio::select! {

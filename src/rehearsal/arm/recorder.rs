@@ -74,6 +74,18 @@ pub struct KeptRecords {
     pub served: u64,
     /// Every request, compact, for the report's request lanes.
     pub tape: RequestTape,
+    /// The requests the per-turn rows are read from (`verdict::turns`).
+    pub turns: TurnRecords,
+}
+
+/// The requests of the run (warm-up and canaries left out, any route), marked with a turn or
+/// not, at most `cap` of them: what the report's turns are built from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnRecords {
+    /// In arrival order.
+    pub records: Vec<UpstreamRecord>,
+    /// Requests left out for the cap.
+    pub dropped: u64,
 }
 
 /// What the upstream received before the run's clock started.
@@ -107,6 +119,7 @@ pub(crate) struct UpstreamRecorder {
     served: AtomicU64,
     warmup: Mutex<WarmupSeen>,
     tape: Mutex<RequestTape>,
+    turns: Mutex<TurnRecords>,
 }
 
 impl std::fmt::Debug for UpstreamRecorder {
@@ -132,6 +145,7 @@ impl UpstreamRecorder {
             served: AtomicU64::new(0),
             warmup: Mutex::new(WarmupSeen::default()),
             tape: Mutex::new(RequestTape::new()),
+            turns: Mutex::new(TurnRecords::default()),
         }
     }
 
@@ -162,11 +176,13 @@ impl UpstreamRecorder {
     pub(crate) fn take_records(&self) -> KeptRecords {
         let served = self.served.load(Ordering::Relaxed);
         let tape = std::mem::take(&mut *self.tape.locked());
+        let turns = std::mem::take(&mut *self.turns.locked());
         let Some(kept) = &self.kept else {
             return KeptRecords {
                 cap: self.cap,
                 served,
                 tape,
+                turns,
                 ..KeptRecords::default()
             };
         };
@@ -178,6 +194,7 @@ impl UpstreamRecorder {
             dropped: k.dropped,
             served,
             tape,
+            turns,
         }
     }
 }
@@ -196,6 +213,12 @@ impl RecordSink for UpstreamRecorder {
         }
         if !r.canary {
             self.served.fetch_add(1, Ordering::Relaxed);
+            let mut t = self.turns.locked();
+            if t.records.len() < self.cap {
+                t.records.push(r.clone());
+            } else {
+                t.dropped += 1;
+            }
         }
         if let Some(kept) = &self.kept
             && r.route == crate::upstream::RouteKind::Llm

@@ -49,7 +49,7 @@ pub(crate) fn canaries(file: &ScenarioFile, traffic: &[TrafficLine]) -> Vec<Cana
         }
     }
     let mf = &file.engine.model_failover;
-    for m in mf.fallbacks.iter().chain(mf.context_fallbacks.iter()) {
+    for m in file.engine_fallbacks().iter().chain(mf.context_fallbacks.iter()) {
         model(m);
     }
     // A tool any line calls as non-idempotent has side effects (ticket_create): an empty canary

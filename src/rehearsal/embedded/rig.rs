@@ -188,7 +188,7 @@ impl Rig {
         let canaries = tokio::spawn(crate::engine::health::canary::run_canaries(
             Arc::new(transport.clone()),
             crate::rehearsal::embedded::health::canaries(file, traffic),
-            file.engine.clone(),
+            file.engine_config(),
             speed,
             Arc::new(FanOut(canary_sink)),
             clock,
@@ -202,7 +202,7 @@ impl Rig {
             store_path: Some(store_path),
         };
         let engine = Engine::new(
-            file.engine.clone(),
+            file.engine_config(),
             file.profile.clone(),
             opts,
             transport.clone(),

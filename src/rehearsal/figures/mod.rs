@@ -10,10 +10,12 @@
 //!   that dep when the window names its lanes) at or before its first opening;
 //! - *open* is the first open → half-open; *half-open to closed* the first half-open that closed;
 //!   *probes per half-open* the dep's probes that reached the upstream over its half-open spells;
-//! - from the upstream record, a *rotation* of provider P is a model request of P whose
-//!   profile differs from the one of P's previous request, which was faulted; a *fallback*
-//!   away from P is a model request naming another model than the previous model request,
-//!   which was P's and faulted. Times to the first of each run from the first applied fault.
+//! - a gateway's rotations, fallbacks and cooldowns are read per turn from the upstream's
+//!   record (`verdict::turns::changes`: a fallback a change of model inside a turn, a rotation
+//!   a change of profile within a model, a cooldown a profile's quiet after a failure while
+//!   turns went elsewhere); a gateway that strips the turn marker has them unknown (`None`),
+//!   never 0. OpenClaw's auth state is a second, labelled source (`cooldowns_auth_state`).
+//!   Times to the first of each run from the first applied fault.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,7 +23,7 @@ use crate::engine::BreakerState;
 use crate::report::figures::{DepFigures, KeyFigures, ProviderFigures};
 use crate::report::model::{FaultWindow, Marks, PolicyReport};
 use crate::scrape::Transition;
-use crate::upstream::{RequestRoute, UpstreamRecord};
+use crate::verdict::turns::TurnsPart;
 use crate::verdict::ExpectStatus;
 
 /// What the figures are computed from, every time in scenario ms.
@@ -35,12 +37,11 @@ pub(crate) struct FigureInput<'a> {
     pub probes: Vec<(String, u64)>,
     /// The engine's marks, when the system is an engine of ours.
     pub marks: Option<&'a Marks>,
-    /// Otherwise the upstream's record of model requests, time-ordered: (t, provider, profile,
-    /// model, faulted).
-    pub sent: Vec<Sent>,
-    /// Profiles put in cooldown by a system without marks (a gateway's auth state): provider
-    /// per cooled profile; `None` when the run could not see them (no auth state read).
-    pub cooled_providers: Option<Vec<String>>,
+    /// Otherwise the turns in the upstream's record (`None`: none were observed).
+    pub turns: Option<&'a TurnsPart>,
+    /// The profiles OpenClaw's auth state held cooling: provider per cooled profile; `None`
+    /// when no auth state was read.
+    pub cooled_by_state: Option<Vec<String>>,
     /// The breaker deps the run could watch: a dep among them that never opened has
     /// `openings` 0 (a value), one outside them no figures (unknown).
     pub watched_deps: BTreeSet<String>,
@@ -53,50 +54,6 @@ pub(crate) struct FigureInput<'a> {
     pub lag_p99_ms: f64,
     /// The arm's rows, judged.
     pub statuses: Vec<ExpectStatus>,
-}
-
-/// One model request as the upstream recorded it.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Sent {
-    /// Scenario ms.
-    pub t_ms: u64,
-    /// Its provider.
-    pub provider: String,
-    /// The token's fingerprint.
-    pub profile: Option<String>,
-    /// The model it named.
-    pub model: Option<String>,
-    /// A fault applied to it.
-    pub faulted: bool,
-}
-
-/// The model requests of an upstream record, scenario time (warm-up, probes and canaries left
-/// out). A request's provider is its profile's (`provider_by_fp`: key fingerprint → provider)
-/// when its key is one of the scenario's: a gateway may name the model without its provider
-/// (OpenClaw sends `m1`, not `mockai/m1`); otherwise the provider its model names.
-pub(crate) fn sent_of(
-    records: &[UpstreamRecord],
-    speed: crate::util::speed::Speed,
-    provider_by_fp: &BTreeMap<String, String>,
-) -> Vec<Sent> {
-    let mut out: Vec<Sent> = records
-        .iter()
-        .filter(|r| r.route == RequestRoute::Llm && !r.warmup && !r.probe && !r.canary)
-        .map(|r| Sent {
-            t_ms: speed.scenario_ms_u(r.t_ms),
-            provider: r
-                .profile_fp
-                .as_ref()
-                .and_then(|fp| provider_by_fp.get(fp))
-                .cloned()
-                .unwrap_or_else(|| r.dep.split('/').next().unwrap_or_default().to_string()),
-            profile: r.profile_fp.clone(),
-            model: r.model.clone(),
-            faulted: r.fault.is_some(),
-        })
-        .collect();
-    out.sort_by_key(|s| s.t_ms);
-    out
 }
 
 /// The figures of one arm.
@@ -118,82 +75,68 @@ pub(crate) fn compute(i: &FigureInput<'_>) -> KeyFigures {
     for dep in &i.watched_deps {
         deps.entry(dep.clone()).or_default();
     }
-    let mut providers: BTreeMap<String, ProviderFigures> = i
-        .providers
-        .iter()
-        .map(|p| (p.clone(), ProviderFigures::default()))
-        .collect();
-    // Cooldowns per provider, where the run can see them (`None`: it cannot).
-    let cooled: Option<BTreeMap<String, u64>>;
+    // A provider whose counts the run has: 0 of each until counted; else unknown.
+    let turns = i.turns.filter(|t| t.readable());
+    let countable = i.marks.is_some() || turns.is_some();
+    let fresh = || {
+        if countable {
+            ProviderFigures::counted()
+        } else {
+            ProviderFigures::default()
+        }
+    };
+    let mut providers: BTreeMap<String, ProviderFigures> =
+        i.providers.iter().map(|p| (p.clone(), fresh())).collect();
     let since = |t: u64| first_fault.map(|f| t.saturating_sub(f));
-    match i.marks {
-        Some(m) => {
-            let prov = |id: &str| {
-                i.provider_of
-                    .get(id)
-                    .cloned()
-                    .unwrap_or_else(|| id.split([':', '/']).next().unwrap_or(id).to_string())
-            };
-            for r in &m.rotations {
-                let p = providers.entry(prov(&r.from)).or_default();
-                p.rotations += 1;
-                p.time_to_first_rotation_ms = p.time_to_first_rotation_ms.or(since(r.t_ms));
-            }
-            for f in &m.fallbacks {
-                let p = providers.entry(prov(&f.from)).or_default();
-                p.fallbacks += 1;
-                p.time_to_first_fallback_ms = p.time_to_first_fallback_ms.or(since(f.t_ms));
-            }
-            let mut n: BTreeMap<String, u64> = BTreeMap::new();
-            for c in &m.cooldowns {
-                *n.entry(prov(&c.profile)).or_default() += 1;
-            }
-            cooled = Some(n);
+    if let Some(m) = i.marks {
+        let prov = |id: &str| {
+            i.provider_of
+                .get(id)
+                .cloned()
+                .unwrap_or_else(|| id.split([':', '/']).next().unwrap_or(id).to_string())
+        };
+        for r in &m.rotations {
+            let p = providers.entry(prov(&r.from)).or_insert_with(fresh);
+            bump(&mut p.rotations);
+            p.time_to_first_rotation_ms = p.time_to_first_rotation_ms.or(since(r.t_ms));
         }
-        None => {
-            let mut last_of: BTreeMap<&str, &Sent> = BTreeMap::new();
-            let mut last: Option<&Sent> = None;
-            for s in &i.sent {
-                providers.entry(s.provider.clone()).or_default();
-                if let Some(prev) = last_of.get(s.provider.as_str())
-                    && prev.faulted
-                    && prev.profile != s.profile
-                {
-                    let p = providers.entry(s.provider.clone()).or_default();
-                    p.rotations += 1;
-                    p.time_to_first_rotation_ms = p.time_to_first_rotation_ms.or(since(s.t_ms));
-                }
-                if let Some(prev) = last
-                    && prev.faulted
-                    && prev.model.is_some()
-                    && s.model.is_some()
-                    && prev.model != s.model
-                {
-                    let p = providers.entry(prev.provider.clone()).or_default();
-                    p.fallbacks += 1;
-                    p.time_to_first_fallback_ms = p.time_to_first_fallback_ms.or(since(s.t_ms));
-                }
-                last_of.insert(&s.provider, s);
-                last = Some(s);
+        for f in &m.fallbacks {
+            let p = providers.entry(prov(&f.from)).or_insert_with(fresh);
+            bump(&mut p.fallbacks);
+            p.time_to_first_fallback_ms = p.time_to_first_fallback_ms.or(since(f.t_ms));
+        }
+        for c in &m.cooldowns {
+            bump(&mut providers.entry(prov(&c.profile)).or_insert_with(fresh).cooldowns);
+        }
+    } else if let Some(t) = turns {
+        let name = |p: &Option<String>| p.clone().unwrap_or_else(|| "unknown".to_string());
+        for q in t.rows.iter().flat_map(|r| &r.requests) {
+            if q.route == crate::upstream::RequestRoute::Llm {
+                providers.entry(name(&q.provider)).or_insert_with(fresh);
             }
-            cooled = i.cooled_providers.as_ref().map(|list| {
-                let mut n: BTreeMap<String, u64> = BTreeMap::new();
-                for p in list {
-                    *n.entry(p.clone()).or_default() += 1;
-                }
-                n
-            });
+        }
+        let c = crate::verdict::turns::changes(&t.rows);
+        for r in &c.rotations {
+            let p = providers.entry(name(&r.provider)).or_insert_with(fresh);
+            bump(&mut p.rotations);
+            p.time_to_first_rotation_ms = p.time_to_first_rotation_ms.or(since(r.t_ms));
+        }
+        for f in &c.fallbacks {
+            let p = providers.entry(name(&f.provider)).or_insert_with(fresh);
+            bump(&mut p.fallbacks);
+            p.time_to_first_fallback_ms = p.time_to_first_fallback_ms.or(since(f.t_ms));
+        }
+        for cd in &c.cooldowns {
+            bump(&mut providers.entry(name(&cd.provider)).or_insert_with(fresh).cooldowns);
         }
     }
-    if let Some(n) = &cooled {
-        for p in n.keys() {
-            providers.entry(p.clone()).or_default();
+    if let Some(list) = &i.cooled_by_state {
+        for p in list {
+            providers.entry(p.clone()).or_insert_with(fresh);
         }
-    }
-    for (name, p) in &mut providers {
-        p.cooldowns = cooled
-            .as_ref()
-            .map(|n| n.get(name).copied().unwrap_or(0));
+        for (name, p) in &mut providers {
+            p.cooldowns_auth_state = Some(list.iter().filter(|c| *c == name).count() as u64);
+        }
     }
     let count = |st: ExpectStatus| i.statuses.iter().filter(|s| **s == st).count() as u64;
     KeyFigures {
@@ -204,6 +147,11 @@ pub(crate) fn compute(i: &FigureInput<'_>) -> KeyFigures {
         expectations_failed: count(ExpectStatus::Fail),
         expectations_not_reached: count(ExpectStatus::NotReached),
     }
+}
+
+/// One more of a count (from 0 when it was not counted yet).
+fn bump(v: &mut Option<u64>) {
+    *v = Some(v.unwrap_or(0) + 1);
 }
 
 fn dep_figures(
@@ -277,10 +225,6 @@ pub(crate) fn of_section(
         .iter()
         .map(|p| (p.id.clone(), p.provider.clone()))
         .collect();
-    let provider_by_fp: BTreeMap<String, String> = profiles
-        .iter()
-        .map(|p| (crate::util::fingerprint(p.credential()), p.provider.clone()))
-        .collect();
     let speed = o.speed;
     let probes = o
         .arrivals
@@ -291,7 +235,7 @@ pub(crate) fn of_section(
     let marks = o.engine.as_ref().map(|_| &section.marks);
     // An OpenClaw gateway's cooldowns are in its auth state, when it was read; an `http`
     // target has none the harness can see.
-    let cooled_providers = o.gateway.as_ref().and_then(|g| g.auth.as_ref()).map(|a| {
+    let cooled_by_state = o.gateway.as_ref().and_then(|g| g.auth.as_ref()).map(|a| {
         a.cooled()
             .map(|p| {
                 provider_of.get(&p.profile).cloned().unwrap_or_else(|| {
@@ -306,12 +250,8 @@ pub(crate) fn of_section(
         fault_windows: &section.fault_windows,
         probes,
         marks,
-        sent: if marks.is_none() {
-            sent_of(&o.upstream.records, speed, &provider_by_fp)
-        } else {
-            Vec::new()
-        },
-        cooled_providers,
+        turns: section.turns.as_ref(),
+        cooled_by_state,
         watched_deps,
         providers,
         provider_of,

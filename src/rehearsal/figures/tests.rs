@@ -3,6 +3,8 @@
 use super::*;
 use crate::report::marks::{CooldownMark, FallbackMark, RotationMark};
 use crate::scrape::Timing;
+use crate::upstream::UpstreamRecord;
+use crate::verdict::turns::Names;
 
 fn tr(dep: &str, from: BreakerState, to: BreakerState, t_ms: u64) -> Transition {
     Transition {
@@ -80,14 +82,18 @@ fn what_the_run_watched_has_figures_at_zero_and_what_it_could_not_see_has_none()
     // A provider of the scenario that never rotated: counted, at 0.
     assert_eq!(flat.get("fallbacks{openai}"), Some(&0.0));
     assert_eq!(flat.get("cooldowns{openai}"), Some(&0.0));
-    // A gateway whose auth state was not read: its cooldowns are unknown, not 0.
+    // A gateway whose turns could not be read: its counts are unknown, not 0.
     let k = compute(&FigureInput {
         providers: ["mockai".to_string()].into(),
         ..Default::default()
     });
-    assert_eq!(k.providers["mockai"].cooldowns, None);
+    assert_eq!(k.providers["mockai"], ProviderFigures::default());
     assert!(!k.flat().contains_key("cooldowns{mockai}"));
-    assert_eq!(k.flat().get("rotations{mockai}"), Some(&0.0));
+    assert!(!k.flat().contains_key("rotations{mockai}"));
+    assert_eq!(
+        k.unknown(),
+        ["rotations{mockai}", "cooldowns{mockai}", "fallbacks{mockai}"]
+    );
 }
 
 #[test]
@@ -143,80 +149,88 @@ fn an_engines_marks_give_rotations_fallbacks_and_cooldowns_per_provider() {
         ..Default::default()
     });
     let p = &k.providers["openai"];
-    assert_eq!((p.rotations, p.fallbacks, p.cooldowns), (2, 1, Some(1)));
+    assert_eq!((p.rotations, p.fallbacks, p.cooldowns), (Some(2), Some(1), Some(1)));
     assert_eq!(p.time_to_first_rotation_ms, Some(400));
     assert_eq!(p.time_to_first_fallback_ms, Some(1_200));
 }
 
-fn sent(t_ms: u64, provider: &str, profile: &str, model: &str, faulted: bool) -> Sent {
-    Sent {
-        t_ms,
-        provider: provider.into(),
-        profile: Some(profile.into()),
-        model: Some(model.into()),
-        faulted,
+/// A model request at `t_ms` for `turn` with key `fp` naming `model`, faulted by `fault`.
+fn record(turn: Option<u64>, t_ms: u64, model: &str, fp: &str, fault: Option<&str>) -> UpstreamRecord {
+    let dep = format!("{model}/default/{fp}");
+    let mut r = UpstreamRecord::llm_for_test(t_ms, 0, dep, Some(model), Some(fp), fault);
+    r.turn = turn;
+    r
+}
+
+fn names() -> Names {
+    let pairs = [("fpA", "mockai:a", "mockai"), ("fpB", "mockai:b", "mockai"), ("fpC", "backup:c", "backup")];
+    Names {
+        profile_of_fp: pairs.iter().map(|(f, id, _)| (f.to_string(), id.to_string())).collect(),
+        provider_of_fp: pairs.iter().map(|(f, _, p)| (f.to_string(), p.to_string())).collect(),
     }
 }
 
 #[test]
-fn a_gateways_rotations_and_fallbacks_are_read_from_what_it_sent() {
-    let seq = vec![
-        sent(1_000, "mockai", "A", "m1", false),
-        sent(2_000, "mockai", "B", "m1", false), // round robin, not a rotation
-        sent(5_000, "mockai", "B", "m1", true),
-        sent(5_300, "mockai", "A", "m1", true), // rotation B → A
-        sent(5_900, "backup", "C", "m2", false), // fallback away from mockai
-        sent(7_000, "mockai", "A", "m1", false),
+fn a_gateways_rotations_fallbacks_and_cooldowns_are_read_per_turn_from_the_record() {
+    // OpenClaw sends `model: "m1"`: the provider is its key's profile's.
+    let records = [
+        record(Some(0), 1_000, "m1", "fpA", None),
+        record(Some(1), 2_000, "m1", "fpB", None), // round robin, not a rotation
+        // Turn 2: key-B fails, key-A (same model): a rotation at 5.3 s.
+        record(Some(2), 5_000, "m1", "fpB", Some("status")),
+        record(Some(3), 5_100, "m1", "fpB", None), // another turn, concurrent
+        record(Some(2), 5_300, "m1", "fpA", Some("status")),
+        // then m2 on key-C of another provider: one fallback away from mockai, no rotation.
+        record(Some(2), 5_900, "m2", "fpC", None),
+        // Key-A sits out two turns that went elsewhere: a cooldown.
+        record(Some(4), 6_000, "m2", "fpC", None),
+        record(Some(5), 6_500, "m1", "fpB", None),
+        record(Some(6), 7_000, "m1", "fpA", None),
+        // A compaction call of the gateway's own: no turn, no change.
+        record(None, 7_100, "m2", "fpC", None),
     ];
+    let part = crate::verdict::turns::rows(&records, &names(), crate::util::speed::Speed::ONE);
     let windows = [window(5_000, 2)];
     let k = compute(&FigureInput {
         fault_windows: &windows,
-        sent: seq,
-        cooled_providers: Some(vec!["mockai".into()]),
+        turns: Some(&part),
+        cooled_by_state: Some(vec!["mockai".into(), "mockai".into()]),
         ..Default::default()
     });
     let m = &k.providers["mockai"];
-    assert_eq!((m.rotations, m.fallbacks, m.cooldowns), (1, 1, Some(1)));
+    assert_eq!((m.rotations, m.fallbacks, m.cooldowns), (Some(1), Some(1), Some(1)));
     assert_eq!(m.time_to_first_rotation_ms, Some(300));
     assert_eq!(m.time_to_first_fallback_ms, Some(900));
+    // OpenClaw's auth state stays beside it, labelled.
+    assert_eq!(m.cooldowns_auth_state, Some(2));
     // Counted where nothing happened: 0, not unknown.
     assert_eq!(
         k.providers["backup"],
         ProviderFigures {
-            cooldowns: Some(0),
-            ..Default::default()
+            cooldowns_auth_state: Some(0),
+            ..ProviderFigures::counted()
         }
     );
 }
 
-fn record(t_ms: u64, model: &str, fp: &str, fault: Option<&str>) -> UpstreamRecord {
-    let dep = format!("{model}/default/{fp}");
-    UpstreamRecord::llm_for_test(t_ms, 0, dep, Some(model), Some(fp), fault)
-}
-
 #[test]
-fn a_model_named_without_its_provider_counts_for_its_profiles_provider() {
-    // OpenClaw sends `model: "m1"`: the upstream's dep starts with the model, not `mockai`.
-    let by_fp: BTreeMap<String, String> = [("fpA", "mockai"), ("fpB", "mockai")]
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .into();
+fn a_gateway_that_strips_the_marker_has_its_counts_unknown_not_zero() {
     let records = [
-        record(1_000, "m1", "fpA", Some("status")),
-        record(1_500, "m1", "fpB", None),
-        record(2_000, "m1", "fpX", None),
+        record(None, 5_000, "m1", "fpA", Some("status")),
+        record(None, 5_300, "m1", "fpB", None),
+        record(None, 5_900, "m2", "fpC", None),
     ];
-    let sent = sent_of(&records, crate::util::speed::Speed::ONE, &by_fp);
-    let providers: Vec<&str> = sent.iter().map(|s| s.provider.as_str()).collect();
-    // A key no profile holds keeps the provider its model names.
-    assert_eq!(providers, ["mockai", "mockai", "m1"]);
-    let windows = [window(1_000, 1)];
+    let part = crate::verdict::turns::rows(&records, &names(), crate::util::speed::Speed::ONE);
+    assert!(!part.readable());
     let k = compute(&FigureInput {
-        fault_windows: &windows,
-        sent,
-        cooled_providers: Some(vec!["mockai".into()]),
+        turns: Some(&part),
+        providers: ["mockai".to_string()].into(),
+        cooled_by_state: Some(vec!["mockai".into()]),
         ..Default::default()
     });
     let m = &k.providers["mockai"];
-    assert_eq!((m.rotations, m.cooldowns), (1, Some(1)));
-    assert_eq!(m.time_to_first_rotation_ms, Some(500));
+    assert_eq!((m.rotations, m.fallbacks, m.cooldowns), (None, None, None));
+    assert_eq!(m.cooldowns_auth_state, Some(1));
+    let flat = k.flat();
+    assert!(!flat.contains_key("rotations{mockai}") && !flat.contains_key("fallbacks{mockai}"));
 }

@@ -164,7 +164,14 @@ async fn send_turn(client: TurnClient, t: PlannedTurn, start: Instant) -> TurnRo
     let turn = Turn {
         session: t.session.clone(),
         stream: t.stream,
-        message: format!("rehearse turn {} of session {}", t.line, t.session),
+        // The turn's marker (`wire::turn`) ends its user message: the upstream reads every
+        // request the gateway sends for this turn by it.
+        message: format!(
+            "rehearse turn {} of session {} {}",
+            t.line,
+            t.session,
+            crate::wire::turn::marker(t.line as u64)
+        ),
     };
     let outcome = client.send(&turn).await;
     turn_row(&t, lag_ms, &outcome)

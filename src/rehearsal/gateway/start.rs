@@ -70,6 +70,7 @@ fn prepare(
     let file = &plan.checked.file;
     run.target.version = facts.found.as_ref().map(|f| f.version.clone());
     run.target.token_fp = gw.token_fp.clone();
+    run.target.metrics_token_fp = gw.metrics_token.as_ref().map(|b| b.fingerprint());
     let config = gw.config_for(up_addr);
     if !facts.configured {
         crate::rehearsal::gateway::http::provider_block(
@@ -77,6 +78,7 @@ fn prepare(
             config.as_ref(),
             &format!("http://{up_addr}"),
             file.upstream.listen.is_some(),
+            crate::rehearsal::gateway::http::is_openclaw_model(gw.model.as_deref()),
             &mut run.target,
             &mut run.notes,
         );

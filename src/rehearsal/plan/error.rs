@@ -71,12 +71,12 @@ pub enum Refused {
         #[source]
         source: ReleaseCheckError,
     },
-    /// `[target] token_env` names a variable that is not set.
-    #[error("[target] token_env names `{0}`, which is not set")]
-    TokenUnset(String),
-    /// `[target] token_env` names a variable that is empty or not UTF-8.
-    #[error("[target] token_env names `{0}`, which is empty or not UTF-8")]
-    TokenEmpty(String),
+    /// `[target] token_env` (or `metrics_token_env`, the key) names a variable that is not set.
+    #[error("[target] {0} names `{1}`, which is not set")]
+    TokenUnset(&'static str, String),
+    /// `[target] token_env` (or `metrics_token_env`) names a variable that is empty or not UTF-8.
+    #[error("[target] {0} names `{1}`, which is empty or not UTF-8")]
+    TokenEmpty(&'static str, String),
     /// `--gateway-version` with a target other than OpenClaw.
     #[error(
         "--gateway-version runs OpenClaw versions side by side; this scenario's target is `{0}`"

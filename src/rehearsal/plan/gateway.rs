@@ -50,6 +50,8 @@ pub struct GatewayPlan {
     pub warmup: WarmupSpec,
     /// Its Prometheus endpoint, scraped like the engine's.
     pub metrics_url: Option<http::Uri>,
+    /// The bearer token sent to it (`metrics_token_env`), to its origin only.
+    pub metrics_token: Option<crate::scrape::Bearer>,
     /// `http`: the health path waited for before the warm-up.
     pub health_path: Option<String>,
     /// `http`: the fingerprint of the bearer token sent (`token_env`).
@@ -133,7 +135,7 @@ impl Tokens {
 /// The gateway arms of `checked` run with `versions` (one, or one per version); none for the
 /// embedded engine. Refused, in this order: an OpenClaw install not found (per version, each
 /// checked before the next is looked for), the user's config refused by a release, an
-/// `http` target's token unset or empty.
+/// `http` target's token unset or empty (`token_env`, then `metrics_token_env`).
 pub(super) fn plan_gateways(
     checked: &Checked,
     versions: &[String],
@@ -152,7 +154,9 @@ pub(super) fn plan_gateways(
             model,
             health_path,
         } => {
-            let token = token(token_env.as_deref())?;
+            let bearer = token(token_env.as_deref(), "token_env")?;
+            let metrics_token = token(asked.metrics_token_env.as_deref(), "metrics_token_env")?;
+            let token = bearer;
             let gateway = ByUrl {
                 url: url.clone(),
                 token: token.clone(),
@@ -169,6 +173,10 @@ pub(super) fn plan_gateways(
             arm.health_path = health_path.clone();
             arm.token_fp = token_env.as_ref().map(|_| crate::util::fingerprint(&token));
             arm.model = model.clone();
+            arm.metrics_token = asked
+                .metrics_token_env
+                .as_ref()
+                .map(|_| crate::scrape::Bearer::new(metrics_token));
             Ok(vec![arm])
         }
     }
@@ -241,6 +249,7 @@ fn planned(
             .metrics_url
             .as_ref()
             .and_then(|u| u.parse::<http::Uri>().ok()),
+        metrics_token: None,
         health_path: None,
         token_fp: None,
         model: None,
@@ -248,16 +257,17 @@ fn planned(
     }
 }
 
-/// The bearer token in `env` (empty without one): set and not blank, else refused.
-fn token(env: Option<&str>) -> Result<String, Refused> {
+/// The bearer token in `env` (empty without one), named by `[target] key`: set and not blank,
+/// else refused.
+fn token(env: Option<&str>, key: &'static str) -> Result<String, Refused> {
     let Some(env) = env else {
         return Ok(String::new());
     };
     if std::env::var_os(env).is_none() {
-        return Err(Refused::TokenUnset(env.to_string()));
+        return Err(Refused::TokenUnset(key, env.to_string()));
     }
     match std::env::var(env) {
         Ok(v) if !v.trim().is_empty() => Ok(v),
-        _ => Err(Refused::TokenEmpty(env.to_string())),
+        _ => Err(Refused::TokenEmpty(key, env.to_string())),
     }
 }

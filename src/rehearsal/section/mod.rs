@@ -178,6 +178,7 @@ pub fn section(
     report.unjudged = unjudged(o, &report.expectations);
     settle(&mut report);
     report.requests = Some(request_lanes(plan, o));
+    report.turns = Some(turns_of(plan, o));
     if let Some(ws) = engine.and_then(|e| e.lanes_of_faults.as_ref()) {
         let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
         assign_lanes(&mut report.fault_windows, &file.fault, &lanes, ws);
@@ -473,6 +474,25 @@ fn every_host_transitions(
         }
     }
     rows.extend(extra);
+}
+
+/// The turns of `o` in the upstream's record, keys named by the scenario's profiles.
+fn turns_of(plan: &ScenarioPlan, o: &Observation) -> crate::verdict::turns::TurnsPart {
+    let names = turn_names(plan);
+    let mut part = crate::verdict::turns::rows(&o.upstream.turns.records, &names, o.speed);
+    part.dropped_requests = o.upstream.turns.dropped;
+    part
+}
+
+/// The scenario's profiles by key fingerprint: their ids and providers.
+fn turn_names(plan: &ScenarioPlan) -> crate::verdict::turns::Names {
+    let mut names = crate::verdict::turns::Names::default();
+    for p in &plan.checked.file.profile {
+        let fp = crate::util::fingerprint(p.credential());
+        names.profile_of_fp.insert(fp.clone(), p.id.clone());
+        names.provider_of_fp.insert(fp, p.provider.clone());
+    }
+    names
 }
 
 /// The picture's request lanes of `o`, from the recorder's tape (a gateway's turns and log

@@ -22,6 +22,8 @@ pub(crate) struct External {
     pub warmup: WarmupSpec,
     /// Its Prometheus endpoint (`metrics_url`).
     pub metrics_url: Option<String>,
+    /// The variable holding the bearer token sent to it (`metrics_token_env`).
+    pub metrics_token_env: Option<String>,
 }
 
 /// The gateway `[target]` names.
@@ -40,7 +42,7 @@ pub(crate) enum Asked {
         url: String,
         /// `token_env`: the variable holding its bearer token.
         token_env: Option<String>,
-        /// `model`: the model its turns name (else the traffic's).
+        /// `model`: the model its turns ask for (else the primary: the traffic's).
         model: Option<String>,
         /// `health_path`: waited for before the warm-up.
         health_path: Option<String>,
@@ -69,6 +71,7 @@ impl TargetSpec {
             ready_timeout: self.ready_timeout(),
             warmup: self.warmup(),
             metrics_url: self.metrics_url.clone(),
+            metrics_token_env: self.metrics_token_env.clone(),
         })
     }
 }

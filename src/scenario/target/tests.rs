@@ -102,3 +102,31 @@ fn the_upstream_listens_on_loopback_only() {
     assert!(u.validate().unwrap_err().message.contains("loopback"));
     assert!(toml::from_str::<UpstreamSpec>("listen = \"localhost\"").is_err());
 }
+
+#[test]
+fn a_metrics_token_goes_with_a_metrics_url_of_an_http_target() {
+    let base = "kind = \"http\"\nurl = \"http://127.0.0.1:9\"\n";
+    let ok = spec(&format!(
+        "{base}metrics_url = \"http://127.0.0.1:9/metrics\"\nmetrics_token_env = \"LITELLM_KEY\""
+    ));
+    assert!(ok.validate().is_ok());
+    assert_eq!(
+        ok.external().unwrap().metrics_token_env.as_deref(),
+        Some("LITELLM_KEY")
+    );
+    for (bad, why) in [
+        (format!("{base}metrics_token_env = \"K\""), "give `metrics_url`"),
+        (
+            format!("{base}metrics_url = \"http://127.0.0.1:9/m\"\nmetrics_token_env = \"\""),
+            "environment variable",
+        ),
+        (
+            "kind = \"openclaw\"\nmetrics_token_env = \"K\"".to_string(),
+            "only for `kind = \"http\"`",
+        ),
+    ] {
+        let e = spec(&bad).validate().unwrap_err();
+        assert_eq!(e.field, "metrics_token_env", "{bad}");
+        assert!(e.message.contains(why), "{bad}: {e:?}");
+    }
+}

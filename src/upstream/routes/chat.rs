@@ -59,7 +59,7 @@ pub(crate) async fn handle(
     up: &Upstream,
     ctl: &Arc<ConnCtl>,
 ) -> Result<Response<Body>, BoxError> {
-    let meta = Meta::from_headers(req.headers());
+    let mut meta = Meta::from_headers(req.headers());
     let body = match read_body(req).await {
         Ok(b) => b,
         Err(r) => return Ok(r),
@@ -76,6 +76,11 @@ pub(crate) async fn handle(
         .or(chat.max_completion_tokens)
         .unwrap_or(DEFAULT_TOKENS)
         .clamp(1, MAX_TOKENS) as usize;
+    // Our own transport marks the turn in a header; a gateway's request carries it in its last
+    // user message, found without a parse when the body holds the marker at all.
+    if meta.turn.is_none() {
+        meta.turn = crate::upstream::turn::of_body(&body);
+    }
     let requested = chat.model.as_ref().map(|m| m.0.as_ref());
     let model = requested.unwrap_or("unknown");
     let decision = up.admit(

@@ -77,6 +77,8 @@ pub(crate) struct Meta {
     pub idempotency_key: Option<String>,
     /// `X-Rehearse-Host` (fleet mode).
     pub host: Option<String>,
+    /// `X-Rehearse-Turn`: the turn our own transport marked (`wire::turn`).
+    pub turn: Option<u64>,
 }
 
 impl Meta {
@@ -99,6 +101,7 @@ impl Meta {
             canary: self.canary,
             idempotency_key: self.idempotency_key.as_deref(),
             host: self.host.as_deref(),
+            turn: self.turn,
         }
     }
 
@@ -106,7 +109,7 @@ impl Meta {
         // One pass over the request's few headers instead of a hashed lookup per name (the
         // upstream's hot path); a name's first value counts, as `HeaderMap::get` has it.
         let (mut auth, mut x_api_key, mut api_key) = (None, None, None);
-        let (mut probe, mut idempotency_key, mut host) = (None, None, None);
+        let (mut probe, mut idempotency_key, mut host, mut turn) = (None, None, None, None);
         let mut canary = false;
         for (name, value) in h {
             let slot = match name.as_str() {
@@ -116,6 +119,7 @@ impl Meta {
                 wire::header::PROBE => &mut probe,
                 wire::header::IDEMPOTENCY_KEY => &mut idempotency_key,
                 wire::header::HOST => &mut host,
+                wire::header::TURN => &mut turn,
                 wire::header::CANARY => {
                     canary = true;
                     continue;
@@ -150,6 +154,7 @@ impl Meta {
                             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
                 })
                 .map(str::to_string),
+            turn: text(turn).and_then(crate::upstream::turn::of_header),
         }
     }
 }
@@ -285,16 +290,22 @@ mod tests {
                     && h.bytes()
                         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
             }),
+            turn: text(wire::header::TURN)
+                .as_deref()
+                .and_then(crate::upstream::turn::of_header),
         }
     }
 
-    fn key(m: &Meta) -> (Option<&str>, Option<&str>, bool, Option<&str>, Option<&str>) {
+    type Key<'a> = (Option<&'a str>, Option<&'a str>, bool, Option<&'a str>, Option<&'a str>, Option<u64>);
+
+    fn key(m: &Meta) -> Key<'_> {
         (
             m.bearer.as_deref(),
             m.probe.as_deref(),
             m.canary,
             m.idempotency_key.as_deref(),
             m.host.as_deref(),
+            m.turn,
         )
     }
 
@@ -324,6 +335,8 @@ mod tests {
             ],
             &[("x-rehearse-host", b"bad host!")],
             &[("x-rehearse-host", b"h1"), ("x-rehearse-host", b"h2")],
+            &[("x-rehearse-turn", b"rehearse-turn-17-24b4")],
+            &[("x-rehearse-turn", b"rehearse-turn-17")],
         ];
         for case in cases {
             let mut h = HeaderMap::new();

@@ -167,7 +167,8 @@ pub(crate) async fn run_arm(
     run.into_observed()
 }
 
-/// The scraper of the gateway's `metrics_url` every `interval`, when it has one.
+/// The scraper of the gateway's `metrics_url` every `interval`, when it has one (with its
+/// `metrics_token_env` token).
 fn metrics_scraper(gw: &GatewayPlan, interval: std::time::Duration) -> Option<Scraper> {
     let url = gw.metrics_url.clone()?;
     Some(Scraper::new(ScraperConfig {
@@ -175,7 +176,8 @@ fn metrics_scraper(gw: &GatewayPlan, interval: std::time::Duration) -> Option<Sc
         interval,
         start: Instant::now(),
         timeout: crate::rehearsal::arm::SCRAPE_TIMEOUT,
-    }))
+    })
+    .with_bearer(gw.metrics_token.clone()))
 }
 
 /// Whether a stop request cut the run short: an external run waits past `duration` for its

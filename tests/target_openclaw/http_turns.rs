@@ -1,0 +1,201 @@
+//! Turns in the upstream's record with a gateway by URL (`[target] kind = "http"`): the stand-in
+//! `fake_gateway.py` as a router like LiteLLM's (m1 on key-A retried once, then key-B, then the
+//! fallback m2 on key-C; the session's history sent with every request, as OpenClaw does; a
+//! title call of its own on a session's first turn). Each turn's row lists its requests, their
+//! profiles and models, the one that answered; a second turn of a session is read by its last
+//! user message's marker, not the first turn's in its history; the title calls are counted
+//! apart; the key figures count the move to m2 on key-C as one fallback, not also a rotation.
+//! The same router stripping the marker: the report says so and its per-turn figures are
+//! "unknown", never 0.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+use super::scenarios::{report_json, rows, show};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The stand-in router on `port` (MODE `router` or `strip`) in front of the upstream on `up`.
+struct Router(Child);
+
+impl Router {
+    fn start(port: u16, up: u16, mode: &str) -> Self {
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/target_openclaw/fake_gateway.py"
+        );
+        let child = Command::new("python3")
+            .arg(script)
+            .arg(port.to_string())
+            .arg(format!("http://127.0.0.1:{up}"))
+            .arg("sk-turns-A,sk-turns-B,sk-turns-C")
+            .arg(mode)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 runs the stand-in gateway");
+        let t = tokio::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t.elapsed().as_secs() < 20,
+                "the stand-in gateway never listened"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Router(child)
+    }
+}
+
+impl Drop for Router {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Three turns (s1 at 0.5 s and 1.5 s, s2 at 2.5 s); key-A answers 503 throughout, key-B from
+/// 2 s to 3.5 s.
+fn scenario(dir: &Path, gw: u16, up: u16) -> PathBuf {
+    let line = |at: u64, session: &str| {
+        format!(
+            "{{\"at_ms\":{at},\"kind\":\"llm\",\"model\":\"mockai/m1\",\"stream\":false,\"max_tokens\":4,\"session\":\"{session}\"}}\n"
+        )
+    };
+    let traffic = [line(500, "s1"), line(1500, "s1"), line(2500, "s2")].concat();
+    std::fs::write(dir.join("t.jsonl"), traffic).unwrap();
+    let text = format!(
+        "name = \"http-turns\"\nduration = \"4s\"\ntraffic = \"t.jsonl\"\nseed = 1\n\n\
+         [target]\nkind = \"http\"\nurl = \"http://127.0.0.1:{gw}\"\nturn_timeout = \"20s\"\n\n\
+         [target.warmup]\nprompt = \"5s\"\nturns = 2\ntimeout = \"30s\"\n\n\
+         [upstream]\nlisten = \"127.0.0.1:{up}\"\n\n\
+         [[profile]]\nprovider = \"mockai\"\nid = \"mockai:a\"\ntoken = \"sk-turns-A\"\n\n\
+         [[profile]]\nprovider = \"mockai\"\nid = \"mockai:b\"\ntoken = \"sk-turns-B\"\n\n\
+         [[profile]]\nprovider = \"backup\"\nid = \"backup:c\"\ntoken = \"sk-turns-C\"\n\n\
+         [[fault]]\nroute = \"llm\"\nprofile = \"sk-turns-A\"\nkind = \"status\"\nstatus = 503\n\n\
+         [[fault]]\nroute = \"llm\"\nprofile = \"sk-turns-B\"\nfrom = \"2s\"\nuntil = \"3500ms\"\nkind = \"status\"\nstatus = 503\n\n\
+         [[expect.turn]]\noutcome = \"answered\"\nequals = 3\n"
+    );
+    let path = dir.join("http-turns.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run(mode: &str) -> (Value, Output) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (gw, up) = (free_port(), free_port());
+    let _router = Router::start(gw, up, mode);
+    let path = scenario(tmp.path(), gw, up);
+    let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
+        .args(["run", "--no-progress", "--scenario"])
+        .arg(&path)
+        .arg("--report-dir")
+        .arg(tmp.path().join("reports"))
+        .output()
+        .unwrap();
+    let r = report_json(&out);
+    super::user_config::assert_schema(&r);
+    let md_path = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("report: "))
+        .map(str::to_string)
+        .unwrap();
+    let md = std::fs::read_to_string(md_path).unwrap();
+    let mut r = r;
+    r["__md"] = Value::String(md);
+    (r, out)
+}
+
+/// A row's requests as `profile model` strings.
+fn path_of(row: &Value) -> Vec<String> {
+    row["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            format!(
+                "{} {}",
+                q["profile"].as_str().unwrap_or("?"),
+                q["model"].as_str().unwrap_or("?")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_routers_turns_are_read_from_the_upstream_each_by_its_last_user_message() {
+    let (r, out) = run("router");
+    let ctx = format!("{}\n{}", rows(&r), show(&out));
+    assert_eq!(out.status.code(), Some(0), "{ctx}");
+    let turns = &r["policies"][0]["turns"];
+    assert!(turns["unreadable"].is_null(), "{turns}");
+    // The two title calls (one per session) carried no turn in their user message.
+    assert_eq!(turns["unmarked_requests"], 2, "{turns}");
+    assert_eq!(turns["marked_requests"], 10, "{turns}");
+    let rows_ = turns["rows"].as_array().unwrap();
+    let numbers: Vec<u64> = rows_.iter().map(|t| t["turn"].as_u64().unwrap()).collect();
+    // Turn 1 of s1 sent turn 0's message (and marker) in its history: still turn 1.
+    assert_eq!(numbers, [0, 1, 2], "{turns}");
+    let ab = ["mockai:a m1", "mockai:a m1", "mockai:b m1"];
+    assert_eq!(path_of(&rows_[0]), ab);
+    assert_eq!(path_of(&rows_[1]), ab);
+    assert_eq!(
+        path_of(&rows_[2]),
+        ["mockai:a m1", "mockai:a m1", "mockai:b m1", "backup:c m2"]
+    );
+    for (row, answered) in rows_.iter().zip([2, 2, 3]) {
+        assert_eq!(row["answered_by"], answered, "{row}");
+        assert_eq!(row["same_profile_retries"], 1, "{row}");
+        assert!(row["answer_ms"].as_u64().is_some(), "{row}");
+    }
+    assert_eq!(rows_[2]["requests"][2]["fault"], "status");
+    // Per turn: three rotations key-A → key-B; the move to m2 on key-C is one fallback, not
+    // also a rotation.
+    let m = &r["policies"][0]["figures"]["providers"]["mockai"];
+    assert_eq!(
+        (m["rotations"].as_u64(), m["fallbacks"].as_u64()),
+        (Some(3), Some(1)),
+        "{m}"
+    );
+    assert_eq!(m["cooldowns"], 0, "{m}");
+    let md = r["__md"].as_str().unwrap();
+    assert!(md.contains("## Turns"), "{md}");
+    assert!(
+        md.contains(
+            "mockai:a m1 ✗status → mockai:a m1 ✗status → mockai:b m1 ✗status → backup:c m2 ✓"
+        ),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_router_that_strips_the_marker_is_said_so_and_its_turn_figures_are_unknown() {
+    let (r, out) = run("strip");
+    let ctx = format!("{}\n{}", rows(&r), show(&out));
+    // The gateway still answered every turn: its own rows judge as before.
+    assert_eq!(out.status.code(), Some(0), "{ctx}");
+    let turns = &r["policies"][0]["turns"];
+    assert!(
+        turns["unreadable"]
+            .as_str()
+            .is_some_and(|s| s.contains("turn marker")),
+        "{turns}"
+    );
+    assert_eq!(turns["marked_requests"], 0, "{turns}");
+    assert_eq!(turns["rows"].as_array().map(Vec::len), Some(0), "{turns}");
+    let m = &r["policies"][0]["figures"]["providers"]["mockai"];
+    for f in ["rotations", "fallbacks", "cooldowns"] {
+        assert!(m[f].is_null(), "{f} is unknown, not 0: {m}");
+    }
+    let md = r["__md"].as_str().unwrap();
+    assert!(md.contains("**Turns unknown**"), "{md}");
+    assert!(md.contains("| rotations{mockai} | unknown |"), "{md}");
+}
