@@ -32,8 +32,9 @@
 //!   (built one scrape at a time: what a run keeps of its scrapes is bounded) and the event log
 //!   checked against the scrapes.
 //! - [`verdict`]: the diff of expected against observed behaviour (pure); `verdict::anchor`: the
-//!   one place a row's `since` (a fault's start or end) becomes an instant; the turns in the
-//!   upstream's record (`verdict::turns`: per-turn rows, rotations, fallbacks, cooldowns) and
+//!   one place a row's `since` (a fault's start or end) becomes an instant — for the
+//!   ground-truth kinds, a transition's `at`, a turn window and an alert's `fault`; the turns in
+//!   the upstream's record (`verdict::turns`: per-turn rows, rotations, fallbacks, cooldowns) and
 //!   the expectations judged on them (`verdict::cooldown`, `verdict::per_turn`, over
 //!   `verdict::turn_facts`); answers the client got (`verdict::answers`: a gateway's answer
 //!   against what the upstream served for its turn, `truncated`; `verdict::answer_rows`: the

@@ -487,6 +487,7 @@ fn transitions_are_timed_by_the_event_log_and_scrape_disagreements_are_listed() 
             stopped_at_ms: None,
             final_exposition: None,
             engine_catalogue: true,
+            faults: None,
         })
     };
     let by_scrape = build(None);

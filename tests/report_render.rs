@@ -129,6 +129,7 @@ fn ab_report() -> Report {
     let mut r = sample_report();
     let miss = Expectations {
         transition: vec![ExpectTransition {
+            since: None,
             dep: "crm_search".into(),
             from: rehearse::engine::BreakerState::Closed,
             to: rehearse::engine::BreakerState::Open,

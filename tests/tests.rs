@@ -74,6 +74,8 @@ mod install;
 
 // Time from a fault: rows anchored at a named fault's start, their mutants, validation.
 mod run_anchor;
+// A breaker transition's `at` counted from a named fault, at two speeds, and its mutants.
+mod run_anchor_transition;
 
 // The one judge: a run past the upstream recorder's cap says so and ends incomplete.
 mod run_judge;

@@ -230,6 +230,7 @@ fn diff_fails_no_transition_and_probe_spacing_when_violated() {
 fn diff_scales_times_and_tolerances_by_speed_with_a_20ms_floor() {
     let e = Expectations {
         transition: vec![ExpectTransition {
+            since: None,
             dep: "d".into(),
             from: Closed,
             to: Open,

@@ -14,7 +14,7 @@ use super::model::{
 use crate::scrape::{CompactScrapes, Exposition, Transition, crosscheck, timeline};
 use crate::util::speed::Speed;
 use crate::verdict::{
-    ExpectKind, ExpectationResult, Expectations, ProbeArrival, diff_until,
+    ExpectKind, ExpectationResult, Expectations, ProbeArrival,
 };
 
 fn count(v: f64) -> u64 {
@@ -135,6 +135,10 @@ pub struct PolicyInput<'a> {
     /// family of its catalogue witnesses zero before its first series exists (the engine
     /// creates counters lazily); a foreign gateway's family must have been seen in a scrape.
     pub engine_catalogue: bool,
+    /// The scenario's faults and what the upstream's record says of their applications: what
+    /// a transition's `at` with `since` counts from (`None`: not at hand, every such row is
+    /// unanchored — never anchored at 0).
+    pub faults: Option<crate::verdict::anchor::FaultsSeen<'a>>,
 }
 
 /// Per dep: the canary counts, and the largest `health_breaker_disagreement_seconds` of any
@@ -188,13 +192,14 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
     };
     let mut health = health_rows(run.scrapes.max_disagreement(), &run.canaries);
     let final_scrape = run.final_exposition.or_else(|| run.scrapes.last_parsed());
-    let expectations = diff_until(
+    let expectations = crate::verdict::diff::diff_anchored(
         run.expect,
         &tl.transitions,
         final_scrape,
         run.arrivals,
         speed,
         run.stopped_at_ms,
+        &run.faults.unwrap_or(crate::verdict::anchor::FaultsSeen::none()),
     );
     let mut expectations = expectations;
     witness_context(&mut expectations, &run, &tl.transitions);

@@ -328,9 +328,8 @@ fn check_alerts(path: &Path, file: &ScenarioFile) -> Result<(), FieldError> {
             );
         }
     }
-    let faults: Vec<_> = file.fault.iter().map(|f| (f.from, f.until)).collect();
     let cx = crate::verdict::alert::AlertContext {
-        faults: &faults,
+        faults: &file.fault,
         prometheus: file.prometheus.is_some(),
         alertmanager: file.prometheus.as_ref().is_some_and(|p| p.alertmanager),
         engine_events: !file.target.kind.is_external(),

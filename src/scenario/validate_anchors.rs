@@ -1,8 +1,10 @@
 //! Fault names and the anchors that name them, checked before a run: `[[fault]] name`s are
-//! unique, and every expectation's `since = { fault = … }` names a fault of the scenario (by
-//! name, with the nearest when misspelt, or by an index in range) whose applications the
-//! upstream's record holds. Each error names the field, which `validate` locates at its
-//! `file:line:col`.
+//! unique, and every expectation's `since = { fault = … }` (the ground-truth kinds, a
+//! transition's `at`, a turn window) and `[[expect.alert]]`'s `fault` names a fault of the
+//! scenario (by name, with the nearest when misspelt, or by an index in range) whose
+//! applications the upstream's record holds; a `since` is refused where nothing in its table
+//! counts from it (`after_first`, a transition's `after` or no `at`). Each error names the
+//! field, which `validate` locates at its `file:line:col`.
 
 use super::field::FieldError;
 use super::format::ScenarioFile;
@@ -10,30 +12,65 @@ use crate::upstream::faults::RouteSel;
 use crate::util::suggest::closest;
 use crate::verdict::anchor::{FaultRef, Since};
 
-/// Every `since` of the scenario's expectations, with the field path of its table.
-fn anchors(file: &ScenarioFile) -> Vec<(String, &Since, bool)> {
+/// What a table says besides its `since` that leaves the `since` meaningless, if anything.
+type Conflict = Option<&'static str>;
+
+const AFTER_FIRST: &str =
+    "`since` and `after_first` both say where the times count from: give one";
+const TRANSITION_AFTER: &str = "`since` moves `at`; `after` counts from the previous expected \
+     transition: give `at` with `since`";
+const TRANSITION_ANY: &str =
+    "`since` moves `at`, and this transition has none (it is expected at any time): give `at`";
+
+/// Every `since` of the scenario's expectations, with the field path of its table and what in
+/// the table contradicts it.
+fn anchors(file: &ScenarioFile) -> Vec<(String, &Since, Conflict)> {
     let e = &file.expect;
     let at = |table: &str, i: usize| format!("expect.{table}[{i}].since");
-    let mut out: Vec<(String, &Since, bool)> = Vec::new();
+    let mut out: Vec<(String, &Since, Conflict)> = Vec::new();
     for (i, x) in e.attempts.iter().enumerate() {
-        out.extend(x.since.as_ref().map(|s| (at("attempts", i), s, false)));
+        out.extend(x.since.as_ref().map(|s| (at("attempts", i), s, None)));
     }
     for (i, x) in e.first_request.iter().enumerate() {
-        out.extend(x.since.as_ref().map(|s| (at("first_request", i), s, x.after_first)));
+        let conflict = x.after_first.then_some(AFTER_FIRST);
+        out.extend(x.since.as_ref().map(|s| (at("first_request", i), s, conflict)));
     }
     for (i, x) in e.no_request.iter().enumerate() {
-        out.extend(x.since.as_ref().map(|s| (at("no_request", i), s, false)));
+        out.extend(x.since.as_ref().map(|s| (at("no_request", i), s, None)));
     }
     for (i, x) in e.recovered.iter().enumerate() {
-        out.extend(x.since.as_ref().map(|s| (at("recovered", i), s, false)));
+        out.extend(x.since.as_ref().map(|s| (at("recovered", i), s, None)));
+    }
+    for (i, x) in e.transition.iter().enumerate() {
+        let conflict = match (x.at, x.after) {
+            (_, Some(_)) => Some(TRANSITION_AFTER),
+            (None, None) => Some(TRANSITION_ANY),
+            (Some(_), None) => None,
+        };
+        out.extend(x.since.as_ref().map(|s| (at("transition", i), s, conflict)));
+    }
+    for (i, x) in e.turn.iter().enumerate() {
+        out.extend(x.since.as_ref().map(|s| (at("turn", i), s, None)));
     }
     for (i, x) in e.cooldown.iter().enumerate() {
-        out.extend(x.since.as_ref().map(|s| (at("cooldown", i), s, false)));
+        out.extend(x.since.as_ref().map(|s| (at("cooldown", i), s, None)));
     }
     for (i, x) in e.per_turn.iter().enumerate() {
-        out.extend(x.since.as_ref().map(|s| (at("per_turn", i), s, false)));
+        out.extend(x.since.as_ref().map(|s| (at("per_turn", i), s, None)));
     }
     out
+}
+
+/// Every fault an expectation names besides `since`: `[[expect.alert]]`'s `fault` (its
+/// `fires_within` counts from that fault's start, `resolves_within` from its end), with its
+/// field path.
+fn named(file: &ScenarioFile) -> Vec<(String, &FaultRef)> {
+    let e = &file.expect;
+    e.alert
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| a.fault.as_ref().map(|f| (format!("expect.alert[{i}]"), f)))
+        .collect()
 }
 
 /// Unique fault names, and every anchor naming a fault the run records applications of.
@@ -51,48 +88,58 @@ pub(crate) fn check(file: &ScenarioFile) -> Result<(), FieldError> {
             ));
         }
     }
+    let mut named_faults: Vec<(String, &FaultRef)> = Vec::new();
+    for (field, since, conflict) in anchors(file) {
+        if let Some(why) = conflict {
+            return Err(FieldError::new(field, why.into()));
+        }
+        named_faults.push((field, &since.fault));
+    }
+    named_faults.extend(named(file));
+    for (field, fault) in named_faults {
+        check_one(file, &field, fault)?;
+    }
+    Ok(())
+}
+
+/// One fault an expectation names (at `field`, a table whose `fault` key names it): a fault of
+/// the scenario whose applications the upstream's record holds.
+fn check_one(file: &ScenarioFile, field: &str, fault: &FaultRef) -> Result<(), FieldError> {
+    let faults = &file.fault;
     let names: Vec<&str> = faults.iter().filter_map(|f| f.name.as_deref()).collect();
-    for (field, since, after_first) in anchors(file) {
-        if after_first {
-            return Err(FieldError::new(
-                field,
-                "`since` and `after_first` both say where the times count from: give one".into(),
-            ));
-        }
-        let Some(i) = since.fault.index_in(faults) else {
-            let msg = match &since.fault {
-                FaultRef::Index(i) => format!(
-                    "fault[{i}] does not exist: the scenario has {} [[fault]] table(s){}",
-                    faults.len(),
-                    if faults.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", fault[0]..fault[{}]", faults.len() - 1)
-                    }
-                ),
-                FaultRef::Name(n) => {
-                    let hint = closest(n, names.iter().copied())
-                        .map(|c| format!("did you mean `{c}`? "))
-                        .unwrap_or_default();
-                    let known = if names.is_empty() {
-                        "no [[fault]] has a `name`".to_string()
-                    } else {
-                        format!("named faults: {}", names.join(", "))
-                    };
-                    format!("no [[fault]] is named `{n}`: {hint}({known})")
+    let Some(i) = fault.index_in(faults) else {
+        let msg = match fault {
+            FaultRef::Index(i) => format!(
+                "fault[{i}] does not exist: the scenario has {} [[fault]] table(s){}",
+                faults.len(),
+                if faults.is_empty() {
+                    String::new()
+                } else {
+                    format!(", fault[0]..fault[{}]", faults.len() - 1)
                 }
-            };
-            return Err(FieldError::new(format!("{field}.fault"), msg));
+            ),
+            FaultRef::Name(n) => {
+                let hint = closest(n, names.iter().copied())
+                    .map(|c| format!("did you mean `{c}`? "))
+                    .unwrap_or_default();
+                let known = if names.is_empty() {
+                    "no [[fault]] has a `name`".to_string()
+                } else {
+                    format!("named faults: {}", names.join(", "))
+                };
+                format!("no [[fault]] is named `{n}`: {hint}({known})")
+            }
         };
-        if faults[i].route == RouteSel::Coordinator {
-            return Err(FieldError::new(
-                format!("{field}.fault"),
-                format!(
-                    "fault[{i}] acts on the fleet's Redis, not on upstream requests: the \
-                     upstream's record has no application of it to anchor at"
-                ),
-            ));
-        }
+        return Err(FieldError::new(format!("{field}.fault"), msg));
+    };
+    if faults[i].route == RouteSel::Coordinator {
+        return Err(FieldError::new(
+            format!("{field}.fault"),
+            format!(
+                "fault[{i}] acts on the fleet's Redis, not on upstream requests: the \
+                 upstream's record has no application of it to anchor at"
+            ),
+        ));
     }
     Ok(())
 }
@@ -150,6 +197,49 @@ mod tests {
         let ok = format!(
             "{HEAD}[[expect.recovered]]\nmodel = \"m\"\nafter = \"0s\"\nsince = {{ fault = \"outage\", edge = \"end\" }}\n\
              [[expect.attempts]]\nmodel = \"m\"\nat_least = 1\nsince = {{ fault = 0 }}\n"
+        );
+        assert!(check(&ScenarioFile::parse(&ok, "s.toml").unwrap()).is_ok());
+    }
+
+    #[test]
+    fn a_transition_since_needs_its_at_and_names_a_fault() {
+        let e = err(
+            "[[expect.transition]]\ndep = \"crm\"\nfrom = \"open\"\nto = \"half_open\"\nafter = \"5s\"\nsince = { fault = \"outage\" }\n",
+        );
+        assert!(e.starts_with("s.toml:15:9: expect.transition[0].since: "), "{e}");
+        assert!(e.contains("give `at` with `since`"), "{e}");
+        let e = err(
+            "[[expect.transition]]\ndep = \"crm\"\nfrom = \"closed\"\nto = \"open\"\nsince = { fault = \"outage\" }\n",
+        );
+        assert!(e.starts_with("s.toml:14:9: expect.transition[0].since: "), "{e}");
+        assert!(e.contains("expected at any time"), "{e}");
+        let e = err(
+            "[[expect.transition]]\ndep = \"crm\"\nfrom = \"closed\"\nto = \"open\"\nat = \"1s\"\nsince = { fault = \"outgae\", edge = \"end\" }\n",
+        );
+        assert!(
+            e.starts_with("s.toml:15:19: expect.transition[0].since.fault: "),
+            "{e}"
+        );
+        assert!(e.contains("did you mean `outage`?"), "{e}");
+    }
+
+    #[test]
+    fn a_turn_window_and_an_alert_name_their_fault_like_every_anchor() {
+        let e = err(
+            "[[expect.turn]]\nlatency_at_most = \"2s\"\nuntil = \"10s\"\nsince = { fault = \"outgae\" }\n",
+        );
+        assert!(e.starts_with("s.toml:13:19: expect.turn[0].since.fault: "), "{e}");
+        assert!(e.contains("did you mean `outage`?"), "{e}");
+        let e = err("[[expect.alert]]\nalert = \"BreakerOpen\"\nfires_within = \"20s\"\nfault = \"otage\"\n");
+        assert!(e.starts_with("s.toml:13:9: expect.alert[0].fault: "), "{e}");
+        assert!(e.contains("did you mean `outage`?"), "{e}");
+        let e = err("[[expect.alert]]\nalert = \"BreakerOpen\"\nfires_within = \"20s\"\nfault = 4\n");
+        assert!(e.starts_with("s.toml:13:9: expect.alert[0].fault: "), "{e}");
+        assert!(e.contains("fault[4] does not exist"), "{e}");
+        let ok = format!(
+            "{HEAD}[[expect.alert]]\nalert = \"BreakerOpen\"\nfires_within = \"20s\"\nfault = \"outage\"\n\
+             [[expect.transition]]\ndep = \"crm\"\nfrom = \"closed\"\nto = \"open\"\nat = \"1s\"\nsince = {{ fault = 0 }}\n\
+             [[expect.turn]]\nequals = 3\nsince = {{ fault = \"outage\", edge = \"end\" }}\n"
         );
         assert!(check(&ScenarioFile::parse(&ok, "s.toml").unwrap()).is_ok());
     }

@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::anchor::{Edge, FaultRef, Since};
+use crate::upstream::FaultSpec;
+
 /// The default bound of `[[expect.dashboard]]`: the rollout's "visible within 15 s".
 pub(crate) const DASHBOARD_WITHIN: Duration = Duration::from_secs(15);
 
@@ -36,14 +39,16 @@ pub struct ExpectAlert {
         skip_serializing_if = "Option::is_none"
     )]
     pub fires_within: Option<Duration>,
-    /// Which `[[fault]]` (0-based, as the report's `fault[N]`) anchors the times; default the
-    /// first.
+    /// Which `[[fault]]` anchors the times — its `name`, or its 0-based index as the report's
+    /// `fault[N]`; default the first. Resolved where every anchor is ([`super::anchor`]): its
+    /// start for `fires_within`, its end for `resolves_within`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fault: Option<usize>,
+    pub fault: Option<FaultRef>,
     /// `"transition"`: `fires_within` counts from the first breaker transition to open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<AlertAnchor>,
-    /// It resolves within this after the fault's end.
+    /// It resolves within this after the fault's end (its `until`, or its last application
+    /// with `first = N` or no `until`).
     #[serde(
         default,
         with = "humantime_serde",
@@ -92,12 +97,25 @@ pub struct ExpectDashboard {
 }
 
 impl ExpectAlert {
+    /// The fault its times count from: its `fault`, else the first.
+    fn fault_ref(&self) -> FaultRef {
+        self.fault.clone().unwrap_or(FaultRef::Index(0))
+    }
+
+    /// The anchor of its `fires_within` (the fault's start) or `resolves_within` (its end).
+    pub(crate) fn since(&self, edge: Edge) -> Since {
+        Since {
+            fault: self.fault_ref(),
+            edge,
+        }
+    }
+
     /// The row's `expected` text: `BreakerOpen{dep="crm"} fires ≤20s after fault[0] start, ...`.
     pub(crate) fn expected(&self) -> String {
         let mut parts = Vec::new();
         let anchor = match self.after {
             Some(AlertAnchor::Transition) => "the first transition to open".to_string(),
-            None => format!("fault[{}] start", self.fault.unwrap_or(0)),
+            None => self.since(Edge::Start).label(),
         };
         if self.never {
             parts.push("never fires".to_string());
@@ -107,9 +125,9 @@ impl ExpectAlert {
         }
         if let Some(w) = self.resolves_within {
             parts.push(format!(
-                "resolves ≤{} after fault[{}] end",
+                "resolves ≤{} after {}",
                 fmt(w),
-                self.fault.unwrap_or(0)
+                self.since(Edge::End).label()
             ));
         }
         if let Some(w) = self.notified_within {
@@ -139,8 +157,8 @@ fn fmt(d: Duration) -> String {
 /// What the scenario offers the alert tables to be checked against.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AlertContext<'a> {
-    /// The `[[fault]]` windows: (from, until) at speed 1.
-    pub faults: &'a [(Option<Duration>, Option<Duration>)],
+    /// The `[[fault]]` tables.
+    pub faults: &'a [FaultSpec],
     /// Whether the run has a `[prometheus]` table, and an Alertmanager in it.
     pub prometheus: bool,
     /// Whether an Alertmanager runs.
@@ -229,29 +247,31 @@ pub(crate) fn validate(
         }
         let needs_fault =
             (a.after.is_none() && a.fires_within.is_some()) || a.resolves_within.is_some();
-        let idx = a.fault.unwrap_or(0);
-        if needs_fault {
-            match cx.faults.get(idx) {
+        // A `fault` the alert names is checked where every anchor is
+        // (`scenario::validate_anchors`: by name with the nearest, by index in range); the
+        // default, the first, must exist and be one the upstream's record can place.
+        if needs_fault && a.fault.is_none() {
+            let key = if a.fires_within.is_some() && a.after.is_none() {
+                "fires_within"
+            } else {
+                "resolves_within"
+            };
+            match cx.faults.first() {
                 None => {
-                    let field = if a.fault.is_some() {
-                        format!("{f}.fault")
-                    } else {
-                        format!("{f}.fires_within")
-                    };
                     return err(
-                        field,
-                        format!(
-                            "the times count from fault[{idx}], and the scenario has {} [[fault]] table(s)",
-                            cx.faults.len()
-                        ),
+                        format!("{f}.{key}"),
+                        "the times count from fault[0] (give `fault` to name another), and the \
+                         scenario has no [[fault]] table"
+                            .into(),
                     );
                 }
-                Some((_, None)) if a.resolves_within.is_some() => {
+                Some(x) if x.route == crate::upstream::faults::RouteSel::Coordinator => {
                     return err(
-                        format!("{f}.resolves_within"),
-                        format!(
-                            "fault[{idx}] has no `until`: it never ends, so nothing can resolve after it"
-                        ),
+                        format!("{f}.{key}"),
+                        "the times count from fault[0], which acts on the fleet's Redis, not on \
+                         upstream requests: the upstream's record has no application of it to \
+                         anchor at (give `fault` to name another)"
+                            .into(),
                     );
                 }
                 Some(_) => {}
@@ -304,7 +324,11 @@ mod tests {
 
     fn check(a: ExpectAlert) -> Result<(), AlertError> {
         let n = names();
-        let faults = [(Some(Duration::from_secs(5)), Some(Duration::from_secs(20)))];
+        let faults = crate::upstream::parse_fault_file(
+            "[[fault]]\nroute = \"llm\"\nkind = \"status\"\nstatus = 503\nfrom = \"5s\"\nuntil = \"20s\"\n",
+            "f.toml",
+        )
+        .unwrap();
         let cx = AlertContext {
             faults: &faults,
             prometheus: true,
@@ -349,11 +373,19 @@ mod tests {
             check(notified).unwrap_err().field,
             "expect.alert[0].notified_within"
         );
-        let fault = ExpectAlert {
-            fault: Some(3),
-            ..base.clone()
+        // A `fault` it names is checked with every anchor (`validate_anchors`); with none, the
+        // first must exist.
+        let n = names();
+        let cx = AlertContext {
+            faults: &[],
+            prometheus: true,
+            alertmanager: false,
+            engine_events: true,
+            names: &n,
         };
-        assert_eq!(check(fault).unwrap_err().field, "expect.alert[0].fault");
+        let e = validate(std::slice::from_ref(&base), &[], &cx, &|_| None).unwrap_err();
+        assert_eq!(e.field, "expect.alert[0].fires_within");
+        assert!(e.msg.contains("no [[fault]] table"), "{}", e.msg);
         assert_eq!(
             base.expected(),
             "fires ≤5s after fault[0] start".to_string()

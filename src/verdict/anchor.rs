@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::secs;
+use super::{ExpectStatus, ExpectationResult, secs};
 use crate::upstream::FaultSpec;
 
 /// `since = { fault = …, edge = … }`: where a row's times count from.
@@ -86,7 +86,7 @@ impl Since {
 /// How often one fault applied and when last: what the upstream's record says of it, scenario
 /// ms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Applied {
+pub struct Applied {
     /// Requests it applied to (canaries and the warm-up's left out).
     pub count: u64,
     /// The last of them, scenario ms since the run start.
@@ -95,7 +95,7 @@ pub(crate) struct Applied {
 
 /// What anchors are resolved against: the scenario's faults and what the record says of each.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct FaultsSeen<'a> {
+pub struct FaultsSeen<'a> {
     /// The `[[fault]]` tables, in file order.
     pub faults: &'a [FaultSpec],
     /// By fault index; a fault that never applied is absent (or counted 0).
@@ -117,6 +117,62 @@ pub(crate) struct Anchored {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub(crate) struct Unanchored(pub String);
+
+/// No applications of any fault: what a judge is given when the run's record is not at hand
+/// (an arm that never ran, a test) — every anchor then resolves to [`Unanchored`].
+static NOTHING_APPLIED: BTreeMap<usize, Applied> = BTreeMap::new();
+
+impl FaultsSeen<'_> {
+    /// No fault and no application: every `since` is unanchored, never anchored at 0.
+    pub(crate) fn none() -> FaultsSeen<'static> {
+        FaultsSeen {
+            faults: &[],
+            applied: &NOTHING_APPLIED,
+        }
+    }
+
+    /// Where a row's times count from: `Ok(None)` the run start (no `since`), else its `since`
+    /// resolved ([`resolve`]).
+    pub(crate) fn anchor(&self, since: Option<&Since>) -> Result<Option<Anchored>, Unanchored> {
+        since.map(|s| resolve(s, self)).transpose()
+    }
+}
+
+impl Anchored {
+    /// An anchored row says where its anchor fell: its witness (`anchor_ms`, and how often the
+    /// fault applied, `fault_applications`) and the end of its detail ("; times from fault
+    /// `outage` start (5.000s)"). Every kind that takes `since` marks its rows so.
+    pub(crate) fn mark(&self, r: &mut ExpectationResult) {
+        r.witness.set("anchor_ms", self.at_ms);
+        r.witness.set("fault_applications", self.applications);
+        r.detail = format!("{}; times from {}", r.detail, self.text);
+    }
+}
+
+/// Settles the row of an expectation whose anchor has no instant (its fault never applied): never
+/// a pass — `fail` once the run was seen to its end, `not_reached` when it was `cut` short (the
+/// fault might still have applied) — its observed "no anchor", its witness `fault_applications
+/// 0`, its detail the reason. `subject` opens the detail (the dep, the alert, the turns).
+pub(crate) fn unanchored_row(r: &mut ExpectationResult, subject: &str, why: &Unanchored, cut: bool) {
+    r.ok = false;
+    r.observed = "no anchor".into();
+    r.observed_ms = None;
+    r.delta_ms = None;
+    r.witness.set("fault_applications", 0);
+    let expected = &r.expected;
+    if cut {
+        r.status = ExpectStatus::NotReached;
+        r.detail = format!("{subject} {expected}: not reached ({why}; the run was cut short)");
+    } else {
+        r.status = ExpectStatus::Fail;
+        r.detail = format!("{subject} {expected}: {why}");
+    }
+}
+
+/// ` since fault `outage` start` of an anchored row's `expected` (empty without `since`).
+pub(crate) fn since_text(since: Option<&Since>) -> String {
+    since.map_or(String::new(), |s| format!(" since {}", s.label()))
+}
 
 fn ms(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)

@@ -9,8 +9,12 @@
 //! `speed`, tolerances never drop below 20 ms of wall clock. What a result says (strings,
 //! `expected_ms`, `observed_ms`, `delta_ms`, `tolerance_ms`) is scenario time (× speed).
 //! A run stopped early ([`diff_until`]) marks what it never reached `not_reached` (see
-//! [`super::reach`]).
+//! [`super::reach`]). An `at` with `since` counts from a fault's start or end
+//! ([`super::anchor`], resolved against the run's fault applications: [`diff_anchored`]); one
+//! whose fault never applied fails (`not_reached` in a run cut short) and still takes its place
+//! in the dep's order, the next `after` counting from the transition it matched.
 
+use super::anchor::{Anchored, FaultsSeen, Unanchored, since_text, unanchored_row};
 use super::expect::{DEFAULT_TOLERANCE, ExpectMetric, ExpectTransition, Expectations};
 use super::probe_spacing::{self, ProbeArrival};
 use super::reach::{Decided, settle};
@@ -42,6 +46,21 @@ pub fn diff_until(
     speed: Speed,
     stop_ms: Option<u64>,
 ) -> Vec<ExpectationResult> {
+    let none = FaultsSeen::none();
+    diff_anchored(expect, transitions, final_scrape, arrivals, speed, stop_ms, &none)
+}
+
+/// [`diff_until`] with the run's faults and their applications, which an `at` with `since`
+/// counts from (without them every such row is unanchored: never anchored at 0).
+pub(crate) fn diff_anchored(
+    expect: &Expectations,
+    transitions: &[Transition],
+    final_scrape: Option<&Exposition>,
+    arrivals: &[ProbeArrival],
+    speed: Speed,
+    stop_ms: Option<u64>,
+    faults: &FaultsSeen<'_>,
+) -> Vec<ExpectationResult> {
     let mut out = Vec::new();
     let mut deps: Vec<&str> = Vec::new();
     for e in &expect.transition {
@@ -53,7 +72,7 @@ pub fn diff_until(
         let exp: Vec<&ExpectTransition> =
             expect.transition.iter().filter(|e| e.dep == dep).collect();
         let obs: Vec<&Transition> = transitions.iter().filter(|t| t.dep == dep).collect();
-        out.extend(diff_dep(dep, &exp, &obs, speed, stop_ms));
+        out.extend(diff_dep(dep, &exp, &obs, speed, stop_ms, faults));
     }
     for m in &expect.metric {
         let mut r = diff_metric(m, final_scrape, speed);
@@ -120,12 +139,20 @@ fn arrow(t: &Transition) -> String {
     format!("{}→{}", t.from.as_str(), t.to.as_str())
 }
 
+/// An `at` counted from `base` (scenario ms since the run start: 0, or a `since` anchor):
+/// the due time in wall-clock ms (the check) and scenario ms (what is said).
+fn due_at(base: u64, at: std::time::Duration, speed: Speed) -> (i64, i64) {
+    let scenario = std::time::Duration::from_millis(base).saturating_add(at);
+    (speed.scale_ms(scenario), nominal_ms(scenario))
+}
+
 fn diff_dep(
     dep: &str,
     exp: &[&ExpectTransition],
     obs: &[&Transition],
     speed: Speed,
     stop_ms: Option<u64>,
+    faults: &FaultsSeen<'_>,
 ) -> Vec<ExpectationResult> {
     let mut out = Vec::new();
     let mut used = vec![false; obs.len()];
@@ -137,11 +164,27 @@ fn diff_dep(
         let tol = speed.scaled_tolerance(tol_d);
         let tol_s = speed.shown_tolerance(tol_d);
         let want = format!("{}→{}", e.from.as_str(), e.to.as_str());
+        // Its `since` resolved: `Err` when its fault never applied (the row fails below).
+        let since = faults.anchor(e.since.as_ref());
+        let from_fault = since_text(e.since.as_ref());
         let (exp_t, expected) = match (e.at, e.after) {
-            (Some(at), _) => {
-                let t = (speed.scale_ms(at), nominal_ms(at));
-                (Some(t), format!("{want} at {} ±{}", secs(t.1), secs(tol_s)))
-            }
+            (Some(at), _) => match &since {
+                Ok(base) => {
+                    let t = due_at(base.as_ref().map_or(0, |a| a.at_ms), at, speed);
+                    let shown = match base {
+                        Some(_) => format!(" ({}{from_fault})", secs(nominal_ms(at))),
+                        None => String::new(),
+                    };
+                    (
+                        Some(t),
+                        format!("{want} at {}{shown} ±{}", secs(t.1), secs(tol_s)),
+                    )
+                }
+                Err(_) => (
+                    None,
+                    format!("{want} at {}{from_fault} ±{}", secs(nominal_ms(at)), secs(tol_s)),
+                ),
+            },
             (None, Some(after)) => {
                 let t = anchor.map(|a| {
                     (
@@ -200,7 +243,7 @@ fn diff_dep(
                     status: ExpectStatus::from_ok(ok),
                 };
                 settle(&mut r, dep, due(exp_t.map(|x| x.0), tol), (stop_ms, speed));
-                out.push(r);
+                out.push(timed(r, e, &since, exp_t.is_some(), stop_ms.is_some()));
                 anchor = Some((t, t_s));
             }
             None => {
@@ -220,7 +263,7 @@ fn diff_dep(
                     status: ExpectStatus::Fail,
                 };
                 settle(&mut r, dep, due(exp_t.map(|x| x.0), tol), (stop_ms, speed));
-                out.push(r);
+                out.push(timed(r, e, &since, exp_t.is_some(), stop_ms.is_some()));
                 anchor = exp_t;
             }
         }
@@ -248,6 +291,35 @@ fn diff_dep(
         });
     }
     out
+}
+
+/// A transition row as its time base leaves it: an anchored `at` says its anchor
+/// ([`Anchored::mark`]); one whose fault never applied is never a pass
+/// ([`unanchored_row`]); an `after` whose previous transition has no time (it was missing and
+/// expected at any time, or unanchored) has nothing to count from and fails the same way. `cut`:
+/// the run was stopped early.
+fn timed(
+    mut r: ExpectationResult,
+    e: &ExpectTransition,
+    since: &Result<Option<Anchored>, Unanchored>,
+    has_due: bool,
+    cut: bool,
+) -> ExpectationResult {
+    let dep = r.dep.clone().unwrap_or_default();
+    match since {
+        Ok(Some(a)) => a.mark(&mut r),
+        Err(why) => unanchored_row(&mut r, &dep, why, cut),
+        Ok(None) if e.at.is_none() && e.after.is_some() && !has_due => {
+            let why = Unanchored(
+                "its previous expected transition has no time to count from (missing, and \
+                 expected at any time or at a fault that never applied)"
+                    .into(),
+            );
+            unanchored_row(&mut r, &dep, &why, cut);
+        }
+        Ok(None) => {}
+    }
+    r
 }
 
 /// When an expected transition is settled: at its expected time plus tolerance, or (expected at
@@ -350,3 +422,6 @@ fn diff_metric(
         status: ExpectStatus::from_ok(ok),
     }
 }
+
+#[cfg(test)]
+mod tests;

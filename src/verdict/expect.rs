@@ -93,13 +93,16 @@ pub struct ExpectTransition {
     pub from: BreakerState,
     /// State after.
     pub to: BreakerState,
-    /// Time from run start (at speed 1).
+    /// Time from run start (at speed 1), or from the `since` anchor.
     #[serde(
         default,
         with = "humantime_serde",
         skip_serializing_if = "Option::is_none"
     )]
     pub at: Option<Duration>,
+    /// Count `at` from a fault's start or end instead of the run start ([`super::anchor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<super::anchor::Since>,
     /// Time after the previous expected transition of this dep (anchored on its observed time).
     #[serde(
         default,

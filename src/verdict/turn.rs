@@ -8,11 +8,17 @@
 //! A run stopped with turns still out vouches only for what came back: a count that already
 //! broke its upper bound, or a turn already slower than allowed, fails; anything else is
 //! `not_reached`. A latency bound with no turn to time fails (nothing judged on nothing).
+//!
+//! A window (`from`, `until`: when the turns were sent, scenario time from the run start or
+//! from a fault's start or end with `since`, [`super::anchor`]) narrows a row to the turns sent
+//! in it; its witness says how many (`turns_in_window`), and a window no turn was sent in is
+//! never a pass.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::anchor::{FaultsSeen, Since, Unanchored, since_text, unanchored_row};
 use super::ground::{check_counts, counts_hold, counts_text};
 use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, secs};
 use crate::gateway::TurnEnd;
@@ -22,6 +28,8 @@ use crate::gateway::TurnEnd;
 pub(crate) struct TurnSeen {
     /// How it ended (`None`: unknown, from a report written before outcomes were kept).
     pub outcome: Option<TurnEnd>,
+    /// When it was sent, scenario ms since the run start (its due time plus its lag).
+    pub sent_ms: u64,
     /// From sending to the end of its answer, ms.
     pub elapsed_ms: u64,
     /// A 2xx answer with no row in the upstream's record (the marker stripped): whether it was
@@ -59,6 +67,24 @@ pub struct ExpectTurn {
         skip_serializing_if = "Option::is_none"
     )]
     pub latency_at_least: Option<Duration>,
+    /// Only turns sent at or after this (scenario time from the run start, or from `since`).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub from: Option<Duration>,
+    /// Only turns sent before this.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub until: Option<Duration>,
+    /// Count `from` and `until` from a fault's start or end instead of the run start
+    /// ([`super::anchor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<Since>,
     /// Only for this run (the target's kind); all when absent.
     /// (`version = "2026.9.2"` is the same key for a run of OpenClaw versions side by side,
     /// whose runs are named after their versions.)
@@ -85,6 +111,31 @@ impl ExpectTurn {
 
     pub(crate) fn answers(&self) -> bool {
         self.reported_model.is_some() || self.usage.is_some()
+    }
+
+    /// True when the row judges only the turns sent in a window.
+    fn windowed(&self) -> bool {
+        self.from.is_some() || self.until.is_some() || self.since.is_some()
+    }
+
+    /// Its window `[from, until)` in scenario ms from the run start, its times counted from
+    /// `base` (the run start, or its `since` anchor).
+    fn window(&self, base: u64) -> (u64, Option<u64>) {
+        let from = base.saturating_add(self.from.map_or(0, ms));
+        (from, self.until.map(|u| base.saturating_add(ms(u))))
+    }
+
+    /// ` sent in [10.000s, 20.000s) since fault `outage` start` (empty without a window).
+    fn window_text(&self, (from, until): (u64, Option<u64>)) -> String {
+        if !self.windowed() {
+            return String::new();
+        }
+        let until = until.map_or("the end".to_string(), |u| secs(u as i64));
+        format!(
+            " sent in [{}, {until}){}",
+            secs(from as i64),
+            since_text(self.since.as_ref())
+        )
     }
 }
 
@@ -129,6 +180,14 @@ pub(super) fn check(
             "`latency_at_most` is below `latency_at_least`".into(),
         ));
     }
+    if let (Some(from), Some(until)) = (t.from, t.until)
+        && until <= from
+    {
+        return Err((
+            "until",
+            "`until` must come after `from`: the window holds no turn".into(),
+        ));
+    }
     if !policy_ok(&t.policy) {
         return Err(("policy", "not one of the scenario's policies".into()));
     }
@@ -169,30 +228,65 @@ pub(super) fn finish(
 }
 
 /// The rows of `[[expect.turn]]` (already filtered to the run) over the run's `turns`;
-/// `stopped`: the run was cut short (turns may still have been out).
+/// `stopped`: the run was cut short (turns may still have been out); `faults`: what a window's
+/// `since` resolves against.
 pub(crate) fn evaluate(
     expect: &[ExpectTurn],
     turns: &[TurnSeen],
     stopped: bool,
+    faults: &FaultsSeen<'_>,
 ) -> Vec<ExpectationResult> {
     let mut out = Vec::new();
     for e in expect {
-        let want = e.outcome.as_deref().and_then(TurnEnd::parse);
-        let matching: Vec<&TurnSeen> = turns
-            .iter()
-            .filter(|t| want.is_none_or(|w| t.outcome == Some(w)))
-            .collect();
         let subject = e.outcome.as_deref().unwrap_or("any");
         let dep = format!("turns {subject}");
+        let anchor = match faults.anchor(e.since.as_ref()) {
+            Ok(a) => a,
+            Err(why) => {
+                out.extend(unanchored(e, &dep, &why, stopped));
+                continue;
+            }
+        };
+        let window = e.window(anchor.as_ref().map_or(0, |a| a.at_ms));
+        let in_window: Vec<&TurnSeen> = turns
+            .iter()
+            .filter(|t| t.sent_ms >= window.0 && window.1.is_none_or(|u| t.sent_ms < u))
+            .collect();
+        let sent = in_window.len() as u64;
+        // A window no turn was sent in judges nothing: never a pass.
+        let empty = e.windowed() && sent == 0;
+        let scope = e.window_text(window);
+        let mark = |mut r: ExpectationResult| {
+            if e.windowed() {
+                r.witness.set("turns_in_window", sent);
+            }
+            if empty {
+                r.detail = format!("{}; no turn was sent in the window", r.detail);
+            }
+            if let Some(a) = &anchor {
+                a.mark(&mut r);
+            }
+            r
+        };
+        let want = e.outcome.as_deref().and_then(TurnEnd::parse);
+        let matching: Vec<&TurnSeen> = in_window
+            .iter()
+            .copied()
+            .filter(|t| want.is_none_or(|w| t.outcome == Some(w)))
+            .collect();
         if e.counts() {
             let n = matching.len() as u64;
-            let ok = counts_hold(n, e.equals, e.at_least, e.at_most);
+            let ok = counts_hold(n, e.equals, e.at_least, e.at_most) && !empty;
             let over = e.equals.or(e.at_most).is_some_and(|hi| n > hi);
-            let expected = counts_text(e.equals, e.at_least, e.at_most);
-            let observed = format!("{n} of {} turns", turns.len());
+            let expected = format!("{}{scope}", counts_text(e.equals, e.at_least, e.at_most));
+            let observed = if e.windowed() {
+                format!("{n} of {sent} turns sent in the window ({} in all)", turns.len())
+            } else {
+                format!("{n} of {} turns", turns.len())
+            };
             // Truncation is read from the upstream's record: answers with no row there are
             // not known to be whole, so no count of truncated turns holds over them.
-            let unrecorded = turns.iter().filter(|t| t.unrecorded).count() as u64;
+            let unrecorded = in_window.iter().filter(|t| t.unrecorded).count() as u64;
             let blind = want == Some(TurnEnd::Truncated) && unrecorded > 0;
             let observed = if blind {
                 format!(
@@ -207,7 +301,7 @@ pub(crate) fn evaluate(
             if want == Some(TurnEnd::Truncated) {
                 r.witness.set("turns_unrecorded", unrecorded);
             }
-            out.push(finish(r, ok && !blind, over || blind, stopped));
+            out.push(mark(finish(r, ok && !blind, over || blind, stopped)));
         }
         if e.latency() {
             let (lo, hi) = (e.latency_at_least.map(ms), e.latency_at_most.map(ms));
@@ -221,6 +315,7 @@ pub(crate) fn evaluate(
                 (None, Some(h)) => format!("latency <= {}", secs(h as i64)),
                 (None, None) => "latency".into(),
             };
+            let expected = format!("{expected}{scope}");
             let observed = match (fastest, slowest) {
                 (Some(a), Some(b)) => format!(
                     "{} turns, {}..{}",
@@ -253,10 +348,31 @@ pub(crate) fn evaluate(
                 ("turns_timed", timed),
                 ("turns_cut", cut),
             ]);
-            out.push(finish(r, ok, too_slow || too_fast, stopped));
+            out.push(mark(finish(r, ok, too_slow || too_fast, stopped)));
         }
     }
     out
+}
+
+/// The rows of `e` whose window's `since` has no instant (its fault never applied): each
+/// row it would have given, never a pass ([`unanchored_row`]).
+fn unanchored(e: &ExpectTurn, dep: &str, why: &Unanchored, stopped: bool) -> Vec<ExpectationResult> {
+    let mut texts = Vec::new();
+    let scope = e.window_text(e.window(0));
+    if e.counts() {
+        texts.push(counts_text(e.equals, e.at_least, e.at_most));
+    }
+    if e.latency() {
+        texts.push("latency".to_string());
+    }
+    texts
+        .into_iter()
+        .map(|t| {
+            let mut r = row(format!("{t}{scope}"), String::new(), dep);
+            unanchored_row(&mut r, dep, why, stopped);
+            r
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -266,6 +382,7 @@ mod tests {
     fn turn(outcome: TurnEnd, elapsed_ms: u64) -> TurnSeen {
         TurnSeen {
             outcome: Some(outcome),
+            sent_ms: 0,
             elapsed_ms,
             unrecorded: false,
         }
@@ -286,7 +403,7 @@ mod tests {
             at_least: Some(2),
             ..Default::default()
         };
-        let got = evaluate(std::slice::from_ref(&answered), &turns(), false);
+        let got = evaluate(std::slice::from_ref(&answered), &turns(), false, &FaultsSeen::none());
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].status, ExpectStatus::Pass, "{}", got[0].detail);
         assert_eq!(got[0].observed, "2 of 3 turns");
@@ -295,7 +412,7 @@ mod tests {
             equals: Some(0),
             ..Default::default()
         };
-        let got = evaluate(&[none_failed], &turns(), false);
+        let got = evaluate(&[none_failed], &turns(), false, &FaultsSeen::none());
         assert_eq!(got[0].status, ExpectStatus::Fail);
         assert!(
             got[0]
@@ -309,7 +426,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            evaluate(&[all], &turns(), false)[0].status,
+            evaluate(&[all], &turns(), false, &FaultsSeen::none())[0].status,
             ExpectStatus::Pass
         );
     }
@@ -322,21 +439,21 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            evaluate(std::slice::from_ref(&quick), &turns(), false)[0].status,
+            evaluate(std::slice::from_ref(&quick), &turns(), false, &FaultsSeen::none())[0].status,
             ExpectStatus::Pass
         );
         let every = ExpectTurn {
             outcome: None,
             ..quick.clone()
         };
-        let got = evaluate(&[every], &turns(), false);
+        let got = evaluate(&[every], &turns(), false, &FaultsSeen::none());
         assert_eq!(got[0].status, ExpectStatus::Fail);
         assert!(got[0].observed.contains("40.000s"), "{}", got[0].observed);
         let timed_out = ExpectTurn {
             outcome: Some("timed_out".into()),
             ..quick
         };
-        let got = evaluate(&[timed_out], &turns(), false);
+        let got = evaluate(&[timed_out], &turns(), false, &FaultsSeen::none());
         assert_eq!(
             got[0].status,
             ExpectStatus::Fail,
@@ -356,7 +473,7 @@ mod tests {
             latency_at_most: Some(Duration::from_secs(10)),
             ..Default::default()
         };
-        let got = evaluate(std::slice::from_ref(&slow_ok), &cut, false);
+        let got = evaluate(std::slice::from_ref(&slow_ok), &cut, false, &FaultsSeen::none());
         assert_eq!(got[0].status, ExpectStatus::Fail, "{}", got[0].detail);
         assert!(
             got[0].observed.contains("4 cut at the turn timeout (no latency)"),
@@ -369,12 +486,12 @@ mod tests {
         let mut mixed = turns();
         mixed.retain(|t| t.outcome == Some(TurnEnd::Answered));
         assert_eq!(
-            evaluate(std::slice::from_ref(&slow_ok), &mixed, false)[0].status,
+            evaluate(std::slice::from_ref(&slow_ok), &mixed, false, &FaultsSeen::none())[0].status,
             ExpectStatus::Pass
         );
         mixed.push(turn(TurnEnd::TimedOut, 3_000));
         assert_eq!(
-            evaluate(&[slow_ok], &mixed, false)[0].status,
+            evaluate(&[slow_ok], &mixed, false, &FaultsSeen::none())[0].status,
             ExpectStatus::Fail
         );
     }
@@ -390,17 +507,17 @@ mod tests {
         };
         let mut seen = turns();
         assert_eq!(
-            evaluate(std::slice::from_ref(&none), &seen, false)[0].status,
+            evaluate(std::slice::from_ref(&none), &seen, false, &FaultsSeen::none())[0].status,
             ExpectStatus::Pass
         );
         seen[0].unrecorded = true;
-        let got = evaluate(std::slice::from_ref(&none), &seen, false);
+        let got = evaluate(std::slice::from_ref(&none), &seen, false, &FaultsSeen::none());
         assert_eq!(got[0].status, ExpectStatus::Fail, "{}", got[0].detail);
         assert!(got[0].observed.contains("truncation not known"), "{}", got[0].observed);
         assert_eq!(got[0].witness.get("turns_unrecorded"), 1);
         seen[0].outcome = Some(TurnEnd::Truncated);
         seen[0].unrecorded = false;
-        assert_eq!(evaluate(&[none], &seen, false)[0].status, ExpectStatus::Fail);
+        assert_eq!(evaluate(&[none], &seen, false, &FaultsSeen::none())[0].status, ExpectStatus::Fail);
     }
 
     #[test]
@@ -415,7 +532,7 @@ mod tests {
             at_most: Some(1),
             ..Default::default()
         };
-        let got = evaluate(&[at_least, at_most], &turns(), true);
+        let got = evaluate(&[at_least, at_most], &turns(), true, &FaultsSeen::none());
         assert_eq!(got[0].status, ExpectStatus::NotReached);
         assert_eq!(got[1].status, ExpectStatus::Fail, "already above its bound");
     }
@@ -463,3 +580,6 @@ mod tests {
         assert!(toml::from_str::<ExpectTurn>("outcome = \"answered\"\ncount = 1").is_err());
     }
 }
+
+#[cfg(test)]
+mod window_tests;

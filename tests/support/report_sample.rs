@@ -170,6 +170,7 @@ pub fn sample_report() -> Report {
                 stopped_at_ms: None,
                 final_exposition: None,
                 engine_catalogue: true,
+                faults: None,
             })
         })
         .collect();

@@ -260,6 +260,7 @@ mod tests {
             stopped_at_ms: None,
             final_exposition: Some(&merged),
             engine_catalogue: true,
+            faults: None,
         });
         let rows: Vec<_> = section
             .expectations

@@ -28,6 +28,7 @@ use crate::verdict::turn::TurnSeen;
 use crate::verdict::{
     ExpectKind, ExpectStatus, ExpectationResult, Expectations, diff_until,
 };
+use crate::verdict::diff::diff_anchored;
 
 /// The report section of one arm that ran. `never_applied`: the faults no run of the scenario
 /// applied ([`unapplied_faults`]).
@@ -40,6 +41,12 @@ pub fn section(
     let engine = o.engine.as_ref();
     let stopped_at_ms = o.cut().then_some(o.elapsed_ms);
     let expect = file.expect_for(&o.arm);
+    // What every `since` of the arm's rows resolves against (`verdict::anchor`).
+    let applied = applications(&o.fault_hits);
+    let faults = FaultsSeen {
+        faults: &file.fault,
+        applied: &applied,
+    };
     let mut report = build_policy(PolicyInput {
         policy: &o.arm,
         expect: &expect,
@@ -60,11 +67,11 @@ pub fn section(
         stopped_at_ms,
         final_exposition: o.final_exposition.as_ref(),
         engine_catalogue: !plan.is_external(),
+        faults: Some(faults),
     });
     report.expectations.extend(o.kind_rows.iter().cloned());
     report.summary.deadlines_by_dep = engine.map(|e| e.deadlines.clone()).unwrap_or_default();
-    let applied = applications(&o.fault_hits);
-    let ground = judge_at_upstream(&mut report, plan, &expect, &o.upstream, &applied);
+    let ground = judge_at_upstream(&mut report, plan, &expect, &o.upstream, faults);
     report.expectations.extend(ground);
     let turns = turns_of(plan, o);
     let facts = crate::verdict::turn_facts::TurnFacts {
@@ -120,6 +127,7 @@ pub fn section(
             .iter()
             .map(|t| TurnSeen {
                 outcome: t.outcome,
+                sent_ms: t.at_ms.saturating_add(o.speed.scenario_ms_u(t.lag_ms)),
                 elapsed_ms: t.elapsed_ms,
                 unrecorded: t.answer.as_ref().is_some_and(|a| !a.recorded),
             })
@@ -128,6 +136,7 @@ pub fn section(
             &expect.turn,
             &turns,
             o.cut(),
+            &faults,
         ));
         let answers: Vec<AnswerSeen<'_>> = g
             .turns
@@ -167,6 +176,7 @@ pub fn section(
             &others,
             o.speed,
             stopped_at_ms,
+            &faults,
         );
     }
     if !expect.metric.is_empty() {
@@ -194,6 +204,7 @@ pub fn section(
             seen,
             stop,
             Some(&o.scrapes),
+            faults,
         );
         report.expectations.extend(rows);
         report.alerts = Some(part);
@@ -235,18 +246,11 @@ fn alert_rows(
     seen: Result<&crate::verdict::alert_eval::AlertsSeen, &str>,
     stop_ms: Option<i64>,
     scrapes: Option<&crate::scrape::CompactScrapes>,
+    faults: FaultsSeen<'_>,
 ) -> (
     Vec<ExpectationResult>,
     crate::verdict::alert_eval::AlertsPart,
 ) {
-    let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
-    let faults: Vec<(i64, Option<i64>)> = plan
-        .checked
-        .file
-        .fault
-        .iter()
-        .map(|f| (f.from.map_or(0, ms), f.until.map(ms)))
-        .collect();
     // The engine's catalogue, or what some scrape of a foreign exporter held.
     let exported = |name: &str| scrapes.is_some_and(|s| s.exported(name));
     let catalogue = if plan.is_external() {
@@ -255,7 +259,7 @@ fn alert_rows(
         crate::verdict::alert_rules::Catalogue::Engine
     };
     let facts = crate::verdict::alert_eval::AlertFacts {
-        faults: &faults,
+        faults,
         transitions,
         stop_ms,
         catalogue,
@@ -373,7 +377,7 @@ fn judge_at_upstream(
     plan: &ScenarioPlan,
     expect: &Expectations,
     kept: &KeptRecords,
-    applied: &BTreeMap<usize, Applied>,
+    faults: FaultsSeen<'_>,
 ) -> Vec<ExpectationResult> {
     let speed = plan.speed;
     let truncated_at_ms = kept.truncated_at_ms.map(|t| speed.scenario_ms_u(t));
@@ -395,10 +399,7 @@ fn judge_at_upstream(
         end_ms: section.elapsed_ms.max(duration_ms),
         stopped_at_ms: section.stopped_at_ms,
         truncated_at_ms,
-        faults: FaultsSeen {
-            faults: &plan.checked.file.fault,
-            applied,
-        },
+        faults,
     };
     crate::verdict::ground_eval::evaluate(expect, &facts)
 }
@@ -463,6 +464,7 @@ fn every_host_transitions(
     others: &[(&str, &[Transition])],
     speed: Speed,
     stop: Option<u64>,
+    faults: &FaultsSeen<'_>,
 ) {
     let only = Expectations {
         transition: expect.transition.clone(),
@@ -475,7 +477,8 @@ fn every_host_transitions(
     let mine = identities(rows);
     let mut extra = Vec::new();
     for (host, transitions) in others {
-        let theirs = diff_until(&only, transitions, None, &[], speed, stop);
+        // The fleet's one upstream applied the faults: every host's `since` falls where h0's does.
+        let theirs = diff_anchored(&only, transitions, None, &[], speed, stop, faults);
         let ids = identities(&theirs);
         for (t, id) in theirs.iter().zip(&ids) {
             let Some(id) = id else {
@@ -572,7 +575,8 @@ pub fn not_run(plan: &ScenarioPlan, arm: &str, why: &str) -> PolicyReport {
     );
     let arm_expect = file.expect_for(arm);
     if file.prometheus.is_some() {
-        let (rows, _) = alert_rows(plan, &arm_expect, &[], Err(why), Some(0), None);
+        let none = FaultsSeen::none();
+        let (rows, _) = alert_rows(plan, &arm_expect, &[], Err(why), Some(0), None, none);
         expectations.extend(rows);
     }
     for e in &mut expectations {

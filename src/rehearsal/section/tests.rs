@@ -30,7 +30,7 @@ fn a_transition_on_another_host_fails_the_row_h0_passed_and_names_the_host() {
     let quiet = [tr(100, "crm_search")];
     let noisy = [tr(5000, "calculator")];
     let others: Vec<(&str, &[Transition])> = vec![("h1", &quiet[..]), ("h3", &noisy[..])];
-    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, None);
+    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, None, &FaultsSeen::none());
     assert_eq!(rows.len(), 1, "no extra rows");
     assert_eq!(rows[0].status, ExpectStatus::Fail);
     assert!(!rows[0].ok);
@@ -98,7 +98,7 @@ fn an_after_transition_another_host_misses_fails_though_its_expected_text_differ
     let theirs = diff_until(&expect, &h1, None, &[], Speed::ONE, None);
     assert_ne!(theirs[1].expected, rows[1].expected, "the anchors differ per host");
     let others: Vec<(&str, &[Transition])> = vec![("h1", &h1[..])];
-    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, None);
+    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, None, &FaultsSeen::none());
     assert_eq!(rows.len(), 4, "{rows:#?}");
     assert_eq!(rows[0].status, ExpectStatus::Pass, "h1 opened within tolerance");
     assert_eq!(rows[1].status, ExpectStatus::Fail, "{}", rows[1].detail);
@@ -118,7 +118,7 @@ fn an_unexpected_transition_on_another_host_is_a_failed_row_naming_the_host() {
     h2.push(move_(12_000, "crm", Closed, Open));
     let quiet = lane(5_000, 7_000, 8_000);
     let others: Vec<(&str, &[Transition])> = vec![("h1", &quiet[..]), ("h2", &h2[..])];
-    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, None);
+    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, None, &FaultsSeen::none());
     assert_eq!(rows.len(), 5, "one more row, for h2's extra open: {rows:#?}");
     let extra = &rows[4];
     assert!(extra.is_unexpected());
@@ -139,9 +139,45 @@ fn a_row_another_host_did_not_reach_before_the_stop_is_not_reached() {
     let mut h3 = lane(5_400, 7_400, 0);
     h3.pop();
     let others: Vec<(&str, &[Transition])> = vec![("h3", &h3[..])];
-    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, stop);
+    every_host_transitions(&mut rows, &expect, &others, Speed::ONE, stop, &FaultsSeen::none());
     assert_eq!(rows[2].status, ExpectStatus::NotReached, "{}", rows[2].detail);
     assert!(rows[2].detail.contains("on h3: not reached"), "{}", rows[2].detail);
+}
+
+#[test]
+fn every_host_counts_an_anchored_at_from_the_same_fault() {
+    // The outage (from 3 s) applied on the fleet's one upstream: every host's open is due 2 s
+    // after it, at 5 s, whatever each host's own timeline.
+    let faults = crate::upstream::parse_fault_file(
+        "[[fault]]\nname = \"outage\"\nroute = \"tool:crm\"\nkind = \"status\"\nstatus = 503\n\
+         from = \"3s\"\nuntil = \"6s\"\n",
+        "f.toml",
+    )
+    .unwrap();
+    let applied: BTreeMap<usize, Applied> = [(0, Applied { count: 9, last_ms: Some(5_900) })].into();
+    let seen = FaultsSeen { faults: &faults, applied: &applied };
+    let mut expect = after_table();
+    expect.transition[0].at = Some(std::time::Duration::from_secs(2));
+    expect.transition[0].since = Some(crate::verdict::anchor::Since {
+        fault: crate::verdict::anchor::FaultRef::Name("outage".into()),
+        edge: crate::verdict::anchor::Edge::Start,
+    });
+    let only = Expectations { transition: expect.transition.clone(), ..Default::default() };
+    let mut rows =
+        crate::verdict::diff::diff_anchored(&only, &lane(5_000, 7_000, 8_000), None, &[], Speed::ONE, None, &seen);
+    assert!(rows.iter().all(|r| r.status == ExpectStatus::Pass), "{rows:#?}");
+    assert_eq!(rows[0].witness.get("anchor_ms"), 3_000);
+    // h1 opened at 6 s: 3 s after the outage's start, outside the 500 ms tolerance.
+    let h1 = lane(6_000, 8_000, 9_000);
+    let others: Vec<(&str, &[Transition])> = vec![("h1", &h1[..])];
+    every_host_transitions(&mut rows, &only, &others, Speed::ONE, None, &seen);
+    assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
+    assert!(rows[0].detail.contains("on h1: observed 6.000s"), "{}", rows[0].detail);
+    // Without the applications the same row is anchored at nothing on every host: no pass.
+    let mut rows =
+        crate::verdict::diff::diff_anchored(&only, &lane(5_000, 7_000, 8_000), None, &[], Speed::ONE, None, &seen);
+    every_host_transitions(&mut rows, &only, &others, Speed::ONE, None, &FaultsSeen::none());
+    assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
 }
 
 /// A `redis` coordination arm of `fleet-cooldown-share` stopped at `wall_ms` of a run at

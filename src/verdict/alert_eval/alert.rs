@@ -87,14 +87,36 @@ fn judge_spells(
         };
         return (done(status, "never fired".into(), why, &mut line), line);
     }
-    let fault = f.faults.get(e.fault.unwrap_or(0)).copied();
+    // Its fault's start (`fires_within`, unless it counts from a transition) and end
+    // (`resolves_within`), resolved where every anchor is: a fault that never applied anchors
+    // nothing, and the row is never a pass (never anchored at 0).
+    let start = match e.after {
+        Some(_) => Ok(None),
+        None => f.faults.anchor(Some(&e.since(Edge::Start))),
+    };
+    let end = match e.resolves_within {
+        Some(_) => f.faults.anchor(Some(&e.since(Edge::End))),
+        None => Ok(None),
+    };
+    let from_fault = match (start.as_ref(), end.as_ref()) {
+        (Ok(s), Ok(_)) => s.clone(),
+        (Err(why), _) | (Ok(_), Err(why)) => {
+            let mut r = row(e, ExpectStatus::Fail, String::new(), String::new());
+            unanchored_row(&mut r, &e.subject(), why, f.stop_ms.is_some());
+            line.status = r.status;
+            return (r, line);
+        }
+    };
+    let end = end.ok().flatten();
     let anchor = match e.after {
         Some(AlertAnchor::Transition) => f
             .transitions
             .iter()
             .find(|t| t.to == BreakerState::Open && e.labels.get("dep").is_none_or(|d| d == &t.dep))
             .map(|t| t.t_ms as i64),
-        None => fault.map(|w| w.0),
+        None => from_fault
+            .as_ref()
+            .map(|a| i64::try_from(a.at_ms).unwrap_or(i64::MAX)),
     };
     let Some(anchor) = anchor else {
         let status = if f.stop_ms.is_some() {
@@ -150,7 +172,9 @@ fn judge_spells(
         observed.push(format!("resolved {}", secs(r)));
     }
     if let Some(bound) = e.resolves_within.map(dur_ms) {
-        let end = fault.and_then(|w| w.1).unwrap_or(i64::MAX);
+        let end = end
+            .as_ref()
+            .map_or(i64::MAX, |a| i64::try_from(a.at_ms).unwrap_or(i64::MAX));
         match res {
             Some(r) if r - end > bound => fails.push(format!(
                 "resolved {} after the fault's end, bound {}",
@@ -203,5 +227,17 @@ fn judge_spells(
     };
     let observed = observed.join(", ");
     let why = format!("{observed}: {why}");
-    (done(status, observed, why, &mut line), line)
+    let mut r = done(status, observed, why, &mut line);
+    if let Some(a) = &from_fault {
+        a.mark(&mut r);
+    }
+    if let Some(a) = &end {
+        // The fault's end its `resolves_within` counted from (`anchor_ms` is its start).
+        r.witness.set("anchor_end_ms", a.at_ms);
+        r.witness.set("fault_applications", a.applications);
+        if from_fault.is_none() {
+            r.detail = format!("{}; resolution counted from {}", r.detail, a.text);
+        }
+    }
+    (r, line)
 }

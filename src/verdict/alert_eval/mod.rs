@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::alert::{AlertAnchor, DASHBOARD_WITHIN, ExpectAlert, ExpectDashboard};
 use super::alert_rules::Catalogue;
+use super::anchor::{Edge, FaultsSeen, unanchored_row};
 use super::{ExpectKind, ExpectStatus, ExpectationResult, secs};
 use crate::engine::BreakerState;
 use crate::scrape::Transition;
@@ -163,8 +164,9 @@ pub struct AlertsPart {
 /// What the judge needs besides Prometheus's data.
 #[derive(Debug, Clone, Copy)]
 pub struct AlertFacts<'a> {
-    /// Each `[[fault]]`'s window (from, until), scenario ms.
-    pub faults: &'a [(i64, Option<i64>)],
+    /// The scenario's faults and their applications: what an alert's `fault` resolves against
+    /// ([`super::anchor`]: its start for `fires_within`, its end for `resolves_within`).
+    pub faults: FaultsSeen<'a>,
     /// The engine's transitions of the arm (empty for a gateway).
     pub transitions: &'a [Transition],
     /// Where the arm was cut short (scenario ms), if it was.
@@ -389,7 +391,8 @@ pub fn evaluate(
             .filter(|s| matches(e, &s.labels))
             .map(|s| s.t_ms.len())
             .sum();
-        r.witness = crate::verdict::Witness::of(&[
+        // (Over what the judge put there: an anchored row's `anchor_ms`, ...)
+        r.witness.add(&crate::verdict::Witness::of(&[
             ("target_up_samples", up),
             ("run_targets", seen.run_targets),
             ("rule_evaluations", check.evaluations),
@@ -401,7 +404,7 @@ pub fn evaluate(
                 "untied_alert_samples",
                 seen.untied.get(&e.alert).copied().unwrap_or(0),
             ),
-        ]);
+        ]));
         rows.push(r);
         table.push(line);
     }

@@ -71,11 +71,44 @@ fn expect(within: u64) -> ExpectAlert {
     }
 }
 
-const FAULTS: &[(i64, Option<i64>)] = &[(5_000, Some(30_000))];
+/// `outage` [5 s, 30 s), that applied to 20 requests, the last at 29.9 s; `flap` from 8 s
+/// with `first = 4` and no `until`, its fourth and last application at 24 s; `spare`, which
+/// never applied.
+fn faults() -> FaultsSeen<'static> {
+    let specs = crate::upstream::parse_fault_file(
+        "[[fault]]\nname = \"outage\"\nroute = \"tool:crm\"\nkind = \"status\"\nstatus = 503\n\
+         from = \"5s\"\nuntil = \"30s\"\n\
+         [[fault]]\nname = \"flap\"\nroute = \"tool:crm\"\nkind = \"reset\"\nfrom = \"8s\"\nfirst = 4\n\
+         [[fault]]\nname = \"spare\"\nroute = \"tool:crm\"\nkind = \"reset\"\noptional = true\n",
+        "f.toml",
+    )
+    .unwrap();
+    let applied: BTreeMap<usize, crate::verdict::anchor::Applied> = [
+        (
+            0,
+            crate::verdict::anchor::Applied {
+                count: 20,
+                last_ms: Some(29_900),
+            },
+        ),
+        (
+            1,
+            crate::verdict::anchor::Applied {
+                count: 4,
+                last_ms: Some(24_000),
+            },
+        ),
+    ]
+    .into();
+    FaultsSeen {
+        faults: Box::leak(specs.into_boxed_slice()),
+        applied: Box::leak(Box::new(applied)),
+    }
+}
 
 fn facts() -> AlertFacts<'static> {
     AlertFacts {
-        faults: FAULTS,
+        faults: faults(),
         transitions: &[],
         stop_ms: None,
         catalogue: Catalogue::Engine,
@@ -167,7 +200,7 @@ fn a_transition_is_queryable_once_the_counter_reaches_it() {
         points: vec![(9_000, 0.0), (11_000, 1.0)],
     }];
     let f = AlertFacts {
-        faults: FAULTS,
+        faults: faults(),
         transitions: std::slice::from_ref(&tr),
         stop_ms: None,
         catalogue: Catalogue::Engine,
@@ -294,4 +327,60 @@ fn spells_are_judged_on_the_rules_own_group_interval() {
     let (rows, part) = evaluate(&[expect(15)], &[], Ok(&s), &facts());
     assert_eq!(part.spells.len(), 1, "{:?}", part.spells);
     assert_eq!(part.table[0].resolved_ms, Some(40_000), "{}", rows[0].detail);
+}
+
+/// `fault = "NAME"`: the alert's times count from that fault, resolved where every anchor is —
+/// `fires_within` from its start, `resolves_within` from its end (its last application for a
+/// `first = N` fault with no `until`) — and a fault that never applied anchors nothing.
+#[test]
+fn an_alert_anchored_at_a_named_fault_counts_from_it() {
+    use crate::verdict::anchor::FaultRef;
+    let s = seen(vec![
+        series("BreakerOpen", "pending", "crm", 10_000..=12_000),
+        series("BreakerOpen", "firing", "crm", (13..=25).map(|x| x * 1000)),
+    ]);
+    let named = |name: &str, fires: u64, resolves: u64| ExpectAlert {
+        fault: Some(FaultRef::Name(name.into())),
+        fires_within: Some(Duration::from_secs(fires)),
+        resolves_within: Some(Duration::from_secs(resolves)),
+        notified_within: None,
+        ..expect(0)
+    };
+    // `flap` starts at 8 s (fired 5 s later) and ends at its last application, 24 s (resolved
+    // at 26 s, 2 s later).
+    let (rows, _) = evaluate(&[named("flap", 6, 3)], &[], Ok(&s), &facts());
+    let r = &rows[0];
+    assert_eq!(r.status, ExpectStatus::Pass, "{}", r.detail);
+    assert_eq!(r.expected, "fires ≤6s after fault `flap` start, resolves ≤3s after fault `flap` end");
+    assert_eq!(r.witness.get("anchor_ms"), 8_000);
+    assert_eq!(r.witness.get("anchor_end_ms"), 24_000);
+    assert_eq!(r.witness.get("fault_applications"), 4);
+    assert_eq!(r.witness.get("rule_evaluations"), 58, "the judge's witness kept");
+    assert!(r.detail.contains("times from fault `flap` start (8.000s)"), "{}", r.detail);
+    // Its mutants fail: a bound below what happened, each edge.
+    let (rows, _) = evaluate(&[named("flap", 4, 3)], &[], Ok(&s), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
+    let (rows, _) = evaluate(&[named("flap", 6, 1)], &[], Ok(&s), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
+    // By name or by index: the same fault.
+    let by_index = ExpectAlert {
+        fault: Some(FaultRef::Index(1)),
+        ..named("flap", 6, 3)
+    };
+    let (rows, _) = evaluate(&[by_index], &[], Ok(&s), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::Pass, "{}", rows[0].detail);
+    // A fault that never applied: no pass (at 0 + 13 s the alert fired within 20 s), and not
+    // reached when the run was cut short.
+    let (rows, part) = evaluate(&[named("spare", 20, 30)], &[], Ok(&s), &facts());
+    assert_eq!(rows[0].status, ExpectStatus::Fail, "{}", rows[0].detail);
+    assert_eq!(part.table[0].status, ExpectStatus::Fail);
+    assert!(rows[0].detail.contains("fault 'spare' never applied"), "{}", rows[0].detail);
+    assert_eq!(rows[0].witness.get("fault_applications"), 0);
+    assert!(!rows[0].witness.has("anchor_ms"));
+    let cut = AlertFacts {
+        stop_ms: Some(40_000),
+        ..facts()
+    };
+    let (rows, _) = evaluate(&[named("spare", 20, 30)], &[], Ok(&s), &cut);
+    assert_eq!(rows[0].status, ExpectStatus::NotReached, "{}", rows[0].detail);
 }

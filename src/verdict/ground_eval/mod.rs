@@ -13,7 +13,7 @@ use super::ground::{
     ExpectAttempts, ExpectFirstRequest, ExpectNoRequest, ExpectRecovered, ExpectRetryGaps,
     counts_hold, counts_text,
 };
-use super::anchor::{Anchored, FaultsSeen, Since, Unanchored};
+use super::anchor::{Anchored, FaultsSeen, Since, Unanchored, since_text};
 use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, secs};
 use crate::util::speed::Speed;
 use crate::upstream::UpstreamRecord;
@@ -46,9 +46,7 @@ impl UpstreamFacts<'_> {
     /// Where a row's times count from: `Ok(None)` the run start, else its `since` resolved
     /// ([`super::anchor::resolve`]).
     fn anchor(&self, since: Option<&Since>) -> Result<Option<Anchored>, Unanchored> {
-        since
-            .map(|s| super::anchor::resolve(s, &self.faults))
-            .transpose()
+        self.faults.anchor(since)
     }
 
     /// Scenario-ms times of the model requests of a subject, in order.
@@ -195,18 +193,11 @@ fn finish(mut r: ExpectationResult, status: ExpectStatus) -> ExpectationResult {
     r
 }
 
-/// ` since fault `outage` start` of an anchored row's `expected` (empty without `since`).
-fn since_text(since: Option<&Since>) -> String {
-    since.map_or(String::new(), |s| format!(" since {}", s.label()))
-}
-
-/// An anchored row says its anchor's instant: in its witness (`anchor_ms`, and how often the
-/// fault applied) and at the end of its detail. `None`: a row counted from the run start.
+/// An anchored row says its anchor's instant ([`Anchored::mark`]). `None`: a row counted from
+/// the run start.
 fn anchored(mut r: ExpectationResult, a: Option<&Anchored>) -> ExpectationResult {
     if let Some(a) = a {
-        r.witness.set("anchor_ms", a.at_ms);
-        r.witness.set("fault_applications", a.applications);
-        r.detail = format!("{}; times from {}", r.detail, a.text);
+        a.mark(&mut r);
     }
     r
 }
