@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use super::anchor::Since;
 use super::ground::{counts_hold, counts_text};
-use super::turn_facts::{TurnFacts, is_of, ms, stripped};
+use super::turn_facts::{TurnFacts, is_of, ms, settle, stripped};
 use super::turns::{Cooldown, cooldowns_of};
-use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, secs};
+use super::{ExpectKind, ExpectationResult, Witness, secs};
 
 /// `[[expect.cooldown]]` as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -238,7 +238,8 @@ pub(crate) fn judge(e: &ExpectCooldown, f: &TurnFacts<'_>) -> ExpectationResult 
         Err(why) => {
             r.observed = "no anchor".into();
             r.witness = Witness::of(&[("fault_applications", 0)]);
-            return settle(r, false, false, f, &why.0);
+            let dep = r.dep.clone().unwrap_or_default();
+            return settle(r, false, false, f, &why.0, &dep);
         }
     };
     let from = anchor.as_ref().map_or(0, |a| a.at_ms);
@@ -313,7 +314,8 @@ pub(crate) fn judge(e: &ExpectCooldown, f: &TurnFacts<'_>) -> ExpectationResult 
         (why.is_none() && n > 0, certain, why)
     };
     let why = why.unwrap_or_default();
-    let r = settle(r, ok, certain, f, &why);
+    let dep = r.dep.clone().unwrap_or_default();
+    let r = settle(r, ok, certain, f, &why, &dep);
     match &anchor {
         Some(a) => {
             let mut r = r;
@@ -322,36 +324,6 @@ pub(crate) fn judge(e: &ExpectCooldown, f: &TurnFacts<'_>) -> ExpectationResult 
         }
         None => r,
     }
-}
-
-/// The row's status and detail: a pass only on a complete record; a failure that more turns
-/// could not undo stands in a run cut short.
-fn settle(
-    mut r: ExpectationResult,
-    ok: bool,
-    certain: bool,
-    f: &TurnFacts<'_>,
-    why: &str,
-) -> ExpectationResult {
-    let dep = r.dep.clone().unwrap_or_default();
-    r.status = match (ok, f.complete()) {
-        (true, true) => ExpectStatus::Pass,
-        (false, true) => ExpectStatus::Fail,
-        (false, false) if certain => ExpectStatus::Fail,
-        _ => ExpectStatus::NotReached,
-    };
-    r.ok = r.status == ExpectStatus::Pass;
-    r.detail = match r.status {
-        ExpectStatus::NotReached => format!(
-            "{dep} {}: not reached (the run was cut short or its record capped; observed so far: {})",
-            r.expected, r.observed
-        ),
-        ExpectStatus::Fail if !why.is_empty() => {
-            format!("{dep} {}: observed {} — {why}", r.expected, r.observed)
-        }
-        _ => format!("{dep} {}: observed {}", r.expected, r.observed),
-    };
-    r
 }
 
 #[cfg(test)]

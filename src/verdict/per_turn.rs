@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use super::anchor::Since;
 use super::ground::counts_text;
-use super::turn_facts::{TurnFacts, is_model, is_of, ms, stripped};
+use super::turn_facts::{TurnFacts, is_model, is_of, ms, settle, stripped};
 use super::turns::TurnRow;
-use super::{ExpectKind, ExpectStatus, ExpectationResult, Witness, secs};
+use super::{ExpectKind, ExpectationResult, Witness, secs};
 
 /// `[[expect.per_turn]]` as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -189,7 +189,7 @@ pub(crate) fn judge(e: &ExpectPerTurn, f: &TurnFacts<'_>) -> ExpectationResult {
         Err(why) => {
             r.observed = "no anchor".into();
             r.witness = Witness::of(&[("fault_applications", 0)]);
-            return finish(r, false, false, f, &why.0);
+            return settle(r, false, false, f, &why.0, "turns");
         }
     };
     let base = anchor.as_ref().map_or(0, |a| a.at_ms);
@@ -238,7 +238,7 @@ pub(crate) fn judge(e: &ExpectPerTurn, f: &TurnFacts<'_>) -> ExpectationResult {
         let why = first_miss.map_or(String::new(), |t| miss(t));
         (first_miss.is_none(), first_miss.is_some(), why)
     };
-    let r = finish(r, ok, certain, f, &why);
+    let r = settle(r, ok, certain, f, &why, "turns");
     match &anchor {
         Some(a) => {
             let mut r = r;
@@ -268,33 +268,6 @@ fn miss(t: &TurnRow) -> String {
         t.requests.iter().filter(|q| is_model(q)).count(),
         t.same_profile_retries
     )
-}
-
-fn finish(
-    mut r: ExpectationResult,
-    ok: bool,
-    certain: bool,
-    f: &TurnFacts<'_>,
-    why: &str,
-) -> ExpectationResult {
-    r.status = match (ok, f.complete()) {
-        (true, true) => ExpectStatus::Pass,
-        (false, true) => ExpectStatus::Fail,
-        (false, false) if certain => ExpectStatus::Fail,
-        _ => ExpectStatus::NotReached,
-    };
-    r.ok = r.status == ExpectStatus::Pass;
-    r.detail = match r.status {
-        ExpectStatus::NotReached => format!(
-            "turns {}: not reached (the run was cut short or its record capped; observed so far: {})",
-            r.expected, r.observed
-        ),
-        ExpectStatus::Fail if !why.is_empty() => {
-            format!("turns {}: observed {} — {why}", r.expected, r.observed)
-        }
-        _ => format!("turns {}: observed {}", r.expected, r.observed),
-    };
-    r
 }
 
 #[cfg(test)]

@@ -68,3 +68,35 @@ pub(crate) fn stripped(why: &str) -> String {
 pub(crate) fn ms(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
+
+/// A per-turn row's status and detail (`subject` opens the detail: the profile, or `turns`): a
+/// pass only on a complete record; a failure that more turns could not undo (`certain`) stands in
+/// a run cut short; the rest of a cut run is not reached.
+pub(crate) fn settle(
+    mut r: super::ExpectationResult,
+    ok: bool,
+    certain: bool,
+    f: &TurnFacts<'_>,
+    why: &str,
+    subject: &str,
+) -> super::ExpectationResult {
+    use super::ExpectStatus;
+    r.status = match (ok, f.complete()) {
+        (true, true) => ExpectStatus::Pass,
+        (false, true) => ExpectStatus::Fail,
+        (false, false) if certain => ExpectStatus::Fail,
+        _ => ExpectStatus::NotReached,
+    };
+    r.ok = r.status == ExpectStatus::Pass;
+    r.detail = match r.status {
+        ExpectStatus::NotReached => format!(
+            "{subject} {}: not reached (the run was cut short or its record capped; observed so far: {})",
+            r.expected, r.observed
+        ),
+        ExpectStatus::Fail if !why.is_empty() => {
+            format!("{subject} {}: observed {} — {why}", r.expected, r.observed)
+        }
+        _ => format!("{subject} {}: observed {}", r.expected, r.observed),
+    };
+    r
+}

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::upstream::RequestRoute;
+use crate::verdict::ExpectStatus;
 use crate::verdict::anchor::FaultsSeen;
 use crate::verdict::turns::{TurnRequest, TurnsPart, row};
 
