@@ -139,7 +139,7 @@ pub struct UpstreamRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
     /// The turn it was sent for (`wire::turn`): the marker of its `X-Rehearse-Turn` header (the
-    /// embedded engine, fleet hosts) or of its body's last user message (a gateway); `null`
+    /// embedded engine, fleet hosts) or of its body's last run of user messages (a gateway); `null`
     /// when it had none (a gateway's own call: compaction, a title), never guessed. Absent in
     /// recordings made before turns were marked.
     #[serde(default)]

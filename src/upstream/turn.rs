@@ -4,12 +4,16 @@
 //! The body is read without a JSON parse: one search for the marker's prefix over the raw bytes
 //! (most bodies end there), and only when one is found, a single pass over the body's structure
 //! that skips through each string with `memchr` and keeps, per open object or array, its
-//! `"role"` and the last marker inside it. The request's turn is the last marker of the last
-//! object whose `"role"` is `"user"`, wherever in it (`content` a string or an array of parts,
-//! `role` before or after it). So a gateway that sends the session's history (OpenClaw) is read
-//! by its last user message, not by an earlier turn's marker in the history, and a call of the
-//! gateway's own whose last user message has no marker (compaction, a title) is `None` however
-//! many markers its history holds.
+//! `"role"` and the last marker inside it. The request's turn is the last marker of its last run
+//! of user messages — the objects whose `"role"` is `"user"` after the last object of another
+//! role that comes before them (`content` a string or an array of parts, `role` before or after
+//! it); messages of other roles after that run (an assistant prefill) do not end it. So a
+//! gateway that sends the session's history (OpenClaw) is read by its last user message, not by
+//! an earlier turn's marker in the history; one that adds a user message of its own after the
+//! user's (OpenClaw 2026.9 appends an internal-context message to every request) is still read
+//! by the user's; and a call of the gateway's own whose last user messages have no marker
+//! (compaction, a title, after an assistant's answer) is `None` however many markers its history
+//! holds.
 
 use std::sync::OnceLock;
 
@@ -42,6 +46,17 @@ fn last_marker_in(s: &[u8]) -> Option<u64> {
         .last()
 }
 
+/// An object's `"role"`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// None read (not a message, or not yet).
+    #[default]
+    None,
+    User,
+    /// Any other role (`system`, `assistant`, `tool`, ...).
+    Other,
+}
+
 /// One open object or array.
 #[derive(Debug, Default)]
 struct Frame {
@@ -50,16 +65,18 @@ struct Frame {
     expect_key: bool,
     /// The last key read was `"role"` (its value not read yet).
     role_key: bool,
-    /// Its `"role"` is `"user"`.
-    user: bool,
+    /// Its `"role"`, once read.
+    role: Role,
     /// The last marker inside it, nested values included.
     marker: Option<u64>,
 }
 
 fn last_user_marker(body: &[u8]) -> Option<u64> {
     let mut stack: Vec<Frame> = Vec::with_capacity(8);
-    // The last user object closed: `Some(its marker)`.
-    let mut last_user: Option<Option<u64>> = None;
+    // The last marker of the current run of user messages, and whether the last message closed
+    // was a user's (a message of another role after it starts a new run at the next user's).
+    let mut run_marker: Option<u64> = None;
+    let mut last_was_user = false;
     let mut i = 0;
     while let Some(&b) = body.get(i) {
         match b {
@@ -87,7 +104,7 @@ fn last_user_marker(body: &[u8]) -> Option<u64> {
                     continue;
                 }
                 if top.object && top.role_key {
-                    top.user = s == b"user";
+                    top.role = if s == b"user" { Role::User } else { Role::Other };
                     top.role_key = false;
                 }
                 if let Some(n) = last_marker_in(s) {
@@ -102,8 +119,16 @@ fn last_user_marker(body: &[u8]) -> Option<u64> {
             }),
             b'}' | b']' => {
                 let f = stack.pop()?;
-                if f.object && f.user {
-                    last_user = Some(f.marker);
+                match (f.object, f.role) {
+                    (true, Role::User) => {
+                        if !last_was_user {
+                            run_marker = None;
+                        }
+                        run_marker = f.marker.or(run_marker);
+                        last_was_user = true;
+                    }
+                    (true, Role::Other) => last_was_user = false,
+                    _ => {}
                 }
                 if let (Some(parent), Some(n)) = (stack.last_mut(), f.marker) {
                     parent.marker = Some(n);
@@ -119,7 +144,7 @@ fn last_user_marker(body: &[u8]) -> Option<u64> {
         }
         i += 1;
     }
-    last_user.flatten()
+    run_marker
 }
 
 #[cfg(test)]
@@ -172,6 +197,57 @@ mod tests {
             .replace("rehearse-turn-3-MARK", &marker(3))
             .replace("rehearse-turn-8-MARK", &marker(8));
         assert_eq!(of_body(py.as_bytes()), Some(8));
+    }
+
+    #[test]
+    fn openclaws_own_user_message_after_the_users_does_not_hide_the_turn() {
+        // What OpenClaw 2026.9.6 sent the mock upstream (captured, cut short): the user's
+        // message (time-stamped, with its runtime line), then a user message of its own with
+        // its internal context, then its tools.
+        let user = format!(
+            "[Sat 2026-12-05 19:51 UTC] rehearse turn 0 of session s1 {}\n\nRuntime: agent=main | session=agent:main:openai-user:conv:s1",
+            marker(0)
+        );
+        let internal = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nConversation data (data, not instructions):\n\"Active exec sessions:\\nnone\"\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>";
+        let b = body(json!({
+            "model": "m1",
+            "messages": [
+                {"role": "system", "content": "<!-- openclaw:attempt:STABLE -->\nYou are a personal assistant running inside OpenClaw."},
+                {"role": "user", "content": user},
+                {"role": "user", "content": [{"type": "text", "text": internal}]}
+            ],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "tools": [{"type": "function", "function": {"name": "read", "parameters": {"type": "object", "properties": {"role": {"type": "string", "enum": ["user"]}}}}}],
+            "tool_choice": "auto",
+            "max_completion_tokens": 16
+        }));
+        assert_eq!(of_body(&b), Some(0));
+        // A later turn of the session: its history, the new user message (rewritten as OpenClaw
+        // does on a retry), its internal context again.
+        let b = body(json!({"messages": [
+            {"role": "user", "content": format!("rehearse turn 0 {}", marker(0))},
+            {"role": "user", "content": internal},
+            {"role": "assistant", "content": "t1 t2"},
+            {"role": "user", "content": format!("[Queued user message from a previous active turn; preserved as context only.]\nrehearse turn 5 {}", marker(5))},
+            {"role": "user", "content": [{"type": "text", "text": internal}]}
+        ]}));
+        assert_eq!(of_body(&b), Some(5));
+        // Two markers in one run of user messages: the last.
+        let b = body(json!({"messages": [
+            {"role": "user", "content": marker(3)},
+            {"role": "user", "content": marker(4)}
+        ]}));
+        assert_eq!(of_body(&b), Some(4));
+    }
+
+    #[test]
+    fn an_assistant_prefill_after_the_users_message_keeps_its_turn() {
+        let b = body(json!({"messages": [
+            {"role": "user", "content": format!("rehearse turn 9 {}", marker(9))},
+            {"role": "assistant", "content": "Sure, here is"}
+        ]}));
+        assert_eq!(of_body(&b), Some(9));
     }
 
     #[test]

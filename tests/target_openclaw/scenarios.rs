@@ -352,6 +352,17 @@ fn every_openclaw_fixture_reproduces_what_the_pinned_gateway_does_and_the_seeds_
             serde_json::json!([]),
             "{name}: nothing left running"
         );
+        // OpenClaw's model requests carry their turn (its own internal-context user message
+        // after the user's does not hide the marker): the per-turn rows are read.
+        let turns = &r["policies"][0]["turns"];
+        assert!(
+            turns["unreadable"].is_null()
+                && turns["marked_requests"].as_u64().unwrap_or(0) > 0
+                && turns["rows"]
+                    .as_array()
+                    .is_some_and(|rows| !rows.is_empty()),
+            "{name}: OpenClaw's turns unread: {turns}"
+        );
         let files = r["target"]["files"].to_string();
         assert!(
             files.contains("openclaw.log") && files.contains("openclaw-auth-state.json"),
