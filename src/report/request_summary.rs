@@ -1,5 +1,5 @@
 //! report.md's words for the request lanes (`policies[].requests`): one line of what the
-//! upstream saw on the run's clock — requests, rotations and fallbacks read from the sequence,
+//! upstream saw on the run's clock — requests, rotations and fallbacks read per turn,
 //! a gateway's turns, decisions and warm-up, what was binned or not kept — and a table of the
 //! lanes (every profile and model, tool and channel, with its requests and how many were
 //! faulted), so the Markdown report tells what the picture draws.
@@ -11,10 +11,14 @@ use crate::verdict::secs;
 /// The one-line summary of `q`.
 pub(crate) fn line(q: &RequestLanes) -> String {
     let mut parts = vec![format!("{} requests at the upstream on the run's clock", q.total)];
-    parts.push(format!(
-        "{} rotations and {} fallbacks read from the sequence",
-        q.rotations_total, q.fallbacks_total
-    ));
+    parts.push(if q.moves_unread {
+        "rotations and fallbacks unknown (no request carried its turn)".to_string()
+    } else {
+        format!(
+            "{} rotations and {} fallbacks read per turn",
+            q.rotations_total, q.fallbacks_total
+        )
+    });
     if let Some(t) = &q.turns {
         let failed = t.spans.iter().filter(|s| !s.ok).count();
         let shown = if t.spans.is_empty() {

@@ -1,8 +1,8 @@
 //! The request lanes of one arm (report.json `policies[].requests`): what the mock upstream saw,
 //! drawn for every kind of run from the one recorder's record — one lane per profile (and per
 //! model, so a fallback gets its own), each request marked by what the upstream did to it (its
-//! fault, or `ok`); the rotations and fallbacks read from the sequence of requests (the rules of
-//! the key figures, `rehearsal::figures`); a gateway's turns as spans from due to answer with their
+//! fault, or `ok`); the rotations and fallbacks read from each turn's requests (the rule of the
+//! key figures, `verdict::turns::changes`; unknown when no request carried its turn); a gateway's turns as spans from due to answer with their
 //! outcome, its own log decisions placed on the lanes they name, and its warm-up before the
 //! run's clock apart.
 //!
@@ -63,20 +63,24 @@ pub struct RequestLanes {
     /// Scenario ms of the first request not kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_kept_from_ms: Option<u64>,
-    /// Rotations read from the sequence: a model request of provider P with another profile
-    /// than P's previous request, which was faulted (at most the arrow cap).
+    /// Rotations read per turn: a model request naming the same model as the turn's previous
+    /// one, on another profile (at most the arrow cap; the key figures' rule).
     #[serde(default)]
     pub rotations: Vec<SequenceMark>,
     /// Rotations in all (the arrows kept are the first ones).
     #[serde(default)]
     pub rotations_total: u64,
-    /// Fallbacks read from the sequence: a model request naming another model than the
-    /// previous model request, which was faulted (at most the arrow cap).
+    /// Fallbacks read per turn: a model request naming another model (qualified with its
+    /// provider) than the turn's previous one (at most the arrow cap).
     #[serde(default)]
     pub fallbacks: Vec<SequenceMark>,
     /// Fallbacks in all.
     #[serde(default)]
     pub fallbacks_total: u64,
+    /// Model requests came and none carried its turn (a gateway that strips the marker, a
+    /// recording made before turns): rotations and fallbacks are unknown, none drawn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub moves_unread: bool,
     /// A gateway's turns (absent for an engine of ours: its traffic is the requests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<TurnLane>,
@@ -162,7 +166,7 @@ pub struct BinCount {
     pub n: u64,
 }
 
-/// A rotation or a fallback read from the sequence: from the faulted request to the next one.
+/// A rotation or a fallback read from a turn's requests: from one request to the turn's next.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SequenceMark {
     /// The faulted request, scenario ms.

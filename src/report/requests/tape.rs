@@ -61,6 +61,10 @@ pub(crate) struct Seen {
     pub probe: bool,
     /// A canary.
     pub canary: bool,
+    /// The turn it was sent for (`None`: no marker).
+    pub turn: Option<u64>,
+    /// The fleet host that sent it: an index into the tape's hosts.
+    pub host: Option<u16>,
 }
 
 /// The recorder's tape (see the module doc).
@@ -68,6 +72,8 @@ pub(crate) struct Seen {
 pub struct RequestTape {
     pub(crate) keys: Vec<LaneKey>,
     pub(crate) kinds: Vec<String>,
+    /// Fleet hosts that sent requests, in order of first appearance.
+    pub(crate) hosts: Vec<String>,
     /// Requests on the run's clock, in arrival order.
     pub(crate) seen: Vec<Seen>,
     /// Requests on the run's clock in all.
@@ -93,6 +99,7 @@ impl Default for RequestTape {
         Self {
             keys: Vec::new(),
             kinds: Vec::new(),
+            hosts: Vec::new(),
             seen: Vec::new(),
             total: 0,
             dropped: 0,
@@ -177,12 +184,25 @@ impl RequestTape {
             fault: r.fault_index.and_then(|i| u32::try_from(i).ok()),
             probe: r.probe && !r.canary,
             canary: r.canary,
+            turn: r.turn,
+            host: r.host.as_deref().map(|h| self.host(h)),
         };
         if r.warmup {
             self.warm.push(seen);
         } else {
             self.seen.push(seen);
         }
+    }
+
+    /// The index of host `h` (hosts are few; past `u16::MAX` they share the last index).
+    fn host(&mut self, h: &str) -> u16 {
+        if let Some(i) = self.hosts.iter().rposition(|x| x == h) {
+            return u16::try_from(i).unwrap_or(u16::MAX);
+        }
+        if self.hosts.len() <= usize::from(u16::MAX) {
+            self.hosts.push(h.to_string());
+        }
+        u16::try_from(self.hosts.len() - 1).unwrap_or(u16::MAX)
     }
 
     /// The fault kind of `s` (`ok` when none applied).

@@ -24,6 +24,13 @@ fn rec(t_ms: u64, token: &str, _provider: &str, model: &str, fault: Option<&str>
     r
 }
 
+/// `rec` sent for turn `turn`.
+fn rec_t(turn: u64, t_ms: u64, token: &str, model: &str, fault: Option<&str>) -> UpstreamRecord {
+    let mut r = rec(t_ms, token, "", model, fault);
+    r.turn = Some(turn);
+    r
+}
+
 fn warm(t_ms: u64, token: &str) -> UpstreamRecord {
     let mut r = rec(t_ms, token, "mockai", "m1", None);
     r.warmup = true;
@@ -49,12 +56,13 @@ fn recorded() -> RequestTape {
     for t in [0, 3_000, 6_000] {
         tape.push(&warm(t, "key-A"));
     }
+    // Turn 0: key-A four times, then key-B answers; turn 1: key-B, then the fallback model.
     for t in [100, 5_100, 10_100, 15_100] {
-        tape.push(&rec(t, "key-A", "mockai", "m1", Some("status")));
+        tape.push(&rec_t(0, t, "key-A", "m1", Some("status")));
     }
-    tape.push(&rec(40_000, "key-B", "mockai", "m1", None));
-    tape.push(&rec(50_000, "key-B", "mockai", "m1", Some("status")));
-    tape.push(&rec(51_000, "key-F", "fallback", "m2", None));
+    tape.push(&rec_t(0, 40_000, "key-B", "m1", None));
+    tape.push(&rec_t(1, 50_000, "key-B", "m1", Some("status")));
+    tape.push(&rec_t(1, 51_000, "key-F", "m2", None));
     tape
 }
 
@@ -95,8 +103,9 @@ fn a_recorded_sequence_gives_a_lane_per_profile_and_model_with_every_request() {
 }
 
 #[test]
-fn rotations_and_fallbacks_are_read_from_the_sequence_of_every_request() {
+fn rotations_and_fallbacks_are_read_per_turn_by_the_key_figures_rule() {
     let q = built(&recorded(), None, &[]);
+    assert!(!q.moves_unread);
     assert_eq!(q.rotations_total, 1);
     assert_eq!(
         q.rotations,
@@ -107,6 +116,8 @@ fn rotations_and_fallbacks_are_read_from_the_sequence_of_every_request() {
             to_lane: 1
         }]
     );
+    // key-B to the fallback model on key-F: another model on another key is one fallback,
+    // not also a rotation (as `verdict::turns::changes` counts it for the key figures).
     assert_eq!(q.fallbacks_total, 1);
     assert_eq!(
         q.fallbacks,
@@ -117,22 +128,61 @@ fn rotations_and_fallbacks_are_read_from_the_sequence_of_every_request() {
             to_lane: 2
         }]
     );
-    // The key figures read rotations and fallbacks per turn from the upstream's record
-    // (`verdict::turns::changes`, tested there and in `rehearsal::figures`), not from this one
-    // sequence of every turn's requests.
 }
 
 #[test]
-fn a_profile_change_after_an_ok_request_is_no_rotation_and_a_model_change_after_one_no_fallback() {
+fn concurrent_turns_are_never_mixed_into_a_move() {
+    // Two turns interleave: turn 1 on key-A (503 then key-A again), turn 2 on key-B. In the one
+    // arrival order key-A → key-B → key-A looks like two rotations; per turn there is none.
     let mut tape = RequestTape::new();
-    tape.push(&rec(0, "key-A", "mockai", "m1", None));
+    tape.push(&rec_t(1, 0, "key-A", "m1", Some("status")));
+    tape.push(&rec_t(2, 5, "key-B", "m1", None));
+    tape.push(&rec_t(1, 10, "key-A", "m1", None));
+    // Turn 3's fallback after turn 4's request on key-B: one fallback, from turn 3's own request.
+    tape.push(&rec_t(3, 20, "key-A", "m1", Some("status")));
+    tape.push(&rec_t(4, 25, "key-B", "m1", None));
+    tape.push(&rec_t(3, 30, "key-F", "m2", None));
+    let q = built(&tape, None, &[]);
+    assert_eq!((q.rotations_total, q.fallbacks_total), (0, 1));
+    assert_eq!((q.fallbacks[0].from_ms, q.fallbacks[0].to_ms), (20, 30));
+    // The same requests for one fleet host each: two hosts' turn 1 are two turns.
+    let mut tape = RequestTape::new();
+    for (host, t, key) in [("h1", 0, "key-A"), ("h2", 5, "key-B"), ("h1", 10, "key-A")] {
+        let mut r = rec_t(1, t, key, "m1", None);
+        r.host = Some(host.into());
+        tape.push(&r);
+    }
+    assert_eq!(built(&tape, None, &[]).rotations_total, 0);
+}
+
+#[test]
+fn requests_without_their_turn_leave_the_moves_unknown_never_zero() {
+    // A gateway that strips the marker (or a recording made before turns): key-A then key-B,
+    // which the old one-sequence reading called a rotation; now unknown, and said so.
+    let mut tape = RequestTape::new();
+    tape.push(&rec(0, "key-A", "mockai", "m1", Some("status")));
     tape.push(&rec(10, "key-B", "mockai", "m1", None));
-    tape.push(&rec(20, "key-F", "fallback", "m2", None));
-    // A probe or canary never counts.
-    let mut probe = rec(30, "key-B", "mockai", "m1", Some("status"));
+    let q = built(&tape, None, &[]);
+    assert!(q.moves_unread);
+    assert_eq!((q.rotations_total, q.fallbacks_total), (0, 0));
+    assert!(q.rotations.is_empty() && q.fallbacks.is_empty());
+    assert!(
+        crate::report::request_summary::line(&q).contains("rotations and fallbacks unknown"),
+        "{}",
+        crate::report::request_summary::line(&q)
+    );
+    // No model request at all: nothing unknown.
+    assert!(!built(&RequestTape::new(), None, &[]).moves_unread);
+}
+
+#[test]
+fn a_probe_or_canary_never_counts_as_a_move() {
+    let mut tape = RequestTape::new();
+    tape.push(&rec_t(0, 0, "key-A", "m1", Some("status")));
+    let mut probe = rec_t(0, 10, "key-B", "m1", Some("status"));
     probe.probe = true;
     tape.push(&probe);
-    tape.push(&rec(40, "key-A", "mockai", "m1", None));
+    tape.push(&rec_t(0, 40, "key-A", "m1", None));
     let q = built(&tape, None, &[]);
     assert_eq!((q.rotations_total, q.fallbacks_total), (0, 0));
     assert!(q.requests.iter().any(|r| r.probe), "the probe is drawn, marked");
@@ -280,9 +330,9 @@ fn a_weekly_size_run_is_binned_and_bounded() {
     for i in 0..3_000u64 {
         let t = i * 100;
         let faulted = (100_000..160_000).contains(&t);
-        tape.push(&rec(t, "key-A", "mockai", "m1", faulted.then_some("status")));
+        tape.push(&rec_t(i, t, "key-A", "m1", faulted.then_some("status")));
         if faulted {
-            tape.push(&rec(t + 20, "key-B", "mockai", "m1", None));
+            tape.push(&rec_t(i, t + 20, "key-B", "m1", None));
             n += 1;
         }
         let mut tool = rec(t + 5, "key-A", "mockai", "m1", None);

@@ -411,12 +411,17 @@ pub(super) fn legend(o: &mut String, q: &RequestLanes, faults: &[FaultWindow], y
     add(
         !q.rotations.is_empty(),
         r##"<path d="M0,10 Q6,2 12,2" fill="none" stroke="#111827" stroke-width="1.6"/>"##,
-        "rotation (from the sequence)",
+        "rotation (in a turn)",
     );
     add(
         !q.fallbacks.is_empty(),
         r##"<path d="M0,10 Q6,2 12,2" fill="none" stroke="#db2777" stroke-width="1.6" stroke-dasharray="4 2"/>"##,
-        "fallback (from the sequence)",
+        "fallback (in a turn)",
+    );
+    add(
+        q.moves_unread,
+        r##"<text x="6" y="10" text-anchor="middle" fill="#6b7280" font-size="10">?</text>"##,
+        "rotations and fallbacks unknown: no request carried its turn",
     );
     add(
         q.decisions.iter().any(|d| d.until_ms.is_some()),

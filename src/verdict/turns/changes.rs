@@ -91,6 +91,29 @@ fn min_turns_elsewhere(profiles: usize) -> u64 {
     profiles.max(2) as u64
 }
 
+/// A move between two consecutive model requests of one turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    /// Another model (qualified with its provider).
+    Fallback,
+    /// Another profile, the same model.
+    Rotation,
+}
+
+/// What the move from request `a` to request `b` of one turn is, each given as (its profile,
+/// its model qualified with its provider): the one rule the key figures and the picture's
+/// arrows share (the module doc). A move to another model on another key is a fallback only.
+pub fn move_between(
+    a: (Option<&str>, Option<&str>),
+    b: (Option<&str>, Option<&str>),
+) -> Option<Move> {
+    match (a, b) {
+        ((_, Some(ma)), (_, Some(mb))) if ma != mb => Some(Move::Fallback),
+        ((Some(pa), _), (Some(pb), _)) if pa != pb => Some(Move::Rotation),
+        _ => None,
+    }
+}
+
 /// The rotations, fallbacks and cooldowns of `rows` (one arm's turns).
 pub fn changes(rows: &[TurnRow]) -> Changes {
     let mut out = Changes::default();
@@ -108,10 +131,13 @@ pub fn changes(rows: &[TurnRow]) -> Changes {
                 to_model: b.qualified_model(),
             };
             let (ma, mb) = (a.qualified_model(), b.qualified_model());
-            if ma.is_some() && mb.is_some() && ma != mb {
-                out.fallbacks.push(change());
-            } else if a.profile.is_some() && b.profile.is_some() && a.profile != b.profile {
-                out.rotations.push(change());
+            match move_between(
+                (a.profile.as_deref(), ma.as_deref()),
+                (b.profile.as_deref(), mb.as_deref()),
+            ) {
+                Some(Move::Fallback) => out.fallbacks.push(change()),
+                Some(Move::Rotation) => out.rotations.push(change()),
+                None => {}
             }
         }
     }
