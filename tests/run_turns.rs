@@ -92,3 +92,130 @@ fn every_retry_rotation_and_fallback_of_a_line_carries_its_turn() {
         "{first}"
     );
 }
+
+/// The embedded engine's model fallback inside one turn, judged by the per-turn kinds: both
+/// primary keys throttled (429, Retry-After 2 s) from 1 s, the first throttled turn goes key-A →
+/// key-B → the fallback model `backup/m2` — three requests with one turn — and every later turn
+/// goes straight to the fallback while both keys cool. `[[expect.per_turn]]` and
+/// `[[expect.cooldown]]` pass on that ground truth, each with its witness, and the suite's
+/// mutants of each row fail.
+#[test]
+fn the_engines_fallback_carries_its_turn_and_the_per_turn_and_cooldown_rows_judge_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (0..14)
+        .map(|i| {
+            format!(
+                "{{\"at_ms\":{},\"kind\":\"llm\",\"model\":\"mockai/m1\",\"stream\":false,\"max_tokens\":4}}\n",
+                200 + i * 400
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("t.jsonl"), lines).unwrap();
+    std::fs::write(
+        dir.path().join("fallback.toml"),
+        r#"name = "fallback-turns"
+duration = "6s"
+traffic = "t.jsonl"
+seed = 5
+policies = ["retry-gate"]
+
+[engine.modelFailover]
+fallbacks = ["backup/m2"]
+
+[[profile]]
+provider = "mockai"
+id = "mockai:a"
+[[profile]]
+provider = "mockai"
+id = "mockai:b"
+[[profile]]
+provider = "backup"
+id = "backup:c"
+
+[[fault]]
+name = "throttle"
+route = "llm"
+model = "m1"
+kind = "rate_limit"
+retry_after = "2s"
+from = "1s"
+until = "5s"
+
+[[expect.per_turn]]
+answered_by_model = "backup/m2"
+from = "1s"
+turns_at_least = 10
+
+[[expect.per_turn]]
+requests_at_most = 3
+
+[[expect.cooldown]]
+profile = "mockai:a"
+until_retry_after = true
+
+[[expect.cooldown]]
+profile = "backup:c"
+never = true
+"#,
+    )
+    .unwrap();
+    let out = crate::support::run::run_in_with_mutants(
+        dir.path(),
+        &[
+            "run",
+            "--scenario",
+            "fallback.toml",
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let run_dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("report.json")).unwrap())
+            .unwrap();
+    let p = &report["policies"][0];
+    // The first throttled turn: key-A, key-B, then the fallback model answered — one turn.
+    let rows = p["turns"]["rows"].as_array().cloned().unwrap_or_default();
+    let three = rows
+        .iter()
+        .find(|r| r["requests"].as_array().is_some_and(|q| q.len() == 3))
+        .unwrap_or_else(|| panic!("no turn with its fallback: {}", p["turns"]));
+    let path: Vec<(String, String)> = three["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            (
+                q["profile"].as_str().unwrap_or_default().to_string(),
+                q["model"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        path,
+        [
+            ("mockai:a".to_string(), "mockai/m1".to_string()),
+            ("mockai:b".to_string(), "mockai/m1".to_string()),
+            ("backup:c".to_string(), "backup/m2".to_string())
+        ],
+        "{three}"
+    );
+    assert_eq!(three["answered_by"], 2, "{three}");
+    // Every row passed on its witness: turns judged, cooldowns seen.
+    for e in p["expectations"].as_array().unwrap() {
+        assert_eq!(e["status"], "pass", "{e}");
+        assert!(
+            e["witness"].as_object().is_some_and(|w| !w.is_empty()),
+            "{e}"
+        );
+    }
+    // The picture reads the same one rotation and one fallback inside that turn.
+    assert_eq!(p["requests"]["rotations_total"], 1, "{}", p["requests"]);
+    assert_eq!(p["requests"]["fallbacks_total"], 1, "{}", p["requests"]);
+    let (entries, perturbations) = crate::support::run::assert_mutants(&run_dir);
+    assert!(
+        entries >= 4 && perturbations >= 4,
+        "{entries} {perturbations}"
+    );
+}
