@@ -539,9 +539,13 @@ fn through_url(dir: &Path, tag: &str, url: &str) -> std::path::PathBuf {
             "coordination = [\"redis\"]",
         )
         .replace("spawn = true", &format!("url = {url:?}"))
-        // The `none` run's own expectation goes with it.
+        // The `none` run's own expectations go with it.
         .replace(
             "[[expect.attempts]]\nprofile = \"openai-codex:a\"\nfault = \"rate_limit\"\npolicy = \"none\"\nhosts_at_least = 6\n",
+            "",
+        )
+        .replace(
+            "[[expect.per_turn]]\nrequests_at_least = 2\nfrom = \"5s\"\nturns_at_least = 6\npolicy = \"none\"\n",
             "",
         )
     })
