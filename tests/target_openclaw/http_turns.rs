@@ -63,7 +63,8 @@ impl Drop for Router {
 
 /// Three turns (s1 at 0.5 s and 1.5 s, s2 at 2.5 s); key-A answers 503 throughout, key-B from
 /// 2 s to 3.5 s.
-fn scenario(dir: &Path, gw: u16, up: u16) -> PathBuf {
+/// `extra`: more expectation tables.
+fn scenario(dir: &Path, gw: u16, up: u16, extra: &str) -> PathBuf {
     let line = |at: u64, session: &str| {
         format!(
             "{{\"at_ms\":{at},\"kind\":\"llm\",\"model\":\"mockai/m1\",\"stream\":false,\"max_tokens\":4,\"session\":\"{session}\"}}\n"
@@ -80,19 +81,27 @@ fn scenario(dir: &Path, gw: u16, up: u16) -> PathBuf {
          [[profile]]\nprovider = \"mockai\"\nid = \"mockai:b\"\ntoken = \"sk-turns-B\"\n\n\
          [[profile]]\nprovider = \"backup\"\nid = \"backup:c\"\ntoken = \"sk-turns-C\"\n\n\
          [[fault]]\nroute = \"llm\"\nprofile = \"sk-turns-A\"\nkind = \"status\"\nstatus = 503\n\n\
-         [[fault]]\nroute = \"llm\"\nprofile = \"sk-turns-B\"\nfrom = \"2s\"\nuntil = \"3500ms\"\nkind = \"status\"\nstatus = 503\n\n\
-         [[expect.turn]]\noutcome = \"answered\"\nequals = 3\n"
+         [[fault]]\nname = \"b-outage\"\nroute = \"llm\"\nprofile = \"sk-turns-B\"\nfrom = \"2s\"\nuntil = \"3500ms\"\nkind = \"status\"\nstatus = 503\n\n\
+         [[expect.turn]]\noutcome = \"answered\"\nequals = 3\n{extra}"
     );
     let path = dir.join("http-turns.toml");
     std::fs::write(&path, text).unwrap();
     path
 }
 
+/// Only the third turn (due 2.5 s) begins inside key-B's outage (2 s to 3.5 s): it alone is
+/// answered by the fallback on key-C; the turns before it, answered by key-B, are outside the
+/// window — an unanchored row would fail on them.
+const WINDOWED: &str = "\n[[expect.per_turn]]\nanswered_by_profile = \"backup:c\"\nsince = { fault = \"b-outage\" }\nuntil = \"1500ms\"\nturns_at_least = 1\n\n\
+     [[expect.turn]]\noutcome = \"answered\"\nsince = { fault = \"b-outage\" }\nuntil = \"1500ms\"\nequals = 1\n";
+
 fn run(mode: &str) -> (Value, Output) {
     let tmp = tempfile::tempdir().unwrap();
     let (gw, up) = (free_port(), free_port());
     let _router = Router::start(gw, up, mode);
-    let path = scenario(tmp.path(), gw, up);
+    // Rows anchored at key-B's outage, judged on the turns that began in it (the router's only).
+    let extra = if mode == "router" { WINDOWED } else { "" };
+    let path = scenario(tmp.path(), gw, up, extra);
     let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
         .args(["run", "--no-progress", "--scenario"])
         .arg(&path)
@@ -157,6 +166,22 @@ fn a_routers_turns_are_read_from_the_upstream_each_by_its_last_user_message() {
         assert!(row["answer_ms"].as_u64().is_some(), "{row}");
     }
     assert_eq!(rows_[2]["requests"][2]["fault"], "status");
+    // The rows anchored at the named outage judged the one turn inside it, the two before it
+    // outside the window (their witness says so).
+    let exps = r["policies"][0]["expectations"].as_array().unwrap();
+    let per_turn = exps
+        .iter()
+        .find(|e| e["kind"] == "per_turn")
+        .unwrap_or_else(|| panic!("{ctx}"));
+    assert_eq!(per_turn["status"], "pass", "{per_turn}");
+    assert_eq!(per_turn["witness"]["turns_judged"], 1, "{per_turn}");
+    assert_eq!(per_turn["witness"]["turns_outside_window"], 2, "{per_turn}");
+    let windowed_turn = exps
+        .iter()
+        .filter(|e| e["kind"] == "turn")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{ctx}"));
+    assert_eq!(windowed_turn["status"], "pass", "{windowed_turn}");
     // Per turn: three rotations key-A → key-B; the move to m2 on key-C is one fallback, not
     // also a rotation.
     let m = &r["policies"][0]["figures"]["providers"]["mockai"];
