@@ -22,7 +22,7 @@ mod record;
 mod routes;
 mod server;
 mod stats;
-pub(crate) mod turn;
+pub mod turn;
 
 use crate::util::sync::{Locked, RwLocked};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};

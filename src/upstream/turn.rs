@@ -33,7 +33,7 @@ fn finder() -> &'static Finder<'static> {
 }
 
 /// The turn of a chat completion body: the last marker of its last user message.
-pub(crate) fn of_body(body: &[u8]) -> Option<u64> {
+pub fn of_body(body: &[u8]) -> Option<u64> {
     finder().find(body)?;
     last_user_marker(body)
 }

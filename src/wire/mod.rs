@@ -6,7 +6,7 @@
 
 pub mod dep;
 pub(crate) mod model;
-pub(crate) mod turn;
+pub mod turn;
 pub mod usage;
 
 use std::borrow::Cow;

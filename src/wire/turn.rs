@@ -33,7 +33,7 @@ fn check(n: u64) -> u16 {
 }
 
 /// The marker of turn `n`.
-pub(crate) fn marker(n: u64) -> String {
+pub fn marker(n: u64) -> String {
     format!("rehearse-turn-{n}-{:04x}", check(n))
 }
 
