@@ -7,7 +7,9 @@
 //! then its status, once ([`crate::report::judge::settle`]). An arm that never ran is
 //! [`not_run`].
 //!
-//! Its tests (the every-host matching, through the section's own diff) are in `section/tests.rs`.
+//! The per-turn rows and the picture's lanes read off the record are `from_record.rs`; the
+//! section of an arm that never ran `not_run.rs`. Its tests (the every-host matching, through
+//! the section's own diff) are in `section/tests.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -514,83 +516,11 @@ fn every_host_transitions(
     rows.extend(extra);
 }
 
-/// The turns of `o` in the upstream's record, keys named by the scenario's profiles.
-fn turns_of(plan: &ScenarioPlan, o: &Observation) -> crate::verdict::turns::TurnsPart {
-    let names = turn_names(plan);
-    let mut part = crate::verdict::turns::rows(&o.upstream.turns.records, &names, o.speed);
-    part.dropped_requests = o.upstream.turns.dropped;
-    part
-}
+mod from_record;
+mod not_run;
 
-/// The scenario's profiles by key fingerprint: their ids and providers.
-fn turn_names(plan: &ScenarioPlan) -> crate::verdict::turns::Names {
-    let mut names = crate::verdict::turns::Names::default();
-    for p in &plan.checked.file.profile {
-        let fp = crate::util::fingerprint(p.credential());
-        names.profile_of_fp.insert(fp.clone(), p.id.clone());
-        names.provider_of_fp.insert(fp, p.provider.clone());
-    }
-    names
-}
-
-/// The picture's request lanes of `o`, from the recorder's tape (a gateway's turns and log
-/// decisions with them). An implicit profile's token is its id, so it is named too.
-fn request_lanes(plan: &ScenarioPlan, o: &Observation) -> crate::report::requests::RequestLanes {
-    let lane = |p: &crate::engine::Profile| crate::report::requests::LaneProfile {
-        fp: crate::util::fingerprint(p.credential()),
-        id: p.id.clone(),
-        provider: p.provider.clone(),
-    };
-    let mut profiles: Vec<_> = plan.checked.file.profile.iter().map(lane).collect();
-    // A provider's implicit `PROVIDER:default` profile, where its token shows up.
-    for k in o.upstream.tape.keys.iter().filter(|k| k.is_llm()) {
-        let implicit = lane(&crate::engine::Profile::implicit(k.provider()));
-        if k.profile_fp.as_deref() == Some(implicit.fp.as_str())
-            && !profiles.iter().any(|p| p.fp == implicit.fp)
-        {
-            profiles.push(implicit);
-        }
-    }
-    let g = o.gateway.as_ref();
-    crate::report::requests::build(&crate::report::requests::LaneInput {
-        tape: &o.upstream.tape,
-        speed: o.speed,
-        profiles: &profiles,
-        turns: g.map(|g| &g.turns[..]),
-        decisions: g.map_or(&[][..], |g| &g.decisions[..]),
-    })
-}
-
-/// The section of an arm (a policy, coordination or gateway run) that never started (`why`):
-/// listed with status `not_run`, every expectation `not_reached`, nothing observed.
-pub fn not_run(plan: &ScenarioPlan, arm: &str, why: &str) -> PolicyReport {
-    let file = &plan.checked.file;
-    let mut expectations = diff_until(
-        &file.expect_for(arm),
-        &[],
-        None,
-        &[],
-        plan.speed,
-        Some(0),
-    );
-    let arm_expect = file.expect_for(arm);
-    if file.prometheus.is_some() {
-        let none = FaultsSeen::none();
-        let (rows, _) = alert_rows(plan, &arm_expect, &[], Err(why), Some(0), None, none);
-        expectations.extend(rows);
-    }
-    for e in &mut expectations {
-        let subject = e.dep.as_deref().map_or(String::new(), |d| format!("{d} "));
-        e.detail = format!(
-            "{subject}{}: not reached (policy `{arm}` never ran: {why})",
-            e.expected
-        );
-    }
-    PolicyReport {
-        fault_windows: fault_windows(&file.fault, &file.profile, Default::default()),
-        ..PolicyReport::empty(arm, expectations)
-    }
-}
+use from_record::{request_lanes, turns_of};
+pub use not_run::not_run;
 
 #[cfg(test)]
 mod tests;
