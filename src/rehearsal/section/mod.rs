@@ -28,7 +28,7 @@ use crate::verdict::anchor::{Applied, FaultsSeen};
 use crate::verdict::answer_rows::AnswerSeen;
 use crate::verdict::turn::TurnSeen;
 use crate::verdict::{
-    ExpectKind, ExpectStatus, ExpectationResult, Expectations, diff_until,
+    ExpectKind, ExpectStatus, ExpectationResult, Expectations,
 };
 use crate::verdict::diff::diff_anchored;
 
