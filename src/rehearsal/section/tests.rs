@@ -4,6 +4,7 @@ use super::*;
 use crate::engine::events::BreakerState;
 use crate::util::speed::sp;
 use crate::verdict::ExpectNoTransition;
+use crate::verdict::diff_until;
 
 fn tr(t_ms: u64, dep: &str) -> Transition {
     Transition {
