@@ -1,4 +1,4 @@
-//! Tests of the parent module.
+//! Tests of the perturbations' helpers (counts moved past what was observed).
 
 use super::*;
 
