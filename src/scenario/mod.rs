@@ -15,6 +15,7 @@ pub(crate) mod models;
 pub(crate) mod prometheus;
 pub mod resolve;
 pub(crate) mod target;
+pub mod target_file;
 pub mod validate;
 pub(crate) mod validate_metrics;
 mod validate_drift;

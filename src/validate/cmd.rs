@@ -228,11 +228,16 @@ fn locate(arg: &Path, dir: Option<&Path>) -> Result<PathBuf, FileError> {
 /// Runs `rehearse validate`: every file checked, one `ok:` or `error:` line each; exit 2 if
 /// any failed.
 pub(crate) fn command(args: ValidateArgs) -> CmdResult {
+    let target = crate::rehearsal::plan::target_flag(&args.targets).map_err(|e| {
+        crate::errln!("error: {e}");
+        CmdError::bad_input(anyhow!("the target file failed validation"))
+    })?;
     let flags = RunFlags {
         speed: args.speed.unwrap_or_default(),
         policies: args.policies.iter().map(|&p| p.into()).collect(),
         gateway_versions: args.gateway_versions.clone(),
         seed: None,
+        target,
     };
     let mut bad = 0usize;
     for arg in &args.paths {
