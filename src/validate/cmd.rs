@@ -111,7 +111,7 @@ fn validate_one(path: &Path, flags: &RunFlags) -> Result<String, FileError> {
             };
             let f = &checked.file;
             Ok(format!(
-                "{origin}: scenario `{}`, {}{cut}, {}, {}",
+                "{origin}: scenario `{}`, {}{cut}, {}, {}{}",
                 f.name,
                 count(checked.traffic.len(), "request"),
                 count(f.fault.len(), "fault"),
@@ -126,6 +126,10 @@ fn validate_one(path: &Path, flags: &RunFlags) -> Result<String, FileError> {
                     )
                 } else {
                     checks_line(f, &run_names(f))
+                },
+                match &checked.target_file {
+                    Some(t) => format!(", target from {}", t.path),
+                    None => String::new(),
                 }
             ))
         }
