@@ -41,7 +41,11 @@ fn the_catalogue_is_built_in_as_a_group_of_its_own_with_names_unique_across_grou
     assert_eq!(group("smoke"), Some("scenarios"));
     assert_eq!(scenario_rel("silence"), Some("catalogue/silence.toml"));
     assert_eq!(
-        shown("/cache/builtin-0.1.0-abc/catalogue/silence.toml").as_deref(),
+        shown_under(
+            Path::new("/cache/builtin-0.1.0-abc"),
+            Path::new("/cache/builtin-0.1.0-abc/catalogue/silence.toml")
+        )
+        .as_deref(),
         Some("builtin:silence.toml")
     );
     // Gateway-neutral: no catalogue case names its system under test.

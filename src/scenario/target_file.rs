@@ -114,9 +114,11 @@ impl TargetFile {
         match e {
             ScenarioError::Invalid {
                 field, msg, at: _, ..
-            } if self.writes(&field) => ScenarioError::Invalid {
+            } if self.answers_for(&field) => ScenarioError::Invalid {
                 path: self.path.display().to_string(),
-                at: locate(&self.text, &field),
+                // A key the file leaves to its default is pointed at its table (`locate`),
+                // else at `[target]`.
+                at: locate(&self.text, &field).or_else(|| locate(&self.text, "target")),
                 field,
                 msg,
             },
@@ -124,7 +126,9 @@ impl TargetFile {
         }
     }
 
-    fn writes(&self, field: &str) -> bool {
+    /// `target.*` is this file's to fix, and `upstream.*` when it wrote `[upstream]` (else the
+    /// scenario's stands).
+    fn answers_for(&self, field: &str) -> bool {
         let top = field.split(['.', '[', ':']).next().unwrap_or("");
         top == "target" || (top == "upstream" && self.upstream.is_some())
     }
