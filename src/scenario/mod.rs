@@ -1,6 +1,7 @@
 //! The scenario file format (docs/scenario.md), scenario name resolution (docs/cli.md: the
 //! user's directories, then the built-ins), semantic validation (errors located at
-//! file:line:col, see [`locate`]), the target-neutral `[models]` ([`models`]) and the `rehearse list` command (`rehearse validate` is
+//! file:line:col, see [`locate`]), the target-neutral `[models]` ([`models`]), a `--target FILE`
+//! in place of the scenario's `[target]` ([`target_file`]) and the `rehearse list` command (`rehearse validate` is
 //! [`crate::validate`]: the run's preflight).
 
 pub mod digest;
