@@ -59,18 +59,14 @@ fn load_user_config(path: &Path) -> Result<UserConfig, UserConfigError> {
 /// Loads and checks a scenario file for a run at speed 1. Every error names the file, and
 /// semantic ones the line and column of the offending value.
 pub fn check(path: &Path) -> Result<Checked, ScenarioError> {
-    check_at(path, Speed::ONE)
+    check_with(path, Speed::ONE, None)
 }
 
-/// [`check`] for a run at `speed`: what no conversion to scenario time keeps is refused at a
-/// speed other than 1 ([`super::validate_metrics::at_speed`]).
-pub fn check_at(path: &Path, speed: Speed) -> Result<Checked, ScenarioError> {
-    check_with(path, speed, None)
-}
-
-/// [`check_at`] with a `--target` file in place of the scenario's `[target]` (and
-/// `[upstream]`, when it writes one): the scenario is checked as if it had been written with
-/// that table; an error in the target's keys is named in the target file.
+/// [`check`] for a run at `speed` — what no conversion to scenario time keeps is refused at a
+/// speed other than 1 ([`super::validate_metrics::at_speed`]) — with a `--target` file, when
+/// given, in place of the scenario's `[target]` (and `[upstream]`, when it writes one): the
+/// scenario is checked as if it had been written with that table; an error in the target's
+/// keys is named in the target file.
 pub fn check_with(
     path: &Path,
     speed: Speed,
