@@ -246,10 +246,10 @@ fn a_run_records_the_target_file_and_its_digest_is_part_of_the_scenario_digest()
             let want = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
             assert_eq!(r["target_file"]["digest"], want.as_str());
             assert_eq!(r["target_file"]["path"], t.to_str().unwrap());
-            let md = std::fs::read_to_string(
-                crate::support::run::reported_path(&out).with_file_name("report.md"),
-            )
-            .unwrap();
+            let md_path = crate::support::run::reported_path(&out);
+            // report.json with `target_file` holds to docs/report.schema.json.
+            crate::report_contracts::assert_report_contracts(md_path.parent().unwrap());
+            let md = std::fs::read_to_string(&md_path).unwrap();
             assert!(
                 md.contains(&format!("target {}", t.display())),
                 "report.md names the target file"
