@@ -12,6 +12,7 @@ use std::process::Command;
 fn main() {
     for dir in [
         "fixtures/scenarios",
+        "fixtures/catalogue",
         "fixtures/traffic",
         "fixtures/rules",
         "fixtures/openclaw",

@@ -18,11 +18,12 @@
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer (its dispatcher of
 //!   `rehearse replay` in `replay/http.rs`) and the recording proxy.
 //! - [`scenario`]: the scenario file format, its validation and its digest (what drift compares
-//!   runs of); resolving a NAME (the user's scenario directories, then the built-ins) and
-//!   `rehearse list`.
+//!   runs of); a `--target FILE` in place of its `[target]` (`scenario::target_file`); resolving
+//!   a NAME (the user's scenario directories, then the built-ins) and `rehearse list`.
 //! - [`validate`]: `rehearse validate`, the run's preflight without the run (it calls the
 //!   plan's one `rehearsal::plan::preflight`).
-//! - [`builtin`]: the built-in scenarios (with their traffic, rule files and OpenClaw example)
+//! - [`builtin`]: the built-in scenarios and the catalogue's cases (with their traffic, rule
+//!   files and OpenClaw example)
 //!   embedded in the binary, extracted to a versioned cache directory when a run needs files;
 //!   named `builtin:NAME.toml` in errors.
 //! - [`init`]: `rehearse init`, a starter project for a gateway.

@@ -72,6 +72,12 @@ mod bounds;
 // The binary alone: built-ins, init, gateway installs against the scripts, the release files.
 mod install;
 
+// The catalogue of the field's failure cases: every case judged against the embedded engine,
+// and stand-in gateways that try to pass it falsely by `--target`.
+mod catalogue;
+// `--target FILE`: a target table of its own in place of the scenario's, located errors.
+mod target_file;
+
 // Time from a fault: rows anchored at a named fault's start, their mutants, validation.
 mod run_anchor;
 // A breaker transition's `at` counted from a named fault, at two speeds, and its mutants.

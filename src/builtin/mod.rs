@@ -1,5 +1,6 @@
-//! The built-in scenarios: `fixtures/scenarios`, their traffic, rule files and the OpenClaw
-//! user-config example, embedded in the binary so a binary alone (a release download, a Homebrew
+//! The built-in scenarios: `fixtures/scenarios` and the catalogue of the field's failure cases
+//! (`fixtures/catalogue`, the `catalogue` group of `rehearse list`), their traffic, rule files
+//! and the OpenClaw user-config example, embedded in the binary so a binary alone (a release download, a Homebrew
 //! install, `cargo install`) runs `--scenario smoke` from any directory. A run needs real files
 //! (the traffic is read relative to the scenario, rule files are handed to promtool and
 //! Prometheus), so [`extract`] writes the whole tree once into a directory of the cache named
@@ -21,6 +22,7 @@ pub(crate) use extract::{ExtractError, extract};
 pub(crate) const PREFIX: &str = "builtin:";
 
 static SCENARIOS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/fixtures/scenarios");
+static CATALOGUE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/fixtures/catalogue");
 static TRAFFIC: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/fixtures/traffic");
 static RULES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/fixtures/rules");
 static OPENCLAW: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/fixtures/openclaw");
@@ -28,8 +30,9 @@ static OPENCLAW: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/fixtures/openc
 /// The embedded trees: (directory under the extraction root, the tree, the extension its files
 /// have). Other files of those directories (the traffic generator script, a README) are not
 /// part of a scenario and are left out.
-const TREES: [(&str, &Dir<'static>, &str); 4] = [
+const TREES: [(&str, &Dir<'static>, &str); 5] = [
     ("scenarios", &SCENARIOS, "toml"),
+    ("catalogue", &CATALOGUE, "toml"),
     ("traffic", &TRAFFIC, "jsonl"),
     ("rules", &RULES, "yml"),
     ("openclaw", &OPENCLAW, "json5"),
@@ -68,17 +71,41 @@ pub(crate) fn files() -> &'static [File] {
     })
 }
 
-/// The built-in scenarios' names (file stems), sorted.
+/// The directories built-in scenarios live in under the extraction root, each a group of
+/// `rehearse list`: the scenarios, then the catalogue.
+pub(crate) const GROUPS: [&str; 2] = ["scenarios", "catalogue"];
+
+/// The built-in scenarios' names (file stems) of every group, sorted. A name is unique across
+/// the groups (`tests.rs`), so a NAME finds one file.
 pub(crate) fn names() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = files().iter().filter_map(|f| scenario_of(f.rel)).collect();
+    out.sort_unstable();
+    out
+}
+
+/// `scenarios/smoke.toml` → `smoke`; `catalogue/silence.toml` → `silence`; else `None`.
+fn scenario_of(rel: &'static str) -> Option<&'static str> {
+    let (dir, file) = rel.split_once('/')?;
+    GROUPS.contains(&dir).then_some(())?;
+    file.strip_suffix(".toml")
+}
+
+/// The group of the built-in scenario `name` (`scenarios`, `catalogue`).
+pub(crate) fn group(name: &str) -> Option<&'static str> {
+    scenario_rel(name)?.split_once('/').map(|(d, _)| d)
+}
+
+/// Where the built-in scenario `name` lives under the extraction root (`catalogue/silence.toml`).
+pub(crate) fn scenario_rel(name: &str) -> Option<&'static str> {
     files()
         .iter()
-        .filter_map(|f| f.rel.strip_prefix("scenarios/")?.strip_suffix(".toml"))
-        .collect()
+        .map(|f| f.rel)
+        .find(|rel| scenario_of(rel) == Some(name))
 }
 
 /// The text of the built-in scenario `name`.
 pub(crate) fn scenario_text(name: &str) -> Option<&'static str> {
-    let rel = format!("scenarios/{name}.toml");
+    let rel = scenario_rel(name)?;
     files()
         .iter()
         .find(|f| f.rel == rel)
@@ -116,8 +143,9 @@ pub(crate) fn root_in(cache: &Path) -> PathBuf {
 /// The extraction root this process uses, once [`extract`] has chosen it.
 static CHOSEN: OnceLock<PathBuf> = OnceLock::new();
 
-/// `builtin:smoke.toml` for a file under the extraction root (`scenarios/` left out, other
-/// directories kept: `builtin:traffic/smoke.jsonl`), else the path as given.
+/// `builtin:smoke.toml` for a file under the extraction root (a scenario group's directory —
+/// `scenarios/`, `catalogue/` — left out, other directories kept: `builtin:traffic/smoke.jsonl`),
+/// else the path as given.
 pub(crate) fn shown(path: &Path) -> String {
     CHOSEN
         .get()
@@ -128,7 +156,10 @@ pub(crate) fn shown(path: &Path) -> String {
 /// [`shown`] against an explicit extraction root.
 pub(crate) fn shown_under(root: &Path, path: &Path) -> Option<String> {
     let rel = lexical(path.strip_prefix(root).ok()?)?;
-    let rel = rel.strip_prefix("scenarios").unwrap_or(&rel);
+    let rel = GROUPS
+        .iter()
+        .find_map(|g| rel.strip_prefix(g).ok())
+        .unwrap_or(&rel);
     Some(format!("{PREFIX}{}", rel.display()))
 }
 

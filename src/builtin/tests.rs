@@ -4,16 +4,22 @@ use super::*;
 fn the_tree_holds_every_scenario_and_what_they_refer_to() {
     let names = names();
     assert!(names.contains(&"smoke") && names.contains(&"weekly"), "{names:?}");
-    let on_disk = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/scenarios"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
+    let on_disk: usize = GROUPS
+        .iter()
+        .map(|g| {
+            let dir = format!("{}/fixtures/{g}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::read_dir(dir)
                 .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "toml")
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .extension()
+                        .is_some_and(|x| x == "toml")
+                })
+                .count()
         })
-        .count();
+        .sum();
     assert_eq!(names.len(), on_disk, "every fixture scenario is built in");
     // Only scenario material: no generator script, no README.
     for f in files() {
@@ -25,11 +31,36 @@ fn the_tree_holds_every_scenario_and_what_they_refer_to() {
 }
 
 #[test]
+fn the_catalogue_is_built_in_as_a_group_of_its_own_with_names_unique_across_groups() {
+    let all = names();
+    let mut unique = all.clone();
+    unique.dedup();
+    assert_eq!(all, unique, "a name in two groups would find one file only");
+    let catalogue: Vec<_> = all.iter().filter(|n| group(n) == Some("catalogue")).collect();
+    assert!(catalogue.len() >= 15, "{catalogue:?}");
+    assert_eq!(group("smoke"), Some("scenarios"));
+    assert_eq!(scenario_rel("silence"), Some("catalogue/silence.toml"));
+    assert_eq!(
+        shown_under(
+            Path::new("/cache/builtin-0.1.0-abc"),
+            Path::new("/cache/builtin-0.1.0-abc/catalogue/silence.toml")
+        )
+        .as_deref(),
+        Some("builtin:silence.toml")
+    );
+    // Gateway-neutral: no catalogue case names its system under test.
+    for n in catalogue {
+        let text = scenario_text(n).unwrap();
+        assert!(!text.contains("\n[target]"), "{n} names a [target]");
+    }
+}
+
+#[test]
 fn every_builtin_validates_from_its_extracted_copy() {
     let dir = tempfile::tempdir().unwrap();
     extract::write_tree(dir.path()).unwrap();
     for name in names() {
-        let path = dir.path().join(format!("scenarios/{name}.toml"));
+        let path = dir.path().join(scenario_rel(name).unwrap());
         let checked = crate::scenario::validate::check(&path)
             .unwrap_or_else(|e| panic!("built-in {name}: {e}"));
         assert!(

@@ -127,6 +127,11 @@ pub struct RunArgs {
     /// ./scenarios and ./fixtures/scenarios).
     #[arg(long, value_name = "DIR", env = "REHEARSE_SCENARIOS")]
     pub scenarios_dir: Option<PathBuf>,
+    /// A file holding a `[target]` table (and optionally `[upstream]`) that replaces every
+    /// scenario's own: the same scenario against the embedded engine, OpenClaw or a gateway by
+    /// URL (docs/scenario.md, "A target of its own"). One for now.
+    #[arg(long = "target", value_name = "FILE")]
+    pub targets: Vec<PathBuf>,
     /// Divide every duration by F (traffic, faults, engine timers, expectations), 0.01 to 100
     /// (the weekly job runs at 1).
     #[arg(long, value_name = "F", default_value = "1", value_parser = crate::util::speed::parse)]
@@ -201,6 +206,9 @@ pub struct ValidateArgs {
     /// `builtin:NAME`) resolves as `--scenario NAME` does.
     #[arg(required = true, value_name = "NAME|PATH")]
     pub paths: Vec<PathBuf>,
+    /// Check scenarios for a run against this target file (as `run --target FILE`).
+    #[arg(long = "target", value_name = "FILE")]
+    pub targets: Vec<PathBuf>,
     /// Check scenarios for a run at this speed (as `run --speed F`).
     #[arg(long, value_name = "F", default_value = "1", value_parser = crate::util::speed::parse)]
     pub speed: Option<Speed>,

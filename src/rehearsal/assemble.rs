@@ -140,6 +140,7 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
         versions,
         rehearse_version: Some(env!("CARGO_PKG_VERSION").to_string()),
         scenario_digest: Some(plan.checked.digest.clone()),
+        target_file: plan.checked.target_file.clone(),
         drift: None,
         housekeeping: None,
     }

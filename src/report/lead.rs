@@ -37,11 +37,21 @@ pub(crate) fn traffic_line(r: &Report) -> Option<String> {
 
 /// ` · scenario digest 1a2b3c4d5e6f` for the report's "started" line (empty in a report
 /// written before the digest).
+/// With a `--target` file, ` · target FILE (1a2b3c4d5e6f)` after it.
 pub(crate) fn digest_part(r: &Report) -> String {
-    r.scenario_digest
+    let mut part = r
+        .scenario_digest
         .as_deref()
         .map(|d| format!(" · scenario digest {}", crate::scenario::digest::short(d)))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if let Some(t) = &r.target_file {
+        part.push_str(&format!(
+            " · target {} ({})",
+            t.path,
+            crate::scenario::digest::short(&t.digest)
+        ));
+    }
+    part
 }
 
 /// A row's witness as its table cell: what it was judged on (`scrapes 118, series 1`), or

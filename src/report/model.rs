@@ -173,6 +173,10 @@ pub struct Report {
     /// written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario_digest: Option<String>,
+    /// The `--target FILE` that replaced the scenario's `[target]`: its path as given and its
+    /// digest (absent when the scenario's own target ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_file: Option<crate::scenario::target_file::TargetFileUsed>,
     /// "Since the last runs": the key figures against the previous runs (absent in reports
     /// written before it, and in `rehearse report` re-renders of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -35,7 +35,16 @@ fn of_parts<'a>(parts: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> String 
 /// The digest of a scenario whose text is `text` at `path`: its text, then the files it names,
 /// each read from disk relative to the scenario's directory. A file that cannot be read is an
 /// error naming it (the checks before read them all, so this is a file changed under the run).
-pub fn of_scenario(path: &Path, text: &str, file: &ScenarioFile) -> Result<String, String> {
+///
+/// With the bytes of a `--target` file that replaced the scenario's `[target]` (`target_file`,
+/// after the scenario's own files): the same scenario against another target file is another
+/// digest, so drift never takes one target's runs as another's baseline.
+pub(crate) fn of_scenario_with(
+    path: &Path,
+    text: &str,
+    file: &ScenarioFile,
+    target_file: Option<&[u8]>,
+) -> Result<String, String> {
     let dir = path.parent().unwrap_or(Path::new(""));
     let mut named: Vec<(String, std::path::PathBuf)> =
         vec![("traffic".to_string(), dir.join(&file.traffic))];
@@ -53,8 +62,17 @@ pub fn of_scenario(path: &Path, text: &str, file: &ScenarioFile) -> Result<Strin
         read.push((role, bytes));
     }
     let parts = std::iter::once(("scenario", text.as_bytes()))
-        .chain(read.iter().map(|(r, b)| (r.as_str(), b.as_slice())));
+        .chain(read.iter().map(|(r, b)| (r.as_str(), b.as_slice())))
+        .chain(target_file.map(|b| ("target_file", b)));
     Ok(of_parts(parts))
+}
+
+/// The digest of one file's bytes (`sha256:` and 64 hex digits): a `--target` file's in the
+/// report.
+pub(crate) fn of_bytes(bytes: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(bytes);
+    format!("{PREFIX}{}", hex::encode(h.finalize()))
 }
 
 /// The first 12 hex digits, as reports and listings show a digest (`1a2b3c4d5e6f`).
@@ -87,7 +105,7 @@ mod tests {
         let write = |dir: &Path, traffic: &str| {
             std::fs::write(dir.join("t.toml"), scenario).unwrap();
             std::fs::write(dir.join("t.jsonl"), traffic).unwrap();
-            of_scenario(&dir.join("t.toml"), scenario, &file).unwrap()
+            of_scenario_with(&dir.join("t.toml"), scenario, &file, None).unwrap()
         };
         let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let line = "{\"at_ms\":0,\"kind\":\"tool\",\"tool\":\"x\"}\n";
@@ -95,7 +113,7 @@ mod tests {
         let more = format!("{line}{line}");
         assert_ne!(write(one.path(), line), write(two.path(), &more));
         std::fs::remove_file(two.path().join("t.jsonl")).unwrap();
-        let e = of_scenario(&two.path().join("t.toml"), scenario, &file).unwrap_err();
+        let e = of_scenario_with(&two.path().join("t.toml"), scenario, &file, None).unwrap_err();
         assert!(e.contains("t.jsonl"), "{e}");
     }
 }

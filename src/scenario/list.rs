@@ -1,5 +1,6 @@
 //! `rehearse list`: the built-in scenarios and the user's (`--scenarios-dir`, else
-//! `./scenarios` and `./fixtures/scenarios`), one row each, saying which is which. A user's file
+//! `./scenarios` and `./fixtures/scenarios`), one row each, saying which is which; the
+//! catalogue's cases (`fixtures/catalogue`) in a group of their own after them. A user's file
 //! of a built-in's name is the one a run takes: its row says so, and whether its text differs.
 
 use std::collections::BTreeMap;
@@ -71,6 +72,10 @@ pub(crate) fn sources(
     out
 }
 
+/// The line above the catalogue's group.
+const CATALOGUE_HEADING: &str = "catalogue: the field's failure cases, gateway-neutral (the embedded \
+     engine by default; any system under test with --target FILE):";
+
 /// Runs `rehearse list`.
 pub(crate) fn list_command(args: ListArgs) -> CmdResult {
     let dirs = user_dirs(args.scenarios_dir.as_deref()).map_err(CmdError::bad_input)?;
@@ -95,8 +100,19 @@ pub(crate) fn list_command(args: ListArgs) -> CmdResult {
             .collect();
     let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
-    for (name, source, desc) in &rows {
+    // The catalogue's cases (and a file of yours of a case's name) in a group of their own.
+    let (catalogue, scenarios): (Vec<_>, Vec<_>) = rows
+        .iter()
+        .partition(|r| crate::builtin::group(&r.0) == Some("catalogue"));
+    for (name, source, desc) in scenarios {
         crate::outln!("{name:w0$}  {source:w1$}  {desc}");
+    }
+    if !catalogue.is_empty() {
+        crate::outln!("");
+        crate::outln!("{CATALOGUE_HEADING}");
+        for (name, source, desc) in catalogue {
+            crate::outln!("{name:w0$}  {source:w1$}  {desc}");
+        }
     }
     let user = rows.iter().filter(|r| r.1 != "built-in").count();
     let looked = if dirs.is_empty() {

@@ -1,6 +1,7 @@
 //! The scenario file format (docs/scenario.md), scenario name resolution (docs/cli.md: the
 //! user's directories, then the built-ins), semantic validation (errors located at
-//! file:line:col, see [`locate`]), the target-neutral `[models]` ([`models`]) and the `rehearse list` command (`rehearse validate` is
+//! file:line:col, see [`locate`]), the target-neutral `[models]` ([`models`]), a `--target FILE`
+//! in place of the scenario's `[target]` ([`target_file`]) and the `rehearse list` command (`rehearse validate` is
 //! [`crate::validate`]: the run's preflight).
 
 pub mod digest;
@@ -15,6 +16,7 @@ pub(crate) mod models;
 pub(crate) mod prometheus;
 pub mod resolve;
 pub(crate) mod target;
+pub mod target_file;
 pub mod validate;
 pub(crate) mod validate_metrics;
 mod validate_drift;

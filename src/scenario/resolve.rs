@@ -146,12 +146,12 @@ pub fn resolve_in(arg: &str, dir: Option<&Path>) -> Result<Resolved, NotFound> {
 
 /// The built-in `name`, extracted; `None` when there is none of that name.
 fn builtin_named(name: &str) -> Result<Option<Resolved>, NotFound> {
-    if builtin::scenario_text(name).is_none() {
+    let Some(rel) = builtin::scenario_rel(name) else {
         return Ok(None);
-    }
+    };
     let root = builtin::extract()?;
     Ok(Some(Resolved {
-        path: root.join("scenarios").join(format!("{name}.toml")),
+        path: root.join(rel),
         builtin: Some(name.to_string()),
         note: None,
     }))

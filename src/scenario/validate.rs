@@ -45,8 +45,11 @@ pub struct Checked {
     pub warnings: Vec<String>,
     /// `[target] config`: the user's own OpenClaw configuration, read and checked.
     pub user_config: Option<UserConfig>,
-    /// The scenario's digest ([`super::digest`]): its file and the files it names.
+    /// The scenario's digest ([`super::digest`]): its file and the files it names (and the
+    /// `--target` file, when one replaced its `[target]`).
     pub digest: String,
+    /// The `--target` file that replaced the scenario's `[target]`, when one did.
+    pub target_file: Option<super::target_file::TargetFileUsed>,
 }
 
 fn load_user_config(path: &Path) -> Result<UserConfig, UserConfigError> {
@@ -56,25 +59,36 @@ fn load_user_config(path: &Path) -> Result<UserConfig, UserConfigError> {
 /// Loads and checks a scenario file for a run at speed 1. Every error names the file, and
 /// semantic ones the line and column of the offending value.
 pub fn check(path: &Path) -> Result<Checked, ScenarioError> {
-    check_at(path, Speed::ONE)
+    check_with(path, Speed::ONE, None)
 }
 
-/// [`check`] for a run at `speed`: what no conversion to scenario time keeps is refused at a
-/// speed other than 1 ([`super::validate_metrics::at_speed`]).
-pub fn check_at(path: &Path, speed: Speed) -> Result<Checked, ScenarioError> {
+/// [`check`] for a run at `speed` — what no conversion to scenario time keeps is refused at a
+/// speed other than 1 ([`super::validate_metrics::at_speed`]) — with a `--target` file, when
+/// given, in place of the scenario's `[target]` (and `[upstream]`, when it writes one): the
+/// scenario is checked as if it had been written with that table; an error in the target's
+/// keys is named in the target file.
+pub fn check_with(
+    path: &Path,
+    speed: Speed,
+    target: Option<&super::target_file::TargetFile>,
+) -> Result<Checked, ScenarioError> {
     let origin = crate::builtin::shown(path);
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
         path: origin.clone(),
         source,
     })?;
-    let file = ScenarioFile::parse(&text, &origin)?;
-    check_parsed(path, &text, file, speed).map_err(|e| e.located(&text))
+    let mut file = ScenarioFile::parse(&text, &origin)?;
+    let Some(t) = target else {
+        return check_parsed(path, &text, file, speed, None).map_err(|e| e.located(&text));
+    };
+    t.apply(&mut file);
+    check_parsed(path, &text, file, speed, Some(t)).map_err(|e| t.relocate(e).located(&text))
 }
 
 /// Checks an already parsed scenario for a run at speed 1: `path` locates the traffic file and
 /// names errors, `text` (the file's content) locates the offending values.
 pub fn check_file(path: &Path, text: &str, file: ScenarioFile) -> Result<Checked, ScenarioError> {
-    check_parsed(path, text, file, Speed::ONE).map_err(|e| e.located(text))
+    check_parsed(path, text, file, Speed::ONE, None).map_err(|e| e.located(text))
 }
 
 fn check_parsed(
@@ -82,6 +96,7 @@ fn check_parsed(
     text: &str,
     file: ScenarioFile,
     speed: Speed,
+    target_file: Option<&super::target_file::TargetFile>,
 ) -> Result<Checked, ScenarioError> {
     let origin = crate::builtin::shown(path);
     let invalid = |field: &str, msg: String| ScenarioError::invalid(&origin, field, msg);
@@ -258,7 +273,12 @@ fn check_parsed(
                 .into(),
         ));
     }
-    let digest = super::digest::of_scenario(path, text, &file)
+    let digest = super::digest::of_scenario_with(
+        path,
+        text,
+        &file,
+        target_file.map(super::target_file::TargetFile::bytes),
+    )
         .map_err(|e| invalid("traffic", format!("reading it for the scenario's digest: {e}")))?;
     let mut warnings = warnings(&file, &traffic, beyond_duration);
     warnings.extend(super::validate_target::target_warnings(&file, &traffic));
@@ -271,6 +291,7 @@ fn check_parsed(
         warnings,
         user_config,
         digest,
+        target_file: target_file.map(super::target_file::TargetFile::used),
     })
 }
 

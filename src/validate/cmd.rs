@@ -111,7 +111,7 @@ fn validate_one(path: &Path, flags: &RunFlags) -> Result<String, FileError> {
             };
             let f = &checked.file;
             Ok(format!(
-                "{origin}: scenario `{}`, {}{cut}, {}, {}",
+                "{origin}: scenario `{}`, {}{cut}, {}, {}{}",
                 f.name,
                 count(checked.traffic.len(), "request"),
                 count(f.fault.len(), "fault"),
@@ -126,6 +126,10 @@ fn validate_one(path: &Path, flags: &RunFlags) -> Result<String, FileError> {
                     )
                 } else {
                     checks_line(f, &run_names(f))
+                },
+                match &checked.target_file {
+                    Some(t) => format!(", target from {}", t.path),
+                    None => String::new(),
                 }
             ))
         }
@@ -228,11 +232,16 @@ fn locate(arg: &Path, dir: Option<&Path>) -> Result<PathBuf, FileError> {
 /// Runs `rehearse validate`: every file checked, one `ok:` or `error:` line each; exit 2 if
 /// any failed.
 pub(crate) fn command(args: ValidateArgs) -> CmdResult {
+    let target = crate::rehearsal::plan::target_flag(&args.targets).map_err(|e| {
+        crate::errln!("error: {e}");
+        CmdError::bad_input(anyhow!("the target file failed validation"))
+    })?;
     let flags = RunFlags {
         speed: args.speed.unwrap_or_default(),
         policies: args.policies.iter().map(|&p| p.into()).collect(),
         gateway_versions: args.gateway_versions.clone(),
         seed: None,
+        target,
     };
     let mut bad = 0usize;
     for arg in &args.paths {

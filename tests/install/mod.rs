@@ -48,8 +48,9 @@ pub(crate) fn clean(program: &Path, cwd: &Path, home: &Path, cache: &Path, path:
 
 /// The built-in names, from the checkout's fixtures (read by the test, never by the binary).
 pub(crate) fn fixture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(checkout().join("fixtures/scenarios"))
-        .unwrap()
+    let mut names: Vec<String> = ["fixtures/scenarios", "fixtures/catalogue"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(checkout().join(d)).unwrap())
         .filter_map(|e| {
             let p = e.unwrap().path();
             (p.extension()? == "toml").then(|| p.file_stem().unwrap().to_string_lossy().into())

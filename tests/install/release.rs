@@ -234,7 +234,11 @@ fn the_package_ships_what_the_build_reads_and_nothing_of_the_tests_docs_or_ci() 
         }
     }
     for name in super::fixture_names() {
-        assert!(has(&format!("fixtures/scenarios/{name}.toml")), "{name}");
+        assert!(
+            has(&format!("fixtures/scenarios/{name}.toml"))
+                || has(&format!("fixtures/catalogue/{name}.toml")),
+            "{name}"
+        );
     }
     for f in &files {
         for not in [

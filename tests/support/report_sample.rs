@@ -204,6 +204,7 @@ pub fn sample_report() -> Report {
         target: None,
         rehearse_version: None,
         scenario_digest: None,
+        target_file: None,
         versions: None,
         drift: None,
         housekeeping: None,

@@ -21,6 +21,9 @@ pub enum PlanError {
     /// A scenario name that names no file.
     #[error(transparent)]
     NotFound(#[from] NotFound),
+    /// `--target FILE` cannot be used (located in FILE), or was given more than once.
+    #[error(transparent)]
+    Target(#[from] TargetFlagError),
     /// One scenario cannot be run as asked.
     #[error("scenario `{arg}`")]
     Scenario {
@@ -30,6 +33,17 @@ pub enum PlanError {
         #[source]
         source: Box<Refused>,
     },
+}
+
+/// Why `--target` cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetFlagError {
+    /// The file is wrong (located at FILE:line:col).
+    #[error("--target: {0}")]
+    File(#[from] ScenarioError),
+    /// More than one `--target` (one for now).
+    #[error("--target given {0} times: one target file per run for now")]
+    MoreThanOne(usize),
 }
 
 /// Why one scenario cannot be run as asked.

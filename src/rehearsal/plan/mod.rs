@@ -22,10 +22,11 @@ use crate::cli::{PolicyArg, RunArgs};
 use crate::engine::Policy;
 use crate::scenario::resolve::resolve_in;
 use crate::scenario::target::{Asked, TargetKind};
-use crate::scenario::validate::{Checked, check_at};
+use crate::scenario::target_file::TargetFile;
+use crate::scenario::validate::{Checked, check_with};
 use crate::util::speed::Speed;
 
-pub use crate::rehearsal::plan::error::{PlanError, Refused};
+pub use crate::rehearsal::plan::error::{PlanError, Refused, TargetFlagError};
 pub use crate::rehearsal::plan::gateway::{GatewayPlan, Tokens};
 
 /// Most model requests a run keeps in memory for the ground-truth expectations.
@@ -169,18 +170,32 @@ pub struct RunFlags {
     pub gateway_versions: Vec<String>,
     /// `--seed`.
     pub seed: Option<u64>,
+    /// `--target FILE`, read and checked: replaces every scenario's `[target]`.
+    pub target: Option<TargetFile>,
+}
+
+/// `--target FILE`s → the one target file a run takes (read and checked, its errors at
+/// FILE:line:col). One for now: a later issue runs a scenario against several, so the flag is
+/// a list already and more than one is refused here.
+pub fn target_flag(paths: &[PathBuf]) -> Result<Option<TargetFile>, TargetFlagError> {
+    match paths {
+        [] => Ok(None),
+        [one] => Ok(Some(TargetFile::load(one)?)),
+        more => Err(TargetFlagError::MoreThanOne(more.len())),
+    }
 }
 
 impl RunFlags {
-    /// The flags of `run`.
-    pub fn of(args: &RunArgs) -> Self {
-        Self {
+    /// The flags of `run` (`--target` read and checked).
+    pub fn of(args: &RunArgs) -> Result<Self, TargetFlagError> {
+        Ok(Self {
             // A `Speed` was checked where it was made (clap's parser or `Speed::new`).
             speed: args.speed.unwrap_or_default(),
             policies: args.policies.iter().map(|&p| p.into()).collect(),
             gateway_versions: args.gateway_versions.clone(),
             seed: args.seed,
-        }
+            target: target_flag(&args.targets)?,
+        })
     }
 }
 
@@ -193,7 +208,7 @@ impl RunFlags {
 /// function: a check added here is one `validate` makes too.
 pub fn preflight(path: &Path, flags: &RunFlags) -> Result<ScenarioPlan, Refused> {
     let speed = flags.speed;
-    let checked = check_at(path, speed)?;
+    let checked = check_with(path, speed, flags.target.as_ref())?;
     if let Some(p) = &checked.file.prometheus {
         crate::detection::preflight(p, &checked.path, speed)?;
     }
@@ -221,7 +236,7 @@ pub fn build(args: &RunArgs) -> Result<RunPlan, PlanError> {
     if args.scenarios.is_empty() {
         return Err(PlanError::NoScenario);
     }
-    let flags = RunFlags::of(args);
+    let flags = RunFlags::of(args)?;
     let mut scenarios = Vec::new();
     for arg in &args.scenarios {
         let found = resolve_in(arg, args.scenarios_dir.as_deref())?;
