@@ -50,6 +50,15 @@ pub(super) fn check_target(
                 ));
             }
         }
+        if !e.metric.is_empty() && kind == TargetKind::Portkey {
+            return Err(FieldError::new(
+                "expect.metric[0]",
+                "Portkey's open-source gateway exports no metrics (it has no /metrics): a metric \
+                 row would judge nothing; ask the upstream instead (expect.attempts, \
+                 expect.per_turn, expect.cooldown)"
+                    .into(),
+            ));
+        }
         if !e.metric.is_empty() && file.target.metrics_url.is_none() {
             return Err(FieldError::new(
                 "expect.metric[0]",

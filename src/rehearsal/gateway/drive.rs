@@ -133,9 +133,9 @@ pub(super) async fn drive(
             _ = arm.cut_short() => break,
             _ = tokio::time::sleep(Duration::from_millis(500)) => {}
         }
-        if !gw.alive() {
+        if let Some(why) = gw.down() {
             last_lines = gw.last_lines();
-            crashed = Some(format!("the {name} gateway exited mid-run"));
+            crashed = Some(format!("the {name} gateway {why}"));
             break;
         }
     }
@@ -174,5 +174,7 @@ async fn send_turn(client: TurnClient, t: PlannedTurn, start: Instant) -> TurnRo
         ),
     };
     let outcome = client.send(&turn).await;
-    turn_row(&t, lag_ms, &outcome)
+    let mut row = turn_row(&t, lag_ms, &outcome);
+    row.said = client.said(&outcome);
+    row
 }
