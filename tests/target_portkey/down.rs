@@ -31,7 +31,7 @@ fn down_with(signal: i32) -> (Option<i32>, serde_json::Value, String) {
     std::fs::write(dir.join("t.jsonl"), traffic(25, 1000)).unwrap();
     let path = scenario(dir, "pk-down", "30s", "", "[[expect.turn]]\noutcome = \"answered\"\nat_least = 20\n");
     let stderr = dir.join("stderr.txt");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rehearse"))
+    let child = Command::new(env!("CARGO_BIN_EXE_rehearse"))
         .args(["run", "--no-progress", "--scenario"])
         .arg(&path)
         .arg("--report-dir")

@@ -15,7 +15,10 @@ fn both(dir: &std::path::Path, path: &std::path::Path) -> Vec<(String, std::proc
         if verb == "run" {
             c.args(["--no-progress", "--report-dir"]).arg(dir.join("reports"));
         }
-        let out = c.arg("--scenario").arg(path).output().unwrap();
+        if verb == "run" {
+            c.arg("--scenario");
+        }
+        let out = c.arg(path).output().unwrap();
         outs.push((verb.to_string(), out));
     }
     outs
@@ -35,7 +38,7 @@ fn a_portkey_config_key_the_harness_does_not_know_is_exit_2_at_its_line_and_colu
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{verb}: {}", show(&out));
         assert!(
-            err.contains("portkey.json:5:35: config.targets[1].retry.atempts: not a key the harness knows"),
+            err.contains("portkey.json:5:36: config.targets[1].retry.atempts: not a key the harness knows"),
             "{verb}: {err}"
         );
         assert!(err.contains("did you mean `attempts`"), "{verb}: {err}");
@@ -47,7 +50,7 @@ fn a_portkey_config_key_the_harness_does_not_know_is_exit_2_at_its_line_and_colu
     for (verb, out) in both(dir, &path) {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{verb}: {}", show(&out));
-        assert!(err.contains("portkey.json:1:27: config.targets[0].profile: `key-z` is not the id of a [[profile]]"), "{verb}: {err}");
+        assert!(err.contains("portkey.json:1:26: config.targets[0].profile: `key-z` is not the id of a [[profile]]"), "{verb}: {err}");
     }
 }
 
@@ -57,7 +60,7 @@ fn a_metric_row_against_portkey_is_exit_2_it_exports_no_metrics() {
     let dir = tmp.path();
     std::fs::write(dir.join("t.jsonl"), traffic(2, 500)).unwrap();
     let rest = format!(
-        "{TURN}\n[[expect.metric]]\nseries = \"rehearse_breaker_transitions_total\"\nlabels = {{ to = \"open\" }}\nop = \"increase\"\nat_least = 1\n"
+        "{TURN}\n[[expect.metric]]\nseries = \"rehearse_requests_total\"\nat_least = 1\n"
     );
     let path = scenario(dir, "pk-metric", "2s", "", &rest);
     for (verb, out) in both(dir, &path) {
