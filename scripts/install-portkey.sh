@@ -63,9 +63,6 @@ mkdir -p "$CACHE"
 STAGE="$(mktemp -d "$CACHE/.portkey-$PORTKEY_VERSION.XXXXXX")"
 trap 'rm -rf "$STAGE"' EXIT
 echo "install-portkey: installing $PKG@$PORTKEY_VERSION and $NODE_PKG@$NODE_VERSION into $STAGE" >&2
-# --ignore-scripts: the gateway is prebuilt (build/), nothing of it needs an install script.
-npm install --prefix "$STAGE" --no-audit --no-fund --loglevel=error --ignore-scripts \
-    "$PKG@$PORTKEY_VERSION" >&2
 npm install --prefix "$STAGE" --no-audit --no-fund --loglevel=error \
     "$NODE_PKG@$NODE_VERSION" "$PKG@$PORTKEY_VERSION" >&2
 

@@ -29,13 +29,30 @@ fn case(name: &str, duration: &str, rest: &str) -> (Value, Value, String) {
     )
     .unwrap();
     let ctx = format!("{}\n{}", show(&out), r["policies"][0]["turns"]);
-    assert_eq!(out.status.code(), Some(1), "the mutant row fails the run, nothing else: {ctx}");
-    assert!(super::none_left_under(dir).is_empty(), "a Portkey process was left running");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the mutant row fails the run, nothing else: {ctx}"
+    );
+    assert!(
+        super::none_left_under(dir).is_empty(),
+        "a Portkey process was left running"
+    );
     // What Portkey said of each turn is in the report beside the upstream's record.
     let said = r["target"]["turns"][0]["said"].clone();
-    assert!(said["option"].as_str().is_some_and(|o| o.starts_with("config.targets[")), "{said}\n{ctx}");
+    assert!(
+        said["option"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("config.targets[")),
+        "{said}\n{ctx}"
+    );
     assert_eq!(r["target"]["routing"][2], "key-c gpt-4o-mini", "{ctx}");
-    assert!(r["target"]["exports"].as_str().is_some_and(|e| e.contains("no /metrics")), "{ctx}");
+    assert!(
+        r["target"]["exports"]
+            .as_str()
+            .is_some_and(|e| e.contains("no /metrics")),
+        "{ctx}"
+    );
     (r, mutants, ctx)
 }
 
@@ -80,10 +97,16 @@ fn portkey_503_on_key_a_retries_it_every_turn_and_key_b_answers_never_cooling_it
     );
     let c = rows_of(&r, "cooldown");
     assert_eq!(c[0].0, "pass", "{ctx}");
-    assert_eq!(c[1].0, "fail", "the mutant (LiteLLM's 25 s cooldown): {ctx}");
+    assert_eq!(
+        c[1].0, "fail",
+        "the mutant (LiteLLM's 25 s cooldown): {ctx}"
+    );
     let t = rows_of(&r, "per_turn");
     assert!(t.iter().all(|(s, _)| s == "pass"), "{ctx}");
-    assert!(t[0].1.contains("most requests 4"), "key-a three times, then key-b: {ctx}");
+    assert!(
+        t[0].1.contains("most requests 4"),
+        "key-a three times, then key-b: {ctx}"
+    );
     assert_mutants_fail(&m, &["cooldown[0]", "per_turn[0]", "per_turn[1]"], &ctx);
 }
 
@@ -100,7 +123,10 @@ fn portkey_429_with_retry_after_on_key_a_is_retried_as_a_503_is_the_retry_after_
     );
     let c = rows_of(&r, "cooldown");
     assert_eq!(c[0].0, "pass", "{ctx}");
-    assert_eq!(c[1].0, "fail", "the mutant (LiteLLM honoured the Retry-After): {ctx}");
+    assert_eq!(
+        c[1].0, "fail",
+        "the mutant (LiteLLM honoured the Retry-After): {ctx}"
+    );
     let t = rows_of(&r, "per_turn");
     assert!(t.iter().all(|(s, _)| s == "pass"), "{ctx}");
     assert_mutants_fail(&m, &["cooldown[0]", "per_turn[0]", "per_turn[1]"], &ctx);
@@ -123,11 +149,19 @@ fn portkey_503_on_both_gpt_4o_keys_costs_7_requests_a_turn_and_gpt_4o_mini_answe
     assert!(t.iter().all(|(s, _)| s == "pass"), "{ctx}");
     let f = rows_of(&r, "first_request");
     assert_eq!(f[0].0, "pass", "{ctx}");
-    assert_eq!(f[1].0, "fail", "the mutant (LiteLLM's fallback within 1 s): {ctx}");
+    assert_eq!(
+        f[1].0, "fail",
+        "the mutant (LiteLLM's fallback within 1 s): {ctx}"
+    );
     assert_eq!(rows_of(&r, "cooldown")[0].0, "pass", "{ctx}");
     assert_mutants_fail(
         &m,
-        &["per_turn[0]", "per_turn[1]", "first_request[0]", "cooldown[0]"],
+        &[
+            "per_turn[0]",
+            "per_turn[1]",
+            "first_request[0]",
+            "cooldown[0]",
+        ],
         &ctx,
     );
 }

@@ -17,7 +17,11 @@ fn portkey_pid(dir: &Path, within: Duration) -> u32 {
         if let Some(p) = super::none_left_under(dir).first() {
             return *p;
         }
-        assert!(t.elapsed() < within, "no Portkey process appeared under {}", dir.display());
+        assert!(
+            t.elapsed() < within,
+            "no Portkey process appeared under {}",
+            dir.display()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -29,7 +33,13 @@ fn down_with(signal: i32) -> (Option<i32>, serde_json::Value, String) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     std::fs::write(dir.join("t.jsonl"), traffic(25, 1000)).unwrap();
-    let path = scenario(dir, "pk-down", "30s", "", "[[expect.turn]]\noutcome = \"answered\"\nat_least = 20\n");
+    let path = scenario(
+        dir,
+        "pk-down",
+        "30s",
+        "",
+        "[[expect.turn]]\noutcome = \"answered\"\nat_least = 20\n",
+    );
     let stderr = dir.join("stderr.txt");
     let child = Command::new(env!("CARGO_BIN_EXE_rehearse"))
         .args(["run", "--no-progress", "--scenario"])
@@ -43,8 +53,14 @@ fn down_with(signal: i32) -> (Option<i32>, serde_json::Value, String) {
     let pid = portkey_pid(dir, Duration::from_secs(60));
     // The run's clock has started once its turns are announced.
     let t = Instant::now();
-    while !std::fs::read_to_string(&stderr).unwrap_or_default().contains("turns to") {
-        assert!(t.elapsed() < Duration::from_secs(60), "the run never started its turns");
+    while !std::fs::read_to_string(&stderr)
+        .unwrap_or_default()
+        .contains("turns to")
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the run never started its turns"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_secs(2));
@@ -70,10 +86,16 @@ fn down_with(signal: i32) -> (Option<i32>, serde_json::Value, String) {
         took < Duration::from_secs(20),
         "the run ended {took:?} after the gateway went down, not at its 30 s: {ctx}"
     );
-    assert!(super::none_left_under(dir).is_empty(), "a Portkey process was left running: {ctx}");
+    assert!(
+        super::none_left_under(dir).is_empty(),
+        "a Portkey process was left running: {ctx}"
+    );
     assert_eq!(r["target"]["left_running"], serde_json::json!([]), "{ctx}");
     let lines = r["target"]["last_lines"].to_string();
-    assert!(lines.contains("Ready for connections"), "its last console lines: {lines}\n{ctx}");
+    assert!(
+        lines.contains("Ready for connections"),
+        "its last console lines: {lines}\n{ctx}"
+    );
     (out.status.code(), r, ctx)
 }
 
@@ -83,7 +105,10 @@ fn a_portkey_killed_mid_run_is_exit_3_with_its_last_lines_and_nothing_left() {
     assert_eq!(code, Some(3), "{ctx}");
     assert_eq!(r["verdict"], "error", "{ctx}");
     let reason = r["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("the Portkey gateway exited mid-run"), "{reason}");
+    assert!(
+        reason.contains("the Portkey gateway exited mid-run"),
+        "{reason}"
+    );
 }
 
 #[test]

@@ -42,7 +42,9 @@ async fn portkey_listens_on_127_0_0_1_only_and_a_connect_to_another_local_addres
     tokio::spawn(async move {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         loop {
-            let Ok((mut s, _)) = up.accept().await else { return };
+            let Ok((mut s, _)) = up.accept().await else {
+                return;
+            };
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 65536];
                 let _ = s.read(&mut buf).await;
@@ -74,14 +76,19 @@ async fn portkey_listens_on_127_0_0_1_only_and_a_connect_to_another_local_addres
     let portkey = Portkey::new(install);
     let started = portkey.start(Some(&config), tmp.path()).await;
     let Ok(mut gw) = started else {
-        panic!("Portkey did not start: {}", started.err().map(|e| e.to_string()).unwrap_or_default());
+        panic!(
+            "Portkey did not start: {}",
+            started.err().map(|e| e.to_string()).unwrap_or_default()
+        );
     };
     let url = gw.url();
     let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
     assert!(gw.alive());
 
     // It answers on 127.0.0.1 ...
-    let to = |ip: Ipv4Addr| TcpStream::connect_timeout(&SocketAddr::from((ip, port)), Duration::from_secs(2));
+    let to = |ip: Ipv4Addr| {
+        TcpStream::connect_timeout(&SocketAddr::from((ip, port)), Duration::from_secs(2))
+    };
     assert!(to(Ipv4Addr::LOCALHOST).is_ok(), "127.0.0.1:{port} answers");
     // ... and nowhere else: a wildcard listener would take 127.0.0.2 too.
     let other = to(Ipv4Addr::new(127, 0, 0, 2));
@@ -107,15 +114,30 @@ async fn portkey_listens_on_127_0_0_1_only_and_a_connect_to_another_local_addres
         })
         .await;
     assert_eq!(o.status, Some(200), "{o:?}");
-    assert_eq!(o.headers.get("x-portkey-last-used-option-index").map(String::as_str), Some("config.targets[0]"), "{o:?}");
+    assert_eq!(
+        o.headers
+            .get("x-portkey-last-used-option-index")
+            .map(String::as_str),
+        Some("config.targets[0]"),
+        "{o:?}"
+    );
     let effective = gw.effective().unwrap();
     let shown = effective.config.unwrap().to_string();
-    assert!(!shown.contains("sk-loopback-A"), "keys are fingerprinted: {shown}");
+    assert!(
+        !shown.contains("sk-loopback-A"),
+        "keys are fingerprinted: {shown}"
+    );
     drop(client);
 
     let ended = gw.stop().await;
     let stop = ended.stop.unwrap();
     assert!(stop.survivors.is_empty(), "{stop:?}");
-    assert!(super::none_left_under(tmp.path()).is_empty(), "nothing left running");
-    assert!(to(Ipv4Addr::LOCALHOST).is_err(), "stopped: nothing listens on {port}");
+    assert!(
+        super::none_left_under(tmp.path()).is_empty(),
+        "nothing left running"
+    );
+    assert!(
+        to(Ipv4Addr::LOCALHOST).is_err(),
+        "stopped: nothing listens on {port}"
+    );
 }

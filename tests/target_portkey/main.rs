@@ -118,7 +118,11 @@ pub fn report_json(out: &Output) -> Value {
         .iter_errors(&r)
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "report.json breaks its schema:\n{}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "report.json breaks its schema:\n{}",
+        errors.join("\n")
+    );
     r
 }
 
@@ -135,7 +139,9 @@ pub fn none_left_under(dir: &Path) -> Vec<u32> {
         };
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie = stat.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
         if !zombie && cmd.contains("start-server.js") && cmd.contains(&*dir.to_string_lossy()) {
             left.push(pid);
         }

@@ -13,7 +13,8 @@ fn both(dir: &std::path::Path, path: &std::path::Path) -> Vec<(String, std::proc
         let mut c = Command::new(env!("CARGO_BIN_EXE_rehearse"));
         c.arg(verb);
         if verb == "run" {
-            c.args(["--no-progress", "--report-dir"]).arg(dir.join("reports"));
+            c.args(["--no-progress", "--report-dir"])
+                .arg(dir.join("reports"));
         }
         if verb == "run" {
             c.arg("--scenario");
@@ -38,7 +39,9 @@ fn a_portkey_config_key_the_harness_does_not_know_is_exit_2_at_its_line_and_colu
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{verb}: {}", show(&out));
         assert!(
-            err.contains("portkey.json:5:36: config.targets[1].retry.atempts: not a key the harness knows"),
+            err.contains(
+                "portkey.json:5:36: config.targets[1].retry.atempts: not a key the harness knows"
+            ),
             "{verb}: {err}"
         );
         assert!(err.contains("did you mean `attempts`"), "{verb}: {err}");
@@ -46,7 +49,11 @@ fn a_portkey_config_key_the_harness_does_not_know_is_exit_2_at_its_line_and_colu
     assert!(super::none_left_under(dir).is_empty());
 
     // A target naming a profile the scenario does not have.
-    std::fs::write(dir.join("portkey.json"), "{\"targets\": [{\"profile\": \"key-z\"}]}\n").unwrap();
+    std::fs::write(
+        dir.join("portkey.json"),
+        "{\"targets\": [{\"profile\": \"key-z\"}]}\n",
+    )
+    .unwrap();
     for (verb, out) in both(dir, &path) {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{verb}: {}", show(&out));
@@ -59,14 +66,16 @@ fn a_metric_row_against_portkey_is_exit_2_it_exports_no_metrics() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     std::fs::write(dir.join("t.jsonl"), traffic(2, 500)).unwrap();
-    let rest = format!(
-        "{TURN}\n[[expect.metric]]\nseries = \"rehearse_requests_total\"\nat_least = 1\n"
-    );
+    let rest =
+        format!("{TURN}\n[[expect.metric]]\nseries = \"rehearse_requests_total\"\nat_least = 1\n");
     let path = scenario(dir, "pk-metric", "2s", "", &rest);
     for (verb, out) in both(dir, &path) {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{verb}: {}", show(&out));
         assert!(err.contains("expect.metric[0]"), "{verb}: {err}");
-        assert!(err.contains("Portkey's open-source gateway exports no metrics"), "{verb}: {err}");
+        assert!(
+            err.contains("Portkey's open-source gateway exports no metrics"),
+            "{verb}: {err}"
+        );
     }
 }
