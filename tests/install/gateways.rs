@@ -146,7 +146,7 @@ fn the_binary_and_the_scripts_install_the_same_pinned_versions_the_same_way() {
     assert_eq!((p1.as_str(), p2.as_str()), (want.as_str(), want.as_str()));
     assert_eq!(calls1, calls2, "portkey: npm calls differ");
     assert!(
-        calls2.contains(&format!("node-"))
+        calls2.contains("node-")
             && calls2.contains(&format!("@{node} @portkey-ai/gateway@{portkey}")),
         "portkey: {calls2}"
     );

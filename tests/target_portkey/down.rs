@@ -6,7 +6,9 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use super::{scenario, traffic};
 
@@ -64,7 +66,7 @@ fn down_with(signal: i32) -> (Option<i32>, serde_json::Value, String) {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_secs(2));
-    let sent = std::time::Instant::now();
+    let sent = Instant::now();
     // SAFETY: kill(2) takes plain integers; the pid is the Portkey process found under our own
     // temporary directory.
     assert_eq!(unsafe { libc::kill(pid as i32, signal) }, 0);

@@ -20,12 +20,12 @@ fn listening_on(port: u16) -> Vec<String> {
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split_whitespace().collect();
             // local_address is ADDR:PORT (hex); state 0A is LISTEN.
-            if f.len() > 3 && f[3] == "0A" {
-                if let Some((addr, p)) = f[1].split_once(':')
-                    && u16::from_str_radix(p, 16).ok() == Some(port)
-                {
-                    out.push(format!("{table} {addr}"));
-                }
+            if f.len() > 3
+                && f[3] == "0A"
+                && let Some((addr, p)) = f[1].split_once(':')
+                && u16::from_str_radix(p, 16).ok() == Some(port)
+            {
+                out.push(format!("{table} {addr}"));
             }
         }
     }

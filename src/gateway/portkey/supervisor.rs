@@ -34,6 +34,14 @@ pub const EXPORTS: &str = "none: Portkey's open-source gateway has no /metrics (
                            breaker); its decisions are read per turn from its response headers, \
                            and judged only at the upstream";
 
+/// What the harness turns off or forces in every Portkey it starts, said beside the overrides
+/// of the user's config.
+pub const TURNED_OFF: [&str; 3] = [
+    "listening on every interface: bound to 127.0.0.1 (a `node --require` preload)",
+    "its UI and log stream: --headless, NODE_ENV=production",
+    "the caller's environment: cleared (no proxy, no Redis cache); TRUSTED_CUSTOM_HOSTS=127.0.0.1,localhost; HOME and TMPDIR in its own directory",
+];
+
 /// A Portkey install the plan found, and what its gateways start with.
 #[derive(Debug, Clone)]
 pub struct Portkey {
@@ -183,7 +191,7 @@ impl Supervised for Started {
         Some(Effective {
             name: "portkey-config.json",
             config: Ok(self.routing.shown(&keys)),
-            over_user: self.over.clone().map(|o| (o, Vec::new())),
+            over_user: self.over.clone().map(|o| (o, TURNED_OFF.iter().map(|t| t.to_string()).collect())),
         })
     }
 
