@@ -27,6 +27,21 @@ pub(crate) const LAST_USED_OPTION: &str = "x-portkey-last-used-option-index";
 /// Portkey's response header counting that target's retries.
 pub(crate) const RETRY_ATTEMPTS: &str = "x-portkey-retry-attempt-count";
 
+/// report.json `target.turns[].said`: a gateway's own account of one turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatewaySaid {
+    /// The target that answered, as the gateway names it (`config.targets[2]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option: Option<String>,
+    /// That target as the scenario names it (`mockai:c gpt-4o-mini`), when the harness wrote
+    /// the config that has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The retries the gateway says that target took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u64>,
+}
+
 /// One turn of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Turn {
@@ -158,7 +173,7 @@ impl TurnClient {
 
     /// What the gateway said of a turn in the headers this client keeps (Portkey's
     /// [`LAST_USED_OPTION`] and [`RETRY_ATTEMPTS`]); `None` when it said nothing.
-    pub(crate) fn said(&self, o: &TurnOutcome) -> Option<crate::report::model::GatewaySaid> {
+    pub(crate) fn said(&self, o: &TurnOutcome) -> Option<GatewaySaid> {
         let option = o.headers.get(LAST_USED_OPTION).cloned();
         let retries = o
             .headers
@@ -167,7 +182,7 @@ impl TurnClient {
         if option.is_none() && retries.is_none() {
             return None;
         }
-        Some(crate::report::model::GatewaySaid {
+        Some(GatewaySaid {
             target: option.as_ref().and_then(|p| self.labels.get(p).cloned()),
             option,
             retries,

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-pub use client::{Turn, TurnClient, TurnOutcome};
+pub use client::{GatewaySaid, Turn, TurnClient, TurnOutcome};
 pub use turn_end::TurnEnd;
 /// Why a [`TurnClient`] could not be made (a gateway's URL or token unusable).
 pub use crate::replay::http::TargetError;

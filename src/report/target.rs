@@ -184,20 +184,7 @@ pub struct TurnRow {
     pub said: Option<GatewaySaid>,
 }
 
-/// report.json `target.turns[].said`: a gateway's own account of one turn.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GatewaySaid {
-    /// The target that answered, as the gateway names it (`config.targets[2]`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub option: Option<String>,
-    /// That target as the scenario names it (`mockai:c gpt-4o-mini`), when the harness wrote
-    /// the config that has it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    /// The retries the gateway says that target took.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retries: Option<u64>,
-}
+pub use crate::gateway::GatewaySaid;
 
 /// One profile's state in the gateway's auth store after the run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

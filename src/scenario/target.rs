@@ -130,7 +130,7 @@ pub struct TargetSpec {
 }
 
 /// Most `[target] retries` (Portkey's own limit is 5).
-pub(crate) const MAX_RETRIES: u32 = 5;
+const MAX_RETRIES: u32 = 5;
 
 /// Most versions one run takes side by side (each is a real gateway run in turn).
 pub(crate) const MAX_VERSIONS: usize = 8;

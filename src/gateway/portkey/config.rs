@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::gateway::openclaw::GatewayConfig;
 
 /// The statuses a generated target retries on (Portkey's own default list).
-pub(crate) const RETRY_ON: [u16; 5] = [429, 500, 502, 503, 504];
+const RETRY_ON: [u16; 5] = [429, 500, 502, 503, 504];
 
 /// One target that sends to the upstream, as Portkey names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +61,7 @@ pub(crate) fn host_of<'a>(config: &'a GatewayConfig, provider: &str) -> Option<&
 }
 
 /// One target at the upstream: the profile's key, the model, the retries.
-pub(crate) fn leaf_json(host: &str, key: &str, model: &str, retries: u32) -> Value {
+fn leaf_json(host: &str, key: &str, model: &str, retries: u32) -> Value {
     let mut t = json!({
         "provider": "openai",
         "api_key": key,
@@ -112,7 +112,8 @@ impl Routing {
     }
 
     /// The target a response's `x-portkey-last-used-option-index` names.
-    pub fn leaf_at(&self, path: &str) -> Option<&Leaf> {
+    #[cfg(test)]
+    fn leaf_at(&self, path: &str) -> Option<&Leaf> {
         self.leaves.iter().find(|l| l.path == path)
     }
 }

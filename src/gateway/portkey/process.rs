@@ -22,11 +22,11 @@ use crate::gateway::openclaw::procs::{SeenProcess, descendants, signal_group};
 use crate::util::watchdog::Watchdog;
 
 /// How often a running gateway is probed.
-pub(crate) const PROBE_EVERY: Duration = Duration::from_millis(500);
+const PROBE_EVERY: Duration = Duration::from_millis(500);
 /// How long one probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// A gateway that answered no probe for this long is down.
-pub(crate) const UNANSWERED: Duration = Duration::from_secs(5);
+const UNANSWERED: Duration = Duration::from_secs(5);
 /// The stop's grace after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 /// The console lines quoted when it fails.
@@ -352,7 +352,7 @@ fn ms_since(t0: Instant) -> u64 {
 
 /// How long it has been silent at `now_ms` when its last answer was at `last_ok_ms`, once that
 /// reaches [`UNANSWERED`] (pure).
-pub(crate) fn silent_for(now_ms: u64, last_ok_ms: u64) -> Option<Duration> {
+fn silent_for(now_ms: u64, last_ok_ms: u64) -> Option<Duration> {
     let quiet = Duration::from_millis(now_ms.saturating_sub(last_ok_ms));
     (quiet >= UNANSWERED).then_some(quiet)
 }

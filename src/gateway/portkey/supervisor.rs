@@ -26,17 +26,17 @@ use crate::gateway::{
 use crate::replay::http::TargetError;
 
 /// The header Portkey reads its routing from.
-pub const CONFIG_HEADER: &str = "x-portkey-config";
+const CONFIG_HEADER: &str = "x-portkey-config";
 /// The response headers kept per turn.
 const KEEP: &[&str] = &[LAST_USED_OPTION, RETRY_ATTEMPTS];
 /// What the report says Portkey exports.
-pub const EXPORTS: &str = "none: Portkey's open-source gateway has no /metrics (and no circuit \
+const EXPORTS: &str = "none: Portkey's open-source gateway has no /metrics (and no circuit \
                            breaker); its decisions are read per turn from its response headers, \
                            and judged only at the upstream";
 
 /// What the harness turns off or forces in every Portkey it starts, said beside the overrides
 /// of the user's config.
-pub const TURNED_OFF: [&str; 3] = [
+const TURNED_OFF: [&str; 3] = [
     "listening on every interface: bound to 127.0.0.1 (a `node --require` preload)",
     "its UI and log stream: --headless, NODE_ENV=production",
     "the caller's environment: cleared (no proxy, no Redis cache); TRUSTED_CUSTOM_HOSTS=127.0.0.1,localhost; HOME and TMPDIR in its own directory",

@@ -1,7 +1,8 @@
 //! An external run's phases after its gateway started: the warm-up before the run's clock
 //! ([`warm`]: healthy turns until the gateway answers as it will during the run, then the
 //! baseline scrape of its metrics) and the turns at their recorded times ([`drive`], the
-//! gateway watched through the seam, [`Supervised::alive`], while they run). The warm-up and
+//! gateway watched through the seam, [`Supervised::down`] — exited, or for Portkey no longer
+//! answering — while they run). The warm-up and
 //! the turns are the arm's plan ([`crate::rehearsal::plan::GatewayPlan`]).
 
 use std::time::Duration;
