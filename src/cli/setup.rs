@@ -48,6 +48,8 @@ pub enum GatewayAction {
 pub enum GatewayKind {
     /// OpenClaw with the Node it runs on (npm; ~840 MB).
     Openclaw,
+    /// Portkey's open-source AI gateway with the Node it runs on (npm; ~130 MB).
+    Portkey,
     /// The official OpenAI Python SDK in a virtualenv (python3), for the stream-shape check.
     #[value(name = "openai-sdk")]
     OpenaiSdk,

@@ -6,6 +6,7 @@
 //! connection holding its drain open (OpenClaw's SIGTERM otherwise waits up to 315 s for
 //! clients).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -20,6 +21,26 @@ use crate::wire::usage::Usage;
 
 /// The model a turn names: the gateway's default agent.
 const GATEWAY_MODEL: &str = "openclaw/default";
+
+/// Portkey's response header naming the target that answered (`config.targets[2]`).
+pub(crate) const LAST_USED_OPTION: &str = "x-portkey-last-used-option-index";
+/// Portkey's response header counting that target's retries.
+pub(crate) const RETRY_ATTEMPTS: &str = "x-portkey-retry-attempt-count";
+
+/// report.json `target.turns[].said`: a gateway's own account of one turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatewaySaid {
+    /// The target that answered, as the gateway names it (`config.targets[2]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option: Option<String>,
+    /// That target as the scenario names it (`mockai:c gpt-4o-mini`), when the harness wrote
+    /// the config that has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The retries the gateway says that target took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u64>,
+}
 
 /// One turn of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +78,11 @@ pub struct TurnOutcome {
     /// The `usage` the answer carried (a stream's usage chunk).
     #[serde(default)]
     pub usage: Option<Usage>,
+    /// What the gateway said of its decisions in the response's headers, by header name (the
+    /// ones its client keeps: Portkey's `x-portkey-last-used-option-index` and
+    /// `x-portkey-retry-attempt-count`); empty for a gateway that says nothing there.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
 }
 
 impl TurnOutcome {
@@ -90,6 +116,11 @@ impl TurnOutcome {
 pub struct TurnClient {
     http: HttpDispatcher,
     model: String,
+    /// The response headers kept in [`TurnOutcome::headers`].
+    keep: &'static [&'static str],
+    /// The gateway's names of its targets → the scenario's (`config.targets[2]` →
+    /// `mockai:c gpt-4o-mini`), for [`TurnClient::said`].
+    labels: std::sync::Arc<BTreeMap<String, String>>,
 }
 
 impl TurnClient {
@@ -108,6 +139,53 @@ impl TurnClient {
         Ok(Self {
             http,
             model: GATEWAY_MODEL.to_string(),
+            keep: &[],
+            labels: Default::default(),
+        })
+    }
+
+    /// A client for a gateway that takes no bearer token (Portkey: its keys are per target in
+    /// its config header), `extra` sent with every request (marked sensitive: never in `Debug`).
+    pub(crate) fn bare(
+        base_url: &str,
+        timeout: Duration,
+        extra: Vec<(header::HeaderName, HeaderValue)>,
+        keep: &'static [&'static str],
+    ) -> Result<Self, TargetError> {
+        let mut http = HttpDispatcher::new(base_url, timeout)?.without_keep_alive();
+        for (name, mut value) in extra {
+            value.set_sensitive(true);
+            http = http.with_header(name, value);
+        }
+        Ok(Self {
+            http,
+            model: GATEWAY_MODEL.to_string(),
+            keep,
+            labels: Default::default(),
+        })
+    }
+
+    /// The same client naming the gateway's targets by `labels` in [`TurnClient::said`].
+    pub(crate) fn with_labels(mut self, labels: BTreeMap<String, String>) -> Self {
+        self.labels = std::sync::Arc::new(labels);
+        self
+    }
+
+    /// What the gateway said of a turn in the headers this client keeps (Portkey's
+    /// [`LAST_USED_OPTION`] and [`RETRY_ATTEMPTS`]); `None` when it said nothing.
+    pub(crate) fn said(&self, o: &TurnOutcome) -> Option<GatewaySaid> {
+        let option = o.headers.get(LAST_USED_OPTION).cloned();
+        let retries = o
+            .headers
+            .get(RETRY_ATTEMPTS)
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if option.is_none() && retries.is_none() {
+            return None;
+        }
+        Some(GatewaySaid {
+            target: option.as_ref().and_then(|p| self.labels.get(p).cloned()),
+            option,
+            retries,
         })
     }
 
@@ -144,7 +222,7 @@ impl TurnClient {
         let started = Instant::now();
         let got = self
             .http
-            .exchange(
+            .exchange_with_headers(
                 Method::POST,
                 crate::wire::route::CHAT,
                 Some(Bytes::from(body.to_string())),
@@ -152,7 +230,15 @@ impl TurnClient {
             .await;
         let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut out = match got {
-            Ok((status, body)) => read_answer(status.as_u16(), &body, turn.stream),
+            Ok((status, headers, body)) => {
+                let mut out = read_answer(status.as_u16(), &body, turn.stream);
+                for name in self.keep {
+                    if let Some(v) = headers.get(*name).and_then(|v| v.to_str().ok()) {
+                        out.headers.insert((*name).to_string(), v.to_string());
+                    }
+                }
+                out
+            }
             Err(kind) => TurnOutcome {
                 status: None,
                 text: String::new(),
@@ -163,6 +249,7 @@ impl TurnClient {
                 sse: false,
                 model: None,
                 usage: None,
+                headers: BTreeMap::new(),
             },
         };
         out.elapsed_ms = elapsed_ms;
@@ -182,6 +269,7 @@ pub(crate) fn read_answer(status: u16, body: &[u8], stream: bool) -> TurnOutcome
         sse: false,
         model: None,
         usage: None,
+        headers: BTreeMap::new(),
     };
     let text = String::from_utf8_lossy(body);
     let is_sse = stream && text.trim_start().starts_with("data:");
@@ -316,6 +404,7 @@ mod tests {
             sse: false,
             model: None,
             usage: None,
+            headers: BTreeMap::new(),
         };
         assert_eq!(lost("timeout").end(), TurnEnd::TimedOut);
         assert_eq!(lost("reset").end(), TurnEnd::TransportError);

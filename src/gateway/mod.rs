@@ -10,6 +10,9 @@
 //! - [`openclaw`]: a real OpenClaw gateway the harness starts ([`openclaw::Openclaw`]): its
 //!   install, config, keys, private mount namespace (its own choice of sandbox), process, log
 //!   decisions and auth state.
+//! - [`portkey`]: Portkey's open-source gateway the harness starts ([`portkey::Portkey`]):
+//!   its install, the `x-portkey-config` each turn carries (generated, or the user's overlaid),
+//!   a process bound to loopback, watched by its answers, stopped by pid.
 //! - [`by_url`]: the user's gateway by URL (`kind = "http"`, [`by_url::ByUrl`]): the same seam
 //!   with nothing to start — its health path waited for, nothing stopped, no log read.
 //! - [`client`]: [`TurnClient`], how every gateway is sent its turns (OpenAI chat completions)
@@ -26,6 +29,7 @@
 pub mod by_url;
 pub mod client;
 pub mod openclaw;
+pub mod portkey;
 mod turn_end;
 
 use std::path::{Path, PathBuf};
@@ -33,7 +37,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-pub use client::{Turn, TurnClient, TurnOutcome};
+pub use client::{GatewaySaid, Turn, TurnClient, TurnOutcome};
 pub use turn_end::TurnEnd;
 /// Why a [`TurnClient`] could not be made (a gateway's URL or token unusable).
 pub use crate::replay::http::TargetError;
@@ -71,6 +75,24 @@ pub trait Supervised: Send {
 
     /// Whether it still runs (one the harness did not start always does).
     fn alive(&mut self) -> bool;
+
+    /// Why it is down mid-run, if it is: by default it exited; a gateway watched by its
+    /// answers (Portkey: its process outlives a broken gateway) also when it stopped answering.
+    fn down(&mut self) -> Option<String> {
+        (!self.alive()).then(|| "exited mid-run".to_string())
+    }
+
+    /// The targets of the routing its turns carry, in order, as the scenario names them (only
+    /// a gateway routed per request has them: Portkey).
+    fn routing(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What it exports for the harness to read, when it is known to export nothing the
+    /// harness could judge (Portkey: no `/metrics`).
+    fn exports(&self) -> Option<String> {
+        None
+    }
 
     /// Its last log lines, keys scrubbed (empty when it keeps no log the harness reads).
     fn last_lines(&self) -> Vec<String>;

@@ -157,6 +157,18 @@ impl HttpDispatcher {
         path: &str,
         json_body: Option<Bytes>,
     ) -> Result<(http::StatusCode, Bytes), ExchangeError> {
+        self.exchange_with_headers(method, path, json_body)
+            .await
+            .map(|(status, _, body)| (status, body))
+    }
+
+    /// [`Self::exchange`], the response's headers kept (a gateway's per-turn decisions).
+    pub(crate) async fn exchange_with_headers(
+        &self,
+        method: Method,
+        path: &str,
+        json_body: Option<Bytes>,
+    ) -> Result<(http::StatusCode, http::HeaderMap, Bytes), ExchangeError> {
         let mut b = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base));
@@ -179,15 +191,15 @@ impl HttpDispatcher {
                     source,
                 })?;
             let status = resp.status();
-            let body = resp
-                .into_body()
+            let (parts, body) = resp.into_parts();
+            let body = body
                 .collect()
                 .await
                 .map_err(|source| ExchangeError::Body {
                     kind: Failure::of(&source, Phase::Body).kind().to_string(),
                     source,
                 })?;
-            Ok((status, body.to_bytes()))
+            Ok((status, parts.headers, body.to_bytes()))
         };
         tokio::time::timeout(self.timeout, work)
             .await

@@ -79,6 +79,14 @@ pub struct TargetReport {
     /// Its warm-up before the run's clock started (absent when it never got that far).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupReport>,
+    /// `portkey`: the targets of the config its turns carried, in their stated order
+    /// (`mockai:a gpt-4o`), what `turns[].said.target` names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routing: Vec<String>,
+    /// What the gateway exports for the harness to read beyond its answers, when it is known
+    /// to export nothing (`portkey`: "no /metrics"): said, never judged as a pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exports: Option<String>,
 }
 
 /// report.json `target.user_config`: the user's OpenClaw configuration (`[target] config`) and
@@ -168,7 +176,15 @@ pub struct TurnRow {
     /// other turns and in older reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<crate::verdict::answers::AnswerCheck>,
+    /// What the gateway said it decided for this turn, read from its response headers
+    /// (Portkey: the target that answered and its retries); absent for a gateway that says
+    /// nothing there, and in older reports. Beside the upstream's ground truth
+    /// (`policies[].turns.rows`), never instead of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<GatewaySaid>,
 }
+
+pub use crate::gateway::GatewaySaid;
 
 /// One profile's state in the gateway's auth store after the run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

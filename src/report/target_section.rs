@@ -31,6 +31,11 @@ fn facts(t: &TargetReport) -> Table {
     );
     row("health path", t.health_path.clone());
     row("config", t.user_config.as_ref().map(|u| format!("{} (yours, with the harness's overlay)", u.path)));
+    row(
+        "routing",
+        (!t.routing.is_empty()).then(|| format!("targets in their stated order: {}", t.routing.join(" → "))),
+    );
+    row("exports", t.exports.clone());
     row("stop", t.stop.clone());
     row("files", Some(t.files.join(", ")));
     row(
@@ -42,12 +47,24 @@ fn facts(t: &TargetReport) -> Table {
 }
 
 fn turns(t: &TargetReport) -> Table {
-    let mut tab = Table::new(
-        &[
-            "line", "session", "due", "stream", "status", "outcome", "took", "answer",
-        ],
-        &[true, false, true, false, true, false, true, false],
-    );
+    // What the gateway said of each turn (Portkey's response headers), when it said anything.
+    let said = t.turns.iter().any(|r| r.said.is_some());
+    let mut tab = if said {
+        Table::new(
+            &[
+                "line", "session", "due", "stream", "status", "outcome", "took", "answer",
+                "gateway said",
+            ],
+            &[true, false, true, false, true, false, true, false, false],
+        )
+    } else {
+        Table::new(
+            &[
+                "line", "session", "due", "stream", "status", "outcome", "took", "answer",
+            ],
+            &[true, false, true, false, true, false, true, false],
+        )
+    };
     for r in &t.turns {
         // The class `[[expect.turn]]` counts first, then what the client saw.
         let detail = match (&r.error, &r.finish_reason) {
@@ -70,8 +87,25 @@ fn turns(t: &TargetReport) -> Table {
             secs(r.elapsed_ms as i64),
             r.answer.as_ref().map_or_else(String::new, answer_text),
         ]);
+        if said && let Some(row) = tab.rows.last_mut() {
+            row.push(r.said.as_ref().map_or_else(String::new, said_text));
+        }
     }
     tab
+}
+
+/// A gateway's own account of a turn: `answered by key-b gpt-4o (config.targets[1]), 0 retries
+/// there`.
+fn said_text(s: &crate::report::model::GatewaySaid) -> String {
+    let who = match (&s.target, &s.option) {
+        (Some(t), Some(o)) => format!("answered by {t} ({o})"),
+        (None, Some(o)) => format!("answered by {o}"),
+        _ => "no target named".to_string(),
+    };
+    match s.retries {
+        Some(n) => format!("{who}, {n} retries there"),
+        None => who,
+    }
 }
 
 /// A 2xx answer against what the upstream served for its turn: `3 of 8 tokens; model gpt-4o ≠

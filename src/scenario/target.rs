@@ -25,15 +25,18 @@ pub enum TargetKind {
     Openclaw,
     /// An OpenAI-compatible gateway the user runs, by URL.
     Http,
+    /// Portkey's open-source AI gateway, started and stopped by the harness.
+    Portkey,
 }
 
 impl TargetKind {
-    /// `embedded`, `openclaw` or `http`.
+    /// `embedded`, `openclaw`, `http` or `portkey`.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Embedded => "embedded",
             Self::Openclaw => "openclaw",
             Self::Http => "http",
+            Self::Portkey => "portkey",
         }
     }
 
@@ -103,7 +106,8 @@ pub struct TargetSpec {
     pub turn_timeout: Option<Duration>,
     /// `openclaw`: the user's own OpenClaw configuration (JSON or JSON5; relative to the
     /// scenario file), the base of the gateway's `openclaw.json` (docs/openclaw.md, "Your own
-    /// config").
+    /// config"); `portkey`: the user's own Portkey config (JSON), the base of each turn's
+    /// `x-portkey-config` (docs/gateways.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<PathBuf>,
     /// `http`: the gateway's health path (`/healthz`), waited for (a 2xx answer, up to
@@ -113,13 +117,20 @@ pub struct TargetSpec {
     /// `openclaw` | `http`: the warm-up before the run's clock starts (`[target.warmup]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupSpec>,
-    /// `openclaw`: the OpenClaw versions to run side by side (`["2026.9.2", "2026.9.6"]`), one
+    /// `openclaw` | `portkey`: the versions to run side by side (`["2026.9.2", "2026.9.6"]`), one
     /// arm each, every one the same traffic and faults; each found by
     /// [`crate::gateway::openclaw::Install::find_version`]. Empty: the one install
     /// `command`/`$REHEARSE_OPENCLAW`/`PATH` names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<String>,
+    /// `portkey`: the retries of each target of the generated `x-portkey-config` (its
+    /// `retry.attempts` on 429 and 5xx; default 0). Not with `config`, whose targets say theirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
 }
+
+/// Most `[target] retries` (Portkey's own limit is 5).
+const MAX_RETRIES: u32 = 5;
 
 /// Most versions one run takes side by side (each is a real gateway run in turn).
 pub(crate) const MAX_VERSIONS: usize = 8;
@@ -263,11 +274,25 @@ impl TargetSpec {
             }
         };
         let k = self.kind;
-        for (set, key) in [
-            (self.command.is_some(), "command"),
-            (self.config.is_some(), "config"),
-        ] {
-            only(set && k != TargetKind::Openclaw, key, "openclaw")?;
+        only(self.command.is_some() && k != TargetKind::Openclaw, "command", "openclaw")?;
+        only(
+            self.config.is_some() && !matches!(k, TargetKind::Openclaw | TargetKind::Portkey),
+            "config",
+            "openclaw\" or \"portkey",
+        )?;
+        only(self.retries.is_some() && k != TargetKind::Portkey, "retries", "portkey")?;
+        if self.retries.is_some() && self.config.is_some() {
+            return Err(FieldError::new(
+                "retries",
+                "is for the generated config: with `config`, each of its targets says its own \
+                 `retry`"
+                    .into(),
+            ));
+        }
+        if let Some(n) = self.retries
+            && n > MAX_RETRIES
+        {
+            return Err(FieldError::new("retries", format!("must be 0..={MAX_RETRIES}")));
         }
         for (set, key) in [
             (self.url.is_some(), "url"),
@@ -287,10 +312,10 @@ impl TargetSpec {
         }
         only(
             self.ready_timeout.is_some()
-                && k != TargetKind::Openclaw
+                && !matches!(k, TargetKind::Openclaw | TargetKind::Portkey)
                 && !(k == TargetKind::Http && self.health_path.is_some()),
             "ready_timeout",
-            "openclaw\" (or \"http\" with `health_path`",
+            "openclaw\" or \"portkey\" (or \"http\" with `health_path`",
         )?;
         if let Some(p) = &self.health_path {
             check_health_path(p).map_err(|m| FieldError::new("health_path", m))?;
@@ -314,9 +339,9 @@ impl TargetSpec {
             w.validate()?;
         }
         only(
-            !self.versions.is_empty() && k != TargetKind::Openclaw,
+            !self.versions.is_empty() && !matches!(k, TargetKind::Openclaw | TargetKind::Portkey),
             "versions",
-            "openclaw",
+            "openclaw\" or \"portkey",
         )?;
         self.check_versions()?;
         if k == TargetKind::Http {

@@ -45,6 +45,9 @@ pub struct Checked {
     pub warnings: Vec<String>,
     /// `[target] config`: the user's own OpenClaw configuration, read and checked.
     pub user_config: Option<UserConfig>,
+    /// `[target] config` of a `portkey` target: the user's own Portkey config, its keys checked
+    /// against the harness's list and its profiles against the scenario's.
+    pub portkey_config: Option<crate::gateway::portkey::user_file::UserFile>,
     /// The scenario's digest ([`super::digest`]): its file and the files it names (and the
     /// `--target` file, when one replaced its `[target]`).
     pub digest: String,
@@ -54,6 +57,48 @@ pub struct Checked {
 
 fn load_user_config(path: &Path) -> Result<UserConfig, UserConfigError> {
     UserConfig::load(path)
+}
+
+/// A `portkey` target's `[target] config`: read, its keys checked, every `profile` it names a
+/// `[[profile]]` of `file` (each error at its file:line:col).
+fn portkey_file(
+    path: &Path,
+    file: &ScenarioFile,
+    origin: &str,
+) -> Result<crate::gateway::portkey::user_file::UserFile, ScenarioError> {
+    use crate::gateway::portkey::user_file::{UserFile, UserFileError};
+    let to_scenario = |e: UserFileError| match e {
+        UserFileError::At {
+            path,
+            line,
+            col,
+            msg,
+        } => ScenarioError::Syntax {
+            path,
+            line,
+            col,
+            msg,
+        },
+        other => ScenarioError::invalid(origin, "target.config", other.to_string()),
+    };
+    let f = UserFile::load(path).map_err(to_scenario)?;
+    for (at, p) in f.profiles() {
+        if !file.profile.iter().any(|q| q.id == p) {
+            let hint = closest(&p, file.profile.iter().map(|q| q.id.as_str()))
+                .map(|c| format!(": did you mean `{c}`?"))
+                .unwrap_or_default();
+            let needle = format!("\"{p}\"");
+            let pos = f.text.find(&needle).unwrap_or(0);
+            let (line, col) = crate::util::textpos::line_col(&f.text, pos);
+            return Err(ScenarioError::Syntax {
+                path: path.display().to_string(),
+                line,
+                col,
+                msg: format!("{at}.profile: `{p}` is not the id of a [[profile]]{hint}"),
+            });
+        }
+    }
+    Ok(f)
 }
 
 /// Loads and checks a scenario file for a run at speed 1. Every error names the file, and
@@ -219,7 +264,15 @@ fn check_parsed(
             ),
         ));
     }
+    let portkey_config = match &file.target.config {
+        Some(c) if file.target.kind == super::target::TargetKind::Portkey => {
+            let at = path.parent().map_or_else(|| c.clone(), |d| d.join(c));
+            Some(portkey_file(&at, &file, &origin)?)
+        }
+        _ => None,
+    };
     let user_config = match &file.target.config {
+        Some(_) if portkey_config.is_some() => None,
         Some(c) => {
             let at = path.parent().map_or_else(|| c.clone(), |d| d.join(c));
             Some(load_user_config(&at).map_err(|e| match e {
@@ -290,6 +343,7 @@ fn check_parsed(
         beyond_duration,
         warnings,
         user_config,
+        portkey_config,
         digest,
         target_file: target_file.map(super::target_file::TargetFile::used),
     })

@@ -77,12 +77,14 @@ pub(super) fn check_drift(file: &ScenarioFile, deps: &BTreeSet<String>) -> Resul
                 ),
             ));
         }
-        if figure == "cooldowns" && kind == TargetKind::Http {
+        if figure == "cooldowns" && matches!(kind, TargetKind::Http | TargetKind::Portkey) {
             return Err(FieldError::new(
                 f("figure"),
-                "`cooldowns` are read from an OpenClaw gateway's auth state or the engine's \
-                 events; an `http` target has neither, so they are never counted"
-                    .into(),
+                format!(
+                    "`cooldowns` are read from an OpenClaw gateway's auth state or the engine's \
+                     events; an `{}` target has neither, so they are never counted",
+                    kind.as_str()
+                ),
             ));
         }
         if engine

@@ -2,8 +2,8 @@
 //! visible, so breaker-transition and probe-spacing expectations (and metric ones without a
 //! `metrics_url`) would judge nothing; OpenClaw expectations need an OpenClaw target, turn
 //! expectations an external one; profiles
-//! named by expectations must exist; an OpenClaw target must be configurable from the scenario
-//! (one primary model, a key per provider).
+//! named by expectations must exist; an OpenClaw or Portkey target must be configurable from the
+//! scenario (one primary model, a key per provider); Portkey exports no metrics.
 
 use super::format::ScenarioFile;
 use super::gateway::FieldError;
@@ -49,6 +49,15 @@ pub(super) fn check_target(
                     ),
                 ));
             }
+        }
+        if !e.metric.is_empty() && kind == TargetKind::Portkey {
+            return Err(FieldError::new(
+                "expect.metric[0]",
+                "Portkey's open-source gateway exports no metrics (it has no /metrics): a metric \
+                 row would judge nothing; ask the upstream instead (expect.attempts, \
+                 expect.per_turn, expect.cooldown)"
+                    .into(),
+            ));
         }
         if !e.metric.is_empty() && file.target.metrics_url.is_none() {
             return Err(FieldError::new(
@@ -97,6 +106,10 @@ pub(super) fn check_target(
     }
     if kind == TargetKind::Openclaw {
         super::gateway::gateway_config_with(file, traffic, super::gateway::UPSTREAM_SLOT, user)?;
+    }
+    if kind == TargetKind::Portkey {
+        // Its x-portkey-config is made from the same configuration (`gateway::portkey::config`).
+        super::gateway::gateway_config(file, traffic, super::gateway::UPSTREAM_SLOT)?;
     }
     Ok(())
 }

@@ -35,6 +35,10 @@ fn install(args: &GatewayInstallArgs) -> CmdResult {
             let v = args.release.as_deref().unwrap_or(&pins.openclaw);
             super::openclaw::install(&cache, v, &pins.node)
         }
+        GatewayKind::Portkey => {
+            let v = args.release.as_deref().unwrap_or(&pins.portkey);
+            super::portkey::install(&cache, v, &pins.node)
+        }
         GatewayKind::OpenaiSdk => {
             let v = args.release.as_deref().unwrap_or(&pins.openai);
             super::openai_sdk::install(&cache, v)
@@ -51,10 +55,11 @@ fn list() -> CmdResult {
     let pins = crate::util::pins::pins().map_err(CmdError::harness)?;
     crate::outln!("cache: {}", cache.display());
     crate::outln!(
-        "pinned: openclaw {} (node {}), openclaw {} (second release), openai-sdk {}",
+        "pinned: openclaw {} (node {}), openclaw {} (second release), portkey {}, openai-sdk {}",
         pins.openclaw,
         pins.node,
         pins.openclaw_second,
+        pins.portkey,
         pins.openai
     );
     let entries = scan(&cache);

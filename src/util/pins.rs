@@ -15,6 +15,8 @@ pub(crate) struct Pins {
     pub openclaw_second: String,
     /// `OPENAI_VERSION`: the OpenAI Python SDK.
     pub openai: String,
+    /// `PORTKEY_VERSION`: Portkey's open-source gateway (npm `@portkey-ai/gateway`).
+    pub portkey: String,
 }
 
 /// A pins file without one of its keys, or with a line that is not `KEY=VALUE`.
@@ -52,6 +54,7 @@ pub(crate) fn parse(text: &str) -> Result<Pins, PinsError> {
         node: get("NODE_VERSION")?,
         openclaw_second: get("OPENCLAW_SECOND_VERSION")?,
         openai: get("OPENAI_VERSION")?,
+        portkey: get("PORTKEY_VERSION")?,
     })
 }
 

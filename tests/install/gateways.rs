@@ -28,6 +28,10 @@ for a; do
       pkg="${a%@*}"; ver="${a##*@}"
       mkdir -p "$prefix/node_modules/$pkg" "$prefix/node_modules/.bin"
       printf '{\n  "name": "%s",\n  "version": "%s"\n}\n' "$pkg" "$ver" > "$prefix/node_modules/$pkg/package.json"
+      if [ "$pkg" = @portkey-ai/gateway ]; then
+        mkdir -p "$prefix/node_modules/$pkg/build"
+        : > "$prefix/node_modules/$pkg/build/start-server.js"
+      fi
       if [ "$pkg" = openclaw ]; then
         printf '#!/bin/sh\necho "OpenClaw %s (fake)"\n' "$ver" > "$prefix/node_modules/.bin/openclaw"
         printf '#!/bin/sh\necho v24.22.3\n' > "$prefix/node_modules/.bin/node"
@@ -131,6 +135,24 @@ fn the_binary_and_the_scripts_install_the_same_pinned_versions_the_same_way() {
         let (_, again) = install(bin, &ours, &t, "binary");
         assert_eq!(again, calls2, "nothing installed again");
     }
+    // Portkey's gateway and the same pinned Node, in one npm call each.
+    let portkey = pin("PORTKEY_VERSION");
+    let t = tmp.path().join("portkey");
+    std::fs::create_dir_all(&t).unwrap();
+    let (p1, calls1) = install(&scripts.join("install-portkey.sh"), &[], &t, "script");
+    let (p2, calls2) = install(bin, &["gateway", "install", "portkey"], &t, "binary");
+    let want =
+        format!("CACHE/portkey-{portkey}/node_modules/@portkey-ai/gateway/build/start-server.js");
+    assert_eq!((p1.as_str(), p2.as_str()), (want.as_str(), want.as_str()));
+    assert_eq!(calls1, calls2, "portkey: npm calls differ");
+    assert!(
+        calls2.contains("node-")
+            && calls2.contains(&format!("@{node} @portkey-ai/gateway@{portkey}")),
+        "portkey: {calls2}"
+    );
+    assert_eq!(calls2.lines().count(), 1, "{calls2}");
+    let (_, again) = install(bin, &["gateway", "install", "portkey"], &t, "binary");
+    assert_eq!(again, calls2, "nothing installed again");
     let openai = pin("OPENAI_VERSION");
     let t = tmp.path().join("openai");
     std::fs::create_dir_all(&t).unwrap();

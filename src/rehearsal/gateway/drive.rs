@@ -1,7 +1,8 @@
 //! An external run's phases after its gateway started: the warm-up before the run's clock
 //! ([`warm`]: healthy turns until the gateway answers as it will during the run, then the
 //! baseline scrape of its metrics) and the turns at their recorded times ([`drive`], the
-//! gateway watched through the seam, [`Supervised::alive`], while they run). The warm-up and
+//! gateway watched through the seam, [`Supervised::down`] — exited, or for Portkey no longer
+//! answering — while they run). The warm-up and
 //! the turns are the arm's plan ([`crate::rehearsal::plan::GatewayPlan`]).
 
 use std::time::Duration;
@@ -133,9 +134,9 @@ pub(super) async fn drive(
             _ = arm.cut_short() => break,
             _ = tokio::time::sleep(Duration::from_millis(500)) => {}
         }
-        if !gw.alive() {
+        if let Some(why) = gw.down() {
             last_lines = gw.last_lines();
-            crashed = Some(format!("the {name} gateway exited mid-run"));
+            crashed = Some(format!("the {name} gateway {why}"));
             break;
         }
     }
@@ -174,5 +175,7 @@ async fn send_turn(client: TurnClient, t: PlannedTurn, start: Instant) -> TurnRo
         ),
     };
     let outcome = client.send(&turn).await;
-    turn_row(&t, lag_ms, &outcome)
+    let mut row = turn_row(&t, lag_ms, &outcome);
+    row.said = client.said(&outcome);
+    row
 }

@@ -1,5 +1,5 @@
-//! A gateway as the system under test (`[target] kind = "openclaw" | "http"`): its room of the
-//! pipeline. The gateway itself — finding its install, its config, its keys, starting it
+//! A gateway as the system under test (`[target] kind = "openclaw" | "portkey" | "http"`): its
+//! room of the pipeline. The gateway itself — finding its install, its config, its keys, starting it
 //! sandboxed, its turns, its decisions and state, stopping it by pid — is [`crate::gateway`],
 //! asked through its seam only ([`crate::gateway::Supervisor`], [`crate::gateway::Supervised`]:
 //! no module here names OpenClaw's supervisor or a gateway by URL); what each arm runs is its

@@ -27,7 +27,12 @@ pub(super) async fn start(
     let facts = gw.gateway.facts();
     let config = prepare(run, &facts, up_addr)?;
     let started = start_fresh(run, config.as_ref(), gateway_dir).await?;
-    let user = run.plan.checked.user_config.as_ref();
+    let checked = &run.plan.checked;
+    let user = checked
+        .user_config
+        .as_ref()
+        .map(|u| u.path.as_path())
+        .or(checked.portkey_config.as_ref().map(|u| u.path.as_path()));
     crate::rehearsal::gateway::user_config::record(
         started.as_ref(),
         dir,
@@ -54,6 +59,8 @@ pub(super) async fn start(
         return Err(why);
     }
     run.target.isolation = started.isolation();
+    run.target.routing = started.routing();
+    run.target.exports = started.exports();
     let client = started.client().map_err(|e| e.to_string())?;
     Ok((started, client))
 }

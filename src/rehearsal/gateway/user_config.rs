@@ -8,14 +8,13 @@
 use std::path::Path;
 
 use crate::gateway::Supervised;
-use crate::gateway::openclaw::user_config::UserConfig;
 use crate::report::model::{TargetReport, UserConfigReport};
 
 /// Fills in the report's `user_config` and keeps the effective configuration in `dir`.
 pub(crate) fn record(
     gw: &dyn Supervised,
     dir: &Path,
-    user: Option<&UserConfig>,
+    user: Option<&Path>,
     target: &mut TargetReport,
     notes: &mut Vec<String>,
 ) {
@@ -24,7 +23,7 @@ pub(crate) fn record(
     };
     if let (Some(u), Some((overridden, turned_off))) = (user, effective.over_user) {
         target.user_config = Some(UserConfigReport {
-            path: u.path.display().to_string(),
+            path: u.display().to_string(),
             overridden,
             turned_off,
         });

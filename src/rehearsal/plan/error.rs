@@ -73,6 +73,9 @@ pub enum Refused {
     /// No OpenClaw install (or not the version asked for).
     #[error(transparent)]
     Install(#[from] InstallError),
+    /// No Portkey install (or not the version asked for).
+    #[error(transparent)]
+    PortkeyInstall(#[from] crate::gateway::portkey::InstallError),
     /// The effective gateway configuration could not be built.
     #[error(transparent)]
     GatewayConfig(#[from] FieldError),

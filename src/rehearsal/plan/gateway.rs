@@ -17,6 +17,7 @@ use std::sync::Arc;
 use crate::gateway::by_url::ByUrl;
 use crate::gateway::openclaw::{GatewayConfig, GatewayOptions, Install, Openclaw};
 use crate::gateway::Supervisor;
+use crate::gateway::portkey::{Install as PortkeyInstall, Portkey};
 use crate::scenario::field::FieldError;
 use crate::scenario::gateway::{
     PlannedTurn, UPSTREAM_SLOT, base_config, gateway_config, gateway_config_with, planned_turns,
@@ -148,6 +149,7 @@ pub(super) fn plan_gateways(
         Asked::Openclaw { command, .. } => {
             openclaw_arms(checked, &asked, command.as_deref(), versions)
         }
+        Asked::Portkey { retries } => portkey_arms(checked, &asked, *retries, versions),
         Asked::Http {
             url,
             token_env,
@@ -218,6 +220,47 @@ fn openclaw_arms(
         let mut arm = planned(checked, asked, TargetKind::Openclaw, gateway, Ok(config.clone()));
         if let Some(v) = v {
             // A version's arm is named after it.
+            arm.arm = v.clone();
+            arm.pinned = Some(v.clone());
+        }
+        arms.push(arm);
+    }
+    Ok(arms)
+}
+
+/// One Portkey arm per version of `versions` (each its install, found by version), else one of
+/// `$REHEARSE_PORTKEY`, else the pinned install in the cache. Its configuration is the
+/// scenario's, turned into each turn's `x-portkey-config` when the arm starts (the user's
+/// `[target] config` overlaid, checked when the scenario was).
+fn portkey_arms(
+    checked: &Checked,
+    asked: &External,
+    retries: u32,
+    versions: &[String],
+) -> Result<Vec<GatewayPlan>, Refused> {
+    let config = gateway_config(&checked.file, &checked.traffic, UPSTREAM_SLOT)?;
+    let pins: Vec<Option<&String>> = if versions.is_empty() {
+        vec![None]
+    } else {
+        versions.iter().map(Some).collect()
+    };
+    let mut arms = Vec::new();
+    for v in pins {
+        let install = match v {
+            Some(v) => PortkeyInstall::find_version(v)?,
+            None => PortkeyInstall::find()?,
+        };
+        let mut portkey = Portkey::new(install);
+        portkey.retries = retries;
+        portkey.user = checked.portkey_config.clone();
+        portkey.turn_timeout = asked.turn_timeout;
+        portkey.ready_timeout = asked.ready_timeout;
+        // The routing is refused here, before anything starts, when the scenario cannot make one.
+        portkey
+            .routing(&config)
+            .map_err(|e| FieldError::new("target.config", e))?;
+        let mut arm = planned(checked, asked, TargetKind::Portkey, Arc::new(portkey), Ok(config.clone()));
+        if let Some(v) = v {
             arm.arm = v.clone();
             arm.pinned = Some(v.clone());
         }

@@ -36,6 +36,11 @@ pub(crate) enum Asked {
         /// `versions`: side by side, one arm each (empty: the one install).
         versions: Vec<String>,
     },
+    /// `kind = "portkey"`: Portkey's open-source gateway, one the harness starts.
+    Portkey {
+        /// `retries`: each generated target's `retry.attempts`.
+        retries: u32,
+    },
     /// `kind = "http"`: the user's, by URL.
     Http {
         /// `url`.
@@ -57,6 +62,9 @@ impl TargetSpec {
             TargetKind::Openclaw => Asked::Openclaw {
                 command: self.command.clone(),
                 versions: self.versions.clone(),
+            },
+            TargetKind::Portkey => Asked::Portkey {
+                retries: self.retries.unwrap_or(0),
             },
             TargetKind::Http => Asked::Http {
                 url: self.url.clone().unwrap_or_default(),

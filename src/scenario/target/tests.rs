@@ -130,3 +130,23 @@ fn a_metrics_token_goes_with_a_metrics_url_of_an_http_target() {
         assert!(e.message.contains(why), "{bad}: {e:?}");
     }
 }
+
+#[test]
+fn portkey_takes_retries_config_versions_and_timeouts_and_nothing_of_the_others() {
+    let ok = |t: &str| spec(t).validate().map_err(|e| e.field).err();
+    assert_eq!(ok("kind = \"portkey\""), None);
+    assert_eq!(ok("kind = \"portkey\"\nretries = 2\nready_timeout = \"30s\""), None);
+    assert_eq!(ok("kind = \"portkey\"\nconfig = \"portkey.json\"\nversions = [\"1.15.2\"]"), None);
+    assert_eq!(ok("kind = \"portkey\"\nretries = 6"), Some("retries".into()));
+    assert_eq!(
+        ok("kind = \"portkey\"\nretries = 1\nconfig = \"p.json\""),
+        Some("retries".into()),
+        "the user's config says its own retries"
+    );
+    assert_eq!(ok("kind = \"http\"\nurl = \"http://127.0.0.1:9\"\nretries = 1"), Some("retries".into()));
+    for key in ["command = \"x\"", "url = \"http://127.0.0.1:9\"", "metrics_url = \"http://127.0.0.1:9\"", "agent_timeout = \"5s\""] {
+        assert!(ok(&format!("kind = \"portkey\"\n{key}")).is_some(), "{key}");
+    }
+    let asked = spec("kind = \"portkey\"\nretries = 2").external().unwrap();
+    assert_eq!(asked.gateway, Asked::Portkey { retries: 2 });
+}
