@@ -19,6 +19,8 @@ fn llm<'a>(bearer: Option<&'a str>, model: Option<&'a str>) -> RequestScope<'a> 
         profile_id: None,
         provider: None,
         model,
+        stream: Some(false),
+        body: None,
     }
 }
 
@@ -30,6 +32,8 @@ fn tool(name: &str) -> RequestScope<'_> {
         profile_id: None,
         provider: None,
         model: None,
+        stream: None,
+        body: None,
     }
 }
 
@@ -121,6 +125,8 @@ fn ws_kinds_skip_http_routes_under_star() {
         profile_id: None,
         provider: None,
         model: None,
+        stream: None,
+        body: None,
     };
     assert_eq!(t.select(&ws, s, s, sp(1.0)), Some(0));
 }
