@@ -347,4 +347,58 @@ mod tests {
         assert!(t.ends_with("data: tok4\n\n"));
         assert!(!t.contains("finish") && !t.contains("[DONE]"));
     }
+
+    #[test]
+    fn a_late_first_token_waits_after_the_role_chunk_only() {
+        let late = Duration::from_secs(8);
+        let (pieces, cut) = events().plan(MS, Proceed::FirstToken(late));
+        assert_eq!(cut, None);
+        let pauses: Vec<Duration> = pieces.iter().map(|p| p.0).collect();
+        let z = Duration::ZERO;
+        assert_eq!(pauses, [z, late, MS, MS, MS, z, z], "role at once, t1 late, the rest paced");
+        assert_eq!(text(&pieces), text(&events().plan(MS, Proceed::Normal).0), "the same bytes");
+    }
+
+    #[test]
+    fn a_pause_is_silence_where_the_stall_falls_then_the_whole_rest() {
+        let resume = Duration::from_secs(30);
+        let whole = text(&events().plan(MS, Proceed::Normal).0);
+        let (pieces, cut) = events().plan(MS, Proceed::Pause(0.5, CutAt::Frame, resume));
+        assert_eq!(cut, None, "it completes");
+        assert_eq!(text(&pieces), whole);
+        let pauses: Vec<Duration> = pieces.iter().map(|p| p.0).collect();
+        let z = Duration::ZERO;
+        assert_eq!(pauses, [z, MS, MS, MS + resume, MS, z, z]);
+        // Mid-frame: half of tok3, the silence, its other half.
+        let (pieces, _) = events().plan(MS, Proceed::Pause(0.5, CutAt::MidFrame, resume));
+        assert_eq!(text(&pieces), whole);
+        assert_eq!(text(&pieces[..4]), "data: role\n\ndata: tok1\n\ndata: tok2\n\ndata: ");
+        assert_eq!(pieces[4].0, resume);
+        // After every token: the silence falls before the finish chunk.
+        let (pieces, _) = events().plan(MS, Proceed::Pause(1.0, CutAt::Frame, resume));
+        assert_eq!(pieces[5], (resume, Bytes::from_static(b"data: finish\n\n")));
+    }
+
+    #[test]
+    fn an_injected_event_goes_after_n_chunks_then_the_rest_done_or_the_end() {
+        let ev = Bytes::from_static(b"data: {bad\n\n");
+        let inject = |after, then| events().plan(MS, Proceed::Inject(after, ev.clone(), then));
+        let (pieces, cut) = inject(2, InjectThen::Continue);
+        assert_eq!(cut, None);
+        assert_eq!(
+            text(&pieces),
+            "data: role\n\ndata: tok1\n\ndata: tok2\n\ndata: {bad\n\ndata: tok3\n\n\
+             data: tok4\n\ndata: finish\n\ndata: [DONE]\n\n"
+        );
+        let (pieces, _) = inject(2, InjectThen::Done);
+        assert_eq!(
+            text(&pieces),
+            "data: role\n\ndata: tok1\n\ndata: tok2\n\ndata: {bad\n\ndata: [DONE]\n\n"
+        );
+        let (pieces, _) = inject(0, InjectThen::Close);
+        assert_eq!(text(&pieces), "data: role\n\ndata: {bad\n\n");
+        // More chunks than the answer has: after the last one.
+        let (pieces, _) = inject(u64::MAX, InjectThen::Close);
+        assert!(text(&pieces).ends_with("data: tok4\n\ndata: {bad\n\n"));
+    }
 }
