@@ -394,7 +394,14 @@ fn the_official_openai_python_sdk_on_the_fields_faults() {
         "/tests/support/py/openai_sdk_field_faults.py"
     );
     let models = [
-        "f/late", "f/late/json", "f/bad", "f/bad-end", "f/err", "f/resume", "f/ctx", "f/quota",
+        "f/late",
+        "f/late/json",
+        "f/bad",
+        "f/bad-end",
+        "f/err",
+        "f/resume",
+        "f/ctx",
+        "f/quota",
     ];
     let out = std::process::Command::new(&python)
         .arg(script)
@@ -416,7 +423,10 @@ fn the_official_openai_python_sdk_on_the_fields_faults() {
         assert_eq!(r[m]["finish_reason"], "stop", "{m}: {v}");
         assert!(r[m]["raised"].is_null(), "{m}: {v}");
     }
-    assert!(r["f/late"]["first_token_s"].as_f64().unwrap() >= 0.95, "{v}");
+    assert!(
+        r["f/late"]["first_token_s"].as_f64().unwrap() >= 0.95,
+        "{v}"
+    );
     // A malformed chunk: the SDK raises on the line (json.loads), whatever follows it.
     for m in ["f/bad", "f/bad-end"] {
         assert_eq!(r[m]["raised"], "JSONDecodeError", "{m}: {v}");
@@ -425,7 +435,13 @@ fn the_official_openai_python_sdk_on_the_fields_faults() {
     // An error event inside a 200 stream: APIError carrying the event's message.
     assert_eq!(r["f/err"]["raised"], "APIError", "{v}");
     assert_eq!(r["f/err"]["text"], "t1 t2", "{v}");
-    assert!(r["f/err"]["message"].as_str().unwrap().contains("The server had an error"), "{v}");
+    assert!(
+        r["f/err"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("The server had an error"),
+        "{v}"
+    );
     // Named provider errors: the SDK's own exception class per status, with the code.
     assert_eq!(r["f/ctx"]["raised"], "BadRequestError", "{v}");
     assert_eq!(r["f/ctx"]["status"], 400);
