@@ -112,6 +112,7 @@ fn llm_call() -> Call {
             model: "openai-codex/gpt-5.2".into(),
             stream: true,
             max_tokens: Some(8),
+            messages: None,
         },
         bearer: Some("openai-codex:default".into()),
         idempotency_key: None,
@@ -269,6 +270,7 @@ async fn broken_200_streams_fail_and_a_late_first_token_is_an_inter_token_stall(
             model: model.into(),
             stream: true,
             max_tokens: Some(6),
+            messages: None,
         };
         c
     };
