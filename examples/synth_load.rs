@@ -87,6 +87,7 @@ fn generate(args: &Args) -> Vec<TrafficLine> {
                 model: model.into(),
                 stream: rng.gen_bool(0.6),
                 max_tokens: Some([64, 128, 256, 512, 1024][rng.gen_range(0..5)]),
+                messages: None,
             }
         } else {
             let tool: f64 = rng.r#gen();

@@ -80,6 +80,7 @@ fn llm(id: u64, model: &str) -> EngineRequest {
             model: model.into(),
             stream: false,
             max_tokens: Some(64),
+            messages: None,
         },
         tenant: None,
         budget_tokens: None,

@@ -25,6 +25,7 @@ fn llm(id: u64) -> EngineRequest {
             model: format!("{PROVIDER}/gpt-5"),
             stream: false,
             max_tokens: Some(64),
+            messages: None,
         },
         tenant: None,
         budget_tokens: None,

@@ -267,6 +267,7 @@ fn stream(id: u64) -> EngineRequest {
             model: "openai-codex/gpt-5".into(),
             stream: true,
             max_tokens: Some(4),
+            messages: None,
         },
         tenant: None,
         budget_tokens: None,

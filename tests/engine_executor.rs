@@ -24,6 +24,7 @@ fn llm(model: &str) -> EngineRequest {
             model: model.into(),
             stream: true,
             max_tokens: None,
+            messages: None,
         },
         tenant: None,
         budget_tokens: None,

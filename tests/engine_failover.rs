@@ -29,6 +29,7 @@ fn llm(id: u64) -> EngineRequest {
             model: MODEL.into(),
             stream: false,
             max_tokens: Some(256),
+            messages: None,
         },
         tenant: None,
         budget_tokens: None,

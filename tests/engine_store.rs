@@ -22,6 +22,7 @@ fn llm() -> EngineRequest {
             model: "openai-codex/gpt-5".into(),
             stream: false,
             max_tokens: None,
+            messages: None,
         },
         tenant: None,
         budget_tokens: None,

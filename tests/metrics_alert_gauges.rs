@@ -145,6 +145,7 @@ fn llm(id: u64) -> EngineRequest {
             model: "openai-codex/gpt-5".into(),
             stream: false,
             max_tokens: Some(256),
+            messages: None,
         },
         tenant: None,
         budget_tokens: None,

@@ -34,6 +34,7 @@ fn original() -> Vec<TrafficLine> {
                     model: "openai-codex/gpt-5.2".into(),
                     stream: true,
                     max_tokens: Some(64),
+                    messages: None,
                 },
                 1 => RequestKind::Tool {
                     name: "crm_search".into(),
@@ -56,6 +57,7 @@ fn original() -> Vec<TrafficLine> {
                     model: "anthropic/claude-opus".into(),
                     stream: false,
                     max_tokens: Some(128),
+                    messages: None,
                 },
             };
             TrafficLine {

@@ -112,6 +112,7 @@ fn llm_call() -> Call {
             model: "openai-codex/gpt-5.2".into(),
             stream: true,
             max_tokens: Some(8),
+            messages: None,
         },
         bearer: Some("openai-codex:default".into()),
         idempotency_key: None,
@@ -245,4 +246,60 @@ async fn a_complete_stream_reports_its_ttfb_and_longest_gap() {
     );
     assert!(gap >= Duration::from_millis(250) && gap < latency, "{r:?}");
     assert!(latency >= Duration::from_millis(450), "{r:?}");
+}
+
+/// The engine's transport against the mock upstream's field faults: a stream broken inside its
+/// 200 (an error event, a malformed line even when `[DONE]` follows it) is a failed attempt with
+/// the tokens before the break, never `Ok`; a late first token is an inter-token stall (the
+/// head came at once); a stall that resumes inside the deadline is a whole answer.
+#[tokio::test]
+async fn broken_200_streams_fail_and_a_late_first_token_is_an_inter_token_stall() {
+    let up = crate::support::upstream::start(
+        "[[fault]]\nroute='llm'\nmodel='e/m'\nkind='error_event'\nafter_chunks=2\n\
+         [[fault]]\nroute='llm'\nmodel='b/m'\nkind='malformed_chunk'\nafter_chunks=2\nthen='end'\n\
+         [[fault]]\nroute='llm'\nmodel='l/m'\nkind='first_token_delay'\ndelay='1200ms'\n\
+         [[fault]]\nroute='llm'\nmodel='r/m'\nkind='stall_stream'\nafter_fraction=0.5\nresume_after='150ms'\n",
+        1,
+    )
+    .await;
+    let diag = Arc::new(Diagnostics::default());
+    let t = HttpTransport::new(up.addr, diag.clone());
+    let call = |model: &str| {
+        let mut c = llm_call();
+        c.endpoint = Endpoint::Llm {
+            model: model.into(),
+            stream: true,
+            max_tokens: Some(6),
+            messages: None,
+        };
+        c
+    };
+    for model in ["e/m", "b/m"] {
+        let r = t.send(call(model)).await;
+        assert!(
+            matches!(r, AttemptResult::StreamCut { tokens_received: 2 }),
+            "{model}: {r:?}"
+        );
+    }
+    assert!(
+        diag.snapshot()
+            .values()
+            .any(|m| m.get("stream_error") == Some(&2)),
+        "{:?}",
+        diag.snapshot()
+    );
+    let r = t.send(call("l/m")).await;
+    assert!(
+        matches!(
+            r,
+            AttemptResult::Timeout {
+                phase: TimeoutPhase::InterToken,
+                tokens_received: 0
+            }
+        ),
+        "{r:?}"
+    );
+    let r = t.send(call("r/m")).await;
+    assert!(matches!(r, AttemptResult::Ok { tokens: 6, .. }), "{r:?}");
+    up.stop().await;
 }

@@ -247,3 +247,49 @@ fn a_warm_up_outside_its_bounds_or_for_the_embedded_engine_is_located() {
         "{stderr}"
     );
 }
+
+/// A traffic row with its own `messages` (an assistant prefill) cannot go through OpenClaw,
+/// which keeps only a turn's user message: `validate` and `run` refuse it before the run with
+/// exit 2 and a message that starts `not applicable:`, naming the traffic file's line and the
+/// kind — a case that does not apply, never a fail.
+#[test]
+fn traffic_with_its_own_messages_is_not_applicable_to_openclaw() {
+    let tmp = tempfile::tempdir().unwrap();
+    let traffic = tmp.path().join("prefill.jsonl");
+    std::fs::write(
+        &traffic,
+        "{\"at_ms\":0,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"max_tokens\":4}\n\n\
+         {\"at_ms\":10,\"kind\":\"llm\",\"model\":\"mockai/m1\",\"max_tokens\":4,\"messages\":\
+         [{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"Sure,\"}]}\n",
+    )
+    .unwrap();
+    let shown = traffic.display().to_string();
+    let p = mutated_copy("openclaw-503-key-a", tmp.path(), "prefill", |s| {
+        s.lines()
+            .map(|l| {
+                if l.starts_with("traffic = ") {
+                    format!("traffic = {shown:?}\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect()
+    });
+    let reports = tmp.path().join("reports");
+    let (p, r) = (p.to_str().unwrap(), reports.to_str().unwrap());
+    for args in [
+        vec!["validate", p],
+        vec!["run", "--scenario", p, "--report-dir", r],
+    ] {
+        let out = rehearse(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let want = format!("not applicable: {shown}:3: ");
+        assert!(
+            stderr.lines().any(|l| l.contains(&want)),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("target kind `openclaw`"), "{stderr}");
+        assert!(!reports.exists(), "{args:?}");
+    }
+}

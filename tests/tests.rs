@@ -147,6 +147,9 @@ mod upstream_control_fuzz;
 
 // Mock upstream: every fault kind from the client side, windows, probability, profiles.
 mod upstream_faults;
+// The field's faults through the embedded engine: a broken 200 stream fails its attempt, a wait
+// in `headers` judged by until_retry_after, a prefill row and `when`.
+mod run_field_faults;
 
 // Mock upstream: OpenAI's exact stream shape, cut points, Retry-After dates, request log, Python SDK.
 mod upstream_openai;

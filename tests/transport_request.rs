@@ -119,11 +119,13 @@ async fn run_and_replay_send_the_same_bytes_for_a_model_call() {
         model: "openai-codex/gpt-5.2".into(),
         stream: false,
         max_tokens: Some(64),
+        messages: None,
     };
     let kind = RequestKind::Llm {
         model: "openai-codex/gpt-5.2".into(),
         stream: false,
         max_tokens: Some(64),
+        messages: None,
     };
     let (run, replay) = both(call(endpoint, None), line(kind)).await;
     assert!(

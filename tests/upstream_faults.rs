@@ -10,7 +10,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::support::upstream::{
-    End, call, chat_body, exchange, raw, start, start_with, still_open,
+    End, Got, call, chat_body, exchange, raw, start, start_with, still_open,
 };
 
 const TOOL: &str = "/tools/crm_search";
@@ -314,5 +314,291 @@ async fn profile_scoping_hits_only_that_bearer_token() {
         call(up.addr, "POST", path, &[], &body).await.status(),
         Some(200)
     );
+    up.stop().await;
+}
+
+// ---- The field's faults (#38): a late first token, a malformed chunk, an error event inside a
+// 200 stream, a stall that resumes, provider errors by name, extra headers, `when`.
+
+/// Sends `request` and reads until `marker` arrives: how long that took, and what was read.
+async fn until(
+    s: &mut tokio::net::TcpStream,
+    marker: &str,
+    seen: &mut Vec<u8>,
+    deadline: Duration,
+) -> Option<Duration> {
+    use tokio::io::AsyncReadExt;
+    let t0 = Instant::now();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(seen).contains(marker) {
+        match tokio::time::timeout_at(t0 + deadline, s.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => seen.extend_from_slice(&buf[..n]),
+            _ => return None,
+        }
+    }
+    Some(t0.elapsed())
+}
+
+fn chat_with(stream: bool, tokens: u32, messages: &str) -> Vec<u8> {
+    let body = format!(
+        "{{\"model\":\"openai/gpt\",\"stream\":{stream},\"max_tokens\":{tokens},\"messages\":{messages}}}"
+    );
+    raw("POST", "/v1/chat/completions", &[], &body)
+}
+
+#[tokio::test]
+async fn first_token_delay_sends_headers_and_role_at_once_and_the_first_token_late() {
+    use tokio::io::AsyncWriteExt;
+    let up = start(
+        "[[fault]]\nroute='llm'\nkind='first_token_delay'\ndelay='900ms'\n\
+         headers={x-ms-throttle-reason='quota'}\n",
+        1,
+    )
+    .await;
+    let mut s = tokio::net::TcpStream::connect(up.addr).await.unwrap();
+    s.write_all(&chat(true, 3)).await.unwrap();
+    let mut seen = Vec::new();
+    let d = Duration::from_secs(10);
+    let role = until(&mut s, "\"role\":\"assistant\"", &mut seen, d)
+        .await
+        .expect("role chunk");
+    assert!(
+        role < Duration::from_millis(450),
+        "headers and role at once: {role:?}"
+    );
+    let got = Got {
+        bytes: seen.clone(),
+        end: End::Eof,
+        stream: None,
+    };
+    assert_eq!(got.status(), Some(200));
+    assert_eq!(
+        got.header("x-ms-throttle-reason").as_deref(),
+        Some("quota"),
+        "headers ride on the 200"
+    );
+    assert!(
+        !String::from_utf8_lossy(&seen).contains("\"content\""),
+        "no token yet"
+    );
+    let first = until(&mut s, "\"content\":\"t1\"", &mut seen, d)
+        .await
+        .expect("t1");
+    assert!(
+        role + first >= Duration::from_millis(880) && role + first < Duration::from_secs(5),
+        "t1 {first:?} after the role chunk"
+    );
+    until(&mut s, "[DONE]", &mut seen, d)
+        .await
+        .expect("then the rest, whole");
+    // Not streaming: the whole answer late.
+    let t0 = Instant::now();
+    let got = exchange(up.addr, &chat(false, 3), d).await;
+    assert_eq!(got.status(), Some(200));
+    assert!(got.body().contains("t1 t2 t3"));
+    let took = t0.elapsed();
+    assert!(
+        took >= Duration::from_millis(880) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+    up.stop().await;
+}
+
+#[tokio::test]
+async fn malformed_chunk_sends_a_line_that_is_not_json_then_goes_on_or_ends_with_done() {
+    let up = start(
+        "[[fault]]\nroute='llm'\nmodel='openai/gpt'\nkind='malformed_chunk'\nafter_chunks=2\n\
+         [[fault]]\nroute='llm'\nkind='malformed_chunk'\nafter_chunks=1\nthen='end'\n",
+        1,
+    )
+    .await;
+    let d = Duration::from_secs(10);
+    let got = exchange(up.addr, &chat(true, 4), d).await;
+    assert_eq!(got.end, End::Eof);
+    let events = got.sse_events();
+    let bad: Vec<usize> = (0..events.len())
+        .filter(|&i| {
+            events[i] != "[DONE]" && serde_json::from_str::<serde_json::Value>(&events[i]).is_err()
+        })
+        .collect();
+    assert_eq!(bad, [3], "role, t1, t2, then the bad line: {events:?}");
+    let tokens = got.body().matches("\"delta\":{\"content\":\"").count();
+    assert_eq!(tokens, 4, "then every token: {}", got.text());
+    assert_eq!(events.last().map(String::as_str), Some("[DONE]"));
+    assert!(got.text().contains("\"finish_reason\":\"stop\""));
+    // `then = "end"`: the bad line, `[DONE]`, a clean end; no finish chunk.
+    let other = raw(
+        "POST",
+        "/v1/chat/completions",
+        &[],
+        &chat_body("other/m", true, 4),
+    );
+    let got = exchange(up.addr, &other, d).await;
+    assert_eq!(got.end, End::Eof);
+    let events = got.sse_events();
+    assert_eq!(events.len(), 4, "role, t1, bad, [DONE]: {events:?}");
+    assert_eq!(events[3], "[DONE]");
+    assert!(!got.text().contains("finish_reason\":\"stop"));
+    // A request that does not stream is out of its scope: a whole JSON answer.
+    let got = exchange(up.addr, &chat(false, 4), d).await;
+    let v: serde_json::Value = serde_json::from_str(&got.body()).expect("JSON");
+    assert_eq!(v["choices"][0]["message"]["content"], "t1 t2 t3 t4");
+    let stats = up.upstream.stats();
+    assert_eq!(
+        stats.routes["llm"].faults.get("malformed_chunk"),
+        Some(&2),
+        "{stats:?}"
+    );
+    up.stop().await;
+}
+
+#[tokio::test]
+async fn error_event_sends_an_error_inside_the_200_stream_then_ends_cleanly() {
+    let up = start(
+        "[[fault]]\nroute='llm'\nkind='error_event'\nafter_chunks=2\nerror='rate_limit_exceeded'\n",
+        1,
+    )
+    .await;
+    let got = exchange(up.addr, &chat(true, 5), Duration::from_secs(10)).await;
+    assert_eq!(got.status(), Some(200));
+    assert_eq!(got.end, End::Eof, "a clean end: {}", got.text());
+    let events = got.sse_events();
+    assert_eq!(events.len(), 4, "role, t1, t2, the error: {events:?}");
+    let err: serde_json::Value = serde_json::from_str(&events[3]).unwrap();
+    assert_eq!(err["error"]["code"], "rate_limit_exceeded");
+    assert_eq!(err["error"]["type"], "requests");
+    assert!(!got.text().contains("[DONE]") && !got.text().contains("finish_reason\":\"stop"));
+    up.stop().await;
+}
+
+#[tokio::test]
+async fn stall_stream_with_resume_after_is_silent_that_long_then_completes() {
+    use tokio::io::AsyncWriteExt;
+    let up = start(
+        "[[fault]]\nroute='llm'\nkind='stall_stream'\nafter_fraction=0.5\nresume_after='800ms'\n",
+        1,
+    )
+    .await;
+    let mut s = tokio::net::TcpStream::connect(up.addr).await.unwrap();
+    s.write_all(&chat(true, 6)).await.unwrap();
+    let (mut seen, d) = (Vec::new(), Duration::from_secs(10));
+    let t0 = Instant::now();
+    until(&mut s, "\"content\":\" t3\"", &mut seen, d)
+        .await
+        .expect("3 of 6 tokens");
+    let third = t0.elapsed();
+    let fourth = until(&mut s, "\"content\":\" t4\"", &mut seen, d)
+        .await
+        .expect("t4 after the silence");
+    assert!(
+        fourth >= Duration::from_millis(750) && fourth < Duration::from_secs(5),
+        "silence {fourth:?} (t3 at {third:?})"
+    );
+    until(&mut s, "[DONE]", &mut seen, d)
+        .await
+        .expect("the stream completes");
+    let got = Got {
+        bytes: seen,
+        end: End::Eof,
+        stream: None,
+    };
+    assert_eq!(got.sse_tokens(), 6);
+    // A JSON body: half of it, the silence, the rest, one Content-Length.
+    let t0 = Instant::now();
+    let got = exchange(up.addr, &chat(false, 6), d).await;
+    assert!(
+        t0.elapsed() >= Duration::from_millis(750),
+        "{:?}",
+        t0.elapsed()
+    );
+    let v: serde_json::Value = serde_json::from_str(&got.body()).expect("whole JSON");
+    assert_eq!(v["choices"][0]["message"]["content"], "t1 t2 t3 t4 t5 t6");
+    up.stop().await;
+}
+
+#[tokio::test]
+async fn a_named_provider_error_with_duration_headers_scaled_and_recorded_in_scenario_time() {
+    use rehearse::upstream::{MemoryRecords, parse_fault_file};
+    use std::sync::Arc;
+    let faults = parse_fault_file(
+        "[[fault]]\nroute='llm'\nmodel='a/m'\nkind='status'\nerror='insufficient_quota'\n\
+         headers={retry-after-ms='9000', x-ms-throttle-reason='quota'}\n\
+         [[fault]]\nroute='llm'\nmodel='b/m'\nkind='status'\nerror='context_length_exceeded'\n\
+         headers={x-ratelimit-reset-requests='6m0s'}\n\
+         [[fault]]\nroute='llm'\nmodel='c/m'\nkind='rate_limit'\nretry_after='10s'\n\
+         headers={x-ms-retry-after-ms='4000'}\n",
+        "t.toml",
+    )
+    .unwrap();
+    let up = start_with(UpstreamConfig {
+        faults,
+        seed: 1,
+        speed: rehearse::util::speed::Speed::new(2.0).unwrap(),
+        ..UpstreamConfig::default()
+    })
+    .await;
+    let records = Arc::new(MemoryRecords::default());
+    up.upstream.subscribe(records.clone());
+    let send = |model: &str| {
+        raw(
+            "POST",
+            "/v1/chat/completions",
+            &[],
+            &chat_body(model, false, 2),
+        )
+    };
+    let d = Duration::from_secs(10);
+    let a = exchange(up.addr, &send("a/m"), d).await;
+    assert_eq!(a.status(), Some(429), "insufficient_quota's own status");
+    let v: serde_json::Value = serde_json::from_str(&a.body()).unwrap();
+    assert_eq!(v["error"]["code"], "insufficient_quota");
+    assert_eq!(v["error"]["type"], "insufficient_quota");
+    assert!(v["error"]["param"].is_null());
+    assert_eq!(
+        a.header("retry-after-ms").as_deref(),
+        Some("4500"),
+        "9 s at ×2"
+    );
+    assert_eq!(a.header("x-ms-throttle-reason").as_deref(), Some("quota"));
+    let b = exchange(up.addr, &send("b/m"), d).await;
+    assert_eq!(b.status(), Some(400));
+    assert_eq!(
+        b.header("x-ratelimit-reset-requests").as_deref(),
+        Some("3m0s")
+    );
+    let c = exchange(up.addr, &send("c/m"), d).await;
+    assert_eq!(c.status(), Some(429));
+    assert_eq!(
+        c.header("retry-after").as_deref(),
+        Some("5"),
+        "rate_limit's own, scaled"
+    );
+    assert_eq!(c.header("x-ms-retry-after-ms").as_deref(), Some("2000"));
+    // The record carries the wait the response announced, whichever header said it, in
+    // scenario time: what `[[expect.cooldown]] until_retry_after` reads.
+    let waits: Vec<Option<u64>> = records.take().iter().map(|r| r.retry_after_ms).collect();
+    assert_eq!(waits, [Some(9000), Some(360_000), Some(4000)]);
+    up.stop().await;
+}
+
+#[tokio::test]
+async fn when_prefill_hits_only_a_request_whose_last_message_is_the_assistants() {
+    let up = start(
+        "[[fault]]\nroute='llm'\nkind='status'\nerror='context_length_exceeded'\nwhen={prefill=true}\n",
+        1,
+    )
+    .await;
+    let d = Duration::from_secs(10);
+    let plain = exchange(
+        up.addr,
+        &chat_with(false, 2, r#"[{"role":"user","content":"hi"}]"#),
+        d,
+    )
+    .await;
+    assert_eq!(plain.status(), Some(200));
+    let prefill = r#"[{"role":"user","content":"hi"},{"role":"assistant","content":"Sure,"}]"#;
+    let got = exchange(up.addr, &chat_with(true, 2, prefill), d).await;
+    assert_eq!(got.status(), Some(400), "{}", got.text());
+    assert!(got.body().contains("context_length_exceeded"));
     up.stop().await;
 }

@@ -367,3 +367,85 @@ fn the_official_openai_python_sdk_reads_finish_reason_stop_streamed_and_not() {
     assert!(c["finish_reason"].is_null(), "{v}");
     assert!(c["usage"].is_null(), "{v}");
 }
+
+/// The official OpenAI Python SDK against the field's faults (#38): what it returns or raises
+/// for each (docs/faults.md, "The SDK's view").
+#[test]
+fn the_official_openai_python_sdk_on_the_fields_faults() {
+    let python = sdk_python();
+    let dir = tempfile::tempdir().unwrap();
+    let faults = dir.path().join("faults.toml");
+    std::fs::write(
+        &faults,
+        "[[fault]]\nroute='llm'\nmodel='f/late'\nkind='first_token_delay'\ndelay='1s'\n\
+         [[fault]]\nroute='llm'\nmodel='f/late/json'\nkind='first_token_delay'\ndelay='1s'\n\
+         [[fault]]\nroute='llm'\nmodel='f/bad'\nkind='malformed_chunk'\nafter_chunks=2\n\
+         [[fault]]\nroute='llm'\nmodel='f/bad-end'\nkind='malformed_chunk'\nafter_chunks=2\nthen='end'\n\
+         [[fault]]\nroute='llm'\nmodel='f/err'\nkind='error_event'\nafter_chunks=2\n\
+         [[fault]]\nroute='llm'\nmodel='f/resume'\nkind='stall_stream'\nafter_fraction=0.5\nresume_after='1s'\n\
+         [[fault]]\nroute='llm'\nmodel='f/ctx'\nkind='status'\nerror='context_length_exceeded'\n\
+         [[fault]]\nroute='llm'\nmodel='f/quota'\nkind='status'\nerror='insufficient_quota'\n\
+         headers={retry-after-ms='9000'}\n",
+    )
+    .unwrap();
+    let up = UpstreamProcess::start(&["--faults", faults.to_str().unwrap()]);
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/support/py/openai_sdk_field_faults.py"
+    );
+    let models = [
+        "f/late",
+        "f/late/json",
+        "f/bad",
+        "f/bad-end",
+        "f/err",
+        "f/resume",
+        "f/ctx",
+        "f/quota",
+    ];
+    let out = std::process::Command::new(&python)
+        .arg(script)
+        .arg(format!("http://{}", up.addr))
+        .args(models)
+        .output()
+        .expect("run the SDK script");
+    drop(up);
+    assert!(
+        out.status.success(),
+        "SDK script failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("script JSON");
+    let r = &v["read"];
+    // A late first token: the whole answer, the first token ≥ 1 s in.
+    for m in ["f/late", "f/late/json", "f/resume"] {
+        assert_eq!(r[m]["text"], "t1 t2 t3 t4", "{m}: {v}");
+        assert_eq!(r[m]["finish_reason"], "stop", "{m}: {v}");
+        assert!(r[m]["raised"].is_null(), "{m}: {v}");
+    }
+    assert!(
+        r["f/late"]["first_token_s"].as_f64().unwrap() >= 0.95,
+        "{v}"
+    );
+    // A malformed chunk: the SDK raises on the line (json.loads), whatever follows it.
+    for m in ["f/bad", "f/bad-end"] {
+        assert_eq!(r[m]["raised"], "JSONDecodeError", "{m}: {v}");
+        assert_eq!(r[m]["text"], "t1 t2", "{m}: the tokens before it: {v}");
+    }
+    // An error event inside a 200 stream: APIError carrying the event's message.
+    assert_eq!(r["f/err"]["raised"], "APIError", "{v}");
+    assert_eq!(r["f/err"]["text"], "t1 t2", "{v}");
+    assert!(
+        r["f/err"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("The server had an error"),
+        "{v}"
+    );
+    // Named provider errors: the SDK's own exception class per status, with the code.
+    assert_eq!(r["f/ctx"]["raised"], "BadRequestError", "{v}");
+    assert_eq!(r["f/ctx"]["status"], 400);
+    assert_eq!(r["f/ctx"]["code"], "context_length_exceeded");
+    assert_eq!(r["f/quota"]["raised"], "RateLimitError", "{v}");
+    assert_eq!(r["f/quota"]["code"], "insufficient_quota");
+}

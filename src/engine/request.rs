@@ -20,6 +20,10 @@ pub enum RequestKind {
         stream: bool,
         /// The requested maximum number of tokens.
         max_tokens: Option<u32>,
+        /// The conversation to send (a traffic line's `messages`), e.g. ending with an
+        /// assistant prefill; `None`: one user message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        messages: Option<Vec<ChatMessage>>,
     },
     /// A tool call (`POST /tools/NAME`).
     Tool {
@@ -69,10 +73,12 @@ impl RequestKind {
                 model,
                 stream,
                 max_tokens,
+                messages,
             } => Endpoint::Llm {
                 model: model.clone(),
                 stream: *stream,
                 max_tokens: *max_tokens,
+                messages: messages.clone(),
             },
             Self::Tool { name, body, .. } => Endpoint::Tool {
                 name: name.clone(),
@@ -84,6 +90,15 @@ impl RequestKind {
             },
         }
     }
+}
+
+/// One message of a model call's conversation (OpenAI's `{role, content}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    /// The text.
+    pub content: String,
 }
 
 /// One user request handed to the engine.

@@ -24,6 +24,8 @@ pub enum Endpoint {
         stream: bool,
         /// `max_tokens` of the request body.
         max_tokens: Option<u32>,
+        /// The conversation to send; `None`: one user message.
+        messages: Option<Vec<super::request::ChatMessage>>,
     },
     /// `POST /tools/NAME`.
     Tool {

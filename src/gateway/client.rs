@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::turn_end::TurnEnd;
+use crate::engine::request::ChatMessage;
 use crate::replay::http::{ExchangeError, HttpDispatcher, TargetError};
 use crate::wire::usage::Usage;
 
@@ -51,6 +52,33 @@ pub struct Turn {
     pub stream: bool,
     /// The user message.
     pub message: String,
+    /// The conversation to send instead of the one user message (a traffic row's `messages`):
+    /// `message` (with the turn's marker) is added to its last user message, whatever follows
+    /// it (an assistant prefill).
+    pub messages: Option<Vec<ChatMessage>>,
+}
+
+impl Turn {
+    /// The `messages` of the request body.
+    pub(crate) fn body_messages(&self) -> Value {
+        let Some(given) = &self.messages else {
+            return json!([{"role": "user", "content": self.message}]);
+        };
+        let last_user = given.iter().rposition(|m| m.role == "user");
+        let list: Vec<Value> = given
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let content = if Some(i) == last_user {
+                    format!("{}\n{}", m.content, self.message)
+                } else {
+                    m.content.clone()
+                };
+                json!({"role": m.role, "content": content})
+            })
+            .collect();
+        Value::Array(list)
+    }
 }
 
 /// What came back for a turn.
@@ -217,7 +245,7 @@ impl TurnClient {
             "model": self.model,
             "user": format!("conv:{}", turn.session),
             "stream": turn.stream,
-            "messages": [{"role": "user", "content": turn.message}],
+            "messages": turn.body_messages(),
         });
         let started = Instant::now();
         let got = self
@@ -354,6 +382,38 @@ fn error_message(v: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A traffic row's conversation: the turn's message (with its marker) joins the last user
+    /// message, an assistant prefill after it stays last, and the upstream's marker scanner
+    /// still reads the turn from the body.
+    #[test]
+    fn a_conversation_keeps_the_marker_in_its_last_user_message_before_a_prefill() {
+        let msg = |role: &str, content: &str| ChatMessage {
+            role: role.into(),
+            content: content.into(),
+        };
+        let turn = Turn {
+            session: "s1".into(),
+            stream: true,
+            message: format!("rehearse turn 7 {}", crate::wire::turn::marker(7)),
+            messages: Some(vec![
+                msg("user", "earlier"),
+                msg("assistant", "ok"),
+                msg("user", "continue this"),
+                msg("assistant", "Sure, here"),
+            ]),
+        };
+        let m = turn.body_messages();
+        assert_eq!(m[3], json!({"role": "assistant", "content": "Sure, here"}));
+        assert_eq!(m[0]["content"], "earlier", "earlier user messages stay as written");
+        let last_user = m[2]["content"].as_str().unwrap();
+        assert!(last_user.starts_with("continue this\n") && last_user.ends_with(&crate::wire::turn::marker(7)));
+        let body = json!({"model": "x", "messages": m}).to_string();
+        assert_eq!(crate::upstream::turn::of_body(body.as_bytes()), Some(7));
+        // Without a conversation: the one user message.
+        let plain = Turn { messages: None, ..turn };
+        assert_eq!(plain.body_messages(), json!([{"role": "user", "content": plain.message}]));
+    }
 
     #[test]
     fn a_streamed_answer_joins_deltas_and_keeps_the_finish_reason() {

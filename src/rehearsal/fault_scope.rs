@@ -18,19 +18,35 @@ fn ms(d: std::time::Duration) -> u64 {
     nominal_ms(d).max(0) as u64
 }
 
-/// `kind`'s own settings as `key=value` pairs (`status=503`, `retry_after="120s"`).
+/// `kind`'s own settings as `key=value` pairs (`status=503`, `retry_after="120s"`), then the
+/// envelope's `when` (`when=stream,!tools`) and the names of its `headers` (`headers=a,b`: names
+/// only, a value may be anything the user wrote).
 fn detail(f: &FaultSpec) -> String {
-    serde_json::to_value(&f.kind)
+    let mut parts: Vec<String> = serde_json::to_value(&f.kind)
         .ok()
         .and_then(|v| v.as_object().cloned())
         .map(|o| {
             o.iter()
                 .filter(|(k, _)| k.as_str() != "kind")
                 .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ")
+                .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if let Some(w) = &f.when {
+        let keys = [("stream", w.stream), ("tools", w.tools), ("prefill", w.prefill)];
+        let said: Vec<String> = keys
+            .iter()
+            .filter_map(|(k, v)| v.map(|v| if v { k.to_string() } else { format!("!{k}") }))
+            .collect();
+        parts.push(format!("when={}", said.join(",")));
+    }
+    if let Some(h) = &f.headers {
+        parts.push(format!(
+            "headers={}",
+            h.keys().cloned().collect::<Vec<_>>().join(",")
+        ));
+    }
+    parts.join(" ")
 }
 
 /// The fault windows of a scenario (scenario time), with what each applied to (`hits`: per
@@ -130,6 +146,21 @@ mod tests {
         crate::upstream::parse_fault_file(&format!("[[fault]]\n{toml}"), "test.toml")
             .unwrap()
             .remove(0)
+    }
+
+    #[test]
+    fn the_detail_names_when_and_the_header_names_never_their_values() {
+        let f = spec(
+            "route = \"llm\"\nkind = \"status\"\nerror = \"insufficient_quota\"\n\
+             when = { stream = true, prefill = false }\n\
+             headers = { retry-after-ms = \"9000\", x-secret = \"sk-do-not-show\" }",
+        );
+        let d = detail(&f);
+        assert_eq!(
+            d,
+            "error=\"insufficient_quota\" when=stream,!prefill headers=retry-after-ms,x-secret"
+        );
+        assert!(!d.contains("sk-do-not-show"));
     }
 
     #[test]

@@ -170,14 +170,17 @@ fn with_meta(at_ms: u64, kind: RequestKind, headers: &HeaderMap) -> TrafficLine 
             .filter(|s| !s.is_empty())
     };
     let kind = match kind {
+        // A recording keeps no conversation text (it is the users'): one user message on replay.
         RequestKind::Llm {
             model,
             stream,
             max_tokens,
+            ..
         } => RequestKind::Llm {
             model: scrub_str(&model, &secrets),
             stream,
             max_tokens,
+            messages: None,
         },
         RequestKind::Tool {
             name: tool,
@@ -267,6 +270,7 @@ pub fn http_line(
             model: model.to_string(),
             stream: v.get("stream").and_then(Value::as_bool).unwrap_or(false),
             max_tokens: Some(max_tokens),
+            messages: None,
         }
     } else if let Some(name) = path.strip_prefix(route::TOOLS_PREFIX)
         && !name.is_empty()
@@ -361,7 +365,8 @@ mod tests {
             RequestKind::Llm {
                 model: "anthropic/claude-opus".into(),
                 stream: true,
-                max_tokens: Some(77)
+                max_tokens: Some(77),
+                messages: None,
             }
         );
         assert_eq!(line.tenant.as_deref(), Some("team-b"));

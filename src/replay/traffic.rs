@@ -13,7 +13,8 @@
 //! - `at_ms` (integer ≥ 0) and `kind` (`llm`, `tool` or `ws`) are required on every line, and
 //!   lines must be sorted by `at_ms` (equal values are allowed).
 //! - `llm`: `model` (string) and `max_tokens` (integer ≥ 1) required, `stream` (bool) defaults to
-//!   false. `tool`: `tool` (string) and `idempotent` (bool) required, `body` (any JSON) defaults
+//!   false, `messages` (the conversation sent, `[{"role","content"}, …]`, e.g. ending with an
+//!   assistant prefill; with a user message) optional. `tool`: `tool` (string) and `idempotent` (bool) required, `body` (any JSON) defaults
 //!   to `{}`, `idempotency_key` (string) optional. `ws`: `channel` (string) and `messages`
 //!   (integer ≥ 1) required.
 //! - Optional on every kind: `tenant`, `session` (strings), `budget_tokens` (integer),
@@ -28,6 +29,7 @@ use serde_json::{Map, Value};
 
 use crate::engine::OpClass;
 use crate::engine::RequestKind;
+use crate::engine::request::ChatMessage;
 
 /// One request of a traffic file.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +144,7 @@ const COMMON: &[&str] = &[
     "session",
     "class",
 ];
-const LLM: &[&str] = &["model", "stream", "max_tokens"];
+const LLM: &[&str] = &["model", "stream", "max_tokens", "messages"];
 const TOOL: &[&str] = &["tool", "body", "idempotent", "idempotency_key"];
 const WS: &[&str] = &["channel", "messages"];
 
@@ -196,6 +198,7 @@ pub fn parse_line(raw: &str, origin: &str, line_no: usize) -> Result<TrafficLine
             model: f.str_req("model")?,
             stream: f.bool_opt("stream")?.unwrap_or(false),
             max_tokens: Some(f.positive_u32("max_tokens")?),
+            messages: f.chat_messages("messages")?,
         },
         "tool" => RequestKind::Tool {
             name: f.str_req("tool")?,
@@ -295,6 +298,38 @@ impl Fields<'_> {
             Some(_) => Err(self.err(key, "must not be empty")),
             None => Err(self.err(key, "missing (required)")),
         }
+    }
+
+    /// An `llm` line's `messages`: a non-empty array of `{role, content}` (`role` one of
+    /// `system`, `user`, `assistant`; `content` a string), with a user message (the turn's
+    /// marker goes into the last one).
+    fn chat_messages(&self, key: &str) -> Result<Option<Vec<ChatMessage>>, TrafficError> {
+        let Some(v) = self.map.get(key) else {
+            return Ok(None);
+        };
+        let Some(items) = v.as_array().filter(|a| !a.is_empty()) else {
+            return Err(self.err(key, format!("expected a non-empty array of {{role, content}}, got {v}")));
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let m: ChatMessage = serde_json::from_value(item.clone())
+                .ok()
+                .filter(|_| item.as_object().is_some_and(|o| o.len() == 2))
+                .ok_or_else(|| {
+                    self.err(key, format!("[{i}]: expected {{\"role\": ROLE, \"content\": TEXT}}, got {item}"))
+                })?;
+            if !matches!(m.role.as_str(), "system" | "user" | "assistant") {
+                return Err(self.err(
+                    key,
+                    format!("[{i}]: unknown role {:?} (expected system, user or assistant)", m.role),
+                ));
+            }
+            out.push(m);
+        }
+        if !out.iter().any(|m| m.role == "user") {
+            return Err(self.err(key, "has no user message (a turn's marker goes into the last one)"));
+        }
+        Ok(Some(out))
     }
 
     fn bool_opt(&self, key: &str) -> Result<Option<bool>, TrafficError> {

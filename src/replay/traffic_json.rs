@@ -28,8 +28,9 @@ struct OutLine<'a> {
     idempotency_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     channel: Option<&'a str>,
+    /// A `ws` line's count, or an `llm` line's conversation.
     #[serde(skip_serializing_if = "Option::is_none")]
-    messages: Option<u32>,
+    messages: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tenant: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,10 +66,12 @@ impl TrafficLine {
                 model,
                 stream,
                 max_tokens,
+                messages,
             } => {
                 out.model = Some(model);
                 out.stream = Some(*stream);
                 out.max_tokens = *max_tokens;
+                out.messages = messages.as_ref().map(|m| serde_json::json!(m));
             }
             RequestKind::Tool {
                 name: tool,
@@ -83,7 +86,7 @@ impl TrafficLine {
             }
             RequestKind::Ws { channel, messages } => {
                 out.channel = Some(channel);
-                out.messages = Some(*messages);
+                out.messages = Some(Value::from(*messages));
             }
         }
         // ok: a struct of strings, numbers, bools and a serde_json::Value always serialises.

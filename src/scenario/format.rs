@@ -126,6 +126,20 @@ pub enum ScenarioError {
         /// What is wrong.
         msg: String,
     },
+    /// The scenario cannot run against its system under test at all — not a fault of the file,
+    /// nor a failure of the system: a case that does not apply to that kind of target (a run
+    /// matrix reports it as such, never as a fail). Refused before the run (exit 2).
+    #[error("not applicable: {traffic}:{line}: {reason} (target kind `{kind}`)")]
+    NotApplicable {
+        /// The traffic file.
+        traffic: String,
+        /// The 1-based line of the first traffic row the target cannot send.
+        line: usize,
+        /// The target kind (`openclaw`).
+        kind: &'static str,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl ScenarioError {

@@ -31,6 +31,8 @@ pub(crate) struct PlannedTurn {
     pub stream: bool,
     /// The traffic line's index in the file.
     pub line: usize,
+    /// The traffic line's `messages` (the conversation sent), if it has its own.
+    pub messages: Option<Vec<crate::engine::request::ChatMessage>>,
 }
 
 /// The model calls before `duration_ms`, in order.
@@ -40,11 +42,14 @@ pub(crate) fn planned_turns(traffic: &[TrafficLine], duration_ms: u64) -> Vec<Pl
         .enumerate()
         .filter(|(_, l)| l.at_ms < duration_ms)
         .filter_map(|(i, l)| match &l.kind {
-            RequestKind::Llm { stream, .. } => Some(PlannedTurn {
+            RequestKind::Llm {
+                stream, messages, ..
+            } => Some(PlannedTurn {
                 at_ms: l.at_ms,
                 session: l.session.clone().unwrap_or_else(|| format!("line-{i}")),
                 stream: *stream,
                 line: i,
+                messages: messages.clone(),
             }),
             _ => None,
         })

@@ -101,6 +101,50 @@ fn portkey_file(
     Ok(f)
 }
 
+/// A traffic row with its own `messages` (a conversation, e.g. ending with an assistant prefill)
+/// cannot be sent through a gateway that keeps only the user message: OpenClaw
+/// (`kind = "openclaw"`) builds its own conversation from its session. Such a scenario is not
+/// applicable to it ([`ScenarioError::NotApplicable`]), never a fail.
+fn not_applicable(
+    file: &ScenarioFile,
+    traffic: &[TrafficLine],
+    traffic_path: &Path,
+) -> Result<(), ScenarioError> {
+    let kind = file.target_kind();
+    if kind != crate::scenario::target::TargetKind::Openclaw {
+        return Ok(());
+    }
+    let row = traffic
+        .iter()
+        .position(|l| matches!(&l.kind, RequestKind::Llm { messages: Some(_), .. }));
+    match row {
+        None => Ok(()),
+        Some(i) => Err(ScenarioError::NotApplicable {
+            traffic: crate::builtin::shown(traffic_path),
+            line: file_line_of_row(traffic_path, i),
+            kind: kind.as_str(),
+            reason: "this row sends its own `messages`, and an OpenClaw gateway keeps only the \
+                     user message of a turn (it builds the conversation from its session)"
+                .to_string(),
+        }),
+    }
+}
+
+/// The 1-based file line of the traffic file's row `row` (0-based; blank lines are not rows),
+/// else `row + 1`.
+fn file_line_of_row(traffic_path: &Path, row: usize) -> usize {
+    std::fs::read_to_string(traffic_path)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+                .nth(row)
+                .map(|(n, _)| n + 1)
+        })
+        .unwrap_or(row + 1)
+}
+
 /// Loads and checks a scenario file for a run at speed 1. Every error names the file, and
 /// semantic ones the line and column of the offending value.
 pub fn check(path: &Path) -> Result<Checked, ScenarioError> {
@@ -244,6 +288,7 @@ fn check_parsed(
     };
     let traffic = load_traffic(&traffic_path).map_err(|e| invalid("traffic", e.to_string()))?;
     let shown = traffic_path.display();
+    not_applicable(&file, &traffic, &traffic_path)?;
     let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
     let Some(first) = traffic.first() else {
         return Err(invalid(

@@ -23,6 +23,9 @@ pub enum ReadFailure {
     HeadersNeverArrived,
     /// A progressing stream went silent past the inter-token deadline.
     InterTokenStall,
+    /// A 200 stream carried an error event (`data: {"error": …}`) or a `data:` line that is not
+    /// JSON: the stream is broken, whatever follows.
+    StreamError,
     /// Nobody listened (connection refused).
     Refused,
     /// A WebSocket pong did not arrive within its deadline.
@@ -42,6 +45,7 @@ impl ReadFailure {
             Self::BodyEndedEarly => "body_ended_early",
             Self::HeadersNeverArrived => "headers_never_arrived",
             Self::InterTokenStall => "inter_token_stall",
+            Self::StreamError => "stream_error",
             Self::Refused => "refused",
             Self::WsPingTimeout => "ws_ping_timeout",
             Self::WsClosed => "ws_closed",

@@ -256,9 +256,24 @@ async fn read_stream(
             Some(Ok(frame)) => {
                 if let Ok(data) = frame.into_data() {
                     buf.extend_from_slice(&data);
-                    let (n, finished) = drain_events(&mut buf);
-                    tokens.fetch_add(n, Ordering::Relaxed);
-                    done |= finished;
+                    let drained = drain_events(&mut buf);
+                    tokens.fetch_add(drained.tokens, Ordering::Relaxed);
+                    done |= drained.done;
+                    if drained.broken.is_some() {
+                        // An error event or a line that is not JSON: the attempt failed, as
+                        // the SDKs fail it, with the tokens that came before it.
+                        let received = tokens.load(Ordering::Relaxed);
+                        let result = if received > 0 {
+                            AttemptResult::StreamCut {
+                                tokens_received: received,
+                            }
+                        } else {
+                            AttemptResult::Transport {
+                                failure: TransportFailure::BodyEndedEarly,
+                            }
+                        };
+                        return (result, Some(ReadFailure::StreamError));
+                    }
                 }
             }
             Some(Err(e)) => {

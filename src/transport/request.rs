@@ -141,12 +141,19 @@ pub fn body(endpoint: &Endpoint) -> Option<serde_json::Value> {
             model,
             stream,
             max_tokens,
-        } => Some(serde_json::json!({
-            "model": model,
-            "stream": stream,
-            "max_tokens": max_tokens,
-            "messages": [{"role": "user", "content": PROMPT}],
-        })),
+            messages,
+        } => {
+            let messages = match messages {
+                Some(m) => serde_json::json!(m),
+                None => serde_json::json!([{"role": "user", "content": PROMPT}]),
+            };
+            Some(serde_json::json!({
+                "model": model,
+                "stream": stream,
+                "max_tokens": max_tokens,
+                "messages": messages,
+            }))
+        }
         Endpoint::Tool { body, .. } => Some(body.clone()),
         Endpoint::Ws { .. } => None,
     }
@@ -286,6 +293,7 @@ mod tests {
             model: "openai-codex/gpt-5".into(),
             stream: true,
             max_tokens: Some(64),
+            messages: None,
         };
         let v = body(&endpoint).unwrap();
         assert_eq!(v["model"], "openai-codex/gpt-5");
@@ -293,5 +301,21 @@ mod tests {
         assert_eq!(v["max_tokens"], 64);
         assert_eq!(v["messages"][0]["content"], PROMPT);
         assert_eq!(path(&endpoint), route::CHAT);
+        // A traffic row's conversation goes out as it is, a prefill last.
+        let msg = |role: &str, content: &str| crate::engine::request::ChatMessage {
+            role: role.into(),
+            content: content.into(),
+        };
+        let endpoint = Endpoint::Llm {
+            model: "m/x".into(),
+            stream: false,
+            max_tokens: Some(4),
+            messages: Some(vec![msg("user", "hi"), msg("assistant", "Sure,")]),
+        };
+        let v = body(&endpoint).unwrap();
+        assert_eq!(
+            v["messages"],
+            serde_json::json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Sure,"}])
+        );
     }
 }

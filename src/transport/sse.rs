@@ -1,11 +1,24 @@
 //! Reading a response body: SSE token events (`data:` lines, `[DONE]`), the
-//! `usage.completion_tokens` of a JSON completion, and a provider's error code.
+//! `usage.completion_tokens` of a JSON completion, and a provider's error code. A `data:` line
+//! that is not JSON, or an error event (`data: {"error": …}`) inside a 200 stream, breaks the
+//! stream: the official SDKs raise on either, and so does the engine (the attempt failed).
 
-/// Consumes complete SSE lines from `buf`: returns the token events seen and whether
-/// `data: [DONE]` was among them.
-pub(crate) fn drain_events(buf: &mut Vec<u8>) -> (u32, bool) {
-    let mut tokens = 0;
-    let mut done = false;
+/// What [`drain_events`] found in the complete lines it consumed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Drained {
+    /// Token events.
+    pub tokens: u32,
+    /// `data: [DONE]` was among them.
+    pub done: bool,
+    /// A `data:` line that is not JSON, or an error event: the stream is broken (`Some`, with
+    /// the error's provider code where it has one).
+    pub broken: Option<Option<String>>,
+}
+
+/// Consumes complete SSE lines from `buf` up to a line that breaks the stream: the token
+/// events seen, whether `data: [DONE]` was among them, and what broke it.
+pub(crate) fn drain_events(buf: &mut Vec<u8>) -> Drained {
+    let mut out = Drained::default();
     while let Some(pos) = buf.iter().position(|b| *b == b'\n') {
         let line: Vec<u8> = buf.drain(..=pos).collect();
         let line = String::from_utf8_lossy(&line);
@@ -13,20 +26,31 @@ pub(crate) fn drain_events(buf: &mut Vec<u8>) -> (u32, bool) {
             continue;
         };
         if data.trim() == "[DONE]" {
-            done = true;
-        } else if carries_content(data) {
-            tokens += 1;
+            out.done = true;
+            continue;
+        }
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
+            out.broken = Some(None);
+            return out;
+        };
+        if let Some(err) = v.get("error") {
+            let code = err
+                .get("code")
+                .and_then(|c| c.as_str())
+                .or_else(|| err.get("type").and_then(|c| c.as_str()));
+            out.broken = Some(code.map(str::to_string));
+            return out;
+        }
+        if carries_content(&v) {
+            out.tokens += 1;
         }
     }
-    (tokens, done)
+    out
 }
 
 /// Whether an SSE event's data is a token: any event but an OpenAI chunk whose choices carry no
 /// content (the role delta, the `finish_reason` chunk, the usage chunk with empty `choices`).
-fn carries_content(data: &str) -> bool {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
-        return true;
-    };
+fn carries_content(v: &serde_json::Value) -> bool {
     match v.get("choices").and_then(|c| c.as_array()) {
         None => true,
         Some(choices) => choices.iter().any(|c| {
@@ -66,9 +90,10 @@ mod tests {
     #[test]
     fn sse_lines_count_tokens_and_done_across_chunk_boundaries() {
         let mut buf = b"data: {\"a\":1}\n\ndata: {\"a\"".to_vec();
-        assert_eq!(drain_events(&mut buf), (1, false));
+        let d = |tokens, done| Drained { tokens, done, broken: None };
+        assert_eq!(drain_events(&mut buf), d(1, false));
         buf.extend_from_slice(b":2}\n\ndata: [DONE]\n\n");
-        assert_eq!(drain_events(&mut buf), (1, true));
+        assert_eq!(drain_events(&mut buf), d(1, true));
         assert!(buf.is_empty());
     }
 
@@ -84,7 +109,30 @@ mod tests {
         )
         .as_bytes()
         .to_vec();
-        assert_eq!(drain_events(&mut buf), (2, true));
+        let got = drain_events(&mut buf);
+        assert_eq!((got.tokens, got.done, got.broken), (2, true, None));
+    }
+
+    /// What the upstream's `malformed_chunk` and `error_event` send: the stream is broken at
+    /// that line, whatever follows (a `[DONE]` after a malformed line does not make it whole).
+    #[test]
+    fn a_line_that_is_not_json_or_an_error_event_breaks_the_stream() {
+        let t1 = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t1\"}}]}\n\n";
+        let mut buf = format!(
+            "{t1}data: {{\"choices\":[{{\"delta\":{{\"content\":\n\n{t1}data: [DONE]\n\n"
+        )
+        .into_bytes();
+        let got = drain_events(&mut buf);
+        assert_eq!((got.tokens, got.done, got.broken), (1, false, Some(None)));
+        let mut buf = format!(
+            "{t1}data: {{\"error\":{{\"message\":\"x\",\"type\":\"server_error\",\"param\":null,\"code\":null}}}}\n\n"
+        )
+        .into_bytes();
+        let got = drain_events(&mut buf);
+        assert_eq!(got.tokens, 1);
+        assert_eq!(got.broken, Some(Some("server_error".to_string())));
+        let mut buf = b"data: {\"error\":{\"code\":\"rate_limit_exceeded\"}}\n\n".to_vec();
+        assert_eq!(drain_events(&mut buf).broken, Some(Some("rate_limit_exceeded".into())));
     }
 
     #[test]

@@ -128,6 +128,10 @@ pub(crate) struct Incoming<'a> {
     pub tokens: Option<u64>,
     /// The usage that answer carries, if any.
     pub usage: Option<crate::wire::usage::Usage>,
+    /// A chat completion's `stream` (`None`: not a chat completion).
+    pub stream: Option<bool>,
+    /// A chat completion's body (what a fault's `when` may read).
+    pub body: Option<&'a [u8]>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -234,7 +238,7 @@ impl Upstream {
         inc: &Incoming<'_>,
         now: Instant,
         wall: SystemTime,
-    ) -> Option<(&'static str, Action)> {
+    ) -> Option<Decision> {
         let route = RequestRoute::of(inc.route, inc.tool);
         let route_text = route.to_string();
         let profile_fp = inc.bearer.map(crate::util::fingerprint);
@@ -249,6 +253,8 @@ impl Upstream {
             profile_id: owner.map(|o| o.id.as_str()),
             provider: owner.map(|o| o.provider.as_str()),
             model: inc.model,
+            stream: inc.stream,
+            body: inc.body,
         };
         let (decision, duplicate, index, t_ms, warmup) = {
             let mut g = lock(&self.inner);
@@ -266,14 +272,26 @@ impl Upstream {
                     .select_for(&scope, start, now, self.speed, inc.canary)
             };
             let decision = index
-                .and_then(|i| inner.table.specs().get(i).map(|s| s.kind.clone()))
-                .map(|kind| {
+                .and_then(|i| inner.table.specs().get(i))
+                .map(|s| {
+                    let headers = s
+                        .headers
+                        .as_ref()
+                        .map(|h| faults::headers::scaled(h, self.speed))
+                        .unwrap_or_default();
+                    (s.kind.clone(), headers)
+                })
+                .map(|(kind, headers)| {
                     let mut ctx = ActionCtx {
                         speed: self.speed,
                         wall_now: wall,
                         rng: inner.table.rng_for(inc.canary),
                     };
-                    (kind.name(), kind.as_fault().action(&mut ctx))
+                    Decision {
+                        kind: kind.name(),
+                        action: kind.as_fault().action(&mut ctx),
+                        headers,
+                    }
                 });
             let duplicate = inner.stats.observe(&Observation {
                 t_ms,
@@ -282,9 +300,9 @@ impl Upstream {
                 profile_fp: profile_fp.as_deref(),
                 probe: inc.probe.is_some(),
                 canary: inc.canary,
-                fault: decision.as_ref().map(|d| d.0),
+                fault: decision.as_ref().map(|d| d.kind),
                 idempotency_key: inc.idempotency_key,
-                executes: decision.as_ref().is_none_or(|d| d.1.executes()),
+                executes: decision.as_ref().is_none_or(|d| d.action.executes()),
             });
             (decision, duplicate, index, t_ms, warmup)
         };
@@ -301,15 +319,15 @@ impl Upstream {
                 profile_fp,
                 probe: inc.probe.is_some(),
                 canary: inc.canary,
-                fault: decision.as_ref().map(|d| d.0.to_string()),
+                fault: decision.as_ref().map(|d| d.kind.to_string()),
                 fault_index: decision.as_ref().and(index),
                 idempotency_key: inc.idempotency_key.map(str::to_string),
                 duplicate,
                 host: inc.host.map(str::to_string),
                 warmup,
-                retry_after_ms: decision
-                    .as_ref()
-                    .and_then(|d| faults::retry_after_ms(&d.1, wall, self.speed)),
+                retry_after_ms: decision.as_ref().and_then(|d| {
+                    faults::announced_wait(&d.action, &d.headers, wall, self.speed)
+                }),
                 turn: inc.turn,
                 tokens: inc.tokens,
                 usage: inc.usage,
@@ -320,6 +338,18 @@ impl Upstream {
         }
         decision
     }
+}
+
+/// What the server does for one faulted request: the fault's kind, its action and its extra
+/// headers (`headers`, scaled by the speed factor).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Decision {
+    /// The kind's name.
+    pub kind: &'static str,
+    /// What to do.
+    pub action: Action,
+    /// The fault's `headers`, as sent.
+    pub headers: Vec<(String, String)>,
 }
 
 /// The dep a request belongs to (see [`UpstreamRecord::dep`]).

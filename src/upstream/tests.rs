@@ -16,6 +16,8 @@ fn inc<'a>(route: RouteKind) -> Incoming<'a> {
         turn: None,
         tokens: None,
         usage: None,
+        stream: None,
+        body: None,
     }
 }
 
@@ -68,7 +70,7 @@ fn canaries_are_recorded_apart_from_probes_and_never_see_a_first_fault() {
     probe.canary = false;
     let mut user = probe;
     user.probe = None;
-    let hit = |i: &Incoming<'_>| up.admit(i, now, wall).map(|d| d.0);
+    let hit = |i: &Incoming<'_>| up.admit(i, now, wall).map(|d| d.kind);
     assert_eq!(hit(&canary), None, "a first=N fault spares canaries");
     assert_eq!(hit(&canary), None, "and they do not use it up");
     assert_eq!(
@@ -112,7 +114,7 @@ fn the_scenarios_profiles_give_a_fault_its_profile_id_and_a_bare_models_provider
         let mut i = inc(RouteKind::Llm);
         i.bearer = Some(bearer);
         i.model = Some(model);
-        up.admit(&i, now, wall).map(|d| d.0)
+        up.admit(&i, now, wall).map(|d| d.kind)
     };
     // The engine's spelling and OpenClaw's bare id, with key-A's token (profile id in the
     // fault, not the token).
@@ -146,7 +148,7 @@ fn a_disarmed_upstream_applies_no_fault_and_uses_up_no_first_until_armed() {
     let start = t0 + Duration::from_secs(20);
     up.arm(start);
     assert!(up.armed());
-    let hit = up.admit(&user, start + Duration::from_millis(300), wall).map(|d| d.0);
+    let hit = up.admit(&user, start + Duration::from_millis(300), wall).map(|d| d.kind);
     assert_eq!(hit, Some("status"), "the run's first request meets it, inside 0–2 s");
     assert_eq!(up.admit(&user, start + Duration::from_millis(400), wall), None);
     let got: Vec<(u64, bool, bool)> = records

@@ -10,9 +10,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rehearse::engine::failover::retry_after::{MAX_RETRY_AFTER, parse_retry_after};
 use rehearse::upstream::faults::{
-    Action, ActionCtx, CutAt, FaultKind, LatencyFault, RateLimitFault, ResetFault,
+    Action, ActionCtx, CutAt, ErrorEventFault, FaultKind, FirstTokenDelayFault, LatencyFault,
+    MalformedChunkFault, MalformedThen, ProviderError, RateLimitFault, ResetFault,
     ResetMidStreamFault, RetryAfterFormat, RouteSel, SlowStreamFault, StallFault, StallStreamFault,
-    StatusFault, WsCloseFault, WsPingTimeoutFault,
+    StatusFault, When, WsCloseFault, WsPingTimeoutFault,
 };
 use rehearse::upstream::{FaultSpec, parse_fault_file};
 
@@ -73,7 +74,37 @@ fn kind(max: Duration) -> impl Strategy<Value = FaultKind> {
     prop_oneof![
         (100u16..=599, proptest::option::of(any::<String>()))
             .prop_filter("101 is not a response", |(s, _)| *s != 101)
-            .prop_map(|(status, body)| FaultKind::Status(StatusFault { status, body })),
+            .prop_map(|(status, body)| FaultKind::Status(StatusFault {
+                status: Some(status),
+                body,
+                error: None
+            })),
+        (proptest::option::of(400u16..=599), provider_error()).prop_map(|(status, error)| {
+            FaultKind::Status(StatusFault {
+                status,
+                body: None,
+                error: Some(error),
+            })
+        }),
+        duration(max)
+            .prop_filter("delay > 0", |d| !d.is_zero())
+            .prop_map(|delay| FaultKind::FirstTokenDelay(FirstTokenDelayFault { delay })),
+        (any::<u64>(), any::<bool>()).prop_map(|(after_chunks, end)| FaultKind::MalformedChunk(
+            MalformedChunkFault {
+                after_chunks,
+                then: if end {
+                    MalformedThen::End
+                } else {
+                    MalformedThen::Continue
+                },
+            }
+        )),
+        (any::<u64>(), proptest::option::of(provider_error())).prop_map(|(after_chunks, error)| {
+            FaultKind::ErrorEvent(ErrorEventFault {
+                after_chunks,
+                error,
+            })
+        }),
         (duration(max), any::<bool>()).prop_map(|(retry_after, date)| FaultKind::RateLimit(
             RateLimitFault {
                 retry_after,
@@ -94,10 +125,12 @@ fn kind(max: Duration) -> impl Strategy<Value = FaultKind> {
                 cut
             }
         )),
-        (frac, cut()).prop_map(
-            |(after_fraction, cut)| FaultKind::StallStream(StallStreamFault {
+        (frac, cut(), proptest::option::of(duration(max))).prop_map(
+            |(after_fraction, cut, resume_after)| FaultKind::StallStream(StallStreamFault {
                 after_fraction,
-                cut
+                cut,
+                // A resume follows a cut that leaves the body open, and lasts a while.
+                resume_after: resume_after.filter(|d| !d.is_zero() && cut != CutAt::NoTerminal),
             })
         ),
         duration(max)
@@ -108,6 +141,19 @@ fn kind(max: Duration) -> impl Strategy<Value = FaultKind> {
             .prop_filter("sendable", |c| !matches!(c, 1004..=1006 | 1015))
             .prop_map(|code| FaultKind::WsClose(WsCloseFault { code })),
     ]
+}
+
+fn provider_error() -> impl Strategy<Value = ProviderError> {
+    proptest::sample::select(ProviderError::ALL.to_vec())
+}
+
+fn when() -> impl Strategy<Value = When> {
+    let b = || proptest::option::of(any::<bool>());
+    (b(), b(), b()).prop_map(|(stream, tools, prefill)| When {
+        stream,
+        tools,
+        prefill,
+    })
 }
 
 fn route() -> impl Strategy<Value = RouteSel> {
@@ -133,9 +179,11 @@ fn spec(max: Duration) -> impl Strategy<Value = FaultSpec> {
         prop_oneof![Just(1.0), Just(0.0), 0.0..=1.0f64],
         proptest::option::of(any::<u64>()),
         kind(max),
+        proptest::option::of(when()),
+        proptest::option::of(0u64..=86_400_000),
     )
         .prop_map(
-            |(route, profile, model, from, until, probability, first, kind)| {
+            |(route, profile, model, from, until, probability, first, kind, when, wait_ms)| {
                 let (from, until) = match (from, until) {
                     (Some(a), Some(b)) if a > b => (Some(b), Some(a)),
                     (Some(a), Some(b)) if a == b => (Some(a), None),
@@ -146,6 +194,18 @@ fn spec(max: Duration) -> impl Strategy<Value = FaultSpec> {
                     _ => route,
                 };
                 let model = model.filter(|_| matches!(route, RouteSel::Llm | RouteSel::Any));
+                let when = when.filter(|_| matches!(route, RouteSel::Llm | RouteSel::Any));
+                let http = kind.as_fault().answers_over_http()
+                    && (route != RouteSel::Ws
+                        || matches!(kind, FaultKind::Status(_) | FaultKind::RateLimit(_)));
+                let headers = wait_ms.filter(|_| http).map(|ms| {
+                    [
+                        ("retry-after-ms".to_string(), ms.to_string()),
+                        ("x-ms-throttle-reason".to_string(), "quota".to_string()),
+                    ]
+                    .into_iter()
+                    .collect()
+                });
                 FaultSpec {
                     name: None,
                     route,
@@ -156,6 +216,8 @@ fn spec(max: Duration) -> impl Strategy<Value = FaultSpec> {
                     probability,
                     first,
                     optional: false,
+                    when,
+                    headers,
                     kind,
                 }
             },
@@ -241,7 +303,7 @@ proptest! {
     ) {
         let spec = FaultSpec {
             name: None, route: RouteSel::Any, profile: None, model: None, from: None, until: None,
-            probability: 1.0, first: None, optional: false,
+            probability: 1.0, first: None, optional: false, when: None, headers: None,
             kind: FaultKind::RateLimit(RateLimitFault {
                 retry_after: wait,
                 retry_after_format: if date { RetryAfterFormat::HttpDate } else { RetryAfterFormat::Seconds },

@@ -67,6 +67,7 @@ fn kind() -> impl Strategy<Value = RequestKind> {
                 model,
                 stream,
                 max_tokens: Some(max_tokens),
+                messages: None,
             }
         }),
         (

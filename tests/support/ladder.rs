@@ -94,6 +94,7 @@ pub fn llm(id: u64, stream: bool) -> EngineRequest {
             model: PRIMARY.into(),
             stream,
             max_tokens: Some(256),
+            messages: None,
         },
         tenant: None,
         budget_tokens: None,

@@ -217,6 +217,8 @@ const FAILING_FAULTS: &[&str] = &[
     "reset",
     "reset_mid_stream",
     "stall_stream",
+    "malformed_chunk",
+    "error_event",
     "ws_close",
     "ws_ping_timeout",
 ];

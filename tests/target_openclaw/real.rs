@@ -102,6 +102,7 @@ async fn a_real_gateway_reaches_the_upstream_with_the_seeded_key_retries_a_503_a
         session: session.into(),
         stream,
         message: "hello from rehearse".into(),
+        messages: None,
     };
     let t1 = Instant::now();
     let first = client.send(&turn("s1", true)).await;

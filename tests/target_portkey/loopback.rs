@@ -111,6 +111,7 @@ async fn portkey_listens_on_127_0_0_1_only_and_a_connect_to_another_local_addres
             session: "s1".into(),
             stream: false,
             message: "hi".into(),
+            messages: None,
         })
         .await;
     assert_eq!(o.status, Some(200), "{o:?}");

@@ -19,7 +19,7 @@ use crate::engine::failover::{
     Choice, CooldownWrite, RequestState, decide, pick_profile, when_no_profile,
 };
 use crate::engine::outcome::{AttemptResult, Reason};
-use crate::engine::request::EngineRequest;
+use crate::engine::request::{EngineRequest, RequestKind};
 use crate::engine::transport::{Call, Endpoint, Origin, Transport};
 use crate::wire::dep::provider_of;
 
@@ -211,6 +211,10 @@ impl<T: Transport> Engine<T> {
                     model: p.state.model.clone(),
                     stream: shape.stream,
                     max_tokens: shape.max_tokens,
+                    messages: match &req.kind {
+                        RequestKind::Llm { messages, .. } => messages.clone(),
+                        _ => None,
+                    },
                 },
                 bearer: Some(entry.profile.credential().to_string()),
                 idempotency_key: None,

@@ -292,6 +292,7 @@ impl<T: Transport> Engine<T> {
                 model,
                 stream,
                 max_tokens,
+                ..
             } => {
                 self.handle_model(&req, worker, model, *stream, *max_tokens)
                     .await

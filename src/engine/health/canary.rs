@@ -83,6 +83,7 @@ impl Canary {
                 model: model.to_string(),
                 stream: false,
                 max_tokens: Some(1),
+                messages: None,
             },
             bearer: Some(profile.credential().to_string()),
         }

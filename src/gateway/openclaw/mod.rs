@@ -27,7 +27,7 @@
 //! let gateway = Gateway::start(&install, &config, "run".as_ref(), GatewayOptions::default()).await?;
 //! // 4. Turns (a stable `user` per session).
 //! let client = gateway.client()?;
-//! let outcome = client.send(&rehearse::gateway::Turn { session: "s1".into(), stream: true, message: "hi".into() }).await;
+//! let outcome = client.send(&rehearse::gateway::Turn { session: "s1".into(), stream: true, message: "hi".into(), messages: None }).await;
 //! drop(client);
 //! // 5. Stop (SIGTERM, grace, SIGKILL), then read what it decided and what it remembers.
 //! let stopped = gateway.stop().await;

@@ -130,6 +130,7 @@ mod tests {
                 model: "openai/gpt".into(),
                 stream: true,
                 max_tokens: Some(5),
+                messages: None,
             }),
             line(RequestKind::Ws {
                 channel: "rt".into(),

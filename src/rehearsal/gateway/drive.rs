@@ -48,6 +48,7 @@ pub(super) async fn warm(
                         session: format!("rehearse-warmup-{}", i + 1),
                         stream,
                         message: format!("rehearse warm-up turn {}", i + 1),
+                        messages: None,
                     })
                     .await;
                 Sent {
@@ -173,6 +174,7 @@ async fn send_turn(client: TurnClient, t: PlannedTurn, start: Instant) -> TurnRo
             t.session,
             crate::wire::turn::marker(t.line as u64)
         ),
+        messages: t.messages.clone(),
     };
     let outcome = client.send(&turn).await;
     let mut row = turn_row(&t, lag_ms, &outcome);

@@ -20,7 +20,8 @@ fn design_example_parses() {
         RequestKind::Llm {
             model: "openai-codex/gpt-5.2".into(),
             stream: true,
-            max_tokens: Some(64)
+            max_tokens: Some(64),
+            messages: None,
         }
     );
     assert_eq!(lines[0].tenant.as_deref(), Some("team-a"));
@@ -207,4 +208,38 @@ fn json_error_column_counts_characters() {
     let msg = e.to_string();
     assert!(msg.starts_with("t.jsonl:1:8: invalid JSON: "), "{msg}");
     assert!(!msg.contains("at line"), "the position is said once: {msg}");
+}
+
+#[test]
+fn an_llm_line_may_carry_its_conversation_and_bad_messages_name_the_field() {
+    let text = r#"{"at_ms":0,"kind":"llm","model":"m/x","max_tokens":4,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"Sure,"}]}"#;
+    let lines = parse_traffic(text, "t.jsonl").unwrap();
+    let RequestKind::Llm { messages: Some(m), .. } = &lines[0].kind else {
+        panic!("{:?}", lines[0].kind)
+    };
+    let roles: Vec<&str> = m.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["system", "user", "assistant"]);
+    assert_eq!(m[2].content, "Sure,");
+    // It writes back as it was read.
+    let again = parse_traffic(&lines[0].to_json(), "t.jsonl").unwrap();
+    assert_eq!(again, lines);
+    let line = |messages: &str| {
+        format!(r#"{{"at_ms":0,"kind":"llm","model":"m/x","max_tokens":4,"messages":{messages}}}"#)
+    };
+    for (messages, want) in [
+        ("[]", "non-empty array"),
+        ("3", "non-empty array"),
+        (r#"[{"role":"user"}]"#, "[0]: expected"),
+        (r#"[{"role":"user","content":"a","name":"x"}]"#, "[0]: expected"),
+        (r#"[{"role":"user","content":"a"},{"role":"robot","content":"b"}]"#, "[1]: unknown role \"robot\""),
+        (r#"[{"role":"assistant","content":"b"}]"#, "no user message"),
+    ] {
+        let e = err_of(&line(messages));
+        let t = e.to_string();
+        assert!(t.starts_with("t.jsonl:1: field `messages`: "), "{messages}: {t}");
+        assert!(t.contains(want), "{messages}: {t}");
+    }
+    // A ws line's `messages` is still its count.
+    let ws = parse_traffic(r#"{"at_ms":0,"kind":"ws","channel":"c","messages":2}"#, "t").unwrap();
+    assert!(matches!(ws[0].kind, RequestKind::Ws { messages: 2, .. }));
 }

@@ -16,9 +16,11 @@ pub(super) fn outcome_color(outcome: &str, detail: &str) -> &'static str {
         "status" if detail.contains("429") => "#d97706",
         "status" => "#dc2626",
         "rate_limit" => "#d97706",
-        "reset" | "reset_mid_stream" | "ws_close" | "down" => "#7c3aed",
+        "reset" | "reset_mid_stream" | "ws_close" | "down" | "malformed_chunk" | "error_event" => {
+            "#7c3aed"
+        }
         "stall" | "stall_stream" | "ws_ping_timeout" => "#334155",
-        "latency" | "slow_stream" => "#0284c7",
+        "latency" | "slow_stream" | "first_token_delay" => "#0284c7",
         _ => "#6b7280",
     }
 }

@@ -16,6 +16,10 @@ impl Fault for DownFault {
         "down"
     }
 
+    fn answers_over_http(&self) -> bool {
+        false
+    }
+
     fn applies_to(&self, _route: RouteKind) -> bool {
         false
     }

@@ -1,5 +1,6 @@
 //! Fault specs (docs/faults.md): one envelope of scoping keys shared by every fault
-//! (`name`, `route`, `profile`, `model`, `from`, `until`, `probability`, `first`) plus one kind, a
+//! (`name`, `route`, `profile`, `model`, `from`, `until`, `probability`, `first`, `optional`,
+//! `when` — [`when`], `headers` — [`headers`]) plus one kind, a
 //! serde-tagged enum (`kind = "status"` ...) whose variants live one per file behind the
 //! [`Fault`] trait. A fault only *describes* what to do; [`Fault::action`] turns it into an
 //! [`Action`] the server executes, and [`FaultTable`] decides which fault (if any) a request hits.
@@ -14,8 +15,13 @@
 //! a separate seeded stream.
 
 mod down;
+mod error_event;
+mod first_token_delay;
+pub(crate) mod headers;
 mod latency;
+mod malformed_chunk;
 mod parse;
+mod provider_error;
 mod rate_limit;
 mod reset;
 mod reset_mid_stream;
@@ -25,6 +31,7 @@ mod stall;
 mod stall_stream;
 mod status;
 mod ws_close;
+mod when;
 mod ws_ping_timeout;
 
 use std::time::{Duration, SystemTime};
@@ -36,10 +43,14 @@ use serde::{Deserialize, Serialize};
 use crate::util::speed::Speed;
 
 pub(crate) use down::DownFault;
+pub use error_event::ErrorEventFault;
+pub use first_token_delay::FirstTokenDelayFault;
+pub use headers::FaultHeaders;
+pub use malformed_chunk::{MalformedChunkFault, MalformedThen};
+pub use provider_error::ProviderError;
 pub use latency::LatencyFault;
 pub use parse::{FaultFileError, parse_fault_file};
 pub use rate_limit::{RateLimitFault, RetryAfterFormat};
-pub(crate) use rate_limit::retry_after_ms;
 pub use reset::ResetFault;
 pub use reset_mid_stream::ResetMidStreamFault;
 pub use scope::{FaultTable, InvalidRoute, RequestScope, RouteKind, RouteSel};
@@ -47,11 +58,12 @@ pub use slow_stream::SlowStreamFault;
 pub use stall::StallFault;
 pub use stall_stream::StallStreamFault;
 pub use status::StatusFault;
+pub use when::{RequestShape, When};
 pub use ws_close::WsCloseFault;
 pub use ws_ping_timeout::WsPingTimeoutFault;
 
 /// The longest duration a fault may carry (`from`, `until`, `delay`, `jitter`, `retry_after`,
-/// `token_interval`): 365 days. Longer ones are refused when the fault is read, so acting one
+/// `token_interval`, `resume_after`, a duration header): 365 days. Longer ones are refused when the fault is read, so acting one
 /// out (speed scaling, `now + Retry-After`, an HTTP date before year 9999) cannot overflow.
 pub const MAX_FAULT_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
@@ -85,6 +97,14 @@ pub struct FaultSpec {
     /// request in any run of the scenario is a failed check.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
+    /// Only chat completions of this shape (streams, carries tools, ends with an assistant
+    /// message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<When>,
+    /// Extra response headers on every answer it makes over HTTP (duration headers scale with
+    /// the speed factor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<FaultHeaders>,
     /// What the fault does.
     #[serde(flatten)]
     pub kind: FaultKind,
@@ -116,6 +136,12 @@ pub enum FaultKind {
     WsClose(WsCloseFault),
     /// The coordinator stopped (route `coordinator` only).
     Down(DownFault),
+    /// Headers and the role chunk at once, the first content token late.
+    FirstTokenDelay(FirstTokenDelayFault),
+    /// A `data:` line that is not JSON inside a stream.
+    MalformedChunk(MalformedChunkFault),
+    /// A `data: {"error": ...}` event inside a 200 stream, then the end.
+    ErrorEvent(ErrorEventFault),
 }
 
 impl FaultKind {
@@ -133,6 +159,9 @@ impl FaultKind {
             Self::WsPingTimeout(f) => f,
             Self::WsClose(f) => f,
             Self::Down(f) => f,
+            Self::FirstTokenDelay(f) => f,
+            Self::MalformedChunk(f) => f,
+            Self::ErrorEvent(f) => f,
         }
     }
 
@@ -179,6 +208,15 @@ pub trait Fault {
     /// Whether this kind can act on a request of that route kind.
     fn applies_to(&self, route: RouteKind) -> bool {
         let _ = route;
+        true
+    }
+    /// Whether it acts on streaming chat completions only (a request that does not stream is
+    /// out of its scope, as if it said `when = { stream = true }`).
+    fn streams_only(&self) -> bool {
+        false
+    }
+    /// Whether its answer goes out over HTTP, so `headers` can ride on it.
+    fn answers_over_http(&self) -> bool {
         true
     }
     /// Checks attribute values; the error names the attribute.
@@ -241,6 +279,38 @@ pub enum Action {
     WsPingTimeout,
     /// WebSocket: send a close frame with this code.
     WsClose(u16),
+    /// A stream's headers and role chunk at once, its first content token after this delay; a
+    /// JSON answer whole after it.
+    FirstToken(Duration),
+    /// Send this fraction of the body or tokens, be silent for `resume`, then send the rest.
+    Pause {
+        /// Fraction of the body or tokens sent before the silence.
+        after_fraction: f64,
+        /// Where in the stream the silence falls (`frame` or `mid_frame`).
+        at: CutAt,
+        /// How long the silence lasts.
+        resume: Duration,
+    },
+    /// After this many content chunks of a stream, send `event`; then as `then` says.
+    Inject {
+        /// Content chunks before the event.
+        after_chunks: u64,
+        /// The whole `data: ...\n\n` event.
+        event: Bytes,
+        /// What follows it.
+        then: InjectThen,
+    },
+}
+
+/// What follows an injected stream event ([`Action::Inject`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InjectThen {
+    /// The rest of the stream as usual.
+    Continue,
+    /// `data: [DONE]`, then a clean end.
+    Done,
+    /// A clean end at once (no finish chunk, no `[DONE]`).
+    Close,
 }
 
 impl Action {
@@ -249,6 +319,26 @@ impl Action {
     pub(crate) fn executes(&self) -> bool {
         !matches!(self, Self::Respond { .. } | Self::Stall | Self::Reset)
     }
+}
+
+/// The wait a faulted answer announced, in scenario ms, whichever duration header said it
+/// ([`headers::announced_wait`]): the fault's `headers` (`extra`, already scaled) first, as they
+/// replace the kind's own, then the headers of a `Respond` action.
+pub(crate) fn announced_wait(
+    action: &Action,
+    extra: &[(String, String)],
+    wall_now: SystemTime,
+    speed: Speed,
+) -> Option<u64> {
+    let own: &[(&'static str, String)] = match action {
+        Action::Respond { headers, .. } => headers,
+        _ => &[],
+    };
+    let all = extra
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .chain(own.iter().map(|(k, v)| (*k, v.as_str())));
+    headers::announced_wait(all, wall_now, speed)
 }
 
 /// How a [`Action::Cut`] ends the connection.

@@ -8,11 +8,11 @@ use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
-use super::{FaultError, FaultKind, FaultSpec, MAX_FAULT_DURATION, RouteSel};
+use super::{FaultError, FaultHeaders, FaultKind, FaultSpec, MAX_FAULT_DURATION, RouteSel, When};
 use crate::util::textpos::line_col;
 
 /// The envelope keys; everything else belongs to the kind.
-const ENVELOPE_KEYS: [&str; 9] = [
+const ENVELOPE_KEYS: [&str; 11] = [
     "name",
     "route",
     "profile",
@@ -22,6 +22,8 @@ const ENVELOPE_KEYS: [&str; 9] = [
     "probability",
     "first",
     "optional",
+    "when",
+    "headers",
 ];
 
 #[derive(Deserialize)]
@@ -44,6 +46,10 @@ struct Envelope {
     first: Option<u64>,
     #[serde(default)]
     optional: bool,
+    #[serde(default)]
+    when: Option<When>,
+    #[serde(default)]
+    headers: Option<FaultHeaders>,
 }
 
 fn one() -> f64 {
@@ -105,6 +111,8 @@ fn build(mut attrs: Map<String, Value>) -> Result<FaultSpec, FaultError> {
         probability: envelope.probability,
         first: envelope.first,
         optional: envelope.optional,
+        when: envelope.when,
+        headers: envelope.headers,
         kind,
     };
     spec.validate()?;
@@ -182,6 +190,7 @@ impl FaultSpec {
             kind: fault.name(),
             source,
         })?;
+        self.validate_when_and_headers()?;
         if let Some(route) = self.route.kind()
             && !fault.applies_to(route)
         {
@@ -192,6 +201,43 @@ impl FaultSpec {
             )));
         }
         Ok(())
+    }
+}
+
+impl FaultSpec {
+    /// `when` reads chat completions (route `llm`, or `*` where it selects them only); `headers`
+    /// ride on an answer over HTTP, so not on `reset`, `stall`, `ws_*`, `down`, nor on route `ws`
+    /// but for the answers that replace the upgrade (`status`, `rate_limit`).
+    fn validate_when_and_headers(&self) -> Result<(), FaultError> {
+        let fault = self.kind.as_fault();
+        if self.when.is_some() && !matches!(self.route, RouteSel::Llm | RouteSel::Any) {
+            return Err(FaultError::Table(format!(
+                "`when` reads chat completions: it applies to route `llm` (or `*`), not `{}`",
+                self.route
+            )));
+        }
+        let Some(headers) = &self.headers else {
+            return Ok(());
+        };
+        if !fault.answers_over_http() {
+            return Err(FaultError::Table(format!(
+                "`headers` ride on an HTTP answer, and fault kind `{}` sends none",
+                fault.name()
+            )));
+        }
+        if self.route == RouteSel::Ws
+            && !matches!(self.kind, FaultKind::Status(_) | FaultKind::RateLimit(_))
+        {
+            return Err(FaultError::Table(format!(
+                "`headers` on route `ws` ride only on an answer that replaces the upgrade \
+                 (`status`, `rate_limit`), not on `{}`",
+                fault.name()
+            )));
+        }
+        super::headers::validate(headers).map_err(|source| FaultError::Attribute {
+            kind: fault.name(),
+            source,
+        })
     }
 }
 
@@ -215,11 +261,14 @@ impl FaultSpec {
             FaultKind::RateLimit(f) => out.push(("retry_after", f.retry_after)),
             FaultKind::Latency(f) => out.extend([("delay", f.delay), ("jitter", f.jitter)]),
             FaultKind::SlowStream(f) => out.push(("token_interval", f.token_interval)),
+            FaultKind::FirstTokenDelay(f) => out.push(("delay", f.delay)),
+            FaultKind::StallStream(f) => out.extend(f.resume_after.map(|d| ("resume_after", d))),
             FaultKind::Status(_)
             | FaultKind::Stall(_)
             | FaultKind::Reset(_)
             | FaultKind::ResetMidStream(_)
-            | FaultKind::StallStream(_)
+            | FaultKind::MalformedChunk(_)
+            | FaultKind::ErrorEvent(_)
             | FaultKind::WsPingTimeout(_)
             | FaultKind::WsClose(_)
             | FaultKind::Down(_) => {}

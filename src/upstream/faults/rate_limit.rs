@@ -6,7 +6,6 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::{Action, ActionCtx, Fault};
-use crate::util::speed::Speed;
 
 /// How `Retry-After` is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -68,29 +67,6 @@ fn retry_at(now: SystemTime, wait: Duration) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(secs.min(LAST_HTTP_DATE_SECS))
 }
 
-/// The wait an action's `Retry-After` header tells the client, in scenario ms: its delta
-/// seconds, or its HTTP date less `wall_now` (the request's wall time; a date already past is
-/// 0), × `speed` (the harness divided the configured wait by it, so this is the wait the
-/// scenario's time says). `None` when the action sends no such header, or one that is neither.
-pub(crate) fn retry_after_ms(action: &Action, wall_now: SystemTime, speed: Speed) -> Option<u64> {
-    let Action::Respond { headers, .. } = action else {
-        return None;
-    };
-    let value = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
-        .map(|(_, v)| v.trim())?;
-    let wall_ms = match value.parse::<u64>() {
-        Ok(secs) => secs.saturating_mul(1000),
-        Err(_) => {
-            let at = httpdate::parse_http_date(value).ok()?;
-            let wait = at.duration_since(wall_now).unwrap_or_default();
-            u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)
-        }
-    };
-    Some(speed.scenario_ms_u(wall_ms))
-}
-
 /// 9999-12-31T23:59:59Z, the last instant an IMF-fixdate can name.
 const LAST_HTTP_DATE_SECS: u64 = 253_402_300_799;
 
@@ -107,7 +83,16 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
-    use crate::util::speed::sp;
+    use crate::util::speed::{Speed, sp};
+
+    /// The wait an action's `Retry-After` header tells the client, in scenario ms: its delta
+    /// seconds, or its HTTP date less `wall_now` (the request's wall time; a date already past is
+    /// 0), × `speed` (the harness divided the configured wait by it, so this is the wait the
+    /// scenario's time says). `None` when the action sends no such header, or one that is neither.
+    /// With a fault's `headers` the record reads [`crate::upstream::faults::announced_wait`] instead.
+    fn retry_after_ms(action: &Action, wall_now: SystemTime, speed: Speed) -> Option<u64> {
+        crate::upstream::faults::announced_wait(action, &[], wall_now, speed)
+    }
 
     fn header(f: &RateLimitFault, speed: Speed, now: SystemTime) -> String {
         let mut rng = ChaCha8Rng::seed_from_u64(1);

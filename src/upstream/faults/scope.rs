@@ -1,7 +1,9 @@
 //! Scoping: which fault, if any, a request hits. Route, profile (the bearer token or the id of
 //! the scenario profile behind it), model (one rule for `PROVIDER/MODEL` and bare ids,
 //! [`crate::wire::model`]), the `from`/`until` window relative to the run start, `first` N matching requests and a
-//! `probability` drawn from a seeded RNG. The first matching fault in file order wins.
+//! `probability` drawn from a seeded RNG, and `when` (the request's shape, [`super::When`]; a
+//! kind that acts on streams only sees streaming chat completions). The first matching fault in
+//! file order wins.
 //!
 //! Everything here is a pure function of its inputs (`now` is passed in).
 
@@ -14,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use tokio::time::Instant;
 
-use super::FaultSpec;
+use super::{FaultSpec, RequestShape};
 use crate::util::speed::Speed;
 
 /// The `route` key of a fault.
@@ -131,6 +133,10 @@ pub struct RequestScope<'a> {
     pub provider: Option<&'a str>,
     /// The model of a model call.
     pub model: Option<&'a str>,
+    /// A chat completion's `stream` (`None`: not a chat completion).
+    pub stream: Option<bool>,
+    /// A chat completion's body, parsed only for a `when` that reads it ([`RequestShape`]).
+    pub body: Option<&'a [u8]>,
 }
 
 impl FaultSpec {
@@ -242,9 +248,23 @@ impl FaultTable {
         canary: bool,
     ) -> Option<usize> {
         let elapsed = now.saturating_duration_since(start);
+        // The body's shape, parsed at most once and only for a `when` that reads it.
+        let mut shape: Option<RequestShape> = None;
         for (i, spec) in self.specs.iter().enumerate() {
             if !spec.in_scope(req, elapsed, speed) {
                 continue;
+            }
+            if spec.kind.as_fault().streams_only() && req.stream != Some(true) {
+                continue;
+            }
+            if let Some(when) = &spec.when {
+                let Some(stream) = req.stream else {
+                    continue;
+                };
+                let body = req.body.unwrap_or_default();
+                if !when.holds(stream, || *shape.get_or_insert_with(|| RequestShape::of(body))) {
+                    continue;
+                }
             }
             if let Some(first) = spec.first
                 && (canary || self.matched[i] >= first)

@@ -14,6 +14,10 @@ impl Fault for StallFault {
         "stall"
     }
 
+    fn answers_over_http(&self) -> bool {
+        false
+    }
+
     fn action(&self, _ctx: &mut ActionCtx<'_>) -> Action {
         Action::Stall
     }

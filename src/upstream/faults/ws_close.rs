@@ -17,6 +17,10 @@ impl Fault for WsCloseFault {
         "ws_close"
     }
 
+    fn answers_over_http(&self) -> bool {
+        false
+    }
+
     fn applies_to(&self, route: RouteKind) -> bool {
         route == RouteKind::Ws
     }

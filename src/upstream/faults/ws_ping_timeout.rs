@@ -15,6 +15,10 @@ impl Fault for WsPingTimeoutFault {
         "ws_ping_timeout"
     }
 
+    fn answers_over_http(&self) -> bool {
+        false
+    }
+
     fn applies_to(&self, route: RouteKind) -> bool {
         route == RouteKind::Ws
     }

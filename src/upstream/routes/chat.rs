@@ -16,7 +16,7 @@ use http::{Request, Response, StatusCode};
 use serde::Deserialize;
 
 use super::sse::{SseEvents, json_body, sse_response};
-use super::{Body, BoxError, Meta, error_json, pre_response, read_body};
+use super::{Body, BoxError, Meta, error_json, pre_response, read_body, set_headers};
 use crate::upstream::Upstream;
 use crate::upstream::conn::ConnCtl;
 use crate::upstream::faults::RouteKind;
@@ -88,6 +88,8 @@ pub(crate) async fn handle(
     let include_usage = chat.stream_options.as_ref().is_some_and(|o| o.include_usage);
     let prompt_tokens = (body.len() / 4).max(1);
     let mut incoming = meta.incoming(RouteKind::Llm, None, None, requested);
+    incoming.stream = Some(chat.stream);
+    incoming.body = Some(&body);
     // The record keeps the answer built for it: its tokens and the usage it carries.
     incoming.tokens = Some(tokens as u64);
     incoming.usage = (!chat.stream || include_usage).then(|| Usage {
@@ -100,8 +102,8 @@ pub(crate) async fn handle(
         ctl.arrived(),
         SystemTime::now(),
     );
-    let proceed = match pre_response(decision.map(|d| d.1), ctl).await? {
-        Ok(p) => p,
+    let (proceed, headers) = match pre_response(decision, ctl).await? {
+        Ok(go) => go,
         Err(r) => return Ok(r),
     };
     let answer = Answer {
@@ -112,16 +114,15 @@ pub(crate) async fn handle(
         tokens,
         prompt_tokens,
     };
-    if chat.stream {
+    let mut r = if chat.stream {
         let events = answer.stream(include_usage);
-        return Ok(sse_response(
-            events,
-            up.token_interval(),
-            proceed,
-            ctl.clone(),
-        ));
-    }
-    Ok(json_body(answer.json(), tokens, proceed, ctl.clone()))
+        sse_response(events, up.token_interval(), proceed, ctl.clone())
+    } else {
+        let proceed = proceed.settle_json().await;
+        json_body(answer.json(), tokens, proceed, ctl.clone())
+    };
+    set_headers(&mut r, &headers);
+    Ok(r)
 }
 
 /// `s` as a JSON string (quoted and escaped).

@@ -1,6 +1,6 @@
 //! Request routing and what the three upstream routes share: header parsing (bearer, probe,
 //! idempotency key), bounded body reads, JSON answers and the pre-response part of faults
-//! (answer instead, delay, stall, reset).
+//! (answer instead, delay, stall, reset) with the fault's extra headers.
 
 mod chat;
 mod control;
@@ -17,8 +17,8 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 
 use super::conn::{ConnCtl, Cut};
-use super::faults::{Action, CutAt, CutMode, RouteKind};
-use super::{Incoming, Upstream};
+use super::faults::{Action, CutAt, CutMode, InjectThen, RouteKind};
+use super::{Decision, Incoming, Upstream};
 use crate::wire::{self, route};
 
 /// Errors a handler or body returns; any error makes hyper drop the connection.
@@ -104,6 +104,8 @@ impl Meta {
             turn: self.turn,
             tokens: None,
             usage: None,
+            stream: None,
+            body: None,
         }
     }
 
@@ -206,7 +208,7 @@ fn method_not_allowed(allow: &'static str) -> Response<Body> {
 }
 
 /// How the normal response goes out after the pre-response faults.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Proceed {
     /// As usual.
     Normal,
@@ -214,51 +216,107 @@ pub(crate) enum Proceed {
     Slow(Duration),
     /// Cut after this fraction of the body or tokens, this way, there.
     Cut(f64, CutMode, CutAt),
+    /// A stream's first content token this long after its role chunk; a JSON answer whole
+    /// this long late ([`Proceed::settle_json`]).
+    FirstToken(Duration),
+    /// Silence after this fraction (cut there) for this long, then the rest.
+    Pause(f64, CutAt, Duration),
+    /// A stream's event after this many content chunks, then what follows it.
+    Inject(u64, Bytes, InjectThen),
 }
 
+impl Proceed {
+    /// How a JSON answer (not a stream) goes out: a first-token delay holds the whole answer
+    /// back (it is waited out here), and a stream event has no place in one.
+    pub(crate) async fn settle_json(self) -> Self {
+        match self {
+            Self::FirstToken(d) => {
+                tokio::time::sleep(d).await;
+                Self::Normal
+            }
+            Self::Inject(..) => Self::Normal,
+            other => other,
+        }
+    }
+}
+
+/// What goes out after the pre-response faults: how the normal response proceeds and the
+/// fault's extra headers, to set on it.
+pub(crate) type Go = (Proceed, Vec<(String, String)>);
+
 /// Acts out the part of a fault that happens before the response: answering instead
-/// (`Ok(Err(response))`), delaying, stalling or resetting (`Err`: hyper drops the connection).
+/// (`Ok(Err(response))`, with the fault's extra headers), delaying, stalling or resetting
+/// (`Err`: hyper drops the connection).
 pub(crate) async fn pre_response(
-    action: Option<Action>,
+    decision: Option<Decision>,
     ctl: &ConnCtl,
-) -> Result<Result<Proceed, Response<Body>>, BoxError> {
-    let Some(action) = action else {
-        return Ok(Ok(Proceed::Normal));
+) -> Result<Result<Go, Response<Body>>, BoxError> {
+    let Some(Decision {
+        action, headers, ..
+    }) = decision
+    else {
+        return Ok(Ok((Proceed::Normal, Vec::new())));
     };
-    match action {
+    let proceed = match action {
         Action::Respond {
             status,
-            headers,
+            headers: own,
             body,
         } => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let mut r = json_response(status, body);
-            for (name, value) in headers {
+            for (name, value) in own {
                 if let Ok(v) = header::HeaderValue::from_str(&value) {
                     r.headers_mut().insert(name, v);
                 }
             }
-            Ok(Err(r))
+            set_headers(&mut r, &headers);
+            return Ok(Err(r));
         }
         Action::Delay(d) => {
             tokio::time::sleep(d).await;
-            Ok(Ok(Proceed::Normal))
+            Proceed::Normal
         }
         Action::Stall => {
             ctl.hold().await;
-            Err(Box::new(Cut))
+            return Err(Box::new(Cut));
         }
         Action::Reset => {
             ctl.arm_reset();
-            Err(Box::new(Cut))
+            return Err(Box::new(Cut));
         }
         Action::Cut {
             after_fraction,
             mode,
             at,
-        } => Ok(Ok(Proceed::Cut(after_fraction, mode, at))),
-        Action::SlowStream(d) => Ok(Ok(Proceed::Slow(d))),
-        Action::WsPingTimeout | Action::WsClose(_) => Ok(Ok(Proceed::Normal)),
+        } => Proceed::Cut(after_fraction, mode, at),
+        Action::SlowStream(d) => Proceed::Slow(d),
+        Action::WsPingTimeout | Action::WsClose(_) => Proceed::Normal,
+        Action::FirstToken(d) => Proceed::FirstToken(d),
+        Action::Pause {
+            after_fraction,
+            at,
+            resume,
+        } => Proceed::Pause(after_fraction, at, resume),
+        Action::Inject {
+            after_chunks,
+            event,
+            then,
+        } => Proceed::Inject(after_chunks, event, then),
+    };
+    Ok(Ok((proceed, headers)))
+}
+
+/// Sets a fault's extra headers on `r` (validated when the fault was read; one that is not a
+/// header after all is left out).
+pub(crate) fn set_headers(r: &mut Response<Body>, headers: &[(String, String)]) {
+    for (name, value) in headers {
+        if let (Ok(n), Ok(v)) = (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            header::HeaderValue::from_str(value),
+        ) {
+            r.headers_mut().insert(n, v);
+        }
     }
 }
 

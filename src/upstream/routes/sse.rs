@@ -1,6 +1,7 @@
 //! Paced bodies: SSE streams (a head of events sent at once, one content event per token
 //! interval, a tail sent at once after the last token) and JSON bodies dribbled or cut by stream
-//! faults. A cut falls on an event boundary, inside an event, or ends the body cleanly before
+//! faults; a stream whose first token is late, one paused then resumed, one with an event
+//! injected after N content chunks (then the rest, `[DONE]`, or the end). A cut falls on an event boundary, inside an event, or ends the body cleanly before
 //! the tail ([`CutAt`]); a boundary or mid-event cut waits briefly so hyper flushes what was
 //! sent, then either arms an RST and fails the body (hyper drops the socket) or holds the
 //! connection open in silence until the client leaves.
@@ -17,7 +18,7 @@ use hyper::body::Frame;
 
 use super::{Body, BoxError, Proceed, json_response};
 use crate::upstream::conn::{ConnCtl, Cut};
-use crate::upstream::faults::{CutAt, CutMode};
+use crate::upstream::faults::{CutAt, CutMode, InjectThen};
 
 /// Pause before a cut so the pieces already sent leave hyper's buffer and the socket.
 const FLUSH_GRACE: Duration = Duration::from_millis(20);
@@ -79,12 +80,17 @@ pub(crate) struct SseEvents {
 impl SseEvents {
     /// The pieces sent, and how the body ends, under `proceed` with tokens `interval` apart.
     fn plan(self, interval: Duration, proceed: Proceed) -> (Vec<Piece>, Option<CutMode>) {
+        let at_once = |b: Bytes| (Duration::ZERO, b);
         let (interval, cut) = match proceed {
             Proceed::Normal => (interval, None),
             Proceed::Slow(d) => (d, None),
             Proceed::Cut(f, mode, at) => (interval, Some((f, mode, at))),
+            Proceed::FirstToken(delay) => return (self.first_token_late(interval, delay), None),
+            Proceed::Pause(f, at, resume) => return (self.paused(interval, f, at, resume), None),
+            Proceed::Inject(after, event, then) => {
+                return (self.injected(interval, after, event, then), None);
+            }
         };
-        let at_once = |b: Bytes| (Duration::ZERO, b);
         let paced = |b: Bytes| (interval, b);
         let mut pieces: Vec<Piece> = self.head.into_iter().map(at_once).collect();
         let Some((fraction, mode, at)) = cut else {
@@ -110,7 +116,70 @@ impl SseEvents {
             }
         }
     }
+
+    /// The whole stream as usual, but the first content token `delay` after the role chunk.
+    fn first_token_late(self, interval: Duration, delay: Duration) -> Vec<Piece> {
+        let mut pieces: Vec<Piece> = self.head.into_iter().map(|b| (Duration::ZERO, b)).collect();
+        for (i, token) in self.tokens.into_iter().enumerate() {
+            pieces.push((if i == 0 { delay } else { interval }, token));
+        }
+        if pieces.len() == 1 {
+            // No content token at all (cannot happen: an answer has one or more): the tail waits.
+            pieces.extend(self.tail.into_iter().map(|b| (delay, b)));
+        } else {
+            pieces.extend(self.tail.into_iter().map(|b| (Duration::ZERO, b)));
+        }
+        pieces
+    }
+
+    /// The whole stream, with a silence of `resume` where a stall cut at `fraction` (`at`)
+    /// would fall: after whole events, or inside the next one (its second half after the
+    /// silence).
+    fn paused(self, interval: Duration, fraction: f64, at: CutAt, resume: Duration) -> Vec<Piece> {
+        let k = pieces_before_cut(self.tokens.len(), fraction);
+        let mut pieces: Vec<Piece> = self.head.into_iter().map(|b| (Duration::ZERO, b)).collect();
+        let later: Vec<Piece> = self
+            .tokens
+            .into_iter()
+            .map(|b| (interval, b))
+            .chain(self.tail.into_iter().map(|b| (Duration::ZERO, b)))
+            .collect();
+        let mut later = later.into_iter();
+        pieces.extend(later.by_ref().take(k));
+        if let Some((pause, next)) = later.next() {
+            if at == CutAt::MidFrame {
+                pieces.push((pause, next.slice(..next.len() / 2)));
+                pieces.push((resume, next.slice(next.len() / 2..)));
+            } else {
+                pieces.push((pause.saturating_add(resume), next));
+            }
+        }
+        pieces.extend(later);
+        pieces
+    }
+
+    /// The stream with `event` after `after` content chunks (after the last one when the answer
+    /// has fewer), then the rest as usual, `[DONE]` and an end, or an end.
+    fn injected(self, interval: Duration, after: u64, event: Bytes, then: InjectThen) -> Vec<Piece> {
+        let k = usize::try_from(after).unwrap_or(usize::MAX).min(self.tokens.len());
+        let mut pieces: Vec<Piece> = self.head.into_iter().map(|b| (Duration::ZERO, b)).collect();
+        let mut tokens = self.tokens.into_iter();
+        pieces.extend(tokens.by_ref().take(k).map(|b| (interval, b)));
+        pieces.push((interval, event));
+        match then {
+            InjectThen::Continue => {
+                pieces.extend(tokens.map(|b| (interval, b)));
+                pieces.extend(self.tail.into_iter().map(|b| (Duration::ZERO, b)));
+            }
+            InjectThen::Done => pieces.push((Duration::ZERO, Bytes::from_static(DONE))),
+            InjectThen::Close => {}
+        }
+        pieces
+    }
 }
+
+/// The stream's terminator.
+const DONE: &[u8] = b"data: [DONE]\n\n";
 
 /// An SSE response of `events`, tokens `interval` apart, paced and cut as `proceed` says.
 pub(crate) fn sse_response(
@@ -144,7 +213,16 @@ pub(crate) fn json_body(
 ) -> Response<Body> {
     let mut len = body.len();
     let (parts, cut) = match proceed {
-        Proceed::Normal => return json_response(StatusCode::OK, body),
+        // A first-token delay was waited out before (`Proceed::settle_json`); an event has no
+        // place in a JSON body.
+        Proceed::Normal | Proceed::FirstToken(_) | Proceed::Inject(..) => {
+            return json_response(StatusCode::OK, body);
+        }
+        Proceed::Pause(f, _, resume) => {
+            let k = pieces_before_cut(len, f);
+            let parts = vec![(Duration::ZERO, body.slice(..k)), (resume, body.slice(k..))];
+            (parts, None)
+        }
         Proceed::Slow(d) => {
             let parts = split(body, pieces.max(1)).into_iter().map(|p| (d, p));
             (parts.collect(), None)
@@ -268,5 +346,59 @@ mod tests {
         let t = text(&pieces);
         assert!(t.ends_with("data: tok4\n\n"));
         assert!(!t.contains("finish") && !t.contains("[DONE]"));
+    }
+
+    #[test]
+    fn a_late_first_token_waits_after_the_role_chunk_only() {
+        let late = Duration::from_secs(8);
+        let (pieces, cut) = events().plan(MS, Proceed::FirstToken(late));
+        assert_eq!(cut, None);
+        let pauses: Vec<Duration> = pieces.iter().map(|p| p.0).collect();
+        let z = Duration::ZERO;
+        assert_eq!(pauses, [z, late, MS, MS, MS, z, z], "role at once, t1 late, the rest paced");
+        assert_eq!(text(&pieces), text(&events().plan(MS, Proceed::Normal).0), "the same bytes");
+    }
+
+    #[test]
+    fn a_pause_is_silence_where_the_stall_falls_then_the_whole_rest() {
+        let resume = Duration::from_secs(30);
+        let whole = text(&events().plan(MS, Proceed::Normal).0);
+        let (pieces, cut) = events().plan(MS, Proceed::Pause(0.5, CutAt::Frame, resume));
+        assert_eq!(cut, None, "it completes");
+        assert_eq!(text(&pieces), whole);
+        let pauses: Vec<Duration> = pieces.iter().map(|p| p.0).collect();
+        let z = Duration::ZERO;
+        assert_eq!(pauses, [z, MS, MS, MS + resume, MS, z, z]);
+        // Mid-frame: half of tok3, the silence, its other half.
+        let (pieces, _) = events().plan(MS, Proceed::Pause(0.5, CutAt::MidFrame, resume));
+        assert_eq!(text(&pieces), whole);
+        assert_eq!(text(&pieces[..4]), "data: role\n\ndata: tok1\n\ndata: tok2\n\ndata: ");
+        assert_eq!(pieces[4].0, resume);
+        // After every token: the silence falls before the finish chunk.
+        let (pieces, _) = events().plan(MS, Proceed::Pause(1.0, CutAt::Frame, resume));
+        assert_eq!(pieces[5], (resume, Bytes::from_static(b"data: finish\n\n")));
+    }
+
+    #[test]
+    fn an_injected_event_goes_after_n_chunks_then_the_rest_done_or_the_end() {
+        let ev = Bytes::from_static(b"data: {bad\n\n");
+        let inject = |after, then| events().plan(MS, Proceed::Inject(after, ev.clone(), then));
+        let (pieces, cut) = inject(2, InjectThen::Continue);
+        assert_eq!(cut, None);
+        assert_eq!(
+            text(&pieces),
+            "data: role\n\ndata: tok1\n\ndata: tok2\n\ndata: {bad\n\ndata: tok3\n\n\
+             data: tok4\n\ndata: finish\n\ndata: [DONE]\n\n"
+        );
+        let (pieces, _) = inject(2, InjectThen::Done);
+        assert_eq!(
+            text(&pieces),
+            "data: role\n\ndata: tok1\n\ndata: tok2\n\ndata: {bad\n\ndata: [DONE]\n\n"
+        );
+        let (pieces, _) = inject(0, InjectThen::Close);
+        assert_eq!(text(&pieces), "data: role\n\ndata: {bad\n\n");
+        // More chunks than the answer has: after the last one.
+        let (pieces, _) = inject(u64::MAX, InjectThen::Close);
+        assert!(text(&pieces).ends_with("data: tok4\n\ndata: {bad\n\n"));
     }
 }

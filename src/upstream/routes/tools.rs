@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 
 use super::sse::json_body;
-use super::{Body, BoxError, Meta, error_json, pre_response, read_body};
+use super::{Body, BoxError, Meta, error_json, pre_response, read_body, set_headers};
 use crate::upstream::Upstream;
 use crate::upstream::conn::ConnCtl;
 use crate::upstream::faults::RouteKind;
@@ -38,10 +38,11 @@ pub(crate) async fn handle(
         ctl.arrived(),
         SystemTime::now(),
     );
-    let proceed = match pre_response(decision.map(|d| d.1), ctl).await? {
-        Ok(p) => p,
+    let (proceed, headers) = match pre_response(decision, ctl).await? {
+        Ok(go) => go,
         Err(r) => return Ok(r),
     };
+    let proceed = proceed.settle_json().await;
     let echo: &[u8] = if empty { b"null" } else { &body };
     let name_json = serde_json::Value::from(name.as_str()).to_string();
     let mut answer = Vec::with_capacity(48 + name_json.len() + echo.len());
@@ -50,10 +51,7 @@ pub(crate) async fn handle(
     answer.extend_from_slice(b",\"ok\":true,\"result\":{\"echo\":");
     answer.extend_from_slice(echo);
     answer.extend_from_slice(b"}}");
-    Ok(json_body(
-        Bytes::from(answer),
-        SLOW_PIECES,
-        proceed,
-        ctl.clone(),
-    ))
+    let mut r = json_body(Bytes::from(answer), SLOW_PIECES, proceed, ctl.clone());
+    set_headers(&mut r, &headers);
+    Ok(r)
 }

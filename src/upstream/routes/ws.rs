@@ -66,13 +66,12 @@ pub(crate) async fn handle(
         ctl.arrived(),
         SystemTime::now(),
     );
-    let action = decision.map(|d| d.1);
-    let session = match action {
+    let session = match decision.as_ref().map(|d| &d.action) {
         Some(Action::WsPingTimeout) => Session::Silent,
-        Some(Action::WsClose(code)) => Session::Close(code),
+        Some(Action::WsClose(code)) => Session::Close(*code),
         _ => Session::Echo,
     };
-    if let Err(r) = pre_response(action, ctl).await? {
+    if let Err(r) = pre_response(decision, ctl).await? {
         return Ok(r);
     }
     let on_upgrade = hyper::upgrade::on(&mut req);

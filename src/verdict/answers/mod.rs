@@ -7,7 +7,8 @@
 //!
 //! The rules (docs/report.md "Answers the client got"):
 //! - the request *served* for a turn is its answering request (`answered_by`); a turn with none
-//!   whose last request a stream fault cut (`reset_mid_stream`, `stall_stream`) was served
+//!   whose last request a stream fault cut or broke (`reset_mid_stream`, `stall_stream`,
+//!   `malformed_chunk`, `error_event`) was served
 //!   that cut request: a gateway that returns 200 on it passes on fewer tokens than were built;
 //! - *truncated*: the content is the served answer cut short — its words are `t1 t2 … tk` in
 //!   order (the last one possibly cut inside), `k` less than the `N` tokens of the served
@@ -79,9 +80,14 @@ pub enum Compared {
     Unrecorded,
 }
 
-/// Faults that cut an answer short after it began.
+/// Faults that cut an answer short after it began, or broke it inside a 200 stream (a
+/// malformed chunk, an error event): a gateway that answers 200 on one passes on what came
+/// before the break.
 fn cuts(fault: Option<&str>) -> bool {
-    matches!(fault, Some("reset_mid_stream" | "stall_stream"))
+    matches!(
+        fault,
+        Some("reset_mid_stream" | "stall_stream" | "malformed_chunk" | "error_event")
+    )
 }
 
 /// Words of `text` (what `t1 … tN` counts as `N`).

@@ -69,6 +69,11 @@ fn an_honest_answer_is_never_truncated_and_a_cut_one_always_is() {
     // A gateway that passes on a cut upstream stream as a 200: truncated too.
     let cut_row = turn_row(&[rec(0, "gpt-4o", Some("stall_stream"))]);
     assert!(got("t1 t2", "gpt-4o", None, Some(&cut_row)).truncated());
+    // And a stream an error event or a malformed chunk broke inside its 200.
+    for broke in ["error_event", "malformed_chunk"] {
+        let row = turn_row(&[rec(0, "gpt-4o", Some(broke))]);
+        assert!(got("t1 t2", "gpt-4o", None, Some(&row)).truncated(), "{broke}");
+    }
 }
 
 #[test]

@@ -97,9 +97,12 @@ impl TurnRequest {
     }
 }
 
-/// Whether a request with this fault (`None`: none) got its answer from the upstream.
+/// Whether a request with this fault (`None`: none) got its answer from the upstream: none, or
+/// one that only slows the answer (a late first token too). A `stall_stream` that resumes
+/// completes its answer but is recorded by its kind alone, so it counts as not answered here;
+/// [`crate::verdict::answers`] still judges a gateway's whole answer on it as whole.
 fn fault_answers(fault: Option<&str>) -> bool {
-    matches!(fault, None | Some("latency" | "slow_stream"))
+    matches!(fault, None | Some("latency" | "slow_stream" | "first_token_delay"))
 }
 
 /// One turn as the upstream saw it.

@@ -54,10 +54,7 @@ code = 1011
     assert_eq!(specs.len(), 10);
     assert_eq!(
         specs[0].kind,
-        FaultKind::Status(StatusFault {
-            status: 503,
-            body: None
-        })
+        FaultKind::Status(StatusFault::code(503))
     );
     assert_eq!(specs[0].from, Some(Duration::from_secs(20)));
     match &specs[1].kind {

@@ -19,6 +19,8 @@ fn llm<'a>(bearer: Option<&'a str>, model: Option<&'a str>) -> RequestScope<'a> 
         profile_id: None,
         provider: None,
         model,
+        stream: Some(false),
+        body: None,
     }
 }
 
@@ -30,6 +32,8 @@ fn tool(name: &str) -> RequestScope<'_> {
         profile_id: None,
         provider: None,
         model: None,
+        stream: None,
+        body: None,
     }
 }
 
@@ -121,6 +125,8 @@ fn ws_kinds_skip_http_routes_under_star() {
         profile_id: None,
         provider: None,
         model: None,
+        stream: None,
+        body: None,
     };
     assert_eq!(t.select(&ws, s, s, sp(1.0)), Some(0));
 }
@@ -236,4 +242,72 @@ fn a_fault_model_matches_provider_model_and_the_bare_id_alike() {
     assert_eq!(t.select(&engine, s, s, sp(1.0)), Some(0));
     gateway.provider = Some("mockai");
     assert_eq!(t.select(&gateway, s, s, sp(1.0)), Some(0));
+}
+
+/// A chat completion that streams or not, with this body.
+fn chat<'a>(stream: bool, body: &'a [u8]) -> RequestScope<'a> {
+    RequestScope {
+        stream: Some(stream),
+        body: Some(body),
+        ..llm(None, None)
+    }
+}
+
+#[test]
+fn when_selects_by_stream_tools_and_prefill_and_counts_first_only_on_hits() {
+    let mut t = table(
+        "[[fault]]\nroute='llm'\nkind='status'\nstatus=400\nfirst=1\nwhen={prefill=true}\n\
+         [[fault]]\nroute='*'\nkind='status'\nstatus=501\nwhen={stream=true,tools=true}\n\
+         [[fault]]\nroute='llm'\nkind='status'\nstatus=502\nwhen={stream=false}\n",
+        1,
+    );
+    let s = Instant::now();
+    let plain = br#"{"messages":[{"role":"user","content":"hi"}]}"#;
+    let prefill = br#"{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Sure"}]}"#;
+    let tools = br#"{"tools":[{"type":"function"}],"messages":[{"role":"user"}]}"#;
+    let mut hit = |r: &RequestScope<'_>| t.select(r, s, s, sp(1.0));
+    assert_eq!(hit(&chat(true, plain)), None, "streams, no tools, no prefill");
+    assert_eq!(hit(&chat(true, tools)), Some(1));
+    assert_eq!(hit(&chat(false, tools)), Some(2), "tools but not streaming");
+    // `first = 1` counts only requests its `when` held for.
+    assert_eq!(hit(&chat(true, prefill)), Some(0));
+    assert_eq!(hit(&chat(true, prefill)), None, "first = 1 used up");
+    // Not a chat completion: no `when` holds.
+    assert_eq!(hit(&tool("x")), None);
+}
+
+#[test]
+fn stream_only_kinds_skip_requests_that_do_not_stream() {
+    let mut t = table(
+        "[[fault]]\nroute='llm'\nkind='error_event'\nafter_chunks=1\n\
+         [[fault]]\nroute='llm'\nkind='malformed_chunk'\nafter_chunks=1\n",
+        1,
+    );
+    let s = Instant::now();
+    let body = br#"{"messages":[]}"#;
+    assert_eq!(t.select(&chat(false, body), s, s, sp(1.0)), None);
+    assert_eq!(t.select(&chat(true, body), s, s, sp(1.0)), Some(0));
+}
+
+#[test]
+fn when_and_headers_are_refused_where_they_cannot_apply_at_their_key() {
+    let cases = [
+        ("[[fault]]\nroute='tool:a'\nkind='status'\nstatus=500\nwhen={stream=true}\n", 5, "`when` reads chat completions"),
+        ("[[fault]]\nroute='llm'\nkind='reset'\nheaders={x-a='1'}\n", 4, "fault kind `reset` sends none"),
+        ("[[fault]]\nroute='llm'\nkind='stall'\nheaders={x-a='1'}\n", 4, "fault kind `stall` sends none"),
+        ("[[fault]]\nroute='ws'\nkind='ws_close'\ncode=4000\nheaders={x-a='1'}\n", 5, "sends none"),
+        ("[[fault]]\nroute='ws'\nkind='latency'\ndelay='1s'\nheaders={x-a='1'}\n", 5, "replaces the upgrade"),
+        ("[[fault]]\nroute='llm'\nkind='status'\nstatus=429\nheaders={retry-after='soon'}\n", 5, "whole seconds"),
+        ("[[fault]]\nroute='llm'\nkind='status'\nstatus=429\nwhen={streams=true}\n", 1, "unknown field `streams`"),
+    ];
+    for (text, line, want) in cases {
+        let e = parse_fault_file(text, "f.toml").unwrap_err();
+        assert!(e.message.contains(want), "{text}: {e}");
+        assert_eq!(e.line, Some(line), "{text}: {e}");
+    }
+    // Where they apply, they parse.
+    let ok = "[[fault]]\nroute='llm'\nkind='first_token_delay'\ndelay='1s'\nwhen={stream=true}\n\
+              headers={x-ms-throttle-reason='quota', retry-after-ms='9000'}\n";
+    let specs = parse_fault_file(ok, "f.toml").unwrap();
+    assert_eq!(specs[0].headers.as_ref().map(|h| h.len()), Some(2));
 }
