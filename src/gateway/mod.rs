@@ -10,6 +10,9 @@
 //! - [`openclaw`]: a real OpenClaw gateway the harness starts ([`openclaw::Openclaw`]): its
 //!   install, config, keys, private mount namespace (its own choice of sandbox), process, log
 //!   decisions and auth state.
+//! - [`litellm`]: a real LiteLLM proxy the harness starts ([`litellm::Litellm`]): its venv,
+//!   its config generated from the scenario (or the user's, overlaid), its sandboxed process,
+//!   its liveness watched, its stop.
 //! - [`by_url`]: the user's gateway by URL (`kind = "http"`, [`by_url::ByUrl`]): the same seam
 //!   with nothing to start — its health path waited for, nothing stopped, no log read.
 //! - [`client`]: [`TurnClient`], how every gateway is sent its turns (OpenAI chat completions)
@@ -25,6 +28,7 @@
 
 pub mod by_url;
 pub mod client;
+pub mod litellm;
 pub mod openclaw;
 mod turn_end;
 
@@ -71,6 +75,19 @@ pub trait Supervised: Send {
 
     /// Whether it still runs (one the harness did not start always does).
     fn alive(&mut self) -> bool;
+
+    /// Why it is no longer a working gateway, asked while the turns run: by default that its
+    /// process exited; a gateway whose liveness the harness watches also says when it stopped
+    /// answering (a harness failure, whatever its process says).
+    fn failure(&mut self) -> Option<String> {
+        (!self.alive()).then(|| "exited mid-run".to_string())
+    }
+
+    /// Its Prometheus endpoint, when the harness configured one (LiteLLM's `/metrics`); else
+    /// the plan's `metrics_url`, if any.
+    fn metrics_url(&self) -> Option<http::Uri> {
+        None
+    }
 
     /// Its last log lines, keys scrubbed (empty when it keeps no log the harness reads).
     fn last_lines(&self) -> Vec<String>;

@@ -25,16 +25,24 @@ pub enum TargetKind {
     Openclaw,
     /// An OpenAI-compatible gateway the user runs, by URL.
     Http,
+    /// A real LiteLLM proxy, started and stopped by the harness.
+    Litellm,
 }
 
 impl TargetKind {
-    /// `embedded`, `openclaw` or `http`.
+    /// `embedded`, `openclaw`, `http` or `litellm`.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Embedded => "embedded",
             Self::Openclaw => "openclaw",
             Self::Http => "http",
+            Self::Litellm => "litellm",
         }
+    }
+
+    /// True for a gateway the harness installs, configures, starts and stops.
+    pub(crate) fn is_supervised(self) -> bool {
+        matches!(self, Self::Openclaw | Self::Litellm)
     }
 
     /// True for a gateway outside the harness's process (its timers cannot be compressed).
@@ -47,7 +55,7 @@ impl TargetKind {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetSpec {
-    /// `embedded` (default) | `openclaw` | `http`.
+    /// `embedded` (default) | `openclaw` | `http` | `litellm`.
     #[serde(default)]
     pub kind: TargetKind,
     /// `openclaw`: the executable (else `$REHEARSE_OPENCLAW`, else `PATH`).
@@ -103,7 +111,8 @@ pub struct TargetSpec {
     pub turn_timeout: Option<Duration>,
     /// `openclaw`: the user's own OpenClaw configuration (JSON or JSON5; relative to the
     /// scenario file), the base of the gateway's `openclaw.json` (docs/openclaw.md, "Your own
-    /// config").
+    /// config"); `litellm`: the user's own LiteLLM `config.yaml`, the base of the proxy's
+    /// (docs/gateways.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<PathBuf>,
     /// `http`: the gateway's health path (`/healthz`), waited for (a 2xx answer, up to
@@ -113,12 +122,58 @@ pub struct TargetSpec {
     /// `openclaw` | `http`: the warm-up before the run's clock starts (`[target.warmup]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupSpec>,
-    /// `openclaw`: the OpenClaw versions to run side by side (`["2026.9.2", "2026.9.6"]`), one
-    /// arm each, every one the same traffic and faults; each found by
-    /// [`crate::gateway::openclaw::Install::find_version`]. Empty: the one install
-    /// `command`/`$REHEARSE_OPENCLAW`/`PATH` names.
+    /// `openclaw` | `litellm`: the versions to run side by side (`["2026.9.2", "2026.9.6"]`),
+    /// one arm each, every one the same traffic and faults; each found by
+    /// [`crate::gateway::openclaw::Install::find_version`] (LiteLLM's by
+    /// [`crate::gateway::litellm::Install::find_version`]). Empty: the one install
+    /// `command`/`$REHEARSE_OPENCLAW`/`PATH` names (`$REHEARSE_LITELLM`, else the pinned one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<String>,
+    /// `litellm`: the router settings of the generated config (`[target.router]`); unset ones
+    /// stay LiteLLM's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router: Option<RouterSpec>,
+}
+
+/// `[target.router]`: what a generated gateway config's router does on failures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterSpec {
+    /// Retries of a model group after its first try (LiteLLM `num_retries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    /// Failures of a deployment in a minute before it cools (LiteLLM `allowed_fails`: it cools
+    /// on one more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_fails: Option<u32>,
+    /// How long a deployment cools (LiteLLM `cooldown_time`; a `Retry-After` wins).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cooldown: Option<Duration>,
+}
+
+impl RouterSpec {
+    fn validate(&self) -> Result<(), FieldError> {
+        if let Some(n) = self.retries
+            && n > 20
+        {
+            return Err(FieldError::new("router.retries", "must be 0..=20".into()));
+        }
+        if let Some(n) = self.allowed_fails
+            && n > 1000
+        {
+            return Err(FieldError::new("router.allowed_fails", "must be 0..=1000".into()));
+        }
+        if let Some(d) = self.cooldown
+            && (d < Duration::from_millis(100) || d > Duration::from_secs(24 * 3600))
+        {
+            return Err(FieldError::new("router.cooldown", "must be 100ms..=24h".into()));
+        }
+        Ok(())
+    }
 }
 
 /// Most versions one run takes side by side (each is a real gateway run in turn).
@@ -132,7 +187,7 @@ pub(crate) fn version_problem(v: &str) -> Option<String> {
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
     let starts = v.chars().next().is_some_and(|c| c.is_ascii_digit());
     (v.is_empty() || v.len() > 64 || !ok_chars || !starts || v.contains(".."))
-        .then(|| format!("`{v}` is not an OpenClaw version (e.g. `2026.9.2`)"))
+        .then(|| format!("`{v}` is not an OpenClaw version (e.g. `2026.9.2`) or a LiteLLM one (`1.108.7`)"))
 }
 
 /// `[target.warmup]`: the healthy turns an external gateway is sent before the run's clock
@@ -263,11 +318,15 @@ impl TargetSpec {
             }
         };
         let k = self.kind;
-        for (set, key) in [
-            (self.command.is_some(), "command"),
-            (self.config.is_some(), "config"),
-        ] {
-            only(set && k != TargetKind::Openclaw, key, "openclaw")?;
+        only(self.command.is_some() && k != TargetKind::Openclaw, "command", "openclaw")?;
+        only(
+            self.config.is_some() && !k.is_supervised(),
+            "config",
+            "openclaw\" or \"litellm",
+        )?;
+        only(self.router.is_some() && k != TargetKind::Litellm, "router", "litellm")?;
+        if let Some(r) = &self.router {
+            r.validate()?;
         }
         for (set, key) in [
             (self.url.is_some(), "url"),
@@ -287,10 +346,10 @@ impl TargetSpec {
         }
         only(
             self.ready_timeout.is_some()
-                && k != TargetKind::Openclaw
+                && !k.is_supervised()
                 && !(k == TargetKind::Http && self.health_path.is_some()),
             "ready_timeout",
-            "openclaw\" (or \"http\" with `health_path`",
+            "openclaw\" or \"litellm\" (or \"http\" with `health_path`",
         )?;
         if let Some(p) = &self.health_path {
             check_health_path(p).map_err(|m| FieldError::new("health_path", m))?;
@@ -314,9 +373,9 @@ impl TargetSpec {
             w.validate()?;
         }
         only(
-            !self.versions.is_empty() && k != TargetKind::Openclaw,
+            !self.versions.is_empty() && !k.is_supervised(),
             "versions",
-            "openclaw",
+            "openclaw\" or \"litellm",
         )?;
         self.check_versions()?;
         if k == TargetKind::Http {

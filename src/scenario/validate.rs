@@ -45,6 +45,9 @@ pub struct Checked {
     pub warnings: Vec<String>,
     /// `[target] config`: the user's own OpenClaw configuration, read and checked.
     pub user_config: Option<UserConfig>,
+    /// `[target] config` of a `litellm` target: the user's own LiteLLM config, read (its keys
+    /// are checked by the plan, against the release it runs).
+    pub litellm_config: Option<crate::gateway::litellm::user_config::UserConfig>,
     /// The scenario's digest ([`super::digest`]): its file and the files it names.
     pub digest: String,
 }
@@ -204,7 +207,29 @@ fn check_parsed(
             ),
         ));
     }
+    let litellm_config = match &file.target.config {
+        Some(c) if file.target.kind == super::target::TargetKind::Litellm => {
+            let at = path.parent().map_or_else(|| c.clone(), |d| d.join(c));
+            use crate::gateway::litellm::user_config::{UserConfig as Ll, UserConfigError as E};
+            Some(Ll::load(&at).map_err(|e| match e {
+                E::Syntax {
+                    path,
+                    line,
+                    col,
+                    msg,
+                } => ScenarioError::Syntax {
+                    path: path.display().to_string(),
+                    line,
+                    col,
+                    msg,
+                },
+                other => invalid("target.config", other.to_string()),
+            })?)
+        }
+        _ => None,
+    };
     let user_config = match &file.target.config {
+        Some(_) if litellm_config.is_some() => None,
         Some(c) => {
             let at = path.parent().map_or_else(|| c.clone(), |d| d.join(c));
             Some(load_user_config(&at).map_err(|e| match e {
@@ -270,6 +295,7 @@ fn check_parsed(
         beyond_duration,
         warnings,
         user_config,
+        litellm_config,
         digest,
     })
 }

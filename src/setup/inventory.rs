@@ -1,5 +1,6 @@
 //! What the cache holds (`gateway list`, `gateway remove`): OpenClaw installs
-//! (`openclaw-VERSION/`), OpenAI SDK venvs (`openai-python-VERSION/`), the extracted built-in
+//! (`openclaw-VERSION/`), OpenAI SDK venvs (`openai-python-VERSION/`), LiteLLM venvs
+//! (`litellm-VERSION/`), the extracted built-in
 //! scenarios (`builtin-VERSION-HASH/`) and installs that never finished (`.openclaw-VERSION.*`
 //! staging directories), each with its size on disk.
 
@@ -14,6 +15,8 @@ pub(crate) enum Kind {
     Openclaw,
     /// `openai-python-VERSION`.
     OpenaiSdk,
+    /// `litellm-VERSION`.
+    Litellm,
     /// `builtin-VERSION-HASH`.
     Builtin,
     /// `.openclaw-VERSION.XXXX`: an install that was interrupted.
@@ -26,6 +29,7 @@ impl Kind {
         match self {
             Self::Openclaw => "openclaw",
             Self::OpenaiSdk => "openai-sdk",
+            Self::Litellm => "litellm",
             Self::Builtin => "built-in scenarios",
             Self::Unfinished => "unfinished install",
         }
@@ -36,6 +40,7 @@ impl Kind {
         match k {
             GatewayKind::Openclaw => Self::Openclaw,
             GatewayKind::OpenaiSdk => Self::OpenaiSdk,
+            GatewayKind::Litellm => Self::Litellm,
         }
     }
 }
@@ -61,6 +66,8 @@ pub(crate) fn classify(name: &str) -> Option<(Kind, String)> {
         (Kind::Openclaw, v)
     } else if let Some(v) = name.strip_prefix("openai-python-") {
         (Kind::OpenaiSdk, v)
+    } else if let Some(v) = name.strip_prefix("litellm-") {
+        (Kind::Litellm, v)
     } else if let Some(v) = name.strip_prefix("builtin-") {
         (Kind::Builtin, v)
     } else {
@@ -165,6 +172,7 @@ mod tests {
     fn cache_directories_are_told_apart_by_name() {
         assert_eq!(classify("openclaw-2026.9.6"), Some((Kind::Openclaw, "2026.9.6".into())));
         assert_eq!(classify("openai-python-3.57.0"), Some((Kind::OpenaiSdk, "3.57.0".into())));
+        assert_eq!(classify("litellm-1.108.7"), Some((Kind::Litellm, "1.108.7".into())));
         assert_eq!(classify("builtin-0.1.0-abc"), Some((Kind::Builtin, "0.1.0-abc".into())));
         assert_eq!(
             classify(".openclaw-2026.9.6.Xy12ab"),

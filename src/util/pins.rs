@@ -15,6 +15,10 @@ pub(crate) struct Pins {
     pub openclaw_second: String,
     /// `OPENAI_VERSION`: the OpenAI Python SDK.
     pub openai: String,
+    /// `LITELLM_VERSION`: the LiteLLM proxy (`litellm[proxy]`).
+    pub litellm: String,
+    /// `LITELLM_PROMETHEUS_CLIENT_VERSION`: the prometheus_client its `/metrics` needs.
+    pub litellm_prometheus_client: String,
 }
 
 /// A pins file without one of its keys, or with a line that is not `KEY=VALUE`.
@@ -52,6 +56,8 @@ pub(crate) fn parse(text: &str) -> Result<Pins, PinsError> {
         node: get("NODE_VERSION")?,
         openclaw_second: get("OPENCLAW_SECOND_VERSION")?,
         openai: get("OPENAI_VERSION")?,
+        litellm: get("LITELLM_VERSION")?,
+        litellm_prometheus_client: get("LITELLM_PROMETHEUS_CLIENT_VERSION")?,
     })
 }
 
@@ -70,6 +76,7 @@ mod tests {
         assert!(crate::scenario::target::version_problem(&p.openclaw).is_none());
         assert!(crate::gateway::openclaw::install::parse_version(&p.node).is_some());
         assert!(crate::gateway::openclaw::install::node_supported(&p.node));
+        assert!(crate::scenario::target::version_problem(&p.litellm).is_none());
         assert!(parse("OPENCLAW_VERSION=1\n").is_err(), "keys missing");
         assert!(parse("OPENCLAW_VERSION=\"1\"\n").is_err(), "quotes");
         assert!(parse("just words\n").is_err());

@@ -87,7 +87,8 @@ pub(super) async fn warm(
 }
 
 /// What the turns did: their rows (in send order), how many were still out when the run
-/// ended, and why the gateway failed mid-run, if it did (with its last lines).
+/// ended, and why the gateway failed mid-run (it exited or stopped answering), if it did (with
+/// its last lines).
 pub(super) struct TurnsDone {
     pub rows: Vec<TurnRow>,
     pub outstanding: usize,
@@ -133,9 +134,9 @@ pub(super) async fn drive(
             _ = arm.cut_short() => break,
             _ = tokio::time::sleep(Duration::from_millis(500)) => {}
         }
-        if !gw.alive() {
+        if let Some(why) = gw.failure() {
             last_lines = gw.last_lines();
-            crashed = Some(format!("the {name} gateway exited mid-run"));
+            crashed = Some(format!("the {name} gateway {why}"));
             break;
         }
     }

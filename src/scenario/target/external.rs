@@ -36,6 +36,13 @@ pub(crate) enum Asked {
         /// `versions`: side by side, one arm each (empty: the one install).
         versions: Vec<String>,
     },
+    /// `kind = "litellm"`: a LiteLLM proxy the harness starts.
+    Litellm {
+        /// `versions`: side by side, one arm each (empty: the one install).
+        versions: Vec<String>,
+        /// `[target.router]`.
+        router: super::RouterSpec,
+    },
     /// `kind = "http"`: the user's, by URL.
     Http {
         /// `url`.
@@ -57,6 +64,10 @@ impl TargetSpec {
             TargetKind::Openclaw => Asked::Openclaw {
                 command: self.command.clone(),
                 versions: self.versions.clone(),
+            },
+            TargetKind::Litellm => Asked::Litellm {
+                versions: self.versions.clone(),
+                router: self.router.unwrap_or_default(),
             },
             TargetKind::Http => Asked::Http {
                 url: self.url.clone().unwrap_or_default(),
