@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use crate::gateway::openclaw::GatewayConfig;
 
 /// LiteLLM's own default of `allowed_fails` (`litellm.allowed_fails`).
-pub const DEFAULT_ALLOWED_FAILS: u32 = 3;
+pub(crate) const DEFAULT_ALLOWED_FAILS: u32 = 3;
 
 /// The error classes of LiteLLM's `AllowedFailsPolicy`.
 const POLICY_CLASSES: [&str; 6] = [
@@ -50,12 +50,12 @@ pub struct RouterSettings {
 }
 
 /// The deployment id of `profile`'s deployment of `model` (`x-litellm-model-id`).
-pub fn deployment_id(profile: &str, model: &str) -> String {
+pub(crate) fn deployment_id(profile: &str, model: &str) -> String {
     format!("{profile}/{model}")
 }
 
 /// The generated config, its master key `master_key`.
-pub fn generate(c: &GatewayConfig, router: &RouterSettings, master_key: &str) -> Value {
+pub(crate) fn generate(c: &GatewayConfig, router: &RouterSettings, master_key: &str) -> Value {
     let mut model_list = Vec::new();
     for model in std::iter::once(&c.primary).chain(&c.fallbacks) {
         let Some((provider, id)) = model.split_once('/') else {

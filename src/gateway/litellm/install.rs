@@ -84,7 +84,7 @@ pub enum InstallError {
 
 impl Install {
     /// `$REHEARSE_LITELLM`, else the pinned version in the cache.
-    pub fn find() -> Result<Self, InstallError> {
+    pub(crate) fn find() -> Result<Self, InstallError> {
         let pinned = crate::util::pins::pins().ok().map(|p| p.litellm);
         Self::find_in(
             std::env::var_os(ENV_VAR),
@@ -96,7 +96,7 @@ impl Install {
 
     /// LiteLLM `version` (`[target] versions`): `$REHEARSE_LITELLM_<VERSION>`, else its venv
     /// in the cache; it must say it is that version.
-    pub fn find_version(version: &str) -> Result<Self, InstallError> {
+    pub(crate) fn find_version(version: &str) -> Result<Self, InstallError> {
         Self::find_in(
             std::env::var_os(version_env_var(version)),
             crate::util::cache::root(),
@@ -107,7 +107,7 @@ impl Install {
 
     /// The search with the environment passed in (tests): `named` (a variable's value), else
     /// `cache`'s venv of `in_cache`; `must_be` the version it must say.
-    pub fn find_in(
+    pub(crate) fn find_in(
         named: Option<OsString>,
         cache: Option<PathBuf>,
         in_cache: Option<&str>,

@@ -45,7 +45,7 @@ const OFF: [(&str, &[&str]); 3] = [
 ];
 
 /// `generated` (the harness's, [`super::config::generate`]) laid over `user`.
-pub fn overlay(user: &Value, generated: &Value) -> Overlaid {
+pub(crate) fn overlay(user: &Value, generated: &Value) -> Overlaid {
     let mut out = Overlaid {
         config: match user {
             Value::Object(_) => user.clone(),

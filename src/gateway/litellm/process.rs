@@ -24,7 +24,9 @@ use crate::util::watchdog::Watchdog;
 
 /// The liveness path: `/health` would call every deployment (model requests the upstream
 /// would record and fault).
-pub const LIVENESS: &str = "/health/liveliness";
+pub(crate) const LIVENESS: &str = "/health/liveliness";
+/// Its Prometheus exposition (`/metrics` answers 307 to it).
+pub(crate) const METRICS: &str = "/metrics/";
 /// How long it has after SIGTERM (it takes ~2 s).
 const GRACE: Duration = Duration::from_secs(10);
 /// How many log lines an error quotes.
@@ -54,7 +56,7 @@ pub(crate) fn sandbox_env(cmd: &mut Command, dir: &Path) {
 }
 
 /// The environment settings [`sandbox_env`] makes, for the report (values are not secrets).
-pub const ENV_SET: &[&str] = &[
+pub(crate) const ENV_SET: &[&str] = &[
     "environment cleared (no key, DATABASE_URL, REDIS_*, proxy of the harness's reaches it)",
     "LITELLM_LOCAL_MODEL_COST_MAP=True (no cost-map fetch)",
     "LITELLM_MODE=PRODUCTION (no .env read)",
@@ -69,7 +71,6 @@ pub struct Proxy {
     pid: u32,
     port: u16,
     master_key: String,
-    dir: PathBuf,
     log: PathBuf,
     seen: Vec<SeenProcess>,
     watch: Arc<Mutex<Watch>>,
@@ -100,7 +101,7 @@ fn free_port() -> std::io::Result<u16> {
 impl Proxy {
     /// Starts `litellm` with `config` (JSON) in `dir`, waiting up to `ready_timeout` for its
     /// liveness path; `secrets` are scrubbed from every line it quotes.
-    pub async fn start(
+    pub(crate) async fn start(
         litellm: &Path,
         config: &Value,
         master_key: &str,
@@ -137,7 +138,6 @@ impl Proxy {
             pid,
             port,
             master_key: master_key.to_string(),
-            dir: dir.to_path_buf(),
             log,
             seen: Vec::new(),
             watch: Arc::new(Mutex::new(Watch::new(Instant::now()))),
@@ -154,18 +154,13 @@ impl Proxy {
     }
 
     /// Where its turns go.
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// A client with its master key.
-    pub fn client(&self, timeout: Duration) -> Result<TurnClient, TargetError> {
+    pub(crate) fn client(&self, timeout: Duration) -> Result<TurnClient, TargetError> {
         TurnClient::new(&self.base_url(), &self.master_key, timeout)
-    }
-
-    /// Its directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     async fn wait_ready(&mut self, within: Duration) -> Result<(), StartError> {
@@ -185,7 +180,7 @@ impl Proxy {
                 .exited());
             }
             if matches!(client.status_of(LIVENESS).await, Ok(s) if (200..300).contains(&s)) {
-                return Ok(());
+                return self.prime_metrics(within.saturating_sub(started.elapsed())).await;
             }
             if started.elapsed() >= within {
                 let lines = self.last_lines();
@@ -199,6 +194,30 @@ impl Proxy {
                 ));
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Asks for its `/metrics/` once, up to `within`: its first exposition takes seconds (2.5 s
+    /// measured on a loaded 2-core machine: the prometheus callback builds its registry then),
+    /// the next ones milliseconds; the run's scrapes, 2 s each, start after.
+    async fn prime_metrics(&mut self, within: Duration) -> Result<(), StartError> {
+        let client = self
+            .client(within.max(Duration::from_secs(1)))
+            .map_err(|e| StartError::new(e, Vec::new()))?;
+        match client.status_of(METRICS).await {
+            Ok(s) if (200..300).contains(&s) => Ok(()),
+            answer => {
+                let lines = self.last_lines();
+                self.kill_now();
+                let got = match answer {
+                    Ok(s) => format!("HTTP {s}"),
+                    Err(e) => crate::util::text::chain(&e),
+                };
+                Err(StartError::new(
+                    format!("LiteLLM's {METRICS} did not answer 2xx once it was live: {got}"),
+                    lines,
+                ))
+            }
         }
     }
 
@@ -227,7 +246,7 @@ impl Proxy {
     }
 
     /// Why it is no longer a working gateway: it exited, or it stopped answering.
-    pub fn failure(&mut self) -> Option<String> {
+    pub(crate) fn failure(&mut self) -> Option<String> {
         if let Some(c) = self.child.as_mut()
             && let Ok(Some(status)) = c.try_wait()
         {
@@ -242,7 +261,7 @@ impl Proxy {
     }
 
     /// Its last log lines, secrets scrubbed.
-    pub fn last_lines(&self) -> Vec<String> {
+    pub(crate) fn last_lines(&self) -> Vec<String> {
         let text = std::fs::read(&self.log).unwrap_or_default();
         let text = self.secrets.scrub(&String::from_utf8_lossy(&text));
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -282,7 +301,7 @@ impl Proxy {
 
     /// SIGTERM to its group (and SIGCONT: a stopped process hears nothing), up to the grace;
     /// then SIGKILL. What of its tree is still alive after is named.
-    pub async fn stop(mut self) -> Stopped {
+    pub(crate) async fn stop(mut self) -> Stopped {
         if let Some(w) = self.watcher.take() {
             w.abort();
         }

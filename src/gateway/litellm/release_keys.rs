@@ -73,7 +73,7 @@ pub struct UnknownKey {
 
 impl ReleaseKeys {
     /// Asks `install`'s python (a few seconds: it imports litellm and its proxy).
-    pub fn of(install: &Install) -> Result<Self, NoAnswer> {
+    pub(crate) fn of(install: &Install) -> Result<Self, NoAnswer> {
         let no = |why: String| NoAnswer {
             version: install.version.clone(),
             python: install.python.display().to_string(),
@@ -99,7 +99,7 @@ impl ReleaseKeys {
     }
 
     /// The first key of `user` this release does not take.
-    pub fn check(&self, user: &UserConfig, version: &str) -> Result<(), UnknownKey> {
+    pub(crate) fn check(&self, user: &UserConfig, version: &str) -> Result<(), UnknownKey> {
         let Some(top) = user.value.as_object() else {
             return Ok(());
         };

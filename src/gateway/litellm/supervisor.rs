@@ -42,7 +42,7 @@ pub struct Litellm {
 impl Litellm {
     /// The config a proxy of this arm runs with `config` and `master_key`, and (over the user's)
     /// what the harness overrode and turned off.
-    pub fn effective(
+    pub(crate) fn effective(
         &self,
         config: &GatewayConfig,
         master_key: &str,
@@ -116,7 +116,7 @@ impl Supervisor for Litellm {
 }
 
 /// `config` with every `api_key` and the master key replaced by its fingerprint.
-pub fn fingerprinted(mut config: Value) -> Value {
+pub(crate) fn fingerprinted(mut config: Value) -> Value {
     if let Some(list) = config.get_mut("model_list").and_then(Value::as_array_mut) {
         for d in list {
             if let Some(k) = d.pointer_mut("/litellm_params/api_key")
@@ -171,10 +171,11 @@ impl Supervised for Started {
     }
 
     fn effective(&self) -> Option<Effective> {
-        let over_user = self.over_user.clone().map(|(o, mut off)| {
-            off.extend(ENV_SET.iter().map(|s| (*s).to_string()));
-            (o, off)
-        });
+        // Over the user's config: its keys overridden and turned off, then the process's
+        // sandbox; over a generated one, the sandbox alone (a note in the report).
+        let (o, mut off) = self.over_user.clone().unwrap_or_default();
+        off.extend(ENV_SET.iter().map(|s| (*s).to_string()));
+        let over_user = Some((o, off));
         Some(Effective {
             name: "litellm-config.json",
             config: Ok(self.shown.clone()),

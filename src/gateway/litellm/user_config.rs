@@ -51,7 +51,7 @@ pub enum UserConfigError {
 
 impl UserConfig {
     /// Reads `path`.
-    pub fn load(path: &Path) -> Result<Self, UserConfigError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, UserConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| UserConfigError::Io {
             path: path.to_path_buf(),
             source,
@@ -60,7 +60,7 @@ impl UserConfig {
     }
 
     /// Reads `text` (named `path` in errors).
-    pub fn parse(text: &str, path: &Path) -> Result<Self, UserConfigError> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<Self, UserConfigError> {
         let syntax = |line: usize, col: usize, msg: String| UserConfigError::Syntax {
             path: path.to_path_buf(),
             line,
@@ -88,7 +88,7 @@ impl UserConfig {
     }
 
     /// Where `key` (`router_settings.num_retries`) is, else the file's start.
-    pub fn position(&self, key: &str) -> (usize, usize) {
+    pub(crate) fn position(&self, key: &str) -> (usize, usize) {
         self.at.get(key).copied().unwrap_or((1, 1))
     }
 }

@@ -9,14 +9,14 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// How often the liveness path is asked.
-pub const EVERY: Duration = Duration::from_secs(1);
+pub(crate) const EVERY: Duration = Duration::from_secs(1);
 /// How long one probe may take.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long without a 2xx makes a proxy silent (a busy 2-core machine delays answers by seconds,
 /// never by this).
-pub const SILENT_FOR: Duration = Duration::from_secs(10);
+pub(crate) const SILENT_FOR: Duration = Duration::from_secs(10);
 /// Failed probes in a row, at least, before it is.
-pub const MIN_MISSES: u32 = 3;
+pub(crate) const MIN_MISSES: u32 = 3;
 
 /// The liveness record of one proxy.
 #[derive(Debug, Clone)]
@@ -29,7 +29,7 @@ pub struct Watch {
 
 impl Watch {
     /// A proxy that answered at `ready` (its readiness).
-    pub fn new(ready: Instant) -> Self {
+    pub(crate) fn new(ready: Instant) -> Self {
         Self {
             last_ok: ready,
             misses: 0,
@@ -39,7 +39,7 @@ impl Watch {
     }
 
     /// One probe's result at `now`: `Ok(())` a 2xx, else why not.
-    pub fn record(&mut self, now: Instant, answer: Result<(), String>) {
+    pub(crate) fn record(&mut self, now: Instant, answer: Result<(), String>) {
         if self.silent.is_some() {
             return;
         }
@@ -66,7 +66,7 @@ impl Watch {
     }
 
     /// Why it is taken for silent, once it is (it stays so).
-    pub fn silent(&self) -> Option<&str> {
+    pub(crate) fn silent(&self) -> Option<&str> {
         self.silent.as_deref()
     }
 }
@@ -76,7 +76,7 @@ mod tests {
     use super::*;
 
     #[tokio::test(start_paused = true)]
-    fn silent_only_after_the_quiet_period_and_enough_misses() {
+    async fn silent_only_after_the_quiet_period_and_enough_misses() {
         let t0 = Instant::now();
         let mut w = Watch::new(t0);
         // Slow answers that fail a few times, then one comes: never silent.
