@@ -7,14 +7,14 @@
 
 use super::support::{assert_schema, command, report_json, rows, scenario, show};
 
-/// Runs fixture `name` with `extra` appended; the rows' statuses (the mutant last) and the
+/// Runs fixture `name` with `target` added to its `[target]` and `extra` appended (the mutant row);
 /// report, after checking what every LiteLLM run must show.
 fn run(
     name: &str,
     target: &str,
     extra: &str,
     setup: impl FnOnce(&std::path::Path),
-) -> (Vec<(String, String, String)>, serde_json::Value) {
+) -> (Vec<(String, String, String, String)>, serde_json::Value) {
     let tmp = tempfile::tempdir().unwrap();
     setup(tmp.path());
     let path = scenario(tmp.path(), name, target, extra);
@@ -79,8 +79,20 @@ fn run(
     (rows(&r), r)
 }
 
-fn statuses(rows: &[(String, String, String)]) -> Vec<&str> {
-    rows.iter().map(|r| r.1.as_str()).collect()
+/// Every row passed but one, the mutant: a `kind` row whose expectation says `mutant`; the
+/// true rows counted.
+fn only_the_mutant_fails(
+    rows: &[(String, String, String, String)],
+    kind: &str,
+    mutant: &str,
+    true_rows: usize,
+) {
+    let failed: Vec<_> = rows.iter().filter(|r| r.1 != "pass").collect();
+    assert_eq!(failed.len(), 1, "{rows:#?}");
+    assert_eq!(failed[0].1, "fail", "{rows:#?}");
+    assert_eq!(failed[0].0, kind, "{rows:#?}");
+    assert!(failed[0].2.contains(mutant), "{rows:#?}");
+    assert_eq!(rows.len(), true_rows + 1, "{rows:#?}");
 }
 
 #[test]
@@ -91,12 +103,12 @@ fn litellm_503_on_key_a_cools_it_for_its_cooldown_time_once() {
         "[[expect.cooldown]]   # the mutant: a 10 s cooldown\nprofile = \"mockai:a\"\ncooled = \"10s\"\ntolerance = \"2s\"\n",
         |_| {},
     );
-    assert_eq!(
-        statuses(&rows),
-        ["pass", "pass", "pass", "fail"],
+    only_the_mutant_fails(&rows, "cooldown", "10.000s", 3);
+    assert!(
+        rows.iter()
+            .any(|r| r.1 == "pass" && r.3.contains("1 cooldown: 2")),
         "{rows:#?}"
     );
-    assert!(rows[0].2.contains("turns elsewhere"), "{rows:#?}");
 }
 
 #[test]
@@ -112,7 +124,12 @@ fn litellm_429_with_retry_after_cools_key_a_until_the_retry_after_over_a_user_co
         "[[expect.cooldown]]   # the mutant: its cooldown_time, not the Retry-After\nprofile = \"mockai:a\"\ncooled = \"25s\"\ntolerance = \"2s\"\n",
         |dir| std::fs::write(dir.join("litellm.yaml"), user).unwrap(),
     );
-    assert_eq!(statuses(&rows), ["pass", "pass", "fail"], "{rows:#?}");
+    only_the_mutant_fails(&rows, "cooldown", "25.000s", 2);
+    assert!(
+        rows.iter()
+            .any(|r| r.1 == "pass" && r.3.contains("Retry-After 9.000s")),
+        "{rows:#?}"
+    );
     let uc = &r["target"]["user_config"];
     let list = |k: &str| {
         uc[k]
@@ -143,5 +160,5 @@ fn litellm_503_on_both_gpt_4o_keys_falls_back_to_gpt_4o_mini_at_most_7_requests_
         "[[expect.per_turn]]   # the mutant: 6 requests a turn\nrequests_at_most = 6\nsince = { fault = \"outage\" }\nfrom = \"0s\"\nuntil = \"15s\"\n",
         |_| {},
     );
-    assert_eq!(statuses(&rows), ["pass", "pass", "fail"], "{rows:#?}");
+    only_the_mutant_fails(&rows, "per_turn", "<= 6 requests", 2);
 }

@@ -90,8 +90,9 @@ pub fn report_json(stdout: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
 }
 
-/// The expectation rows of the one arm: (kind, status, observed).
-pub fn rows(r: &Value) -> Vec<(String, String, String)> {
+/// The expectation rows of the one arm (in the report's order: by kind): (kind, status,
+/// expected, observed).
+pub fn rows(r: &Value) -> Vec<(String, String, String, String)> {
     r["policies"][0]["expectations"]
         .as_array()
         .unwrap()
@@ -100,6 +101,7 @@ pub fn rows(r: &Value) -> Vec<(String, String, String)> {
             (
                 x["kind"].as_str().unwrap_or("").to_string(),
                 x["status"].as_str().unwrap_or("").to_string(),
+                x["expected"].as_str().unwrap_or("").to_string(),
                 x["observed"].as_str().unwrap_or("").to_string(),
             )
         })
