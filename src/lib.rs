@@ -70,8 +70,10 @@
 //!   the pruning of older run directories of the same scenario after the report is written.
 //! - [`jobmetrics`]: the weekly job's own outputs after its report — the batch-job series
 //!   (`--textfile-dir`'s `rehearse.prom`, `--pushgateway`) and `--on-fail CMD`.
-//! - [`gateway`]: the supervisor of a real OpenClaw gateway, the external system under test the
-//!   harness runs (install, config, key seeding, process, log decisions, auth state). What the
+//! - [`gateway`]: the supervisors of the external systems under test the harness runs: a real
+//!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state) and a
+//!   real LiteLLM proxy (`gateway::litellm`: venv, generated or overlaid config, sandboxed
+//!   process, liveness watch). What the
 //!   scenario asks of it (the `[target]` table, its gateway configuration and turns) is
 //!   `scenario::target` and `scenario::gateway`; the run path is `rehearsal::gateway` (its
 //!   warm-up `rehearsal::gateway::warmup`), the ground-truth and OpenClaw expectations `verdict::ground*` and

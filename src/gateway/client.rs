@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use super::turn_end::TurnEnd;
 use crate::replay::http::{ExchangeError, HttpDispatcher, TargetError};
+use crate::wire::said::GatewaySaid;
 use crate::wire::usage::Usage;
 
 /// The model a turn names: the gateway's default agent.
@@ -57,6 +58,9 @@ pub struct TurnOutcome {
     /// The `usage` the answer carried (a stream's usage chunk).
     #[serde(default)]
     pub usage: Option<Usage>,
+    /// What the gateway said of the turn in its response headers (LiteLLM's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<GatewaySaid>,
 }
 
 impl TurnOutcome {
@@ -144,7 +148,7 @@ impl TurnClient {
         let started = Instant::now();
         let got = self
             .http
-            .exchange(
+            .exchange_with_head(
                 Method::POST,
                 crate::wire::route::CHAT,
                 Some(Bytes::from(body.to_string())),
@@ -152,7 +156,11 @@ impl TurnClient {
             .await;
         let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut out = match got {
-            Ok((status, body)) => read_answer(status.as_u16(), &body, turn.stream),
+            Ok((status, head, body)) => {
+                let mut o = read_answer(status.as_u16(), &body, turn.stream);
+                o.said = GatewaySaid::from_headers(|n| head.get(n).and_then(|v| v.to_str().ok()));
+                o
+            }
             Err(kind) => TurnOutcome {
                 status: None,
                 text: String::new(),
@@ -163,6 +171,7 @@ impl TurnClient {
                 sse: false,
                 model: None,
                 usage: None,
+                said: None,
             },
         };
         out.elapsed_ms = elapsed_ms;
@@ -182,6 +191,7 @@ pub(crate) fn read_answer(status: u16, body: &[u8], stream: bool) -> TurnOutcome
         sse: false,
         model: None,
         usage: None,
+        said: None,
     };
     let text = String::from_utf8_lossy(body);
     let is_sse = stream && text.trim_start().starts_with("data:");
@@ -316,6 +326,7 @@ mod tests {
             sse: false,
             model: None,
             usage: None,
+            said: None,
         };
         assert_eq!(lost("timeout").end(), TurnEnd::TimedOut);
         assert_eq!(lost("reset").end(), TurnEnd::TransportError);

@@ -157,6 +157,18 @@ impl HttpDispatcher {
         path: &str,
         json_body: Option<Bytes>,
     ) -> Result<(http::StatusCode, Bytes), ExchangeError> {
+        self.exchange_with_head(method, path, json_body)
+            .await
+            .map(|(status, _, body)| (status, body))
+    }
+
+    /// [`Self::exchange`], with the response's headers.
+    pub(crate) async fn exchange_with_head(
+        &self,
+        method: Method,
+        path: &str,
+        json_body: Option<Bytes>,
+    ) -> Result<(http::StatusCode, http::HeaderMap, Bytes), ExchangeError> {
         let mut b = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base));
@@ -179,15 +191,15 @@ impl HttpDispatcher {
                     source,
                 })?;
             let status = resp.status();
-            let body = resp
-                .into_body()
+            let (head, body) = resp.into_parts();
+            let body = body
                 .collect()
                 .await
                 .map_err(|source| ExchangeError::Body {
                     kind: Failure::of(&source, Phase::Body).kind().to_string(),
                     source,
                 })?;
-            Ok((status, body.to_bytes()))
+            Ok((status, head.headers, body.to_bytes()))
         };
         tokio::time::timeout(self.timeout, work)
             .await

@@ -168,6 +168,10 @@ pub struct TurnRow {
     /// other turns and in older reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<crate::verdict::answers::AnswerCheck>,
+    /// What the gateway said of the turn in its response headers (LiteLLM's attempted retries
+    /// and fallbacks, the deployment that answered): its own account, beside the upstream's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<crate::wire::said::GatewaySaid>,
 }
 
 /// One profile's state in the gateway's auth store after the run.

@@ -5,16 +5,17 @@
 //! mutant row: the true rows pass, the mutant fails, so the run exits 1. The 429 case runs over
 //! a user config of its own, whose overrides and turned-off keys the report lists.
 
-use super::support::{assert_schema, command, report_json, rows, scenario, show};
+use super::support::{one_at_a_time, assert_schema, command, report_json, rows, scenario, show};
 
 /// Runs fixture `name` with `target` added to its `[target]` and `extra` appended (the mutant row);
-/// report, after checking what every LiteLLM run must show.
+/// the rows and the report, after checking what every LiteLLM run must show.
 fn run(
     name: &str,
     target: &str,
     extra: &str,
     setup: impl FnOnce(&std::path::Path),
 ) -> (Vec<(String, String, String, String)>, serde_json::Value) {
+    let _one = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     setup(tmp.path());
     let path = scenario(tmp.path(), name, target, extra);

@@ -2,10 +2,11 @@
 //! starts: a key it does not take is bad input (exit 2) named at its `file:line:col`, with the
 //! closest key the release has; nothing is started.
 
-use super::support::{command, scenario, show};
+use super::support::{one_at_a_time, command, scenario, show};
 
 #[test]
 fn a_user_config_key_the_release_does_not_take_is_exit_2_at_its_position() {
+    let _one = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(
         tmp.path().join("litellm.yaml"),

@@ -8,11 +8,12 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use super::support::{alive, command, processes_naming, scenario};
+use super::support::{one_at_a_time, alive, command, processes_naming, scenario};
 
 /// Runs the 503 fixture, sends `signal` to its proxy once the turns began, and returns the
 /// run's exit code, stderr, the proxy's pid and how long the run took after the signal.
 fn run_and_signal(signal: libc::c_int) -> (Option<i32>, String, u32, Duration) {
+    let _one = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let path = scenario(tmp.path(), "litellm-503-key-a", "", "");
     let mut child = command(&path, tmp.path())

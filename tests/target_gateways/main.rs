@@ -3,7 +3,7 @@
 //! the pinned venv in the cache that `rehearse gateway install litellm` and
 //! `scripts/install-litellm.sh` make; a missing install FAILS the tests, saying how to install
 //! it). Slow (a real proxy starts in 8–11 s; each case runs 42 s of turns): a target of its own,
-//! its tests one at a time (`--test-threads 1` in .ci/test).
+//! its tests one at a time (`support::one_at_a_time`).
 //!
 //! - `litellm_cases`: the three LiteLLM cases of issue 37 with no hand-written LiteLLM config —
 //!   the true rows pass, a mutant row each fails; one case with the user's own config overlaid.

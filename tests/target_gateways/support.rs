@@ -6,6 +6,13 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// One real proxy at a time (a LiteLLM start is seconds of CPU; two starting together on a
+/// 2-core machine would time each other's turns): every test holds this while it runs.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The checkout.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -165,5 +165,6 @@ pub(super) fn turn_row(t: &PlannedTurn, lag_ms: u64, o: &TurnOutcome) -> TurnRow
             recorded: false,
             served: None,
         }),
+        said: o.said.clone(),
     }
 }

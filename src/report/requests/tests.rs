@@ -254,6 +254,7 @@ fn turns_are_spans_from_due_to_answer() {
         outcome: Some(crate::gateway::TurnEnd::Answered),
         elapsed_ms: 40_500,
         answer: None,
+        said: None,
     }];
     let q = built(&recorded(), Some(&rows), &[]);
     let t = q.turns.expect("a turns lane");
