@@ -5,7 +5,7 @@
 //! mutant row: the true rows pass, the mutant fails, so the run exits 1. The 429 case runs over
 //! a user config of its own, whose overrides and turned-off keys the report lists.
 
-use super::support::{one_at_a_time, assert_schema, command, report_json, rows, scenario, show};
+use super::support::{assert_schema, command, one_at_a_time, report_json, rows, scenario, show};
 
 /// Runs fixture `name` with `target` added to its `[target]` and `extra` appended (the mutant row);
 /// the rows and the report, after checking what every LiteLLM run must show.

@@ -2,7 +2,7 @@
 //! starts: a key it does not take is bad input (exit 2) named at its `file:line:col`, with the
 //! closest key the release has; nothing is started.
 
-use super::support::{one_at_a_time, command, scenario, show};
+use super::support::{command, one_at_a_time, scenario, show};
 
 #[test]
 fn a_user_config_key_the_release_does_not_take_is_exit_2_at_its_position() {

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use super::support::{one_at_a_time, alive, command, processes_naming, scenario};
+use super::support::{alive, command, one_at_a_time, processes_naming, scenario};
 
 /// Runs the 503 fixture, sends `signal` to its proxy once the turns began, and returns the
 /// run's exit code, stderr, the proxy's pid and how long the run took after the signal.

@@ -10,7 +10,8 @@ use serde_json::Value;
 /// 2-core machine would time each other's turns): every test holds this while it runs.
 pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    ONE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The checkout.
