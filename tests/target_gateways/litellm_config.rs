@@ -19,7 +19,7 @@ fn a_user_config_key_the_release_does_not_take_is_exit_2_at_its_position() {
         "config = \"litellm.yaml\"",
         "",
     );
-    let t = std::time::Instant::now();
+    let t = tokio::time::Instant::now();
     let out = command(&path, tmp.path()).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));

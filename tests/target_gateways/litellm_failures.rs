@@ -6,7 +6,9 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use super::support::{alive, command, one_at_a_time, processes_naming, scenario};
 

@@ -24,6 +24,9 @@ use crate::gateway::{
 use crate::replay::http::TargetError;
 use crate::util::secrets::Scrubber;
 
+/// Over the user's config: the key paths the harness overrode, and those it turned off.
+type Changed = (Vec<String>, Vec<String>);
+
 /// A LiteLLM install the plan found, and what its proxies start with.
 #[derive(Debug, Clone)]
 pub struct Litellm {
@@ -46,7 +49,7 @@ impl Litellm {
         &self,
         config: &GatewayConfig,
         master_key: &str,
-    ) -> (Value, Option<(Vec<String>, Vec<String>)>) {
+    ) -> (Value, Option<Changed>) {
         let generated = generate(config, &self.router, master_key);
         match &self.user {
             None => (generated, None),
@@ -141,7 +144,7 @@ struct Started {
     model: String,
     turn_timeout: Duration,
     shown: Value,
-    over_user: Option<(Vec<String>, Vec<String>)>,
+    over_user: Option<Changed>,
     metrics: Option<http::Uri>,
 }
 
