@@ -6,11 +6,11 @@
 use serde::{Deserialize, Serialize};
 
 /// `x-litellm-attempted-retries`: retries of the model group before the answer.
-pub(crate) const ATTEMPTED_RETRIES: &str = "x-litellm-attempted-retries";
+const ATTEMPTED_RETRIES: &str = "x-litellm-attempted-retries";
 /// `x-litellm-attempted-fallbacks`: fallbacks to other model groups.
-pub(crate) const ATTEMPTED_FALLBACKS: &str = "x-litellm-attempted-fallbacks";
+const ATTEMPTED_FALLBACKS: &str = "x-litellm-attempted-fallbacks";
 /// `x-litellm-model-id`: the deployment that answered.
-pub(crate) const MODEL_ID: &str = "x-litellm-model-id";
+const MODEL_ID: &str = "x-litellm-model-id";
 
 /// A gateway's own account of one turn (absent fields: it did not say).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

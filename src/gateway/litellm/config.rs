@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use crate::gateway::openclaw::GatewayConfig;
 
 /// LiteLLM's own default of `allowed_fails` (`litellm.allowed_fails`).
-pub(crate) const DEFAULT_ALLOWED_FAILS: u32 = 3;
+const DEFAULT_ALLOWED_FAILS: u32 = 3;
 
 /// The error classes of LiteLLM's `AllowedFailsPolicy`.
 const POLICY_CLASSES: [&str; 6] = [
@@ -50,7 +50,7 @@ pub struct RouterSettings {
 }
 
 /// The deployment id of `profile`'s deployment of `model` (`x-litellm-model-id`).
-pub(crate) fn deployment_id(profile: &str, model: &str) -> String {
+fn deployment_id(profile: &str, model: &str) -> String {
     format!("{profile}/{model}")
 }
 
@@ -112,7 +112,7 @@ pub(crate) fn policy(n: u32) -> Value {
 }
 
 /// What the harness sets in `general_settings`, whatever the user's says.
-pub(crate) fn harness_general(master_key: &str) -> Value {
+fn harness_general(master_key: &str) -> Value {
     json!({
         "master_key": master_key,
         "disable_spend_logs": true,
@@ -127,7 +127,7 @@ mod tests {
     use super::*;
     use crate::gateway::openclaw::{ModelSpec, ProfileSpec, ProviderSpec};
 
-    pub(crate) fn three_keys() -> GatewayConfig {
+    fn three_keys() -> GatewayConfig {
         let provider = |id: &str, m: &str| ProviderSpec {
             id: id.into(),
             base_url: "http://127.0.0.1:18081/v1".into(),

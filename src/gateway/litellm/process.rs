@@ -24,9 +24,9 @@ use crate::util::watchdog::Watchdog;
 
 /// The liveness path: `/health` would call every deployment (model requests the upstream
 /// would record and fault).
-pub(crate) const LIVENESS: &str = "/health/liveliness";
+const LIVENESS: &str = "/health/liveliness";
 /// Its Prometheus exposition (`/metrics` answers 307 to it).
-pub(crate) const METRICS: &str = "/metrics/";
+const METRICS: &str = "/metrics/";
 /// How long it has after SIGTERM (it takes ~2 s).
 const GRACE: Duration = Duration::from_secs(10);
 /// How many log lines an error quotes.

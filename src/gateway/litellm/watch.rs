@@ -14,9 +14,9 @@ pub(crate) const EVERY: Duration = Duration::from_secs(1);
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long without a 2xx makes a proxy silent (a busy 2-core machine delays answers by seconds,
 /// never by this).
-pub(crate) const SILENT_FOR: Duration = Duration::from_secs(10);
+const SILENT_FOR: Duration = Duration::from_secs(10);
 /// Failed probes in a row, at least, before it is.
-pub(crate) const MIN_MISSES: u32 = 3;
+const MIN_MISSES: u32 = 3;
 
 /// The liveness record of one proxy.
 #[derive(Debug, Clone)]
