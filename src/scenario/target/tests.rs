@@ -130,3 +130,31 @@ fn a_metrics_token_goes_with_a_metrics_url_of_an_http_target() {
         assert!(e.message.contains(why), "{bad}: {e:?}");
     }
 }
+
+#[test]
+fn litellm_takes_config_versions_ready_timeout_and_a_router_and_nothing_of_http() {
+    let t = spec(
+        "kind = \"litellm\"\nconfig = \"ll.yaml\"\nversions = [\"1.108.7\"]\nready_timeout = \"60s\"\n\
+         [router]\nretries = 2\nallowed_fails = 1\ncooldown = \"25s\"",
+    );
+    assert!(t.kind.is_external() && t.kind.is_supervised());
+    t.validate().unwrap();
+    let Some(External {
+        gateway: Asked::Litellm { versions, router },
+        ..
+    }) = t.external()
+    else {
+        panic!("a litellm target asks for LiteLLM");
+    };
+    assert_eq!(versions, ["1.108.7"]);
+    assert_eq!(router.cooldown, Some(Duration::from_secs(25)));
+    for (text, field) in [
+        ("kind = \"litellm\"\nurl = \"http://127.0.0.1:9\"", "url"),
+        ("kind = \"litellm\"\ncommand = \"/bin/litellm\"", "command"),
+        ("kind = \"litellm\"\n[router]\ncooldown = \"10ms\"", "router.cooldown"),
+        ("kind = \"openclaw\"\n[router]\nretries = 1", "router"),
+    ] {
+        assert_eq!(spec(text).validate().unwrap_err().field, field, "{text}");
+    }
+    assert!(toml::from_str::<TargetSpec>("kind = \"litellm\"\n[router]\nretires = 1").is_err());
+}
