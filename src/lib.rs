@@ -72,9 +72,11 @@
 //! - [`jobmetrics`]: the weekly job's own outputs after its report — the batch-job series
 //!   (`--textfile-dir`'s `rehearse.prom`, `--pushgateway`) and `--on-fail CMD`.
 //! - [`gateway`]: the supervisors of the external systems under test the harness runs — a real
-//!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state) and
-//!   Portkey's open-source gateway (`gateway::portkey`: install, the per-turn `x-portkey-config`,
-//!   its loopback bind, its process watched by its answers) — and the user's gateway by URL. What the
+//!   OpenClaw gateway (install, config, key seeding, process, log decisions, auth state), a real
+//!   LiteLLM proxy (`gateway::litellm`: venv, generated or overlaid config, sandboxed process,
+//!   liveness watch) and Portkey's open-source gateway (`gateway::portkey`: install, the
+//!   per-turn `x-portkey-config`, its loopback bind, its process watched by its answers) — and
+//!   the user's gateway by URL. What the
 //!   scenario asks of it (the `[target]` table, its gateway configuration and turns) is
 //!   `scenario::target` and `scenario::gateway`; the run path is `rehearsal::gateway` (its
 //!   warm-up `rehearsal::gateway::warmup`), the ground-truth and OpenClaw expectations `verdict::ground*` and

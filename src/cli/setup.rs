@@ -53,6 +53,9 @@ pub enum GatewayKind {
     /// The official OpenAI Python SDK in a virtualenv (python3), for the stream-shape check.
     #[value(name = "openai-sdk")]
     OpenaiSdk,
+    /// The LiteLLM proxy (`litellm[proxy]` and prometheus_client) in a virtualenv (python3;
+    /// ~760 MB).
+    Litellm,
 }
 
 /// Flags of `gateway install`.

@@ -18,30 +18,11 @@ use tokio::time::Instant;
 use super::turn_end::TurnEnd;
 use crate::engine::request::ChatMessage;
 use crate::replay::http::{ExchangeError, HttpDispatcher, TargetError};
+use crate::wire::said::{GatewaySaid, SaidBy};
 use crate::wire::usage::Usage;
 
 /// The model a turn names: the gateway's default agent.
 const GATEWAY_MODEL: &str = "openclaw/default";
-
-/// Portkey's response header naming the target that answered (`config.targets[2]`).
-pub(crate) const LAST_USED_OPTION: &str = "x-portkey-last-used-option-index";
-/// Portkey's response header counting that target's retries.
-pub(crate) const RETRY_ATTEMPTS: &str = "x-portkey-retry-attempt-count";
-
-/// report.json `target.turns[].said`: a gateway's own account of one turn.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GatewaySaid {
-    /// The target that answered, as the gateway names it (`config.targets[2]`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub option: Option<String>,
-    /// That target as the scenario names it (`mockai:c gpt-4o-mini`), when the harness wrote
-    /// the config that has it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    /// The retries the gateway says that target took.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retries: Option<u64>,
-}
 
 /// One turn of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,8 +125,9 @@ impl TurnOutcome {
 pub struct TurnClient {
     http: HttpDispatcher,
     model: String,
-    /// The response headers kept in [`TurnOutcome::headers`].
-    keep: &'static [&'static str],
+    /// Whose response headers it keeps in [`TurnOutcome::headers`] and reads as the gateway's
+    /// account of a turn ([`TurnClient::said`]).
+    said_by: Option<SaidBy>,
     /// The gateway's names of its targets → the scenario's (`config.targets[2]` →
     /// `mockai:c gpt-4o-mini`), for [`TurnClient::said`].
     labels: std::sync::Arc<BTreeMap<String, String>>,
@@ -167,7 +149,7 @@ impl TurnClient {
         Ok(Self {
             http,
             model: GATEWAY_MODEL.to_string(),
-            keep: &[],
+            said_by: None,
             labels: Default::default(),
         })
     }
@@ -178,7 +160,6 @@ impl TurnClient {
         base_url: &str,
         timeout: Duration,
         extra: Vec<(header::HeaderName, HeaderValue)>,
-        keep: &'static [&'static str],
     ) -> Result<Self, TargetError> {
         let mut http = HttpDispatcher::new(base_url, timeout)?.without_keep_alive();
         for (name, mut value) in extra {
@@ -188,7 +169,7 @@ impl TurnClient {
         Ok(Self {
             http,
             model: GATEWAY_MODEL.to_string(),
-            keep,
+            said_by: None,
             labels: Default::default(),
         })
     }
@@ -199,22 +180,17 @@ impl TurnClient {
         self
     }
 
-    /// What the gateway said of a turn in the headers this client keeps (Portkey's
-    /// [`LAST_USED_OPTION`] and [`RETRY_ATTEMPTS`]); `None` when it said nothing.
+    /// The same client keeping `by`'s response headers and reading them as its account of
+    /// each turn ([`TurnClient::said`]).
+    pub(crate) fn with_said(mut self, by: SaidBy) -> Self {
+        self.said_by = Some(by);
+        self
+    }
+
+    /// What the gateway said of a turn in the headers this client keeps; `None` when it said
+    /// nothing (or this client reads no gateway's headers).
     pub(crate) fn said(&self, o: &TurnOutcome) -> Option<GatewaySaid> {
-        let option = o.headers.get(LAST_USED_OPTION).cloned();
-        let retries = o
-            .headers
-            .get(RETRY_ATTEMPTS)
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        if option.is_none() && retries.is_none() {
-            return None;
-        }
-        Some(GatewaySaid {
-            target: option.as_ref().and_then(|p| self.labels.get(p).cloned()),
-            option,
-            retries,
-        })
+        GatewaySaid::read(self.said_by?, &o.headers, &self.labels)
     }
 
     /// The same client sending `model` instead of OpenClaw's `openclaw/default` (another
@@ -260,7 +236,7 @@ impl TurnClient {
         let mut out = match got {
             Ok((status, headers, body)) => {
                 let mut out = read_answer(status.as_u16(), &body, turn.stream);
-                for name in self.keep {
+                for name in self.said_by.map_or(&[][..], SaidBy::headers) {
                     if let Some(v) = headers.get(*name).and_then(|v| v.to_str().ok()) {
                         out.headers.insert((*name).to_string(), v.to_string());
                     }

@@ -13,6 +13,9 @@
 //! - [`portkey`]: Portkey's open-source gateway the harness starts ([`portkey::Portkey`]):
 //!   its install, the `x-portkey-config` each turn carries (generated, or the user's overlaid),
 //!   a process bound to loopback, watched by its answers, stopped by pid.
+//! - [`litellm`]: a real LiteLLM proxy the harness starts ([`litellm::Litellm`]): its venv,
+//!   its config generated from the scenario (or the user's, overlaid), its sandboxed process,
+//!   its liveness watched, its stop.
 //! - [`by_url`]: the user's gateway by URL (`kind = "http"`, [`by_url::ByUrl`]): the same seam
 //!   with nothing to start — its health path waited for, nothing stopped, no log read.
 //! - [`client`]: [`TurnClient`], how every gateway is sent its turns (OpenAI chat completions)
@@ -28,6 +31,7 @@
 
 pub mod by_url;
 pub mod client;
+pub mod litellm;
 pub mod openclaw;
 pub mod portkey;
 mod turn_end;
@@ -37,7 +41,8 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-pub use client::{GatewaySaid, Turn, TurnClient, TurnOutcome};
+pub use client::{Turn, TurnClient, TurnOutcome};
+pub use crate::wire::said::GatewaySaid;
 pub use turn_end::TurnEnd;
 /// Why a [`TurnClient`] could not be made (a gateway's URL or token unusable).
 pub use crate::replay::http::TargetError;
@@ -76,8 +81,10 @@ pub trait Supervised: Send {
     /// Whether it still runs (one the harness did not start always does).
     fn alive(&mut self) -> bool;
 
-    /// Why it is down mid-run, if it is: by default it exited; a gateway watched by its
-    /// answers (Portkey: its process outlives a broken gateway) also when it stopped answering.
+    /// Why it is no longer a working gateway, asked while the turns run: by default that its
+    /// process exited; a gateway whose liveness the harness watches (LiteLLM: its liveness
+    /// path; Portkey: its answers, since its process outlives a broken gateway) also says when it
+    /// stopped answering — a harness failure, whatever its process says.
     fn down(&mut self) -> Option<String> {
         (!self.alive()).then(|| "exited mid-run".to_string())
     }
@@ -91,6 +98,12 @@ pub trait Supervised: Send {
     /// What it exports for the harness to read, when it is known to export nothing the
     /// harness could judge (Portkey: no `/metrics`).
     fn exports(&self) -> Option<String> {
+        None
+    }
+
+    /// Its Prometheus endpoint, when the harness configured one (LiteLLM's `/metrics`); else
+    /// the plan's `metrics_url`, if any.
+    fn metrics_url(&self) -> Option<http::Uri> {
         None
     }
 

@@ -14,7 +14,7 @@ pub use super::fault_window::{FaultHit, FaultWindow};
 pub(crate) use super::marks::Marks;
 pub use super::status::{PolicyStatus, Stopped, TrafficInfo};
 pub(crate) use super::target::{
-    CooldownRow, GatewaySaid, TargetReport, TurnRow, UserConfigReport, WarmupReport, WarmupTurnRow,
+    CooldownRow, TargetReport, TurnRow, UserConfigReport, WarmupReport, WarmupTurnRow,
 };
 use crate::exit::{CmdError, CmdResult, Status};
 use crate::scrape::{Disagreement, RatePoint, StatePoint, Transition};

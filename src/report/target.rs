@@ -176,15 +176,15 @@ pub struct TurnRow {
     /// other turns and in older reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<crate::verdict::answers::AnswerCheck>,
-    /// What the gateway said it decided for this turn, read from its response headers
-    /// (Portkey: the target that answered and its retries); absent for a gateway that says
-    /// nothing there, and in older reports. Beside the upstream's ground truth
-    /// (`policies[].turns.rows`), never instead of it.
+    /// What the gateway said of the turn in its response headers (LiteLLM's attempted retries
+    /// and fallbacks and the deployment that answered; Portkey's target that answered and its
+    /// retries): its own account, beside the upstream's ground truth (`policies[].turns.rows`),
+    /// never instead of it; absent when it said nothing, and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub said: Option<GatewaySaid>,
 }
 
-pub use crate::gateway::GatewaySaid;
+pub use crate::wire::said::GatewaySaid;
 
 /// One profile's state in the gateway's auth store after the run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

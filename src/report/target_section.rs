@@ -88,24 +88,10 @@ fn turns(t: &TargetReport) -> Table {
             r.answer.as_ref().map_or_else(String::new, answer_text),
         ]);
         if said && let Some(row) = tab.rows.last_mut() {
-            row.push(r.said.as_ref().map_or_else(String::new, said_text));
+            row.push(r.said.as_ref().map_or_else(String::new, |s| s.short()));
         }
     }
     tab
-}
-
-/// A gateway's own account of a turn: `answered by key-b gpt-4o (config.targets[1]), 0 retries
-/// there`.
-fn said_text(s: &crate::report::model::GatewaySaid) -> String {
-    let who = match (&s.target, &s.option) {
-        (Some(t), Some(o)) => format!("answered by {t} ({o})"),
-        (None, Some(o)) => format!("answered by {o}"),
-        _ => "no target named".to_string(),
-    };
-    match s.retries {
-        Some(n) => format!("{who}, {n} retries there"),
-        None => who,
-    }
 }
 
 /// A 2xx answer against what the upstream served for its turn: `3 of 8 tokens; model gpt-4o ≠

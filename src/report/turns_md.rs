@@ -99,14 +99,17 @@ fn section(o: &mut String, t: &TurnsPart) {
             String::new()
         }
     );
-    o.push_str("| turn | at | requests | in order | answered by | same-profile retries | time to answer |\n|---|---|---|---|---|---|---|\n");
+    // A gateway that says what it did per turn (LiteLLM's headers) gets a column of its own.
+    let said = eventful.iter().any(|r| r.said.is_some());
+    o.push_str("| turn | at | requests | in order | answered by | same-profile retries | time to answer |");
+    o.push_str(if said { " the gateway said |\n|---|---|---|---|---|---|---|---|\n" } else { "\n|---|---|---|---|---|---|---|\n" });
     for r in eventful.into_iter().take(shown) {
         let turn = match &r.host {
             Some(h) => format!("{h}/{}", r.turn),
             None => r.turn.to_string(),
         };
         let order: Vec<String> = r.requests.iter().map(step).collect();
-        let _ = writeln!(
+        let _ = write!(
             o,
             "| {turn} | {} | {} | {} | {} | {} | {} |",
             secs(r.first_ms() as i64),
@@ -116,6 +119,11 @@ fn section(o: &mut String, t: &TurnsPart) {
             r.same_profile_retries,
             r.answer_ms.map_or("–".to_string(), |ms| secs(ms as i64)),
         );
+        if said {
+            let s = r.said.as_ref().map_or("–".to_string(), |s| s.short());
+            let _ = write!(o, " {} |", s.replace('|', "\\|"));
+        }
+        o.push('\n');
     }
 }
 
@@ -205,6 +213,29 @@ mod tests {
             .count();
         assert_eq!(listed, 25, "{md}");
         assert!(!md.contains("| 10 |"), "{md}");
+        assert!(!md.contains("the gateway said"), "no column when no gateway said: {md}");
+    }
+
+    #[test]
+    fn what_a_gateway_said_of_a_turn_is_a_column_beside_the_record() {
+        let mut r = row(
+            3,
+            None,
+            vec![req(1_000, "mockai:a", Some("status")), req(1_035, "mockai:b", None)],
+        );
+        r.said = Some(crate::wire::said::GatewaySaid {
+            answered_by: Some("mockai:b/m1".into()),
+            target: None,
+            retries: Some(1),
+            fallbacks: Some(0),
+        });
+        let md = section_of(TurnsPart {
+            marked_requests: 2,
+            rows: vec![r],
+            ..TurnsPart::default()
+        });
+        assert!(md.contains("| time to answer | the gateway said |"), "{md}");
+        assert!(md.contains("| 0.035s | answered by mockai:b/m1 · retries 1 · fallbacks 0 |"), "{md}");
     }
 
     #[test]

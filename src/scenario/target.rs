@@ -27,17 +27,25 @@ pub enum TargetKind {
     Http,
     /// Portkey's open-source AI gateway, started and stopped by the harness.
     Portkey,
+    /// A real LiteLLM proxy, started and stopped by the harness.
+    Litellm,
 }
 
 impl TargetKind {
-    /// `embedded`, `openclaw`, `http` or `portkey`.
+    /// `embedded`, `openclaw`, `http`, `portkey` or `litellm`.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Embedded => "embedded",
             Self::Openclaw => "openclaw",
             Self::Http => "http",
             Self::Portkey => "portkey",
+            Self::Litellm => "litellm",
         }
+    }
+
+    /// True for a gateway the harness installs, configures, starts and stops.
+    pub(crate) fn is_supervised(self) -> bool {
+        matches!(self, Self::Openclaw | Self::Litellm | Self::Portkey)
     }
 
     /// True for a gateway outside the harness's process (its timers cannot be compressed).
@@ -50,7 +58,7 @@ impl TargetKind {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetSpec {
-    /// `embedded` (default) | `openclaw` | `http`.
+    /// `embedded` (default) | `openclaw` | `http` | `litellm`.
     #[serde(default)]
     pub kind: TargetKind,
     /// `openclaw`: the executable (else `$REHEARSE_OPENCLAW`, else `PATH`).
@@ -107,7 +115,8 @@ pub struct TargetSpec {
     /// `openclaw`: the user's own OpenClaw configuration (JSON or JSON5; relative to the
     /// scenario file), the base of the gateway's `openclaw.json` (docs/openclaw.md, "Your own
     /// config"); `portkey`: the user's own Portkey config (JSON), the base of each turn's
-    /// `x-portkey-config` (docs/gateways.md).
+    /// `x-portkey-config`; `litellm`: the user's own LiteLLM `config.yaml`, the base of the
+    /// proxy's (docs/gateways.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<PathBuf>,
     /// `http`: the gateway's health path (`/healthz`), waited for (a 2xx answer, up to
@@ -117,16 +126,59 @@ pub struct TargetSpec {
     /// `openclaw` | `http`: the warm-up before the run's clock starts (`[target.warmup]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupSpec>,
-    /// `openclaw` | `portkey`: the versions to run side by side (`["2026.9.2", "2026.9.6"]`), one
-    /// arm each, every one the same traffic and faults; each found by
-    /// [`crate::gateway::openclaw::Install::find_version`]. Empty: the one install
-    /// `command`/`$REHEARSE_OPENCLAW`/`PATH` names.
+    /// `openclaw` | `litellm` | `portkey`: the versions to run side by side (`["2026.9.2", "2026.9.6"]`),
+    /// one arm each, every one the same traffic and faults; each found by
+    /// [`crate::gateway::openclaw::Install::find_version`] (LiteLLM's by
+    /// [`crate::gateway::litellm::Install::find_version`]). Empty: the one install
+    /// `command`/`$REHEARSE_OPENCLAW`/`PATH` names (`$REHEARSE_LITELLM`, else the pinned one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<String>,
-    /// `portkey`: the retries of each target of the generated `x-portkey-config` (its
-    /// `retry.attempts` on 429 and 5xx; default 0). Not with `config`, whose targets say theirs.
+    /// `litellm` | `portkey`: the router settings of the generated config (`[target.router]`);
+    /// unset ones stay the gateway's own. Portkey takes `retries` only (it has no breaker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router: Option<RouterSpec>,
+}
+
+/// `[target.router]`: what a generated gateway config's router does on failures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterSpec {
+    /// Retries after a first try (LiteLLM `num_retries` of a model group; Portkey each
+    /// generated target's `retry.attempts` on 429 and 5xx, at most 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retries: Option<u32>,
+    /// Failures of a deployment in a minute before it cools (LiteLLM `allowed_fails`: it cools
+    /// on one more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_fails: Option<u32>,
+    /// How long a deployment cools (LiteLLM `cooldown_time`; a `Retry-After` wins).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cooldown: Option<Duration>,
+}
+
+impl RouterSpec {
+    fn validate(&self) -> Result<(), FieldError> {
+        if let Some(n) = self.retries
+            && n > 20
+        {
+            return Err(FieldError::new("router.retries", "must be 0..=20".into()));
+        }
+        if let Some(n) = self.allowed_fails
+            && n > 1000
+        {
+            return Err(FieldError::new("router.allowed_fails", "must be 0..=1000".into()));
+        }
+        if let Some(d) = self.cooldown
+            && (d < Duration::from_millis(100) || d > Duration::from_secs(24 * 3600))
+        {
+            return Err(FieldError::new("router.cooldown", "must be 100ms..=24h".into()));
+        }
+        Ok(())
+    }
 }
 
 /// Most `[target] retries` (Portkey's own limit is 5).
@@ -143,7 +195,7 @@ pub(crate) fn version_problem(v: &str) -> Option<String> {
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
     let starts = v.chars().next().is_some_and(|c| c.is_ascii_digit());
     (v.is_empty() || v.len() > 64 || !ok_chars || !starts || v.contains(".."))
-        .then(|| format!("`{v}` is not an OpenClaw version (e.g. `2026.9.2`)"))
+        .then(|| format!("`{v}` is not an OpenClaw version (e.g. `2026.9.2`) or a LiteLLM one (`1.108.7`)"))
 }
 
 /// `[target.warmup]`: the healthy turns an external gateway is sent before the run's clock
@@ -276,23 +328,45 @@ impl TargetSpec {
         let k = self.kind;
         only(self.command.is_some() && k != TargetKind::Openclaw, "command", "openclaw")?;
         only(
-            self.config.is_some() && !matches!(k, TargetKind::Openclaw | TargetKind::Portkey),
+            self.config.is_some() && !k.is_supervised(),
             "config",
-            "openclaw\" or \"portkey",
+            "openclaw\", \"litellm\" or \"portkey",
         )?;
-        only(self.retries.is_some() && k != TargetKind::Portkey, "retries", "portkey")?;
-        if self.retries.is_some() && self.config.is_some() {
-            return Err(FieldError::new(
-                "retries",
-                "is for the generated config: with `config`, each of its targets says its own \
-                 `retry`"
-                    .into(),
-            ));
+        only(
+            self.router.is_some() && !matches!(k, TargetKind::Litellm | TargetKind::Portkey),
+            "router",
+            "litellm\" or \"portkey",
+        )?;
+        if let Some(r) = &self.router {
+            r.validate()?;
         }
-        if let Some(n) = self.retries
-            && n > MAX_RETRIES
+        if k == TargetKind::Portkey
+            && let Some(r) = &self.router
         {
-            return Err(FieldError::new("retries", format!("must be 0..={MAX_RETRIES}")));
+            if r.allowed_fails.is_some() || r.cooldown.is_some() {
+                return Err(FieldError::new(
+                    "router",
+                    "a `portkey` target takes `retries` only: Portkey's open-source gateway has no \
+                     breaker or cooldown"
+                        .into(),
+                ));
+            }
+            if self.config.is_some() {
+                return Err(FieldError::new(
+                    "router.retries",
+                    "is for the generated config: with `config`, each of its targets says its own \
+                     `retry`"
+                        .into(),
+                ));
+            }
+            if let Some(n) = r.retries
+                && n > MAX_RETRIES
+            {
+                return Err(FieldError::new(
+                    "router.retries",
+                    format!("must be 0..={MAX_RETRIES} for a `portkey` target"),
+                ));
+            }
         }
         for (set, key) in [
             (self.url.is_some(), "url"),
@@ -312,10 +386,10 @@ impl TargetSpec {
         }
         only(
             self.ready_timeout.is_some()
-                && !matches!(k, TargetKind::Openclaw | TargetKind::Portkey)
+                && !k.is_supervised()
                 && !(k == TargetKind::Http && self.health_path.is_some()),
             "ready_timeout",
-            "openclaw\" or \"portkey\" (or \"http\" with `health_path`",
+            "openclaw\", \"litellm\" or \"portkey\" (or \"http\" with `health_path`",
         )?;
         if let Some(p) = &self.health_path {
             check_health_path(p).map_err(|m| FieldError::new("health_path", m))?;
@@ -339,9 +413,9 @@ impl TargetSpec {
             w.validate()?;
         }
         only(
-            !self.versions.is_empty() && !matches!(k, TargetKind::Openclaw | TargetKind::Portkey),
+            !self.versions.is_empty() && !k.is_supervised(),
             "versions",
-            "openclaw\" or \"portkey",
+            "openclaw\", \"litellm\" or \"portkey",
         )?;
         self.check_versions()?;
         if k == TargetKind::Http {

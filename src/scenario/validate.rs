@@ -48,6 +48,9 @@ pub struct Checked {
     /// `[target] config` of a `portkey` target: the user's own Portkey config, its keys checked
     /// against the harness's list and its profiles against the scenario's.
     pub portkey_config: Option<crate::gateway::portkey::user_file::UserFile>,
+    /// `[target] config` of a `litellm` target: the user's own LiteLLM config, read (its keys
+    /// are checked by the plan, against the release it runs).
+    pub litellm_config: Option<crate::gateway::litellm::user_config::UserConfig>,
     /// The scenario's digest ([`super::digest`]): its file and the files it names (and the
     /// `--target` file, when one replaced its `[target]`).
     pub digest: String,
@@ -316,8 +319,29 @@ fn check_parsed(
         }
         _ => None,
     };
+    let litellm_config = match &file.target.config {
+        Some(c) if file.target.kind == super::target::TargetKind::Litellm => {
+            let at = path.parent().map_or_else(|| c.clone(), |d| d.join(c));
+            use crate::gateway::litellm::user_config::{UserConfig as Ll, UserConfigError as E};
+            Some(Ll::load(&at).map_err(|e| match e {
+                E::Syntax {
+                    path,
+                    line,
+                    col,
+                    msg,
+                } => ScenarioError::Syntax {
+                    path: path.display().to_string(),
+                    line,
+                    col,
+                    msg,
+                },
+                other => invalid("target.config", other.to_string()),
+            })?)
+        }
+        _ => None,
+    };
     let user_config = match &file.target.config {
-        Some(_) if portkey_config.is_some() => None,
+        Some(_) if portkey_config.is_some() || litellm_config.is_some() => None,
         Some(c) => {
             let at = path.parent().map_or_else(|| c.clone(), |d| d.join(c));
             Some(load_user_config(&at).map_err(|e| match e {
@@ -389,6 +413,7 @@ fn check_parsed(
         warnings,
         user_config,
         portkey_config,
+        litellm_config,
         digest,
         target_file: target_file.map(super::target_file::TargetFile::used),
     })

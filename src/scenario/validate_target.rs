@@ -104,7 +104,7 @@ pub(super) fn check_target(
             }
         }
     }
-    if kind == TargetKind::Openclaw {
+    if kind.is_supervised() {
         super::gateway::gateway_config_with(file, traffic, super::gateway::UPSTREAM_SLOT, user)?;
     }
     if kind == TargetKind::Portkey {

@@ -43,6 +43,10 @@ fn install(args: &GatewayInstallArgs) -> CmdResult {
             let v = args.release.as_deref().unwrap_or(&pins.openai);
             super::openai_sdk::install(&cache, v)
         }
+        GatewayKind::Litellm => {
+            let v = args.release.as_deref().unwrap_or(&pins.litellm);
+            super::litellm::install(&cache, v, &pins.litellm_prometheus_client)
+        }
     }
     .map_err(failed)?;
     // The path alone on stdout, as the scripts print it: `export X="$(rehearse gateway install …)"`.
@@ -55,11 +59,12 @@ fn list() -> CmdResult {
     let pins = crate::util::pins::pins().map_err(CmdError::harness)?;
     crate::outln!("cache: {}", cache.display());
     crate::outln!(
-        "pinned: openclaw {} (node {}), openclaw {} (second release), portkey {}, openai-sdk {}",
+        "pinned: openclaw {} (node {}), openclaw {} (second release), portkey {}, litellm {}, openai-sdk {}",
         pins.openclaw,
         pins.node,
         pins.openclaw_second,
         pins.portkey,
+        pins.litellm,
         pins.openai
     );
     let entries = scan(&cache);

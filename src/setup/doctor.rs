@@ -20,6 +20,8 @@ pub(crate) enum Need {
     Tool(&'static str),
     /// An OpenClaw install.
     Openclaw,
+    /// A LiteLLM install.
+    Litellm,
 }
 
 /// The needs of one scenario, from its tables.
@@ -41,6 +43,9 @@ pub(crate) fn needs(file: &ScenarioFile) -> Vec<Need> {
     }
     if file.target_kind() == TargetKind::Openclaw {
         out.push(Need::Openclaw);
+    }
+    if file.target_kind() == TargetKind::Litellm {
+        out.push(Need::Litellm);
     }
     out
 }
@@ -156,6 +161,24 @@ pub(crate) fn command(args: DoctorArgs) -> CmdResult {
             .map_or_else(String::new, |u| u.join(", "));
         rows.push(["openclaw".into(), found, version, users]);
     }
+    if !chosen || by_need.contains_key(&Need::Litellm) {
+        let (found, version) = match crate::gateway::litellm::Install::find() {
+            Ok(i) => (i.litellm.display().to_string(), i.version),
+            Err(e) => {
+                if by_need.contains_key(&Need::Litellm) && chosen {
+                    missing.push(e.to_string());
+                }
+                (
+                    "missing ($REHEARSE_LITELLM; `rehearse gateway install litellm`)".into(),
+                    "-".into(),
+                )
+            }
+        };
+        let users = by_need
+            .get(&Need::Litellm)
+            .map_or_else(String::new, |u| u.join(", "));
+        rows.push(["litellm".into(), found, version, users]);
+    }
     let w: Vec<usize> = (0..3)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
@@ -217,6 +240,7 @@ mod tests {
         );
         assert!(all["fleet-probe-storm"].contains(&Need::Tool("redis-server")));
         assert_eq!(all["openclaw-503-window"], [Need::Openclaw]);
+        assert_eq!(all["litellm-503-key-a"], [Need::Litellm]);
         let text = "name = \"x\"\nduration = \"10s\"\ntraffic = \"t.jsonl\"\n\
                     [prometheus]\nspawn = true\nrules = [\"r.yml\"]\n";
         let f = ScenarioFile::parse(text, "x").unwrap();

@@ -1,5 +1,6 @@
 //! What the cache holds (`gateway list`, `gateway remove`): OpenClaw installs
-//! (`openclaw-VERSION/`), Portkey installs (`portkey-VERSION/`), OpenAI SDK venvs (`openai-python-VERSION/`), the extracted built-in
+//! (`openclaw-VERSION/`), Portkey installs (`portkey-VERSION/`), LiteLLM venvs (`litellm-VERSION/`),
+//! OpenAI SDK venvs (`openai-python-VERSION/`), the extracted built-in
 //! scenarios (`builtin-VERSION-HASH/`) and installs that never finished (`.openclaw-VERSION.*`,
 //! `.portkey-VERSION.*` staging directories), each with its size on disk.
 
@@ -16,6 +17,8 @@ pub(crate) enum Kind {
     Portkey,
     /// `openai-python-VERSION`.
     OpenaiSdk,
+    /// `litellm-VERSION`.
+    Litellm,
     /// `builtin-VERSION-HASH`.
     Builtin,
     /// `.openclaw-VERSION.XXXX`: an install that was interrupted.
@@ -29,6 +32,7 @@ impl Kind {
             Self::Openclaw => "openclaw",
             Self::Portkey => "portkey",
             Self::OpenaiSdk => "openai-sdk",
+            Self::Litellm => "litellm",
             Self::Builtin => "built-in scenarios",
             Self::Unfinished => "unfinished install",
         }
@@ -40,6 +44,7 @@ impl Kind {
             GatewayKind::Openclaw => Self::Openclaw,
             GatewayKind::Portkey => Self::Portkey,
             GatewayKind::OpenaiSdk => Self::OpenaiSdk,
+            GatewayKind::Litellm => Self::Litellm,
         }
     }
 }
@@ -70,6 +75,8 @@ pub(crate) fn classify(name: &str) -> Option<(Kind, String)> {
         (Kind::Portkey, v)
     } else if let Some(v) = name.strip_prefix("openai-python-") {
         (Kind::OpenaiSdk, v)
+    } else if let Some(v) = name.strip_prefix("litellm-") {
+        (Kind::Litellm, v)
     } else if let Some(v) = name.strip_prefix("builtin-") {
         (Kind::Builtin, v)
     } else {
@@ -176,6 +183,7 @@ mod tests {
         assert_eq!(classify("openai-python-3.57.0"), Some((Kind::OpenaiSdk, "3.57.0".into())));
         assert_eq!(classify("portkey-1.15.2"), Some((Kind::Portkey, "1.15.2".into())));
         assert_eq!(classify(".portkey-1.15.2.Xy12ab"), Some((Kind::Unfinished, "1.15.2".into())));
+        assert_eq!(classify("litellm-1.108.7"), Some((Kind::Litellm, "1.108.7".into())));
         assert_eq!(classify("builtin-0.1.0-abc"), Some((Kind::Builtin, "0.1.0-abc".into())));
         assert_eq!(
             classify(".openclaw-2026.9.6.Xy12ab"),

@@ -5,7 +5,7 @@
 //! # Layout
 //! - `crate::util::pins`: the pinned versions, `scripts/pins.env` embedded (the scripts source it).
 //! - [`tools`]: the programs on PATH (Debian and Homebrew names, packages, versions).
-//! - [`openclaw`], [`portkey`], [`openai_sdk`]: the installs, as the scripts do them.
+//! - [`openclaw`], [`portkey`], [`litellm`], [`openai_sdk`]: the installs, as the scripts do them.
 //! - [`inventory`]: what the cache holds, with sizes.
 //! - [`doctor`]: `rehearse doctor`.
 //! - `cmd`: `rehearse gateway` (the CLI edge).
@@ -13,6 +13,7 @@
 mod cmd;
 pub(crate) mod doctor;
 pub(crate) mod inventory;
+pub(crate) mod litellm;
 pub(crate) mod openai_sdk;
 pub(crate) mod openclaw;
 pub(crate) mod portkey;

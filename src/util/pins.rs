@@ -17,6 +17,10 @@ pub(crate) struct Pins {
     pub openai: String,
     /// `PORTKEY_VERSION`: Portkey's open-source gateway (npm `@portkey-ai/gateway`).
     pub portkey: String,
+    /// `LITELLM_VERSION`: the LiteLLM proxy (`litellm[proxy]`).
+    pub litellm: String,
+    /// `LITELLM_PROMETHEUS_CLIENT_VERSION`: the prometheus_client its `/metrics` needs.
+    pub litellm_prometheus_client: String,
 }
 
 /// A pins file without one of its keys, or with a line that is not `KEY=VALUE`.
@@ -55,6 +59,8 @@ pub(crate) fn parse(text: &str) -> Result<Pins, PinsError> {
         openclaw_second: get("OPENCLAW_SECOND_VERSION")?,
         openai: get("OPENAI_VERSION")?,
         portkey: get("PORTKEY_VERSION")?,
+        litellm: get("LITELLM_VERSION")?,
+        litellm_prometheus_client: get("LITELLM_PROMETHEUS_CLIENT_VERSION")?,
     })
 }
 
@@ -73,6 +79,7 @@ mod tests {
         assert!(crate::scenario::target::version_problem(&p.openclaw).is_none());
         assert!(crate::gateway::openclaw::install::parse_version(&p.node).is_some());
         assert!(crate::gateway::openclaw::install::node_supported(&p.node));
+        assert!(crate::scenario::target::version_problem(&p.litellm).is_none());
         assert!(parse("OPENCLAW_VERSION=1\n").is_err(), "keys missing");
         assert!(parse("OPENCLAW_VERSION=\"1\"\n").is_err(), "quotes");
         assert!(parse("just words\n").is_err());

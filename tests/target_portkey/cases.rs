@@ -41,7 +41,7 @@ fn case(name: &str, duration: &str, rest: &str) -> (Value, Value, String) {
     // What Portkey said of each turn is in the report beside the upstream's record.
     let said = r["target"]["turns"][0]["said"].clone();
     assert!(
-        said["option"]
+        said["answered_by"]
             .as_str()
             .is_some_and(|o| o.starts_with("config.targets[")),
         "{said}\n{ctx}"

@@ -206,7 +206,7 @@ impl Process {
     }
 
     fn probe_client(&self) -> Option<TurnClient> {
-        TurnClient::bare(&self.base_url(), PROBE_TIMEOUT, Vec::new(), &[]).ok()
+        TurnClient::bare(&self.base_url(), PROBE_TIMEOUT, Vec::new()).ok()
     }
 
     /// Probes `GET /` every [`PROBE_EVERY`] from now on, noting each answer.

@@ -18,7 +18,6 @@ use super::config::{Routing, generated};
 use super::install::Install;
 use super::process::{Process, last_lines_of};
 use super::user_file::{UserFile, overlay};
-use crate::gateway::client::{LAST_USED_OPTION, RETRY_ATTEMPTS};
 use crate::gateway::openclaw::GatewayConfig;
 use crate::gateway::{
     Effective, Ended, Facts, Found, Keep, StartError, Stop, Supervised, Supervisor, TurnClient,
@@ -27,8 +26,6 @@ use crate::replay::http::TargetError;
 
 /// The header Portkey reads its routing from.
 const CONFIG_HEADER: &str = "x-portkey-config";
-/// The response headers kept per turn.
-const KEEP: &[&str] = &[LAST_USED_OPTION, RETRY_ATTEMPTS];
 /// What the report says Portkey exports.
 const EXPORTS: &str = "none: Portkey's open-source gateway has no /metrics (and no circuit \
                            breaker); its decisions are read per turn from its response headers, \
@@ -161,9 +158,9 @@ impl Supervised for Started {
             &self.process.base_url(),
             self.turn_timeout,
             vec![(HeaderName::from_static(CONFIG_HEADER), self.header.clone())],
-            KEEP,
         )?
         .with_model(&self.model)
+        .with_said(crate::wire::said::SaidBy::Portkey)
         .with_labels(labels))
     }
 

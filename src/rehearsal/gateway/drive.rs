@@ -89,7 +89,8 @@ pub(super) async fn warm(
 }
 
 /// What the turns did: their rows (in send order), how many were still out when the run
-/// ended, and why the gateway failed mid-run, if it did (with its last lines).
+/// ended, and why the gateway failed mid-run (it exited or stopped answering), if it did (with
+/// its last lines).
 pub(super) struct TurnsDone {
     pub rows: Vec<TurnRow>,
     pub outstanding: usize,

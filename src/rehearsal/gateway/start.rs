@@ -32,7 +32,8 @@ pub(super) async fn start(
         .user_config
         .as_ref()
         .map(|u| u.path.as_path())
-        .or(checked.portkey_config.as_ref().map(|u| u.path.as_path()));
+        .or(checked.portkey_config.as_ref().map(|u| u.path.as_path()))
+        .or(checked.litellm_config.as_ref().map(|u| u.path.as_path()));
     crate::rehearsal::gateway::user_config::record(
         started.as_ref(),
         dir,
@@ -97,6 +98,13 @@ fn prepare(
     };
     run.target.url = facts.url.clone();
     run.target.health_path = gw.health_path.clone();
+    if let Some(u) = &plan.checked.litellm_config {
+        crate::errln!(
+            "{}/litellm: your config {} is the base (the harness owns model_list, keys and addresses; Redis, databases, callbacks other than prometheus and environment_variables off)",
+            file.name,
+            u.path.display()
+        );
+    }
     if let Some(u) = &plan.checked.user_config {
         crate::errln!(
             "{}/openclaw: your config {} is the base (channels, heartbeats, cron, plugins and discovery off)",

@@ -10,7 +10,9 @@ use std::path::Path;
 use crate::gateway::Supervised;
 use crate::report::model::{TargetReport, UserConfigReport};
 
-/// Fills in the report's `user_config` and keeps the effective configuration in `dir`.
+/// Fills in the report's `user_config` (the user's file `user`) and keeps the effective
+/// configuration in `dir`. What the harness sets about a generated configuration's process (its
+/// environment, LiteLLM) is a note.
 pub(crate) fn record(
     gw: &dyn Supervised,
     dir: &Path,
@@ -21,12 +23,18 @@ pub(crate) fn record(
     let Some(effective) = gw.effective() else {
         return;
     };
-    if let (Some(u), Some((overridden, turned_off))) = (user, effective.over_user) {
-        target.user_config = Some(UserConfigReport {
-            path: u.display().to_string(),
-            overridden,
-            turned_off,
-        });
+    match (user, effective.over_user) {
+        (Some(u), Some((overridden, turned_off))) => {
+            target.user_config = Some(UserConfigReport {
+                path: u.display().to_string(),
+                overridden,
+                turned_off,
+            });
+        }
+        (None, Some((_, set))) if !set.is_empty() => {
+            notes.push(format!("the harness set: {}", set.join("; ")));
+        }
+        _ => {}
     }
     let name = effective.name;
     let written = effective.config.and_then(|v| {

@@ -76,6 +76,15 @@ pub enum Refused {
     /// No Portkey install (or not the version asked for).
     #[error(transparent)]
     PortkeyInstall(#[from] crate::gateway::portkey::InstallError),
+    /// No LiteLLM install (or not the version asked for).
+    #[error(transparent)]
+    LitellmInstall(#[from] crate::gateway::litellm::InstallError),
+    /// A key of the user's LiteLLM config the release does not take (`file:line:col`).
+    #[error(transparent)]
+    LitellmKey(#[from] crate::gateway::litellm::release_keys::UnknownKey),
+    /// The LiteLLM release could not be asked which keys it takes.
+    #[error(transparent)]
+    LitellmKeys(#[from] crate::gateway::litellm::release_keys::NoAnswer),
     /// The effective gateway configuration could not be built.
     #[error(transparent)]
     GatewayConfig(#[from] FieldError),

@@ -150,6 +150,7 @@ pub(super) fn plan_gateways(
             openclaw_arms(checked, &asked, command.as_deref(), versions)
         }
         Asked::Portkey { retries } => portkey_arms(checked, &asked, *retries, versions),
+        Asked::Litellm { router, .. } => litellm_arms(checked, &asked, router, versions),
         Asked::Http {
             url,
             token_env,
@@ -260,6 +261,54 @@ fn portkey_arms(
             .routing(&config)
             .map_err(|e| FieldError::new("target.config", e))?;
         let mut arm = planned(checked, asked, TargetKind::Portkey, Arc::new(portkey), Ok(config.clone()));
+        if let Some(v) = v {
+            arm.arm = v.clone();
+            arm.pinned = Some(v.clone());
+        }
+        arms.push(arm);
+    }
+    Ok(arms)
+}
+
+/// One LiteLLM arm per version of `versions` (each its venv, found by version), else one of
+/// `$REHEARSE_LITELLM` or the pinned install; the user's `[target] config`, if any, checked
+/// against each release's own keys before the next install is looked for.
+fn litellm_arms(
+    checked: &Checked,
+    asked: &External,
+    router: &crate::scenario::target::RouterSpec,
+    versions: &[String],
+) -> Result<Vec<GatewayPlan>, Refused> {
+    use crate::gateway::litellm::{Install as LlInstall, Litellm, RouterSettings};
+    let file = &checked.file;
+    let config = gateway_config(file, &checked.traffic, UPSTREAM_SLOT)?;
+    let pins: Vec<Option<&String>> = if versions.is_empty() {
+        vec![None]
+    } else {
+        versions.iter().map(Some).collect()
+    };
+    let mut arms = Vec::new();
+    for v in pins {
+        let install = match v {
+            Some(v) => LlInstall::find_version(v)?,
+            None => LlInstall::find()?,
+        };
+        if let Some(user) = &checked.litellm_config {
+            let keys = crate::gateway::litellm::release_keys::ReleaseKeys::of(&install)?;
+            keys.check(user, &install.version)?;
+        }
+        let gateway = Arc::new(Litellm {
+            install,
+            router: RouterSettings {
+                retries: router.retries,
+                allowed_fails: router.allowed_fails,
+                cooldown: router.cooldown,
+            },
+            user: checked.litellm_config.clone(),
+            turn_timeout: asked.turn_timeout,
+            ready_timeout: asked.ready_timeout,
+        });
+        let mut arm = planned(checked, asked, TargetKind::Litellm, gateway, Ok(config.clone()));
         if let Some(v) = v {
             arm.arm = v.clone();
             arm.pinned = Some(v.clone());

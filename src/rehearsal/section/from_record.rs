@@ -9,6 +9,16 @@ pub(super) fn turns_of(plan: &ScenarioPlan, o: &Observation) -> crate::verdict::
     let names = turn_names(plan);
     let mut part = crate::verdict::turns::rows(&o.upstream.turns.records, &names, o.speed);
     part.dropped_requests = o.upstream.turns.dropped;
+    // A gateway's own account of each turn (its response headers), beside the record's.
+    if let Some(g) = &o.gateway {
+        for r in part.rows.iter_mut().filter(|r| r.host.is_none()) {
+            r.said = g
+                .turns
+                .iter()
+                .find(|t| t.line as u64 == r.turn)
+                .and_then(|t| t.said.clone());
+        }
+    }
     part
 }
 

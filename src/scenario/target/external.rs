@@ -41,6 +41,13 @@ pub(crate) enum Asked {
         /// `retries`: each generated target's `retry.attempts`.
         retries: u32,
     },
+    /// `kind = "litellm"`: a LiteLLM proxy the harness starts.
+    Litellm {
+        /// `versions`: side by side, one arm each (empty: the one install).
+        versions: Vec<String>,
+        /// `[target.router]`.
+        router: super::RouterSpec,
+    },
     /// `kind = "http"`: the user's, by URL.
     Http {
         /// `url`.
@@ -64,7 +71,11 @@ impl TargetSpec {
                 versions: self.versions.clone(),
             },
             TargetKind::Portkey => Asked::Portkey {
-                retries: self.retries.unwrap_or(0),
+                retries: self.router.and_then(|r| r.retries).unwrap_or(0),
+            },
+            TargetKind::Litellm => Asked::Litellm {
+                versions: self.versions.clone(),
+                router: self.router.unwrap_or_default(),
             },
             TargetKind::Http => Asked::Http {
                 url: self.url.clone().unwrap_or_default(),

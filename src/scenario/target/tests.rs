@@ -135,18 +135,47 @@ fn a_metrics_token_goes_with_a_metrics_url_of_an_http_target() {
 fn portkey_takes_retries_config_versions_and_timeouts_and_nothing_of_the_others() {
     let ok = |t: &str| spec(t).validate().map_err(|e| e.field).err();
     assert_eq!(ok("kind = \"portkey\""), None);
-    assert_eq!(ok("kind = \"portkey\"\nretries = 2\nready_timeout = \"30s\""), None);
+    assert_eq!(ok("kind = \"portkey\"\n[router]\nretries = 2\nready_timeout = \"30s\""), None);
     assert_eq!(ok("kind = \"portkey\"\nconfig = \"portkey.json\"\nversions = [\"1.15.2\"]"), None);
-    assert_eq!(ok("kind = \"portkey\"\nretries = 6"), Some("retries".into()));
+    assert_eq!(ok("kind = \"portkey\"\n[router]\nretries = 6"), Some("router.retries".into()));
+    assert_eq!(ok("kind = \"portkey\"\n[router]\ncooldown = \"5s\""), Some("router".into()));
     assert_eq!(
-        ok("kind = \"portkey\"\nretries = 1\nconfig = \"p.json\""),
-        Some("retries".into()),
+        ok("kind = \"portkey\"\nconfig = \"p.json\"\n[router]\nretries = 1"),
+        Some("router.retries".into()),
         "the user's config says its own retries"
     );
-    assert_eq!(ok("kind = \"http\"\nurl = \"http://127.0.0.1:9\"\nretries = 1"), Some("retries".into()));
+    assert_eq!(ok("kind = \"http\"\nurl = \"http://127.0.0.1:9\"\n[router]\nretries = 1"), Some("router".into()));
     for key in ["command = \"x\"", "url = \"http://127.0.0.1:9\"", "metrics_url = \"http://127.0.0.1:9\"", "agent_timeout = \"5s\""] {
         assert!(ok(&format!("kind = \"portkey\"\n{key}")).is_some(), "{key}");
     }
-    let asked = spec("kind = \"portkey\"\nretries = 2").external().unwrap();
+    let asked = spec("kind = \"portkey\"\n[router]\nretries = 2").external().unwrap();
     assert_eq!(asked.gateway, Asked::Portkey { retries: 2 });
+}
+
+#[test]
+fn litellm_takes_config_versions_ready_timeout_and_a_router_and_nothing_of_http() {
+    let t = spec(
+        "kind = \"litellm\"\nconfig = \"ll.yaml\"\nversions = [\"1.108.7\"]\nready_timeout = \"60s\"\n\
+         [router]\nretries = 2\nallowed_fails = 1\ncooldown = \"25s\"",
+    );
+    assert!(t.kind.is_external() && t.kind.is_supervised());
+    t.validate().unwrap();
+    let Some(External {
+        gateway: Asked::Litellm { versions, router },
+        ..
+    }) = t.external()
+    else {
+        panic!("a litellm target asks for LiteLLM");
+    };
+    assert_eq!(versions, ["1.108.7"]);
+    assert_eq!(router.cooldown, Some(Duration::from_secs(25)));
+    for (text, field) in [
+        ("kind = \"litellm\"\nurl = \"http://127.0.0.1:9\"", "url"),
+        ("kind = \"litellm\"\ncommand = \"/bin/litellm\"", "command"),
+        ("kind = \"litellm\"\n[router]\ncooldown = \"10ms\"", "router.cooldown"),
+        ("kind = \"openclaw\"\n[router]\nretries = 1", "router"),
+    ] {
+        assert_eq!(spec(text).validate().unwrap_err().field, field, "{text}");
+    }
+    assert!(toml::from_str::<TargetSpec>("kind = \"litellm\"\n[router]\nretires = 1").is_err());
 }

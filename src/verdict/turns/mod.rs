@@ -124,6 +124,10 @@ pub struct TurnRow {
     /// From its first request's arrival to its answer's, scenario ms.
     #[serde(default)]
     pub answer_ms: Option<u64>,
+    /// What the gateway said of the turn in its response headers (LiteLLM's), beside this
+    /// ground truth; never judged in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<crate::wire::said::GatewaySaid>,
 }
 
 impl TurnRow {
@@ -261,6 +265,7 @@ pub fn row(turn: u64, host: Option<String>, requests: Vec<TurnRequest>) -> TurnR
         answered_by,
         same_profile_retries,
         answer_ms,
+        said: None,
     }
 }
 

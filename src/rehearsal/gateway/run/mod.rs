@@ -86,7 +86,11 @@ pub(crate) async fn run_arm(
     let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
     let turns = gw.turns.clone();
     let stream = turns.first().is_some_and(|t| t.stream);
-    let scraper = metrics_scraper(gw, file.scrape_interval);
+    let scraper = metrics_scraper(
+        started.metrics_url().or_else(|| gw.metrics_url.clone()),
+        gw,
+        file.scrape_interval,
+    );
     let not_steady = warm(&mut run, &arm, &client, stream, warm_t0, scraper.as_ref()).await;
     if let Some(mut why) = not_steady {
         if let Some(w) = run.target.warmup.as_mut() {
@@ -168,10 +172,14 @@ pub(crate) async fn run_arm(
     run.into_observed()
 }
 
-/// The scraper of the gateway's `metrics_url` every `interval`, when it has one (with its
-/// `metrics_token_env` token).
-fn metrics_scraper(gw: &GatewayPlan, interval: std::time::Duration) -> Option<Scraper> {
-    let url = gw.metrics_url.clone()?;
+/// The scraper of the gateway's metrics endpoint `url` every `interval`, when it has one (the
+/// one the harness configured, else `metrics_url`; with its `metrics_token_env` token).
+fn metrics_scraper(
+    url: Option<http::Uri>,
+    gw: &GatewayPlan,
+    interval: std::time::Duration,
+) -> Option<Scraper> {
+    let url = url?;
     Some(Scraper::new(ScraperConfig {
         url,
         interval,
