@@ -135,7 +135,7 @@ fn a_metrics_token_goes_with_a_metrics_url_of_an_http_target() {
 fn portkey_takes_retries_config_versions_and_timeouts_and_nothing_of_the_others() {
     let ok = |t: &str| spec(t).validate().map_err(|e| e.field).err();
     assert_eq!(ok("kind = \"portkey\""), None);
-    assert_eq!(ok("kind = \"portkey\"\n[router]\nretries = 2\nready_timeout = \"30s\""), None);
+    assert_eq!(ok("kind = \"portkey\"\nready_timeout = \"30s\"\n[router]\nretries = 2"), None);
     assert_eq!(ok("kind = \"portkey\"\nconfig = \"portkey.json\"\nversions = [\"1.15.2\"]"), None);
     assert_eq!(ok("kind = \"portkey\"\n[router]\nretries = 6"), Some("router.retries".into()));
     assert_eq!(ok("kind = \"portkey\"\n[router]\ncooldown = \"5s\""), Some("router".into()));
