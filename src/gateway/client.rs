@@ -41,7 +41,7 @@ pub struct Turn {
 
 impl Turn {
     /// The `messages` of the request body.
-    pub(crate) fn body_messages(&self) -> Value {
+    fn body_messages(&self) -> Value {
         let Some(given) = &self.messages else {
             return json!([{"role": "user", "content": self.message}]);
         };

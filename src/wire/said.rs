@@ -12,13 +12,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// LiteLLM's headers.
-pub const LITELLM_HEADERS: &[&str] = &[
+const LITELLM_HEADERS: &[&str] = &[
     "x-litellm-model-id",
     "x-litellm-attempted-retries",
     "x-litellm-attempted-fallbacks",
 ];
 /// Portkey's headers.
-pub const PORTKEY_HEADERS: &[&str] = &[
+const PORTKEY_HEADERS: &[&str] = &[
     "x-portkey-last-used-option-index",
     "x-portkey-retry-attempt-count",
 ];

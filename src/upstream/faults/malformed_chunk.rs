@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{Action, ActionCtx, Fault, InjectThen, RouteKind};
 
 /// The line: a chunk's JSON cut off inside its content delta.
-pub(crate) const MALFORMED: &[u8] = b"data: {\"id\":\"chatcmpl-rehearse\",\"object\":\
+const MALFORMED: &[u8] = b"data: {\"id\":\"chatcmpl-rehearse\",\"object\":\
 \"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\n";
 
 /// What follows the malformed line.

@@ -33,7 +33,7 @@ impl StatusFault {
     }
 
     /// The status sent: `status`, else the named error's (validation makes one of them set).
-    pub fn effective_status(&self) -> u16 {
+    fn effective_status(&self) -> u16 {
         self.status
             .or(self.error.map(ProviderError::status))
             .unwrap_or(500)

@@ -26,7 +26,7 @@ pub struct When {
 
 impl When {
     /// Whether reading it needs the request body parsed (`tools` or `prefill`).
-    pub(crate) fn needs_body(&self) -> bool {
+    fn needs_body(&self) -> bool {
         self.tools.is_some() || self.prefill.is_some()
     }
 
