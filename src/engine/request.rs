@@ -92,14 +92,9 @@ impl RequestKind {
     }
 }
 
-/// One message of a model call's conversation (OpenAI's `{role, content}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    /// `system`, `user` or `assistant`.
-    pub role: String,
-    /// The text.
-    pub content: String,
-}
+/// One message of a model call's conversation (defined beside the transport's endpoints, which
+/// carry it).
+pub use super::transport::ChatMessage;
 
 /// One user request handed to the engine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,6 +9,15 @@ use std::time::Duration;
 use super::events::OpClass;
 use super::outcome::AttemptResult;
 
+/// One message of a model call's conversation (OpenAI's `{role, content}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ChatMessage {
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
 /// What to call: the route and body of one attempt (the request's [`RequestKind`] with the
 /// model of this attempt, see [`RequestKind::endpoint`]).
 ///
@@ -25,7 +34,7 @@ pub enum Endpoint {
         /// `max_tokens` of the request body.
         max_tokens: Option<u32>,
         /// The conversation to send; `None`: one user message.
-        messages: Option<Vec<super::request::ChatMessage>>,
+        messages: Option<Vec<ChatMessage>>,
     },
     /// `POST /tools/NAME`.
     Tool {
