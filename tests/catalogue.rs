@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use crate::support::run::{repo_root, show};
 
 /// Every case and the verdict the embedded engine gets (`true`: pass).
-const EMBEDDED: [(&str, bool); 15] = [
+const EMBEDDED: [(&str, bool); 18] = [
     ("429-retry-after", true),
     ("429-persistent", true),
     ("500-once", true),
@@ -35,6 +35,12 @@ const EMBEDDED: [(&str, bool); 15] = [
     // One fallback's 429 cools the shared profile: the healthy third is never asked.
     ("three-fallbacks-one-profile", false),
     ("every-fallback-serves", true),
+    // The engine's inter-token timeout gives up on the stalled stream and answers elsewhere.
+    ("stall-resumes", true),
+    // A broken 200 stream fails the attempt, but like a 5xx it cools no profile: both keys of
+    // the primary are tried, then the turn fails — no fallback.
+    ("malformed-chunk", false),
+    ("error-event-in-200", false),
 ];
 
 /// The cases a gateway that relays each turn once to the primary passes: a refusal is not
