@@ -279,7 +279,7 @@ fn an_expectation_scoped_to_an_unknown_version_is_refused_at_its_line_and_column
         (
             r#"["2026.9.6"]"#,
             "http\"\nurl = \"http://127.0.0.1:9",
-            "only for `kind = \"openclaw\"`",
+            "only for `kind = \"openclaw\", \"litellm\" or \"portkey\"`",
         ),
         (
             r#"["2026.9.6", "2026.9.6"]"#,

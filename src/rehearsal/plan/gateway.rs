@@ -203,13 +203,7 @@ fn openclaw_arms(
         base: base_config(file, user),
         ..GatewayOptions::default()
     };
-    let pins: Vec<Option<&String>> = if versions.is_empty() {
-        vec![None]
-    } else {
-        versions.iter().map(Some).collect()
-    };
-    let mut arms = Vec::new();
-    for v in pins {
+    per_version(versions, |v| {
         let install = match v {
             Some(v) => Install::find_version(v)?,
             None => Install::find(command)?,
@@ -218,15 +212,8 @@ fn openclaw_arms(
             super::user_config::check_release(b, &config, &install)?;
         }
         let gateway = Arc::new(Openclaw::new(install, options.clone()));
-        let mut arm = planned(checked, asked, TargetKind::Openclaw, gateway, Ok(config.clone()));
-        if let Some(v) = v {
-            // A version's arm is named after it.
-            arm.arm = v.clone();
-            arm.pinned = Some(v.clone());
-        }
-        arms.push(arm);
-    }
-    Ok(arms)
+        Ok(planned(checked, asked, TargetKind::Openclaw, gateway, Ok(config.clone())))
+    })
 }
 
 /// One Portkey arm per version of `versions` (each its install, found by version), else one of
@@ -240,13 +227,7 @@ fn portkey_arms(
     versions: &[String],
 ) -> Result<Vec<GatewayPlan>, Refused> {
     let config = gateway_config(&checked.file, &checked.traffic, UPSTREAM_SLOT)?;
-    let pins: Vec<Option<&String>> = if versions.is_empty() {
-        vec![None]
-    } else {
-        versions.iter().map(Some).collect()
-    };
-    let mut arms = Vec::new();
-    for v in pins {
+    per_version(versions, |v| {
         let install = match v {
             Some(v) => PortkeyInstall::find_version(v)?,
             None => PortkeyInstall::find()?,
@@ -260,14 +241,8 @@ fn portkey_arms(
         portkey
             .routing(&config)
             .map_err(|e| FieldError::new("target.config", e))?;
-        let mut arm = planned(checked, asked, TargetKind::Portkey, Arc::new(portkey), Ok(config.clone()));
-        if let Some(v) = v {
-            arm.arm = v.clone();
-            arm.pinned = Some(v.clone());
-        }
-        arms.push(arm);
-    }
-    Ok(arms)
+        Ok(planned(checked, asked, TargetKind::Portkey, Arc::new(portkey), Ok(config.clone())))
+    })
 }
 
 /// One LiteLLM arm per version of `versions` (each its venv, found by version), else one of
@@ -282,13 +257,7 @@ fn litellm_arms(
     use crate::gateway::litellm::{Install as LlInstall, Litellm, RouterSettings};
     let file = &checked.file;
     let config = gateway_config(file, &checked.traffic, UPSTREAM_SLOT)?;
-    let pins: Vec<Option<&String>> = if versions.is_empty() {
-        vec![None]
-    } else {
-        versions.iter().map(Some).collect()
-    };
-    let mut arms = Vec::new();
-    for v in pins {
+    per_version(versions, |v| {
         let install = match v {
             Some(v) => LlInstall::find_version(v)?,
             None => LlInstall::find()?,
@@ -308,11 +277,25 @@ fn litellm_arms(
             turn_timeout: asked.turn_timeout,
             ready_timeout: asked.ready_timeout,
         });
-        let mut arm = planned(checked, asked, TargetKind::Litellm, gateway, Ok(config.clone()));
-        if let Some(v) = v {
-            arm.arm = v.clone();
-            arm.pinned = Some(v.clone());
-        }
+        Ok(planned(checked, asked, TargetKind::Litellm, gateway, Ok(config.clone())))
+    })
+}
+
+/// One arm per version of `versions` by `arm_of(Some(version))`, each named after its version
+/// and pinned to it, else the one arm of `arm_of(None)` (the kind's default install); the
+/// first refusal stops the rest (an install that is missing, a config its release refuses).
+fn per_version(
+    versions: &[String],
+    mut arm_of: impl FnMut(Option<&String>) -> Result<GatewayPlan, Refused>,
+) -> Result<Vec<GatewayPlan>, Refused> {
+    if versions.is_empty() {
+        return Ok(vec![arm_of(None)?]);
+    }
+    let mut arms = Vec::with_capacity(versions.len());
+    for v in versions {
+        let mut arm = arm_of(Some(v))?;
+        arm.arm = v.clone();
+        arm.pinned = Some(v.clone());
         arms.push(arm);
     }
     Ok(arms)
