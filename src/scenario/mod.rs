@@ -22,6 +22,7 @@ pub(crate) mod validate_metrics;
 mod validate_drift;
 mod validate_alerts;
 mod validate_anchors;
+mod validate_gateway;
 mod validate_reach;
 mod validate_target;
 

@@ -10,7 +10,7 @@
 //! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
 //! that ends well before it.
 
-use crate::gateway::openclaw::user_config::{UserConfig, UserConfigError};
+use crate::gateway::openclaw::user_config::UserConfig;
 use super::field::FieldError;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -56,96 +56,6 @@ pub struct Checked {
     pub digest: String,
     /// The `--target` file that replaced the scenario's `[target]`, when one did.
     pub target_file: Option<super::target_file::TargetFileUsed>,
-}
-
-fn load_user_config(path: &Path) -> Result<UserConfig, UserConfigError> {
-    UserConfig::load(path)
-}
-
-/// A `portkey` target's `[target] config`: read, its keys checked, every `profile` it names a
-/// `[[profile]]` of `file` (each error at its file:line:col).
-fn portkey_file(
-    path: &Path,
-    file: &ScenarioFile,
-    origin: &str,
-) -> Result<crate::gateway::portkey::user_file::UserFile, ScenarioError> {
-    use crate::gateway::portkey::user_file::{UserFile, UserFileError};
-    let to_scenario = |e: UserFileError| match e {
-        UserFileError::At {
-            path,
-            line,
-            col,
-            msg,
-        } => ScenarioError::Syntax {
-            path,
-            line,
-            col,
-            msg,
-        },
-        other => ScenarioError::invalid(origin, "target.config", other.to_string()),
-    };
-    let f = UserFile::load(path).map_err(to_scenario)?;
-    for (at, p) in f.profiles() {
-        if !file.profile.iter().any(|q| q.id == p) {
-            let hint = closest(&p, file.profile.iter().map(|q| q.id.as_str()))
-                .map(|c| format!(": did you mean `{c}`?"))
-                .unwrap_or_default();
-            let needle = format!("\"{p}\"");
-            let pos = f.text.find(&needle).unwrap_or(0);
-            let (line, col) = crate::util::textpos::line_col(&f.text, pos);
-            return Err(ScenarioError::Syntax {
-                path: path.display().to_string(),
-                line,
-                col,
-                msg: format!("{at}.profile: `{p}` is not the id of a [[profile]]{hint}"),
-            });
-        }
-    }
-    Ok(f)
-}
-
-/// A traffic row with its own `messages` (a conversation, e.g. ending with an assistant prefill)
-/// cannot be sent through a gateway that keeps only the user message: OpenClaw
-/// (`kind = "openclaw"`) builds its own conversation from its session. Such a scenario is not
-/// applicable to it ([`ScenarioError::NotApplicable`]), never a fail.
-fn not_applicable(
-    file: &ScenarioFile,
-    traffic: &[TrafficLine],
-    traffic_path: &Path,
-) -> Result<(), ScenarioError> {
-    let kind = file.target_kind();
-    if kind != crate::scenario::target::TargetKind::Openclaw {
-        return Ok(());
-    }
-    let row = traffic
-        .iter()
-        .position(|l| matches!(&l.kind, RequestKind::Llm { messages: Some(_), .. }));
-    match row {
-        None => Ok(()),
-        Some(i) => Err(ScenarioError::NotApplicable {
-            traffic: crate::builtin::shown(traffic_path),
-            line: file_line_of_row(traffic_path, i),
-            kind: kind.as_str(),
-            reason: "this row sends its own `messages`, and an OpenClaw gateway keeps only the \
-                     user message of a turn (it builds the conversation from its session)"
-                .to_string(),
-        }),
-    }
-}
-
-/// The 1-based file line of the traffic file's row `row` (0-based; blank lines are not rows),
-/// else `row + 1`.
-fn file_line_of_row(traffic_path: &Path, row: usize) -> usize {
-    std::fs::read_to_string(traffic_path)
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-                .nth(row)
-                .map(|(n, _)| n + 1)
-        })
-        .unwrap_or(row + 1)
 }
 
 /// Loads and checks a scenario file for a run at speed 1. Every error names the file, and
@@ -291,7 +201,7 @@ fn check_parsed(
     };
     let traffic = load_traffic(&traffic_path).map_err(|e| invalid("traffic", e.to_string()))?;
     let shown = traffic_path.display();
-    not_applicable(&file, &traffic, &traffic_path)?;
+    super::validate_gateway::not_applicable(&file, &traffic, &traffic_path)?;
     let duration_ms = u64::try_from(file.duration.as_millis()).unwrap_or(u64::MAX);
     let Some(first) = traffic.first() else {
         return Err(invalid(
@@ -312,55 +222,11 @@ fn check_parsed(
             ),
         ));
     }
-    let portkey_config = match &file.target.config {
-        Some(c) if file.target.kind == super::target::TargetKind::Portkey => {
-            let at = path.parent().map_or_else(|| c.clone(), |d| d.join(c));
-            Some(portkey_file(&at, &file, &origin)?)
-        }
-        _ => None,
-    };
-    let litellm_config = match &file.target.config {
-        Some(c) if file.target.kind == super::target::TargetKind::Litellm => {
-            let at = path.parent().map_or_else(|| c.clone(), |d| d.join(c));
-            use crate::gateway::litellm::user_config::{UserConfig as Ll, UserConfigError as E};
-            Some(Ll::load(&at).map_err(|e| match e {
-                E::Syntax {
-                    path,
-                    line,
-                    col,
-                    msg,
-                } => ScenarioError::Syntax {
-                    path: path.display().to_string(),
-                    line,
-                    col,
-                    msg,
-                },
-                other => invalid("target.config", other.to_string()),
-            })?)
-        }
-        _ => None,
-    };
-    let user_config = match &file.target.config {
-        Some(_) if portkey_config.is_some() || litellm_config.is_some() => None,
-        Some(c) => {
-            let at = path.parent().map_or_else(|| c.clone(), |d| d.join(c));
-            Some(load_user_config(&at).map_err(|e| match e {
-                UserConfigError::Syntax {
-                    path,
-                    line,
-                    col,
-                    msg,
-                } => ScenarioError::Syntax {
-                    path,
-                    line,
-                    col,
-                    msg,
-                },
-                other => invalid("target.config", other.to_string()),
-            })?)
-        }
-        None => None,
-    };
+    let super::validate_gateway::GatewayFiles {
+        openclaw: user_config,
+        portkey: portkey_config,
+        litellm: litellm_config,
+    } = super::validate_gateway::files(path, &file, &origin)?;
     super::models::check(&file.models, &file.engine.model_failover.fallbacks, &traffic)
         .map_err(|e| invalid(&e.field, e.message))?;
     super::validate_target::check_target(&file, &traffic, duration_ms, user_config.as_ref())

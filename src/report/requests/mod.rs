@@ -14,6 +14,7 @@
 //! run, [`build`] turns it into this model.
 
 mod build;
+mod moves;
 pub(crate) mod tape;
 
 use serde::{Deserialize, Serialize};
