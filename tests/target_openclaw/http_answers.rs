@@ -8,58 +8,12 @@
 //! naming the turn and both values, and are no pass where the upstream's record has no turn.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
 use super::scenarios::{report_json, rows, show};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The stand-in gateway on `port` in MODE `mode` with keys `keys`, in front of the upstream on
-/// `up`.
-struct Gateway(Child);
-
-impl Gateway {
-    fn start(port: u16, up: u16, mode: &str, keys: &str) -> Self {
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/target_openclaw/fake_gateway.py"
-        );
-        let child = Command::new("python3")
-            .arg(script)
-            .arg(port.to_string())
-            .arg(format!("http://127.0.0.1:{up}"))
-            .arg(keys)
-            .arg(mode)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 runs the stand-in gateway");
-        let t = tokio::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                t.elapsed().as_secs() < 20,
-                "the stand-in gateway never listened"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        Gateway(child)
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use super::stand_in::{StandIn, free_port};
 
 /// The expectations every run here is judged on.
 const EXPECT: &str = "[[expect.turn]]\noutcome = \"truncated\"\nequals = 0\n\n\
@@ -103,7 +57,7 @@ fn run(mode: &str, outage: bool) -> (Value, Output) {
         "strip" => "sk-answers-A,sk-answers-A,sk-answers-C",
         _ => "sk-answers-A,sk-answers-C",
     };
-    let _gw = Gateway::start(gw, up, mode, keys);
+    let _gw = StandIn::start(gw, up, keys, &[mode]);
     let path = scenario(tmp.path(), gw, up, outage);
     let out = Command::new(env!("CARGO_BIN_EXE_rehearse"))
         .args(["run", "--no-progress", "--scenario"])

@@ -9,57 +9,12 @@
 //! "unknown", never 0.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
 use super::scenarios::{report_json, rows, show};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The stand-in router on `port` (MODE `router` or `strip`) in front of the upstream on `up`.
-struct Router(Child);
-
-impl Router {
-    fn start(port: u16, up: u16, mode: &str) -> Self {
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/target_openclaw/fake_gateway.py"
-        );
-        let child = Command::new("python3")
-            .arg(script)
-            .arg(port.to_string())
-            .arg(format!("http://127.0.0.1:{up}"))
-            .arg("sk-turns-A,sk-turns-B,sk-turns-C")
-            .arg(mode)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 runs the stand-in gateway");
-        let t = tokio::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                t.elapsed().as_secs() < 20,
-                "the stand-in gateway never listened"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        Router(child)
-    }
-}
-
-impl Drop for Router {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use super::stand_in::{StandIn, free_port};
 
 /// Three turns (s1 at 0.5 s and 1.5 s, s2 at 2.5 s); key-A answers 503 throughout, key-B from
 /// 2 s to 3.5 s.
@@ -98,7 +53,7 @@ const WINDOWED: &str = "\n[[expect.per_turn]]\nanswered_by_profile = \"backup:c\
 fn run(mode: &str) -> (Value, Output) {
     let tmp = tempfile::tempdir().unwrap();
     let (gw, up) = (free_port(), free_port());
-    let _router = Router::start(gw, up, mode);
+    let _router = StandIn::start(gw, up, "sk-turns-A,sk-turns-B,sk-turns-C", &[mode]);
     // Rows anchored at key-B's outage, judged on the turns that began in it (the router's only).
     let extra = if mode == "router" { WINDOWED } else { "" };
     let path = scenario(tmp.path(), gw, up, extra);

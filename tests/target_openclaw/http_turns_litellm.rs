@@ -10,57 +10,12 @@
 //! (c) 503 on both gpt-4o keys → answered by gpt-4o-mini, at most 7 requests per turn.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
 use super::scenarios::{report_json, rows, show};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Router(Child);
-
-impl Router {
-    fn start(port: u16, up: u16) -> Self {
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/target_openclaw/fake_gateway.py"
-        );
-        let child = Command::new("python3")
-            .arg(script)
-            .arg(port.to_string())
-            .arg(format!("http://127.0.0.1:{up}"))
-            .arg("sk-ll-A,sk-ll-B,sk-ll-C")
-            .arg("litellm")
-            .env("COOLDOWN_S", "5")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 runs the stand-in gateway");
-        let t = tokio::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                t.elapsed().as_secs() < 20,
-                "the stand-in gateway never listened"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        Router(child)
-    }
-}
-
-impl Drop for Router {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use super::stand_in::{StandIn, free_port};
 
 /// One case: its faults and expectations (the true rows first, the mutant row last). Returns
 /// report.json and mutants.json.
@@ -68,7 +23,7 @@ fn run(name: &str, faults: &str, expect: &str) -> (Value, Value, String) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let (gw, up) = (free_port(), free_port());
-    let _router = Router::start(gw, up);
+    let _router = StandIn::start(gw, up, "sk-ll-A,sk-ll-B,sk-ll-C", &["litellm"]);
     let traffic: String = (0..11)
         .map(|i| {
             format!(

@@ -28,6 +28,7 @@ mod http_user;
 mod real;
 mod real_versions;
 mod scenarios;
+mod stand_in;
 mod user_config;
 mod versions;
 mod warmup;

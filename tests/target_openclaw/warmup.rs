@@ -9,58 +9,12 @@
 //!   turn's requests after the warm-up are the ones the fault hits.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
 use super::scenarios::{fixture, report_json, rows, run_overlapping, show};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The stand-in gateway on `port`, its upstream at `upstream_port`, in `mode`.
-struct FakeGateway(Child);
-
-impl FakeGateway {
-    fn start(port: u16, upstream_port: u16, mode: &str, cold_s: &str) -> Self {
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/target_openclaw/fake_gateway.py"
-        );
-        let child = Command::new("python3")
-            .arg(script)
-            .arg(port.to_string())
-            .arg(format!("http://127.0.0.1:{upstream_port}"))
-            .arg("sk-warm-key-A")
-            .arg(mode)
-            .arg(cold_s)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 runs the stand-in gateway");
-        let t = tokio::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                t.elapsed() < std::time::Duration::from_secs(20),
-                "the stand-in gateway never listened"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        FakeGateway(child)
-    }
-}
-
-impl Drop for FakeGateway {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use super::stand_in::{StandIn, free_port};
 
 /// A scenario against the gateway at `gw_port` (two turns, at 1 s and 4 s), its upstream on
 /// `up_port`, with `faults` and `expect` appended.
@@ -117,7 +71,7 @@ fn upstream_lines(out: &Output) -> Vec<Value> {
 fn warm_up_requests_are_neither_judged_nor_faulted_and_the_first_turn_of_the_run_meets_the_fault() {
     let tmp = tempfile::tempdir().unwrap();
     let (gw, up) = (free_port(), free_port());
-    let _gateway = FakeGateway::start(gw, up, "proxy", "3");
+    let _gateway = StandIn::start(gw, up, "sk-warm-key-A", &["proxy", "3"]);
     // A 503 for the first request on key-A inside 0–2 s. The gateway's first turn asks the
     // upstream only after 3 s: without a warm-up that request is the run's and falls after the
     // window (the fault never applies); with it, the cold turn and the next (prompt) one are the
@@ -188,7 +142,7 @@ fn warm_up_requests_are_neither_judged_nor_faulted_and_the_first_turn_of_the_run
 fn a_gateway_that_never_asks_the_upstream_never_reaches_its_steady_state_and_is_not_rehearsed() {
     let tmp = tempfile::tempdir().unwrap();
     let (gw, up) = (free_port(), free_port());
-    let _gateway = FakeGateway::start(gw, up, "silent", "0");
+    let _gateway = StandIn::start(gw, up, "sk-warm-key-A", &["silent", "0"]);
     let path = scenario(
         tmp.path(),
         gw,
