@@ -12,6 +12,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 mod external;
+mod router;
+
+pub use router::RouterSpec;
 pub(crate) use external::{Asked, External};
 
 /// Which system the scenario rehearses.
@@ -139,50 +142,6 @@ pub struct TargetSpec {
     pub router: Option<RouterSpec>,
 }
 
-/// `[target.router]`: what a generated gateway config's router does on failures.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RouterSpec {
-    /// Retries after a first try (LiteLLM `num_retries` of a model group; Portkey each
-    /// generated target's `retry.attempts` on 429 and 5xx, at most 5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retries: Option<u32>,
-    /// Failures of a deployment in a minute before it cools (LiteLLM `allowed_fails`: it cools
-    /// on one more).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allowed_fails: Option<u32>,
-    /// How long a deployment cools (LiteLLM `cooldown_time`; a `Retry-After` wins).
-    #[serde(
-        default,
-        with = "humantime_serde",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cooldown: Option<Duration>,
-}
-
-impl RouterSpec {
-    fn validate(&self) -> Result<(), FieldError> {
-        if let Some(n) = self.retries
-            && n > 20
-        {
-            return Err(FieldError::new("router.retries", "must be 0..=20".into()));
-        }
-        if let Some(n) = self.allowed_fails
-            && n > 1000
-        {
-            return Err(FieldError::new("router.allowed_fails", "must be 0..=1000".into()));
-        }
-        if let Some(d) = self.cooldown
-            && (d < Duration::from_millis(100) || d > Duration::from_secs(24 * 3600))
-        {
-            return Err(FieldError::new("router.cooldown", "must be 100ms..=24h".into()));
-        }
-        Ok(())
-    }
-}
-
-/// Most `[target] retries` (Portkey's own limit is 5).
-const MAX_RETRIES: u32 = 5;
 
 /// Most versions one run takes side by side (each is a real gateway run in turn).
 pub(crate) const MAX_VERSIONS: usize = 8;
@@ -338,35 +297,7 @@ impl TargetSpec {
             "litellm\" or \"portkey",
         )?;
         if let Some(r) = &self.router {
-            r.validate()?;
-        }
-        if k == TargetKind::Portkey
-            && let Some(r) = &self.router
-        {
-            if r.allowed_fails.is_some() || r.cooldown.is_some() {
-                return Err(FieldError::new(
-                    "router",
-                    "a `portkey` target takes `retries` only: Portkey's open-source gateway has no \
-                     breaker or cooldown"
-                        .into(),
-                ));
-            }
-            if self.config.is_some() {
-                return Err(FieldError::new(
-                    "router.retries",
-                    "is for the generated config: with `config`, each of its targets says its own \
-                     `retry`"
-                        .into(),
-                ));
-            }
-            if let Some(n) = r.retries
-                && n > MAX_RETRIES
-            {
-                return Err(FieldError::new(
-                    "router.retries",
-                    format!("must be 0..={MAX_RETRIES} for a `portkey` target"),
-                ));
-            }
+            r.check(k, self.config.is_some())?;
         }
         for (set, key) in [
             (self.url.is_some(), "url"),
