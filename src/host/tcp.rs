@@ -144,6 +144,7 @@ impl TimerFacts {
     }
 
     /// Linux: jiffies on a hierarchical timer wheel; `hz` if known.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code, reason = "built on Linux only"))]
     pub(crate) fn linux(hz: Option<u32>) -> Self {
         Self {
             keep_timer_ms: None,

@@ -19,8 +19,10 @@
 //! without the priority say so.
 
 /// The nice value asked for on Linux.
+#[cfg(target_os = "linux")]
 const NICE: i32 = -10;
 /// The scheduler slice asked for on Linux (the kernel's lower bound).
+#[cfg(target_os = "linux")]
 const SLICE: std::time::Duration = std::time::Duration::from_micros(100);
 
 /// What the pacer thread got.

@@ -21,6 +21,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 
 /// Kernel timestamps older than this are not trusted (the wall clock was stepped).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code, reason = "kernel timestamps on Linux only"))]
 const MAX_KERNEL_AGE: Duration = Duration::from_secs(60);
 
 /// The arrival of a connection's current request, shared between its stream and its handler.
@@ -55,6 +56,7 @@ impl ArrivalMark {
 /// Converts a kernel receive timestamp (wall clock) into an [`Instant`], given the instant and
 /// wall time read just now. Without a timestamp, or one in the future or older than a minute
 /// (the wall clock moved), the arrival is `now`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code, reason = "kernel timestamps on Linux only"))]
 pub(crate) fn arrival_instant(kernel: Option<SystemTime>, now: Instant, wall_now: SystemTime) -> Instant {
     kernel
         .and_then(|k| wall_now.duration_since(k).ok())
@@ -110,7 +112,7 @@ impl Stamped {
     }
 
     /// Whether arrivals come from kernel timestamps.
-    #[cfg(test)] // used by the tests only
+    #[cfg(all(test, target_os = "linux"))] // used by the Linux tests only
     fn kernel_timestamps(&self) -> bool {
         #[cfg(target_os = "linux")]
         return self.kernel.is_some();
