@@ -175,6 +175,8 @@ reported_model = "served"
         .find(|r| r["expected"].as_str().is_some_and(|e| e.contains("model")))
         .unwrap_or_else(|| panic!("no reported_model row: {rows:#?}"));
     assert_eq!(model_row["status"], "pass", "{model_row}");
+    // report.json holds to docs/report.schema.json (client_turns in the shape of target.turns).
+    crate::report_contracts::assert_report_contracts(reported_path(&out).parent().unwrap());
     // report.md shows the same turns in the gateway's turn table.
     let md = std::fs::read_to_string(reported_path(&out)).unwrap();
     assert!(md.contains("## Turns"), "{md}");
