@@ -41,10 +41,15 @@ const EMBEDDED: [(&str, bool); 18] = [
     // The engine's inter-token timeout gives up on the stalled stream and answers elsewhere.
     ("stall-resumes", true),
     // A broken 200 stream fails the attempt, but like a 5xx it cools no profile: both keys of
-    // the primary are tried, then the turn fails — no fallback.
+    // the primary are tried, then the turn fails — no fallback — and the engine hands the
+    // client the tokens before the break as a partial result (a truncated success).
     ("malformed-chunk", false),
     ("error-event-in-200", false),
 ];
+
+/// The cases where the embedded engine hands its client a truncated success (their
+/// `truncated` row fails); in every other its client-side rows pass, and it never hangs.
+const EMBEDDED_TRUNCATES: [&str; 2] = ["malformed-chunk", "error-event-in-200"];
 
 /// The cases a gateway that relays each turn once to the primary passes: a refusal is not
 /// retried, and the client gets it as it came (a clean error).
@@ -189,6 +194,29 @@ fn every_case_is_judged_against_the_embedded_engine_with_the_verdict_it_gets() {
                 "{name}: failed with no failed row"
             );
         }
+        // What the engine's client got: every model call a turn, judged.
+        let turns = r["policies"][0]["client_turns"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert_eq!(
+            turns, 12,
+            "{name}: the engine's 12 turns as its client saw them"
+        );
+        let truncated = turn_rows(&r, "turns truncated");
+        let want = if EMBEDDED_TRUNCATES.contains(name) {
+            "fail"
+        } else {
+            "pass"
+        };
+        assert!(
+            truncated.len() == 1 && truncated[0].0 == want,
+            "{name}: the truncated row should {want}: {truncated:?}"
+        );
+        let hangs = turn_rows(&r, "turns timed_out");
+        assert!(
+            hangs.len() == 1 && hangs[0].0 == "pass",
+            "{name}: the engine never hangs: {hangs:?}"
+        );
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
@@ -362,7 +390,9 @@ fn a_gateway_that_truncates_or_hangs_fails_every_case_on_what_its_client_got() {
         let (status, detail, witness) = &rows[0];
         // The row fails on turns it counted: the cheat's, not nothing.
         if status != "fail" || witness["matching"].as_u64().is_none_or(|m| m == 0) {
-            wrong.push(format!("{mode} {name}: `{subject}` is {status}: {detail} {witness}"));
+            wrong.push(format!(
+                "{mode} {name}: `{subject}` is {status}: {detail} {witness}"
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

@@ -150,13 +150,23 @@ reported_model = "served"
     let status = |dep: &str, expected: &str| {
         turn_rows
             .iter()
-            .find(|r| r["dep"] == dep && r["expected"].as_str().is_some_and(|e| e.contains(expected)))
-            .map(|r| (r["status"].as_str().unwrap_or("").to_string(), r["witness"].clone()))
+            .find(|r| {
+                r["dep"] == dep && r["expected"].as_str().is_some_and(|e| e.contains(expected))
+            })
+            .map(|r| {
+                (
+                    r["status"].as_str().unwrap_or("").to_string(),
+                    r["witness"].clone(),
+                )
+            })
             .unwrap_or_else(|| panic!("no {dep} {expected} row: {turn_rows:#?}"))
     };
     let (s, w) = status("turns answered", "= 2");
     assert_eq!(s, "pass", "{w}");
-    assert_eq!((w["turns"].as_u64(), w["matching"].as_u64()), (Some(6), Some(2)));
+    assert_eq!(
+        (w["turns"].as_u64(), w["matching"].as_u64()),
+        (Some(6), Some(2))
+    );
     assert_eq!(status("turns http_error", "= 1").0, "pass");
     assert_eq!(status("turns http_error", "latency").0, "pass");
     let (s, w) = status("turns truncated", "= 0");
@@ -183,6 +193,55 @@ reported_model = "served"
     assert!(md.contains("| http_error: error: "), "{md}");
     assert!(md.contains("mockai/m1 / mockai:a"), "{md}");
     assert!(md.contains("| truncated: error: a partial result"), "{md}");
+}
+
+/// Rows that pass on the engine's turns are judged on them, not on nothing: the suite's own
+/// mutants (each bound moved just past what was observed) fail every one.
+#[test]
+fn the_rows_that_pass_on_the_engines_turns_fail_every_mutant() {
+    let dir = tempfile::tempdir().unwrap();
+    // Without the cut: five answers and the one clean 400.
+    let uncut = SCENARIO
+        .split("[[fault]]\nname = \"cut\"")
+        .next()
+        .unwrap()
+        .to_string();
+    traffic(dir.path());
+    let rows = r#"
+[[expect.turn]]
+outcome = "answered"
+equals = 5
+
+[[expect.turn]]
+outcome = "http_error"
+equals = 1
+latency_at_most = "2s"
+
+[[expect.turn]]
+outcome = "truncated"
+equals = 0
+
+[[expect.turn]]
+outcome = "timed_out"
+equals = 0
+"#;
+    let path = dir.path().join("uncut.toml");
+    std::fs::write(&path, format!("{uncut}\n{rows}")).unwrap();
+    let out = crate::support::run::run_in_with_mutants(
+        dir.path(),
+        &[
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "--report-dir",
+            dir.path().join("r").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let run_dir = reported_path(&out).parent().unwrap().to_path_buf();
+    let (entries, judged) = crate::support::run::assert_mutants(&run_dir);
+    assert_eq!(entries, 4, "every turn entry perturbed");
+    assert!(judged >= 5, "{judged} perturbations");
 }
 
 /// A run stopped early (SIGINT while the engine's calls hang on a silent upstream): no turn is
@@ -239,16 +298,31 @@ equals = 0
     let kill = Command::new("kill").args(["-INT", &pid]).status().unwrap();
     assert!(kill.success());
     let out = child.wait_with_output().unwrap();
-    assert!(t0.elapsed() < Duration::from_secs(25), "the stop cut the run short");
+    assert!(
+        t0.elapsed() < Duration::from_secs(25),
+        "the stop cut the run short"
+    );
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let report = report_of(&out);
     assert_eq!(report["verdict"], "incomplete", "{}", show(&out));
-    let turns = report["policies"][0]["client_turns"].as_array().cloned().unwrap_or_default();
+    let turns = report["policies"][0]["client_turns"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(turns.len(), 6, "{turns:#?}");
     let answered = turns.iter().filter(|t| t["outcome"] == "answered").count();
-    let unfinished = turns.iter().filter(|t| t["outcome"] == "unfinished").count();
-    assert!(answered <= 2, "only the turns before the stall were answered: {turns:#?}");
-    assert!(unfinished >= 4, "the stalled calls were in flight: {turns:#?}");
+    let unfinished = turns
+        .iter()
+        .filter(|t| t["outcome"] == "unfinished")
+        .count();
+    assert!(
+        answered <= 2,
+        "only the turns before the stall were answered: {turns:#?}"
+    );
+    assert!(
+        unfinished >= 4,
+        "the stalled calls were in flight: {turns:#?}"
+    );
     for t in turns.iter().filter(|t| t["outcome"] == "unfinished") {
         assert!(t["status"].is_null() && t["answer"].is_null(), "{t}");
     }
@@ -296,12 +370,16 @@ fn turn_rows_the_engine_cannot_judge_are_refused_at_their_row() {
             "no usage block",
         ),
         (
-            format!("duration = \"4s\"\n{base}\n[fleet]\nhosts = 2\n\n[[expect.turn]]\nequals = 6\n"),
+            format!(
+                "duration = \"4s\"\n{base}\n[fleet]\nhosts = 2\n\n[[expect.turn]]\nequals = 6\n"
+            ),
             "expect.turn[0]",
             "a fleet's hosts do not report",
         ),
         (
-            format!("duration = \"4s\"\n{base}\n[target]\nturn_timeout = \"5s\"\n\n[[expect.turn]]\nlatency_at_most = \"5s\"\n"),
+            format!(
+                "duration = \"4s\"\n{base}\n[target]\nturn_timeout = \"5s\"\n\n[[expect.turn]]\nlatency_at_most = \"5s\"\n"
+            ),
             "expect.turn[0].latency_at_most",
             "could never fail",
         ),
@@ -313,13 +391,18 @@ fn turn_rows_the_engine_cannot_judge_are_refused_at_their_row() {
         assert_eq!(out.status.code(), Some(2), "case {i}: {}", show(&out));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(path.to_str().unwrap()), "case {i}: {err}");
-        assert!(err.contains(at) && err.contains(says), "case {i}: wants {at}: {says}\n{err}");
+        assert!(
+            err.contains(at) && err.contains(says),
+            "case {i}: wants {at}: {says}\n{err}"
+        );
     }
     // With model calls before `duration`, the same row is accepted.
     let path = dir.path().join("accepted.toml");
     std::fs::write(
         &path,
-        format!("duration = \"4s\"\n{base}\n[[expect.turn]]\noutcome = \"timed_out\"\nequals = 0\n"),
+        format!(
+            "duration = \"4s\"\n{base}\n[[expect.turn]]\noutcome = \"timed_out\"\nequals = 0\n"
+        ),
     )
     .unwrap();
     let out = validate(&path);
