@@ -9,7 +9,9 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use crate::support::run::{reported_path, run_in, show};
 
@@ -120,13 +122,13 @@ reported_model = "served"
         .unwrap_or_else(|| panic!("no client_turns: {}", show(&out)));
     assert_eq!(turns.len(), 6, "{turns:#?}");
     let outcome = |i: usize| turns[i]["outcome"].as_str().unwrap_or("").to_string();
-    for i in 0..2 {
-        assert_eq!(outcome(i), "answered", "{:#}", turns[i]);
-        assert_eq!(turns[i]["status"], 200);
-        assert_eq!(turns[i]["model"], "mockai/m1");
-        assert_eq!(turns[i]["profile"], "mockai:a");
-        assert_eq!(turns[i]["answer"]["content_tokens"], 8, "{:#}", turns[i]);
-        assert_eq!(turns[i]["answer"]["recorded"], true, "{:#}", turns[i]);
+    for t in &turns[..2] {
+        assert_eq!(t["outcome"], "answered", "{t:#}");
+        assert_eq!(t["status"], 200);
+        assert_eq!(t["model"], "mockai/m1");
+        assert_eq!(t["profile"], "mockai:a");
+        assert_eq!(t["answer"]["content_tokens"], 8, "{t:#}");
+        assert_eq!(t["answer"]["recorded"], true, "{t:#}");
     }
     // The 400: the engine gave up at once and said so, a clean error with its status.
     assert_eq!(outcome(2), "http_error", "{:#}", turns[2]);
@@ -134,11 +136,11 @@ reported_model = "served"
     assert!(turns[2]["error"].as_str().is_some_and(|e| !e.is_empty()));
     assert!(turns[2]["elapsed_ms"].as_u64().is_some_and(|ms| ms < 2_000));
     // The cut streams: what the engine handed back is shorter than what was served.
-    for i in 3..6 {
-        assert_eq!(outcome(i), "truncated", "{:#}", turns[i]);
-        let got = turns[i]["answer"]["content_tokens"].as_u64().unwrap_or(99);
-        assert!((1..8).contains(&got), "{:#}", turns[i]);
-        assert_eq!(turns[i]["answer"]["served"]["tokens"], 8, "{:#}", turns[i]);
+    for t in &turns[3..] {
+        assert_eq!(t["outcome"], "truncated", "{t:#}");
+        let got = t["answer"]["content_tokens"].as_u64().unwrap_or(99);
+        assert!((1..8).contains(&got), "{t:#}");
+        assert_eq!(t["answer"]["served"]["tokens"], 8, "{t:#}");
     }
     for (i, t) in turns.iter().enumerate() {
         assert_eq!(t["turn"], i as u64, "the turn its marker carried: {t}");
