@@ -81,7 +81,8 @@
 //!   `scenario::target` and `scenario::gateway`; the run path is `rehearsal::gateway` (its
 //!   warm-up `rehearsal::gateway::warmup`), the ground-truth and OpenClaw expectations `verdict::ground*` and
 //!   `verdict::gateway_eval`, the turn expectations `verdict::turn` (over how each turn ended,
-//!   `gateway::openclaw::TurnEnd`).
+//!   `gateway::TurnEnd` — a gateway's turns, and the embedded engine's as its client saw them,
+//!   `rehearsal::embedded::turns`).
 //! - [`detection`]: the detection path in a run (`[prometheus]`): a real Prometheus (and
 //!   Alertmanager, with the harness's webhook receiver) started from PATH, the targets every
 //!   kind of run publishes arm by arm, what it says while an arm runs (`detection::poll`: rule

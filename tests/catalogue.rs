@@ -6,7 +6,10 @@
 //! catalogue falsely: one that answers the run's turns itself (it sends the upstream nothing
 //! after its warm-up) passes no case; one that relays each turn once to the primary (no retry,
 //! no fallback, no cooldown) passes only the cases where not retrying is the right answer.
-//! Cases run in parallel: each has its own report directory (and ports).
+//! Two more cheat on what the client gets, which only the client-side rows (`[[expect.turn]]`)
+//! see: one hands back the first half of each answer as a whole success (every case's
+//! `truncated` row fails), one never answers a turn of the run (every case's `timed_out` row
+//! fails). Cases run in parallel: each has its own report directory (and ports).
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -38,10 +41,15 @@ const EMBEDDED: [(&str, bool); 18] = [
     // The engine's inter-token timeout gives up on the stalled stream and answers elsewhere.
     ("stall-resumes", true),
     // A broken 200 stream fails the attempt, but like a 5xx it cools no profile: both keys of
-    // the primary are tried, then the turn fails — no fallback.
+    // the primary are tried, then the turn fails — no fallback — and the engine hands the
+    // client the tokens before the break as a partial result (a truncated success).
     ("malformed-chunk", false),
     ("error-event-in-200", false),
 ];
+
+/// The cases where the embedded engine hands its client a truncated success (their
+/// `truncated` row fails); in every other its client-side rows pass, and it never hangs.
+const EMBEDDED_TRUNCATES: [&str; 2] = ["malformed-chunk", "error-event-in-200"];
 
 /// The cases a gateway that relays each turn once to the primary passes: a refusal is not
 /// retried, and the client gets it as it came (a clean error).
@@ -186,6 +194,29 @@ fn every_case_is_judged_against_the_embedded_engine_with_the_verdict_it_gets() {
                 "{name}: failed with no failed row"
             );
         }
+        // What the engine's client got: every model call a turn, judged.
+        let turns = r["policies"][0]["client_turns"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert_eq!(
+            turns, 12,
+            "{name}: the engine's 12 turns as its client saw them"
+        );
+        let truncated = turn_rows(&r, "turns truncated");
+        let want = if EMBEDDED_TRUNCATES.contains(name) {
+            "fail"
+        } else {
+            "pass"
+        };
+        assert!(
+            truncated.len() == 1 && truncated[0].0 == want,
+            "{name}: the truncated row should {want}: {truncated:?}"
+        );
+        let hangs = turn_rows(&r, "turns timed_out");
+        assert!(
+            hangs.len() == 1 && hangs[0].0 == "pass",
+            "{name}: the engine never hangs: {hangs:?}"
+        );
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
@@ -210,7 +241,9 @@ impl Drop for Stand {
 
 /// Runs `name` against the stand-in gateway in `mode` by `--target`: its target file, the
 /// stand-in on its own port, the mock upstream on another; the run's exit code and report.
+/// The harness waits 60 s for a turn, 12 s for one of the stand-in that hangs.
 fn against_stand_in(tmp: &Path, name: &str, mode: &str) -> (Option<i32>, serde_json::Value) {
+    let turn_timeout = if mode == "hang" { "12s" } else { "60s" };
     let (gw, up) = (free_port(), free_port());
     let dir = tmp.join(format!("{mode}-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -219,7 +252,7 @@ fn against_stand_in(tmp: &Path, name: &str, mode: &str) -> (Option<i32>, serde_j
         &target,
         format!(
             "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:{gw}\"\nhealth_path = \"/health\"\n\
-             ready_timeout = \"30s\"\nturn_timeout = \"60s\"\n\n[upstream]\nlisten = \"127.0.0.1:{up}\"\n"
+             ready_timeout = \"30s\"\nturn_timeout = \"{turn_timeout}\"\n\n[upstream]\nlisten = \"127.0.0.1:{up}\"\n"
         ),
     )
     .unwrap();
@@ -293,8 +326,11 @@ fn gateways_that_cheat_pass_no_case_they_should_not() {
             ));
         }
         for (status, kind, witness, detail) in rows(r) {
-            // A gateway that sent the upstream nothing in the run passes not one row.
-            if *mode == "warmup_only" && status == "pass" {
+            // A gateway that sent the upstream nothing in the run passes not one row judged
+            // there. What its client got is its own: it did answer every turn, at once (no
+            // hang); its answers are never a pass of the `truncated` row (not one has a row in
+            // the upstream's record to be compared with), and the run is never a pass.
+            if *mode == "warmup_only" && status == "pass" && kind != "turn" {
                 wrong.push(format!("warmup_only {name}: a {kind} row passed: {detail}"));
             }
             if status == "pass" {
@@ -303,6 +339,60 @@ fn gateways_that_cheat_pass_no_case_they_should_not() {
                     "{mode} {name}: a passed {kind} row has no witness"
                 );
             }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The rows of `r` of kind `turn` about `subject` (`turns truncated`, `turns timed_out`):
+/// (status, detail, witness).
+fn turn_rows(r: &serde_json::Value, subject: &str) -> Vec<(String, String, serde_json::Value)> {
+    let mut out = Vec::new();
+    for p in r["policies"].as_array().into_iter().flatten() {
+        for e in p["expectations"].as_array().into_iter().flatten() {
+            if e["kind"] == "turn" && e["dep"] == subject {
+                out.push((
+                    e["status"].as_str().unwrap_or("").to_string(),
+                    e["detail"].as_str().unwrap_or("").to_string(),
+                    e["witness"].clone(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_gateway_that_truncates_or_hangs_fails_every_case_on_what_its_client_got() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut runs = Vec::new();
+    for (mode, subject) in [("halves", "turns truncated"), ("hang", "turns timed_out")] {
+        for (n, _) in &EMBEDDED {
+            runs.push((mode, subject, *n));
+        }
+    }
+    let results = parallel(&runs, PARALLEL_STAND_IN, |(mode, _, name)| {
+        against_stand_in(tmp.path(), name, mode)
+    });
+    let mut wrong = Vec::new();
+    for ((mode, subject, name), (code, r)) in runs.iter().zip(&results) {
+        if r["verdict"] != "fail" || *code != Some(1) {
+            wrong.push(format!(
+                "{mode} {name}: {} (exit {code:?}): {}",
+                r["verdict"], r["reason"]
+            ));
+        }
+        let rows = turn_rows(r, subject);
+        if rows.len() != 1 {
+            wrong.push(format!("{mode} {name}: {} `{subject}` rows", rows.len()));
+            continue;
+        }
+        let (status, detail, witness) = &rows[0];
+        // The row fails on turns it counted: the cheat's, not nothing.
+        if status != "fail" || witness["matching"].as_u64().is_none_or(|m| m == 0) {
+            wrong.push(format!(
+                "{mode} {name}: `{subject}` is {status}: {detail} {witness}"
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

@@ -340,7 +340,8 @@ fn a_misspelt_turn_outcome_is_located_with_a_suggestion() {
     assert!(err.contains(&at), "wants `{at}`:\n{err}");
     assert!(err.contains("did you mean `answered`?"), "{err}");
 
-    // The embedded engine is sent requests, not turns.
+    // The embedded engine's turns are its traffic's model calls (smoke's has 20): the row is
+    // accepted now, judged on the engine's turns as its client saw them (tests/run_turns_engine.rs).
     let smoke = crate::support::run::mutated_copy("smoke", tmp.path(), "turn", |s| {
         format!("{s}\n[[expect.turn]]\nat_least = 1\n")
     });
@@ -348,10 +349,5 @@ fn a_misspelt_turn_outcome_is_located_with_a_suggestion() {
         .args(["validate", smoke.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("expect.turn[0]") && err.contains("external gateway"),
-        "{err}"
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
 }

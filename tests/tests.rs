@@ -17,6 +17,8 @@ mod replay;
 
 // Turns marked by the embedded engine: every attempt of a line carries its turn.
 mod run_turns;
+// The embedded engine's turns as its client saw them, judged by [[expect.turn]].
+mod run_turns_engine;
 
 // The run harness's real transport: typed failures from misbehaving loopback servers.
 mod run_transport;

@@ -131,6 +131,10 @@ pub struct EngineResponse {
     pub model: Option<String>,
     /// True when a fallback model was used.
     pub fallback: bool,
+    /// The auth profile of the attempt that answered (or was last tried), for model calls;
+    /// `None` when no profile was tried (a tool call, a model unavailable before any attempt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// The error the user saw, when the request failed.
     pub user_error: Option<String>,
     /// Tokens received by the successful attempt (or, for a partial result, before the cut).

@@ -31,6 +31,9 @@
 //!   [`observation::Observed`], the whole run with its host facts and the kind's report part;
 //!   `observe`: exact latencies and the picture's marks from the engine's events, fault hits
 //!   from the upstream.
+//! - `client_answers`: the turns' answers a client got (a gateway's, the embedded engine's)
+//!   checked against what the upstream served for each once the run's record is in
+//!   (`truncated`, the model and usage to compare).
 //! - `section`: one arm's observation → its section, judged once (every kind alike);
 //!   `assemble`: every arm's section + the one judge → the one report; `metric_labels`: what a
 //!   metric row's family and label values could have matched; `fault_scope`: which requests a
@@ -44,6 +47,7 @@
 mod after;
 pub mod arm;
 pub(crate) mod assemble;
+pub(crate) mod client_answers;
 mod cmd;
 pub mod contradictions;
 pub mod embedded;

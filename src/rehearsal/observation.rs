@@ -59,6 +59,11 @@ pub struct Observation {
     pub upstream: KeptRecords,
     /// A gateway's own decisions and state, read after its stop.
     pub gateway: Option<GatewayObserved>,
+    /// The embedded engine's turns as its client saw them (each model call of the traffic,
+    /// its answer checked against the upstream's record), kept when the scenario has
+    /// `[[expect.turn]]` rows; `None` otherwise and for the other kinds (a gateway's turns are
+    /// `gateway.turns`; a fleet's hosts report none).
+    pub client_turns: Option<Vec<TurnRow>>,
     /// Rows the kind judged from what only it observed (a fleet's `[[expect.fleet]]`).
     pub kind_rows: Vec<ExpectationResult>,
     /// Read-failure diagnostics for the report's config, when the kind counts them.

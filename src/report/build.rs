@@ -251,6 +251,7 @@ pub fn build_policy(run: PolicyInput<'_>) -> PolicyReport {
         alerts: None,
         requests: None,
         turns: None,
+        client_turns: Vec::new(),
     }
 }
 

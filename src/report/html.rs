@@ -119,6 +119,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "<h3>Policy <code>{}</code></h3>\n{body}", esc(&p.policy));
     }
     super::target_section::html(r, &mut o);
+    super::target_section::client_turns_html(r, &mut o);
     o.push_str("<h2>Profiles</h2>\n");
     table::profiles(r).html(&mut o);
     o.push_str("<h2>Expected vs observed</h2>\n");

@@ -150,6 +150,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "- [{}] {}", p.policy, table::timing_note(p));
     }
     super::target_section::markdown(r, &mut o);
+    super::target_section::client_turns_markdown(r, &mut o);
     o.push_str("\n## Profiles\n\n");
     table::profiles(r).markdown(&mut o);
     o.push_str("\n## Expected vs observed\n");

@@ -265,6 +265,13 @@ pub struct PolicyReport {
     /// (absent in reports written before turns were marked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<crate::verdict::turns::TurnsPart>,
+    /// The embedded engine's turns as its client saw them — each model call of the traffic,
+    /// how the engine's call ended (`answered`, `http_error`, `truncated`, `timed_out`,
+    /// `unfinished`), its latency, model and profile — in the shape of a gateway's
+    /// `target.turns`; kept when the scenario has `[[expect.turn]]` rows (absent otherwise, for
+    /// the other kinds and in older reports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_turns: Vec<TurnRow>,
 }
 
 impl PolicyReport {
@@ -296,6 +303,7 @@ impl PolicyReport {
             alerts: None,
             requests: None,
             turns: None,
+            client_turns: Vec::new(),
         }
     }
 }

@@ -141,7 +141,9 @@ pub struct WarmupTurnRow {
     pub elapsed_ms: u64,
 }
 
-/// One turn (one model call of the traffic) and what came back.
+/// One turn (one model call of the traffic) and what came back: a gateway's in
+/// `target.turns`, the embedded engine's in `policies[].client_turns`. Its times are scenario
+/// ms (an external target runs at speed 1, where they are wall ms).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnRow {
     /// The traffic line (0-based).
@@ -182,6 +184,17 @@ pub struct TurnRow {
     /// never instead of it; absent when it said nothing, and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub said: Option<GatewaySaid>,
+    /// The turn its requests' marker carried (`X-Rehearse-Turn` / the body marker): its row in
+    /// `policies[].turns.rows` (absent in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u64>,
+    /// The embedded engine: the model its call ended on (the one that answered, or the last
+    /// one tried); absent for a gateway (its answer's own `model` is `answer.reported_model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The embedded engine: the auth profile of the attempt that answered (or was last tried).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
 }
 
 pub use crate::wire::said::GatewaySaid;

@@ -1,11 +1,12 @@
 //! The report's "Target" section for an external system under test (report.json `target`):
 //! which gateway and version, the turns sent and what came back, its decisions by event, its
-//! cooldowns after the run, the files kept, how it stopped and its last log lines — as
+//! cooldowns after the run, the files kept, how it stopped and its last log lines — and the
+//! embedded engine's turns in the same table (`policies[].client_turns`, "Turns") — as
 //! [`Table`]s both renderers share.
 
 use std::fmt::Write as _;
 
-use super::model::{Report, TargetReport};
+use super::model::{Report, TargetReport, TurnRow};
 use super::table::Table;
 use crate::gateway::TurnEnd;
 use crate::verdict::answers::{AnswerCheck, Compared};
@@ -47,25 +48,30 @@ fn facts(t: &TargetReport) -> Table {
 }
 
 fn turns(t: &TargetReport) -> Table {
+    turns_table(&t.turns)
+}
+
+/// The turns a client sent and what came back, one row each: a gateway's, or the embedded
+/// engine's (with the model and profile its call ended on).
+fn turns_table(rows: &[TurnRow]) -> Table {
     // What the gateway said of each turn (Portkey's response headers), when it said anything.
-    let said = t.turns.iter().any(|r| r.said.is_some());
-    let mut tab = if said {
-        Table::new(
-            &[
-                "line", "session", "due", "stream", "status", "outcome", "took", "answer",
-                "gateway said",
-            ],
-            &[true, false, true, false, true, false, true, false, false],
-        )
-    } else {
-        Table::new(
-            &[
-                "line", "session", "due", "stream", "status", "outcome", "took", "answer",
-            ],
-            &[true, false, true, false, true, false, true, false],
-        )
-    };
-    for r in &t.turns {
+    let said = rows.iter().any(|r| r.said.is_some());
+    // The embedded engine's model and profile, when known.
+    let by = rows.iter().any(|r| r.model.is_some() || r.profile.is_some());
+    let mut heads = vec![
+        "line", "session", "due", "stream", "status", "outcome", "took", "answer",
+    ];
+    let mut right = vec![true, false, true, false, true, false, true, false];
+    if by {
+        heads.push("model / profile");
+        right.push(false);
+    }
+    if said {
+        heads.push("gateway said");
+        right.push(false);
+    }
+    let mut tab = Table::new(&heads, &right);
+    for r in rows {
         // The class `[[expect.turn]]` counts first, then what the client saw.
         let detail = match (&r.error, &r.finish_reason) {
             (Some(e), _) => format!("error: {e}"),
@@ -73,11 +79,13 @@ fn turns(t: &TargetReport) -> Table {
             (None, _) => "incomplete answer".into(),
         };
         let outcome = match r.outcome {
-            Some(end) if r.ok || end == TurnEnd::Truncated => format!("{} ({})", end.as_str(), r.finish_reason.as_deref().unwrap_or("-")),
+            Some(end) if r.ok || (end == TurnEnd::Truncated && r.error.is_none()) => {
+                format!("{} ({})", end.as_str(), r.finish_reason.as_deref().unwrap_or("-"))
+            }
             Some(end) => format!("{}: {detail}", end.as_str()),
             None => detail,
         };
-        tab.rows.push(vec![
+        let mut row = vec![
             r.line.to_string(),
             r.session.clone(),
             secs(r.at_ms as i64),
@@ -86,12 +94,57 @@ fn turns(t: &TargetReport) -> Table {
             outcome,
             secs(r.elapsed_ms as i64),
             r.answer.as_ref().map_or_else(String::new, answer_text),
-        ]);
-        if said && let Some(row) = tab.rows.last_mut() {
+        ];
+        if by {
+            row.push(format!(
+                "{} / {}",
+                r.model.as_deref().unwrap_or("-"),
+                r.profile.as_deref().unwrap_or("-")
+            ));
+        }
+        if said {
             row.push(r.said.as_ref().map_or_else(String::new, |s| s.short()));
         }
+        tab.rows.push(row);
     }
     tab
+}
+
+/// The policies that kept the embedded engine's turns (`policies[].client_turns`).
+fn with_client_turns(r: &Report) -> impl Iterator<Item = &super::model::PolicyReport> {
+    r.policies.iter().filter(|p| !p.client_turns.is_empty())
+}
+
+/// What the "Turns" section of the embedded engine says before its tables.
+const CLIENT_TURNS: &str = "Each model call of the traffic as the engine's client saw it end: \
+    the outcome `[[expect.turn]]` counts, from handing the call to the engine to its end \
+    (scenario time); the answer against what the upstream served for the turn";
+
+/// `## Turns` for the embedded engine in Markdown: one table per policy that kept its turns
+/// (nothing otherwise).
+pub(crate) fn client_turns_markdown(r: &Report, o: &mut String) {
+    let mut first = true;
+    for p in with_client_turns(r) {
+        if first {
+            let _ = write!(o, "\n## Turns\n\n{CLIENT_TURNS}.\n");
+            first = false;
+        }
+        let _ = write!(o, "\n### Policy `{}`\n\n", p.policy);
+        turns_table(&p.client_turns).markdown(o);
+    }
+}
+
+/// `<h2>Turns</h2>` for the embedded engine in HTML, as [`client_turns_markdown`].
+pub(crate) fn client_turns_html(r: &Report, o: &mut String) {
+    let mut first = true;
+    for p in with_client_turns(r) {
+        if first {
+            let _ = writeln!(o, "<h2>Turns</h2>\n<p>{}.</p>", super::svg::esc(CLIENT_TURNS));
+            first = false;
+        }
+        let _ = writeln!(o, "<h3>Policy <code>{}</code></h3>", super::svg::esc(&p.policy));
+        turns_table(&p.client_turns).html(o);
+    }
 }
 
 /// A 2xx answer against what the upstream served for its turn: `3 of 8 tokens; model gpt-4o ≠
@@ -342,7 +395,6 @@ fn html_block(t: &TargetReport, title: &str, o: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::target::TurnRow;
 
     #[test]
     fn the_user_config_and_the_provider_block_are_shown_in_both_renderers() {

@@ -108,7 +108,9 @@ pub struct TargetSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub ready_timeout: Option<Duration>,
-    /// How long the harness waits for one turn's answer (default 600 s).
+    /// How long the harness waits for one turn's answer (default 600 s); for the embedded
+    /// engine, the bound its client's turns are judged by (scenario time): a call that ends
+    /// later is `timed_out`.
     #[serde(
         default,
         with = "humantime_serde",
@@ -330,11 +332,6 @@ impl TargetSpec {
         {
             return Err(FieldError::new("config", "must name a file".into()));
         }
-        only(
-            self.turn_timeout.is_some() && !k.is_external(),
-            "turn_timeout",
-            "openclaw\" or \"http",
-        )?;
         only(
             self.warmup.is_some() && !k.is_external(),
             "warmup",

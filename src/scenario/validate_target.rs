@@ -1,8 +1,8 @@
 //! Checks that depend on the scenario's `[target]`: an external gateway's breakers are not
 //! visible, so breaker-transition and probe-spacing expectations (and metric ones without a
-//! `metrics_url`) would judge nothing; OpenClaw expectations need an OpenClaw target, turn
-//! expectations an external one; profiles
-//! named by expectations must exist; an OpenClaw or Portkey target must be configurable from the
+//! `metrics_url`) would judge nothing; OpenClaw expectations need an OpenClaw target; profiles
+//! named by expectations must exist; turn expectations need model calls in the traffic (a
+//! fleet's hosts report no turns); an OpenClaw or Portkey target must be configurable from the
 //! scenario (one primary model, a key per provider); Portkey exports no metrics.
 
 use super::format::ScenarioFile;
@@ -68,11 +68,7 @@ pub(super) fn check_target(
             ));
         }
         latency_below_turn_timeout(file)?;
-        let calls = traffic
-            .iter()
-            .filter(|l| l.at_ms < duration_ms && matches!(l.kind, RequestKind::Llm { .. }))
-            .count();
-        if calls == 0 {
+        if model_calls(traffic, duration_ms) == 0 {
             return Err(FieldError::new(
                 "traffic",
                 "an external target is driven by model calls: none falls before `duration`".into(),
@@ -80,13 +76,7 @@ pub(super) fn check_target(
         }
     }
     if !kind.is_external() && !e.turn.is_empty() {
-        return Err(FieldError::new(
-            "expect.turn[0]",
-            "judges the turns the harness sends an external gateway ([target] kind = \
-             \"openclaw\" or \"http\"); the embedded engine is sent requests, not turns: use \
-             expect.metric or expect.attempts"
-                .into(),
-        ));
+        engine_turns(file, traffic, duration_ms)?;
     }
     if kind != TargetKind::Openclaw {
         for (table, n) in [
@@ -112,6 +102,53 @@ pub(super) fn check_target(
         super::gateway::gateway_config(file, traffic, super::gateway::UPSTREAM_SLOT)?;
     }
     Ok(())
+}
+
+/// The model calls of `traffic` before `duration_ms`: the turns a run sends.
+fn model_calls(traffic: &[TrafficLine], duration_ms: u64) -> usize {
+    traffic
+        .iter()
+        .filter(|l| l.at_ms < duration_ms && matches!(l.kind, RequestKind::Llm { .. }))
+        .count()
+}
+
+/// `[[expect.turn]]` for the embedded engine: each model call of the traffic is a turn, as its
+/// client sees it end (docs/scenario.md, "Turn outcomes"). A fleet's hosts report no turns;
+/// a traffic with no model call before `duration` gives the rows nothing to judge; the
+/// engine's answer carries no usage block to compare; a latency bound at or above the turn
+/// bound bounds nothing.
+fn engine_turns(
+    file: &ScenarioFile,
+    traffic: &[TrafficLine],
+    duration_ms: u64,
+) -> Result<(), FieldError> {
+    if file.fleet.is_fleet() {
+        return Err(FieldError::new(
+            "expect.turn[0]",
+            "judges the turns a client sent and what came back; a fleet's hosts do not report \
+             theirs: judge the fleet at the upstream (expect.per_turn, expect.attempts) or run \
+             the scenario without [fleet] (one embedded engine)"
+                .into(),
+        ));
+    }
+    if model_calls(traffic, duration_ms) == 0 {
+        return Err(FieldError::new(
+            "expect.turn[0]",
+            "judges the engine's turns, its traffic's model calls: none falls before `duration`, \
+             so nothing would be judged"
+                .into(),
+        ));
+    }
+    if let Some(i) = file.expect.turn.iter().position(|t| t.usage.is_some()) {
+        return Err(FieldError::new(
+            format!("expect.turn[{i}].usage"),
+            "the embedded engine's answer is the tokens its call received, with no usage block \
+             of its own to compare with the upstream's: use `reported_model` or count \
+             `truncated` turns"
+                .into(),
+        ));
+    }
+    latency_below_turn_timeout(file)
 }
 
 /// A `latency_at_most` of `[[expect.turn]]` below the turns' timeout: a turn is cut at

@@ -1,5 +1,6 @@
-//! `[[expect.turn]]` (external targets): what came back for the turns the harness sent the
-//! gateway — how many ended in an outcome (`answered`, `error_body`, `http_error`, `timed_out`,
+//! `[[expect.turn]]`: what came back for the turns a client sent — the harness's turns to an
+//! external gateway, or each model call handed to the embedded engine — how many ended in an
+//! outcome (`answered`, `error_body`, `http_error`, `timed_out`,
 //! `error_event`, `transport_error`, `unfinished`, `truncated`; every turn when no outcome is
 //! named), and how long they took; its `reported_model` / `usage` rows are
 //! [`super::answer_rows`]. The table as written, its checks, and its pure evaluator over the run's turn

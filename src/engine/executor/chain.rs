@@ -39,6 +39,8 @@ pub(super) struct Partial {
     pub(super) tokens: u64,
     /// The model that sent them.
     pub(super) model: String,
+    /// The profile it was sent with.
+    pub(super) profile: String,
     /// The attempt's outcome (`stream_cut`, or `timeout` for a stalled stream).
     pub(super) outcome: AttemptOutcome,
 }
@@ -102,6 +104,7 @@ impl ModelRun {
             self.partial = Some(Partial {
                 tokens,
                 model: self.state.model.clone(),
+                profile: self.state.profile.clone(),
                 outcome,
             });
         }

@@ -55,6 +55,7 @@ impl<T: Transport> Engine<T> {
                     attempts: 0,
                     model: Some(model.clone()),
                     fallback: false,
+                    profile: None,
                     user_error: Some(format!("model {model} is unavailable (circuit open)")),
                     tokens: 0,
                     partial: false,

@@ -56,6 +56,7 @@ impl<T: Transport> Engine<T> {
                     attempts: p.attempts,
                     model: Some(p.state.model.clone()),
                     fallback: p.state.models.len() > 1,
+                    profile: tried(&p),
                     user_error: None,
                     tokens: answer.tokens,
                     partial: false,
@@ -177,9 +178,9 @@ impl<T: Transport> Engine<T> {
         tokens: u64,
         now: Instant,
     ) -> EngineResponse {
-        let (model, outcome) = p.partial.as_ref().map_or_else(
-            || (p.state.model.clone(), p.last.outcome),
-            |x| (x.model.clone(), x.outcome),
+        let (model, profile, outcome) = p.partial.as_ref().map_or_else(
+            || (p.state.model.clone(), tried(&p), p.last.outcome),
+            |x| (x.model.clone(), Some(x.profile.clone()), x.outcome),
         );
         let log = format!("Degradation: partial result of {tokens} tokens from {model}");
         let rung = LadderRung::PartialResult;
@@ -190,6 +191,7 @@ impl<T: Transport> Engine<T> {
             attempts: p.attempts,
             model: Some(model),
             fallback: p.state.models.len() > 1,
+            profile,
             user_error: None,
             tokens,
             partial: true,
@@ -207,6 +209,7 @@ impl<T: Transport> Engine<T> {
             attempts: p.attempts,
             model: Some(p.state.model.clone()),
             fallback: p.state.models.len() > 1,
+            profile: tried(&p),
             user_error: Some(p.last.error),
             tokens: 0,
             partial: false,
@@ -214,4 +217,9 @@ impl<T: Transport> Engine<T> {
         let dep = p.first_dep.unwrap_or_else(|| p.state.provider.clone());
         self.finish(req, &dep, resp)
     }
+}
+
+/// The profile `p` last tried (`None` before any attempt).
+fn tried(p: &ModelRun) -> Option<String> {
+    Some(p.state.profile.clone()).filter(|id| !id.is_empty())
 }

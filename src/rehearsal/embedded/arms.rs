@@ -121,6 +121,10 @@ fn observation(sp: &ScenarioPlan, run: PolicyRun) -> Observation {
             .iter()
             .map(|(dep, c)| (dep.clone(), (c.calls, c.failures)))
             .collect(),
+        client_turns: run.turns.map(|mut t| {
+            crate::rehearsal::client_answers::check(&mut t, &run.upstream_records.turns.records);
+            t
+        }),
         upstream: run.upstream_records,
         gateway: None,
         kind_rows: Vec::new(),

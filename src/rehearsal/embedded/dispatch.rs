@@ -14,6 +14,8 @@ use crate::engine::transport::Transport;
 use crate::replay::replayer::{DispatchOutcome, Dispatcher};
 use crate::replay::traffic::TrafficLine;
 
+use super::turns::TurnBook;
+
 /// Live counters for the progress display and the A/B summary.
 #[derive(Debug, Default)]
 pub struct Counters {
@@ -47,6 +49,9 @@ pub(crate) struct EngineDispatcher<T: Transport> {
     workers: usize,
     seed: u64,
     counters: Arc<Counters>,
+    /// Where each model call's end is noted for its client-side turn row, when the arm keeps
+    /// them (`super::turns`).
+    turns: Option<Arc<TurnBook>>,
 }
 
 impl<T: Transport> EngineDispatcher<T> {
@@ -57,7 +62,14 @@ impl<T: Transport> EngineDispatcher<T> {
             workers: workers.max(1),
             seed,
             counters,
+            turns: None,
         }
+    }
+
+    /// The same dispatcher noting every model call's end in `book`.
+    pub(crate) fn with_turns(mut self, book: Option<Arc<TurnBook>>) -> Self {
+        self.turns = book;
+        self
     }
 }
 
@@ -87,7 +99,13 @@ impl<T: Transport> Dispatcher for EngineDispatcher<T> {
     async fn dispatch(&self, seq: u64, line: TrafficLine) -> DispatchOutcome {
         Counters::bump(&self.counters.sent);
         let worker = worker_of(self.seed, seq, self.workers);
+        if let Some(b) = &self.turns {
+            b.sent(seq, &line);
+        }
         let resp = self.engine.handle(to_request(seq, line), worker).await;
+        if let Some(b) = &self.turns {
+            b.ended(seq, &resp);
+        }
         Counters::bump(&self.counters.done);
         if resp.fallback {
             Counters::bump(&self.counters.fallbacks);

@@ -247,6 +247,7 @@ impl Rig {
         &self,
         traffic: Arc<Vec<TrafficLine>>,
         counters: Arc<Counters>,
+        turns: Option<Arc<super::turns::TurnBook>>,
         until: F,
     ) -> Result<ReplaySummary, RigError>
     where
@@ -258,7 +259,8 @@ impl Rig {
             self.workers,
             self.seed,
             counters,
-        ));
+        )
+        .with_turns(turns));
         let opts = ReplayOptions {
             speed: self.speed,
             max_in_flight: MAX_IN_FLIGHT,

@@ -95,6 +95,10 @@ pub struct PolicyRun {
     /// Model requests at the upstream (kept only for ground-truth expectations, up to the
     /// recorder's cap).
     pub upstream_records: KeptRecords,
+    /// Each model call of the traffic as the engine's client saw it end (kept when the
+    /// scenario has `[[expect.turn]]` rows), in traffic order; answers not yet checked
+    /// against the upstream's record.
+    pub turns: Option<Vec<crate::report::model::TurnRow>>,
 }
 
 /// Runs `plan` under `policy`, writing into `files`.
@@ -187,6 +191,9 @@ pub async fn run_policy(
         }],
     );
     let counters = Arc::new(Counters::default());
+    // Each model call's end as its client saw it, when a row judges the turns.
+    let turns = (!file.expect.turn.is_empty())
+        .then(|| Arc::new(crate::rehearsal::embedded::turns::TurnBook::new(start, speed)));
     let run_for = speed.scale(file.duration);
     let ticking = Ticking::start(
         Progress::new(&format!("{}/{pname}", file.name), run_for, plain_progress),
@@ -198,13 +205,17 @@ pub async fn run_policy(
     let end = crate::util::speed::after(start, run_for);
     let ends = arm.ends_at(end);
     let summary = rig
-        .replay(plan.checked.traffic.clone(), counters.clone(), move || ends)
+        .replay(plan.checked.traffic.clone(), counters.clone(), turns.clone(), move || ends)
         .await?;
+    // Read as the replay ended: a call without an end by now never got one in the run.
+    let replay_ended = Instant::now();
     arm.until(end).await;
     // A stop that came once `duration` was reached (during the final scrape or shutdown) cut
     // nothing: the run is complete. A dead upstream cut the run short as a stop request does
     // (expectations due later were never reached), and is a harness failure besides.
     let ending = arm.end(|ms| ms < run_for.as_millis() as u64);
+    let cut = ending.stopped.is_some() || ending.died.is_some();
+    let turns = turns.map(|b| b.rows(replay_ended, file.target.turn_timeout(), cut));
     let scrapes = (arm.final_scrapes().await.pop())
         .unwrap_or_else(|| CompactScrapes::new(start_unix_s));
     ticking.finish();
@@ -231,6 +242,7 @@ pub async fn run_policy(
         observed,
         fault_hits: closed.fault_hits,
         upstream_records: closed.records,
+        turns,
     })
 }
 

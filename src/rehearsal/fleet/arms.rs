@@ -89,6 +89,7 @@ fn observation(plan: &ScenarioPlan, run: FleetRun, fr: &FleetRunReport) -> Obser
         canaries: Default::default(),
         upstream: run.upstream_records,
         gateway: None,
+        client_turns: None,
         kind_rows,
         read_failures: None,
         stopped: run.stopped,

@@ -175,7 +175,7 @@ async fn host(spec: HostSpec) -> anyhow::Result<()> {
         }
     };
     let summary = rig
-        .replay(Arc::new(traffic), counters.clone(), until_end)
+        .replay(Arc::new(traffic), counters.clone(), None, until_end)
         .await
         .map_err(|e| anyhow!("host {}: {e}", spec.id))?;
     tokio::select! {

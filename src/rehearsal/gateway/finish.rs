@@ -166,5 +166,8 @@ pub(super) fn turn_row(t: &PlannedTurn, lag_ms: u64, o: &TurnOutcome) -> TurnRow
             served: None,
         }),
         said: None,
+        turn: Some(t.line as u64),
+        model: None,
+        profile: None,
     }
 }

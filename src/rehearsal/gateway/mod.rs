@@ -18,12 +18,9 @@
 //! - `warmup`: the steady-state decision (pure) and its driver; `drive`: the warm-up phase
 //!   and the turns at their times.
 //! - `finish`: the gateway stopped, its log (keys scrubbed) and auth state kept; a turn's row.
-//! - `answers`: each answered turn's row checked against what the upstream served for it
-//!   (`truncated`, the model and usage to compare) once the run's record is in.
 //! - `observe`: what the arm observed → its `Observation`, the `target` block as its report
 //!   part.
 
-mod answers;
 pub(crate) mod arms;
 mod drive;
 mod finish;

@@ -145,6 +145,7 @@ impl<'a> ExternalRun<'a> {
             user_visible_errors: failed,
             canaries: Default::default(),
             upstream: self.records,
+            client_turns: None,
             gateway: Some(GatewayObserved {
                 turns: self.target.turns.clone(),
                 decisions: self.decisions,

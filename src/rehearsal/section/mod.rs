@@ -124,36 +124,9 @@ pub fn section(
             }
         }
         report.expectations.extend(rows);
-        let turns: Vec<TurnSeen> = g
-            .turns
-            .iter()
-            .map(|t| TurnSeen {
-                outcome: t.outcome,
-                sent_ms: t.at_ms.saturating_add(o.speed.scenario_ms_u(t.lag_ms)),
-                elapsed_ms: t.elapsed_ms,
-                unrecorded: t.answer.as_ref().is_some_and(|a| !a.recorded),
-            })
-            .collect();
-        report.expectations.extend(crate::verdict::turn::evaluate(
-            &expect.turn,
-            &turns,
-            o.cut(),
-            &faults,
-        ));
-        let answers: Vec<AnswerSeen<'_>> = g
-            .turns
-            .iter()
-            .map(|t| AnswerSeen {
-                line: t.line,
-                outcome: t.outcome,
-                answer: t.answer.as_ref(),
-            })
-            .collect();
-        report.expectations.extend(crate::verdict::answer_rows::evaluate(
-            &expect.turn,
-            &answers,
-            o.cut(),
-        ));
+        report
+            .expectations
+            .extend(client_turn_rows(&expect, &g.turns, o.cut(), &faults));
         // A failed row of a gateway run says what the upstream saw and what the gateway decided.
         // (An `http` target keeps no log or state: only the upstream's side.)
         let openclaw = plan.target_kind() == crate::scenario::target::TargetKind::Openclaw;
@@ -165,6 +138,12 @@ pub fn section(
             auth: g.auth.as_ref().filter(|_| openclaw),
         };
         crate::verdict::explain::annotate(&mut report.expectations, &trace);
+    }
+    if let Some(t) = &o.client_turns {
+        // The embedded engine's turns, as its client saw them: judged as a gateway's are.
+        report
+            .expectations
+            .extend(client_turn_rows(&expect, t, o.cut(), &faults));
     }
     if let Some(e) = engine {
         let others: Vec<(&str, &[Transition])> = e
@@ -219,6 +198,7 @@ pub fn section(
     settle(&mut report);
     report.requests = Some(request_lanes(plan, o));
     report.turns = Some(turns);
+    report.client_turns = o.client_turns.clone().unwrap_or_default();
     if let Some(ws) = engine.and_then(|e| e.lanes_of_faults.as_ref()) {
         let lanes: Vec<String> = report.breaker_states.keys().cloned().collect();
         assign_lanes(&mut report.fault_windows, &file.fault, &lanes, ws);
@@ -237,6 +217,37 @@ pub fn section(
     }
     report.figures = Some(crate::rehearsal::figures::of_section(o, &report, plan));
     report
+}
+
+/// The `[[expect.turn]]` rows (counts, latencies, the answers' model and usage) over the turns
+/// a client sent and what came back — a gateway's, or the embedded engine's — in scenario
+/// time; `cut`: the arm was cut short (turns may still have been out).
+fn client_turn_rows(
+    expect: &Expectations,
+    turns: &[crate::report::model::TurnRow],
+    cut: bool,
+    faults: &FaultsSeen<'_>,
+) -> Vec<ExpectationResult> {
+    let seen: Vec<TurnSeen> = turns
+        .iter()
+        .map(|t| TurnSeen {
+            outcome: t.outcome,
+            sent_ms: t.at_ms.saturating_add(t.lag_ms),
+            elapsed_ms: t.elapsed_ms,
+            unrecorded: t.answer.as_ref().is_some_and(|a| !a.recorded),
+        })
+        .collect();
+    let mut rows = crate::verdict::turn::evaluate(&expect.turn, &seen, cut, faults);
+    let answers: Vec<AnswerSeen<'_>> = turns
+        .iter()
+        .map(|t| AnswerSeen {
+            line: t.line,
+            outcome: t.outcome,
+            answer: t.answer.as_ref(),
+        })
+        .collect();
+    rows.extend(crate::verdict::answer_rows::evaluate(&expect.turn, &answers, cut));
+    rows
 }
 
 /// The `[[expect.alert]]` and `[[expect.dashboard]]` rows of an arm and its alert part, from

@@ -221,6 +221,7 @@ fn stopped_fleet_arm(
             ..Default::default()
         },
         gateway: None,
+        client_turns: None,
         kind_rows: Vec::new(),
         read_failures: None,
         stopped: Some("SIGTERM".into()),

@@ -305,6 +305,7 @@ fn turns_are_spans_from_due_to_answer() {
         elapsed_ms: 40_500,
         answer: None,
         said: None,
+        ..TurnRow::default()
     }];
     let q = built(&recorded(), Some(&rows), &[]);
     let t = q.turns.expect("a turns lane");

@@ -160,7 +160,7 @@ pub(crate) async fn run_arm(
     }
     let closed = arm.close().await;
     run.records = closed.records;
-    crate::rehearsal::gateway::answers::check(&mut run.target.turns, &run.records.turns.records);
+    crate::rehearsal::client_answers::check(&mut run.target.turns, &run.records.turns.records);
     run.fault_hits = closed.fault_hits.snapshot();
     if let Some(w) = run.target.warmup.as_mut() {
         w.upstream_requests = closed.warmup.requests;

@@ -1,5 +1,6 @@
-//! The answers a gateway's client got, checked once the run's record is in
-//! ([`crate::verdict::answers`]): each complete 2xx turn's row gets what the upstream served
+//! The answers a client got — a gateway's turns, the embedded engine's — checked once the
+//! run's record is in
+//! ([`crate::verdict::answers`]): each 2xx turn's row gets what the upstream served
 //! for it (its row in the upstream's record, by the turn's marker), and an answer shorter than
 //! the one served becomes `truncated` (not ok).
 
@@ -12,7 +13,7 @@ use crate::verdict::turns::{Names, rows};
 
 /// Fills in `turns`' answers from `records` (the run's requests, as `verdict::turns` reads
 /// them). A gateway that strips the marker leaves every answer unrecorded.
-pub(super) fn check(turns: &mut [TurnRow], records: &[UpstreamRecord]) {
+pub(crate) fn check(turns: &mut [TurnRow], records: &[UpstreamRecord]) {
     let part = rows(records, &Names::default(), Speed::ONE);
     for t in turns.iter_mut() {
         let Some(a) = t.answer.as_mut() else {
