@@ -46,6 +46,10 @@
 //!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
 //!   `rehearse history` with its index pages, drift against the previous runs of the same
 //!   scenario digest, `rehearse compare`.
+//! - [`matrix`]: `rehearse matrix FILE`, the scorecard: every case of a matrix file against
+//!   every target, repeated, each run a child `rehearse run` with its own report; the cells
+//!   classified (pass, fail, clean error, not applicable, incomplete, error, not run), written
+//!   as scorecard.json/md/html and per-cell batch-job series; two scorecards compared.
 //! - [`rehearsal`]: `rehearse run`, the one home of the pipeline and the top of the module
 //!   graph: plan (`plan/`) → system under test (`sut`: embedded | gateway | fleet, one type, one
 //!   room each — `embedded/`, `gateway/`, `fleet/`, alike: `arms` the entry, `run` one arm) →
@@ -124,7 +128,7 @@ macro_rules! internal {
 }
 
 internal!(
-    builtin, detection, gateway, history, host, init, jobmetrics, monitoring, rehearsal, replay,
+    builtin, detection, gateway, history, host, init, jobmetrics, matrix, monitoring, rehearsal, replay,
     report, retention, rundir, scenario, schedule, scrape, setup, transport, upstream, validate,
     verdict, wire,
 );

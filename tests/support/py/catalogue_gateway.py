@@ -11,6 +11,10 @@ catalogue_gateway.py PORT UPSTREAM_URL KEY MODE
                                  (model m1, bearer KEY, the turn's messages and stream flag): no
                                  retry, no fallback, no cooldown; the upstream's status and body
                                  are relayed as they came (a transport failure is a 502).
+                                 MODE `truncate`: as `passthrough`, but a 2xx answer reaches
+                                 the client cut to its first half of content (a JSON answer's
+                                 words, a stream's content chunks) and still finished `stop`:
+                                 a truncated answer handed over as a success.
 """
 import http.server
 import json
@@ -27,6 +31,21 @@ def send(handler, status, data, ctype="application/json"):
     handler.send_header("content-length", str(len(data)))
     handler.end_headers()
     handler.wfile.write(data)
+
+
+def truncated(data, ctype):
+    if ctype.startswith("text/event-stream"):
+        events = data.decode().split("\n\n")
+        content = [i for i, e in enumerate(events) if '"content"' in e and '"finish_reason":"stop"' not in e
+                   and '"finish_reason": "stop"' not in e]
+        drop = set(content[(len(content) + 1) // 2:])
+        return "\n\n".join(e for i, e in enumerate(events) if i not in drop).encode()
+    body = json.loads(data)
+    for c in body.get("choices", []):
+        words = (c.get("message", {}).get("content") or "").split()
+        c["message"]["content"] = " ".join(words[: max(1, len(words) // 2)])
+        c["finish_reason"] = "stop"
+    return json.dumps(body).encode()
 
 
 def whole_answer(turn):
@@ -63,7 +82,10 @@ class Gateway(http.server.BaseHTTPRequestHandler):
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
                 data = r.read()
-                return send(self, r.status, data, r.headers.get("content-type", "application/json"))
+                ctype = r.headers.get("content-type", "application/json")
+                if mode == "truncate" and 200 <= r.status < 300:
+                    data = truncated(data, ctype)
+                return send(self, r.status, data, ctype)
         except urllib.error.HTTPError as e:
             return send(self, e.code, e.read() or b"{}")
         except Exception as e:  # noqa: BLE001 - any transport failure is the gateway's 502
