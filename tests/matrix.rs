@@ -27,8 +27,18 @@ fn rehearse(cwd: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The scorecard under `out`, checked against docs/scorecard.schema.json.
 fn card(out: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("scorecard.json")).unwrap()).unwrap()
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("scorecard.json")).unwrap()).unwrap();
+    let schema: Value = serde_json::from_str(include_str!("../docs/scorecard.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&v)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    v
 }
 
 fn cell<'a>(card: &'a Value, case: &str, target: &str) -> &'a Value {

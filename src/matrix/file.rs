@@ -414,4 +414,37 @@ mod tests {
         let e = err("[[target]]\nname = \"e\"\nembedded = true\n[[expect]]\ntarget = \"e\"\nis = \"not_run\"\n");
         assert!(e.contains("unknown class `not_run`"), "{e}");
     }
+
+    /// The shipped matrix files name catalogue cases and target files by the shape this reads
+    /// (the target files stood in by empty files: litellm.toml and portkey.toml come with the
+    /// several-targets work).
+    #[test]
+    fn the_shipped_matrix_files_read() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("matrix")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("targets")).unwrap();
+        let catalogue = crate::matrix::catalogue_cases();
+        assert!(catalogue.len() >= 18, "{catalogue:?}");
+        let known = |c: &str| {
+            if catalogue.iter().any(|k| k == c) {
+                Ok(())
+            } else {
+                Err(format!("no case `{c}`"))
+            }
+        };
+        for name in ["ci.toml", "field.toml"] {
+            let text = std::fs::read_to_string(root.join("matrix").join(name)).unwrap();
+            for l in text.lines() {
+                if let Some(f) = l.strip_prefix("file = \"../targets/") {
+                    let f = f.trim_end_matches('"');
+                    std::fs::write(tmp.path().join("targets").join(f), "").unwrap();
+                }
+            }
+            let path = tmp.path().join("matrix").join(name);
+            let m = MatrixFile::parse(&path, &text, &catalogue, &known)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(m.targets.iter().any(|t| t.file.is_none()), "{name}: the reference column");
+        }
+    }
 }

@@ -66,14 +66,14 @@ pub type Done = (Run, Option<facts::Header>);
 pub async fn run_all(jobs: &[Job], settings: &Settings, stop: &Shutdown) -> Vec<Done> {
     let mut results: Vec<Option<Done>> = vec![None; jobs.len()];
     let mut pending: Vec<usize> = (0..jobs.len()).collect();
-    let mut running: Vec<(usize, u32)> = Vec::new();
+    let mut running: Vec<usize> = Vec::new();
     let mut futs = FuturesUnordered::new();
     let mut stopping = false;
     let total = jobs.len();
     loop {
         while !stopping {
             let slots: Vec<Slot> = pending.iter().map(|&i| jobs[i].slot.clone()).collect();
-            let busy: Vec<&Slot> = running.iter().map(|(i, _)| &jobs[*i].slot).collect();
+            let busy: Vec<&Slot> = running.iter().map(|i| &jobs[*i].slot).collect();
             let Some(p) = super::plan::next(&slots, &busy, settings.jobs) else {
                 break;
             };
@@ -81,9 +81,9 @@ pub async fn run_all(jobs: &[Job], settings: &Settings, stop: &Shutdown) -> Vec<
             match start(&jobs[i], settings) {
                 Ok(child) => {
                     let pid = child.id().unwrap_or(0);
-                    running.push((i, pid));
-                    let timeout = settings.cell_timeout;
-                    futs.push(async move { (i, wait(child, pid, timeout).await) });
+                    running.push(i);
+                    let (timeout, stop) = (settings.cell_timeout, stop.clone());
+                    futs.push(async move { (i, wait(child, pid, timeout, stop).await) });
                 }
                 Err(e) => {
                     let run = Run {
@@ -100,16 +100,14 @@ pub async fn run_all(jobs: &[Job], settings: &Settings, stop: &Shutdown) -> Vec<
         }
         let next = tokio::select! {
             done = futs.next() => done,
+            // Each running run stops itself on the same request (`wait`); none starts after it.
             _ = stop.requested(), if !stopping => {
                 stopping = true;
-                for (_, pid) in &running {
-                    crate::util::proc::signal_pid(*pid, libc::SIGTERM);
-                }
                 continue;
             }
         };
         let Some((i, waited)) = next else { break };
-        running.retain(|(j, _)| *j != i);
+        running.retain(|j| *j != i);
         let (run, header) = finish(&jobs[i], waited, stopping, settings);
         progress(&jobs[i], &run, total);
         results[i] = Some((run, header));
@@ -172,27 +170,31 @@ struct Waited {
     timed_out: bool,
 }
 
-async fn wait(mut child: tokio::process::Child, pid: u32, timeout: Duration) -> Waited {
+/// Waits for `child`; at the cell timeout or the matrix's stop, SIGTERM by its pid, then
+/// [`GRACE`] to finish, then SIGKILL.
+async fn wait(mut child: tokio::process::Child, pid: u32, timeout: Duration, stop: Shutdown) -> Waited {
     let t0 = Instant::now();
     let mut timed_out = false;
-    let status = match tokio::time::timeout(timeout, child.wait()).await {
-        Ok(s) => s.ok(),
-        Err(_) => {
+    let status = tokio::select! {
+        s = child.wait() => s.ok(),
+        _ = tokio::time::sleep(timeout) => {
             timed_out = true;
-            crate::util::proc::signal_pid(pid, libc::SIGTERM);
             None
         }
+        _ = stop.requested() => None,
     };
-    // After a stop request the child gets GRACE; the stop signal itself came from `run_all`.
     let status = match status {
         Some(s) => Some(s),
-        None => match tokio::time::timeout(GRACE, child.wait()).await {
-            Ok(s) => s.ok(),
-            Err(_) => {
-                let _ = child.kill().await;
-                child.wait().await.ok()
+        None => {
+            crate::util::proc::signal_pid(pid, libc::SIGTERM);
+            match tokio::time::timeout(GRACE, child.wait()).await {
+                Ok(s) => s.ok(),
+                Err(_) => {
+                    let _ = child.kill().await;
+                    child.wait().await.ok()
+                }
             }
-        },
+        }
     };
     Waited {
         exit: status.and_then(|s| s.code()),

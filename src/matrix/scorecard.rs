@@ -144,7 +144,7 @@ pub struct Run {
     /// Why, in one line (its report's, or what the run said on stderr).
     #[serde(default)]
     pub reason: Option<String>,
-    /// It was stopped by the matrix's stop.
+    /// It ended after the matrix's stop request (stopped by it, or ending as it came).
     #[serde(default)]
     pub stopped: bool,
     /// Its key figures.
