@@ -128,9 +128,9 @@ macro_rules! internal {
 }
 
 internal!(
-    builtin, detection, gateway, history, host, init, jobmetrics, matrix, monitoring, rehearsal, replay,
-    report, retention, rundir, scenario, schedule, scrape, setup, transport, upstream, validate,
-    verdict, wire,
+    builtin, detection, gateway, history, host, init, jobmetrics, matrix, monitoring, rehearsal,
+    replay, report, retention, rundir, scenario, schedule, scrape, setup, transport, upstream,
+    validate, verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

@@ -11,7 +11,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -30,8 +30,10 @@ fn rehearse(cwd: &Path, args: &[&str]) -> Output {
 /// The scorecard under `out`, checked against docs/scorecard.schema.json.
 fn card(out: &Path) -> Value {
     let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("scorecard.json")).unwrap()).unwrap();
-    let schema: Value = serde_json::from_str(include_str!("../docs/scorecard.schema.json")).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("scorecard.json")).unwrap())
+            .unwrap();
+    let schema: Value =
+        serde_json::from_str(include_str!("../docs/scorecard.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator
         .iter_errors(&v)
@@ -75,11 +77,16 @@ fn main_matrix(dir: &Path, cache: &Path, truncate: &Path, relay: &Path, expect: 
 #[test]
 fn the_cheats_fail_the_cells_they_should_and_the_three_scorecards_agree() {
     let tmp = tempfile::tempdir().unwrap();
-    let t0 = Instant::now();
     let cache = cheats::start(&tmp.path().join("cache"), "warmup_only");
     let truncate = cheats::start(&tmp.path().join("truncate"), "truncate");
     let relay = cheats::start(&tmp.path().join("relay"), "passthrough");
-    let file = main_matrix(tmp.path(), &cache.target, &truncate.target, &relay.target, true);
+    let file = main_matrix(
+        tmp.path(),
+        &cache.target,
+        &truncate.target,
+        &relay.target,
+        true,
+    );
     // The same cheat against a file that expects every cell to pass: its own stand-in, run
     // beside the main matrix.
     let naive_dir = tmp.path().join("naive");
@@ -144,7 +151,12 @@ fn the_cheats_fail_the_cells_they_should_and_the_three_scorecards_agree() {
             assert!(x["reason"].as_str().is_some_and(|r| !r.is_empty()), "{x}");
         }
     }
-    let reason = |case, target| cell(&c, case, target)["reason"].as_str().unwrap().to_string();
+    let reason = |case, target| {
+        cell(&c, case, target)["reason"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     assert!(
         reason("context-length-exceeded", "truncate").contains("truncated answer as a success"),
         "{}",
@@ -157,12 +169,20 @@ fn the_cheats_fail_the_cells_they_should_and_the_three_scorecards_agree() {
     );
     let engine_up = &cell(&c, "500-once", "engine")["figures"]["upstream_requests"];
     assert!(engine_up["min"].as_u64().unwrap() >= 12, "{engine_up}");
-    assert_eq!(cell(&c, "500-once", "cache")["figures"]["upstream_requests"]["max"], 0);
+    assert_eq!(
+        cell(&c, "500-once", "cache")["figures"]["upstream_requests"]["max"],
+        0
+    );
     // The column headers: the kind from the reports, a config digest for the targets.
     let cols = c["targets"].as_array().unwrap();
     assert_eq!(cols[0]["kind"], "embedded");
     assert_eq!(cols[1]["kind"], "http");
-    assert!(cols[1]["config_digest"].as_str().unwrap().starts_with("sha256:"));
+    assert!(
+        cols[1]["config_digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
     assert_ne!(cols[1]["config_digest"], cols[2]["config_digest"]);
 
     // scorecard.md and .html say the same cells.
@@ -179,20 +199,29 @@ fn the_cheats_fail_the_cells_they_should_and_the_three_scorecards_agree() {
         .iter()
         .map(|x| x["class"].as_str().unwrap())
         .collect();
-    assert_eq!(classes_in_html, classes_in_json, "html cells in the json's order");
+    assert_eq!(
+        classes_in_html, classes_in_json,
+        "html cells in the json's order"
+    );
     for (case, target, class) in want {
         let row = md
             .lines()
             .find(|l| l.starts_with(&format!("| {case} |")))
             .unwrap_or_else(|| panic!("{md}"));
-        assert!(row.contains(&format!("✓ **{class}** 2/2 {class}")), "{case} × {target}: {row}");
+        assert!(
+            row.contains(&format!("✓ **{class}** 2/2 {class}")),
+            "{case} × {target}: {row}"
+        );
         for r in cell(&c, case, target)["runs"].as_array().unwrap() {
             let d = r["report_dir"].as_str().unwrap();
             assert!(row.contains(&format!("({d}/report.md)")), "{row}");
             assert!(html.contains(&format!("href=\"{d}/report.html\"")), "{d}");
         }
     }
-    assert!(md.contains("| case | engine (embedded · ×4) | cache (http · config "), "{md}");
+    assert!(
+        md.contains("| case | engine (embedded · ×4) | cache (http · config "),
+        "{md}"
+    );
 
     // The per-cell series.
     let prom = std::fs::read_to_string(textfiles.join("rehearse_matrix.prom")).unwrap();
@@ -205,17 +234,26 @@ fn the_cheats_fail_the_cells_they_should_and_the_three_scorecards_agree() {
     assert!(prom.contains(
         "rehearse_matrix_cell{case=\"500-once\",class=\"pass\",matrix=\"expects\",target=\"cache\"} 0\n"
     ));
-    assert!(prom.contains("rehearse_matrix_ok{matrix=\"expects\"} 1\n"), "{prom}");
+    assert!(
+        prom.contains("rehearse_matrix_ok{matrix=\"expects\"} 1\n"),
+        "{prom}"
+    );
 
     // The file that expects a pass of the cheat: exit 1, the cell named.
     let n = naive.join().unwrap();
     assert_eq!(n.status.code(), Some(1), "{}", show(&n));
     let stdout = String::from_utf8_lossy(&n.stdout);
-    assert!(stdout.contains("500-once × cache: fail 1/1 fail"), "{stdout}");
+    assert!(
+        stdout.contains("500-once × cache: fail 1/1 fail"),
+        "{stdout}"
+    );
     assert_eq!(card(&naive_dir.join("out"))["ok"], false);
 
     // compare: the same scorecard against itself, then against one where a cell flipped.
-    let same = rehearse(tmp.path(), &["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
+    let same = rehearse(
+        tmp.path(),
+        &["compare", out.to_str().unwrap(), out.to_str().unwrap()],
+    );
     assert_eq!(same.status.code(), Some(0), "{}", show(&same));
     assert!(String::from_utf8_lossy(&same.stdout).contains("no cell flipped"));
     let history = tmp.path().join("history");
@@ -235,29 +273,48 @@ fn the_cheats_fail_the_cells_they_should_and_the_three_scorecards_agree() {
         }
     }
     std::fs::write(b.join("scorecard.json"), later.to_string()).unwrap();
-    let cmp = rehearse(tmp.path(), &["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let cmp = rehearse(
+        tmp.path(),
+        &["compare", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
     assert_eq!(cmp.status.code(), Some(0), "{}", show(&cmp));
     let text = String::from_utf8_lossy(&cmp.stdout);
     assert!(
-        text.contains("flipped  500-once × engine: 2/2 pass (as expected) → 2/2 fail (NOT as expected)"),
+        text.contains(
+            "flipped  500-once × engine: 2/2 pass (as expected) → 2/2 fail (NOT as expected)"
+        ),
         "{text}"
     );
-    assert!(text.contains("drifted  500-once × engine: upstream_requests"), "{text}");
+    assert!(
+        text.contains("drifted  500-once × engine: upstream_requests"),
+        "{text}"
+    );
     let h = rehearse(
         tmp.path(),
-        &["history", "--report-dir", history.to_str().unwrap(), "--json"],
+        &[
+            "history",
+            "--report-dir",
+            history.to_str().unwrap(),
+            "--json",
+        ],
     );
     assert_eq!(h.status.code(), Some(0), "{}", show(&h));
     let j: Value = serde_json::from_slice(&h.stdout).unwrap();
     let cards = j["scorecards"].as_array().unwrap();
     assert_eq!(cards.len(), 2, "{j}");
-    assert_eq!(j["notes"].as_array().unwrap().len(), 0, "a scorecard is no foreign note: {j}");
+    assert_eq!(
+        j["notes"].as_array().unwrap().len(),
+        0,
+        "a scorecard is no foreign note: {j}"
+    );
     assert_eq!(cards[1]["dir"], "matrix-b");
     assert_eq!(cards[1]["since_previous"]["flipped"][0]["case"], "500-once");
     // A run and a scorecard cannot be compared.
-    let mixed = rehearse(tmp.path(), &["compare", a.to_str().unwrap(), tmp.path().to_str().unwrap()]);
+    let mixed = rehearse(
+        tmp.path(),
+        &["compare", a.to_str().unwrap(), tmp.path().to_str().unwrap()],
+    );
     assert_eq!(mixed.status.code(), Some(2), "{}", show(&mixed));
-    eprintln!("matrix test: {:.0} s", t0.elapsed().as_secs_f64());
 }
 
 #[test]
@@ -277,7 +334,11 @@ fn a_bad_matrix_file_is_refused_at_its_line_and_column() {
         err.contains("bad.toml:6:10: unknown target `engnie` (did you mean `engine`?)"),
         "{err}"
     );
-    std::fs::write(&p, "cases = [\"500-onse\"]\n[[target]]\nname = \"e\"\nembedded = true\n").unwrap();
+    std::fs::write(
+        &p,
+        "cases = [\"500-onse\"]\n[[target]]\nname = \"e\"\nembedded = true\n",
+    )
+    .unwrap();
     let o = rehearse(tmp.path(), &["matrix", "bad.toml", "--out", "out"]);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -325,13 +386,19 @@ fn a_case_refused_for_its_target_is_not_applicable() {
     )
     .unwrap();
     let out = tmp.path().join("out");
-    let o = rehearse(tmp.path(), &["matrix", "m.toml", "--out", out.to_str().unwrap()]);
+    let o = rehearse(
+        tmp.path(),
+        &["matrix", "m.toml", "--out", out.to_str().unwrap()],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     let c = card(&out);
     let x = &c["cells"][0];
     assert_eq!(x["class"], "not_applicable", "{x}");
     assert_eq!(x["runs"][0]["exit"], 2);
-    assert!(x["reason"].as_str().unwrap().contains("not applicable: "), "{x}");
+    assert!(
+        x["reason"].as_str().unwrap().contains("not applicable: "),
+        "{x}"
+    );
 }
 
 /// A real SIGTERM mid-matrix: the running run is stopped by its pid (its report written,
@@ -375,13 +442,17 @@ fn a_stopped_matrix_keeps_its_finished_cells_and_says_which_did_not_run() {
     assert_eq!(c["ok"], false);
     let runs = c["cells"][0]["runs"].as_array().unwrap();
     assert_eq!(runs[0]["class"], "pass", "{c}");
-    assert_eq!(runs[1]["class"], "incomplete", "the running run, stopped: {c}");
+    assert_eq!(
+        runs[1]["class"], "incomplete",
+        "the running run, stopped: {c}"
+    );
     assert_eq!(runs[1]["stopped"], true);
     assert_eq!(runs[1]["exit"], 3);
     assert_eq!(runs[2]["class"], "not_run", "{c}");
     assert_eq!(runs[2]["report_dir"], Value::Null);
     assert!(
-        seen.iter().any(|l| l.contains("500-once × engine r2: incomplete")),
+        seen.iter()
+            .any(|l| l.contains("500-once × engine r2: incomplete")),
         "{}",
         seen.join("\n")
     );

@@ -5,7 +5,7 @@
 //! not, 3 when the matrix was stopped (or its scorecard could not be written).
 
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, anyhow};
 
@@ -89,7 +89,7 @@ pub(crate) fn command(args: MatrixArgs) -> CmdResult {
         args.jobs,
         out.display()
     );
-    let t0 = Instant::now();
+    let t0 = std::time::SystemTime::now();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -102,7 +102,7 @@ pub(crate) fn command(args: MatrixArgs) -> CmdResult {
     })
     .context("listening for signals")
     .map_err(CmdError::harness)?;
-    let card = assemble(&m, &jobs, done, stopped, &args, started, t0.elapsed().as_millis());
+    let card = assemble(&m, &jobs, done, stopped, &args, started, t0.elapsed().map_or(0, |d| d.as_millis()));
     let write = |name: &str, text: String| {
         crate::util::write_atomic(&out.join(name), text.as_bytes())
             .with_context(|| format!("writing {}", out.join(name).display()))

@@ -173,15 +173,15 @@ mod tests {
             keys: vec!["target:gw".into()],
         };
         // Up to jobs at once.
-        assert_eq!(next(&[free.clone()], &[&free], 2), Some(0));
-        assert_eq!(next(&[free.clone()], &[&free, &free], 2), None);
-        assert_eq!(next(&[free.clone()], &[], 0), Some(0), "jobs 0 is 1");
+        assert_eq!(next(std::slice::from_ref(&free), &[&free], 2), Some(0));
+        assert_eq!(next(std::slice::from_ref(&free), &[&free, &free], 2), None);
+        assert_eq!(next(std::slice::from_ref(&free), &[], 0), Some(0), "jobs 0 is 1");
         // A timing-judged run waits for an idle machine, and nothing starts beside it.
         assert_eq!(next(&[alone.clone(), free.clone()], &[&free], 4), Some(1));
-        assert_eq!(next(&[alone.clone()], &[], 4), Some(0));
-        assert_eq!(next(&[free.clone()], &[&alone], 4), None);
+        assert_eq!(next(std::slice::from_ref(&alone), &[], 4), Some(0));
+        assert_eq!(next(std::slice::from_ref(&free), &[&alone], 4), None);
         // Two runs of one gateway never overlap; another target's may.
         assert_eq!(next(&[gw.clone(), free.clone()], &[&gw], 4), Some(1));
-        assert_eq!(next(&[gw.clone()], &[&gw], 4), None);
+        assert_eq!(next(std::slice::from_ref(&gw), &[&gw], 4), None);
     }
 }

@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
@@ -71,7 +73,8 @@ pub async fn run_all(jobs: &[Job], settings: &Settings, stop: &Shutdown) -> Vec<
     let mut stopping = false;
     let total = jobs.len();
     loop {
-        while !stopping {
+        // Start what the plan lets start; after a stop request, nothing.
+        while !stopping && !stop.is_requested() {
             let slots: Vec<Slot> = pending.iter().map(|&i| jobs[i].slot.clone()).collect();
             let busy: Vec<&Slot> = running.iter().map(|i| &jobs[*i].slot).collect();
             let Some(p) = super::plan::next(&slots, &busy, settings.jobs) else {
