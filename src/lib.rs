@@ -45,11 +45,13 @@
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
 //!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
 //!   `rehearse history` with its index pages, drift against the previous runs of the same
-//!   scenario digest, `rehearse compare`.
+//!   scenario digest, `rehearse compare`; the scorecards of `rehearse matrix` under a report
+//!   dir and two of them compared.
 //! - [`matrix`]: `rehearse matrix FILE`, the scorecard: every case of a matrix file against
 //!   every target, repeated, each run a child `rehearse run` with its own report; the cells
 //!   classified (pass, fail, clean error, not applicable, incomplete, error, not run), written
-//!   as scorecard.json/md/html and per-cell batch-job series; two scorecards compared.
+//!   as scorecard.json/md/html and per-cell batch-job series (two scorecards compared: the
+//!   history's).
 //! - [`rehearsal`]: `rehearse run`, the one home of the pipeline and the top of the module
 //!   graph: plan (`plan/`) → system under test (`sut`: embedded | gateway | fleet, one type, one
 //!   room each — `embedded/`, `gateway/`, `fleet/`, alike: `arms` the entry, `run` one arm) →

@@ -111,7 +111,7 @@ fn load(dir: &Path) -> Result<Report, CmdError> {
 
 /// Runs `rehearse compare`: prints the two runs (or two scorecards) side by side, exits 0.
 pub(crate) fn compare_command(args: CompareArgs) -> CmdResult {
-    use crate::matrix::compare as cards;
+    use super::scorecard_diff as cards;
     match (cards::read(&args.run_a), cards::read(&args.run_b)) {
         (None, None) => {}
         (Some(a), Some(b)) => {

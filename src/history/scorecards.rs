@@ -1,13 +1,13 @@
 //! The scorecards under a report dir (`rehearse matrix`'s output directories, each holding a
 //! scorecard.json): listed by `rehearse history` beside the runs, each with what changed since
 //! the previous scorecard of the same matrix file (cells that flipped, figures that drifted:
-//! `matrix::compare`). A directory with a scorecard.json is a scorecard, never a foreign note.
+//! `history::scorecard_diff`). A directory with a scorecard.json is a scorecard, never a foreign note.
 
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::matrix::compare::{ScorecardComparison, compare, read};
+use super::scorecard_diff::{ScorecardComparison, compare, read};
 use crate::report::drift::DEFAULT_THRESHOLD;
 
 /// One scorecard of a report dir.

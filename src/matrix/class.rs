@@ -13,7 +13,7 @@ pub const NOT_APPLICABLE: &str = "not applicable: ";
 /// A clean error is bounded: a turn that ended in an error the client could read (an HTTP
 /// error status, an error body) within this many ms of scenario time. Longer, and the client
 /// waited as if for a hang.
-pub const CLEAN_ERROR_BOUND_MS: u64 = 15_000;
+const CLEAN_ERROR_BOUND_MS: u64 = 15_000;
 
 /// One run's class, and a cell's when every repeat agrees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

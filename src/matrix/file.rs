@@ -15,7 +15,7 @@ use crate::util::suggest::closest;
 use crate::util::textpos::line_col;
 
 /// Most repeats a matrix may ask for.
-pub const MAX_REPEATS: u32 = 20;
+const MAX_REPEATS: u32 = 20;
 
 /// Why a matrix file was refused (exit 2): always at FILE:line:col.
 #[derive(Debug, thiserror::Error)]

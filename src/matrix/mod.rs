@@ -12,13 +12,13 @@
 //! - [`scorecard`]: scorecard.json's model and the cells (K of K, ranges, meets; pure).
 //! - [`render`]: scorecard.md and scorecard.html.
 //! - [`textfile`]: `--textfile-dir`'s per-cell series.
-//! - [`compare`]: two scorecards: cells that flipped, figures that drifted (`rehearse compare`,
-//!   `rehearse history`).
+//!
+//! Two scorecards compared (`rehearse compare`, `rehearse history`) are the history's:
+//! `history::scorecard_diff` and `history::scorecards`.
 //! - [`cmd`]: the CLI edge.
 
 pub mod class;
 mod cmd;
-pub mod compare;
 pub mod facts;
 pub mod file;
 pub mod plan;

@@ -8,7 +8,7 @@ use std::time::Duration;
 /// tightest bound (scenario time ÷ speed) is below it runs alone. 1 s: the catalogue's 5 s
 /// answer bounds at ×4 (1.25 s of wall time) held with five runs at once on a busy 2-core
 /// machine (tests/catalogue.rs); its 3 s bound at ×4 (0.75 s) is not given that chance.
-pub const SLACK: Duration = Duration::from_secs(1);
+const SLACK: Duration = Duration::from_secs(1);
 
 /// The keys of a scenario's `[[expect.*]]` rows that bound a time (a duration string, or ms
 /// under a key ending `_ms`): `within`, `at_most`, `tolerance` and any key ending `_within` or

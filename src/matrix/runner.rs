@@ -256,7 +256,7 @@ fn finish(job: &Job, w: Waited, stopped: bool, s: &Settings) -> (Run, Option<fac
 
 /// The run directory a run wrote under its report dir (the newest holding report.json, else
 /// any).
-pub fn run_dir_under(dir: &Path) -> Option<PathBuf> {
+fn run_dir_under(dir: &Path) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
         .ok()?
         .flatten()

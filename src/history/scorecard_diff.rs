@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::scorecard::{Cell, Range, Scorecard};
-use crate::history::drift::moved;
+use super::drift::moved;
+use crate::matrix::scorecard::{Cell, Range, Scorecard};
 
 /// A cell in both scorecards whose class or meeting changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -170,11 +170,11 @@ impl ScorecardComparison {
 /// none, `Err` when there is one that does not parse (with line:col).
 pub fn read(path: &Path) -> Option<Result<Scorecard, String>> {
     let file = if path.is_dir() {
-        path.join(super::scorecard::JSON)
+        path.join(crate::matrix::scorecard::JSON)
     } else {
         path.to_path_buf()
     };
-    if file.file_name()? != super::scorecard::JSON || !file.is_file() {
+    if file.file_name()? != crate::matrix::scorecard::JSON || !file.is_file() {
         return None;
     }
     let text = match std::fs::read_to_string(&file) {
