@@ -28,6 +28,7 @@ pub fn dispatch(cli: Cli) -> CmdResult {
         Some(Command::Report(args)) => crate::report::command(args),
         Some(Command::History(args)) => crate::history::history_command(args),
         Some(Command::Compare(args)) => crate::history::compare_command(args),
+        Some(Command::Matrix(args)) => crate::matrix::command(args),
         Some(Command::Init(args)) => crate::init::command(args),
         Some(Command::Gateway(args)) => crate::setup::command(args),
         Some(Command::Doctor(args)) => crate::setup::doctor::command(args),

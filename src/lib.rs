@@ -45,7 +45,13 @@
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
 //!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
 //!   `rehearse history` with its index pages, drift against the previous runs of the same
-//!   scenario digest, `rehearse compare`.
+//!   scenario digest, `rehearse compare`; the scorecards of `rehearse matrix` under a report
+//!   dir and two of them compared.
+//! - [`matrix`]: `rehearse matrix FILE`, the scorecard: every case of a matrix file against
+//!   every target, repeated, each run a child `rehearse run` with its own report; the cells
+//!   classified (pass, fail, clean error, not applicable, incomplete, error, not run), written
+//!   as scorecard.json/md/html and per-cell batch-job series (two scorecards compared: the
+//!   history's).
 //! - [`rehearsal`]: `rehearse run`, the one home of the pipeline and the top of the module
 //!   graph: plan (`plan/`) → system under test (`sut`: embedded | gateway | fleet, one type, one
 //!   room each — `embedded/`, `gateway/`, `fleet/`, alike: `arms` the entry, `run` one arm) →
@@ -125,9 +131,9 @@ macro_rules! internal {
 }
 
 internal!(
-    builtin, detection, gateway, history, host, init, jobmetrics, monitoring, rehearsal, replay,
-    report, retention, rundir, scenario, schedule, scrape, setup, transport, upstream, validate,
-    verdict, wire,
+    builtin, detection, gateway, history, host, init, jobmetrics, matrix, monitoring, rehearsal,
+    replay, report, retention, rundir, scenario, schedule, scrape, setup, transport, upstream,
+    validate, verdict, wire,
 );
 
 // Spelt out, not through `internal!`: `util::out` defines the `#[macro_export]` `errln!` and

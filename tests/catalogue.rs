@@ -11,9 +11,8 @@
 //! `truncated` row fails), one never answers a turn of the run (every case's `timed_out` row
 //! fails). Cases run in parallel: each has its own report directory (and ports).
 
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Command, Output};
 use std::sync::Mutex;
 
 use crate::support::run::{repo_root, show};
@@ -221,54 +220,11 @@ fn every_case_is_judged_against_the_embedded_engine_with_the_verdict_it_gets() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// A free loopback port (released: the process told it binds it).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Stand(Child);
-
-impl Drop for Stand {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Runs `name` against the stand-in gateway in `mode` by `--target`: its target file, the
-/// stand-in on its own port, the mock upstream on another; the run's exit code and report.
-/// The harness waits 60 s for a turn, 12 s for one of the stand-in that hangs.
+/// Runs `name` against the stand-in gateway in `mode` by `--target`: the stand-in on its own
+/// port, the mock upstream on another; the run's exit code and report.
 fn against_stand_in(tmp: &Path, name: &str, mode: &str) -> (Option<i32>, serde_json::Value) {
-    let turn_timeout = if mode == "hang" { "12s" } else { "60s" };
-    let (gw, up) = (free_port(), free_port());
     let dir = tmp.join(format!("{mode}-{name}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let target = dir.join("target.toml");
-    std::fs::write(
-        &target,
-        format!(
-            "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:{gw}\"\nhealth_path = \"/health\"\n\
-             ready_timeout = \"30s\"\nturn_timeout = \"{turn_timeout}\"\n\n[upstream]\nlisten = \"127.0.0.1:{up}\"\n"
-        ),
-    )
-    .unwrap();
-    let script = repo_root().join("tests/support/py/catalogue_gateway.py");
-    let _stand = Stand(
-        Command::new("python3")
-            .arg(&script)
-            .args([
-                gw.to_string(),
-                format!("http://127.0.0.1:{up}"),
-                "sk-rehearse-key-A".into(),
-                mode.into(),
-            ])
-            .spawn()
-            .expect("python3 is needed for the stand-in gateways (tests/support/py)"),
-    );
+    let cheat = crate::support::cheats::start(&dir, mode);
     let reports = dir.join("reports");
     let out = rehearse(
         &dir,
@@ -277,7 +233,7 @@ fn against_stand_in(tmp: &Path, name: &str, mode: &str) -> (Option<i32>, serde_j
             "--scenario",
             name,
             "--target",
-            target.to_str().unwrap(),
+            cheat.target.to_str().unwrap(),
             "--no-progress",
             "--report-dir",
             reports.to_str().unwrap(),
@@ -366,7 +322,7 @@ fn turn_rows(r: &serde_json::Value, subject: &str) -> Vec<(String, String, serde
 fn a_gateway_that_truncates_or_hangs_fails_every_case_on_what_its_client_got() {
     let tmp = tempfile::tempdir().unwrap();
     let mut runs = Vec::new();
-    for (mode, subject) in [("halves", "turns truncated"), ("hang", "turns timed_out")] {
+    for (mode, subject) in [("truncate", "turns truncated"), ("hang", "turns timed_out")] {
         for (n, _) in &EMBEDDED {
             runs.push((mode, subject, *n));
         }

@@ -77,6 +77,7 @@ mod install;
 // The catalogue of the field's failure cases: every case judged against the embedded engine,
 // and stand-in gateways that try to pass it falsely by `--target`.
 mod catalogue;
+mod matrix;
 // `--target FILE`: a target table of its own in place of the scenario's, located errors.
 mod target_file;
 

@@ -24,8 +24,11 @@ pub(crate) fn history_command(args: HistoryArgs) -> CmdResult {
             dir.display()
         )));
     }
+    let cards = super::scorecards::list(dir);
     let rows: Vec<Row> = list_runs(dir)
         .iter()
+        // A scorecard's directory is listed as a scorecard, not as a foreign entry.
+        .filter(|e| e.report().is_some() || !super::scorecards::is_scorecard_dir(&e.dir))
         .map(Row::of)
         .filter(|r| {
             args.scenario
@@ -44,10 +47,16 @@ pub(crate) fn history_command(args: HistoryArgs) -> CmdResult {
             "report_dir": dir.display().to_string(),
             "runs": rows.iter().filter(|r| r.note.is_none()).collect::<Vec<_>>(),
             "notes": rows.iter().filter(|r| r.note.is_some()).collect::<Vec<_>>(),
+            "scorecards": cards,
         });
         crate::outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         print_table(&rows);
+        for c in &cards {
+            for l in c.lines() {
+                crate::outln!("{l}");
+            }
+        }
         crate::outln!("index: {}", dir.join("index.html").display());
     }
     Ok(Status::Pass)
@@ -100,8 +109,36 @@ fn load(dir: &Path) -> Result<Report, CmdError> {
     }
 }
 
-/// Runs `rehearse compare`: prints the two runs side by side, exits 0.
+/// Runs `rehearse compare`: prints the two runs (or two scorecards) side by side, exits 0.
 pub(crate) fn compare_command(args: CompareArgs) -> CmdResult {
+    use super::scorecard_diff as cards;
+    match (cards::read(&args.run_a), cards::read(&args.run_b)) {
+        (None, None) => {}
+        (Some(a), Some(b)) => {
+            let a = a.map_err(|e| CmdError::bad_input(anyhow!("{e}")))?;
+            let b = b.map_err(|e| CmdError::bad_input(anyhow!("{e}")))?;
+            let c = cards::compare(
+                &args.run_a.display().to_string(),
+                &a,
+                &args.run_b.display().to_string(),
+                &b,
+                crate::report::drift::DEFAULT_THRESHOLD,
+            );
+            if args.json {
+                crate::outln!("{}", serde_json::to_string_pretty(&c).unwrap_or_default());
+            } else {
+                crate::outln!("{}", c.text().trim_end());
+            }
+            return Ok(Status::Pass);
+        }
+        (Some(_), None) | (None, Some(_)) => {
+            return Err(CmdError::bad_input(anyhow!(
+                "{} and {}: one is a scorecard, the other is not: compare two runs or two scorecards",
+                args.run_a.display(),
+                args.run_b.display()
+            )));
+        }
+    }
     let a = load(&args.run_a)?;
     let b = load(&args.run_b)?;
     let c: Comparison = compare(

@@ -173,8 +173,13 @@ pub(crate) fn others(e: &Exposition, scenario: &str) -> Vec<Sample> {
 /// The text format 0.0.4 of `samples`: each family once, with HELP and TYPE gauge, its samples
 /// sorted by labels.
 pub(crate) fn render(samples: &[Sample]) -> String {
+    render_families(&FAMILIES, samples)
+}
+
+/// [`render`] over other families (the matrix's, `matrix::textfile`): the same text rules.
+pub(crate) fn render_families(families: &[(&str, &str)], samples: &[Sample]) -> String {
     let mut o = String::new();
-    for (family, help) in FAMILIES {
+    for &(family, help) in families {
         let mut mine: Vec<&Sample> = samples.iter().filter(|s| s.name == family).collect();
         if mine.is_empty() {
             continue;

@@ -24,8 +24,7 @@ pub(crate) fn stamp(t: SystemTime) -> String {
     )
 }
 
-/// RFC 3339 UTC (`2026-11-29T19:00:00Z`) of a wall-clock time, for `started_at`.
-#[cfg(test)] // used by the tests only
+/// RFC 3339 UTC (`2026-11-29T19:00:00Z`) of a wall-clock time, for `started_at` (a scorecard's).
 pub(crate) fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }

@@ -15,6 +15,8 @@ pub fn rehearse(args: &[&str]) -> Output {
 }
 
 pub mod breaker;
+/// The catalogue's cheating stand-in gateways and their target files.
+pub mod cheats;
 pub mod engine;
 /// The one scripted fake transport.
 pub mod fake;

@@ -11,10 +11,10 @@ catalogue_gateway.py PORT UPSTREAM_URL KEY MODE
                                  (model m1, bearer KEY, the turn's messages and stream flag): no
                                  retry, no fallback, no cooldown; the upstream's status and body
                                  are relayed as they came (a transport failure is a 502).
-                                 MODE `halves`: as `passthrough`, but a 2xx answer is handed
-                                 back as a whole-looking success (finish_reason `stop`, one JSON
-                                 document) with only the first half of the upstream's words: a
-                                 truncated success, the lab's Portkey finding.
+                                 MODE `truncate`: as `passthrough`, but a 2xx answer reaches
+                                 the client cut to its first half of content (a JSON answer's
+                                 words, a stream's content chunks) and still finished `stop`:
+                                 a truncated answer handed over as a success.
                                  MODE `hang`: the warm-up as `passthrough`; every turn of the
                                  run is held open and never answered (the lab's Bifrost hanging
                                  on a silent provider).
@@ -37,6 +37,21 @@ def send(handler, status, data, ctype="application/json"):
     handler.wfile.write(data)
 
 
+def truncated(data, ctype):
+    if ctype.startswith("text/event-stream"):
+        events = data.decode().split("\n\n")
+        content = [i for i, e in enumerate(events) if '"content"' in e and '"finish_reason":"stop"' not in e
+                   and '"finish_reason": "stop"' not in e]
+        drop = set(content[(len(content) + 1) // 2:])
+        return "\n\n".join(e for i, e in enumerate(events) if i not in drop).encode()
+    body = json.loads(data)
+    for c in body.get("choices", []):
+        words = (c.get("message", {}).get("content") or "").split()
+        c["message"]["content"] = " ".join(words[: max(1, len(words) // 2)])
+        c["finish_reason"] = "stop"
+    return json.dumps(body).encode()
+
+
 def whole_answer(turn):
     n = int(turn.get("max_tokens") or 16)
     text = " ".join("t%d" % (i + 1) for i in range(n))
@@ -45,34 +60,6 @@ def whole_answer(turn):
                                     "message": {"role": "assistant", "content": text}}],
                        "usage": {"prompt_tokens": 1, "completion_tokens": n,
                                  "total_tokens": n + 1}}).encode()
-
-
-def halved(data):
-    """The first half of the words of an answer (SSE or JSON) as a whole-looking success."""
-    text = data.decode("utf-8", "replace")
-    words = []
-    model = "mockai/m1"
-    if text.lstrip().startswith("data:"):
-        for line in text.splitlines():
-            chunk = line[len("data:"):].strip() if line.startswith("data:") else ""
-            if not chunk or chunk == "[DONE]":
-                continue
-            try:
-                v = json.loads(chunk)
-            except ValueError:
-                continue
-            model = v.get("model") or model
-            for c in v.get("choices") or []:
-                words.append((c.get("delta") or {}).get("content") or "")
-        words = "".join(words).split()
-    else:
-        v = json.loads(text or "{}")
-        model = v.get("model") or model
-        words = (((v.get("choices") or [{}])[0].get("message") or {}).get("content") or "").split()
-    kept = words[: len(words) // 2]
-    return json.dumps({"id": "x", "object": "chat.completion", "model": model,
-                       "choices": [{"index": 0, "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": " ".join(kept)}}]}).encode()
 
 
 class Gateway(http.server.BaseHTTPRequestHandler):
@@ -102,9 +89,10 @@ class Gateway(http.server.BaseHTTPRequestHandler):
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
                 data = r.read()
-                if mode == "halves" and not warmup:
-                    return send(self, r.status, halved(data))
-                return send(self, r.status, data, r.headers.get("content-type", "application/json"))
+                ctype = r.headers.get("content-type", "application/json")
+                if mode == "truncate" and 200 <= r.status < 300:
+                    data = truncated(data, ctype)
+                return send(self, r.status, data, ctype)
         except urllib.error.HTTPError as e:
             return send(self, e.code, e.read() or b"{}")
         except Exception as e:  # noqa: BLE001 - any transport failure is the gateway's 502
