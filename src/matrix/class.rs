@@ -25,8 +25,9 @@ pub enum Class {
     /// a success; not every failed turn a clean error.
     Fail,
     /// The run failed (exit 1), and every turn that was not answered ended in a bounded clean
-    /// error (http_error, error_body within [`CLEAN_ERROR_BOUND_MS`]): no hang, no truncated
-    /// success. Only where the report has per-turn client outcomes (`target.turns`); without
+    /// error (http_error, error_body, an error event in a 200 stream, within
+    /// [`CLEAN_ERROR_BOUND_MS`]): no hang, no truncated success. Only where the report has
+    /// per-turn client outcomes (`target.turns`, the embedded engine's `client_turns`); without
     /// them a failed run is `fail`.
     CleanError,
     /// The run refused the case as not applicable to the target (exit 2, `not applicable:`).
@@ -116,7 +117,7 @@ pub fn classify(run: &RunEnd) -> (Class, Option<String>) {
             Some(t) => (
                 Class::Fail,
                 Some(format!(
-                    "{t} turn(s) handed over a truncated answer as a success (target.turns)"
+                    "{t} turn(s) handed over a truncated answer as a success (the client's turns)"
                 )),
             ),
             None => (Class::Pass, None),
@@ -149,7 +150,10 @@ fn truncated(run: &RunEnd) -> Option<usize> {
 /// Every turn answered or a bounded clean error, and at least one such error.
 fn clean_errors_only(turns: &[ClientTurn]) -> bool {
     let clean = |t: &ClientTurn| {
-        matches!(t.end, Some(TurnEnd::HttpError | TurnEnd::ErrorBody))
+        matches!(
+            t.end,
+            Some(TurnEnd::HttpError | TurnEnd::ErrorBody | TurnEnd::ErrorEvent)
+        )
             && t.elapsed_ms <= CLEAN_ERROR_BOUND_MS
     };
     turns.iter().any(clean)
@@ -226,6 +230,11 @@ mod tests {
             fail(Some(vec![ok, turn(TurnEnd::HttpError, 200), turn(TurnEnd::ErrorBody, 900)])),
             Class::CleanError
         );
+        // An error event that ends a 200 stream tells the client plainly that the turn failed.
+        assert_eq!(
+            fail(Some(vec![ok, turn(TurnEnd::ErrorEvent, 7_900)])),
+            Class::CleanError
+        );
         // Without the client's turns nothing says how the turns failed.
         assert_eq!(fail(None), Class::Fail);
         // Every turn answered, yet the run failed (a retry storm): not an error the client saw.
@@ -237,6 +246,7 @@ mod tests {
             turn(TurnEnd::Unfinished, 100),
             turn(TurnEnd::TransportError, 100),
             turn(TurnEnd::HttpError, CLEAN_ERROR_BOUND_MS + 1),
+            turn(TurnEnd::ErrorEvent, CLEAN_ERROR_BOUND_MS + 1),
         ] {
             assert_eq!(fail(Some(vec![ok, turn(TurnEnd::HttpError, 10), bad])), Class::Fail, "{bad:?}");
         }

@@ -63,12 +63,36 @@ pub struct ReportFacts {
     pub verdict: Option<String>,
     /// One line: the first failed row's detail (its kind first), else the report's reason.
     pub reason: Option<String>,
-    /// The client's turns (`target.turns`), if the report has them.
+    /// The client's turns (`target.turns`, else `policies[].client_turns`), if the report has them.
     pub turns: Option<Vec<ClientTurn>>,
     /// Its key figures.
     pub figures: Figures,
     /// Its target's header.
     pub header: Header,
+}
+
+/// The turns as the client got them: an external gateway's (`target.turns`), else the embedded
+/// engine's (`policies[].client_turns`, kept when the scenario judges turns); `None` when the
+/// report has neither.
+fn client_turns(report: &Value, policies: &[Value]) -> Option<Vec<ClientTurn>> {
+    let rows: Vec<&Value> = match report["target"]["turns"].as_array() {
+        Some(ts) => ts.iter().collect(),
+        None => policies
+            .iter()
+            .flat_map(|p| p["client_turns"].as_array().into_iter().flatten())
+            .collect(),
+    };
+    if rows.is_empty() {
+        return None;
+    }
+    Some(
+        rows.into_iter()
+            .map(|t| ClientTurn {
+                end: t["outcome"].as_str().and_then(TurnEnd::parse),
+                elapsed_ms: t["elapsed_ms"].as_u64().unwrap_or(u64::MAX),
+            })
+            .collect(),
+    )
 }
 
 /// Reads what the scorecard needs of `report`.
@@ -86,14 +110,7 @@ pub fn read(report: &Value) -> ReportFacts {
     let reason = first_failed
         .or_else(|| report["reason"].as_str().map(String::from))
         .map(|s| one_line(&s));
-    let turns = report["target"]["turns"].as_array().map(|ts| {
-        ts.iter()
-            .map(|t| ClientTurn {
-                end: t["outcome"].as_str().and_then(TurnEnd::parse),
-                elapsed_ms: t["elapsed_ms"].as_u64().unwrap_or(u64::MAX),
-            })
-            .collect()
-    });
+    let turns = client_turns(report, policies);
     ReportFacts {
         verdict: report["verdict"].as_str().map(String::from),
         reason,
@@ -227,7 +244,7 @@ mod tests {
     }
 
     #[test]
-    fn an_embedded_report_has_no_client_turns_and_a_report_without_turns_no_figures() {
+    fn a_report_without_client_turns_has_none_and_without_turns_no_figures() {
         let r = json!({"verdict": "pass", "reason": null, "config": {"engine": {}},
             "policies": [{"expectations": []}]});
         let f = read(&r);
@@ -235,5 +252,20 @@ mod tests {
         assert_eq!(f.figures, Figures::default());
         assert_eq!(f.header.kind.as_deref(), Some("embedded"));
         assert_eq!(f.reason, None);
+    }
+
+    #[test]
+    fn the_embedded_engines_client_turns_are_the_clients_turns() {
+        let r = json!({"verdict": "fail", "config": {"engine": {}},
+            "policies": [{"expectations": [], "client_turns": [
+                {"outcome": "answered", "elapsed_ms": 40},
+                {"outcome": "truncated", "elapsed_ms": 50}]}]});
+        let turns = read(&r).turns.unwrap();
+        assert_eq!(turns.len(), 2);
+        assert_eq!(turns[1].end, Some(TurnEnd::Truncated));
+        // A gateway's own turns win where the report has them.
+        let mut g = r.clone();
+        g["target"] = json!({"turns": [{"outcome": "http_error", "elapsed_ms": 7}]});
+        assert_eq!(read(&g).turns.unwrap()[0].end, Some(TurnEnd::HttpError));
     }
 }
