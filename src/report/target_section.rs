@@ -211,6 +211,10 @@ fn provider_block(t: &TargetReport) -> Option<String> {
 /// `## Target` in Markdown (nothing for the embedded engine); for versions side by side the
 /// diff table, then one target section per version.
 pub(crate) fn markdown(r: &Report, o: &mut String) {
+    if let Some(t) = &r.targets {
+        super::targets::markdown(t, o);
+        return;
+    }
     if let Some(v) = &r.versions {
         let _ = write!(
             o,
@@ -232,7 +236,7 @@ pub(crate) fn markdown(r: &Report, o: &mut String) {
     markdown_block(t, "Target", o);
 }
 
-fn markdown_block(t: &TargetReport, title: &str, o: &mut String) {
+pub(super) fn markdown_block(t: &TargetReport, title: &str, o: &mut String) {
     let _ = write!(o, "\n## {title}\n\n");
     facts(t).markdown(o);
     if let Some(tab) = user_config(t) {
@@ -274,6 +278,10 @@ fn markdown_block(t: &TargetReport, title: &str, o: &mut String) {
 /// `<h2>Target</h2>` in HTML (nothing for the embedded engine); for versions side by side the
 /// diff table, then one target section per version.
 pub(crate) fn html(r: &Report, o: &mut String) {
+    if let Some(t) = &r.targets {
+        super::targets::html(t, o);
+        return;
+    }
     if let Some(v) = &r.versions {
         let _ = writeln!(
             o,
@@ -296,7 +304,7 @@ pub(crate) fn html(r: &Report, o: &mut String) {
     html_block(t, "Target", o);
 }
 
-fn html_block(t: &TargetReport, title: &str, o: &mut String) {
+pub(super) fn html_block(t: &TargetReport, title: &str, o: &mut String) {
     let _ = writeln!(o, "<h2>{}</h2>", super::svg::esc(title));
     facts(t).html(o);
     if let Some(tab) = user_config(t) {

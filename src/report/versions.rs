@@ -60,7 +60,9 @@ fn text(figure: &str, of: &str, shown: Vec<String>) -> DiffRow {
 /// without one never ran and shows `-`).
 pub fn diff(arms: &[VersionArm], sections: &[PolicyReport]) -> Vec<DiffRow> {
     let section = |a: &VersionArm| sections.iter().find(|s| s.policy == a.version);
-    let ran = |a: &VersionArm| a.target.is_some();
+    // An arm ran when it has a gateway block or counted requests (side by side, the embedded
+    // engine has no gateway block).
+    let ran = |a: &VersionArm| a.target.is_some() || !a.attempts.is_empty();
     let mut rows = Vec::new();
     rows.push(text(
         "version the gateway reported",

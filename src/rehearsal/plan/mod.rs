@@ -14,6 +14,7 @@
 pub(crate) mod default_dir;
 mod error;
 mod gateway;
+mod targets;
 mod user_config;
 
 use std::path::{Path, PathBuf};
@@ -55,6 +56,13 @@ pub struct ScenarioPlan {
     /// The clocks every arm watches for the machine's sleep (the machine's; a test may give a
     /// fake that jumps).
     pub sleep_watch: crate::util::suspend::SleepWatch,
+    /// Run side by side with other `--target`s: this target's label (its file's stem), which
+    /// names its arms and its directory in the run's (`None`: the one target).
+    pub label: Option<String>,
+    /// The same scenario planned against each further `--target`, in order (empty: one
+    /// target); run after this one, each into its own directory, judged into one report
+    /// (`rehearsal::targets`).
+    pub alongside: Vec<ScenarioPlan>,
 }
 
 impl ScenarioPlan {
@@ -122,19 +130,20 @@ fn plan_target_run(
     gateway::plan_gateways(checked, versions)
 }
 
-/// The OpenClaw versions a run of `checked` runs side by side: `--gateway-version` (an
-/// `openclaw` target only; checked as `[target] versions` is), else `[target] versions`. An
+/// The gateway versions a run of `checked` runs side by side: `--gateway-version` (a gateway
+/// the harness installs: `openclaw`, `litellm`, `portkey`; checked as `[target] versions` is),
+/// else `[target] versions`. An
 /// expectation scoped to a version the run does not run is refused: it would judge nothing.
 fn run_versions(checked: &Checked, cli: &[String]) -> Result<Vec<String>, Refused> {
     let file = &checked.file;
     if cli.is_empty() {
         return Ok(file.target_versions().to_vec());
     }
-    let Some(Asked::Openclaw { command, .. }) = file.external().map(|e| e.gateway) else {
-        return Err(Refused::VersionsNotOpenclaw(file.target_kind().as_str()));
-    };
-    if command.is_some() {
-        return Err(Refused::VersionsWithCommand);
+    // A gateway the harness installs, found by version (OpenClaw's `command` pins one).
+    match file.external().map(|e| e.gateway) {
+        Some(Asked::Openclaw { command: Some(_), .. }) => return Err(Refused::VersionsWithCommand),
+        Some(Asked::Openclaw { .. } | Asked::Litellm { .. } | Asked::Portkey { .. }) => {}
+        _ => return Err(Refused::VersionsNotOpenclaw(file.target_kind().as_str())),
     }
     let max = crate::scenario::target::MAX_VERSIONS;
     if cli.len() > max {
@@ -170,19 +179,15 @@ pub struct RunFlags {
     pub gateway_versions: Vec<String>,
     /// `--seed`.
     pub seed: Option<u64>,
-    /// `--target FILE`, read and checked: replaces every scenario's `[target]`.
-    pub target: Option<TargetFile>,
+    /// `--target FILE`s, read and checked, in order: each replaces every scenario's
+    /// `[target]`; more than one runs each scenario against each, side by side.
+    pub targets: Vec<TargetFile>,
 }
 
-/// `--target FILE`s → the one target file a run takes (read and checked, its errors at
-/// FILE:line:col). One for now: a later issue runs a scenario against several, so the flag is
-/// a list already and more than one is refused here.
-pub fn target_flag(paths: &[PathBuf]) -> Result<Option<TargetFile>, TargetFlagError> {
-    match paths {
-        [] => Ok(None),
-        [one] => Ok(Some(TargetFile::load(one)?)),
-        more => Err(TargetFlagError::MoreThanOne(more.len())),
-    }
+/// `--target FILE`s → the target files a run takes, in order ([`targets::target_files`]: each
+/// read and checked, its errors at FILE:line:col, before anything runs).
+pub fn target_flag(paths: &[PathBuf]) -> Result<Vec<TargetFile>, TargetFlagError> {
+    targets::target_files(paths)
 }
 
 impl RunFlags {
@@ -194,7 +199,7 @@ impl RunFlags {
             policies: args.policies.iter().map(|&p| p.into()).collect(),
             gateway_versions: args.gateway_versions.clone(),
             seed: args.seed,
-            target: target_flag(&args.targets)?,
+            targets: target_flag(&args.targets)?,
         })
     }
 }
@@ -206,9 +211,24 @@ impl RunFlags {
 /// external target's run needs (speed 1, no `--policy`, an install whose release accepts the
 /// user's config, a token). Its plan when every one passes. `rehearse validate` calls this same
 /// function: a check added here is one `validate` makes too.
+/// With several `--target`s the scenario is planned against each ([`targets::plan_each`]):
+/// the first target's plan, the others `alongside` it.
 pub fn preflight(path: &Path, flags: &RunFlags) -> Result<ScenarioPlan, Refused> {
+    match flags.targets.as_slice() {
+        [] => preflight_one(path, flags, None),
+        [one] => preflight_one(path, flags, Some(one)),
+        several => targets::plan_each(path, flags, several),
+    }
+}
+
+/// [`preflight`] of `path` with `target` in place of its `[target]` (none: its own).
+fn preflight_one(
+    path: &Path,
+    flags: &RunFlags,
+    target: Option<&TargetFile>,
+) -> Result<ScenarioPlan, Refused> {
     let speed = flags.speed;
-    let checked = check_with(path, speed, flags.target.as_ref())?;
+    let checked = check_with(path, speed, target)?;
     if let Some(p) = &checked.file.prometheus {
         crate::detection::preflight(p, &checked.path, speed)?;
     }
@@ -228,6 +248,8 @@ pub fn preflight(path: &Path, flags: &RunFlags) -> Result<ScenarioPlan, Refused>
         policies,
         record_cap: MAX_UPSTREAM_RECORDS,
         sleep_watch: Default::default(),
+        label: None,
+        alongside: Vec::new(),
     })
 }
 
