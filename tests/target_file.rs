@@ -264,3 +264,98 @@ fn a_run_records_the_target_file_and_its_digest_is_part_of_the_scenario_digest()
         "the target file is part of the scenario digest"
     );
 }
+
+#[test]
+fn several_targets_are_each_checked_first_and_a_bad_one_is_named_before_anything_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = repo_root().join("fixtures/targets/embedded.toml");
+    let bad = tmp.path().join("second.toml");
+    std::fs::write(
+        &bad,
+        "[target]\nkind = \"http\"\nurll = \"http://127.0.0.1:4000\"\n",
+    )
+    .unwrap();
+    let reports = tmp.path().join("reports");
+    let (g, b, r) = (
+        good.to_str().unwrap(),
+        bad.to_str().unwrap(),
+        reports.to_str().unwrap(),
+    );
+    let case = "fixtures/catalogue/500-once.toml";
+    for args in [
+        vec!["validate", case, "--target", g, "--target", b],
+        vec![
+            "run",
+            "--scenario",
+            case,
+            "--target",
+            g,
+            "--target",
+            b,
+            "--report-dir",
+            r,
+        ],
+    ] {
+        let out = rehearse(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("{b}:3:1")), "{args:?}: {stderr}");
+        assert!(!stderr.contains(&format!("{g}:")), "{args:?}: {stderr}");
+        assert!(!reports.exists(), "{args:?}: created {}", reports.display());
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("report:"),
+            "{args:?}: {}",
+            show(&out)
+        );
+    }
+    // Two files with one stem would name their arms alike: refused, naming both.
+    let again = tmp.path().join("embedded.toml");
+    std::fs::write(&again, "[target]\nkind = \"embedded\"\n").unwrap();
+    let out = rehearse(&[
+        "validate",
+        case,
+        "--target",
+        g,
+        "--target",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`embedded`") && stderr.contains(g),
+        "{stderr}"
+    );
+    // A scenario the second target cannot run: its error names that target file.
+    let http = repo_root().join("fixtures/targets/http.toml");
+    let smoke = "fixtures/scenarios/smoke.toml";
+    let out = rehearse(&[
+        "validate",
+        smoke,
+        "--target",
+        g,
+        "--target",
+        http.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("with --target {}", http.display()))
+            && stderr.contains("expect.transition[0]"),
+        "{stderr}"
+    );
+    // Both good: validate names both.
+    let out = rehearse(&[
+        "validate",
+        case,
+        "--target",
+        g,
+        "--target",
+        http.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("side by side against {g}, {}", http.display())),
+        "{stdout}"
+    );
+}

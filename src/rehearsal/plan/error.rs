@@ -147,12 +147,12 @@ pub enum Refused {
     #[error("several --target: a fleet scenario (`[fleet] hosts`) runs only the embedded engine, once")]
     FleetSideBySide,
     /// Several `--target`s: the scenario cannot run against this one.
-    #[error("with --target {path}")]
+    #[error("with --target {path}: {why}")]
     WithTarget {
         /// The target file, as given.
         path: String,
-        /// Why (boxed: a located scenario error is large).
-        #[source]
-        source: Box<Refused>,
+        /// Why (boxed: a located scenario error is large), said in the message: `validate`
+        /// prints an error's own line, not its chain.
+        why: Box<Refused>,
     },
 }

@@ -53,7 +53,7 @@ pub(super) fn plan_each(
     for t in targets {
         let mut plan = preflight_one(path, flags, Some(t)).map_err(|e| Refused::WithTarget {
             path: t.path.display().to_string(),
-            source: Box::new(e),
+            why: Box::new(e),
         })?;
         if plan.checked.file.fleet.is_fleet() {
             return Err(Refused::FleetSideBySide);
