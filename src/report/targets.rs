@@ -8,7 +8,9 @@
 
 use std::fmt::Write as _;
 
-use super::model::PolicyReport;
+use std::collections::BTreeSet;
+
+use super::model::{PolicyReport, PolicyStatus};
 use super::table::Table;
 pub use super::targets_model::{TargetArm, TargetsSection, VERDICT_RULE};
 use super::versions_model::{DiffRow, VersionArm};
@@ -50,13 +52,23 @@ pub fn diff(arms: &[TargetArm], sections: &[PolicyReport]) -> Vec<DiffRow> {
             target: a.target.clone(),
         })
         .collect();
+    let section = |a: &TargetArm| sections.iter().find(|s| s.policy == a.arm);
+    // Attempts of every arm that ran (the versions table counts a gateway's only).
+    let ran = |a: &TargetArm| section(a).is_some_and(|s| s.status != PolicyStatus::NotRun);
+    let profiles: BTreeSet<&String> = arms.iter().flat_map(|a| a.attempts.keys()).collect();
+    for p in profiles {
+        let v = arms
+            .iter()
+            .map(|a| ran(a).then(|| a.attempts.get(p).copied().unwrap_or(0) as f64))
+            .collect();
+        rows.push(super::versions::numeric("attempts", p, v, false));
+    }
     rows.extend(
         super::versions::diff(&as_versions, sections)
             .into_iter()
             // An arm's kind says it better for the embedded engine (no gateway to report one).
-            .filter(|r| r.figure != "version the gateway reported"),
+            .filter(|r| r.figure != "version the gateway reported" && r.figure != "attempts"),
     );
-    let section = |a: &TargetArm| sections.iter().find(|s| s.policy == a.arm);
     let mut keys: Vec<(String, String)> = Vec::new();
     for s in arms.iter().filter_map(section) {
         for e in &s.expectations {
@@ -210,7 +222,9 @@ mod tests {
 
     #[test]
     fn every_expectation_row_gets_each_arms_verdict_and_what_one_arm_lacks_is_a_dash() {
-        let arms = [arm("embedded", "embedded", Verdict::Pass), arm("http", "http", Verdict::Fail)];
+        let mut engine = arm("embedded", "embedded", Verdict::Pass);
+        engine.attempts = [("mockai:a".to_string(), 3)].into();
+        let arms = [engine, arm("http", "http", Verdict::Fail)];
         let sections = [
             section("embedded", &[("≥ 1", ExpectStatus::Pass)]),
             section("http", &[("≥ 1", ExpectStatus::Fail), ("≤ 3", ExpectStatus::Pass)]),
@@ -226,6 +240,9 @@ mod tests {
         assert!(a.changed);
         assert_eq!(find("expect attempts", "mockai:a ≤ 3").shown, ["-", "pass"]);
         assert_eq!(find("kind", "").shown, ["embedded", "http"]);
+        // The embedded engine's requests are counted (it has no gateway block), 0 where an arm
+        // that ran sent none.
+        assert_eq!(find("attempts", "mockai:a").shown, ["3", "0"]);
         assert_eq!(find("verdict of its target", "").shown, ["pass", "fail"]);
         assert_eq!(find("status", "").shown, ["pass", "fail"]);
         assert_eq!(find("target file", "").shown[0], "t/embedded.toml (abababababab)");

@@ -22,7 +22,7 @@ fn moved(ms: bool, a: f64, b: f64) -> bool {
     d > crate::report::drift::DEFAULT_THRESHOLD * a.abs().max(b.abs()) && d > floor
 }
 
-fn numeric(figure: &str, of: &str, values: Vec<Option<f64>>, ms: bool) -> DiffRow {
+pub(super) fn numeric(figure: &str, of: &str, values: Vec<Option<f64>>, ms: bool) -> DiffRow {
     let shown = values
         .iter()
         .map(|v| match v {
@@ -60,9 +60,7 @@ fn text(figure: &str, of: &str, shown: Vec<String>) -> DiffRow {
 /// without one never ran and shows `-`).
 pub fn diff(arms: &[VersionArm], sections: &[PolicyReport]) -> Vec<DiffRow> {
     let section = |a: &VersionArm| sections.iter().find(|s| s.policy == a.version);
-    // An arm ran when it has a gateway block or counted requests (side by side, the embedded
-    // engine has no gateway block).
-    let ran = |a: &VersionArm| a.target.is_some() || !a.attempts.is_empty();
+    let ran = |a: &VersionArm| a.target.is_some();
     let mut rows = Vec::new();
     rows.push(text(
         "version the gateway reported",

@@ -295,6 +295,52 @@ mod tests {
         assert_eq!(RunArgs::default().speed.unwrap_or_default(), Speed::ONE);
     }
 
+    /// The catalogue's 500-once against a target file of `kind` (written in `dir`).
+    fn against(dir: &Path, kind: &str, versions: &[&str]) -> Result<ScenarioPlan, Refused> {
+        let t = dir.join(format!("{kind}.toml"));
+        let extra = match kind {
+            "http" => "url = \"http://127.0.0.1:4000\"\n\n[upstream]\nlisten = \"127.0.0.1:18081\"\n",
+            _ => "",
+        };
+        std::fs::write(&t, format!("[target]\nkind = \"{kind}\"\n{extra}")).unwrap();
+        let flags = RunFlags {
+            gateway_versions: versions.iter().map(|v| v.to_string()).collect(),
+            targets: vec![TargetFile::load(&t).unwrap()],
+            ..RunFlags::default()
+        };
+        let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogue/500-once.toml");
+        preflight(&case, &flags)
+    }
+
+    #[test]
+    fn gateway_versions_are_taken_by_every_kind_the_harness_installs_and_refused_by_the_rest() {
+        let d = tempfile::tempdir().unwrap();
+        // Accepted: the run looks for that version's install (none here: refused by how to
+        // install it, never by the kind).
+        for (kind, install) in [("litellm", "install-litellm.sh"), ("portkey", "install-portkey")] {
+            let e = against(d.path(), kind, &["0.0.1-none"]).unwrap_err().to_string();
+            assert!(!e.contains("--gateway-version runs"), "{kind}: {e}");
+            assert!(e.contains("0.0.1-none") && e.contains(install), "{kind}: {e}");
+            let file = crate::scenario::validate::check_with(
+                &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogue/500-once.toml"),
+                Speed::ONE,
+                Some(&TargetFile::load(&d.path().join(format!("{kind}.toml"))).unwrap()),
+            )
+            .unwrap();
+            let asked = ["1.0.0".to_string(), "1.0.1".to_string()];
+            assert_eq!(run_versions(&file, &asked).unwrap(), asked, "{kind}");
+            // Checked as `[target] versions` is: twice is refused.
+            let twice = ["1.0.0".to_string(), "1.0.0".to_string()];
+            assert!(matches!(run_versions(&file, &twice), Err(Refused::VersionTwice(_))), "{kind}");
+        }
+        // Refused: a gateway by URL and the embedded engine are not installed by the harness.
+        for kind in ["http", "embedded"] {
+            let e = against(d.path(), kind, &["1.0.0"]).unwrap_err();
+            assert!(matches!(e, Refused::VersionsNotOpenclaw(k) if k == kind), "{kind}: {e}");
+            assert!(e.to_string().contains("openclaw, litellm, portkey"), "{e}");
+        }
+    }
+
     #[test]
     fn missing_scenario_is_an_error_and_policy_flags_map_to_engine_policies() {
         assert!(build(&RunArgs::default()).is_err());
