@@ -341,6 +341,69 @@ mod tests {
         }
     }
 
+    /// The catalogue's shape (primary `mockai/m1` on two keys, fallback `fallback/m2` on its
+    /// own) makes a whole generated config for Portkey and for LiteLLM, with no file of the
+    /// user's: every model of `[models]` on every profile of its provider, in the stated order.
+    #[test]
+    fn the_catalogues_shape_needs_no_user_config_for_portkey_or_litellm() {
+        let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogue/503-persistent.toml");
+        let checked = crate::scenario::validate::check(&case).unwrap();
+        let host = "http://127.0.0.1:18081";
+        let config =
+            crate::scenario::gateway::gateway_config(&checked.file, &checked.traffic, host).unwrap();
+        let r = crate::gateway::portkey::config::generated(&config, 1).unwrap();
+        let leaves: Vec<String> = r.leaves.iter().map(|l| format!("{} {}", l.path, l.label())).collect();
+        assert_eq!(
+            leaves,
+            [
+                "config.targets[0] mockai:a m1",
+                "config.targets[1] mockai:b m1",
+                "config.targets[2] fallback:f m2"
+            ]
+        );
+        let targets = r.config["targets"].as_array().unwrap();
+        assert_eq!(r.config["strategy"]["mode"], "fallback");
+        for (t, (key, model)) in targets.iter().zip([
+            ("sk-rehearse-key-A", "m1"),
+            ("sk-rehearse-key-B", "m1"),
+            ("sk-rehearse-key-F", "m2"),
+        ]) {
+            assert_eq!(t["provider"], "openai", "{t}");
+            assert_eq!(t["api_key"], key, "{t}");
+            assert_eq!(t["custom_host"], format!("{host}/v1"), "{t}");
+            assert_eq!(t["override_params"]["model"], model, "{t}");
+            assert_eq!(t["retry"]["attempts"], 1, "{t}");
+        }
+        let router = crate::gateway::litellm::RouterSettings::default();
+        let v = crate::gateway::litellm::config::generate(&config, &router, "sk-master");
+        let deployments: Vec<(String, String, u64)> = v["model_list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                let p = &d["litellm_params"];
+                (
+                    d["model_name"].as_str().unwrap().to_string(),
+                    p["api_key"].as_str().unwrap().to_string(),
+                    p["order"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let d = |m: &str, k: &str, o| (m.to_string(), k.to_string(), o);
+        assert_eq!(
+            deployments,
+            [
+                d("mockai/m1", "sk-rehearse-key-A", 1),
+                d("mockai/m1", "sk-rehearse-key-B", 2),
+                d("fallback/m2", "sk-rehearse-key-F", 1)
+            ]
+        );
+        assert_eq!(
+            v["router_settings"]["fallbacks"],
+            serde_json::json!([{"mockai/m1": ["fallback/m2"]}])
+        );
+    }
+
     #[test]
     fn missing_scenario_is_an_error_and_policy_flags_map_to_engine_policies() {
         assert!(build(&RunArgs::default()).is_err());
