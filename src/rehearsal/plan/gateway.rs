@@ -119,11 +119,6 @@ impl Tokens {
         )
     }
 
-    /// A scrubber replacing each token with its fingerprint.
-    pub(crate) fn scrubber(&self) -> Scrubber {
-        self.scrubber_with(&[])
-    }
-
     /// A scrubber replacing each token and each of `more` with its fingerprint.
     pub(crate) fn scrubber_with(&self, more: &[String]) -> Scrubber {
         Scrubber::fingerprinting(

@@ -10,6 +10,10 @@
 //! by its release in `user_config.rs`, its turns, warm-up and timeouts); the run fills in the
 //! one thing a plan cannot know, its mock upstream's address. Nothing past the plan reads the
 //! scenario's `[target]` table.
+//!
+//! Several `--target` files (`targets.rs`): each read and checked before any scenario is, then
+//! every scenario planned against each, the first target's plan holding the others
+//! (`ScenarioPlan::alongside`), each labelled with its file's stem.
 
 pub(crate) mod default_dir;
 mod error;

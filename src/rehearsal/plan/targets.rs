@@ -96,7 +96,7 @@ mod tests {
         let bad = write(d.path(), "bad.toml", "[target]\nkind = \"embedded\"\nurll = 1\n");
         assert_eq!(label_of(&a), "embedded");
         assert_eq!(label_of(Path::new("x/my target.toml")), "my_target");
-        assert_eq!(target_files(&[a.clone()]).unwrap().len(), 1);
+        assert_eq!(target_files(std::slice::from_ref(&a)).unwrap().len(), 1);
         let e = target_files(&[a.clone(), again.clone()]).unwrap_err().to_string();
         assert!(e.contains("would be named `embedded`") && e.contains(&again.display().to_string()), "{e}");
         let e = target_files(&[a, bad.clone()]).unwrap_err().to_string();
