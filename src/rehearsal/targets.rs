@@ -155,7 +155,7 @@ fn fold(sp: &ScenarioPlan, ran: Vec<Ran<'_>>) -> Report {
                 version: target
                     .as_ref()
                     .and_then(|t| t.version.clone().or_else(|| t.reported_version.clone())),
-                verdict: report.verdict,
+                verdict: report.verdict.as_str().to_string(),
                 dir: label.clone(),
                 attempts: attempts(s),
                 target,

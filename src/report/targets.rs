@@ -4,9 +4,7 @@
 //! version, its target's verdict), the versions table's figures ([`super::versions::diff`]:
 //! attempts per profile, times to the first rotation and fallback, cooldowns, decisions, turn
 //! outcomes, status) and every expectation row's verdict per arm; [`table`] renders it for both
-//! writers, [`markdown`] and [`html`] the section with each gateway arm's target block.
-
-use std::fmt::Write as _;
+//! writers (`target_section` writes the section with each gateway arm's target block).
 
 use std::collections::BTreeSet;
 
@@ -41,7 +39,7 @@ pub fn diff(arms: &[TargetArm], sections: &[PolicyReport]) -> Vec<DiffRow> {
         text("kind", "", col(&|a| a.kind.clone())),
         text("gateway", "", col(&|a| dash(&a.gateway))),
         text("version", "", col(&|a| dash(&a.version))),
-        text("verdict of its target", "", col(&|a| a.verdict.as_str().to_string())),
+        text("verdict of its target", "", col(&|a| a.verdict.clone())),
     ];
     let as_versions: Vec<VersionArm> = arms
         .iter()
@@ -135,43 +133,6 @@ pub(crate) fn summary(t: &TargetsSection) -> String {
     )
 }
 
-/// `## Targets side by side` in Markdown: the sentence, the table, then each arm's target
-/// block (its directory for the embedded engine).
-pub(crate) fn markdown(t: &TargetsSection, o: &mut String) {
-    let _ = write!(o, "\n## Targets side by side\n\n{}.\n\n", summary(t));
-    table(t).markdown(o);
-    for a in &t.arms {
-        let title = format!("Target `{}` ({}, {})", a.arm, a.kind, a.target_file.path);
-        match &a.target {
-            Some(block) => super::target_section::markdown_block(block, &title, o),
-            None => {
-                let _ = write!(o, "\n## {title}\n\nIts raw files: `{}/`.\n", a.dir);
-            }
-        }
-    }
-}
-
-/// `<h2>Targets side by side</h2>` in HTML, as [`markdown`].
-pub(crate) fn html(t: &TargetsSection, o: &mut String) {
-    let esc = super::svg::esc;
-    let _ = writeln!(o, "<h2>Targets side by side</h2>\n<p>{}.</p>", esc(&summary(t)));
-    table(t).html(o);
-    for a in &t.arms {
-        let title = format!("Target {} ({}, {})", a.arm, a.kind, a.target_file.path);
-        match &a.target {
-            Some(block) => super::target_section::html_block(block, &title, o),
-            None => {
-                let _ = writeln!(
-                    o,
-                    "<h2>{}</h2><p>Its raw files: <code>{}/</code>.</p>",
-                    esc(&title),
-                    esc(&a.dir)
-                );
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,7 +150,7 @@ mod tests {
             kind: kind.into(),
             gateway: (kind != "embedded").then(|| "http://127.0.0.1:4000".into()),
             version: None,
-            verdict,
+            verdict: verdict.as_str().to_string(),
             dir: name.into(),
             attempts: Default::default(),
             target: None,

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::Verdict;
 use super::target::TargetReport;
 use super::versions_model::DiffRow;
 use crate::scenario::target_file::TargetFileUsed;
@@ -46,8 +45,9 @@ pub struct TargetArm {
     /// The gateway's version (its install's, else what it said; `null`: none or not known).
     #[serde(default)]
     pub version: Option<String>,
-    /// The verdict of its target's arms judged alone (a target's versions share it).
-    pub verdict: Verdict,
+    /// The verdict of its target's arms judged alone (a target's versions share it): `pass`,
+    /// `fail`, `incomplete` or `error`.
+    pub verdict: String,
     /// Its directory in the run directory, holding its raw files (upstream.jsonl,
     /// events.jsonl, scrapes.prom.gz, the gateway's kept files).
     pub dir: String,

@@ -13,7 +13,7 @@ use crate::scenario::target_file::TargetFile;
 
 /// The label of a target file: its stem, made safe as a directory name (`litellm` of
 /// `fixtures/targets/litellm.toml`).
-pub(crate) fn label_of(path: &Path) -> String {
+fn label_of(path: &Path) -> String {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
