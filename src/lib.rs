@@ -41,7 +41,8 @@
 //!   against what the upstream served for its turn, `truncated`; `verdict::answer_rows`: the
 //!   reported model and usage).
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
-//!   verdict, reason), Markdown, JSON, JUnit and HTML+SVG report writers.
+//!   verdict, reason), Markdown, JSON, JUnit and HTML+SVG report writers; versions and target
+//!   files side by side (`versions`, `targets`: one table, a column per arm).
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
 //!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
 //!   `rehearse history` with its index pages, drift against the previous runs of the same
@@ -57,7 +58,9 @@
 //!   room each — `embedded/`, `gateway/`, `fleet/`, alike: `arms` the entry, `run` one arm) →
 //!   every arm on the one arm lifecycle (`arm/`: the mock upstream and the one recorder,
 //!   targets, scrapers, the stops) → one `Observation` per arm → one section each (`section/`)
-//!   → the one report (`assemble`) with the one judge → written, finished alike (`cmd`).
+//!   → the one report (`assemble`) with the one judge → written, finished alike (`cmd`);
+//!   several `--target` files side by side (`targets`, planned by `plan/targets.rs`): each
+//!   target a run of its own in `RUN/STEM/`, folded into one report, its verdict the worst arm's.
 //! - [`rundir`]: run directories — their names, the ownership marker, the run lock — which the
 //!   run, the history and the retention all read.
 //! - [`transport`]: every client the harness has — the engine's HTTP/SSE/WebSocket transport,

@@ -151,7 +151,7 @@ fn the_scenario_is_checked_as_if_written_with_the_target_files_table() {
         &["expect.openclaw_decision[0]", "this target is `embedded`"],
     );
     // Every catalogue case takes every shipped target file.
-    for t in ["embedded", "openclaw", "http"] {
+    for t in ["embedded", "openclaw", "http", "litellm", "portkey"] {
         let tf = targets.join(format!("{t}.toml"));
         let mut args = vec!["validate".to_string()];
         for e in std::fs::read_dir(repo_root().join("fixtures/catalogue")).unwrap() {
@@ -163,7 +163,8 @@ fn the_scenario_is_checked_as_if_written_with_the_target_files_table() {
         args.extend(["--target".into(), tf.display().to_string()]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = rehearse(&args);
-        // openclaw needs an install to plan; without one every case says so, and nothing else.
+        // A gateway the harness installs needs its install to plan; without one every case
+        // says so (naming how to install it), and nothing else.
         let stdout = String::from_utf8_lossy(&out.stdout);
         if out.status.code() == Some(0) {
             assert_eq!(
@@ -178,12 +179,16 @@ fn the_scenario_is_checked_as_if_written_with_the_target_files_table() {
             );
         } else {
             let stderr = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(t, "openclaw", "{t}: {}", show(&out));
+            assert!(
+                ["openclaw", "litellm", "portkey"].contains(&t),
+                "{t}: {}",
+                show(&out)
+            );
             assert!(
                 stderr
                     .lines()
                     .filter(|l| l.starts_with("error: ") && l.contains("fixtures/catalogue"))
-                    .all(|l| l.contains("OpenClaw")),
+                    .all(|l| l.contains("install")),
                 "{stderr}"
             );
         }
@@ -262,5 +267,100 @@ fn a_run_records_the_target_file_and_its_digest_is_part_of_the_scenario_digest()
     assert_ne!(
         digests[0], digests[1],
         "the target file is part of the scenario digest"
+    );
+}
+
+#[test]
+fn several_targets_are_each_checked_first_and_a_bad_one_is_named_before_anything_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = repo_root().join("fixtures/targets/embedded.toml");
+    let bad = tmp.path().join("second.toml");
+    std::fs::write(
+        &bad,
+        "[target]\nkind = \"http\"\nurll = \"http://127.0.0.1:4000\"\n",
+    )
+    .unwrap();
+    let reports = tmp.path().join("reports");
+    let (g, b, r) = (
+        good.to_str().unwrap(),
+        bad.to_str().unwrap(),
+        reports.to_str().unwrap(),
+    );
+    let case = "fixtures/catalogue/500-once.toml";
+    for args in [
+        vec!["validate", case, "--target", g, "--target", b],
+        vec![
+            "run",
+            "--scenario",
+            case,
+            "--target",
+            g,
+            "--target",
+            b,
+            "--report-dir",
+            r,
+        ],
+    ] {
+        let out = rehearse(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("{b}:3:1")), "{args:?}: {stderr}");
+        assert!(!stderr.contains(&format!("{g}:")), "{args:?}: {stderr}");
+        assert!(!reports.exists(), "{args:?}: created {}", reports.display());
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("report:"),
+            "{args:?}: {}",
+            show(&out)
+        );
+    }
+    // Two files with one stem would name their arms alike: refused, naming both.
+    let again = tmp.path().join("embedded.toml");
+    std::fs::write(&again, "[target]\nkind = \"embedded\"\n").unwrap();
+    let out = rehearse(&[
+        "validate",
+        case,
+        "--target",
+        g,
+        "--target",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`embedded`") && stderr.contains(g),
+        "{stderr}"
+    );
+    // A scenario the second target cannot run: its error names that target file.
+    let http = repo_root().join("fixtures/targets/http.toml");
+    let smoke = "fixtures/scenarios/smoke.toml";
+    let out = rehearse(&[
+        "validate",
+        smoke,
+        "--target",
+        g,
+        "--target",
+        http.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("with --target {}", http.display()))
+            && stderr.contains("expect.transition[0]"),
+        "{stderr}"
+    );
+    // Both good: validate names both.
+    let out = rehearse(&[
+        "validate",
+        case,
+        "--target",
+        g,
+        "--target",
+        http.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("side by side against {g}, {}", http.display())),
+        "{stdout}"
     );
 }

@@ -133,7 +133,8 @@ pub struct RunArgs {
     pub scenarios_dir: Option<PathBuf>,
     /// A file holding a `[target]` table (and optionally `[upstream]`) that replaces every
     /// scenario's own: the same scenario against the embedded engine, OpenClaw or a gateway by
-    /// URL (docs/scenario.md, "A target of its own"). One for now.
+    /// URL (docs/scenario.md, "A target of its own"). Repeat it to run each scenario against
+    /// every file side by side, one arm per target in one report (its verdict the worst arm's).
     #[arg(long = "target", value_name = "FILE")]
     pub targets: Vec<PathBuf>,
     /// Divide every duration by F (traffic, faults, engine timers, expectations), 0.01 to 100
@@ -150,9 +151,10 @@ pub struct RunArgs {
     /// Failover policy to run (repeat for an A/B run); overrides the scenario's `policies`.
     #[arg(long = "policy", value_name = "P", value_enum)]
     pub policies: Vec<PolicyArg>,
-    /// OpenClaw version to run (repeat to run versions side by side, one arm each); overrides
-    /// the scenario's `[target] versions` (an `openclaw` target only). Each is found at
-    /// `$REHEARSE_OPENCLAW_<VERSION>` or in the cache (`rehearse gateway install openclaw VERSION`).
+    /// Gateway version to run (repeat to run versions side by side, one arm each); overrides
+    /// the scenario's `[target] versions` (an `openclaw`, `litellm` or `portkey` target). Each
+    /// is found at `$REHEARSE_<GATEWAY>_<VERSION>` or in the cache (`rehearse gateway install
+    /// openclaw VERSION`, `scripts/install-litellm.sh VERSION`, `scripts/install-portkey.sh VERSION`).
     #[arg(long = "gateway-version", value_name = "V")]
     pub gateway_versions: Vec<String>,
     /// Plain progress lines even on a terminal.
@@ -219,7 +221,7 @@ pub struct ValidateArgs {
     /// Check scenarios for a run of these policies (as `run --policy P`).
     #[arg(long = "policy", value_name = "P", value_enum)]
     pub policies: Vec<PolicyArg>,
-    /// Check scenarios for a run of these OpenClaw versions (as `run --gateway-version V`).
+    /// Check scenarios for a run of these gateway versions (as `run --gateway-version V`).
     #[arg(long = "gateway-version", value_name = "V")]
     pub gateway_versions: Vec<String>,
     /// The user's scenario directory a NAME is looked up in before the built-in scenarios.

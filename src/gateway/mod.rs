@@ -168,6 +168,10 @@ pub struct Ended {
     pub auth: Option<Result<AuthState, String>>,
     /// Its files the run keeps (keys scrubbed), in order.
     pub keep: Vec<Keep>,
+    /// Its own secrets, beside the scenario's profile tokens, that its kept files must not
+    /// carry in clear (LiteLLM's per-arm master key, OpenClaw's gateway token): replaced by
+    /// their fingerprints when the files are kept.
+    pub secrets: Vec<String>,
 }
 
 /// How a stop went.

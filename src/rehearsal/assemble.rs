@@ -138,6 +138,7 @@ pub fn report(plan: &ScenarioPlan, observed: Observed) -> Report {
         fleet,
         target,
         versions,
+        targets: None,
         rehearse_version: Some(env!("CARGO_PKG_VERSION").to_string()),
         scenario_digest: Some(plan.checked.digest.clone()),
         target_file: plan.checked.target_file.clone(),

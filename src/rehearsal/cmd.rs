@@ -218,6 +218,19 @@ async fn run_scenario(
     plain: bool,
     note: Option<&str>,
 ) -> Result<Report, CmdError> {
+    if !sp.alongside.is_empty() {
+        // Several targets side by side: each its own directory and run files.
+        let mut report = crate::rehearsal::targets::rehearse(sp, dir, stop, plain).await?;
+        let drift = crate::rehearsal::targets::drift_expectations(sp, &report);
+        crate::history::drift::apply(&mut report, report_dir, dir, &|arm| {
+            drift.get(arm).cloned().unwrap_or_default()
+        });
+        report.notes.extend(note.map(str::to_string));
+        crate::report::write_all(dir, &report)
+            .with_context(|| format!("writing the report into {}", dir.display()))
+            .map_err(CmdError::harness)?;
+        return Ok(report);
+    }
     let files = RunFiles::open(dir)
         .with_context(|| format!("opening the run files in {}", dir.display()))
         .map_err(CmdError::harness)?;

@@ -40,6 +40,9 @@
 //!   fault could reach; `contradictions`: the host's facts against the scenario's timings;
 //!   `figures`: an arm's key figures; `mutants`: the suite's own mutants
 //!   (`REHEARSE_MUTANTS=1` → `mutants.json`).
+//! - `targets`: one scenario against several `--target` files side by side (each target a run
+//!   of its own in `RUN/LABEL/`, folded into one report with the side-by-side table, the
+//!   verdict the worst arm's; `plan::targets` plans them).
 //! - `suite`: several scenarios into one run directory (the run directories themselves —
 //!   names, ownership marker, lock — are [`crate::rundir`], which the history and retention
 //!   read too).
@@ -63,5 +66,6 @@ pub mod plan;
 pub mod section;
 pub mod suite;
 pub mod sut;
+pub(crate) mod targets;
 
 pub(crate) use cmd::command;

@@ -70,7 +70,7 @@ impl SystemUnderTest {
                 Ok(d) => d,
                 Err(e) => {
                     let why = crate::util::text::chain(&e);
-                    let observed = self.not_started(sp, format!("[prometheus]: {why}"));
+                    let observed = self.not_started(sp, Some(format!("[prometheus]: {why}")));
                     return crate::rehearsal::assemble::report(sp, observed);
                 }
             };
@@ -112,8 +112,9 @@ impl SystemUnderTest {
         crate::rehearsal::assemble::report(sp, observed)
     }
 
-    /// A run that could not start: every arm not run, the harness error `why`.
-    fn not_started(self, sp: &ScenarioPlan, why: String) -> Observed {
+    /// A run that did not start: every arm not run, for the harness error `why` (none: a stop
+    /// request came first).
+    pub(crate) fn not_started(self, sp: &ScenarioPlan, why: Option<String>) -> Observed {
         let file = &sp.checked.file;
         let (arm, arms): (&'static str, Vec<String>) = match self {
             Self::Embedded => (
@@ -135,7 +136,7 @@ impl SystemUnderTest {
             arm,
             arms,
             observations: Vec::new(),
-            error: Some(why),
+            error: why,
             started_at: crate::report::rfc3339(std::time::SystemTime::now()),
             host: serde_json::to_value(crate::host::fingerprint()).unwrap_or_default(),
             contradictions: Vec::new(),

@@ -183,7 +183,7 @@ pub fn render(r: &Report) -> String {
     o.push_str(&super::drift_render::html(r.drift.as_ref()));
     o.push_str("<h2>Fault windows</h2>\n");
     table::faults(r).html(&mut o);
-    for p in r.policies.iter().filter(|_| engine) {
+    for p in r.policies.iter().filter(|p| lead::engine_arm(r, p)) {
         policy_tables(&mut o, p, r.speed);
     }
     let _ = writeln!(

@@ -74,3 +74,13 @@ pub(crate) fn mark(s: ExpectStatus) -> &'static str {
         ExpectStatus::NoBaseline => "·",
     }
 }
+
+/// Whether `p` is an arm of the embedded engine (its breaker timing and engine tables belong in
+/// the report): every arm without a gateway `target`; side by side (`targets`), the arms whose
+/// target file is `kind = "embedded"`.
+pub(crate) fn engine_arm(r: &super::model::Report, p: &super::model::PolicyReport) -> bool {
+    match &r.targets {
+        Some(t) => t.arms.iter().any(|a| a.arm == p.policy && a.kind == "embedded"),
+        None => r.target.is_none(),
+    }
+}

@@ -146,7 +146,7 @@ pub fn render(r: &Report) -> String {
     }
     // The engine's breaker timing and A/B numbers say nothing about an external gateway.
     let engine = r.target.is_none();
-    for p in r.policies.iter().filter(|_| engine) {
+    for p in r.policies.iter().filter(|p| lead::engine_arm(r, p)) {
         let _ = writeln!(o, "- [{}] {}", p.policy, table::timing_note(p));
     }
     super::target_section::markdown(r, &mut o);
@@ -220,14 +220,14 @@ pub fn render(r: &Report) -> String {
     }
     o.push_str("\n## Fault windows\n\n");
     table::faults(r).markdown(&mut o);
-    for p in r.policies.iter().filter(|_| engine) {
+    for p in r.policies.iter().filter(|p| lead::engine_arm(r, p)) {
         policy_details(&mut o, p, r.speed);
     }
     // A gateway's run has no engine details of ours; what its upstream saw, per arm.
     let drawn: Vec<&PolicyReport> = r
         .policies
         .iter()
-        .filter(|p| !engine && p.requests.is_some())
+        .filter(|p| !lead::engine_arm(r, p) && p.requests.is_some())
         .collect();
     if !drawn.is_empty() {
         o.push_str("\n## Requests at the upstream\n");

@@ -8,7 +8,8 @@
 //! `rehearse report RUN_DIR` re-renders md, html and JUnit from report.json and exits with its
 //! verdict. [`housekeeping`]: what the run did after its report (retention, batch-job metrics,
 //! `--on-fail`), said in the report. [`versions`]: OpenClaw versions side by side and their
-//! behaviour-diff table. [`gateway_setup`]: how an `http` target's gateway is pointed at the
+//! behaviour-diff table; [`targets`]: several `--target` files side by side, the same table
+//! generalised. [`gateway_setup`]: how an `http` target's gateway is pointed at the
 //! mock upstream. [`requests`]: the picture's request lanes, built from the one upstream
 //! recorder's record for every kind of run (`policies[].requests`). [`turns_md`]: report.md's
 //! "Turns" section (the rows are `verdict::turns`, `policies[].turns`).
@@ -38,6 +39,8 @@ pub mod svg;
 pub mod table;
 pub(crate) mod target;
 pub(crate) mod target_section;
+pub mod targets;
+pub mod targets_model;
 pub(crate) mod turns_md;
 pub mod versions;
 pub mod versions_model;

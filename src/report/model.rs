@@ -165,6 +165,11 @@ pub struct Report {
     /// behaviour-diff table; `target` is then the first version's block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub versions: Option<crate::report::versions_model::VersionsSection>,
+    /// One scenario against several `--target` files side by side: every arm (its target
+    /// file, kind, gateway, version, its target's verdict) and the side-by-side table; `target`
+    /// is then the first gateway arm's block (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<crate::report::targets_model::TargetsSection>,
     /// The rehearse version that wrote the report (absent in reports written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rehearse_version: Option<String>,

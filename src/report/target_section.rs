@@ -2,7 +2,8 @@
 //! which gateway and version, the turns sent and what came back, its decisions by event, its
 //! cooldowns after the run, the files kept, how it stopped and its last log lines — and the
 //! embedded engine's turns in the same table (`policies[].client_turns`, "Turns") — as
-//! [`Table`]s both renderers share.
+//! [`Table`]s both renderers share; for several `--target` files side by side, the
+//! side-by-side table ([`super::targets`]) and each arm's block.
 
 use std::fmt::Write as _;
 
@@ -264,6 +265,10 @@ fn provider_block(t: &TargetReport) -> Option<String> {
 /// `## Target` in Markdown (nothing for the embedded engine); for versions side by side the
 /// diff table, then one target section per version.
 pub(crate) fn markdown(r: &Report, o: &mut String) {
+    if let Some(t) = &r.targets {
+        targets_markdown(t, o);
+        return;
+    }
     if let Some(v) = &r.versions {
         let _ = write!(
             o,
@@ -327,6 +332,10 @@ fn markdown_block(t: &TargetReport, title: &str, o: &mut String) {
 /// `<h2>Target</h2>` in HTML (nothing for the embedded engine); for versions side by side the
 /// diff table, then one target section per version.
 pub(crate) fn html(r: &Report, o: &mut String) {
+    if let Some(t) = &r.targets {
+        targets_html(t, o);
+        return;
+    }
     if let Some(v) = &r.versions {
         let _ = writeln!(
             o,
@@ -389,6 +398,43 @@ fn html_block(t: &TargetReport, title: &str, o: &mut String) {
             "<h3>Last log lines</h3><pre>{}</pre>",
             super::svg::esc(&t.last_lines.join("\n"))
         );
+    }
+}
+
+/// `## Targets side by side` in Markdown: the sentence, the table, then each arm's target
+/// block (its directory for the embedded engine).
+fn targets_markdown(t: &super::targets::TargetsSection, o: &mut String) {
+    let _ = write!(o, "\n## Targets side by side\n\n{}.\n\n", super::targets::summary(t));
+    super::targets::table(t).markdown(o);
+    for a in &t.arms {
+        let title = format!("Target `{}` ({}, {})", a.arm, a.kind, a.target_file.path);
+        match &a.target {
+            Some(block) => markdown_block(block, &title, o),
+            None => {
+                let _ = write!(o, "\n## {title}\n\nIts raw files: `{}/`.\n", a.dir);
+            }
+        }
+    }
+}
+
+/// `<h2>Targets side by side</h2>` in HTML, as [`targets_markdown`].
+fn targets_html(t: &super::targets::TargetsSection, o: &mut String) {
+    let esc = super::svg::esc;
+    let _ = writeln!(o, "<h2>Targets side by side</h2>\n<p>{}.</p>", esc(&super::targets::summary(t)));
+    super::targets::table(t).html(o);
+    for a in &t.arms {
+        let title = format!("Target {} ({}, {})", a.arm, a.kind, a.target_file.path);
+        match &a.target {
+            Some(block) => html_block(block, &title, o),
+            None => {
+                let _ = writeln!(
+                    o,
+                    "<h2>{}</h2><p>Its raw files: <code>{}/</code>.</p>",
+                    esc(&title),
+                    esc(&a.dir)
+                );
+            }
+        }
     }
 }
 

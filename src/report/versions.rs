@@ -22,7 +22,7 @@ fn moved(ms: bool, a: f64, b: f64) -> bool {
     d > crate::report::drift::DEFAULT_THRESHOLD * a.abs().max(b.abs()) && d > floor
 }
 
-fn numeric(figure: &str, of: &str, values: Vec<Option<f64>>, ms: bool) -> DiffRow {
+pub(super) fn numeric(figure: &str, of: &str, values: Vec<Option<f64>>, ms: bool) -> DiffRow {
     let shown = values
         .iter()
         .map(|v| match v {

@@ -127,9 +127,16 @@ fn validate_one(path: &Path, flags: &RunFlags) -> Result<String, FileError> {
                 } else {
                     checks_line(f, &run_names(f))
                 },
-                match &checked.target_file {
-                    Some(t) => format!(", target from {}", t.path),
-                    None => String::new(),
+                match (&checked.target_file, plan.alongside.as_slice()) {
+                    (Some(t), []) => format!(", target from {}", t.path),
+                    (_, []) => String::new(),
+                    _ => format!(
+                        ", side by side against {}",
+                        plan.each_target()
+                            .filter_map(|p| p.checked.target_file.as_ref().map(|t| t.path.as_str()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 }
             ))
         }
@@ -232,7 +239,7 @@ fn locate(arg: &Path, dir: Option<&Path>) -> Result<PathBuf, FileError> {
 /// Runs `rehearse validate`: every file checked, one `ok:` or `error:` line each; exit 2 if
 /// any failed.
 pub(crate) fn command(args: ValidateArgs) -> CmdResult {
-    let target = crate::rehearsal::plan::target_flag(&args.targets).map_err(|e| {
+    let targets = crate::rehearsal::plan::target_flag(&args.targets).map_err(|e| {
         crate::errln!("error: {e}");
         CmdError::bad_input(anyhow!("the target file failed validation"))
     })?;
@@ -241,7 +248,7 @@ pub(crate) fn command(args: ValidateArgs) -> CmdResult {
         policies: args.policies.iter().map(|&p| p.into()).collect(),
         gateway_versions: args.gateway_versions.clone(),
         seed: None,
-        target,
+        targets,
     };
     let mut bad = 0usize;
     for arg in &args.paths {

@@ -206,6 +206,7 @@ pub fn sample_report() -> Report {
         scenario_digest: None,
         target_file: None,
         versions: None,
+        targets: None,
         drift: None,
         housekeeping: None,
     }

@@ -7,12 +7,15 @@
 //!
 //! - `litellm_cases`: the three LiteLLM cases of issue 37 with no hand-written LiteLLM config —
 //!   the true rows pass, a mutant row each fails; one case with the user's own config overlaid.
+//! - `litellm_catalogue`: two catalogue cases through `--target fixtures/targets/litellm.toml`,
+//!   judged, with what LiteLLM did.
 //! - `litellm_config`: a user config with a key the release does not take: exit 2 at its
 //!   `file:line:col`, before anything starts.
 //! - `litellm_failures`: a proxy killed mid-run, and one stopped (SIGSTOP) so that its process
 //!   lives but nothing answers: each exit 3 with its last log lines, nothing left running.
 
 mod litellm_cases;
+mod litellm_catalogue;
 mod litellm_config;
 mod litellm_failures;
 mod support;

@@ -27,6 +27,9 @@ const SCRIPT: &str = concat!(
     "/tests/target_openclaw/fake_gateway.py"
 );
 
+/// The stand-in's own secret (as LiteLLM's per-arm master key is), planted in its log.
+const PLANTED_MASTER_KEY: &str = "sk-seam-master-1f2e3d4c5b6a";
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -163,6 +166,12 @@ impl Supervised for Running {
                 let _ = self.child.kill();
             }
             let _ = self.child.wait();
+            // A log line carrying its own key and a profile's, as a gateway's log may.
+            let mut log = std::fs::read_to_string(&self.console).unwrap_or_default();
+            log.push_str(&format!(
+                "startup: master_key={PLANTED_MASTER_KEY} api_key=sk-seam-key-A\n"
+            ));
+            let _ = std::fs::write(&self.console, log);
             Ended {
                 stop: Some(Stop {
                     graceful,
@@ -177,6 +186,7 @@ impl Supervised for Running {
                     stem: "stand-in-console",
                     ext: "log",
                 }],
+                secrets: vec![PLANTED_MASTER_KEY.into()],
             }
         })
     }
@@ -264,7 +274,17 @@ fn a_second_gateway_runs_through_the_same_seam_as_openclaw() {
     let stop = target.stop.clone().unwrap_or_default();
     assert!(stop.starts_with("SIGTERM: exited in"), "{stop}");
     assert_eq!(target.files, ["stand-in-console.log"]);
-    assert!(dir.join("stand-in-console.log").is_file());
+    // Kept with its own key and the profile's token fingerprinted, neither in clear.
+    let kept = std::fs::read_to_string(dir.join("stand-in-console.log")).unwrap();
+    let fp = |s: &str| rehearse::util::fingerprint(s);
+    assert!(
+        !kept.contains(PLANTED_MASTER_KEY) && !kept.contains("sk-seam-key-A"),
+        "{kept}"
+    );
+    assert!(
+        kept.contains(&fp(PLANTED_MASTER_KEY)) && kept.contains(&fp("sk-seam-key-A")),
+        "{kept}"
+    );
     assert!(target.decisions.is_empty() && target.cooldowns.is_empty());
     assert!(!dir.join(".gateway").exists(), "its directory is removed");
 }

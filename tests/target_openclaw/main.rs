@@ -22,6 +22,7 @@ mod fake_seam;
 mod from_tmp;
 mod http;
 mod http_answers;
+mod http_side_by_side;
 mod http_turns;
 mod http_turns_litellm;
 mod http_user;

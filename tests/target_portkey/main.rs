@@ -6,9 +6,11 @@
 //! harness does not know refused with exit 2 at its file:line:col, and a metric row refused
 //! because it exports none (`refused`); a gateway that dies mid-run and one whose process lives
 //! on but stops answering (SIGSTOP), each exit 3 with its last lines, nothing left running
-//! (`down`). About 2 minutes of wall time on an idle 2-core machine.
+//! (`down`); a catalogue case through `--target fixtures/targets/portkey.toml`, and what Portkey
+//! does with its streamed turns (`catalogue`). About 2 minutes of wall time on an idle 2-core machine.
 
 mod cases;
+mod catalogue;
 mod down;
 mod loopback;
 mod refused;

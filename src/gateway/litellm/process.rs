@@ -299,6 +299,11 @@ impl Proxy {
         }
     }
 
+    /// The master key its turns carry (a secret: kept files are scrubbed of it).
+    pub(crate) fn master_key(&self) -> &str {
+        &self.master_key
+    }
+
     /// SIGTERM to its group (and SIGCONT: a stopped process hears nothing), up to the grace;
     /// then SIGKILL. What of its tree is still alive after is named.
     pub(crate) async fn stop(mut self) -> Stopped {

@@ -196,6 +196,7 @@ impl Supervised for Started {
 
     fn stop(self: Box<Self>) -> BoxFuture<'static, Ended> {
         let Started { proxy, .. } = *self;
+        let master_key = proxy.master_key().to_string();
         Box::pin(async move {
             let s = proxy.stop().await;
             Ended {
@@ -212,6 +213,7 @@ impl Supervised for Started {
                     stem: "litellm",
                     ext: "log",
                 }],
+                secrets: vec![master_key],
             }
         })
     }

@@ -111,7 +111,13 @@ impl Supervised for Started {
     }
 
     fn stop(self: Box<Self>) -> BoxFuture<'static, Ended> {
-        Box::pin(async move { ended(self.0.stop().await) })
+        // Its gateway token (the turns' bearer) is a secret of its own in its kept files.
+        let token = self.0.token().to_string();
+        Box::pin(async move {
+            let mut e = ended(self.0.stop().await);
+            e.secrets.push(token);
+            e
+        })
     }
 }
 
@@ -149,5 +155,6 @@ fn ended(stopped: Stopped) -> Ended {
                 ext: "log",
             },
         ],
+        secrets: Vec::new(),
     }
 }

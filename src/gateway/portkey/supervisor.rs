@@ -217,6 +217,8 @@ impl Supervised for Started {
                     stem: "portkey",
                     ext: "log",
                 }],
+                // No key of its own (no auth on loopback): the profile tokens are all it holds.
+                secrets: Vec::new(),
             }
         })
     }

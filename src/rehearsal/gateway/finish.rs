@@ -41,8 +41,9 @@ pub(super) async fn finish_gateway(
     gateway_dir: &Path,
     run: &mut ExternalRun<'_>,
 ) {
-    let secrets = run.gw.tokens.scrubber();
     let ended = gw.stop().await;
+    // The profile tokens and the gateway's own secrets (a master key, a gateway token).
+    let secrets = run.gw.tokens.scrubber_with(&ended.secrets);
     let started = ended.stop.is_some();
     if let Some(stop) = &ended.stop {
         run.target.stop = Some(if stop.graceful {

@@ -21,7 +21,7 @@ pub enum PlanError {
     /// A scenario name that names no file.
     #[error(transparent)]
     NotFound(#[from] NotFound),
-    /// `--target FILE` cannot be used (located in FILE), or was given more than once.
+    /// `--target FILE` cannot be used (located in FILE), or two of them clash.
     #[error(transparent)]
     Target(#[from] TargetFlagError),
     /// One scenario cannot be run as asked.
@@ -41,9 +41,18 @@ pub enum TargetFlagError {
     /// The file is wrong (located at FILE:line:col).
     #[error("--target: {0}")]
     File(#[from] ScenarioError),
-    /// More than one `--target` (one for now).
-    #[error("--target given {0} times: one target file per run for now")]
-    MoreThanOne(usize),
+    /// Two `--target` files whose names give their arms the same label (their stem).
+    #[error(
+        "--target {second}: its arms would be named `{stem}` as those of --target {first}: rename one of the files"
+    )]
+    SameStem {
+        /// The label both would take.
+        stem: String,
+        /// The earlier file.
+        first: String,
+        /// The later file.
+        second: String,
+    },
 }
 
 /// Why one scenario cannot be run as asked.
@@ -103,9 +112,10 @@ pub enum Refused {
     /// `[target] token_env` (or `metrics_token_env`) names a variable that is empty or not UTF-8.
     #[error("[target] {0} names `{1}`, which is empty or not UTF-8")]
     TokenEmpty(&'static str, String),
-    /// `--gateway-version` with a target other than OpenClaw.
+    /// `--gateway-version` with a target the harness does not install (the embedded engine,
+    /// `http`).
     #[error(
-        "--gateway-version runs OpenClaw versions side by side; this scenario's target is `{0}`"
+        "--gateway-version runs versions of a gateway the harness installs (openclaw, litellm, portkey) side by side; this scenario's target is `{0}`"
     )]
     VersionsNotOpenclaw(&'static str),
     /// `--gateway-version` with `[target] command`.
@@ -132,5 +142,17 @@ pub enum Refused {
         version: String,
         /// The versions given, as on the command line.
         given: String,
+    },
+    /// A fleet scenario (`[fleet] hosts`) with several `--target`s.
+    #[error("several --target: a fleet scenario (`[fleet] hosts`) runs only the embedded engine, once")]
+    FleetSideBySide,
+    /// Several `--target`s: the scenario cannot run against this one.
+    #[error("with --target {path}: {why}")]
+    WithTarget {
+        /// The target file, as given.
+        path: String,
+        /// Why (boxed: a located scenario error is large), said in the message: `validate`
+        /// prints an error's own line, not its chain.
+        why: Box<Refused>,
     },
 }

@@ -119,9 +119,14 @@ impl Tokens {
         )
     }
 
-    /// A scrubber replacing each token with its fingerprint.
-    pub(crate) fn scrubber(&self) -> Scrubber {
-        Scrubber::fingerprinting(self.0.iter().map(|t| t.secret.clone()))
+    /// A scrubber replacing each token and each of `more` with its fingerprint.
+    pub(crate) fn scrubber_with(&self, more: &[String]) -> Scrubber {
+        Scrubber::fingerprinting(
+            self.0
+                .iter()
+                .map(|t| t.secret.clone())
+                .chain(more.iter().filter(|s| !s.is_empty()).cloned()),
+        )
     }
 
     /// The id of the profile whose token has fingerprint `fp`.

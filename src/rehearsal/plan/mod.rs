@@ -10,10 +10,15 @@
 //! by its release in `user_config.rs`, its turns, warm-up and timeouts); the run fills in the
 //! one thing a plan cannot know, its mock upstream's address. Nothing past the plan reads the
 //! scenario's `[target]` table.
+//!
+//! Several `--target` files (`targets.rs`): each read and checked before any scenario is, then
+//! every scenario planned against each, the first target's plan holding the others
+//! (`ScenarioPlan::alongside`), each labelled with its file's stem.
 
 pub(crate) mod default_dir;
 mod error;
 mod gateway;
+mod targets;
 mod user_config;
 
 use std::path::{Path, PathBuf};
@@ -55,6 +60,13 @@ pub struct ScenarioPlan {
     /// The clocks every arm watches for the machine's sleep (the machine's; a test may give a
     /// fake that jumps).
     pub sleep_watch: crate::util::suspend::SleepWatch,
+    /// Run side by side with other `--target`s: this target's label (its file's stem), which
+    /// names its arms and its directory in the run's (`None`: the one target).
+    pub label: Option<String>,
+    /// The same scenario planned against each further `--target`, in order (empty: one
+    /// target); run after this one, each into its own directory, judged into one report
+    /// (`rehearsal::targets`).
+    pub alongside: Vec<ScenarioPlan>,
 }
 
 impl ScenarioPlan {
@@ -122,19 +134,20 @@ fn plan_target_run(
     gateway::plan_gateways(checked, versions)
 }
 
-/// The OpenClaw versions a run of `checked` runs side by side: `--gateway-version` (an
-/// `openclaw` target only; checked as `[target] versions` is), else `[target] versions`. An
+/// The gateway versions a run of `checked` runs side by side: `--gateway-version` (a gateway
+/// the harness installs: `openclaw`, `litellm`, `portkey`; checked as `[target] versions` is),
+/// else `[target] versions`. An
 /// expectation scoped to a version the run does not run is refused: it would judge nothing.
 fn run_versions(checked: &Checked, cli: &[String]) -> Result<Vec<String>, Refused> {
     let file = &checked.file;
     if cli.is_empty() {
         return Ok(file.target_versions().to_vec());
     }
-    let Some(Asked::Openclaw { command, .. }) = file.external().map(|e| e.gateway) else {
-        return Err(Refused::VersionsNotOpenclaw(file.target_kind().as_str()));
-    };
-    if command.is_some() {
-        return Err(Refused::VersionsWithCommand);
+    // A gateway the harness installs, found by version (OpenClaw's `command` pins one).
+    match file.external().map(|e| e.gateway) {
+        Some(Asked::Openclaw { command: Some(_), .. }) => return Err(Refused::VersionsWithCommand),
+        Some(Asked::Openclaw { .. } | Asked::Litellm { .. } | Asked::Portkey { .. }) => {}
+        _ => return Err(Refused::VersionsNotOpenclaw(file.target_kind().as_str())),
     }
     let max = crate::scenario::target::MAX_VERSIONS;
     if cli.len() > max {
@@ -170,19 +183,15 @@ pub struct RunFlags {
     pub gateway_versions: Vec<String>,
     /// `--seed`.
     pub seed: Option<u64>,
-    /// `--target FILE`, read and checked: replaces every scenario's `[target]`.
-    pub target: Option<TargetFile>,
+    /// `--target FILE`s, read and checked, in order: each replaces every scenario's
+    /// `[target]`; more than one runs each scenario against each, side by side.
+    pub targets: Vec<TargetFile>,
 }
 
-/// `--target FILE`s → the one target file a run takes (read and checked, its errors at
-/// FILE:line:col). One for now: a later issue runs a scenario against several, so the flag is
-/// a list already and more than one is refused here.
-pub fn target_flag(paths: &[PathBuf]) -> Result<Option<TargetFile>, TargetFlagError> {
-    match paths {
-        [] => Ok(None),
-        [one] => Ok(Some(TargetFile::load(one)?)),
-        more => Err(TargetFlagError::MoreThanOne(more.len())),
-    }
+/// `--target FILE`s → the target files a run takes, in order ([`targets::target_files`]: each
+/// read and checked, its errors at FILE:line:col, before anything runs).
+pub fn target_flag(paths: &[PathBuf]) -> Result<Vec<TargetFile>, TargetFlagError> {
+    targets::target_files(paths)
 }
 
 impl RunFlags {
@@ -194,7 +203,7 @@ impl RunFlags {
             policies: args.policies.iter().map(|&p| p.into()).collect(),
             gateway_versions: args.gateway_versions.clone(),
             seed: args.seed,
-            target: target_flag(&args.targets)?,
+            targets: target_flag(&args.targets)?,
         })
     }
 }
@@ -206,9 +215,24 @@ impl RunFlags {
 /// external target's run needs (speed 1, no `--policy`, an install whose release accepts the
 /// user's config, a token). Its plan when every one passes. `rehearse validate` calls this same
 /// function: a check added here is one `validate` makes too.
+/// With several `--target`s the scenario is planned against each ([`targets::plan_each`]):
+/// the first target's plan, the others `alongside` it.
 pub fn preflight(path: &Path, flags: &RunFlags) -> Result<ScenarioPlan, Refused> {
+    match flags.targets.as_slice() {
+        [] => preflight_one(path, flags, None),
+        [one] => preflight_one(path, flags, Some(one)),
+        several => targets::plan_each(path, flags, several),
+    }
+}
+
+/// [`preflight`] of `path` with `target` in place of its `[target]` (none: its own).
+fn preflight_one(
+    path: &Path,
+    flags: &RunFlags,
+    target: Option<&TargetFile>,
+) -> Result<ScenarioPlan, Refused> {
     let speed = flags.speed;
-    let checked = check_with(path, speed, flags.target.as_ref())?;
+    let checked = check_with(path, speed, target)?;
     if let Some(p) = &checked.file.prometheus {
         crate::detection::preflight(p, &checked.path, speed)?;
     }
@@ -228,6 +252,8 @@ pub fn preflight(path: &Path, flags: &RunFlags) -> Result<ScenarioPlan, Refused>
         policies,
         record_cap: MAX_UPSTREAM_RECORDS,
         sleep_watch: Default::default(),
+        label: None,
+        alongside: Vec::new(),
     })
 }
 
@@ -271,6 +297,115 @@ mod tests {
         }
         // Without --speed a plan runs in real time.
         assert_eq!(RunArgs::default().speed.unwrap_or_default(), Speed::ONE);
+    }
+
+    /// The catalogue's 500-once against a target file of `kind` (written in `dir`).
+    fn against(dir: &Path, kind: &str, versions: &[&str]) -> Result<ScenarioPlan, Refused> {
+        let t = dir.join(format!("{kind}.toml"));
+        let extra = match kind {
+            "http" => "url = \"http://127.0.0.1:4000\"\n\n[upstream]\nlisten = \"127.0.0.1:18081\"\n",
+            _ => "",
+        };
+        std::fs::write(&t, format!("[target]\nkind = \"{kind}\"\n{extra}")).unwrap();
+        let flags = RunFlags {
+            gateway_versions: versions.iter().map(|v| v.to_string()).collect(),
+            targets: vec![TargetFile::load(&t).unwrap()],
+            ..RunFlags::default()
+        };
+        let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogue/500-once.toml");
+        preflight(&case, &flags)
+    }
+
+    #[test]
+    fn gateway_versions_are_taken_by_every_kind_the_harness_installs_and_refused_by_the_rest() {
+        let d = tempfile::tempdir().unwrap();
+        // Accepted: the run looks for that version's install (none here: refused by how to
+        // install it, never by the kind).
+        for (kind, install) in [("litellm", "install-litellm.sh"), ("portkey", "install-portkey")] {
+            let e = against(d.path(), kind, &["0.0.1-none"]).unwrap_err().to_string();
+            assert!(!e.contains("--gateway-version runs"), "{kind}: {e}");
+            assert!(e.contains("0.0.1-none") && e.contains(install), "{kind}: {e}");
+            let file = crate::scenario::validate::check_with(
+                &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogue/500-once.toml"),
+                Speed::ONE,
+                Some(&TargetFile::load(&d.path().join(format!("{kind}.toml"))).unwrap()),
+            )
+            .unwrap();
+            let asked = ["1.0.0".to_string(), "1.0.1".to_string()];
+            assert_eq!(run_versions(&file, &asked).unwrap(), asked, "{kind}");
+            // Checked as `[target] versions` is: twice is refused.
+            let twice = ["1.0.0".to_string(), "1.0.0".to_string()];
+            assert!(matches!(run_versions(&file, &twice), Err(Refused::VersionTwice(_))), "{kind}");
+        }
+        // Refused: a gateway by URL and the embedded engine are not installed by the harness.
+        for kind in ["http", "embedded"] {
+            let e = against(d.path(), kind, &["1.0.0"]).unwrap_err();
+            assert!(matches!(e, Refused::VersionsNotOpenclaw(k) if k == kind), "{kind}: {e}");
+            assert!(e.to_string().contains("openclaw, litellm, portkey"), "{e}");
+        }
+    }
+
+    /// The catalogue's shape (primary `mockai/m1` on two keys, fallback `fallback/m2` on its
+    /// own) makes a whole generated config for Portkey and for LiteLLM, with no file of the
+    /// user's: every model of `[models]` on every profile of its provider, in the stated order.
+    #[test]
+    fn the_catalogues_shape_needs_no_user_config_for_portkey_or_litellm() {
+        let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/catalogue/503-persistent.toml");
+        let checked = crate::scenario::validate::check(&case).unwrap();
+        let host = "http://127.0.0.1:18081";
+        let config =
+            crate::scenario::gateway::gateway_config(&checked.file, &checked.traffic, host).unwrap();
+        let r = crate::gateway::portkey::config::generated(&config, 1).unwrap();
+        let leaves: Vec<String> = r.leaves.iter().map(|l| format!("{} {}", l.path, l.label())).collect();
+        assert_eq!(
+            leaves,
+            [
+                "config.targets[0] mockai:a m1",
+                "config.targets[1] mockai:b m1",
+                "config.targets[2] fallback:f m2"
+            ]
+        );
+        let targets = r.config["targets"].as_array().unwrap();
+        assert_eq!(r.config["strategy"]["mode"], "fallback");
+        for (t, (key, model)) in targets.iter().zip([
+            ("sk-rehearse-key-A", "m1"),
+            ("sk-rehearse-key-B", "m1"),
+            ("sk-rehearse-key-F", "m2"),
+        ]) {
+            assert_eq!(t["provider"], "openai", "{t}");
+            assert_eq!(t["api_key"], key, "{t}");
+            assert_eq!(t["custom_host"], format!("{host}/v1"), "{t}");
+            assert_eq!(t["override_params"]["model"], model, "{t}");
+            assert_eq!(t["retry"]["attempts"], 1, "{t}");
+        }
+        let router = crate::gateway::litellm::RouterSettings::default();
+        let v = crate::gateway::litellm::config::generate(&config, &router, "sk-master");
+        let deployments: Vec<(String, String, u64)> = v["model_list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                let p = &d["litellm_params"];
+                (
+                    d["model_name"].as_str().unwrap().to_string(),
+                    p["api_key"].as_str().unwrap().to_string(),
+                    p["order"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let d = |m: &str, k: &str, o| (m.to_string(), k.to_string(), o);
+        assert_eq!(
+            deployments,
+            [
+                d("mockai/m1", "sk-rehearse-key-A", 1),
+                d("mockai/m1", "sk-rehearse-key-B", 2),
+                d("fallback/m2", "sk-rehearse-key-F", 1)
+            ]
+        );
+        assert_eq!(
+            v["router_settings"]["fallbacks"],
+            serde_json::json!([{"mockai/m1": ["fallback/m2"]}])
+        );
     }
 
     #[test]

@@ -200,6 +200,8 @@ fn stopped_fleet_arm(
         policies: Vec::new(),
         record_cap: 1000,
         sleep_watch: Default::default(),
+        label: None,
+        alongside: Vec::new(),
     };
     let o = Observation {
         arm: "redis".into(),

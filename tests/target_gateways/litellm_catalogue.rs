@@ -1,0 +1,76 @@
+//! Catalogue cases (issue 39, point 3) through `--target fixtures/targets/litellm.toml` against
+//! the real pinned LiteLLM, with no LiteLLM config of the user's: each run judged, every passed
+//! row with its witness, no key in clear in anything kept (the profile tokens, the per-arm
+//! master key) — and what LiteLLM 1.108.7 does with the shipped router (`retries = 1`,
+//! `allowed_fails = 1`, `cooldown = "5s"`), read from the upstream's record:
+//!
+//! - `429-retry-after`: it retries key-A 25 ms after the 429 that said `Retry-After: 10`, and
+//!   every later turn goes to key-A again: the cooldown row fails, the turns are answered.
+//! - `stream-cut-40-of-60`: the stream reset after 40 of 60 chunks is passed on, with no retry
+//!   and no fallback: that turn has no whole answer, the answered-turns row fails.
+
+use super::support::{litellm, one_at_a_time};
+
+#[allow(dead_code, reason = "each binary uses part of the shared helper")]
+#[path = "../support/catalogue_target.rs"]
+mod catalogue_target;
+use catalogue_target::CaseRun;
+
+/// `case` against LiteLLM: judged; the kinds of its failed rows.
+fn failed_rows(case: &str) -> Vec<(String, String)> {
+    let _one = one_at_a_time();
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = litellm();
+    let run = CaseRun::run(
+        tmp.path(),
+        case,
+        "litellm",
+        &[("REHEARSE_LITELLM", exe.as_str())],
+    );
+    let verdict = run.judged(case, "litellm");
+    let rows: Vec<(String, String)> = run.report["policies"][0]["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["status"] == "fail")
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap_or_default().to_string(),
+                e["expected"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(verdict == "fail", !rows.is_empty(), "{case}: {rows:?}");
+    assert!(
+        run.report["target"]["files"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|x| x == "litellm.log")),
+        "{case}: its log is kept: {}",
+        run.report["target"]
+    );
+    rows
+}
+
+#[test]
+fn catalogue_429_retry_after_litellm_goes_back_to_the_throttled_key_at_once() {
+    let rows = failed_rows("429-retry-after");
+    assert_eq!(
+        rows,
+        [(
+            "cooldown".to_string(),
+            "cooldowns >= 1, each until its Retry-After".to_string()
+        )]
+    );
+}
+
+#[test]
+fn catalogue_stream_cut_litellm_passes_the_cut_stream_on() {
+    let rows = failed_rows("stream-cut-40-of-60");
+    assert_eq!(
+        rows,
+        [(
+            "per_turn".to_string(),
+            "turns >= 12: answered within 5.000s".to_string()
+        )]
+    );
+}
