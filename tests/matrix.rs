@@ -157,8 +157,10 @@ fn the_cheats_fail_the_cells_they_should_and_the_three_scorecards_agree() {
             .unwrap()
             .to_string()
     };
+    // The case's own client-side row (`truncated` equals 0) fails it; without that row the
+    // scorecard's rule would (src/matrix/class.rs, `a_truncated_success_is_never_a_pass`).
     assert!(
-        reason("context-length-exceeded", "truncate").contains("truncated answer as a success"),
+        reason("context-length-exceeded", "truncate").contains("truncated"),
         "{}",
         reason("context-length-exceeded", "truncate")
     );
