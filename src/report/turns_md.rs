@@ -165,6 +165,9 @@ mod tests {
             probe: false,
             tokens: None,
             usage: None,
+            // Served at once: a test of when the upstream finished sets it apart.
+            done_ms: Some(t_ms),
+            whole: None,
             retry_after_ms: None,
         }
     }
