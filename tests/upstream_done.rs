@@ -12,7 +12,12 @@ use tokio::net::TcpStream;
 use crate::support::upstream::{TestUpstream, chat_body, raw, start};
 
 fn chat(stream: bool, tokens: u32) -> Vec<u8> {
-    raw("POST", "/v1/chat/completions", &[], &chat_body("openai/gpt", stream, tokens))
+    raw(
+        "POST",
+        "/v1/chat/completions",
+        &[],
+        &chat_body("openai/gpt", stream, tokens),
+    )
 }
 
 /// Reads `s` until `marker` has been seen (or 10 s); whether it was.
@@ -89,7 +94,10 @@ async fn a_client_that_leaves_during_the_stall_ends_the_serving_there_not_whole(
     .await;
     let mut s = TcpStream::connect(up.addr).await.unwrap();
     s.write_all(&chat(true, 6)).await.unwrap();
-    assert!(read_until(&mut s, "\"content\":\" t3\"").await, "half the tokens");
+    assert!(
+        read_until(&mut s, "\"content\":\" t3\"").await,
+        "half the tokens"
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     drop(s);
     let r = ended(&mem).await;
@@ -113,16 +121,28 @@ async fn a_late_first_token_counts_in_the_serving_and_a_refusal_is_done_at_once_
     s.write_all(&chat(true, 4)).await.unwrap();
     assert!(read_until(&mut s, "[DONE]").await);
     let r = ended(&mem).await;
-    assert_eq!((r.fault.as_deref(), r.whole), (Some("first_token_delay"), Some(true)));
+    assert_eq!(
+        (r.fault.as_deref(), r.whole),
+        (Some("first_token_delay"), Some(true))
+    );
     let took = served_for(&r);
-    assert!(took >= Duration::from_millis(1_000) && took < Duration::from_secs(6), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(1_000) && took < Duration::from_secs(6),
+        "{took:?}"
+    );
 
     let body = chat_body("other/m", true, 4);
     let mut s = TcpStream::connect(up.addr).await.unwrap();
-    s.write_all(&raw("POST", "/v1/chat/completions", &[], &body)).await.unwrap();
+    s.write_all(&raw("POST", "/v1/chat/completions", &[], &body))
+        .await
+        .unwrap();
     assert!(read_until(&mut s, "context_length_exceeded").await);
     let r = ended(&mem).await;
     assert_eq!((r.fault.as_deref(), r.whole), (Some("status"), Some(false)));
-    assert!(served_for(&r) < Duration::from_millis(900), "{:?}", served_for(&r));
+    assert!(
+        served_for(&r) < Duration::from_millis(900),
+        "{:?}",
+        served_for(&r)
+    );
     up.stop().await;
 }

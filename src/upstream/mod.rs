@@ -6,6 +6,8 @@
 //! - [`serve`]: the server; takes a bound listener and a shutdown future, so the run harness
 //!   embeds it in-process. `rehearse upstream` ([`command`]) wraps it for the command line.
 //! - [`Upstream`]: the shared state (faults, seeded RNG, stats, record sinks).
+//! - `serving`: when the upstream finished serving a request (a record's `done_ms` and
+//!   `whole`): the guard its admission begins and its response body ends.
 //!
 //! Requests carrying `X-Rehearse-Canary` are the engine's synthetic health checks: faults apply
 //! to them too (their point is to see the upstream's health), but they never count towards a

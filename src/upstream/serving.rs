@@ -11,13 +11,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
-use http_body_util::BodyExt;
 use tokio::time::Instant;
 
 use super::RecordSink;
-use super::routes::{Body, BoxError};
 
 /// The serving of one recorded request, ended once: by [`Serving::complete_at`] when its
 /// response went out to its last byte, else (dropped) as cut short at the drop.
@@ -89,38 +86,34 @@ impl Drop for Serving {
 
 /// A response body that ends its request's [`Serving`]: complete when its last frame was
 /// polled (or it was empty), cut when it failed or was dropped before that.
-pub(crate) struct ServedBody {
-    inner: Body,
+pub(crate) struct ServedBody<B> {
+    inner: B,
     serving: Option<Serving>,
 }
 
-impl ServedBody {
+impl<B: HttpBody + Unpin> ServedBody<B> {
     /// `inner` ending `serving` (none: a request the upstream keeps no record of).
-    pub(crate) fn wrap(inner: Body, serving: Option<Serving>) -> Body {
-        let Some(serving) = serving else {
-            return inner;
-        };
-        if inner.is_end_stream() {
+    pub(crate) fn wrap(inner: B, serving: Option<Serving>) -> Self {
+        let serving = match serving {
             // Nothing to send after the head (an upgrade, an empty answer): done with it.
-            serving.complete_at(Instant::now());
-            return inner;
-        }
-        ServedBody {
-            inner,
-            serving: Some(serving),
-        }
-        .boxed_unsync()
+            Some(s) if inner.is_end_stream() => {
+                s.complete_at(Instant::now());
+                None
+            }
+            other => other,
+        };
+        ServedBody { inner, serving }
     }
 }
 
-impl HttpBody for ServedBody {
-    type Data = Bytes;
-    type Error = BoxError;
+impl<B: HttpBody + Unpin> HttpBody for ServedBody<B> {
+    type Data = B::Data;
+    type Error = B::Error;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    ) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
         match &polled {
             Poll::Ready(None) => {
@@ -153,7 +146,10 @@ impl HttpBody for ServedBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::upstream::routes::BoxError;
     use crate::upstream::{MemoryRecords, UpstreamRecord};
+    use bytes::Bytes;
+    use http_body_util::BodyExt;
     use std::time::Duration;
 
     fn memory_with(seq: u64) -> Arc<MemoryRecords> {

@@ -194,7 +194,10 @@ mod tests {
             latency: Duration::from_millis(5),
         };
         let c = classify(&with(&[("retry-after-ms", "9000")]), SystemTime::UNIX_EPOCH);
-        assert_eq!((c.reason, c.retry_after), (Some(Reason::RateLimit), Some(Duration::from_secs(9))));
+        assert_eq!(
+            (c.reason, c.retry_after),
+            (Some(Reason::RateLimit), Some(Duration::from_secs(9)))
+        );
         let c = classify(
             &with(&[("x-ratelimit-reset-requests", "6m0s")]),
             SystemTime::UNIX_EPOCH,

@@ -131,7 +131,10 @@ mod tests {
     fn each_header_alone_is_read_in_its_own_unit() {
         let ms = Duration::from_millis;
         assert_eq!(wait(None, &[("retry-after-ms", "9000")]), Some(ms(9_000)));
-        assert_eq!(wait(None, &[("Retry-After-Ms", " 1500.5 ")]), Some(Duration::from_micros(1_500_500)));
+        assert_eq!(
+            wait(None, &[("Retry-After-Ms", " 1500.5 ")]),
+            Some(Duration::from_micros(1_500_500))
+        );
         assert_eq!(wait(None, &[("x-ms-retry-after-ms", "250")]), Some(ms(250)));
         assert_eq!(wait(Some("7"), &[]), Some(ms(7_000)));
         for (v, want) in [
@@ -142,9 +145,17 @@ mod tests {
             ("0s", 0),
             ("1m30s", 90_000),
         ] {
-            assert_eq!(wait(None, &[("x-ratelimit-reset-requests", v)]), Some(ms(want)), "{v}");
+            assert_eq!(
+                wait(None, &[("x-ratelimit-reset-requests", v)]),
+                Some(ms(want)),
+                "{v}"
+            );
         }
-        assert_eq!(wait(None, &[("x-ratelimit-reset-tokens", "5s")]), None, "not read");
+        assert_eq!(
+            wait(None, &[("x-ratelimit-reset-tokens", "5s")]),
+            None,
+            "not read"
+        );
         assert_eq!(wait(None, &[]), None);
     }
 
@@ -161,16 +172,39 @@ mod tests {
         assert_eq!(wait(Some("10"), &all[..1]), Some(ms(10_000)));
         assert_eq!(wait(None, &all[..1]), Some(ms(360_000)));
         // Garbage and absurd values are ignored: the next header speaks.
-        for bad in ["soon", "-5", "1e3", "", "NaN", "inf", "99999999999999999999999", "1.2.3"] {
-            assert_eq!(wait(Some("4"), &[("retry-after-ms", bad)]), Some(ms(4_000)), "{bad:?}");
+        for bad in [
+            "soon",
+            "-5",
+            "1e3",
+            "",
+            "NaN",
+            "inf",
+            "99999999999999999999999",
+            "1.2.3",
+        ] {
+            assert_eq!(
+                wait(Some("4"), &[("retry-after-ms", bad)]),
+                Some(ms(4_000)),
+                "{bad:?}"
+            );
         }
         assert_eq!(
-            wait(None, &[("retry-after-ms", "86400001"), ("x-ratelimit-reset-requests", "2s")]),
+            wait(
+                None,
+                &[
+                    ("retry-after-ms", "86400001"),
+                    ("x-ratelimit-reset-requests", "2s")
+                ]
+            ),
             Some(ms(2_000)),
             "longer than a day is absurd"
         );
         for bad in ["6x", "s", "1", "m1s", "-1s", "25h0m0.001s", "1..5s", "ms"] {
-            assert_eq!(wait(None, &[("x-ratelimit-reset-requests", bad)]), None, "{bad:?}");
+            assert_eq!(
+                wait(None, &[("x-ratelimit-reset-requests", bad)]),
+                None,
+                "{bad:?}"
+            );
         }
         // Retry-After keeps its own rule: clamped to a day.
         assert_eq!(wait(Some("999999999"), &[]), Some(MAX_RETRY_AFTER));

@@ -41,7 +41,7 @@ pub(crate) async fn handle(
     let answer = route(req, &up, &ctl).await;
     let serving = ctl.take_serving();
     match answer {
-        Ok(r) => Ok(r.map(|b| ServedBody::wrap(b, serving))),
+        Ok(r) => Ok(r.map(|b| ServedBody::wrap(b, serving).boxed_unsync())),
         Err(e) => {
             drop(serving);
             Err(e)
