@@ -75,7 +75,7 @@ pub enum AttemptResult {
         retry_after: Option<String>,
         /// The other headers a provider throttles with, as sent (name, raw value):
         /// `retry-after-ms`, `x-ms-retry-after-ms`, `x-ratelimit-reset-requests`
-        /// ([`crate::engine::failover::throttle`]); empty when it sent none.
+        /// (read by the engine's failover, `failover::throttle`); empty when it sent none.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         throttle: Vec<(String, String)>,
         /// A provider error code from the body (`rate_limit_exceeded`, `context_length_exceeded`, ...).
@@ -117,25 +117,6 @@ pub enum AttemptResult {
 }
 
 /// Why an attempt failed, as the failover engine classifies it.
-impl AttemptResult {
-    /// The wait a non-2xx response announced, whichever throttle header said it
-    /// ([`crate::engine::failover::throttle`]); `wall_now` resolves an HTTP-date Retry-After.
-    pub fn announced_wait(&self, wall_now: std::time::SystemTime) -> Option<Duration> {
-        match self {
-            Self::Http {
-                retry_after,
-                throttle,
-                ..
-            } => crate::engine::failover::throttle::announced_wait(
-                retry_after.as_deref(),
-                throttle,
-                wall_now,
-            ),
-            _ => None,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {

@@ -157,7 +157,7 @@ impl HttpTransport {
             .get(http::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let throttle = throttle_headers(resp.headers());
+        let throttle = super::throttle::headers(resp.headers());
         let is_sse = resp
             .headers()
             .get(http::header::CONTENT_TYPE)
@@ -315,14 +315,5 @@ async fn read_stream(
             Some(ReadFailure::BodyEndedEarly),
         )
     }
-}
-
-/// The throttle headers besides `Retry-After` a failed response carried (name, value), what
-/// the engine reads its wait from ([`crate::engine::failover::throttle`]).
-pub(crate) fn throttle_headers(h: &http::HeaderMap) -> Vec<(String, String)> {
-    h.iter()
-        .filter(|(name, _)| crate::engine::failover::throttle::is_throttle_header(name.as_str()))
-        .filter_map(|(name, v)| Some((name.as_str().to_string(), v.to_str().ok()?.to_string())))
-        .collect()
 }
 

@@ -56,7 +56,7 @@ impl Signal {
             AttemptResult::Http {
                 status, latency, ..
             } => {
-                let ra = result.announced_wait(wall_now);
+                let ra = crate::engine::failover::throttle::of_result(result, wall_now);
                 match status {
                     429 => Signal::RateLimited {
                         retry_after: ra,

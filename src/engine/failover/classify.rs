@@ -72,7 +72,7 @@ pub fn classify(result: &AttemptResult, wall_now: SystemTime) -> Classified {
             } else {
                 failed(Reason::Unknown, AttemptOutcome::Content)
             };
-            c.retry_after = result.announced_wait(wall_now);
+            c.retry_after = super::throttle::of_result(result, wall_now);
             c
         }
         AttemptResult::Timeout { phase, .. } => Classified {

@@ -33,6 +33,22 @@ pub fn is_throttle_header(name: &str) -> bool {
         .any(|h| h.eq_ignore_ascii_case(name))
 }
 
+/// The wait a non-2xx attempt's response announced, whichever header said it; `now` resolves
+/// an HTTP-date Retry-After. Nothing for any other result.
+pub fn of_result(
+    result: &crate::engine::outcome::AttemptResult,
+    now: SystemTime,
+) -> Option<Duration> {
+    match result {
+        crate::engine::outcome::AttemptResult::Http {
+            retry_after,
+            throttle,
+            ..
+        } => announced_wait(retry_after.as_deref(), throttle, now),
+        _ => None,
+    }
+}
+
 /// The wait announced by a response's `Retry-After` (`retry_after`, raw) and its other throttle
 /// headers (`other`: name and raw value, any case), by the precedence above; `now` resolves an
 /// HTTP date.
