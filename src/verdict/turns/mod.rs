@@ -105,6 +105,13 @@ impl TurnRequest {
             .unwrap_or_else(|| fault_answers(self.fault.as_deref()))
     }
 
+    /// The upstream was sending its whole answer (no fault, or one that only slows it) and the
+    /// client went away before the end (`whole: false`): what it was served is that answer,
+    /// though the upstream did not get it all out ([`crate::verdict::answers`]).
+    pub fn abandoned(&self) -> bool {
+        self.whole == Some(false) && fault_answers(self.fault.as_deref())
+    }
+
     /// Its model qualified with its provider (`PROVIDER/MODEL`), what a fallback changes.
     pub fn qualified_model(&self) -> Option<String> {
         self.model
