@@ -9,12 +9,14 @@
 //! - [`exit`]: the exit-code contract (0 pass, 1 expectation failed, 2 bad input, 3 harness failed).
 //! - [`engine`]: the failover + breaker engine: pure decisions with `now` passed in, no hyper/clap,
 //!   in rooms: `breaker/` (machine, trip rules and their reason, probes, window, registry),
-//!   `failover/` (the decision, profiles, policies, cooldowns, the store, Retry-After),
+//!   `failover/` (the decision, profiles, policies, cooldowns, the store, Retry-After and the
+//!   other throttle headers a 429's wait is read from: `throttle`),
 //!   `budget/` (retries, the degradation ladder, ledger, throttle), `executor/` (the async loop:
 //!   one entry, the model chain, simple calls), `adaptive/` (learned tool-call deadlines),
 //!   `health/` (canaries), `coordinator/` (fleets), `metrics/`; the seams (`request`, `transport`, `admission`) and `clock` at its root.
 //! - [`exporter`]: the engine's `/metrics` HTTP endpoint (hyper), Prometheus text format 0.0.4.
-//! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API.
+//! - [`upstream`]: the fault-injecting mock upstream (HTTP JSON, SSE, WebSocket) and its control API;
+//!   when it finished serving each request (`upstream::serving`: `done_ms`, `whole`).
 //! - [`replay`]: the traffic format, the pure pacer, the open-model replayer (its dispatcher of
 //!   `rehearse replay` in `replay/http.rs`) and the recording proxy.
 //! - [`scenario`]: the scenario file format, its validation and its digest (what drift compares

@@ -93,6 +93,7 @@ fn status(code: u16) -> AttemptResult {
     AttemptResult::Http {
         status: code,
         retry_after: None,
+        throttle: Vec::new(),
         provider_code: None,
         latency: Duration::from_millis(10),
     }

@@ -27,6 +27,7 @@ fn recorder() -> FakeTransport {
             AttemptResult::Http {
                 status: 503,
                 retry_after: None,
+                throttle: Vec::new(),
                 provider_code: None,
                 latency: Duration::from_millis(5),
             }

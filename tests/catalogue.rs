@@ -18,8 +18,11 @@ use std::sync::Mutex;
 use crate::support::run::{repo_root, show};
 
 /// Every case and the verdict the embedded engine gets (`true`: pass).
-const EMBEDDED: [(&str, bool); 18] = [
+const EMBEDDED: [(&str, bool); 21] = [
     ("429-retry-after", true),
+    // The wait said only in `retry-after-ms`: read, and honoured (a gateway reading only
+    // Retry-After cools key-A for its own 2 s schedule and asks it again too soon).
+    ("429-retry-after-ms", true),
     ("429-persistent", true),
     ("500-once", true),
     // The engine neither cools a profile on a 5xx nor falls back before its breaker opens.
@@ -39,6 +42,11 @@ const EMBEDDED: [(&str, bool); 18] = [
     ("every-fallback-serves", true),
     // The engine's inter-token timeout gives up on the stalled stream and answers elsewhere.
     ("stall-resumes", true),
+    // The same timeout gives up on a first token 20 s late (its turn answered at ~10.8 s).
+    ("first-token-late", true),
+    // The first fallback's 400 on the prefill is a content failure to the engine: it retries it
+    // on the same profile and ends the turn, never asking the healthy second fallback.
+    ("fallback-rejects-prefill", false),
     // A broken 200 stream fails the attempt, but like a 5xx it cools no profile: both keys of
     // the primary are tried, then the turn fails — no fallback — and the engine hands the
     // client the tokens before the break as a partial result (a truncated success).

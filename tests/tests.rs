@@ -150,6 +150,8 @@ mod upstream_control_fuzz;
 
 // Mock upstream: every fault kind from the client side, windows, probability, profiles.
 mod upstream_faults;
+// When the upstream finished serving a request (`done_ms`, `whole`) on real sockets.
+mod upstream_done;
 // The field's faults through the embedded engine: a broken 200 stream fails its attempt, a wait
 // in `headers` judged by until_retry_after, a prefill row and `when`.
 mod run_field_faults;

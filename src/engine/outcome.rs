@@ -73,6 +73,11 @@ pub enum AttemptResult {
         status: u16,
         /// The raw `Retry-After` header, if any (seconds or HTTP-date; parsed by the engine).
         retry_after: Option<String>,
+        /// The other headers a provider throttles with, as sent (name, raw value):
+        /// `retry-after-ms`, `x-ms-retry-after-ms`, `x-ratelimit-reset-requests`
+        /// (read by the engine's failover, `failover::throttle`); empty when it sent none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        throttle: Vec<(String, String)>,
         /// A provider error code from the body (`rate_limit_exceeded`, `context_length_exceeded`, ...).
         provider_code: Option<String>,
         /// Time from sending the request to the end of the response.

@@ -27,8 +27,8 @@ pub(crate) fn markdown(policies: &[PolicyReport]) -> String {
     let mut o = String::from("## Turns\n\n");
     o.push_str(
         "Each turn's requests at the upstream, read by the turn marker each carried (times are \
-         scenario time; the time to answer runs from a turn's first request to the one that \
-         answered).\n",
+         scenario time; the time to answer runs from a turn's first request to when the \
+         upstream finished serving the answer).\n",
     );
     for (p, t) in with {
         let _ = writeln!(o, "\n### Policy `{}`\n", p.policy);
@@ -165,6 +165,9 @@ mod tests {
             probe: false,
             tokens: None,
             usage: None,
+            // Served at once: a test of when the upstream finished sets it apart.
+            done_ms: Some(t_ms),
+            whole: None,
             retry_after_ms: None,
         }
     }

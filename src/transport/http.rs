@@ -157,6 +157,7 @@ impl HttpTransport {
             .get(http::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        let throttle = super::throttle::headers(resp.headers());
         let is_sse = resp
             .headers()
             .get(http::header::CONTENT_TYPE)
@@ -171,6 +172,7 @@ impl HttpTransport {
             let result = AttemptResult::Http {
                 status: status.as_u16(),
                 retry_after,
+                throttle,
                 provider_code,
                 latency: started.elapsed(),
             };
@@ -314,3 +316,4 @@ async fn read_stream(
         )
     }
 }
+

@@ -18,7 +18,8 @@
 //!   projections: the engine's `TransportFailure` + [`ReadFailure`], and replay's error kinds.
 //! - [`http`]: [`HttpTransport`], the engine's `Transport` over a pooled hyper-util client;
 //!   [`sse`]: reading a response body (SSE token events, usage, provider codes);
-//!   [`ws`]: the engine's WebSocket session.
+//!   [`ws`]: the engine's WebSocket session; [`throttle`]: the throttle headers besides
+//!   `Retry-After` a failed response carried, which both hand the engine.
 //! - `rehearse replay`'s `HttpDispatcher` sits with the replayer it serves
 //!   ([`crate::replay::http`]) and builds and classifies through the same [`request`] and [`errors`].
 //! - [`diagnostics`]: per-dependency read-failure counters for the report.
@@ -35,6 +36,7 @@ pub(crate) mod http;
 pub(crate) mod request;
 pub mod sockopt;
 pub(crate) mod sse;
+pub(crate) mod throttle;
 pub(crate) mod ws;
 
 pub use connector::{SocketsReport, TunedConnector};

@@ -194,6 +194,7 @@ fn ws_error(e: WsError, phase: Phase) -> (AttemptResult, Option<ReadFailure>) {
                     .get(http::header::RETRY_AFTER)
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_string),
+                throttle: super::throttle::headers(resp.headers()),
                 provider_code: None,
                 latency: Duration::ZERO,
             },

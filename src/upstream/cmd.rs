@@ -138,6 +138,9 @@ mod tests {
             turn: None,
             tokens: None,
             usage: None,
+            done_ms: None,
+            whole: None,
+            seq: None,
         };
         let line = verbose_line(&r);
         assert!(line.ends_with(".123Z llm model=mockai/m1 profile=1a2b3c fault=status"));

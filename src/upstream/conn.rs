@@ -12,6 +12,10 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use crate::transport::arrival::ArrivalMark;
+use crate::util::sync::Locked;
+
+use super::serving::Serving;
+use super::{Decision, Incoming, Upstream};
 
 /// How often a held (stalled) request checks whether its client is still there.
 const HOLD_POLL: Duration = Duration::from_millis(100);
@@ -26,6 +30,9 @@ pub(crate) struct ConnCtl {
     stop: Shutdown,
     /// When the current request's first bytes arrived.
     arrival: Arc<ArrivalMark>,
+    /// The current request's serving, from its admission until its handler returns (then its
+    /// body carries it, [`super::serving::ServedBody`]); dropped with the connection.
+    serving: std::sync::Mutex<Option<Serving>>,
 }
 
 /// The error a handler returns to make hyper drop the connection without writing anything.
@@ -41,7 +48,21 @@ impl ConnCtl {
             sock,
             stop,
             arrival,
+            serving: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Admits the current request ([`Upstream::admit_served`]) at its arrival, keeping its
+    /// serving until [`ConnCtl::take_serving`].
+    pub(super) fn admit(&self, up: &Upstream, inc: &Incoming<'_>) -> Option<Decision> {
+        let (decision, serving) = up.admit_served(inc, self.arrived(), std::time::SystemTime::now());
+        *self.serving.locked() = serving;
+        decision
+    }
+
+    /// The current request's serving, once its handler returned.
+    pub(super) fn take_serving(&self) -> Option<Serving> {
+        self.serving.locked().take()
     }
 
     /// When the current request's first bytes reached the host (see [`ArrivalMark`]); the

@@ -6,6 +6,8 @@
 //! - [`serve`]: the server; takes a bound listener and a shutdown future, so the run harness
 //!   embeds it in-process. `rehearse upstream` ([`command`]) wraps it for the command line.
 //! - [`Upstream`]: the shared state (faults, seeded RNG, stats, record sinks).
+//! - `serving`: when the upstream finished serving a request (a record's `done_ms` and
+//!   `whole`): the guard its admission begins and its response body ends.
 //!
 //! Requests carrying `X-Rehearse-Canary` are the engine's synthetic health checks: faults apply
 //! to them too (their point is to see the upstream's health), but they never count towards a
@@ -21,10 +23,12 @@ mod owners;
 mod record;
 mod routes;
 mod server;
+mod serving;
 mod stats;
 pub mod turn;
 
 use crate::util::sync::{Locked, RwLocked};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -89,6 +93,8 @@ pub struct Upstream {
     owners: TokenOwners,
     /// Set by `POST /_rehearse/shutdown`: the server stops as if its process had died.
     halted: Shutdown,
+    /// The next request's number ([`UpstreamRecord::seq`]).
+    next_seq: AtomicU64,
 }
 
 struct Inner {
@@ -154,6 +160,7 @@ impl Upstream {
             sinks: RwLock::new(Vec::new()),
             owners: cfg.owners,
             halted: Shutdown::new(),
+            next_seq: AtomicU64::new(0),
         })
     }
 
@@ -231,14 +238,27 @@ impl Upstream {
         self.sinks.write_locked().push(sink)
     }
 
-    /// Decides the fault for one request arriving at `now` (`wall` for HTTP dates), counts it
-    /// and records it. Returns the fault kind and what to do, or `None` for a healthy answer.
+    /// [`Upstream::admit_served`] for a request served at once: its serving ends (cut) here.
+    #[cfg(test)]
     pub(crate) fn admit(
         &self,
         inc: &Incoming<'_>,
         now: Instant,
         wall: SystemTime,
     ) -> Option<Decision> {
+        self.admit_served(inc, now, wall).0
+    }
+
+    /// Decides the fault for one request arriving at `now` (`wall` for HTTP dates), counts it
+    /// and records it. Returns the fault kind and what to do (`None` for a healthy answer), and
+    /// the serving that ends its record (`None` when no sink records it): the server ends it
+    /// when the response went out or stopped short ([`serving`]).
+    pub(crate) fn admit_served(
+        &self,
+        inc: &Incoming<'_>,
+        now: Instant,
+        wall: SystemTime,
+    ) -> (Option<Decision>, Option<serving::Serving>) {
         let route = RequestRoute::of(inc.route, inc.tool);
         let route_text = route.to_string();
         let profile_fp = inc.bearer.map(crate::util::fingerprint);
@@ -256,7 +276,7 @@ impl Upstream {
             stream: inc.stream,
             body: inc.body,
         };
-        let (decision, duplicate, index, t_ms, warmup) = {
+        let (decision, duplicate, index, t_ms, warmup, start) = {
             let mut g = lock(&self.inner);
             let inner = &mut *g;
             // Read under the same lock `arm` takes: a request is either the warm-up's or the run's.
@@ -304,10 +324,12 @@ impl Upstream {
                 idempotency_key: inc.idempotency_key,
                 executes: decision.as_ref().is_none_or(|d| d.action.executes()),
             });
-            (decision, duplicate, index, t_ms, warmup)
+            (decision, duplicate, index, t_ms, warmup, start)
         };
         let sinks = self.sinks.read_locked();
+        let mut served = None;
         if !sinks.is_empty() {
+            let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
             let rec = UpstreamRecord {
                 t_ms,
                 wall_ms: wall
@@ -331,12 +353,17 @@ impl Upstream {
                 turn: inc.turn,
                 tokens: inc.tokens,
                 usage: inc.usage,
+                done_ms: None,
+                whole: None,
+                seq: Some(seq),
             };
             for s in sinks.iter() {
                 s.record(&rec);
             }
+            let whole = decision.as_ref().is_none_or(|d| d.action.answers_whole());
+            served = Some(serving::Serving::new(seq, start, whole, sinks.clone()));
         }
-        decision
+        (decision, served)
     }
 }
 

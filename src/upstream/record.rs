@@ -153,6 +153,24 @@ pub struct UpstreamRecord {
     /// asked, `stream_options.include_usage`); absent when it carries none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<crate::wire::usage::Usage>,
+    /// When the upstream finished serving it, ms on `t_ms`'s clock: the last byte of its
+    /// response handed to the connection, or the moment serving stopped short (a reset, the
+    /// client went away, the server stopped). Absent in recordings made before it, and for a
+    /// request still being served when its line was written (the run's record closed first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_ms: Option<u64>,
+    /// Whether the upstream wrote its whole answer: a response of every token and its ending
+    /// (no fault, or one that only delays or paces it: `latency`, `slow_stream`,
+    /// `first_token_delay`, a `stall_stream` that resumes) that went out to its last byte.
+    /// `false`: a refusal, a cut, a reset, an injected error, or serving stopped before the end
+    /// (the client went away). Absent where `done_ms` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<bool>,
+    /// The upstream's own number for the request, in arrival order: what the end of its serving
+    /// ([`RecordSink::done`]) names. `None` for a record the upstream will not end (tests, a
+    /// record read back); never written.
+    #[serde(skip)]
+    pub seq: Option<u64>,
 }
 
 #[cfg(test)]
@@ -186,14 +204,25 @@ impl UpstreamRecord {
             turn: None,
             tokens: None,
             usage: None,
+            done_ms: None,
+            whole: None,
+            seq: None,
         }
     }
 }
 
-/// Receives every [`UpstreamRecord`]. Called on the request path: keep it quick.
+/// Receives every [`UpstreamRecord`] when its request arrives, and then the end of its serving.
+/// Called on the request path: keep it quick.
 pub trait RecordSink: Send + Sync {
-    /// Takes one record.
+    /// Takes one record, at the request's arrival (its `done_ms` and `whole` not known yet).
     fn record(&self, r: &UpstreamRecord);
+
+    /// The upstream finished serving the request numbered `seq` (its record's `seq`) at
+    /// `done_ms` (on its `t_ms`'s clock), its whole answer written or not (`whole`). Called
+    /// once per record that has a `seq`, after [`RecordSink::record`]. By default ignored.
+    fn done(&self, seq: u64, done_ms: u64, whole: bool) {
+        let _ = (seq, done_ms, whole);
+    }
 }
 
 /// A sink that keeps records in memory (tests, small runs).
@@ -212,6 +241,14 @@ impl MemoryRecords {
 impl RecordSink for MemoryRecords {
     fn record(&self, r: &UpstreamRecord) {
         self.records.locked().push(r.clone())
+    }
+
+    fn done(&self, seq: u64, done_ms: u64, whole: bool) {
+        let mut records = self.records.locked();
+        if let Some(r) = records.iter_mut().rev().find(|r| r.seq == Some(seq)) {
+            r.done_ms = Some(done_ms);
+            r.whole = Some(whole);
+        }
     }
 }
 

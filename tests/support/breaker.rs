@@ -53,6 +53,7 @@ pub fn http(status: u16, retry_after: Option<&str>) -> AttemptResult {
     AttemptResult::Http {
         status,
         retry_after: retry_after.map(str::to_string),
+        throttle: Vec::new(),
         provider_code: None,
         latency: ms(20),
     }

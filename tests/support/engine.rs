@@ -34,6 +34,7 @@ impl Reply {
             Answer::Now(AttemptResult::Http {
                 status,
                 retry_after,
+                throttle: Vec::new(),
                 provider_code,
                 latency: Duration::from_millis(20),
             })

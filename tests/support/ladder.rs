@@ -108,6 +108,7 @@ pub fn status(code: u16, provider_code: Option<&str>) -> AttemptResult {
     AttemptResult::Http {
         status: code,
         retry_after: None,
+        throttle: Vec::new(),
         provider_code: provider_code.map(str::to_string),
         latency: Duration::from_millis(10),
     }

@@ -3,7 +3,6 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::engine::failover::retry_after::parse_retry_after;
 use crate::engine::outcome::{AttemptResult, TimeoutPhase};
 
 /// One attempt's result, as the breaker sees it.
@@ -55,14 +54,9 @@ impl Signal {
         match result {
             AttemptResult::Ok { latency, .. } => Signal::Success { latency: *latency },
             AttemptResult::Http {
-                status,
-                retry_after,
-                latency,
-                ..
+                status, latency, ..
             } => {
-                let ra = retry_after
-                    .as_deref()
-                    .and_then(|v| parse_retry_after(v, wall_now));
+                let ra = crate::engine::failover::throttle::of_result(result, wall_now);
                 match status {
                     429 => Signal::RateLimited {
                         retry_after: ra,
@@ -105,6 +99,7 @@ mod tests {
         AttemptResult::Http {
             status,
             retry_after: ra.map(str::to_string),
+            throttle: Vec::new(),
             provider_code: None,
             latency: Duration::from_millis(5),
         }

@@ -236,7 +236,10 @@ impl<T: Transport> Engine<T> {
             self.admission
                 .record_async(&dep, worker, probe, &result, ended)
                 .await;
-            let c = classify(&result, ended.wall);
+            let mut c = classify(&result, ended.wall);
+            // The wait a response announced is wall time at this speed (a scaled upstream
+            // divided it already); the policy's cooldowns are nominal and scaled once below.
+            c.retry_after = c.retry_after.map(|ra| self.nominal(ra));
             let m = Some((id.as_str(), p.state.model.as_str()));
             self.attempt_event(
                 end,

@@ -1,5 +1,6 @@
 //! Classification of what an attempt produced into a failure reason (docs/engine.md,
-//! a.5): 429 or a provider rate-limit code → rate_limit (with its Retry-After); 5xx →
+//! a.5): 429 or a provider rate-limit code → rate_limit (with the wait it announced:
+//! `Retry-After` or another throttle header, [`super::throttle`]); 5xx →
 //! server_error; our own deadline → timeout (phase kept); reset/refused → transport; a reset
 //! after tokens → stream_cut; 401/403 → auth; 402 → billing; `context_length_exceeded` or 413 →
 //! context_overflow; other 4xx and content codes → content.
@@ -7,7 +8,6 @@
 use std::time::{Duration, SystemTime};
 
 use crate::engine::events::AttemptOutcome;
-use crate::engine::failover::retry_after::parse_retry_after;
 use crate::engine::outcome::{AttemptResult, Reason, TimeoutPhase};
 
 /// An attempt's classification.
@@ -52,7 +52,6 @@ pub fn classify(result: &AttemptResult, wall_now: SystemTime) -> Classified {
         },
         AttemptResult::Http {
             status,
-            retry_after,
             provider_code,
             ..
         } => {
@@ -73,9 +72,7 @@ pub fn classify(result: &AttemptResult, wall_now: SystemTime) -> Classified {
             } else {
                 failed(Reason::Unknown, AttemptOutcome::Content)
             };
-            c.retry_after = retry_after
-                .as_deref()
-                .and_then(|v| parse_retry_after(v, wall_now));
+            c.retry_after = super::throttle::of_result(result, wall_now);
             c
         }
         AttemptResult::Timeout { phase, .. } => Classified {
@@ -112,6 +109,7 @@ mod tests {
         AttemptResult::Http {
             status,
             retry_after: ra.map(str::to_string),
+            throttle: Vec::new(),
             provider_code: code.map(str::to_string),
             latency: Duration::from_millis(5),
         }
@@ -181,5 +179,31 @@ mod tests {
             SystemTime::UNIX_EPOCH,
         );
         assert_eq!(g.retry_after, None);
+    }
+
+    #[test]
+    fn a_429_with_only_retry_after_ms_or_a_reset_header_announces_its_wait() {
+        let with = |throttle: &[(&str, &str)]| AttemptResult::Http {
+            status: 429,
+            retry_after: None,
+            throttle: throttle
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            provider_code: None,
+            latency: Duration::from_millis(5),
+        };
+        let c = classify(&with(&[("retry-after-ms", "9000")]), SystemTime::UNIX_EPOCH);
+        assert_eq!(
+            (c.reason, c.retry_after),
+            (Some(Reason::RateLimit), Some(Duration::from_secs(9)))
+        );
+        let c = classify(
+            &with(&[("x-ratelimit-reset-requests", "6m0s")]),
+            SystemTime::UNIX_EPOCH,
+        );
+        assert_eq!(c.retry_after, Some(Duration::from_secs(360)));
+        let c = classify(&with(&[("retry-after-ms", "soon")]), SystemTime::UNIX_EPOCH);
+        assert_eq!(c.retry_after, None, "garbage is no wait");
     }
 }

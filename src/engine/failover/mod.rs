@@ -25,6 +25,7 @@ pub mod policy;
 pub mod profiles;
 pub mod retry_after;
 pub mod store;
+pub mod throttle;
 
 use crate::engine::events::EventKind;
 use crate::engine::outcome::Reason;

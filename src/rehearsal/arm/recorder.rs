@@ -10,6 +10,11 @@
 //! included) goes onto a compact bounded tape ([`RequestTape`]) the report's request lanes are
 //! drawn from.
 //!
+//! A request's line goes to upstream.jsonl when the upstream finished serving it
+//! ([`RecordSink::done`]), with its `done_ms` and `whole`, so the lines are in the order the
+//! requests ended (`t_ms` orders their arrivals); the records kept in memory get the same end.
+//! A request still being served when the records are taken is written then, without them.
+//!
 //! Requests that arrive before the run's clock starts (the upstream's faults disarmed, the
 //! records marked `warmup`) are the warm-up's: written to upstream.jsonl as they are (marked),
 //! counted apart ([`WarmupSeen`]) and never kept for the judge, counted as fault hits or probes.
@@ -100,6 +105,16 @@ pub(crate) struct WarmupSeen {
 /// Most warm-up model-request arrivals kept (the warm-up's turns are few; its count goes on).
 const MAX_WARMUP_ARRIVALS: usize = 10_000;
 
+/// A request whose serving has not ended: its record and where its copies are kept.
+#[derive(Debug)]
+struct Open {
+    record: UpstreamRecord,
+    /// Its index in [`TurnRecords::records`].
+    turn_at: Option<usize>,
+    /// Its index in [`Kept::records`].
+    kept_at: Option<usize>,
+}
+
 #[derive(Debug, Default)]
 struct Kept {
     records: Vec<UpstreamRecord>,
@@ -120,6 +135,8 @@ pub(crate) struct UpstreamRecorder {
     warmup: Mutex<WarmupSeen>,
     tape: Mutex<RequestTape>,
     turns: Mutex<TurnRecords>,
+    /// Requests still being served, by their `seq`.
+    open: Mutex<std::collections::HashMap<u64, Open>>,
 }
 
 impl std::fmt::Debug for UpstreamRecorder {
@@ -146,6 +163,7 @@ impl UpstreamRecorder {
             warmup: Mutex::new(WarmupSeen::default()),
             tape: Mutex::new(RequestTape::new()),
             turns: Mutex::new(TurnRecords::default()),
+            open: Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -172,8 +190,14 @@ impl UpstreamRecorder {
         self.warmup.locked().clone()
     }
 
-    /// Takes the model requests kept so far (empty when none were kept) and the tape.
+    /// Takes the model requests kept so far (empty when none were kept) and the tape. The
+    /// requests still being served are written to upstream.jsonl now, without an end.
     pub(crate) fn take_records(&self) -> KeptRecords {
+        let mut open: Vec<Open> = self.open.locked().drain().map(|(_, o)| o).collect();
+        open.sort_by_key(|o| o.record.seq);
+        for o in &open {
+            self.out.append_at(o.record.t_ms, &o.record);
+        }
         let served = self.served.load(Ordering::Relaxed);
         let tape = std::mem::take(&mut *self.tape.locked());
         let turns = std::mem::take(&mut *self.turns.locked());
@@ -200,8 +224,53 @@ impl UpstreamRecorder {
 }
 
 impl RecordSink for UpstreamRecorder {
+    fn done(&self, seq: u64, done_ms: u64, whole: bool) {
+        let Some(mut o) = self.open.locked().remove(&seq) else {
+            return;
+        };
+        o.record.done_ms = Some(done_ms);
+        o.record.whole = Some(whole);
+        self.out.append_at(o.record.t_ms, &o.record);
+        let end = |r: Option<&mut UpstreamRecord>| {
+            if let Some(r) = r.filter(|r| r.seq == Some(seq)) {
+                r.done_ms = Some(done_ms);
+                r.whole = Some(whole);
+            }
+        };
+        if let Some(i) = o.turn_at {
+            end(self.turns.locked().records.get_mut(i));
+        }
+        if let (Some(i), Some(kept)) = (o.kept_at, &self.kept) {
+            end(kept.locked().records.get_mut(i));
+        }
+    }
+
     fn record(&self, r: &UpstreamRecord) {
-        self.out.append_at(r.t_ms, r);
+        let (mut turn_at, mut kept_at) = (None, None);
+        self.record_kept(r, &mut turn_at, &mut kept_at);
+        match r.seq {
+            Some(seq) => {
+                let open = Open {
+                    record: r.clone(),
+                    turn_at,
+                    kept_at,
+                };
+                self.open.locked().insert(seq, open);
+            }
+            // A record nobody will end: written as it is.
+            None => self.out.append_at(r.t_ms, r),
+        }
+    }
+}
+
+impl UpstreamRecorder {
+    /// Keeps `r` as the module doc says; where it went in the turns' and the judge's lists.
+    fn record_kept(
+        &self,
+        r: &UpstreamRecord,
+        turn_at: &mut Option<usize>,
+        kept_at: &mut Option<usize>,
+    ) {
         self.tape.locked().push(r);
         if r.warmup {
             let mut w = self.warmup.locked();
@@ -215,6 +284,7 @@ impl RecordSink for UpstreamRecorder {
             self.served.fetch_add(1, Ordering::Relaxed);
             let mut t = self.turns.locked();
             if t.records.len() < self.cap {
+                *turn_at = Some(t.records.len());
                 t.records.push(r.clone());
             } else {
                 t.dropped += 1;
@@ -226,6 +296,7 @@ impl RecordSink for UpstreamRecorder {
         {
             let mut k = kept.locked();
             if k.records.len() < self.cap {
+                *kept_at = Some(k.records.len());
                 k.records.push(r.clone());
             } else {
                 k.dropped += 1;
@@ -322,5 +393,42 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert!(lines[0].contains("\"warmup\":true"), "{}", lines[0]);
         assert!(!lines[1].contains("warmup"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn a_line_is_written_when_its_serving_ended_with_the_end_and_the_kept_copies_get_it() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("upstream.jsonl");
+        let file = JsonlFile::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        let rec = UpstreamRecorder::new(
+            EventsWriter::new(file, "p", Speed::ONE),
+            Arc::new(FaultHits::new(Speed::ONE)),
+            true,
+        );
+        for (seq, t) in [(0, 100), (1, 200), (2, 300)] {
+            let mut r = record(t);
+            r.seq = Some(seq);
+            rec.record(&r);
+        }
+        let lines = || std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(lines().lines().count(), 0, "no line before its serving ended");
+        rec.done(1, 20_200, true);
+        rec.done(0, 150, false);
+        rec.done(9, 1, true); // never recorded: nothing
+        let written = lines();
+        let first: serde_json::Value =
+            serde_json::from_str(written.lines().next().unwrap_or("")).unwrap_or_default();
+        assert_eq!(first["t_ms"], 200, "in the order the requests ended");
+        assert_eq!((first["done_ms"].as_u64(), first["whole"].as_bool()), (Some(20_200), Some(true)));
+        let kept = rec.take_records();
+        let ends: Vec<(Option<u64>, Option<bool>)> =
+            kept.records.iter().map(|r| (r.done_ms, r.whole)).collect();
+        assert_eq!(ends, [(Some(150), Some(false)), (Some(20_200), Some(true)), (None, None)]);
+        assert_eq!(kept.turns.records[1].done_ms, Some(20_200));
+        // The one still being served is written when the records are taken, without an end.
+        let written = lines();
+        let last = written.lines().last().unwrap_or("");
+        assert_eq!(written.lines().count(), 3);
+        assert!(last.contains("\"t_ms\":300") && !last.contains("done_ms"), "{last}");
     }
 }

@@ -319,6 +319,16 @@ impl Action {
     pub(crate) fn executes(&self) -> bool {
         !matches!(self, Self::Respond { .. } | Self::Stall | Self::Reset)
     }
+
+    /// Whether the response it makes, once out to its last byte, is the route's whole answer:
+    /// only delayed or paced (`latency`, `slow_stream`, `first_token_delay`, a `stall_stream`
+    /// that resumes), never refused, cut, reset or broken by an injected event.
+    pub(crate) fn answers_whole(&self) -> bool {
+        matches!(
+            self,
+            Self::Delay(_) | Self::SlowStream(_) | Self::FirstToken(_) | Self::Pause { .. }
+        )
+    }
 }
 
 /// The wait a faulted answer announced, in scenario ms, whichever duration header said it

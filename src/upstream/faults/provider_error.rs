@@ -25,11 +25,15 @@ pub enum ProviderError {
     InvalidApiKey,
     /// 500: the provider failed while processing the request.
     ServerError,
+    /// 400: the model does not continue an assistant prefill (a conversation ending with an
+    /// assistant message), as Anthropic's newer models answer one: `invalid_request_error`
+    /// with no code.
+    PrefillUnsupported,
 }
 
 impl ProviderError {
     /// Every name, in the order docs/faults.md lists them.
-    pub const ALL: [ProviderError; 8] = [
+    pub const ALL: [ProviderError; 9] = [
         Self::ContextLengthExceeded,
         Self::ContentPolicyViolation,
         Self::ContentFilter,
@@ -38,12 +42,16 @@ impl ProviderError {
         Self::ModelNotFound,
         Self::InvalidApiKey,
         Self::ServerError,
+        Self::PrefillUnsupported,
     ];
 
     /// The HTTP status the provider answers this error with.
     pub fn status(self) -> u16 {
         match self {
-            Self::ContextLengthExceeded | Self::ContentPolicyViolation | Self::ContentFilter => 400,
+            Self::ContextLengthExceeded
+            | Self::ContentPolicyViolation
+            | Self::ContentFilter
+            | Self::PrefillUnsupported => 400,
             Self::InsufficientQuota | Self::RateLimitExceeded => 429,
             Self::ModelNotFound => 404,
             Self::InvalidApiKey => 401,
@@ -112,6 +120,13 @@ impl ProviderError {
                 None,
                 None,
             ),
+            Self::PrefillUnsupported => (
+                "This model does not support assistant message prefill. The conversation must \
+                 end with a user message.",
+                Some("invalid_request_error"),
+                Some("messages"),
+                None,
+            ),
         }
     }
 
@@ -137,9 +152,12 @@ mod tests {
             let keys: Vec<&str> = err.keys().map(String::as_str).collect();
             assert_eq!(keys, ["code", "message", "param", "type"], "{e:?}");
             assert!(err["message"].as_str().is_some_and(|m| m.len() > 20), "{e:?}");
-            // The name is the code a client switches on (a 500 carries none, as OpenAI's).
+            // The name is the code a client switches on (a 500 carries none, as OpenAI's; nor
+            // does a refused prefill, as Anthropic's: its type says it).
             let name = serde_json::to_value(e).unwrap();
-            if e != ProviderError::ServerError {
+            if e == ProviderError::PrefillUnsupported {
+                assert_eq!((&err["code"], &err["type"]), (&serde_json::Value::Null, &serde_json::json!("invalid_request_error")));
+            } else if e != ProviderError::ServerError {
                 assert_eq!(err["code"], name, "{e:?}");
             }
             assert!((400..=599).contains(&e.status()));

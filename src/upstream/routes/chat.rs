@@ -97,10 +97,9 @@ pub(crate) async fn handle(
         completion_tokens: tokens as u64,
         total_tokens: (prompt_tokens + tokens) as u64,
     });
-    let decision = up.admit(
+    let decision = ctl.admit(
+        up,
         &incoming,
-        ctl.arrived(),
-        SystemTime::now(),
     );
     let (proceed, headers) = match pre_response(decision, ctl).await? {
         Ok(go) => go,

@@ -17,6 +17,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 
 use super::conn::{ConnCtl, Cut};
+use super::serving::ServedBody;
 use super::faults::{Action, CutAt, CutMode, InjectThen, RouteKind};
 use super::{Decision, Incoming, Upstream};
 use crate::wire::{self, route};
@@ -29,18 +30,37 @@ pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
 /// Largest request body read.
 const MAX_BODY: usize = 1 << 20;
 
-/// Routes one request.
+/// Routes one request; its response body ends the serving its admission began
+/// ([`super::serving`]), and a handler that fails (a reset, a stall whose client left) ends it
+/// as it returns.
 pub(crate) async fn handle(
     req: Request<hyper::body::Incoming>,
     up: Arc<Upstream>,
     ctl: Arc<ConnCtl>,
+) -> Result<Response<Body>, BoxError> {
+    let answer = route(req, &up, &ctl).await;
+    let serving = ctl.take_serving();
+    match answer {
+        Ok(r) => Ok(r.map(|b| ServedBody::wrap(b, serving).boxed_unsync())),
+        Err(e) => {
+            drop(serving);
+            Err(e)
+        }
+    }
+}
+
+/// The route's handler.
+async fn route(
+    req: Request<hyper::body::Incoming>,
+    up: &Arc<Upstream>,
+    ctl: &Arc<ConnCtl>,
 ) -> Result<Response<Body>, BoxError> {
     let path = req.uri().path();
     if path == route::CHAT {
         if req.method() != Method::POST {
             return Ok(method_not_allowed("POST"));
         }
-        return chat::handle(req, &up, &ctl).await;
+        return chat::handle(req, up, ctl).await;
     }
     if path.starts_with(route::TOOLS_PREFIX) {
         if req.method() != Method::POST {
@@ -50,16 +70,16 @@ pub(crate) async fn handle(
         let Some(name) = wire::tool_of_path(path) else {
             return Ok(error_json(StatusCode::NOT_FOUND, "no such tool route"));
         };
-        return tools::handle(req, name, &up, &ctl).await;
+        return tools::handle(req, name, up, ctl).await;
     }
     if path == route::WS {
         if req.method() != Method::GET {
             return Ok(method_not_allowed("GET"));
         }
-        return ws::handle(req, &up, &ctl).await;
+        return ws::handle(req, up, ctl).await;
     }
     if path.starts_with(route::CONTROL_PREFIX) {
-        return Ok(control::handle(req, &up).await);
+        return Ok(control::handle(req, up).await);
     }
     Ok(error_json(StatusCode::NOT_FOUND, "no such route"))
 }

@@ -1,7 +1,6 @@
 //! `POST /tools/{name}`: a JSON answer echoing the call (`{"tool", "ok", "result": {"echo"}}`).
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
@@ -33,10 +32,9 @@ pub(crate) async fn handle(
         let msg = format!("tool body is not JSON: {e}");
         return Ok(error_json(StatusCode::BAD_REQUEST, &msg));
     }
-    let decision = up.admit(
+    let decision = ctl.admit(
+        up,
         &meta.incoming(RouteKind::Tool, Some(&name), None, None),
-        ctl.arrived(),
-        SystemTime::now(),
     );
     let (proceed, headers) = match pre_response(decision, ctl).await? {
         Ok(go) => go,

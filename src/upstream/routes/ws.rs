@@ -4,7 +4,7 @@
 //! sends a close frame with its code right after the handshake.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use http::{Request, Response, StatusCode, header};
@@ -61,10 +61,9 @@ pub(crate) async fn handle(
     }
     let meta = Meta::from_headers(h);
     let channel = crate::wire::channel_of_query(req.uri().query());
-    let decision = up.admit(
+    let decision = ctl.admit(
+        up,
         &meta.incoming(RouteKind::Ws, None, channel.as_deref(), None),
-        ctl.arrived(),
-        SystemTime::now(),
     );
     let session = match decision.as_ref().map(|d| &d.action) {
         Some(Action::WsPingTimeout) => Session::Silent,

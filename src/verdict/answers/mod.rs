@@ -10,6 +10,8 @@
 //!   whose last request a stream fault cut or broke (`reset_mid_stream`, `stall_stream`,
 //!   `malformed_chunk`, `error_event`) was served
 //!   that cut request: a gateway that returns 200 on it passes on fewer tokens than were built;
+//!   so was one whose whole answer the client (the gateway) stopped reading before its end
+//!   (`whole: false` on a request the upstream was answering whole, [`TurnRequest::abandoned`]);
 //! - *truncated*: the content is the served answer cut short — its words are `t1 t2 … tk` in
 //!   order (the last one possibly cut inside), `k` less than the `N` tokens of the served
 //!   request's answer; content of another shape (a gateway that writes its own text) is not
@@ -113,7 +115,7 @@ pub fn served_of(row: &TurnRow) -> Option<Served> {
         None => {
             let i = row.requests.len().checked_sub(1)?;
             let last = row.requests.get(i)?;
-            if !cuts(last.fault.as_deref()) {
+            if !cuts(last.fault.as_deref()) && !last.abandoned() {
                 return None;
             }
             (i, last)

@@ -51,6 +51,16 @@ fn the_served_request_is_the_answering_one_or_a_cut_last_one() {
     assert_eq!(s.usage, None);
     // Refused only: nothing was served.
     assert_eq!(served_of(&turn_row(&[rec(0, "gpt-4o", Some("status"))])), None);
+    // A whole answer the gateway stopped reading before its end (`whole: false`): not an
+    // answer of the turn, but what it was served — so a 200 on part of it is truncated.
+    let mut left = rec(0, "gpt-4o", None);
+    left.done_ms = Some(40);
+    left.whole = Some(false);
+    let row = turn_row(&[left]);
+    assert_eq!(row.answered_by, None);
+    let s = served_of(&row).unwrap();
+    assert_eq!((s.request, s.tokens, s.cut), (0, Some(8), None));
+    assert!(got("t1 t2 t3", "gpt-4o", None, Some(&row)).truncated());
 }
 
 #[test]

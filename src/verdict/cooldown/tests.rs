@@ -22,6 +22,9 @@ fn q(t_ms: u64, profile: &str, model: &str, fault: Option<&str>, ra: Option<u64>
         retry_after_ms: ra,
         tokens: None,
         usage: None,
+        // Served at once: a test of when the upstream finished sets it apart.
+        done_ms: Some(t_ms),
+        whole: None,
     }
 }
 

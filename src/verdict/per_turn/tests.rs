@@ -22,6 +22,9 @@ fn q(t_ms: u64, profile: &str, model: &str, fault: Option<&str>) -> TurnRequest 
         retry_after_ms: None,
         tokens: None,
         usage: None,
+        // Served at once: a test of when the upstream finished sets it apart.
+        done_ms: Some(t_ms),
+        whole: None,
     }
 }
 
@@ -148,4 +151,83 @@ fn no_turn_or_a_stripped_marker_is_never_a_pass() {
     assert!(r.detail.contains("the gateway stripped the turn marker"), "{}", r.detail);
     assert_eq!(r.witness.get("unreadable"), 1);
     assert!(ExpectPerTurn::default().check().is_err());
+}
+
+/// One turn at `t` answered by key-c, the upstream finishing its answer at `done` (`None`: a
+/// recording made before `done_ms`).
+fn answered_at(turn: u64, t: u64, done: Option<u64>) -> TurnRow {
+    let mut a = q(t, "key-c", "gpt-4o-mini", Some("first_token_delay"));
+    a.done_ms = done;
+    a.whole = done.map(|_| true);
+    row(turn, None, vec![a])
+}
+
+fn part_of(rows: Vec<TurnRow>) -> TurnsPart {
+    TurnsPart {
+        marked_requests: rows.len() as u64,
+        rows,
+        ..TurnsPart::default()
+    }
+}
+
+#[test]
+fn the_time_to_answer_runs_to_when_the_upstream_finished_serving_not_to_the_arrival() {
+    // The answer arrived at once but its first token came 20 s late: 20.3 s to answer.
+    let p = part_of(vec![answered_at(0, 1_000, Some(21_300))]);
+    let within = |s: u64| ExpectPerTurn {
+        answer_within: Some(Duration::from_secs(s)),
+        ..Default::default()
+    };
+    let r = judge_on(&within(12), &p);
+    assert_eq!(r.status, ExpectStatus::Fail, "{}", r.detail);
+    assert_eq!(r.witness.get("slowest_answer_ms"), 20_300);
+    assert!(
+        r.detail.contains("arrived at 1.000s, the upstream finished serving it at 21.300s"),
+        "{}",
+        r.detail
+    );
+    assert_eq!(judge_on(&within(21), &p).status, ExpectStatus::Pass);
+}
+
+#[test]
+fn an_answer_with_no_recorded_end_is_never_a_pass_of_answer_within() {
+    let p = part_of(vec![
+        answered_at(0, 1_000, Some(1_400)),
+        answered_at(1, 3_000, None),
+    ]);
+    let within = ExpectPerTurn {
+        answer_within: Some(Duration::from_secs(5)),
+        ..Default::default()
+    };
+    let r = judge_on(&within, &p);
+    assert_eq!(r.status, ExpectStatus::NotReached, "{}", r.detail);
+    assert!(!r.ok);
+    assert!(r.detail.contains("no recorded end"), "{}", r.detail);
+    assert_eq!(r.witness.get("answers_without_end"), 1);
+    // Counted: the unknown turn may or may not match — undecided unless the count holds (or
+    // fails) either way.
+    let both = ExpectPerTurn {
+        turns_at_least: Some(2),
+        ..within.clone()
+    };
+    assert_eq!(judge_on(&both, &p).status, ExpectStatus::NotReached);
+    let one = ExpectPerTurn {
+        turns_at_least: Some(1),
+        ..within.clone()
+    };
+    assert_eq!(judge_on(&one, &p).status, ExpectStatus::Pass, "1 matches whatever the other");
+    let three = ExpectPerTurn {
+        turns_at_least: Some(3),
+        ..within.clone()
+    };
+    assert_eq!(judge_on(&three, &p).status, ExpectStatus::Fail, "3 cannot match");
+    // A turn known to miss fails the row whatever the unknown one did.
+    let slow = part_of(vec![answered_at(0, 1_000, Some(9_000)), answered_at(1, 3_000, None)]);
+    assert_eq!(judge_on(&within, &slow).status, ExpectStatus::Fail);
+    // A row without answer_within does not need the end.
+    let cheap = ExpectPerTurn {
+        requests_at_most: Some(1),
+        ..Default::default()
+    };
+    assert_eq!(judge_on(&cheap, &p).status, ExpectStatus::Pass);
 }

@@ -6,9 +6,15 @@
 //! fallbacks, cooldowns), the same for every kind of system.
 //!
 //! The rules (docs/report.md "Turns"):
-//! - a request *answered* when the upstream served it whole: no fault, or one that only slows
-//!   the answer (`latency`, `slow_stream`); the turn's *answer* is its last answered request, its
-//!   *time to answer* from its first request's arrival to that one's;
+//! - a request *answered* when the upstream served it whole: its record's `whole` (the whole
+//!   answer went out to its last byte: no fault, or one that only slows it — `latency`,
+//!   `slow_stream`, `first_token_delay`, a `stall_stream` that resumes); in a recording made
+//!   before `whole`, by its fault alone (none, or one that only slows the answer). The turn's
+//!   *answer* is its last answered request, its *time to answer* from its first request's
+//!   arrival to when the upstream finished serving the answer (`done_ms`): a first token 20 s
+//!   late or a 30 s stall counts in it. An answer whose record has no `done_ms` (a recording
+//!   made before it) has no time to answer: [`TurnRow::answer_end_unknown`], never a pass
+//!   of `answer_within` (`verdict::per_turn`);
 //! - a *retry on the same profile* is a request of the turn right after a failed one with the
 //!   same route, profile and model;
 //! - a request with no turn (a gateway's own call: compaction, a title) is counted apart
@@ -73,6 +79,14 @@ pub struct TurnRequest {
     /// `retry_after_ms`); absent when it sent none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// When the upstream finished serving it, scenario ms (the record's `done_ms`); absent in
+    /// recordings made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_ms: Option<u64>,
+    /// Whether the upstream wrote its whole answer (the record's `whole`); absent in recordings
+    /// made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<bool>,
 }
 
 fn llm() -> RequestRoute {
@@ -84,9 +98,18 @@ fn is_llm(r: &RequestRoute) -> bool {
 }
 
 impl TurnRequest {
-    /// The upstream served it whole: no fault, or one that only slows the answer.
+    /// The upstream served it whole: its record says so (`whole`); a recording made before
+    /// `whole`, by its fault: none, or one that only slows the answer.
     pub fn answered(&self) -> bool {
-        fault_answers(self.fault.as_deref())
+        self.whole
+            .unwrap_or_else(|| fault_answers(self.fault.as_deref()))
+    }
+
+    /// The upstream was sending its whole answer (no fault, or one that only slows it) and the
+    /// client went away before the end (`whole: false`): what it was served is that answer,
+    /// though the upstream did not get it all out ([`crate::verdict::answers`]).
+    pub fn abandoned(&self) -> bool {
+        self.whole == Some(false) && fault_answers(self.fault.as_deref())
     }
 
     /// Its model qualified with its provider (`PROVIDER/MODEL`), what a fallback changes.
@@ -97,10 +120,10 @@ impl TurnRequest {
     }
 }
 
-/// Whether a request with this fault (`None`: none) got its answer from the upstream: none, or
-/// one that only slows the answer (a late first token too). A `stall_stream` that resumes
-/// completes its answer but is recorded by its kind alone, so it counts as not answered here;
-/// [`crate::verdict::answers`] still judges a gateway's whole answer on it as whole.
+/// Whether a request with this fault (`None`: none) got its answer from the upstream, in a
+/// recording made before `whole`: none, or one that only slows the answer (a late first token
+/// too). A `stall_stream` there is recorded by its kind alone (resumed or not), so it counts as
+/// not answered.
 fn fault_answers(fault: Option<&str>) -> bool {
     matches!(fault, None | Some("latency" | "slow_stream" | "first_token_delay"))
 }
@@ -121,7 +144,9 @@ pub struct TurnRow {
     /// Requests right after a failed one on the same route, profile and model.
     #[serde(default)]
     pub same_profile_retries: u32,
-    /// From its first request's arrival to its answer's, scenario ms.
+    /// From its first request's arrival to when the upstream finished serving its answer,
+    /// scenario ms; `None` without an answer, or when the answer's record has no end
+    /// ([`TurnRow::answer_end_unknown`]).
     #[serde(default)]
     pub answer_ms: Option<u64>,
     /// What the gateway said of the turn in its response headers (LiteLLM's), beside this
@@ -144,6 +169,12 @@ impl TurnRow {
     /// The request that answered.
     pub fn answer(&self) -> Option<&TurnRequest> {
         self.answered_by.and_then(|i| self.requests.get(i))
+    }
+
+    /// It was answered, but its answer's record has no `done_ms` (a recording made before it):
+    /// its time to answer is unknown.
+    pub fn answer_end_unknown(&self) -> bool {
+        self.answer().is_some_and(|a| a.done_ms.is_none())
     }
 
     /// Worth a line in report.md: more than one request, or no answer.
@@ -221,6 +252,8 @@ pub fn rows<'a>(
                 tokens: r.tokens,
                 usage: r.usage,
                 retry_after_ms: r.retry_after_ms,
+                done_ms: r.done_ms.map(|d| speed.scenario_ms_u(d)),
+                whole: r.whole,
             });
     }
     part.rows = by_turn
@@ -256,8 +289,9 @@ pub fn row(turn: u64, host: Option<String>, requests: Vec<TurnRequest>) -> TurnR
         .count() as u32;
     let answer_ms = answered_by
         .and_then(|i| requests.get(i))
+        .and_then(|a| a.done_ms)
         .zip(requests.first())
-        .map(|(a, f)| a.t_ms.saturating_sub(f.t_ms));
+        .map(|(done, f)| done.saturating_sub(f.t_ms));
     TurnRow {
         turn,
         host,

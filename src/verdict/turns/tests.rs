@@ -26,6 +26,8 @@ fn rec(t: u64, turn: Option<u64>, key: &str, model: &str, fault: Option<&str>) -
         fault,
     );
     r.turn = turn;
+    // Served at once (a test of when the upstream finished sets it apart).
+    r.done_ms = Some(t);
     r
 }
 
@@ -70,6 +72,45 @@ fn each_turn_lists_its_requests_the_answer_retries_and_time_to_answer() {
     // Scenario time at another speed.
     let fast = rows(&records, &names(), Speed::new(2.0).unwrap());
     assert_eq!(fast.rows[0].answer_ms, Some(70));
+}
+
+#[test]
+fn a_turn_is_answered_when_the_upstream_finished_serving_its_whole_answer() {
+    // Turn 1: key-A's first token is 20 s late and the client goes away at 10 s (not whole);
+    // key-B answers, its stream over 300 ms after it arrived.
+    let mut late = rec(1_000, Some(1), "a", "m1", Some("first_token_delay"));
+    late.done_ms = Some(11_000);
+    late.whole = Some(false);
+    let mut b = rec(11_010, Some(1), "b", "m1", None);
+    b.done_ms = Some(11_310);
+    b.whole = Some(true);
+    // Turn 2: a stall that resumed after 30 s and completed: answered, 30.4 s after.
+    let mut resumed = rec(3_000, Some(2), "a", "m1", Some("stall_stream"));
+    resumed.done_ms = Some(33_400);
+    resumed.whole = Some(true);
+    // Turn 3: a recording made before `done_ms`: answered by its fault, end unknown.
+    let old = rec(5_000, Some(3), "b", "m1", Some("latency"));
+    let old = UpstreamRecord { done_ms: None, ..old };
+    let part = rows(&[late, b, resumed, old], &names(), Speed::ONE);
+    let [t1, t2, t3] = &part.rows[..] else { panic!("{:?}", part.rows) };
+    assert_eq!((t1.answered_by, t1.answer_ms), (Some(1), Some(10_310)));
+    assert_eq!((t1.requests[0].done_ms, t1.requests[0].whole), (Some(11_000), Some(false)));
+    assert_eq!((t2.answered_by, t2.answer_ms), (Some(0), Some(30_400)));
+    assert!(!t2.answer_end_unknown());
+    assert_eq!((t3.answered_by, t3.answer_ms), (Some(0), None));
+    assert!(t3.answer_end_unknown());
+    // The ends in scenario time at another speed.
+    let fast = rows(
+        &[{
+            let mut r = rec(1_000, Some(1), "a", "m1", None);
+            r.done_ms = Some(6_000);
+            r.whole = Some(true);
+            r
+        }],
+        &names(),
+        Speed::new(4.0).unwrap(),
+    );
+    assert_eq!(fast.rows[0].answer_ms, Some(20_000));
 }
 
 #[test]

@@ -71,6 +71,7 @@ async fn an_http_date_retry_after_is_read_against_the_callers_wall_clock() {
     let busy = AttemptResult::Http {
         status: 503,
         retry_after: Some(date),
+        throttle: Vec::new(),
         provider_code: None,
         latency: Duration::from_millis(5),
     };
@@ -107,12 +108,14 @@ fn random_result(rng: &mut ChaCha8Rng, results: std::ops::Range<u32>) -> Attempt
         4 | 5 => AttemptResult::Http {
             status: 503,
             retry_after: rng.gen_bool(0.2).then(|| "2".to_string()),
+            throttle: Vec::new(),
             provider_code: None,
             latency,
         },
         6 => AttemptResult::Http {
             status: 429,
             retry_after: Some("1".into()),
+            throttle: Vec::new(),
             provider_code: None,
             latency,
         },
