@@ -5,7 +5,8 @@
 //! fixtures/catalogue/README.md). Then two stand-in gateways by `--target` try to pass the
 //! catalogue falsely: one that answers the run's turns itself (it sends the upstream nothing
 //! after its warm-up) passes no case; one that relays each turn once to the primary (no retry,
-//! no fallback, no cooldown) passes only the cases where not retrying is the right answer.
+//! no fallback, no cooldown) passes none: where not retrying is the right answer (a refusal) it fails
+//! only the client-side `answered` row — a clean error, not a pass.
 //! Two more cheat on what the client gets, which only the client-side rows (`[[expect.turn]]`)
 //! see: one hands back the first half of each answer as a whole success (every case's
 //! `truncated` row fails), one never answers a turn of the run (every case's `timed_out` row
@@ -32,7 +33,9 @@ const EMBEDDED: [(&str, bool); 21] = [
     ("silence", true),
     ("stream-cut-40-of-60", true),
     ("no-done", true),
-    ("context-length-exceeded", true),
+    // The engine does not fall back on a 400 context_length_exceeded: its client gets a clean
+    // error at once (every row but the client's `answered` passes: the scorecard's clean_error).
+    ("context-length-exceeded", false),
     // The engine retries a 400 content_policy_violation on the same profile.
     ("content-policy", false),
     ("failover-accounting", true),
@@ -58,9 +61,10 @@ const EMBEDDED: [(&str, bool); 21] = [
 /// `truncated` row fails); in every other its client-side rows pass, and it never hangs.
 const EMBEDDED_TRUNCATES: [&str; 2] = ["malformed-chunk", "error-event-in-200"];
 
-/// The cases a gateway that relays each turn once to the primary passes: a refusal is not
-/// retried, and the client gets it as it came (a clean error).
-const PASSTHROUGH_PASSES: [&str; 2] = ["context-length-exceeded", "content-policy"];
+/// The cases where a gateway that relays each turn once to the primary fails nothing but the
+/// client-side `answered` row: a refusal is not retried, and the client gets it as it came, at
+/// once — a clean error (the scorecard's `clean_error`), never a pass: it never asks the fallback.
+const PASSTHROUGH_CLEAN_ERRORS: [&str; 2] = ["context-length-exceeded", "content-policy"];
 
 /// At most this many embedded runs at once (a 2-core machine shared with others).
 const PARALLEL: usize = 5;
@@ -277,16 +281,26 @@ fn gateways_that_cheat_pass_no_case_they_should_not() {
             "{mode} {name}: {}",
             r["target_file"]
         );
-        let should_pass = *mode == "passthrough" && PASSTHROUGH_PASSES.contains(name);
+        let clean_error = *mode == "passthrough" && PASSTHROUGH_CLEAN_ERRORS.contains(name);
+        let failed: Vec<String> = rows(r)
+            .into_iter()
+            .filter(|(status, ..)| status == "fail")
+            .map(|(_, kind, _, detail)| format!("{kind}: {detail}"))
+            .collect();
         let ok = match *mode {
             // Nothing reached the upstream in the run: nothing judged, never a pass.
             "warmup_only" => verdict != "pass" && *code != Some(0),
-            _ if should_pass => verdict == "pass" && *code == Some(0),
+            _ if clean_error => {
+                verdict == "fail"
+                    && *code == Some(1)
+                    && failed.len() == 1
+                    && failed[0].starts_with("turn: turns answered")
+            }
             _ => verdict == "fail" && *code == Some(1),
         };
         if !ok {
             wrong.push(format!(
-                "{mode} {name}: {verdict} (exit {code:?}): {reason}"
+                "{mode} {name}: {verdict} (exit {code:?}): {reason}; failed: {failed:?}"
             ));
         }
         for (status, kind, witness, detail) in rows(r) {

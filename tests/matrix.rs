@@ -64,7 +64,8 @@ fn main_matrix(dir: &Path, cache: &Path, truncate: &Path, relay: &Path, expect: 
     );
     if expect {
         text.push_str(
-            "[[expect]]\ntarget = \"cache\"\nis = \"fail\"\n\
+            "[[expect]]\ntarget = \"engine\"\ncase = \"context-length-exceeded\"\nis = \"clean_error\"\n\
+             [[expect]]\ntarget = \"cache\"\nis = \"fail\"\n\
              [[expect]]\ntarget = \"truncate\"\ncase = \"context-length-exceeded\"\nis = \"fail\"\n\
              [[expect]]\ntarget = \"relay\"\nis = [\"clean_error\", \"fail\"]\n",
         );
@@ -124,7 +125,8 @@ fn the_cheats_fail_the_cells_they_should_and_the_three_scorecards_agree() {
     assert_eq!(c["ok"], true);
     assert_eq!(c["stopped"], Value::Null);
     let want = [
-        ("context-length-exceeded", "engine", "pass"),
+        // No fallback on a 400 context_length_exceeded: 4 turns end in a clean error at once.
+        ("context-length-exceeded", "engine", "clean_error"),
         ("500-once", "engine", "pass"),
         // It never asks the upstream: no turn has an answer at the upstream.
         ("500-once", "cache", "fail"),

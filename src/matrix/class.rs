@@ -24,8 +24,8 @@ pub enum Class {
     /// The run failed a row (exit 1), or it passed while handing a client a truncated answer as
     /// a success; not every failed turn a clean error.
     Fail,
-    /// The run failed (exit 1), and every turn that was not answered ended in a bounded clean
-    /// error (http_error, error_body, an error event in a 200 stream, within
+    /// The run failed (exit 1) only on rows that ask for answers, and every turn that was not
+    /// answered ended in a bounded clean error (http_error, error_body, an error event in a 200 stream, within
     /// [`CLEAN_ERROR_BOUND_MS`]): no hang, no truncated success. Only where the report has
     /// per-turn client outcomes (`target.turns`, the embedded engine's `client_turns`); without
     /// them a failed run is `fail`.
@@ -99,9 +99,13 @@ pub struct RunEnd {
     pub not_applicable: bool,
     /// The report's verdict (`None`: no report.json).
     pub verdict: Option<String>,
-    /// The client's turns, where the report has them (`None`: it has none — the embedded
-    /// engine today).
+    /// The client's turns, where the report has them (`None`: it has none).
     pub turns: Option<Vec<ClientTurn>>,
+    /// Every failed row asks only that turns be answered (the client's `answered` count, the
+    /// upstream's `answer_within` over the run): a run that failed a required check — a retry
+    /// storm, Retry-After, no hang, no truncated success, serving again after — is never a
+    /// clean error ([`super::facts::only_answered_rows_failed`]).
+    pub only_answered_failed: bool,
 }
 
 /// The class of one run and, when the class is not what the report itself says, why.
@@ -123,7 +127,9 @@ pub fn classify(run: &RunEnd) -> (Class, Option<String>) {
             None => (Class::Pass, None),
         },
         (Some(1), Some("fail")) => match &run.turns {
-            Some(turns) if clean_errors_only(turns) => (Class::CleanError, None),
+            Some(turns) if run.only_answered_failed && clean_errors_only(turns) => {
+                (Class::CleanError, None)
+            }
             _ => (Class::Fail, None),
         },
         (Some(code), v) => (
@@ -221,6 +227,7 @@ mod tests {
         let fail = |turns: Option<Vec<ClientTurn>>| {
             classify(&RunEnd {
                 turns,
+                only_answered_failed: true,
                 ..run(Some(1), Some("fail"))
             })
             .0
@@ -250,6 +257,13 @@ mod tests {
         ] {
             assert_eq!(fail(Some(vec![ok, turn(TurnEnd::HttpError, 10), bad])), Class::Fail, "{bad:?}");
         }
+        // A required check failed too (a retry storm, Retry-After): not a clean error.
+        let storm = RunEnd {
+            turns: Some(vec![ok, turn(TurnEnd::HttpError, 10)]),
+            only_answered_failed: false,
+            ..run(Some(1), Some("fail"))
+        };
+        assert_eq!(classify(&storm).0, Class::Fail);
         let unsaid = ClientTurn {
             end: None,
             elapsed_ms: 1,

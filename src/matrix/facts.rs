@@ -65,6 +65,8 @@ pub struct ReportFacts {
     pub reason: Option<String>,
     /// The client's turns (`target.turns`, else `policies[].client_turns`), if the report has them.
     pub turns: Option<Vec<ClientTurn>>,
+    /// Every failed row only asks that turns be answered ([`only_answered_rows_failed`]).
+    pub only_answered_failed: bool,
     /// Its key figures.
     pub figures: Figures,
     /// Its target's header.
@@ -95,6 +97,32 @@ fn client_turns(report: &Value, policies: &[Value]) -> Option<Vec<ClientTurn>> {
     )
 }
 
+/// Whether every failed row of `policies` asks only that turns be answered, and one did: the
+/// client's count of `answered` turns (`[[expect.turn]] outcome = "answered"` with a count, kind
+/// `turn`, dep `turns answered`), or the upstream's "the turn is answered" over the run
+/// (`[[expect.per_turn]] answer_within` not anchored at a fault: kind `per_turn`, expected
+/// "… answered within …"). A latency bound, a request bound, a cooldown, a truncated or timed-out
+/// count, or the answer after a fault's end (serving again after) is a required check.
+pub fn only_answered_rows_failed(policies: &[Value]) -> bool {
+    let answered_row = |e: &Value| {
+        let (kind, dep) = (e["kind"].as_str(), e["dep"].as_str());
+        let expected = e["expected"].as_str().unwrap_or("");
+        match kind {
+            Some("turn") => dep == Some("turns answered") && !expected.starts_with("latency"),
+            Some("per_turn") => {
+                expected.contains("answered within") && !expected.contains("since fault")
+            }
+            _ => false,
+        }
+    };
+    let failed: Vec<&Value> = policies
+        .iter()
+        .flat_map(|p| p["expectations"].as_array().into_iter().flatten())
+        .filter(|e| e["status"] == "fail")
+        .collect();
+    !failed.is_empty() && failed.into_iter().all(answered_row)
+}
+
 /// Reads what the scorecard needs of `report`.
 pub fn read(report: &Value) -> ReportFacts {
     let policies = report["policies"].as_array().map(Vec::as_slice).unwrap_or(&[]);
@@ -115,6 +143,7 @@ pub fn read(report: &Value) -> ReportFacts {
         verdict: report["verdict"].as_str().map(String::from),
         reason,
         turns,
+        only_answered_failed: only_answered_rows_failed(policies),
         figures: figures(policies),
         header: header(report),
     }
@@ -252,6 +281,33 @@ mod tests {
         assert_eq!(f.figures, Figures::default());
         assert_eq!(f.header.kind.as_deref(), Some("embedded"));
         assert_eq!(f.reason, None);
+    }
+
+    #[test]
+    fn only_rows_asking_for_answers_may_fail_for_a_clean_error() {
+        let row = |kind: &str, dep: &str, expected: &str, status: &str| {
+            json!({"kind": kind, "dep": dep, "expected": expected, "status": status})
+        };
+        let answered = row("turn", "turns answered", ">= 12", "fail");
+        let upstream = row("per_turn", "turns", "turns >= 12: answered within 5.000s", "fail");
+        let pass = row("per_turn", "turns", "every turn: <= 4 requests", "pass");
+        let of = |rows: Vec<Value>| only_answered_rows_failed(&[json!({"expectations": rows})]);
+        assert!(of(vec![answered.clone(), upstream.clone(), pass.clone()]));
+        assert!(!of(vec![pass.clone()]), "nothing failed");
+        for required in [
+            row("per_turn", "turns", "every turn: <= 4 requests", "fail"),
+            row("turn", "turns truncated", "= 0", "fail"),
+            row("turn", "turns answered", "latency <= 2.000s", "fail"),
+            row("cooldown", "mockai:a", "cooldowns >= 1", "fail"),
+            row(
+                "per_turn",
+                "turns",
+                "turns >= 1 in [16.000s, end) since fault `outage` end: answered within 5.000s",
+                "fail",
+            ),
+        ] {
+            assert!(!of(vec![answered.clone(), required.clone()]), "{required}");
+        }
     }
 
     #[test]

@@ -219,6 +219,7 @@ fn finish(job: &Job, w: Waited, stopped: bool, s: &Settings) -> (Run, Option<fac
         not_applicable: stderr.lines().any(|l| l.contains(NOT_APPLICABLE)),
         verdict: f.verdict.clone(),
         turns: f.turns.clone(),
+        only_answered_failed: f.only_answered_failed,
     };
     let (class, why) = classify(&end);
     let said = stderr
