@@ -13,6 +13,7 @@ set -euo pipefail
 
 # shellcheck source=pins.env
 . "$(dirname "$0")/pins.env"
+PINNED_PORTKEY_VERSION="$PORTKEY_VERSION"
 PORTKEY_VERSION="${1:-$PORTKEY_VERSION}"
 PKG=@portkey-ai/gateway
 
@@ -47,10 +48,26 @@ installed_version() {
     sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$manifest" | head -n 1
 }
 
+# The pinned release gets what its own package-lock.json pins of its HTTP stack beside it (the
+# npm package's open ranges now resolve to a @hono/node-server that breaks its streams: pins.env);
+# another release gets what npm resolves.
+LOCKED=()
+if [ "$PORTKEY_VERSION" = "$PINNED_PORTKEY_VERSION" ]; then
+    LOCKED=("hono@$PORTKEY_HONO_VERSION" "@hono/node-server@$PORTKEY_HONO_NODE_SERVER_VERSION"
+        "@hono/node-ws@$PORTKEY_HONO_NODE_WS_VERSION")
+fi
+
 pinned_present() {
     [ -f "$1/node_modules/$PKG/build/start-server.js" ] &&
         [ "$(installed_version "$1" "$PKG")" = "$PORTKEY_VERSION" ] &&
-        [ "$(installed_version "$1" "$NODE_PKG")" = "$NODE_VERSION" ]
+        [ "$(installed_version "$1" "$NODE_PKG")" = "$NODE_VERSION" ] || return 1
+    local spec name
+    for spec in ${LOCKED[@]+"${LOCKED[@]}"}; do
+        name="${spec%@*}"
+        [ "$(installed_version "$1" "$name")" = "${spec##*@}" ] || return 1
+        # Nothing nested under the gateway shadows it.
+        [ ! -e "$1/node_modules/$PKG/node_modules/$name" ] || return 1
+    done
 }
 
 if pinned_present "$DIR"; then
@@ -64,7 +81,7 @@ STAGE="$(mktemp -d "$CACHE/.portkey-$PORTKEY_VERSION.XXXXXX")"
 trap 'rm -rf "$STAGE"' EXIT
 echo "install-portkey: installing $PKG@$PORTKEY_VERSION and $NODE_PKG@$NODE_VERSION into $STAGE" >&2
 npm install --prefix "$STAGE" --no-audit --no-fund --loglevel=error \
-    "$NODE_PKG@$NODE_VERSION" "$PKG@$PORTKEY_VERSION" >&2
+    "$NODE_PKG@$NODE_VERSION" "$PKG@$PORTKEY_VERSION" ${LOCKED[@]+"${LOCKED[@]}"} >&2
 
 pinned_present "$STAGE" || {
     echo "install-portkey: npm finished but the pinned versions are not in $STAGE" >&2

@@ -150,13 +150,23 @@ fn the_scenario_is_checked_as_if_written_with_the_target_files_table() {
         "fixtures/scenarios/openclaw-503-key-a.toml:",
         &["expect.openclaw_decision[0]", "this target is `embedded`"],
     );
-    // Every catalogue case takes every shipped target file.
+    // The one case a target cannot run is refused as not applicable, never failed.
+    refused(
+        "fixtures/catalogue/fallback-rejects-prefill.toml",
+        &targets.join("openclaw.toml"),
+        "catalogue-turns-prefill.jsonl:1:",
+        &["not applicable", "keeps only the user message"],
+    );
+    // Every other catalogue case takes every shipped target file.
     for t in ["embedded", "openclaw", "http", "litellm", "portkey"] {
         let tf = targets.join(format!("{t}.toml"));
         let mut args = vec!["validate".to_string()];
         for e in std::fs::read_dir(repo_root().join("fixtures/catalogue")).unwrap() {
             let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "toml") {
+            // The prefill case is not applicable to OpenClaw (it keeps only a turn's user
+            // message): refused on its own below.
+            let prefill = p.ends_with("fallback-rejects-prefill.toml");
+            if p.extension().is_some_and(|x| x == "toml") && !(prefill && t == "openclaw") {
                 args.push(p.display().to_string());
             }
         }

@@ -64,16 +64,30 @@ pub fn timing_judged(bound: Option<Duration>, speed: f64) -> bool {
     })
 }
 
-/// The ports and processes a target file's runs hold: `target:NAME` for every target that is
-/// not the embedded engine (its gateway, at a fixed address or a supervised process), and each
+/// The target kinds whose every run starts a gateway of its own (its process, its free ports,
+/// its directory): two runs of one such target share nothing.
+const SUPERVISED: [&str; 3] = ["openclaw", "litellm", "portkey"];
+
+/// The ports and processes a target file's runs hold: `target:NAME` for a gateway the runs
+/// share (one at a fixed address: `kind = "http"`, or a file the matrix cannot read), and each
 /// `host:port` the file writes (`[target] url`, `[upstream] listen`) — two targets naming the
-/// same port never overlap either.
+/// same port never overlap either. A supervised gateway (OpenClaw, LiteLLM, Portkey) is started
+/// afresh for every run, on free ports: its runs may overlap, up to `--jobs`.
 pub fn target_keys(name: &str, file_text: Option<&str>) -> Vec<String> {
     let Some(text) = file_text else {
         return Vec::new();
     };
-    let mut keys = vec![format!("target:{name}")];
-    if let Ok(doc) = toml::from_str::<toml::Value>(text) {
+    let doc = toml::from_str::<toml::Value>(text).ok();
+    let kind = doc
+        .as_ref()
+        .and_then(|d| d.get("target"))
+        .and_then(|t| t.get("kind"))
+        .and_then(|k| k.as_str());
+    let mut keys = Vec::new();
+    if !kind.is_some_and(|k| SUPERVISED.contains(&k)) {
+        keys.push(format!("target:{name}"));
+    }
+    if let Some(doc) = doc {
         let url = doc
             .get("target")
             .and_then(|t| t.get("url"))
@@ -156,6 +170,19 @@ mod tests {
             Some("[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:4000/v1\"\n[upstream]\nlisten = \"127.0.0.1:18081\"\n"),
         );
         assert_eq!(k, ["target:gw", "port:4000", "port:18081"]);
+        // A supervised gateway is started afresh per run, on free ports: nothing shared.
+        for kind in ["openclaw", "litellm", "portkey"] {
+            let k = target_keys("oc", Some(&format!("[target]\nkind = \"{kind}\"\n")));
+            assert!(k.is_empty(), "{kind}: {k:?}");
+        }
+        // One whose file names a fixed upstream port still holds that port.
+        let k = target_keys(
+            "oc",
+            Some("[target]\nkind = \"openclaw\"\n[upstream]\nlisten = \"127.0.0.1:18081\"\n"),
+        );
+        assert_eq!(k, ["port:18081"]);
+        // A file the matrix cannot read holds its name.
+        assert_eq!(target_keys("x", Some("not toml [")), ["target:x"]);
     }
 
     #[test]

@@ -37,7 +37,10 @@ fn install(args: &GatewayInstallArgs) -> CmdResult {
         }
         GatewayKind::Portkey => {
             let v = args.release.as_deref().unwrap_or(&pins.portkey);
-            super::portkey::install(&cache, v, &pins.node)
+            // What the pinned release's own lock file pins of its HTTP stack; another release
+            // gets what npm resolves (its report names the server it runs on).
+            let locked: &[(String, String)] = if v == pins.portkey { &pins.portkey_locked } else { &[] };
+            super::portkey::install(&cache, v, &pins.node, locked)
         }
         GatewayKind::OpenaiSdk => {
             let v = args.release.as_deref().unwrap_or(&pins.openai);

@@ -12,8 +12,9 @@ use super::openclaw::{installed_version, node_package, npm_install};
 use super::tools::{NPM, need};
 use crate::gateway::portkey::install::{PACKAGE, cached_entry};
 
-/// Both pinned packages at their versions, and the entry script there.
-fn present(prefix: &Path, version: &str, node_pkg: &str, node: &str) -> bool {
+/// The pinned packages at their versions (`locked`: what the release's own lock file pins
+/// beside it), and the entry script there.
+fn present(prefix: &Path, version: &str, node_pkg: &str, node: &str, locked: &[(String, String)]) -> bool {
     prefix
         .join("node_modules")
         .join(PACKAGE)
@@ -21,10 +22,25 @@ fn present(prefix: &Path, version: &str, node_pkg: &str, node: &str) -> bool {
         .is_file()
         && installed_version(prefix, PACKAGE).as_deref() == Some(version)
         && installed_version(prefix, node_pkg).as_deref() == Some(node)
+        && locked
+            .iter()
+            .all(|(p, v)| installed_version(prefix, p).as_deref() == Some(v.as_str()))
+        // Nothing nested under the gateway shadows them.
+        && locked
+            .iter()
+            .all(|(p, _)| !prefix.join("node_modules").join(PACKAGE).join("node_modules").join(p).exists())
 }
 
 /// Installs Portkey `version` (with the pinned Node) into `cache`; returns the entry script.
-pub(crate) fn install(cache: &Path, version: &str, node: &str) -> Result<PathBuf, SetupError> {
+/// `locked` is what the release's own lock file pins of its HTTP stack (for the pinned release:
+/// the npm package's open ranges resolve today to a server that breaks its streams), installed
+/// beside it as top-level packages npm dedupes the gateway's ranges onto.
+pub(crate) fn install(
+    cache: &Path,
+    version: &str,
+    node: &str,
+    locked: &[(String, String)],
+) -> Result<PathBuf, SetupError> {
     if let Some(why) = crate::scenario::target::version_problem(version) {
         return Err(SetupError::Usage(why.replace("OpenClaw", "Portkey").replace("2026.9.2", "1.15.2")));
     }
@@ -36,7 +52,7 @@ pub(crate) fn install(cache: &Path, version: &str, node: &str) -> Result<PathBuf
         ))
     })?;
     let dir = cache.join(format!("portkey-{version}"));
-    if present(&dir, version, node_pkg, node) {
+    if present(&dir, version, node_pkg, node, locked) {
         crate::errln!(
             "gateway install: {PACKAGE} {version} and {node_pkg} {node} already in {}",
             dir.display()
@@ -54,13 +70,10 @@ pub(crate) fn install(cache: &Path, version: &str, node: &str) -> Result<PathBuf
         "gateway install: installing {PACKAGE}@{version} and {node_pkg}@{node} into {}",
         stage.path().display()
     );
-    npm_install(
-        &npm,
-        stage.path(),
-        &[format!("{node_pkg}@{node}"), format!("{PACKAGE}@{version}")],
-        None,
-    )?;
-    if !present(stage.path(), version, node_pkg, node) {
+    let mut specs = vec![format!("{node_pkg}@{node}"), format!("{PACKAGE}@{version}")];
+    specs.extend(locked.iter().map(|(p, v)| format!("{p}@{v}")));
+    npm_install(&npm, stage.path(), &specs, None)?;
+    if !present(stage.path(), version, node_pkg, node, locked) {
         return Err(SetupError::Failed(format!(
             "npm finished but {PACKAGE} {version} and {node_pkg} {node} are not in {}",
             stage.path().display()
@@ -86,7 +99,7 @@ mod tests {
     fn a_bad_version_is_refused_before_anything_runs() {
         let cache = tempfile::tempdir().unwrap();
         for v in ["../x", "", "latest"] {
-            let e = install(cache.path(), v, "24.22.3").unwrap_err();
+            let e = install(cache.path(), v, "24.22.3", &[]).unwrap_err();
             assert!(matches!(e, SetupError::Usage(_)), "{e}");
         }
         assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0);

@@ -17,6 +17,10 @@ pub(crate) struct Pins {
     pub openai: String,
     /// `PORTKEY_VERSION`: Portkey's open-source gateway (npm `@portkey-ai/gateway`).
     pub portkey: String,
+    /// What the pinned Portkey's own lock file pins of its HTTP stack, as npm specs
+    /// (`PORTKEY_HONO_VERSION`, `PORTKEY_HONO_NODE_SERVER_VERSION`,
+    /// `PORTKEY_HONO_NODE_WS_VERSION`): installed beside the pinned release only.
+    pub portkey_locked: Vec<(String, String)>,
     /// `LITELLM_VERSION`: the LiteLLM proxy (`litellm[proxy]`).
     pub litellm: String,
     /// `LITELLM_PROMETHEUS_CLIENT_VERSION`: the prometheus_client its `/metrics` needs.
@@ -59,6 +63,14 @@ pub(crate) fn parse(text: &str) -> Result<Pins, PinsError> {
         openclaw_second: get("OPENCLAW_SECOND_VERSION")?,
         openai: get("OPENAI_VERSION")?,
         portkey: get("PORTKEY_VERSION")?,
+        portkey_locked: vec![
+            ("hono".into(), get("PORTKEY_HONO_VERSION")?),
+            (
+                crate::gateway::portkey::install::SERVER.into(),
+                get("PORTKEY_HONO_NODE_SERVER_VERSION")?,
+            ),
+            ("@hono/node-ws".into(), get("PORTKEY_HONO_NODE_WS_VERSION")?),
+        ],
         litellm: get("LITELLM_VERSION")?,
         litellm_prometheus_client: get("LITELLM_PROMETHEUS_CLIENT_VERSION")?,
     })

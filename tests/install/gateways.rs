@@ -145,9 +145,16 @@ fn the_binary_and_the_scripts_install_the_same_pinned_versions_the_same_way() {
         format!("CACHE/portkey-{portkey}/node_modules/@portkey-ai/gateway/build/start-server.js");
     assert_eq!((p1.as_str(), p2.as_str()), (want.as_str(), want.as_str()));
     assert_eq!(calls1, calls2, "portkey: npm calls differ");
+    // Beside the pinned release, what its own lock file pins of its HTTP stack.
+    let locked = format!(
+        "hono@{} @hono/node-server@{} @hono/node-ws@{}",
+        pin("PORTKEY_HONO_VERSION"),
+        pin("PORTKEY_HONO_NODE_SERVER_VERSION"),
+        pin("PORTKEY_HONO_NODE_WS_VERSION")
+    );
     assert!(
         calls2.contains("node-")
-            && calls2.contains(&format!("@{node} @portkey-ai/gateway@{portkey}")),
+            && calls2.contains(&format!("@{node} @portkey-ai/gateway@{portkey} {locked}")),
         "portkey: {calls2}"
     );
     assert_eq!(calls2.lines().count(), 1, "{calls2}");

@@ -6,8 +6,10 @@
 //!
 //! - `429-retry-after`: it retries key-A 25 ms after the 429 that said `Retry-After: 10`, and
 //!   every later turn goes to key-A again: the cooldown row fails, the turns are answered.
-//! - `stream-cut-40-of-60`: the stream reset after 40 of 60 chunks is passed on, with no retry
-//!   and no fallback: that turn has no whole answer, the answered-turns row fails.
+//! - `stream-cut-40-of-60`: the stream reset after 40 of 60 chunks is not retried and not sent to
+//!   the fallback; LiteLLM ends the client's 200 stream with an error event
+//!   (`APIConnectionError`) — an honest error, not a truncated success: the answered-turns rows
+//!   (at the upstream and as the client saw it) fail, the truncated row holds.
 
 use super::support::{litellm, one_at_a_time};
 
@@ -18,6 +20,12 @@ use catalogue_target::CaseRun;
 
 /// `case` against LiteLLM: judged; the kinds of its failed rows.
 fn failed_rows(case: &str) -> Vec<(String, String)> {
+    failed_rows_and_turns(case).0
+}
+
+/// `case` against LiteLLM: judged; the kinds of its failed rows and the turns as the client saw
+/// them (the report's `target.turns`).
+fn failed_rows_and_turns(case: &str) -> (Vec<(String, String)>, Vec<serde_json::Value>) {
     let _one = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let exe = litellm();
@@ -48,7 +56,11 @@ fn failed_rows(case: &str) -> Vec<(String, String)> {
         "{case}: its log is kept: {}",
         run.report["target"]
     );
-    rows
+    let turns = run.report["target"]["turns"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    (rows, turns)
 }
 
 #[test]
@@ -64,13 +76,30 @@ fn catalogue_429_retry_after_litellm_goes_back_to_the_throttled_key_at_once() {
 }
 
 #[test]
-fn catalogue_stream_cut_litellm_passes_the_cut_stream_on() {
-    let rows = failed_rows("stream-cut-40-of-60");
+fn catalogue_stream_cut_litellm_ends_the_clients_stream_with_an_error_event() {
+    let (rows, turns) = failed_rows_and_turns("stream-cut-40-of-60");
     assert_eq!(
         rows,
-        [(
-            "per_turn".to_string(),
-            "turns >= 12: answered within 5.000s".to_string()
-        )]
+        [
+            (
+                "per_turn".to_string(),
+                "turns >= 12: answered within 5.000s".to_string()
+            ),
+            ("turn".to_string(), ">= 12".to_string()),
+        ]
+    );
+    let outcomes: Vec<&str> = turns
+        .iter()
+        .map(|t| t["outcome"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        outcomes.iter().filter(|o| **o == "error_event").count(),
+        1,
+        "{outcomes:?}"
+    );
+    assert_eq!(
+        outcomes.iter().filter(|o| **o == "answered").count(),
+        11,
+        "{outcomes:?}"
     );
 }

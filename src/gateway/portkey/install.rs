@@ -14,6 +14,10 @@ pub(crate) const ENV_VAR: &str = "REHEARSE_PORTKEY";
 /// The npm package.
 pub(crate) const PACKAGE: &str = "@portkey-ai/gateway";
 
+/// Portkey's HTTP server package: which version it resolves decides whether a streamed answer
+/// passes (see [`Install::server_problem`]).
+pub(crate) const SERVER: &str = "@hono/node-server";
+
 /// How to get the pinned install, named in every "not found" error.
 fn how_to_install(version: Option<&str>) -> String {
     let v = version.map(str::to_string).or_else(|| {
@@ -46,6 +50,9 @@ pub struct Install {
     pub node: PathBuf,
     /// Its version (`1.15.2`), from its `package.json`.
     pub version: String,
+    /// The version of [`SERVER`] the gateway loads (its own `node_modules` first, then the
+    /// prefix's, as Node resolves it), if found.
+    pub server: Option<String>,
 }
 
 /// No usable Portkey install.
@@ -79,7 +86,34 @@ pub enum InstallError {
     },
 }
 
+/// The `version` of the npm package at `dir` (its `package.json`).
+fn manifest_version(dir: &Path) -> Option<String> {
+    let b = std::fs::read(dir.join("package.json")).ok()?;
+    let v = serde_json::from_slice::<serde_json::Value>(&b).ok()?;
+    v.get("version")?.as_str().map(str::to_string)
+}
+
 impl Install {
+    /// What the report says of the HTTP server the gateway runs on: its version, and, from
+    /// 1.14.0 on (a lightweight Response that keeps a fetched response's immutable headers,
+    /// which Portkey 1.15's header writes throw on), that every streamed answer will be a 500.
+    pub fn server_note(&self) -> String {
+        let Some(v) = &self.server else {
+            return format!("its HTTP server: {SERVER} not found beside it");
+        };
+        let nums: Vec<u64> = v.split(['.', '-']).take(2).filter_map(|x| x.parse().ok()).collect();
+        let broken = matches!(nums.as_slice(), [1, m] if *m >= 14);
+        if broken {
+            format!(
+                "its HTTP server: {SERVER} {v}, with which every streamed answer of Portkey \
+                 1.15 is a 500 (`TypeError: immutable`); `rehearse gateway install portkey` \
+                 installs what Portkey's own lock file pins (1.13.5)"
+            )
+        } else {
+            format!("its HTTP server: {SERVER} {v}")
+        }
+    }
+
     /// `$REHEARSE_PORTKEY`, else the pinned version in the cache.
     pub fn find() -> Result<Self, InstallError> {
         let env = std::env::var_os(ENV_VAR).map(PathBuf::from);
@@ -140,16 +174,19 @@ impl Install {
         let package = entry.parent().and_then(Path::parent);
         let node_modules = package.and_then(Path::parent).and_then(Path::parent);
         let version = package
-            .and_then(|p| std::fs::read(p.join("package.json")).ok())
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|v| v.get("version")?.as_str().map(str::to_string))
+            .and_then(manifest_version)
             .unwrap_or_else(|| "unknown".into());
         let node = node_modules.map(|n| n.join(".bin/node"));
+        let server = [package.map(|p| p.join("node_modules")), node_modules.map(Path::to_path_buf)]
+            .into_iter()
+            .flatten()
+            .find_map(|nm| manifest_version(&nm.join(SERVER)));
         match node {
             Some(n) if n.is_file() => Ok(Self {
                 entry: entry.to_path_buf(),
                 node: n,
                 version,
+                server,
             }),
             n => Err(InstallError::NoNode {
                 entry: entry.display().to_string(),
@@ -182,5 +219,33 @@ mod tests {
         let msg = missing.unwrap_err().to_string();
         assert!(msg.contains("rehearse gateway install portkey 1.2.3"), "{msg}");
         assert!(msg.contains("$REHEARSE_PORTKEY"), "{msg}");
+        assert_eq!(i.server, None);
+        assert!(i.server_note().contains("not found"), "{}", i.server_note());
+    }
+
+    /// The HTTP server is the one Node loads: the package's own nested copy before the
+    /// prefix's; from 1.14.0 on the report says streamed answers will be 500s.
+    #[test]
+    fn the_http_server_is_read_where_node_resolves_it() {
+        let d = tempfile::tempdir().unwrap();
+        let nm = d.path().join("node_modules");
+        let pkg = nm.join(PACKAGE);
+        std::fs::create_dir_all(pkg.join("build")).unwrap();
+        std::fs::create_dir_all(nm.join(".bin")).unwrap();
+        std::fs::write(nm.join(".bin/node"), "").unwrap();
+        let entry = pkg.join("build/start-server.js");
+        std::fs::write(&entry, "").unwrap();
+        let put = |dir: &Path, v: &str| {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join("package.json"), format!(r#"{{"version":"{v}"}}"#)).unwrap();
+        };
+        put(&nm.join(SERVER), "1.13.5");
+        let i = Install::at(&entry).unwrap();
+        assert_eq!(i.server.as_deref(), Some("1.13.5"));
+        assert_eq!(i.server_note(), "its HTTP server: @hono/node-server 1.13.5");
+        put(&pkg.join("node_modules").join(SERVER), "1.19.19");
+        let i = Install::at(&entry).unwrap();
+        assert_eq!(i.server.as_deref(), Some("1.19.19"));
+        assert!(i.server_note().contains("every streamed answer"), "{}", i.server_note());
     }
 }

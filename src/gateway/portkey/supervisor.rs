@@ -114,10 +114,13 @@ impl Supervisor for Portkey {
                     let err = StartError::new(e, last_lines_of(&dir.join("portkey.log")));
                     if exited { err.exited() } else { err }
                 })?;
+            let mut set: Vec<String> = TURNED_OFF.iter().map(|t| t.to_string()).collect();
+            set.push(self.install.server_note());
             Ok(Box::new(Started {
                 process,
                 routing,
                 over,
+                set,
                 header,
                 keys,
                 turn_timeout: self.turn_timeout,
@@ -136,6 +139,8 @@ struct Started {
     process: Process,
     routing: Routing,
     over: Option<Vec<String>>,
+    /// What the harness turned off or forced, and the HTTP server it runs on.
+    set: Vec<String>,
     header: HeaderValue,
     keys: Vec<String>,
     turn_timeout: Duration,
@@ -188,7 +193,8 @@ impl Supervised for Started {
         Some(Effective {
             name: "portkey-config.json",
             config: Ok(self.routing.shown(&keys)),
-            over_user: self.over.clone().map(|o| (o, TURNED_OFF.iter().map(|t| t.to_string()).collect())),
+            // With a generated config, what the harness set is a note of the report.
+            over_user: Some((self.over.clone().unwrap_or_default(), self.set.clone())),
         })
     }
 
