@@ -39,7 +39,29 @@ impl Drop for Cheat {
 /// the stand-in that hangs.
 pub fn start(dir: &Path, mode: &str) -> Cheat {
     let turn_timeout = if mode == "hang" { "12s" } else { "60s" };
-    let (gw, up) = (free_port(), free_port());
+    // The stand-in binds a port of the kernel's choice and says which: no other test can take
+    // it between a probe and its bind. The upstream's port the harness binds itself.
+    let script = repo_root().join("tests/support/py/catalogue_gateway.py");
+    let up = free_port();
+    let mut child = Command::new("python3")
+        .arg(&script)
+        .args([
+            "0".to_string(),
+            format!("http://127.0.0.1:{up}"),
+            "sk-rehearse-key-A".into(),
+            mode.into(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 is needed for the stand-in gateways (tests/support/py)");
+    let mut line = String::new();
+    if let Some(out) = child.stdout.take() {
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).unwrap();
+    }
+    let gw: u16 = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("the stand-in said no port: {line:?}"));
     std::fs::create_dir_all(dir).unwrap();
     let target = dir.join(format!("{mode}-target.toml"));
     std::fs::write(
@@ -50,16 +72,5 @@ pub fn start(dir: &Path, mode: &str) -> Cheat {
         ),
     )
     .unwrap();
-    let script = repo_root().join("tests/support/py/catalogue_gateway.py");
-    let child = Command::new("python3")
-        .arg(&script)
-        .args([
-            gw.to_string(),
-            format!("http://127.0.0.1:{up}"),
-            "sk-rehearse-key-A".into(),
-            mode.into(),
-        ])
-        .spawn()
-        .expect("python3 is needed for the stand-in gateways (tests/support/py)");
     Cheat { child, target }
 }

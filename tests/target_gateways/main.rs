@@ -11,6 +11,8 @@
 //!   judged, with what LiteLLM did.
 //! - `litellm_config`: a user config with a key the release does not take: exit 2 at its
 //!   `file:line:col`, before anything starts.
+//! - `matrix_ci`: the scorecard CI runs (`fixtures/matrix/ci.toml`: three catalogue cases × the
+//!   embedded engine, LiteLLM and Portkey, one × OpenClaw), every cell as the file expects.
 //! - `litellm_failures`: a proxy killed mid-run, and one stopped (SIGSTOP) so that its process
 //!   lives but nothing answers: each exit 3 with its last log lines, nothing left running.
 
@@ -18,4 +20,5 @@ mod litellm_cases;
 mod litellm_catalogue;
 mod litellm_config;
 mod litellm_failures;
+mod matrix_ci;
 mod support;

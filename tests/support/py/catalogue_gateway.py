@@ -99,4 +99,7 @@ class Gateway(http.server.BaseHTTPRequestHandler):
             return send(self, 502, json.dumps({"error": {"message": "upstream failed: %s" % e}}).encode())
 
 
-http.server.ThreadingHTTPServer(("127.0.0.1", port), Gateway).serve_forever()
+server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Gateway)
+# Port 0: the kernel's choice, said on the first line of stdout (no free-then-bind race).
+print(server.server_address[1], flush=True)
+server.serve_forever()
