@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every case of the catalogue (fixtures/catalogue/, built into the binary) against one
-# system under test, one case after another, and prints a Markdown table: case × verdict × one
-# line of reason (from each run's report.json: the first failed row's detail, or the run's own
-# reason). Not part of .ci/run: a real gateway's start-up costs minutes under load.
+# system under test, one case after another, and prints two Markdown tables
+# (scripts/catalogue-table.py): case × verdict with the reason of every row that did not pass
+# (or the run's own reason), then every row of every case. Not part of .ci/run: a real
+# gateway's start-up costs minutes under load. The same tables for a scorecard's column:
+# `scripts/catalogue-table.py OUT/cells/*/TARGET/r1`.
 #
 #   scripts/catalogue.sh TARGET_FILE [OUT_DIR]
 #     TARGET_FILE  a target file (fixtures/targets/openclaw.toml, http.toml, embedded.toml)
@@ -35,7 +37,7 @@ cases=${CASES:-$(ls "$root"/fixtures/catalogue/*.toml | xargs -n1 basename | sed
 
 command -v python3 >/dev/null || { echo "$0: python3 is needed to read report.json" >&2; exit 2; }
 
-rows=()
+dirs=()
 status=0
 for c in $cases; do
   dir="$out/$c"
@@ -45,39 +47,17 @@ for c in $cases; do
     --report-dir "$dir" --no-progress >"$out/$c.log" 2>&1
   code=$?
   set -e
-  json=$(ls -d "$dir"/*/report.json 2>/dev/null | tail -n 1 || true)
-  if [ -z "$json" ]; then
-    reason=$(grep -m1 -E '^error' "$out/$c.log" | tr '|' '/' | cut -c1-200 || true)
-    rows+=("| $c | no report (exit $code) | ${reason:-see $out/$c.log} |")
+  if ! ls "$dir"/*/report.json >/dev/null 2>&1 && grep -q 'not applicable: ' "$out/$c.log"; then
+    echo "[$c] not applicable to this target" >&2
+  elif ! ls "$dir"/*/report.json >/dev/null 2>&1; then
+    reason=$(grep -m1 -E '^error' "$out/$c.log" | cut -c1-200 || true)
+    echo "[$c] no report (exit $code): ${reason:-see $out/$c.log}" >&2
     status=3
-    continue
   fi
-  rows+=("$(python3 - "$json" "$c" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-verdict = r.get("verdict", "?")
-reason = r.get("reason") or ""
-if not reason:
-    failed = [e for p in r.get("policies", []) for e in p.get("expectations", [])
-              if e.get("status") not in ("pass", "no_baseline")]
-    if failed:
-        reason = failed[0].get("detail", "")
-        if len(failed) > 1:
-            reason += " (+%d more)" % (len(failed) - 1)
-    else:
-        n = sum(len(p.get("expectations", [])) for p in r.get("policies", []))
-        reason = "%d of %d rows pass" % (n, n)
-reason = " ".join(reason.split()).replace("|", "/")
-if len(reason) > 300:
-    reason = reason[:297] + "..."
-print("| %s | %s | %s |" % (sys.argv[2], verdict, reason))
-EOF
-)")
+  dirs+=("$dir")
 done
-
-echo "| case | verdict | reason |"
-echo "|---|---|---|"
-printf '%s\n' "${rows[@]}"
+# The tables: case × verdict with every failed row's reason, then every row.
+python3 "$root/scripts/catalogue-table.py" "${dirs[@]}"
 echo
 echo "target: $target · runs: $out"
 exit $status
