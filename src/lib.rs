@@ -71,7 +71,8 @@
 //!   through, read-failure diagnostics, and the kernel arrival stamps of the harness's servers.
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming,
 //!   which model a request is for, the turn marker (`wire::turn`) the upstream reads a request's
-//!   turn by (`upstream::turn`).
+//!   turn by (`upstream::turn`), the throttle headers and the one parser of their values
+//!   (`wire::throttle`, read by the engine's `failover::throttle` and the upstream's fault headers).
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`; the program an agent runs (a
 //!   Homebrew install's stable `bin/rehearse`, never its versioned keg).
 //! - [`monitoring`]: the shipped monitoring (`monitoring/`: alerting rules, example Alertmanager

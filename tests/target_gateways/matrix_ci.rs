@@ -43,7 +43,11 @@ fn the_ci_scorecard_every_cell_as_the_matrix_file_expects_each_backed_by_its_rep
             )
         })
         .collect();
-    assert!(unmet.is_empty(), "cells not as expected:\n{}\n{ctx}", unmet.join("\n"));
+    assert!(
+        unmet.is_empty(),
+        "cells not as expected:\n{}\n{ctx}",
+        unmet.join("\n")
+    );
     assert_eq!(out.status.code(), Some(0), "{ctx}");
     assert_eq!(card["ok"], true);
     // 3 cases × 3 targets + 1 × OpenClaw.
@@ -51,7 +55,9 @@ fn the_ci_scorecard_every_cell_as_the_matrix_file_expects_each_backed_by_its_rep
     for target in ["embedded", "litellm", "portkey"] {
         for case in ["500-once", "503-persistent", "429-retry-after"] {
             assert!(
-                cells.iter().any(|c| c["case"] == case && c["target"] == target),
+                cells
+                    .iter()
+                    .any(|c| c["case"] == case && c["target"] == target),
                 "no cell {case} × {target}"
             );
         }
@@ -93,9 +99,18 @@ fn the_ci_scorecard_every_cell_as_the_matrix_file_expects_each_backed_by_its_rep
             .find_map(|l| l.strip_prefix(&format!("{key}=")).map(str::to_string))
             .unwrap()
     };
-    assert_eq!(version("litellm"), ("litellm".into(), pin("LITELLM_VERSION")));
-    assert_eq!(version("portkey"), ("portkey".into(), pin("PORTKEY_VERSION")));
-    assert_eq!(version("openclaw"), ("openclaw".into(), pin("OPENCLAW_VERSION")));
+    assert_eq!(
+        version("litellm"),
+        ("litellm".into(), pin("LITELLM_VERSION"))
+    );
+    assert_eq!(
+        version("portkey"),
+        ("portkey".into(), pin("PORTKEY_VERSION"))
+    );
+    assert_eq!(
+        version("openclaw"),
+        ("openclaw".into(), pin("OPENCLAW_VERSION"))
+    );
     assert_eq!(version("embedded").0, "embedded");
     for f in ["scorecard.md", "scorecard.html"] {
         assert!(out_dir.join(f).is_file(), "no {f}");
