@@ -44,7 +44,8 @@
 //!   reported model and usage).
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
 //!   verdict, reason), Markdown, JSON, JUnit and HTML+SVG report writers; versions and target
-//!   files side by side (`versions`, `targets`: one table, a column per arm).
+//!   files side by side (`versions`, `targets`: one table, a column per arm, their rows and
+//!   table shared in `side_by_side`).
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
 //!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
 //!   `rehearse history` with its index pages, drift against the previous runs of the same
