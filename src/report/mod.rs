@@ -40,6 +40,7 @@ pub mod svg;
 pub mod table;
 pub(crate) mod target;
 mod side_by_side;
+pub(crate) mod summary;
 pub(crate) mod target_section;
 pub mod targets;
 pub mod targets_model;
