@@ -17,11 +17,11 @@ pub const RETRY_AFTER_MS: &str = "retry-after-ms";
 /// `x-ms-retry-after-ms` (Azure OpenAI): milliseconds.
 pub const X_MS_RETRY_AFTER_MS: &str = "x-ms-retry-after-ms";
 /// `retry-after`: whole seconds or an HTTP date.
-pub const RETRY_AFTER: &str = "retry-after";
+const RETRY_AFTER: &str = "retry-after";
 /// `x-ratelimit-reset-requests`: when the request budget resets, a Go-style duration.
 pub const RESET_REQUESTS: &str = "x-ratelimit-reset-requests";
 /// `x-ratelimit-reset-tokens`: when the token budget resets, a Go-style duration.
-pub const RESET_TOKENS: &str = "x-ratelimit-reset-tokens";
+const RESET_TOKENS: &str = "x-ratelimit-reset-tokens";
 
 /// The form a duration header's value is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
