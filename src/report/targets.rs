@@ -232,5 +232,17 @@ mod tests {
         let tab = table(&t);
         assert_eq!(tab.head, ["figure", "of", "embedded", "http", "differs"]);
         assert!(summary(&t).contains("worst arm's"), "{}", summary(&t));
+        // The section: its sentence, the table with the rows that differ marked, then each
+        // arm's block (here its raw files: neither arm has a target block).
+        let mut md = String::new();
+        markdown(&t, &mut md);
+        assert!(md.starts_with("\n## Targets side by side\n\nembedded, http run side by side"), "{md}");
+        assert!(md.contains("| expect attempts | mockai:a ≥ 1 | pass | fail | differs |"), "{md}");
+        assert!(md.contains("| kind |  | embedded | http | differs |"), "{md}");
+        assert!(md.contains("\n## Target `http` (http, t/http.toml)\n\nIts raw files: `http/`.\n"), "{md}");
+        let mut html = String::new();
+        super::html(&t, &mut html);
+        assert!(html.starts_with("<h2>Targets side by side</h2>\n<p>embedded, http run"), "{html}");
+        assert!(html.contains("<h2>Target embedded (embedded, t/embedded.toml)</h2><p>Its raw files: <code>embedded/</code>.</p>"), "{html}");
     }
 }
