@@ -44,7 +44,8 @@
 //!   reported model and usage).
 //! - [`report`]: the report model (the fleet section's too), the one judge (`judge`: statuses,
 //!   verdict, reason), Markdown, JSON, JUnit and HTML+SVG report writers; versions and target
-//!   files side by side (`versions`, `targets`: one table, a column per arm).
+//!   files side by side (`versions`, `targets`: one table, a column per arm, their rows and
+//!   table shared in `side_by_side`).
 //! - [`history`]: the run history of a report dir — the listing of its run directories (a
 //!   note for foreign, unfinished, broken or other-schema entries), key figures over the runs,
 //!   `rehearse history` with its index pages, drift against the previous runs of the same
@@ -71,7 +72,8 @@
 //!   through, read-failure diagnostics, and the kernel arrival stamps of the harness's servers.
 //! - [`wire`]: wire names written once — headers, routes, percent-encoding of names, dep naming,
 //!   which model a request is for, the turn marker (`wire::turn`) the upstream reads a request's
-//!   turn by (`upstream::turn`).
+//!   turn by (`upstream::turn`), the throttle headers and the one parser of their values
+//!   (`wire::throttle`, read by the engine's `failover::throttle` and the upstream's fault headers).
 //! - [`schedule`]: launchd LaunchAgent plists and `launchctl`; the program an agent runs (a
 //!   Homebrew install's stable `bin/rehearse`, never its versioned keg).
 //! - [`monitoring`]: the shipped monitoring (`monitoring/`: alerting rules, example Alertmanager

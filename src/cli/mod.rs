@@ -1,5 +1,7 @@
 //! Raw command-line flags (clap derive), kept as close to what the user typed as possible.
-//! Resolution into validated plans happens in the modules that own each command.
+//! Resolution into validated plans happens in the modules that own each command. Beside the
+//! run's and the one-screen commands' flags here: `setup.rs` (init, gateway, doctor),
+//! `schedule.rs` (`rehearse schedule` and its launchd defaults), `matrix.rs` (`rehearse matrix`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -8,7 +10,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::util::speed::Speed;
 
+mod matrix;
+mod schedule;
 mod setup;
+pub use matrix::*;
+pub use schedule::*;
 pub use setup::*;
 
 /// The exit-code contract (see [`crate::exit`]), shown under `--help` of every command whose
@@ -318,128 +324,6 @@ pub struct MonitoringRulesArgs {
     pub runbook_base: Option<String>,
 }
 
-/// `rehearse schedule ACTION [options]`.
-#[derive(Debug, Clone, Args)]
-pub struct ScheduleArgs {
-    /// print | install | uninstall | status
-    #[command(subcommand)]
-    pub action: ScheduleAction,
-}
-
-/// The actions of `rehearse schedule`, each with only the flags it takes.
-#[derive(Debug, Clone, Subcommand)]
-pub enum ScheduleAction {
-    /// Write the plist to stdout.
-    Print(SchedulePlanArgs),
-    /// Write the plist and load it with launchctl.
-    Install(ScheduleInstallArgs),
-    /// Unload it and remove the file.
-    Uninstall(ScheduleFileArgs),
-    /// Summarise `launchctl print`.
-    Status(ScheduleFileArgs),
-}
-
-/// What the LaunchAgent runs and when (`schedule print` and `install`).
-#[derive(Debug, Clone, Args)]
-pub struct SchedulePlanArgs {
-    /// Scenarios the scheduled run executes (repeatable); each must resolve now, as
-    /// `--scenario` does, and goes into the plist as an absolute path (a built-in as
-    /// `builtin:NAME`: the scheduled binary's own).
-    #[arg(long = "scenario", value_name = "NAME|PATH")]
-    pub scenarios: Vec<String>,
-    /// The user's scenario directory a NAME is looked up in before the built-in scenarios.
-    #[arg(long, value_name = "DIR", env = "REHEARSE_SCENARIOS")]
-    pub scenarios_dir: Option<PathBuf>,
-    /// Day of week (0 and 7 = Sunday); repeat with --hour/--minute for several entries.
-    #[arg(long, value_name = "0-7")]
-    pub weekday: Vec<u8>,
-    /// Hour of day (0-23).
-    #[arg(long, value_name = "0-23")]
-    pub hour: Vec<u8>,
-    /// Minute (0-59).
-    #[arg(long, value_name = "0-59")]
-    pub minute: Vec<u8>,
-    /// The LaunchAgent's label.
-    #[arg(long, default_value = DEFAULT_LABEL)]
-    pub label: String,
-    /// Report directory passed to the scheduled run (default: WORKING_DIR/reports).
-    #[arg(long, value_name = "DIR")]
-    pub report_dir: Option<PathBuf>,
-    /// Path of the program the plist runs, made absolute; must exist and be executable
-    /// (default: this binary).
-    #[arg(long, value_name = "PATH")]
-    pub program: Option<PathBuf>,
-    /// Working directory of the scheduled run, made absolute; must exist (default: the current
-    /// directory).
-    #[arg(long, value_name = "DIR")]
-    pub working_dir: Option<PathBuf>,
-    /// Retention passed to the scheduled run: keep the last N finished runs per scenario.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_KEEP,
-          value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "keep_all")]
-    pub keep: u32,
-    /// Pass no `--keep` to the scheduled run: never remove old runs.
-    #[arg(long)]
-    pub keep_all: bool,
-    /// `--textfile-dir` passed to the scheduled run (made absolute).
-    #[arg(long, value_name = "DIR")]
-    pub textfile_dir: Option<PathBuf>,
-    /// `--pushgateway` passed to the scheduled run.
-    #[arg(long, value_name = "URL")]
-    pub pushgateway: Option<String>,
-    /// `--on-fail` passed to the scheduled run.
-    #[arg(long, value_name = "CMD")]
-    pub on_fail: Option<String>,
-}
-
-/// The default LaunchAgent label.
-pub const DEFAULT_LABEL: &str = "dev.rehearse.weekly";
-/// The prefix of our labels: `dev.rehearse.NAME`.
-pub const LABEL_PREFIX: &str = "dev.rehearse.";
-/// The prefix of the labels of earlier versions: `ai.openclaw.rehearse.NAME`, a domain not ours;
-/// `schedule install` replaces such an agent.
-pub const OLD_LABEL_PREFIX: &str = "ai.openclaw.rehearse.";
-/// Runs the scheduled job keeps by default (a quarter of weekly runs).
-pub const DEFAULT_KEEP: u32 = 12;
-
-/// Where the plist file lives and whether to call launchctl.
-#[derive(Debug, Clone, Args)]
-pub struct ScheduleFileArgs {
-    /// The LaunchAgent's label.
-    #[arg(long, default_value = DEFAULT_LABEL)]
-    pub label: String,
-    /// Directory of the plist file (default ~/Library/LaunchAgents).
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Write or remove the file only; do not call launchctl.
-    #[arg(long)]
-    pub no_load: bool,
-}
-
-/// Flags of `schedule install`: the plan and where the file goes.
-#[derive(Debug, Clone, Args)]
-pub struct ScheduleInstallArgs {
-    /// What runs and when.
-    #[command(flatten)]
-    pub plan: SchedulePlanArgs,
-    /// Directory to write the plist to (default ~/Library/LaunchAgents).
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Write the file (and create the log directory) only; do not call launchctl.
-    #[arg(long)]
-    pub no_load: bool,
-}
-
-impl ScheduleInstallArgs {
-    /// The file flags (label, dir, no-load) of this install.
-    pub fn file(&self) -> ScheduleFileArgs {
-        ScheduleFileArgs {
-            label: self.plan.label.clone(),
-            dir: self.dir.clone(),
-            no_load: self.no_load,
-        }
-    }
-}
-
 /// Flags of `rehearse report`.
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
@@ -474,38 +358,4 @@ pub struct CompareArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-}
-
-/// `rehearse matrix`'s exit codes.
-pub const MATRIX_EXIT_CODES: &str = "\
-Exit codes:
-  0  every cell is what the matrix file expects of it
-  1  a cell is not (a failure the file does not expect, a flaky cell without flaky_ok, ...)
-  2  bad usage or a bad matrix file (named with line and column)
-  3  the matrix was stopped (SIGINT/SIGTERM) or its scorecard could not be written";
-
-/// Flags of `rehearse matrix`.
-#[derive(Debug, Clone, Args)]
-pub struct MatrixArgs {
-    /// The matrix file (TOML: cases, targets, repeats, speed, what each cell is expected to be).
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-    /// Most runs at once: runs that share no port or gateway and are not judged on timing
-    /// tighter than 1 s of wall time may overlap up to N.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
-    pub jobs: u32,
-    /// Where the scorecard and every run's report dir go (default:
-    /// reports/matrix-STAMP-NAME).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Write the per-cell batch-job series to DIR/rehearse_matrix.prom (atomically; other
-    /// matrices' series are kept).
-    #[arg(long, value_name = "DIR")]
-    pub textfile_dir: Option<PathBuf>,
-    /// A run still going after this is stopped (SIGTERM, then SIGKILL after 60 s).
-    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = humantime::parse_duration)]
-    pub cell_timeout: std::time::Duration,
-    /// The user's scenario directory a case NAME is looked up in before the built-ins.
-    #[arg(long, value_name = "DIR", env = "REHEARSE_SCENARIOS")]
-    pub scenarios_dir: Option<PathBuf>,
 }

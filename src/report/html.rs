@@ -118,7 +118,14 @@ pub fn render(r: &Report) -> String {
         };
         let _ = writeln!(o, "<h3>Policy <code>{}</code></h3>\n{body}", esc(&p.policy));
     }
-    super::target_section::html(r, &mut o);
+    // Several targets, versions side by side, or the one target (none for the embedded engine).
+    if let Some(t) = &r.targets {
+        super::targets::html(t, &mut o);
+    } else if let Some(v) = &r.versions {
+        super::versions::html(v, &mut o);
+    } else if let Some(t) = &r.target {
+        super::target_section::html_block(t, "Target", &mut o);
+    }
     super::target_section::client_turns_html(r, &mut o);
     o.push_str("<h2>Profiles</h2>\n");
     table::profiles(r).html(&mut o);

@@ -149,7 +149,14 @@ pub fn render(r: &Report) -> String {
     for p in r.policies.iter().filter(|p| lead::engine_arm(r, p)) {
         let _ = writeln!(o, "- [{}] {}", p.policy, table::timing_note(p));
     }
-    super::target_section::markdown(r, &mut o);
+    // Several targets, versions side by side, or the one target (none for the embedded engine).
+    if let Some(t) = &r.targets {
+        super::targets::markdown(t, &mut o);
+    } else if let Some(v) = &r.versions {
+        super::versions::markdown(v, &mut o);
+    } else if let Some(t) = &r.target {
+        super::target_section::markdown_block(t, "Target", &mut o);
+    }
     super::target_section::client_turns_markdown(r, &mut o);
     o.push_str("\n## Profiles\n\n");
     table::profiles(r).markdown(&mut o);

@@ -9,7 +9,8 @@
 //! verdict. [`housekeeping`]: what the run did after its report (retention, batch-job metrics,
 //! `--on-fail`), said in the report. [`versions`]: OpenClaw versions side by side and their
 //! behaviour-diff table; [`targets`]: several `--target` files side by side, the same table
-//! generalised. [`gateway_setup`]: how an `http` target's gateway is pointed at the
+//! generalised (the rows and the table both share: `side_by_side`); `target_section`: one
+//! target's block, which both repeat per arm. [`gateway_setup`]: how an `http` target's gateway is pointed at the
 //! mock upstream. [`requests`]: the picture's request lanes, built from the one upstream
 //! recorder's record for every kind of run (`policies[].requests`). [`turns_md`]: report.md's
 //! "Turns" section (the rows are `verdict::turns`, `policies[].turns`).
@@ -38,6 +39,8 @@ pub(crate) mod status;
 pub mod svg;
 pub mod table;
 pub(crate) mod target;
+mod side_by_side;
+pub(crate) mod summary;
 pub(crate) mod target_section;
 pub mod targets;
 pub mod targets_model;

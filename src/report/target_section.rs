@@ -2,8 +2,8 @@
 //! which gateway and version, the turns sent and what came back, its decisions by event, its
 //! cooldowns after the run, the files kept, how it stopped and its last log lines — and the
 //! embedded engine's turns in the same table (`policies[].client_turns`, "Turns") — as
-//! [`Table`]s both renderers share; for several `--target` files side by side, the
-//! side-by-side table ([`super::targets`]) and each arm's block.
+//! [`Table`]s both renderers share. One target's block ([`markdown_block`], [`html_block`]) is
+//! what the side-by-side sections ([`super::versions`], [`super::targets`]) repeat per arm.
 
 use std::fmt::Write as _;
 
@@ -262,35 +262,9 @@ fn provider_block(t: &TargetReport) -> Option<String> {
         .map(|b| serde_json::to_string_pretty(b).unwrap_or_default())
 }
 
-/// `## Target` in Markdown (nothing for the embedded engine); for versions side by side the
-/// diff table, then one target section per version.
-pub(crate) fn markdown(r: &Report, o: &mut String) {
-    if let Some(t) = &r.targets {
-        targets_markdown(t, o);
-        return;
-    }
-    if let Some(v) = &r.versions {
-        let _ = write!(
-            o,
-            "\n## Versions side by side\n\n{}.\n\n",
-            super::versions::summary(v)
-        );
-        super::versions::table(v).markdown(o);
-        for a in &v.arms {
-            match &a.target {
-                Some(t) => markdown_block(t, &format!("Target: OpenClaw {}", a.version), o),
-                None => {
-                    let _ = write!(o, "\n## Target: OpenClaw {}\n\nNot run.\n", a.version);
-                }
-            }
-        }
-        return;
-    }
-    let Some(t) = &r.target else { return };
-    markdown_block(t, "Target", o);
-}
-
-fn markdown_block(t: &TargetReport, title: &str, o: &mut String) {
+/// One target's section in Markdown, under `## {title}`: what the gateway is, your config, the
+/// gateway's setup, the warm-up, the turns, its decisions and auth state, its last log lines.
+pub(super) fn markdown_block(t: &TargetReport, title: &str, o: &mut String) {
     let _ = write!(o, "\n## {title}\n\n");
     facts(t).markdown(o);
     if let Some(tab) = user_config(t) {
@@ -329,36 +303,8 @@ fn markdown_block(t: &TargetReport, title: &str, o: &mut String) {
     }
 }
 
-/// `<h2>Target</h2>` in HTML (nothing for the embedded engine); for versions side by side the
-/// diff table, then one target section per version.
-pub(crate) fn html(r: &Report, o: &mut String) {
-    if let Some(t) = &r.targets {
-        targets_html(t, o);
-        return;
-    }
-    if let Some(v) = &r.versions {
-        let _ = writeln!(
-            o,
-            "<h2>Versions side by side</h2>\n<p>{}.</p>",
-            super::svg::esc(&super::versions::summary(v))
-        );
-        super::versions::table(v).html(o);
-        for a in &v.arms {
-            let title = format!("Target: OpenClaw {}", a.version);
-            match &a.target {
-                Some(t) => html_block(t, &title, o),
-                None => {
-                    let _ = writeln!(o, "<h2>{}</h2><p>Not run.</p>", super::svg::esc(&title));
-                }
-            }
-        }
-        return;
-    }
-    let Some(t) = &r.target else { return };
-    html_block(t, "Target", o);
-}
-
-fn html_block(t: &TargetReport, title: &str, o: &mut String) {
+/// One target's section in HTML, as [`markdown_block`].
+pub(super) fn html_block(t: &TargetReport, title: &str, o: &mut String) {
     let _ = writeln!(o, "<h2>{}</h2>", super::svg::esc(title));
     facts(t).html(o);
     if let Some(tab) = user_config(t) {
@@ -398,43 +344,6 @@ fn html_block(t: &TargetReport, title: &str, o: &mut String) {
             "<h3>Last log lines</h3><pre>{}</pre>",
             super::svg::esc(&t.last_lines.join("\n"))
         );
-    }
-}
-
-/// `## Targets side by side` in Markdown: the sentence, the table, then each arm's target
-/// block (its directory for the embedded engine).
-fn targets_markdown(t: &super::targets::TargetsSection, o: &mut String) {
-    let _ = write!(o, "\n## Targets side by side\n\n{}.\n\n", super::targets::summary(t));
-    super::targets::table(t).markdown(o);
-    for a in &t.arms {
-        let title = format!("Target `{}` ({}, {})", a.arm, a.kind, a.target_file.path);
-        match &a.target {
-            Some(block) => markdown_block(block, &title, o),
-            None => {
-                let _ = write!(o, "\n## {title}\n\nIts raw files: `{}/`.\n", a.dir);
-            }
-        }
-    }
-}
-
-/// `<h2>Targets side by side</h2>` in HTML, as [`targets_markdown`].
-fn targets_html(t: &super::targets::TargetsSection, o: &mut String) {
-    let esc = super::svg::esc;
-    let _ = writeln!(o, "<h2>Targets side by side</h2>\n<p>{}.</p>", esc(&super::targets::summary(t)));
-    super::targets::table(t).html(o);
-    for a in &t.arms {
-        let title = format!("Target {} ({}, {})", a.arm, a.kind, a.target_file.path);
-        match &a.target {
-            Some(block) => html_block(block, &title, o),
-            None => {
-                let _ = writeln!(
-                    o,
-                    "<h2>{}</h2><p>Its raw files: <code>{}/</code>.</p>",
-                    esc(&title),
-                    esc(&a.dir)
-                );
-            }
-        }
     }
 }
 

@@ -4,25 +4,18 @@
 //! version, its target's verdict), the versions table's figures ([`super::versions::diff`]:
 //! attempts per profile, times to the first rotation and fallback, cooldowns, decisions, turn
 //! outcomes, status) and every expectation row's verdict per arm; [`table`] renders it for both
-//! writers (`target_section` writes the section with each gateway arm's target block).
+//! writers (rows and table shared with the versions', [`super::side_by_side`]); [`markdown`] and
+//! [`html`] write the section with each arm's target block ([`super::target_section`]).
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 
 use super::model::{PolicyReport, PolicyStatus};
+use super::side_by_side::{self, numeric, text};
 use super::table::Table;
+use super::target_section::{html_block, markdown_block};
 pub use super::targets_model::{TargetArm, TargetsSection, VERDICT_RULE};
 use super::versions_model::{DiffRow, VersionArm};
-
-fn text(figure: &str, of: &str, shown: Vec<String>) -> DiffRow {
-    let changed = shown.windows(2).any(|w| w[0] != w[1]);
-    DiffRow {
-        figure: figure.into(),
-        of: of.into(),
-        values: vec![None; shown.len()],
-        shown,
-        changed,
-    }
-}
 
 /// The side-by-side rows of `arms` (their sections `sections`, matched by name): what each arm
 /// is, the versions table's figures, then one row per expectation (kind, dep, expected) in the
@@ -59,7 +52,7 @@ pub fn diff(arms: &[TargetArm], sections: &[PolicyReport]) -> Vec<DiffRow> {
             .iter()
             .map(|a| ran(a).then(|| a.attempts.get(p).copied().unwrap_or(0) as f64))
             .collect();
-        rows.push(super::versions::numeric("attempts", p, v, false));
+        rows.push(numeric("attempts", p, v, false));
     }
     rows.extend(
         super::versions::diff(&as_versions, sections)
@@ -105,20 +98,7 @@ fn expectation_key(e: &crate::verdict::ExpectationResult) -> (String, String) {
 
 /// The side-by-side table: one column per arm, a last column marking rows that differ.
 pub(crate) fn table(t: &TargetsSection) -> Table {
-    let mut head: Vec<&str> = vec!["figure", "of"];
-    head.extend(t.arms.iter().map(|a| a.arm.as_str()));
-    head.push("differs");
-    let mut numeric = vec![false, false];
-    numeric.extend(t.arms.iter().map(|_| true));
-    numeric.push(false);
-    let mut tab = Table::new(&head, &numeric);
-    for r in &t.diff {
-        let mut row = vec![r.figure.clone(), r.of.clone()];
-        row.extend(r.shown.iter().cloned());
-        row.push(if r.changed { "differs" } else { "" }.to_string());
-        tab.rows.push(row);
-    }
-    tab
+    side_by_side::table(t.arms.iter().map(|a| a.arm.as_str()), "differs", &t.diff)
 }
 
 /// The section's opening sentence: the arms, what differs, how the verdict is decided.
@@ -131,6 +111,43 @@ pub(crate) fn summary(t: &TargetsSection) -> String {
         t.diff.len(),
         t.verdict_rule
     )
+}
+
+/// `## Targets side by side` in Markdown: the sentence, the table, then each arm's target
+/// block (its directory for the embedded engine).
+pub(crate) fn markdown(t: &TargetsSection, o: &mut String) {
+    let _ = write!(o, "\n## Targets side by side\n\n{}.\n\n", summary(t));
+    table(t).markdown(o);
+    for a in &t.arms {
+        let title = format!("Target `{}` ({}, {})", a.arm, a.kind, a.target_file.path);
+        match &a.target {
+            Some(block) => markdown_block(block, &title, o),
+            None => {
+                let _ = write!(o, "\n## {title}\n\nIts raw files: `{}/`.\n", a.dir);
+            }
+        }
+    }
+}
+
+/// `<h2>Targets side by side</h2>` in HTML, as [`markdown`].
+pub(crate) fn html(t: &TargetsSection, o: &mut String) {
+    let esc = super::svg::esc;
+    let _ = writeln!(o, "<h2>Targets side by side</h2>\n<p>{}.</p>", esc(&summary(t)));
+    table(t).html(o);
+    for a in &t.arms {
+        let title = format!("Target {} ({}, {})", a.arm, a.kind, a.target_file.path);
+        match &a.target {
+            Some(block) => html_block(block, &title, o),
+            None => {
+                let _ = writeln!(
+                    o,
+                    "<h2>{}</h2><p>Its raw files: <code>{}/</code>.</p>",
+                    esc(&title),
+                    esc(&a.dir)
+                );
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -215,5 +232,17 @@ mod tests {
         let tab = table(&t);
         assert_eq!(tab.head, ["figure", "of", "embedded", "http", "differs"]);
         assert!(summary(&t).contains("worst arm's"), "{}", summary(&t));
+        // The section: its sentence, the table with the rows that differ marked, then each
+        // arm's block (here its raw files: neither arm has a target block).
+        let mut md = String::new();
+        markdown(&t, &mut md);
+        assert!(md.starts_with("\n## Targets side by side\n\nembedded, http run side by side"), "{md}");
+        assert!(md.contains("| expect attempts | mockai:a ≥ 1 | pass | fail | differs |"), "{md}");
+        assert!(md.contains("| kind |  | embedded | http | differs |"), "{md}");
+        assert!(md.contains("\n## Target `http` (http, t/http.toml)\n\nIts raw files: `http/`.\n"), "{md}");
+        let mut html = String::new();
+        super::html(&t, &mut html);
+        assert!(html.starts_with("<h2>Targets side by side</h2>\n<p>embedded, http run"), "{html}");
+        assert!(html.contains("<h2>Target embedded (embedded, t/embedded.toml)</h2><p>Its raw files: <code>embedded/</code>.</p>"), "{html}");
     }
 }

@@ -5,56 +5,19 @@
 //! first fallback, rotations and fallbacks per provider, cooldowns written, OpenClaw's decisions
 //! by event, turn outcomes, the arm's status), built from the key figures
 //! (`policies[].figures`) and the `target` blocks — pure, [`diff`] — and rendered as one
-//! [`Table`] both writers share.
+//! [`Table`] both writers share (the rows and the table are [`super::side_by_side`]'s, shared
+//! with several targets side by side), then each version's target block ([`markdown`],
+//! [`html`]).
 
 use std::collections::BTreeSet;
-
+use std::fmt::Write as _;
 
 use super::model::PolicyReport;
-pub use super::versions_model::{DiffRow, VersionArm, VersionsSection};
+use super::side_by_side::{self, numeric, text};
 use super::table::Table;
+use super::target_section::{html_block, markdown_block};
+pub use super::versions_model::{DiffRow, VersionArm, VersionsSection};
 use crate::verdict::secs;
-
-/// Moved past the drift threshold and noise floor, either way.
-fn moved(ms: bool, a: f64, b: f64) -> bool {
-    let floor = if ms { 100.0 } else { 0.5 };
-    let d = (a - b).abs();
-    d > crate::report::drift::DEFAULT_THRESHOLD * a.abs().max(b.abs()) && d > floor
-}
-
-pub(super) fn numeric(figure: &str, of: &str, values: Vec<Option<f64>>, ms: bool) -> DiffRow {
-    let shown = values
-        .iter()
-        .map(|v| match v {
-            None => "-".to_string(),
-            Some(x) if ms => secs(*x as i64),
-            Some(x) => format!("{x}"),
-        })
-        .collect();
-    let changed = values.windows(2).any(|w| match (w[0], w[1]) {
-        (Some(a), Some(b)) => moved(ms, a, b),
-        (None, None) => false,
-        _ => true,
-    });
-    DiffRow {
-        figure: figure.into(),
-        of: of.into(),
-        shown,
-        values,
-        changed,
-    }
-}
-
-fn text(figure: &str, of: &str, shown: Vec<String>) -> DiffRow {
-    let changed = shown.windows(2).any(|w| w[0] != w[1]);
-    DiffRow {
-        figure: figure.into(),
-        of: of.into(),
-        values: vec![None; shown.len()],
-        shown,
-        changed,
-    }
-}
 
 /// The behaviour-diff rows of `arms` (their sections `sections`, matched by name; an arm
 /// without one never ran and shows `-`).
@@ -190,20 +153,7 @@ pub fn diff(arms: &[VersionArm], sections: &[PolicyReport]) -> Vec<DiffRow> {
 
 /// The diff as a table: one column per version, a last column marking what changed.
 pub(crate) fn table(v: &VersionsSection) -> Table {
-    let mut head: Vec<&str> = vec!["figure", "of"];
-    head.extend(v.arms.iter().map(|a| a.version.as_str()));
-    head.push("changed");
-    let mut numeric = vec![false, false];
-    numeric.extend(v.arms.iter().map(|_| true));
-    numeric.push(false);
-    let mut t = Table::new(&head, &numeric);
-    for r in &v.diff {
-        let mut row = vec![r.figure.clone(), r.of.clone()];
-        row.extend(r.shown.iter().cloned());
-        row.push(if r.changed { "changed" } else { "" }.to_string());
-        t.rows.push(row);
-    }
-    t
+    side_by_side::table(v.arms.iter().map(|a| a.version.as_str()), "changed", &v.diff)
 }
 
 /// How many rows changed, said in one line.
@@ -215,6 +165,40 @@ pub(crate) fn summary(v: &VersionsSection) -> String {
         names.join(" and "),
         v.diff.len()
     )
+}
+
+/// `## Versions side by side` in Markdown: the sentence, the diff table, then one target
+/// section per version.
+pub(crate) fn markdown(v: &VersionsSection, o: &mut String) {
+    let _ = write!(o, "\n## Versions side by side\n\n{}.\n\n", summary(v));
+    table(v).markdown(o);
+    for a in &v.arms {
+        match &a.target {
+            Some(t) => markdown_block(t, &format!("Target: OpenClaw {}", a.version), o),
+            None => {
+                let _ = write!(o, "\n## Target: OpenClaw {}\n\nNot run.\n", a.version);
+            }
+        }
+    }
+}
+
+/// `<h2>Versions side by side</h2>` in HTML, as [`markdown`].
+pub(crate) fn html(v: &VersionsSection, o: &mut String) {
+    let _ = writeln!(
+        o,
+        "<h2>Versions side by side</h2>\n<p>{}.</p>",
+        super::svg::esc(&summary(v))
+    );
+    table(v).html(o);
+    for a in &v.arms {
+        let title = format!("Target: OpenClaw {}", a.version);
+        match &a.target {
+            Some(t) => html_block(t, &title, o),
+            None => {
+                let _ = writeln!(o, "<h2>{}</h2><p>Not run.</p>", super::svg::esc(&title));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 //! expectation at all, and the checks against what the run can produce
 //! ([`super::validate_reach`]) and the `[[expect.drift]]` subjects a run can count
 //! ([`super::validate_drift`]), fault names and the anchors naming them
-//! ([`super::validate_anchors`]). Each error names the
+//! ([`super::validate_anchors`]), `[prometheus]` and the alert tables
+//! ([`super::validate_alerts`]). Each error names the
 //! file, line and column of the offending value. Warnings: requests cut at `duration`, traffic
 //! that ends well before it.
 
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use super::format::{ScenarioError, ScenarioFile};
 use super::locate::locate_within;
+use super::validate_alerts::check_alerts;
 use crate::engine::RequestKind;
 use crate::engine::failover::profiles::ProfileBook;
 use crate::replay::traffic::{TrafficLine, load_traffic};
@@ -285,72 +287,6 @@ fn check_parsed(
     })
 }
 
-/// `[prometheus]` and the alert tables: the table's own checks, its rule files readable, and
-/// every `[[expect.alert]]` naming an alert those rules define (the shipped rules by default).
-fn check_alerts(path: &Path, file: &ScenarioFile) -> Result<(), FieldError> {
-    let mut names = Vec::new();
-    if let Some(p) = &file.prometheus {
-        p.validate()
-            .map_err(|e| FieldError::new(format!("prometheus.{}", e.field), e.message))?;
-        // A Prometheus the user runs finds a target the run moves (the engine's `/metrics`, a
-        // fleet host's: free ports each run) only through the targets file the run rewrites;
-        // without one it scrapes nothing of the run, and only an external gateway's fixed
-        // `metrics_url` can be in its own scrape config.
-        let fixed_url = file.target.kind.is_external() && file.target.metrics_url.is_some();
-        if p.url.is_some() && p.targets_file.is_none() && !fixed_url {
-            return Err(FieldError::new(
-                "prometheus.url",
-                "your Prometheus cannot find the system under test: its metrics endpoints get \
-                 free ports each run; give `targets_file = \"PATH\"` (rewritten arm by arm) and \
-                 point your Prometheus's `file_sd_configs` at it (docs/alerts.md)"
-                    .into(),
-            ));
-        }
-        if p.rules.is_empty() {
-            // The weekly job's rule watches series the job writes after a run: not in a run.
-            let weekly = crate::monitoring::weekly_alert_names();
-            if let Some((i, a)) = (file.expect.alert.iter().enumerate())
-                .find(|(_, a)| weekly.contains(&a.alert))
-            {
-                return Err(FieldError::new(
-                    format!("expect.alert[{i}].alert"),
-                    format!(
-                        "`{}` watches the weekly job's batch-job series, written after a run \
-                         ends and never by the system under test: a rehearsal's Prometheus \
-                         leaves that rule out (docs/alerts.md)",
-                        a.alert
-                    ),
-                ));
-            }
-            names = crate::monitoring::rehearsal_alert_names();
-        }
-        for (i, rule_file) in p.rule_paths(path).iter().enumerate() {
-            let text = std::fs::read_to_string(rule_file).map_err(|e| {
-                FieldError::new(
-                    format!("prometheus.rules[{i}]"),
-                    format!("{}: {e}", rule_file.display()),
-                )
-            })?;
-            // promtool judges the file's shape before a run; a file it would reject still names
-            // what it can.
-            names.extend(
-                crate::monitoring::alert_names(&text)
-                    .unwrap_or_else(|_| super::prometheus::alert_names_in(&text)),
-            );
-        }
-    }
-    let cx = crate::verdict::alert::AlertContext {
-        faults: &file.fault,
-        prometheus: file.prometheus.is_some(),
-        alertmanager: file.prometheus.as_ref().is_some_and(|p| p.alertmanager),
-        engine_events: !file.target.kind.is_external(),
-        names: &names,
-    };
-    crate::verdict::alert::validate(&file.expect.alert, &file.expect.dashboard, &cx, &|_| None)
-        .map_err(|e| FieldError::new(e.field, e.msg))
-}
-
-/// An `Invalid` error located at `needle` inside `field`'s value (else at the value).
 /// What only a fleet run can do: `[[expect.fleet]]`, coordinator faults (and `down` only on a
 /// redis-server the run starts itself).
 fn check_fleet_extras(file: &ScenarioFile) -> Result<(), FieldError> {
@@ -389,6 +325,7 @@ fn check_fleet_extras(file: &ScenarioFile) -> Result<(), FieldError> {
     Ok(())
 }
 
+/// An `Invalid` error located at `needle` inside `field`'s value (else at the value).
 fn located_within(
     origin: &str,
     text: &str,

@@ -3,11 +3,14 @@
 //! tie its alerts to the run, reads a family the engine does not export (or a label value the
 //! scenario cannot produce), or cannot fire within the run; a row `labels` key no rule carries
 //! or a value the scenario cannot produce; a dashboard dep that does not exist. Each is exit 2
-//! at the row's file:line:col ([`crate::verdict::alert_rules::check_rows`]).
+//! at the row's file:line:col ([`crate::verdict::alert_rules::check_rows`]). Before those, the
+//! `[prometheus]` table's own checks, its rule files read and every row naming an alert they
+//! define ([`check_alerts`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use super::field::FieldError;
 use super::format::{ScenarioError, ScenarioFile};
 use super::locate::locate_within;
 use crate::verdict::alert_rules::{Catalogue, Domains, RowsCx, RuleRef, Scope, check_rows};
@@ -104,4 +107,69 @@ pub(crate) fn check(
             msg: e.msg,
         }
     })
+}
+
+/// `[prometheus]` and the alert tables: the table's own checks, its rule files readable, and
+/// every `[[expect.alert]]` naming an alert those rules define (the shipped rules by default).
+pub(super) fn check_alerts(path: &Path, file: &ScenarioFile) -> Result<(), FieldError> {
+    let mut names = Vec::new();
+    if let Some(p) = &file.prometheus {
+        p.validate()
+            .map_err(|e| FieldError::new(format!("prometheus.{}", e.field), e.message))?;
+        // A Prometheus the user runs finds a target the run moves (the engine's `/metrics`, a
+        // fleet host's: free ports each run) only through the targets file the run rewrites;
+        // without one it scrapes nothing of the run, and only an external gateway's fixed
+        // `metrics_url` can be in its own scrape config.
+        let fixed_url = file.target.kind.is_external() && file.target.metrics_url.is_some();
+        if p.url.is_some() && p.targets_file.is_none() && !fixed_url {
+            return Err(FieldError::new(
+                "prometheus.url",
+                "your Prometheus cannot find the system under test: its metrics endpoints get \
+                 free ports each run; give `targets_file = \"PATH\"` (rewritten arm by arm) and \
+                 point your Prometheus's `file_sd_configs` at it (docs/alerts.md)"
+                    .into(),
+            ));
+        }
+        if p.rules.is_empty() {
+            // The weekly job's rule watches series the job writes after a run: not in a run.
+            let weekly = crate::monitoring::weekly_alert_names();
+            if let Some((i, a)) = (file.expect.alert.iter().enumerate())
+                .find(|(_, a)| weekly.contains(&a.alert))
+            {
+                return Err(FieldError::new(
+                    format!("expect.alert[{i}].alert"),
+                    format!(
+                        "`{}` watches the weekly job's batch-job series, written after a run \
+                         ends and never by the system under test: a rehearsal's Prometheus \
+                         leaves that rule out (docs/alerts.md)",
+                        a.alert
+                    ),
+                ));
+            }
+            names = crate::monitoring::rehearsal_alert_names();
+        }
+        for (i, rule_file) in p.rule_paths(path).iter().enumerate() {
+            let text = std::fs::read_to_string(rule_file).map_err(|e| {
+                FieldError::new(
+                    format!("prometheus.rules[{i}]"),
+                    format!("{}: {e}", rule_file.display()),
+                )
+            })?;
+            // promtool judges the file's shape before a run; a file it would reject still names
+            // what it can.
+            names.extend(
+                crate::monitoring::alert_names(&text)
+                    .unwrap_or_else(|_| super::prometheus::alert_names_in(&text)),
+            );
+        }
+    }
+    let cx = crate::verdict::alert::AlertContext {
+        faults: &file.fault,
+        prometheus: file.prometheus.is_some(),
+        alertmanager: file.prometheus.as_ref().is_some_and(|p| p.alertmanager),
+        engine_events: !file.target.kind.is_external(),
+        names: &names,
+    };
+    crate::verdict::alert::validate(&file.expect.alert, &file.expect.dashboard, &cx, &|_| None)
+        .map_err(|e| FieldError::new(e.field, e.msg))
 }

@@ -1,6 +1,10 @@
 //! The pinned versions, from `scripts/pins.env` (embedded at build; the install scripts source
 //! the same file): plain `KEY=VALUE` lines, `#` comments.
 
+/// Portkey's HTTP server package (`PORTKEY_HONO_NODE_SERVER_VERSION` pins it), named here so
+/// the pins need not reach into the gateway that installs it (`gateway::portkey::install`).
+pub(crate) const PORTKEY_HONO_SERVER: &str = "@hono/node-server";
+
 /// The file as built in.
 const PINS_ENV: &str = include_str!("../../scripts/pins.env");
 
@@ -66,7 +70,7 @@ pub(crate) fn parse(text: &str) -> Result<Pins, PinsError> {
         portkey_locked: vec![
             ("hono".into(), get("PORTKEY_HONO_VERSION")?),
             (
-                crate::gateway::portkey::install::SERVER.into(),
+                PORTKEY_HONO_SERVER.into(),
                 get("PORTKEY_HONO_NODE_SERVER_VERSION")?,
             ),
             ("@hono/node-ws".into(), get("PORTKEY_HONO_NODE_WS_VERSION")?),

@@ -1,7 +1,8 @@
 //! The checks of the ground-truth and OpenClaw expectation tables ([`super::ground`]) and what
 //! the rest of the crate asks of them: whether a scenario has any, and which profiles they name.
 
-use super::expect::{ExpectError, Expectations};
+use super::expect::Expectations;
+use super::expect_validate::ExpectError;
 use super::ground::{DECISION_EVENTS, check_counts, check_subject, decision_filters};
 
 impl Expectations {

@@ -24,6 +24,7 @@ pub mod baseline;
 pub mod diff;
 pub mod drift;
 pub(crate) mod expect;
+mod expect_validate;
 pub(crate) mod explain;
 pub(crate) mod gateway_eval;
 pub(crate) mod per_turn;
@@ -41,9 +42,10 @@ use serde::{Deserialize, Serialize};
 
 pub use diff::{diff, diff_until};
 pub use expect::{
-    ExpectError, ExpectFleet, ExpectMetric, ExpectNoTransition, ExpectProbeSpacing,
-    ExpectTransition, Expectations,
+    ExpectFleet, ExpectMetric, ExpectNoTransition, ExpectProbeSpacing, ExpectTransition,
+    Expectations,
 };
+pub use expect_validate::ExpectError;
 pub use probe_spacing::ProbeArrival;
 pub use witness::Witness;
 

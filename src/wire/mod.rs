@@ -1,13 +1,15 @@
 //! Wire names, written once: the headers and routes the harness's clients send and its servers
 //! read (the engine's transport, `rehearse replay`, `rehearse record`, the mock upstream), the
-//! percent-encoding of names in a path or query, dependency names ([`dep`]), and what a gateway
-//! says of a turn in its response headers ([`said`]).
+//! percent-encoding of names in a path or query, dependency names ([`dep`]), what a gateway
+//! says of a turn in its response headers ([`said`]), and the throttle headers a wait is
+//! announced with, their forms and parsers ([`throttle`]).
 //!
 //! Plain constants and string functions only (no hyper), so the engine can use them too.
 
 pub mod dep;
 pub(crate) mod model;
 pub mod said;
+pub mod throttle;
 pub mod turn;
 pub mod usage;
 

@@ -13,23 +13,23 @@
 //! [`MAX_RETRY_AFTER`]), is ignored and the next one read; `Retry-After` keeps its own rule (a
 //! longer value is clamped to [`MAX_RETRY_AFTER`]). The order is the one the mock upstream
 //! records a response's wait by (docs/faults.md, "Extra headers"), so what the engine honours is
-//! what `[[expect.cooldown]] until_retry_after` judges.
+//! what `[[expect.cooldown]] until_retry_after` judges. The header names and the parsers of
+//! their values are the wire's (`crate::wire::throttle`), shared with the mock upstream.
 
 use std::time::{Duration, SystemTime};
 
 use super::retry_after::{MAX_RETRY_AFTER, parse_retry_after};
+use crate::wire::throttle::{RESET_REQUESTS, RETRY_AFTER_MS, X_MS_RETRY_AFTER_MS};
 
 /// The millisecond headers, in their order.
-pub const MS_HEADERS: [&str; 2] = ["retry-after-ms", "x-ms-retry-after-ms"];
-/// The reset header read after `Retry-After`.
-pub const RESET_HEADER: &str = "x-ratelimit-reset-requests";
+const MS_HEADERS: [&str; 2] = [RETRY_AFTER_MS, X_MS_RETRY_AFTER_MS];
 
 /// Whether a response header named `name` (any case) is one [`announced_wait`] reads besides
 /// `Retry-After`: what a transport keeps of a failed response's headers.
 pub fn is_throttle_header(name: &str) -> bool {
     MS_HEADERS
         .iter()
-        .chain(std::iter::once(&RESET_HEADER))
+        .chain(std::iter::once(&RESET_REQUESTS))
         .any(|h| h.eq_ignore_ascii_case(name))
 }
 
@@ -51,12 +51,14 @@ pub fn of_result(
 
 /// The wait announced by a response's `Retry-After` (`retry_after`, raw) and its other throttle
 /// headers (`other`: name and raw value, any case), by the precedence above; `now` resolves an
-/// HTTP date.
+/// HTTP date. A millisecond or reset value is parsed by `wire::throttle` and honoured when at
+/// most [`MAX_RETRY_AFTER`], else the next header is read.
 pub fn announced_wait(
     retry_after: Option<&str>,
     other: &[(String, String)],
     now: SystemTime,
 ) -> Option<Duration> {
+    use crate::wire::throttle::{parse_go_duration, parse_millis};
     let header = |name: &str| {
         other
             .iter()
@@ -65,57 +67,14 @@ pub fn announced_wait(
     };
     MS_HEADERS
         .iter()
-        .find_map(|h| header(h).and_then(parse_millis))
+        .find_map(|h| header(h).and_then(parse_millis).and_then(sane))
         .or_else(|| retry_after.and_then(|v| parse_retry_after(v, now)))
-        .or_else(|| header(RESET_HEADER).and_then(parse_go_duration))
+        .or_else(|| {
+            header(RESET_REQUESTS)
+                .and_then(parse_go_duration)
+                .and_then(sane)
+        })
         .filter(|d| *d <= MAX_RETRY_AFTER)
-}
-
-/// A millisecond count: a non-negative decimal (`9000`, `1500.5`), at most
-/// [`MAX_RETRY_AFTER`].
-pub fn parse_millis(raw: &str) -> Option<Duration> {
-    let v = raw.trim();
-    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        return None;
-    }
-    let ms: f64 = v.parse().ok()?;
-    sane(Duration::try_from_secs_f64(ms / 1000.0).ok()?)
-}
-
-/// A Go-style duration as OpenAI writes its reset headers: one or more `NUMBER UNIT`, the
-/// units `h`, `m`, `s`, `ms` (a number may have a fraction): `6m0s`, `1h2m3.5s`, `250ms`, `0s`.
-/// At most [`MAX_RETRY_AFTER`].
-pub fn parse_go_duration(raw: &str) -> Option<Duration> {
-    let s = raw.trim();
-    if s.is_empty() {
-        return None;
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let (num, after) = rest.split_at(num_len);
-        let unit_len = after
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(after.len());
-        let (unit, next) = after.split_at(unit_len);
-        if num.is_empty() {
-            return None;
-        }
-        let n: f64 = num.parse().ok()?;
-        let secs = match unit {
-            "h" => 3600.0,
-            "m" => 60.0,
-            "s" => 1.0,
-            "ms" => 0.001,
-            _ => return None,
-        };
-        total = total.checked_add(Duration::try_from_secs_f64(n * secs).ok()?)?;
-        rest = next;
-    }
-    sane(total)
 }
 
 /// `d` when it is a wait worth honouring: at most [`MAX_RETRY_AFTER`].
@@ -239,12 +198,10 @@ mod tests {
             names in 0usize..3,
         ) {
             let name = ["retry-after-ms", "x-ms-retry-after-ms", "X-RateLimit-Reset-Requests"][names];
-            let other = vec![(name.to_string(), ms_value.clone()), (RESET_HEADER.to_string(), go.clone())];
+            let other = vec![(name.to_string(), ms_value.clone()), (RESET_REQUESTS.to_string(), go.clone())];
             if let Some(d) = announced_wait(ra.as_deref(), &other, now()) {
                 prop_assert!(d <= MAX_RETRY_AFTER);
             }
-            let _ = parse_go_duration(&go);
-            let _ = parse_millis(&ms_value);
         }
     }
 }

@@ -16,7 +16,7 @@ pub(crate) const PACKAGE: &str = "@portkey-ai/gateway";
 
 /// Portkey's HTTP server package: which version it resolves decides whether a streamed answer
 /// passes (see [`Install::server_problem`]).
-pub(crate) const SERVER: &str = "@hono/node-server";
+const SERVER: &str = crate::util::pins::PORTKEY_HONO_SERVER;
 
 /// How to get the pinned install, named in every "not found" error.
 fn how_to_install(version: Option<&str>) -> String {

@@ -8,29 +8,27 @@
 //! [`not_run`].
 //!
 //! The per-turn rows and the picture's lanes read off the record are `from_record.rs`; the
-//! section of an arm that never ran `not_run.rs`. Its tests (the every-host matching, through
+//! section of an arm that never ran `not_run.rs`; what the faults applied to and the rows of
+//! those that applied to nothing `unapplied.rs`; a fleet's other hosts judged on the transition
+//! tables `every_host.rs`. Its tests (the every-host matching, through
 //! the section's own diff) are in `section/tests.rs`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::rehearsal::fault_scope::{assign_lanes, fault_windows};
-use crate::rehearsal::observation::{Hits, Observation};
+use crate::rehearsal::observation::Observation;
 use crate::rehearsal::plan::ScenarioPlan;
 use crate::rehearsal::arm::recorder::KeptRecords;
 use crate::report::build::{PolicyInput, build_policy};
 use crate::report::judge::settle;
 use crate::report::model::{PolicyReport, UpstreamCap};
 use crate::scrape::{Disagreement, DisagreementKind, Transition};
-use crate::upstream::FaultSpec;
-use crate::upstream::faults::RouteSel;
-use crate::util::speed::Speed;
-use crate::verdict::anchor::{Applied, FaultsSeen};
+use crate::verdict::anchor::FaultsSeen;
 use crate::verdict::answer_rows::AnswerSeen;
 use crate::verdict::turn::TurnSeen;
 use crate::verdict::{
-    ExpectKind, ExpectStatus, ExpectationResult, Expectations,
+    ExpectStatus, ExpectationResult, Expectations,
 };
-use crate::verdict::diff::diff_anchored;
 
 /// The report section of one arm that ran. `never_applied`: the faults no run of the scenario
 /// applied ([`unapplied_faults`]).
@@ -280,90 +278,6 @@ fn alert_rows(
     crate::verdict::alert_eval::evaluate(&expect.alert, &expect.dashboard, seen, &facts)
 }
 
-/// The faults that applied to no request in any run (`runs`: each run's fault hits) and do
-/// not say `optional = true`:
-/// a fault that never applied tested nothing, so the rows that hold despite it prove nothing
-/// about it. A coordinator fault acts on the fleet's Redis, not on upstream requests (it is
-/// judged by its effect on the hosts), so it is left out.
-pub(crate) fn unapplied_faults(faults: &[FaultSpec], runs: &[&Hits]) -> BTreeSet<usize> {
-    faults
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| !f.optional && f.route != RouteSel::Coordinator)
-        .filter(|(i, _)| runs.iter().all(|h| h.get(i).is_none_or(|(n, _)| *n == 0)))
-        .map(|(i, _)| i)
-        .collect()
-}
-
-/// One failed row per fault of `never`. In a run stopped at `stop` (scenario ms) only the
-/// faults whose window had begun: `fail` when the window ended before the stop, `not_reached`
-/// while it was still open (the fault might have applied later); a window the stop never
-/// reached says nothing and has no row (the run is incomplete anyway).
-fn unapplied_rows(
-    faults: &[FaultSpec],
-    never: &BTreeSet<usize>,
-    stop: Option<u64>,
-) -> Vec<ExpectationResult> {
-    let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    never
-        .iter()
-        .filter_map(|&i| faults.get(i).map(|f| (i, f)))
-        .filter_map(|(i, f)| {
-            let from = f.from.map_or(0, ms);
-            let status = match stop {
-                None => ExpectStatus::Fail,
-                Some(s) if from >= s => return None,
-                Some(s) if f.until.is_some_and(|u| ms(u) <= s) => ExpectStatus::Fail,
-                Some(_) => ExpectStatus::NotReached,
-            };
-            Some((i, f, status))
-        })
-        .map(|(i, f, status)| {
-            let mut scope = vec![format!("route {}", f.route)];
-            if let Some(p) = &f.profile {
-                let shown = crate::util::fingerprint(p);
-                scope.push(format!("profile token {shown}"));
-            }
-            if let Some(m) = &f.model {
-                scope.push(format!("model {m}"));
-            }
-            let from = f.from.map_or(0, |d| d.as_millis() as i64);
-            let window = match f.until {
-                Some(u) => format!(
-                    "[{}, {})",
-                    crate::verdict::secs(from),
-                    crate::verdict::secs(u.as_millis() as i64)
-                ),
-                None => format!("from {}", crate::verdict::secs(from)),
-            };
-            let dep = format!("fault[{i}] {}", f.kind.name());
-            let why = if status == ExpectStatus::NotReached {
-                "not applied before the run was stopped, while its window was open".to_string()
-            } else {
-                "never applied in any run of the scenario: no request it scopes reached the \
-                 upstream in its window, so nothing was rehearsed against it (say \
-                 `optional = true` if it may not apply)"
-                    .to_string()
-            };
-            ExpectationResult {
-                witness: Default::default(),
-                kind: ExpectKind::FaultApplied,
-                dep: Some(dep.clone()),
-                series: None,
-                expected: format!("applies ({}, {window})", scope.join(", ")),
-                observed: "0 requests".into(),
-                expected_ms: None,
-                observed_ms: None,
-                delta_ms: None,
-                tolerance_ms: None,
-                ok: false,
-                status,
-                detail: format!("{dep}: {why}"),
-            }
-        })
-        .collect()
-}
-
 /// Why an arm that ran to its end gave nothing to judge, if it did not: its system under test
 /// sent the upstream no request (whatever its rows say, they were judged on nothing), or not one
 /// row was judged. An arm cut short says so through its stop or error instead.
@@ -417,121 +331,16 @@ fn judge_at_upstream(
     crate::verdict::ground_eval::evaluate(expect, &facts)
 }
 
-/// What the upstream's record says of each fault of one arm: how many user requests it applied
-/// to and the last of them (scenario ms), from the recorder's hits (every route; the latest
-/// always kept) — where an anchor at a fault's end falls (`verdict::anchor`).
-pub(crate) fn applications(hits: &Hits) -> BTreeMap<usize, Applied> {
-    hits.iter()
-        .map(|(&i, (count, kept))| {
-            let last_ms = kept.iter().map(|h| h.t_ms).max();
-            (
-                i,
-                Applied {
-                    count: *count,
-                    last_ms,
-                },
-            )
-        })
-        .collect()
-}
-
-/// Which expectation a transition-table row stands for: its kind, its dep and its place among
-/// that dep's expectations of that kind (the diff gives each `[[expect.transition]]` and
-/// `[[expect.no_transition]]` exactly one row, in table order per dep). `None` for the other
-/// rows and for an unexpected transition (it stands for no expectation).
-fn identities(rows: &[ExpectationResult]) -> Vec<Option<(ExpectKind, String, usize)>> {
-    let mut seen: Vec<(ExpectKind, String, usize)> = Vec::new();
-    rows.iter()
-        .map(|r| {
-            let table = matches!(r.kind, ExpectKind::Transition | ExpectKind::NoTransition);
-            if !table || r.is_unexpected() {
-                return None;
-            }
-            let dep = r.dep.clone().unwrap_or_default();
-            let n = match seen.iter_mut().find(|s| s.0 == r.kind && s.1 == dep) {
-                Some(s) => {
-                    s.2 += 1;
-                    s.2
-                }
-                None => {
-                    seen.push((r.kind, dep.clone(), 0));
-                    0
-                }
-            };
-            Some((r.kind, dep, n))
-        })
-        .collect()
-}
-
-/// `[[expect.transition]]` and `[[expect.no_transition]]` hold on every host, not only on h0
-/// whose lanes a fleet's section shows: each other host's transitions are diffed alike and
-/// matched to h0's rows by the expectation they stand for ([`identities`]; never by their
-/// `expected` text, which for an `after =` transition carries each host's own anchor time). A
-/// row h0 passed fails when another host failed it (and is `not_reached` when another host did
-/// not get that far); its detail names the host and what it observed. A transition another host
-/// made that no expectation accounts for is a failed row of its own, naming the host, as h0's
-/// are.
-fn every_host_transitions(
-    rows: &mut Vec<ExpectationResult>,
-    expect: &Expectations,
-    others: &[(&str, &[Transition])],
-    speed: Speed,
-    stop: Option<u64>,
-    faults: &FaultsSeen<'_>,
-) {
-    let only = Expectations {
-        transition: expect.transition.clone(),
-        no_transition: expect.no_transition.clone(),
-        ..Default::default()
-    };
-    if only.is_empty() {
-        return;
-    }
-    let mine = identities(rows);
-    let mut extra = Vec::new();
-    for (host, transitions) in others {
-        // The fleet's one upstream applied the faults: every host's `since` falls where h0's does.
-        let theirs = diff_anchored(&only, transitions, None, &[], speed, stop, faults);
-        let ids = identities(&theirs);
-        for (t, id) in theirs.iter().zip(&ids) {
-            let Some(id) = id else {
-                if t.is_unexpected() {
-                    let mut u = t.clone();
-                    u.observed = format!("{} on {host}", t.observed);
-                    u.detail = format!("on {host}: {}", t.detail);
-                    extra.push(u);
-                }
-                continue;
-            };
-            let Some(i) = mine.iter().position(|m| m.as_ref() == Some(id)) else {
-                continue;
-            };
-            let r = &mut rows[i];
-            let worse = match (t.status, r.status) {
-                (ExpectStatus::Fail, ExpectStatus::Fail) => false,
-                (ExpectStatus::Fail, _) => true,
-                (ExpectStatus::NotReached, ExpectStatus::Pass) => true,
-                _ => false,
-            };
-            if worse {
-                let what = match t.status {
-                    ExpectStatus::Fail => format!("observed {}", t.observed),
-                    _ => "not reached".to_string(),
-                };
-                r.detail = format!("{}; on {host}: {what}", r.detail);
-                r.ok = false;
-                r.status = t.status;
-            }
-        }
-    }
-    rows.extend(extra);
-}
-
+mod every_host;
 mod from_record;
 mod not_run;
+mod unapplied;
 
+use every_host::every_host_transitions;
 use from_record::{request_lanes, turns_of};
 pub use not_run::not_run;
+use unapplied::unapplied_rows;
+pub(crate) use unapplied::{applications, unapplied_faults};
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,13 @@
 //! The section builder's tests: the every-host matching, through the builder's own diff.
 
 use super::*;
+use std::collections::BTreeMap;
+
+use crate::rehearsal::observation::Hits;
+use crate::upstream::FaultSpec;
+use crate::util::speed::Speed;
+use crate::verdict::ExpectKind;
+use crate::verdict::anchor::Applied;
 use crate::engine::events::BreakerState;
 use crate::util::speed::sp;
 use crate::verdict::ExpectNoTransition;

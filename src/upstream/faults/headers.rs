@@ -6,26 +6,18 @@
 //! `retry-after` (whole seconds), `retry-after-ms` and `x-ms-retry-after-ms` (milliseconds),
 //! `x-ratelimit-reset-requests` and `x-ratelimit-reset-tokens` (OpenAI's `1s`, `6m0s`, `20ms`).
 //! Each is checked when the fault is read; a scaled wait is rounded up in the header's unit.
-//! [`announced_wait`] reads the wait a response announced back, whichever header said it.
+//! [`announced_wait`] reads the wait a response announced back, whichever header said it. The
+//! names, units and parsers are the wire's (`crate::wire::throttle`), shared with the engine.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use super::{InvalidFault, MAX_FAULT_DURATION};
 use crate::util::speed::Speed;
+use crate::wire::throttle::{DURATION_HEADERS, Unit, parse, unit_of};
 
 /// A fault's extra headers, by lower-cased name.
 pub type FaultHeaders = BTreeMap<String, String>;
-
-/// The duration headers, in the order [`announced_wait`] prefers them (a client reading
-/// `retry-after-ms` first, as the OpenAI SDKs do).
-const DURATION_HEADERS: [(&str, Unit); 5] = [
-    ("retry-after-ms", Unit::Millis),
-    ("x-ms-retry-after-ms", Unit::Millis),
-    ("retry-after", Unit::Seconds),
-    ("x-ratelimit-reset-requests", Unit::Go),
-    ("x-ratelimit-reset-tokens", Unit::Go),
-];
 
 /// Headers a fault may not set: they frame the response, which the upstream writes itself.
 const FRAMING: [&str; 6] = [
@@ -36,23 +28,6 @@ const FRAMING: [&str; 6] = [
     "content-type",
     "keep-alive",
 ];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unit {
-    /// Whole seconds (`Retry-After`'s delta form).
-    Seconds,
-    /// Milliseconds.
-    Millis,
-    /// A Go-style duration as OpenAI writes its reset headers: `1s`, `6m0s`, `1h2m3.5s`, `20ms`.
-    Go,
-}
-
-fn unit_of(name: &str) -> Option<Unit> {
-    DURATION_HEADERS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, u)| *u)
-}
 
 /// Checks every header: a valid name (not one that frames the response) and value, and a
 /// duration header's value in its header's form, at most 365 days.
@@ -140,15 +115,6 @@ pub(crate) fn announced_wait<'a>(
     })
 }
 
-fn parse(unit: Unit, value: &str) -> Option<Duration> {
-    let v = value.trim();
-    match unit {
-        Unit::Seconds => v.parse::<u64>().ok().map(Duration::from_secs),
-        Unit::Millis => v.parse::<u64>().ok().map(Duration::from_millis),
-        Unit::Go => parse_go(v),
-    }
-}
-
 fn format(unit: Unit, d: Duration) -> String {
     match unit {
         Unit::Seconds => round_up(d, 1000).to_string(),
@@ -160,37 +126,6 @@ fn format(unit: Unit, d: Duration) -> String {
 /// `d` in units of `ms` milliseconds, rounded up.
 fn round_up(d: Duration, ms: u128) -> u128 {
     d.as_nanos().div_ceil(ms * 1_000_000)
-}
-
-/// A Go-style duration: one or more `NUMBER UNIT` with units `h`, `m`, `s`, `ms` (numbers may
-/// have a fraction), e.g. `6m0s`, `1h2m3.5s`, `20ms`, `0s`.
-fn parse_go(s: &str) -> Option<Duration> {
-    if s.is_empty() {
-        return None;
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let (num, after) = rest.split_at(num_len);
-        let unit_len = after
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(after.len());
-        let (unit, next) = after.split_at(unit_len);
-        let n: f64 = num.parse().ok()?;
-        let secs = match unit {
-            "h" => 3600.0,
-            "m" => 60.0,
-            "s" => 1.0,
-            "ms" => 0.001,
-            _ => return None,
-        };
-        total = total.checked_add(Duration::try_from_secs_f64(n * secs).ok()?)?;
-        rest = next;
-    }
-    Some(total)
 }
 
 /// `d` as OpenAI writes its reset headers: under a second in whole ms (`20ms`, rounded up),

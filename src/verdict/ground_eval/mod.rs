@@ -6,7 +6,8 @@
 //!
 //! The subject matching, the row builders and the dispatch (`evaluate`) are here; the kinds'
 //! evaluators in `attempts.rs`, `requests.rs` (first and no request) and `gaps.rs` (retry gaps,
-//! recovery); their tests in `tests.rs`.
+//! recovery); their tests in `tests/` (`anchored.rs`: rows anchored at a fault; `hosts.rs`: a
+//! fleet's hosts).
 
 use std::collections::BTreeMap;
 

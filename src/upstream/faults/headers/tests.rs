@@ -1,6 +1,7 @@
 //! Tests of a fault's `headers`: checks, scaling, and the wait read back.
 use super::*;
 use crate::util::speed::sp;
+use crate::wire::throttle::parse_go_duration;
 
 fn h(pairs: &[(&str, &str)]) -> FaultHeaders {
     pairs
@@ -11,12 +12,12 @@ fn h(pairs: &[(&str, &str)]) -> FaultHeaders {
 
 #[test]
 fn go_durations_read_and_write_as_openai_writes_them() {
-    assert_eq!(parse_go("6m0s"), Some(Duration::from_secs(360)));
-    assert_eq!(parse_go("1h2m3.5s"), Some(Duration::from_millis(3_723_500)));
-    assert_eq!(parse_go("20ms"), Some(Duration::from_millis(20)));
-    assert_eq!(parse_go("0s"), Some(Duration::ZERO));
+    assert_eq!(parse_go_duration("6m0s"), Some(Duration::from_secs(360)));
+    assert_eq!(parse_go_duration("1h2m3.5s"), Some(Duration::from_millis(3_723_500)));
+    assert_eq!(parse_go_duration("20ms"), Some(Duration::from_millis(20)));
+    assert_eq!(parse_go_duration("0s"), Some(Duration::ZERO));
     for bad in ["", "5", "1x", "s", "1.2.3s", "-1s"] {
-        assert_eq!(parse_go(bad), None, "{bad:?}");
+        assert_eq!(parse_go_duration(bad), None, "{bad:?}");
     }
     assert_eq!(format_go(Duration::from_secs(360)), "6m0s");
     assert_eq!(format_go(Duration::from_millis(1500)), "1.5s");
@@ -24,7 +25,7 @@ fn go_durations_read_and_write_as_openai_writes_them() {
     assert_eq!(format_go(Duration::from_secs(3723)), "1h2m3s");
     for d in [1, 999, 1000, 59_999, 61_010, 3_600_000, 86_400_123] {
         let d = Duration::from_millis(d);
-        assert_eq!(parse_go(&format_go(d)), Some(d), "{d:?}");
+        assert_eq!(parse_go_duration(&format_go(d)), Some(d), "{d:?}");
     }
 }
 
