@@ -95,14 +95,23 @@ fn manifest_version(dir: &Path) -> Option<String> {
 
 impl Install {
     /// What the report says of the HTTP server the gateway runs on: its version, and, from
-    /// 1.14.0 on (a lightweight Response that keeps a fetched response's immutable headers,
-    /// which Portkey 1.15's header writes throw on), that every streamed answer will be a 500.
+    /// 1.14.2 on (a lightweight Response that keeps a fetched response's immutable headers,
+    /// which Portkey 1.15's header writes throw on; 1.14.1 and earlier stream), that every
+    /// streamed answer will be a 500.
     pub fn server_note(&self) -> String {
         let Some(v) = &self.server else {
             return format!("its HTTP server: {SERVER} not found beside it");
         };
-        let nums: Vec<u64> = v.split(['.', '-']).take(2).filter_map(|x| x.parse().ok()).collect();
-        let broken = matches!(nums.as_slice(), [1, m] if *m >= 14);
+        let nums: Vec<u64> = v
+            .split(['.', '-', '+'])
+            .take(3)
+            .map_while(|x| x.parse().ok())
+            .collect();
+        let broken = match nums.as_slice() {
+            [1, m, p] => *m > 14 || (*m == 14 && *p >= 2),
+            [1, m] => *m > 14,
+            _ => false,
+        };
         if broken {
             format!(
                 "its HTTP server: {SERVER} {v}, with which every streamed answer of Portkey \
@@ -224,7 +233,7 @@ mod tests {
     }
 
     /// The HTTP server is the one Node loads: the package's own nested copy before the
-    /// prefix's; from 1.14.0 on the report says streamed answers will be 500s.
+    /// prefix's; from 1.14.2 on the report says streamed answers will be 500s.
     #[test]
     fn the_http_server_is_read_where_node_resolves_it() {
         let d = tempfile::tempdir().unwrap();
@@ -247,5 +256,11 @@ mod tests {
         let i = Install::at(&entry).unwrap();
         assert_eq!(i.server.as_deref(), Some("1.19.19"));
         assert!(i.server_note().contains("every streamed answer"), "{}", i.server_note());
+        // Bisected against the real gateway: 1.14.1 streams, 1.14.2 does not.
+        for (v, broken) in [("1.14.1", false), ("1.14.2", true), ("1.13.8", false), ("2.0.0", false)] {
+            put(&pkg.join("node_modules").join(SERVER), v);
+            let note = Install::at(&entry).unwrap().server_note();
+            assert_eq!(note.contains("every streamed answer"), broken, "{v}: {note}");
+        }
     }
 }
