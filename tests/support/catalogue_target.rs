@@ -86,6 +86,32 @@ impl CaseRun {
 }
 
 impl CaseRun {
+    /// The failed rows of its first policy, as (kind, expected).
+    pub fn failed_rows(&self) -> Vec<(String, String)> {
+        self.report["policies"][0]["expectations"]
+            .as_array()
+            .map(|rows| {
+                rows.iter()
+                    .filter(|e| e["status"] == "fail")
+                    .map(|e| {
+                        (
+                            e["kind"].as_str().unwrap_or_default().to_string(),
+                            e["expected"].as_str().unwrap_or_default().to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The turns as the gateway's client saw them (report.json `target.turns`).
+    pub fn turns(&self) -> Vec<Value> {
+        self.report["target"]["turns"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// No key in clear in anything the run kept at its top: the reports, the record, the
     /// gateway's log and config (every key of the catalogue and every master key the harness
     /// makes is `sk-rehearse-…`).

@@ -36,18 +36,7 @@ fn failed_rows_and_turns(case: &str) -> (Vec<(String, String)>, Vec<serde_json::
         &[("REHEARSE_LITELLM", exe.as_str())],
     );
     let verdict = run.judged(case, "litellm");
-    let rows: Vec<(String, String)> = run.report["policies"][0]["expectations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["status"] == "fail")
-        .map(|e| {
-            (
-                e["kind"].as_str().unwrap_or_default().to_string(),
-                e["expected"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect();
+    let rows = run.failed_rows();
     assert_eq!(verdict == "fail", !rows.is_empty(), "{case}: {rows:?}");
     assert!(
         run.report["target"]["files"]
@@ -56,10 +45,7 @@ fn failed_rows_and_turns(case: &str) -> (Vec<(String, String)>, Vec<serde_json::
         "{case}: its log is kept: {}",
         run.report["target"]
     );
-    let turns = run.report["target"]["turns"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let turns = run.turns();
     (rows, turns)
 }
 

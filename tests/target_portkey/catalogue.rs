@@ -36,18 +36,7 @@ fn judged(case: &str) -> (Vec<(String, String)>, Vec<Value>) {
     let r = &run.report;
     let file = r["target_file"]["path"].as_str().unwrap_or_default();
     assert!(file.ends_with("fixtures/targets/portkey.toml"), "{file}");
-    let rows: Vec<(String, String)> = r["policies"][0]["expectations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["status"] == "fail")
-        .map(|e| {
-            (
-                e["kind"].as_str().unwrap_or_default().to_string(),
-                e["expected"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect();
+    let rows = run.failed_rows();
     assert_eq!(verdict == "fail", !rows.is_empty(), "{case}: {rows:?}");
     // The report names the HTTP server Portkey ran on (the pinned one).
     let md = std::fs::read_to_string(run.dir.join("report.md")).unwrap();
@@ -62,7 +51,7 @@ fn judged(case: &str) -> (Vec<(String, String)>, Vec<Value>) {
         super::none_left_under(tmp.path()).is_empty(),
         "{case}: a Portkey process was left running: {ctx}"
     );
-    let turns = r["target"]["turns"].as_array().cloned().unwrap_or_default();
+    let turns = run.turns();
     assert_eq!(turns.len(), 12, "{case}: {ctx}");
     (rows, turns)
 }
