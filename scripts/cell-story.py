@@ -11,18 +11,17 @@ the run, the turns' client outcomes, the most upstream requests one turn took, h
 reached a model other than the primary, and the rows that failed. Exit 0, or 2 on bad usage.
 """
 import collections
-import glob
 import json
 import os
 import sys
 
 
 def load(run_dir):
-    reports = sorted(glob.glob(os.path.join(run_dir, "*", "report.json")))
-    if not reports:
+    """The report of the run directory `run_dir` (the scorecard's `report_dir`), and the dir."""
+    path = os.path.join(run_dir, "report.json")
+    if not os.path.isfile(path):
         return None, None
-    d = os.path.dirname(reports[-1])
-    return json.load(open(reports[-1])), d
+    return json.load(open(path)), run_dir
 
 
 def story(r, d):
@@ -88,10 +87,7 @@ def main(out, targets):
         for c in cells:
             counts = ", ".join("%s %d" % (k, v) for k, v in sorted(c["counts"].items()))
             run = c["runs"][0]
-            run_dir = os.path.join(out, run.get("report_dir") or "")
-            r, d = load(os.path.dirname(run_dir.rstrip("/"))) if run.get("report_dir") else (None, None)
-            if r is None:
-                r, d = load(os.path.join(out, "cells", c["case"], name, "r1"))
+            r, d = load(os.path.join(out, run["report_dir"])) if run.get("report_dir") else (None, None)
             text = story(r, d) if r else (c.get("reason") or "no report")
             print("| %s | %s | %s |" % (c["case"], counts, text))
         print()

@@ -43,7 +43,7 @@ pub fn start(dir: &Path, mode: &str) -> Cheat {
     // it between a probe and its bind. The upstream's port the harness binds itself.
     let script = repo_root().join("tests/support/py/catalogue_gateway.py");
     let up = free_port();
-    let mut child = Command::new("python3")
+    let child = Command::new("python3")
         .arg(&script)
         .args([
             "0".to_string(),
@@ -54,8 +54,13 @@ pub fn start(dir: &Path, mode: &str) -> Cheat {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("python3 is needed for the stand-in gateways (tests/support/py)");
+    // Owned by the guard before anything can fail: a panic below still kills it.
+    let mut cheat = Cheat {
+        child,
+        target: dir.join(format!("{mode}-target.toml")),
+    };
     let mut line = String::new();
-    if let Some(out) = child.stdout.take() {
+    if let Some(out) = cheat.child.stdout.take() {
         std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).unwrap();
     }
     let gw: u16 = line
@@ -63,14 +68,13 @@ pub fn start(dir: &Path, mode: &str) -> Cheat {
         .parse()
         .unwrap_or_else(|_| panic!("the stand-in said no port: {line:?}"));
     std::fs::create_dir_all(dir).unwrap();
-    let target = dir.join(format!("{mode}-target.toml"));
     std::fs::write(
-        &target,
+        &cheat.target,
         format!(
             "[target]\nkind = \"http\"\nurl = \"http://127.0.0.1:{gw}\"\nhealth_path = \"/health\"\n\
              ready_timeout = \"30s\"\nturn_timeout = \"{turn_timeout}\"\n\n[upstream]\nlisten = \"127.0.0.1:{up}\"\n"
         ),
     )
     .unwrap();
-    Cheat { child, target }
+    cheat
 }
