@@ -471,3 +471,62 @@ fn a_stopped_matrix_keeps_its_finished_cells_and_says_which_did_not_run() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// `--starts 1`: a run is launched only once the run before it has started its clock (its
+/// mark in its cell directory, written by the run itself), even with a free `--jobs` slot.
+#[test]
+fn a_run_is_launched_only_when_the_starts_allow_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("m.toml"),
+        "cases = [\"500-once\", \"429-retry-after\"]\nspeed = 4\n[[target]]\nname = \"engine\"\nembedded = true\n",
+    )
+    .unwrap();
+    let out = rehearse(
+        tmp.path(),
+        &[
+            "matrix", "m.toml", "--jobs", "2", "--starts", "1", "--out", "o",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--jobs 2 --starts 1"),
+        "{}",
+        show(&out)
+    );
+    let card = card(&tmp.path().join("o"));
+    assert_eq!(card["starts"], 1);
+    // When each run was launched (its run directory's marker) and when its clock started (the
+    // mark it left for the matrix).
+    let times = |case: &str| -> (u64, u64) {
+        let cell = tmp.path().join("o/cells").join(case).join("engine/r1");
+        let mark = std::fs::read_to_string(cell.join(".clock-started")).unwrap();
+        let mark = humantime::parse_rfc3339(mark.trim()).unwrap();
+        let mark_ms = mark
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let run_dir = std::fs::read_dir(&cell)
+            .unwrap()
+            .flatten()
+            .find(|e| e.path().is_dir())
+            .unwrap()
+            .path();
+        let marker: Value = serde_json::from_str(
+            &std::fs::read_to_string(run_dir.join(".rehearse-run.json")).unwrap(),
+        )
+        .unwrap();
+        let launched_ms = marker["started_unix_ms"].as_u64().unwrap();
+        assert!(
+            mark_ms >= launched_ms,
+            "{case}: clock {mark_ms} before launch {launched_ms}"
+        );
+        (launched_ms, mark_ms)
+    };
+    let (_, first_clock) = times("500-once");
+    let (second_launch, _) = times("429-retry-after");
+    assert!(
+        second_launch >= first_clock,
+        "the second run was launched at {second_launch}, before the first's clock started at {first_clock}"
+    );
+}

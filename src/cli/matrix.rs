@@ -22,6 +22,12 @@ pub struct MatrixArgs {
     /// tighter than 1 s of wall time may overlap up to N.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub jobs: u32,
+    /// Most runs starting at once, of the --jobs: a run is starting from its launch until its
+    /// clock starts (a real gateway's boot and warm-up, the CPU-heavy part of its run), so
+    /// the runs being judged share the machine with at most N start-ups. Default: the number
+    /// of CPUs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub starts: Option<u32>,
     /// Where the scorecard and every run's report dir go (default:
     /// reports/matrix-STAMP-NAME).
     #[arg(long, value_name = "DIR")]

@@ -225,6 +225,7 @@ mod tests {
             rehearse_version: None,
             repeats: 1,
             jobs: 1,
+            starts: None,
             stopped: None,
             ok: true,
             cases: vec![],

@@ -70,23 +70,28 @@ pub(crate) fn command(args: MatrixArgs) -> CmdResult {
         .with_context(|| format!("creating {}", out.display()))
         .map_err(CmdError::harness)?;
     let jobs = plan_jobs(&m, &out, args.scenarios_dir.as_deref())?;
+    let starts = args.starts.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(16).clamp(1, 16))
+    });
     let settings = Settings {
         exe: crate::util::proc::self_exe()
             .context("finding this executable")
             .map_err(CmdError::harness)?,
         jobs: args.jobs as usize,
+        starts: starts as usize,
         cell_timeout: args.cell_timeout,
         scenarios_dir: args.scenarios_dir.clone(),
         out: out.clone(),
     };
     crate::errln!(
-        "matrix {}: {} run(s) ({} case(s), {} target(s), {} repeat(s)), --jobs {}, into {}",
+        "matrix {}: {} run(s) ({} case(s), {} target(s), {} repeat(s)), --jobs {} --starts {}, into {}",
         m.path.display(),
         jobs.len(),
         m.cases.len(),
         m.targets.len(),
         m.repeats,
         args.jobs,
+        starts,
         out.display()
     );
     let t0 = std::time::SystemTime::now();
@@ -102,7 +107,8 @@ pub(crate) fn command(args: MatrixArgs) -> CmdResult {
     })
     .context("listening for signals")
     .map_err(CmdError::harness)?;
-    let card = assemble(&m, &jobs, done, stopped, &args, started, t0.elapsed().map_or(0, |d| d.as_millis()));
+    let mut card = assemble(&m, &jobs, done, stopped, &args, started, t0.elapsed().map_or(0, |d| d.as_millis()));
+    card.starts = Some(starts);
     let write = |name: &str, text: String| {
         crate::util::write_atomic(&out.join(name), text.as_bytes())
             .with_context(|| format!("writing {}", out.join(name).display()))
@@ -253,6 +259,7 @@ fn assemble(
         rehearse_version: Some(crate::cli::VERSION.to_string()),
         repeats: m.repeats,
         jobs: args.jobs,
+        starts: None,
         ok: stopped.is_none() && cells.iter().all(|c| c.meets),
         stopped,
         cases: m.cases.clone(),

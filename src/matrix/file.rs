@@ -433,7 +433,7 @@ mod tests {
                 Err(format!("no case `{c}`"))
             }
         };
-        for name in ["ci.toml", "field.toml", "gateways.toml"] {
+        for name in ["ci.toml", "field.toml", "gateways.toml", "openclaw.toml"] {
             let text = std::fs::read_to_string(root.join("matrix").join(name)).unwrap();
             for l in text.lines() {
                 if let Some(f) = l.strip_prefix("file = \"../targets/") {

@@ -54,13 +54,14 @@ fn expected_text(cell: &Cell) -> String {
 fn summary(s: &Scorecard) -> String {
     let met = s.cells.iter().filter(|c| c.meets).count();
     let mut line = format!(
-        "{} of {} cells meet what the matrix expects · {} case(s) × {} target(s) × {} repeat(s) · --jobs {} · {:.0} s",
+        "{} of {} cells meet what the matrix expects · {} case(s) × {} target(s) × {} repeat(s) · --jobs {}{} · {:.0} s",
         met,
         s.cells.len(),
         s.cases.len(),
         s.targets.len(),
         s.repeats,
         s.jobs,
+        s.starts.map(|n| format!(" --starts {n}")).unwrap_or_default(),
         s.duration_ms as f64 / 1000.0
     );
     if let Some(why) = &s.stopped {

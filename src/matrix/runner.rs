@@ -1,7 +1,8 @@
 //! The runs of a matrix, each a child process of this executable (`rehearse run --scenario CASE
 //! [--target FILE] --speed F --report-dir DIR --no-progress`) in a process group of its own:
 //! a gateway that hangs, a panic or an abort costs one run, never the matrix. Up to `--jobs` at
-//! once as [`super::plan::next`] allows; a progress line per run on stderr. A stop (SIGINT,
+//! once as [`super::plan::next`] allows, of which at most `--starts` still starting (launched,
+//! its clock not started: [`CLOCK_MARK`]); a progress line per run on stderr. A stop (SIGINT,
 //! SIGTERM) sends each running child SIGTERM by its pid — its own stop then stops its gateway
 //! and writes its report — and SIGKILL after [`GRACE`]; runs not started are `not_run`.
 
@@ -21,6 +22,13 @@ use crate::util::shutdown::Shutdown;
 
 /// How long a stopped child has to write its report and stop its gateway before SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(60);
+
+/// The file in a run's cell directory its clock's start is marked in
+/// ([`crate::rundir::started`]): until it exists the run is *starting*.
+const CLOCK_MARK: &str = ".clock-started";
+
+/// How often the marks of starting runs are looked for.
+const MARK_POLL: Duration = Duration::from_millis(250);
 
 /// One run to do.
 #[derive(Debug, Clone)]
@@ -52,6 +60,9 @@ pub struct Settings {
     pub exe: PathBuf,
     /// Most runs at once.
     pub jobs: usize,
+    /// Most runs starting at once (launched, clock not yet started: a gateway's boot and
+    /// warm-up).
+    pub starts: usize,
     /// A run still going after this is stopped (its class from what it left).
     pub cell_timeout: Duration,
     /// `--scenarios-dir`, passed on.
@@ -72,9 +83,14 @@ pub async fn run_all(jobs: &[Job], settings: &Settings, stop: &Shutdown) -> Vec<
     let mut futs = FuturesUnordered::new();
     let mut stopping = false;
     let total = jobs.len();
+    let mut poll = tokio::time::interval(MARK_POLL);
     loop {
         // Start what the plan lets start; after a stop request, nothing.
         while !stopping && !stop.is_requested() {
+            let starting = running.iter().filter(|&&i| !clock_started(&jobs[i])).count();
+            if starting >= settings.starts.max(1) {
+                break;
+            }
             let slots: Vec<Slot> = pending.iter().map(|&i| jobs[i].slot.clone()).collect();
             let busy: Vec<&Slot> = running.iter().map(|i| &jobs[*i].slot).collect();
             let Some(p) = super::plan::next(&slots, &busy, settings.jobs) else {
@@ -101,6 +117,7 @@ pub async fn run_all(jobs: &[Job], settings: &Settings, stop: &Shutdown) -> Vec<
         if futs.is_empty() {
             break;
         }
+        let waiting_on_a_start = !stopping && !pending.is_empty();
         let next = tokio::select! {
             done = futs.next() => done,
             // Each running run stops itself on the same request (`wait`); none starts after it.
@@ -108,6 +125,8 @@ pub async fn run_all(jobs: &[Job], settings: &Settings, stop: &Shutdown) -> Vec<
                 stopping = true;
                 continue;
             }
+            // A run whose clock started frees a start.
+            _ = poll.tick(), if waiting_on_a_start => continue,
         };
         let Some((i, waited)) = next else { break };
         running.retain(|j| *j != i);
@@ -136,8 +155,17 @@ fn not_run(job: &Job, class: Class) -> Run {
     }
 }
 
+/// Whether `job`'s clock has started (its mark is written).
+fn clock_started(job: &Job) -> bool {
+    job.dir.join(CLOCK_MARK).exists()
+}
+
 fn start(job: &Job, s: &Settings) -> std::io::Result<tokio::process::Child> {
     std::fs::create_dir_all(&job.dir)?;
+    match std::fs::remove_file(job.dir.join(CLOCK_MARK)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     let stdout = std::fs::File::create(job.dir.join("stdout.log"))?;
     let stderr = std::fs::File::create(job.dir.join("stderr.log"))?;
     let mut cmd = tokio::process::Command::new(&s.exe);
@@ -155,7 +183,8 @@ fn start(job: &Job, s: &Settings) -> std::io::Result<tokio::process::Child> {
     if let Some(d) = &s.scenarios_dir {
         cmd.arg("--scenarios-dir").arg(d);
     }
-    cmd.stdin(Stdio::null())
+    cmd.env(crate::rundir::started::ENV, job.dir.join(CLOCK_MARK))
+        .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr)
         // Its own process group: a terminal's Ctrl-C reaches the matrix, which stops each run

@@ -42,6 +42,9 @@ pub struct Scorecard {
     pub repeats: u32,
     /// Most cells at once (`--jobs`).
     pub jobs: u32,
+    /// Most runs starting at once (`--starts`; `None`: a scorecard from before it).
+    #[serde(default)]
+    pub starts: Option<u32>,
     /// Why it stopped before every run was done (`None`: it finished).
     #[serde(default)]
     pub stopped: Option<String>,

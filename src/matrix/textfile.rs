@@ -164,6 +164,7 @@ mod tests {
             rehearse_version: None,
             repeats: classes.len() as u32,
             jobs: 1,
+            starts: None,
             stopped: None,
             ok: c.meets,
             cases: vec!["500-once".into()],

@@ -2,10 +2,12 @@
 //! an existing one (a second run in the same second gets a `-2` suffix).
 //!
 //! `marker`: the ownership marker `.rehearse-run.json` every run directory gets at its start;
-//! `lock`: the run lock of a report dir.
+//! `lock`: the run lock of a report dir; `started`: the mark a run leaves for its launcher
+//! when its clock starts (`rehearse matrix --starts`).
 
 pub mod lock;
 pub(crate) mod marker;
+pub mod started;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,8 @@
 //! 2. the kind starts its system under test against [`Arm::upstream_addr`];
 //! 3. [`Arm::go`]: the arm's clock starts — its metrics endpoints published to a
 //!    `[prometheus]` of the run, a scraper per endpoint streaming to its `scrapes.prom.gz`, the
-//!    sleep watch reading the machine's clocks ([`crate::util::suspend`]);
+//!    sleep watch reading the machine's clocks ([`crate::util::suspend`]), the launcher told
+//!    ([`crate::rundir::started`]);
 //! 4. [`Arm::until`]: the kind drives until `duration`, a stop request, the upstream's death or
 //!    the machine's sleep;
 //! 5. [`Arm::end`]: the targets withdrawn, the elapsed time and whether a stop (or a sleep) cut
@@ -318,6 +319,7 @@ impl<'a> Arm<'a> {
         scrapes: Vec<Scrape>,
     ) {
         self.clock = Some(clock);
+        crate::rundir::started::mark(clock.wall);
         self.sampler = Some(Sampler::start(&self.sleep_watch, self.slept.clone()));
         self.files.targets.publish(&self.name, clock.wall, targets);
         self.published = true;
