@@ -10,8 +10,9 @@
 # `rehearse gateway install openclaw 2026.9.2`), LiteLLM and Portkey (`rehearse gateway install
 # litellm`, `… portkey`), and fixtures/targets/litellm.toml and portkey.toml.
 # Environment: REHEARSE (default: target/release/rehearse, else target/debug/rehearse, else
-# `rehearse` on PATH); JOBS (default 2: runs of different gateways overlap, a gateway's own
-# runs never do, timing-judged runs run alone); MATRIX (default fixtures/matrix/field.toml).
+# `rehearse` on PATH); JOBS (default 2: most runs at once; timing-judged runs run alone; the
+# field's 81 min were measured at 3); STARTS (default: rehearse's, the number of CPUs: most
+# gateway start-ups at once, docs/matrix.md); MATRIX (default fixtures/matrix/field.toml).
 # Exit: rehearse matrix's (0 every cell as expected, 1 not, 2 bad input, 3 stopped).
 set -euo pipefail
 
@@ -26,6 +27,7 @@ fi
 bin=${bin:-rehearse}
 matrix=${MATRIX:-$root/fixtures/matrix/field.toml}
 args=(matrix "$matrix" --jobs "${JOBS:-2}")
+[ -n "${STARTS:-}" ] && args+=(--starts "$STARTS")
 [ $# -eq 1 ] && args+=(--out "$1")
 start=$(date +%s)
 set +e
