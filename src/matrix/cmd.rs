@@ -44,7 +44,7 @@ fn dir_name(case: &str) -> String {
 }
 
 /// Runs `rehearse matrix`.
-pub(crate) fn command(args: MatrixArgs) -> CmdResult {
+pub(crate) fn command(mut args: MatrixArgs) -> CmdResult {
     let dir = args.scenarios_dir.clone();
     let known = |c: &str| resolve_in(c, dir.as_deref()).map(|_| ()).map_err(|e| format!("{e:#}"));
     let m = MatrixFile::load(&args.file, &catalogue_cases(), &known).map_err(CmdError::bad_input)?;
@@ -73,6 +73,7 @@ pub(crate) fn command(args: MatrixArgs) -> CmdResult {
     let starts = args.starts.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(16).clamp(1, 16))
     });
+    args.starts = Some(starts);
     let settings = Settings {
         exe: crate::util::proc::self_exe()
             .context("finding this executable")
@@ -107,8 +108,7 @@ pub(crate) fn command(args: MatrixArgs) -> CmdResult {
     })
     .context("listening for signals")
     .map_err(CmdError::harness)?;
-    let mut card = assemble(&m, &jobs, done, stopped, &args, started, t0.elapsed().map_or(0, |d| d.as_millis()));
-    card.starts = Some(starts);
+    let card = assemble(&m, &jobs, done, stopped, &args, started, t0.elapsed().map_or(0, |d| d.as_millis()));
     let write = |name: &str, text: String| {
         crate::util::write_atomic(&out.join(name), text.as_bytes())
             .with_context(|| format!("writing {}", out.join(name).display()))
@@ -259,7 +259,7 @@ fn assemble(
         rehearse_version: Some(crate::cli::VERSION.to_string()),
         repeats: m.repeats,
         jobs: args.jobs,
-        starts: None,
+        starts: args.starts,
         ok: stopped.is_none() && cells.iter().all(|c| c.meets),
         stopped,
         cases: m.cases.clone(),
